@@ -1,0 +1,489 @@
+/**
+ * @file stguard.h
+ * @brief stguard: decide whether a model file is safe to load, before anything loads it.
+ *
+ * One public header. Every function that takes untrusted bytes returns a report whose verdict
+ * fails closed: a report that was not completed says `error`. The library never exits, never
+ * prints, never reads environment variables, keeps no global mutable state, and is safe to use
+ * from several threads on different objects.
+ *
+ * Example:
+ * @code
+ *   stg_limits lim;
+ *   stg_report *rep = NULL;
+ *   stg_limits_default(&lim);
+ *   if (stg_validate_buffer(buf, len, &lim, &rep) == STG_OK) {
+ *       for (size_t i = 0; i < stg_report_count(rep); i++) {
+ *           const stg_finding *f = stg_report_at(rep, i);
+ *           printf("%s at %llu: %s\n", stg_code_name(f->code),
+ *                  (unsigned long long)f->offset, f->message);
+ *       }
+ *       ok = stg_report_verdict(rep) == STG_VERDICT_OK;
+ *   }
+ *   stg_report_free(rep);
+ * @endcode
+ */
+#ifndef STGUARD_STGUARD_H
+#define STGUARD_STGUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STG_VERSION_MAJOR 0
+#define STG_VERSION_MINOR 1
+#define STG_VERSION_PATCH 0
+#define STG_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define STG_API __attribute__((visibility("default")))
+#else
+#define STG_API
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status codes: what an API call returns. Explicit values, never renumbered or reused.         */
+
+typedef enum stg_status {
+    STG_OK = 0,
+    /* 1..63: the input violates its format (findings say where) */
+    STG_E_TRUNCATED = 1,
+    STG_E_HEADER_LEN = 2,
+    STG_E_JSON_SYNTAX = 3,
+    STG_E_JSON_DUP_KEY = 4,
+    STG_E_INT_OVERFLOW = 5,
+    STG_E_OFFSET_RANGE = 6,
+    STG_E_UTF8 = 7,
+    STG_E_INVALID = 8,         /**< input rejected: the report has the findings */
+    /* 64..95: a configured limit was hit */
+    STG_E_LIMIT_DEPTH = 64,
+    STG_E_LIMIT_MEMORY = 65,
+    STG_E_LIMIT_TENSORS = 66,
+    STG_E_LIMIT = 67,          /**< any other limit */
+    /* 96..127: caller misuse */
+    STG_E_BAD_ARG = 96,
+    STG_E_INCOMPLETE = 97,     /**< operation needs more input or a finished object */
+    STG_E_STATE = 98,          /**< call out of order (feed after finish, ...) */
+    STG_E_NOT_FOUND = 99,
+    STG_E_RANGE = 100,         /**< destination too small, index out of range */
+    /* 128..159: environment */
+    STG_E_IO = 128,
+    STG_E_CRYPTO = 129,
+    STG_E_NOMEM = 130,
+    STG_FILE_CHANGED = 131     /**< the file shrank or was replaced after it was validated */
+} stg_status;
+
+/** Stable name of a status ("STG_E_IO"), never NULL. */
+STG_API const char *stg_status_name(stg_status s);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Finding codes (DESIGN.md section 4). Explicit numbers, never reused; strings are stable.     */
+
+typedef enum stg_code {
+    STG_FILE_TOO_SMALL = 1,
+    STG_HEADER_LENGTH_INVALID = 2,
+    STG_HEADER_TOO_LARGE = 3,
+    STG_HEADER_TRUNCATED = 4,
+    STG_HEADER_NOT_JSON_OBJECT = 5,
+    STG_HEADER_TRAILING_BYTES = 6,
+    STG_JSON_SYNTAX = 7,
+    STG_JSON_INVALID_UTF8 = 8,
+    STG_JSON_DUPLICATE_KEY = 9,
+    STG_JSON_TOO_DEEP = 10,
+    STG_JSON_NUMBER_OVERFLOW = 11,
+    STG_TENSOR_INFO_INVALID = 12,
+    STG_TENSOR_NAME_INVALID = 13,
+    STG_DTYPE_UNKNOWN = 14,
+    STG_SHAPE_INVALID = 15,
+    STG_SHAPE_OVERFLOW = 16,
+    STG_SUBBYTE_MISALIGNED = 17,
+    STG_SIZE_MISMATCH = 18,
+    STG_OFFSETS_INVALID = 19,
+    STG_OFFSETS_OUT_OF_RANGE = 20,
+    STG_OFFSETS_OVERLAP = 21,
+    STG_DATA_GAP = 22,
+    STG_DATA_TRAILING = 23,
+    STG_HEADER_NOT_PADDED = 24,
+    STG_TENSOR_MISALIGNED = 25,
+    STG_METADATA_INVALID = 26,
+    STG_LIMIT_EXCEEDED = 27,
+    STG_FINDINGS_TRUNCATED = 28,
+    STG_POLYGLOT_ZIP = 29,
+    STG_POLYGLOT_PICKLE = 30,
+    STG_FORMAT_UNKNOWN = 31,
+    STG_FORMAT_MISMATCH = 32,
+    STG_FORMAT_NOT_VALIDATED = 33,
+    STG_FORMAT_UNSCANNABLE = 34,
+    STG_PICKLE_FILE = 35,
+    STG_PICKLE_GLOBAL_BENIGN = 36,
+    STG_PICKLE_GLOBAL_DANGEROUS = 37,
+    STG_PICKLE_GLOBAL_UNKNOWN = 38,
+    STG_PICKLE_GLOBAL_UNRESOLVED = 39,
+    STG_PICKLE_FRAME_DIVERGENCE = 40,
+    STG_PICKLE_MALFORMED = 41,
+    STG_PICKLE_NESTED = 42,
+    STG_PICKLE_BUILD_ON_GLOBAL = 43,
+    STG_ZIP_MALFORMED = 44,
+    STG_CONTAINER_MALFORMED = 45,
+    STG_ZIP_HEADER_MISMATCH = 46,
+    STG_ZIP_ENCRYPTED_FLAG = 47,
+    STG_ZIP_BOMB = 48,
+    STG_INDEX_INVALID = 49,
+    STG_INDEX_SHARD_PATH_UNSAFE = 50,
+    STG_INDEX_SHARD_MISSING = 51,
+    STG_INDEX_TENSOR_MISSING = 52,
+    STG_INDEX_TENSOR_UNLISTED = 53,
+    STG_INDEX_TENSOR_DUPLICATE = 54,
+    STG_INDEX_TOTAL_SIZE_MISMATCH = 55,
+    STG_DIGEST_MISMATCH = 56,
+    STG_SYMLINK_SKIPPED = 57,
+    STG_NOT_REGULAR_FILE = 58,
+    STG_FILE_CHANGED_CODE = 59, /**< "file_changed" (the status STG_FILE_CHANGED is distinct) */
+    STG_IO_ERROR = 60
+} stg_code;
+
+#define STG_CODE_MAX 60 /**< highest code number in this version */
+
+/** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
+STG_API const char *stg_code_name(stg_code code);
+
+typedef enum stg_severity {
+    STG_SEV_INFO = 0,
+    STG_SEV_WARNING = 1,
+    STG_SEV_ERROR = 2,
+    STG_SEV_CRITICAL = 3
+} stg_severity;
+
+/** "info", "warning", "error", "critical". */
+STG_API const char *stg_severity_name(stg_severity s);
+
+/** Ordered from best to worst; a report's verdict is the worst that applies. */
+typedef enum stg_verdict {
+    STG_VERDICT_OK = 0,
+    STG_VERDICT_WARN = 1,
+    STG_VERDICT_INVALID = 2,
+    STG_VERDICT_UNSAFE = 3,
+    STG_VERDICT_ERROR = 4
+} stg_verdict;
+
+/** "ok", "warn", "invalid", "unsafe", "error". */
+STG_API const char *stg_verdict_name(stg_verdict v);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Limits and profiles (DESIGN.md sections 2 and 3).                                            */
+
+typedef enum stg_profile { STG_PROFILE_STRICT = 0, STG_PROFILE_COMPAT = 1 } stg_profile;
+
+typedef struct stg_limits {
+    uint64_t max_header_len;       /**< 100,000,000 (the reference's cap); ceiling 4 GiB - 1 */
+    uint64_t max_tensors;          /**< 10,000,000: more than a max-size header can hold */
+    uint32_t max_rank;             /**< 64 */
+    uint32_t max_json_depth;       /**< 128 (the reference's serde limit); ceiling 4096 */
+    uint32_t max_name_len;         /**< 65,536 bytes, after unescaping */
+    uint32_t max_metadata_entries; /**< 1,000,000 */
+    uint64_t max_memory;           /**< 0 = derived: 2 x header length + 8 MiB; else a hard cap */
+    uint32_t max_findings;         /**< 1,000 per file; more are counted (findings_truncated) */
+    uint32_t max_pickle_stack;     /**< 1,000,000 */
+    uint32_t max_pickle_memo;      /**< 1,000,000 */
+    uint64_t max_pickle_string;    /**< 256 MiB: one string/bytes argument */
+    uint32_t max_nesting;          /**< 4: pickles in pickles, archives in archives */
+    uint64_t max_inflate_bytes;    /**< 4 GiB per member */
+    uint32_t max_inflate_ratio;    /**< 1000 (:1) */
+    stg_profile profile;           /**< STG_PROFILE_STRICT */
+} stg_limits;
+
+/** Fills *out with the documented defaults. */
+STG_API void stg_limits_default(stg_limits *out);
+
+/**
+ * Sets one limit by its field name ("max_rank", "profile" takes "strict"/"compat").
+ * @return STG_OK, STG_E_NOT_FOUND for an unknown name, STG_E_BAD_ARG for a bad value.
+ */
+STG_API stg_status stg_limits_set(stg_limits *lim, const char *name, const char *value);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reports                                                                                      */
+
+typedef struct stg_report stg_report;
+
+/** One finding. Strings are NUL-terminated UTF-8 owned by the report; absent fields are NULL. */
+typedef struct stg_finding {
+    stg_code code;
+    stg_severity severity;
+    bool has_offset;        /**< false: offset does not apply (JSON null) */
+    uint64_t offset;        /**< absolute byte offset in the file or buffer (or in `member`) */
+    const char *message;    /**< one sentence; never built from input bytes as a format */
+    const char *tensor;     /**< tensor name (may contain NUL: use tensor_len) */
+    size_t tensor_len;
+    const char *module;     /**< pickle global module */
+    const char *name;       /**< pickle global name */
+    const char *member;     /**< zip/tar member; then offset is inside the member's bytes */
+    bool has_member_offset;
+    uint64_t member_offset; /**< file offset of the member's local header */
+    const char *limit;      /**< name of the limit that was hit */
+} stg_finding;
+
+/** Policy class of a pickle global. */
+typedef enum stg_global_class {
+    STG_GLOBAL_ALLOWED = 0,
+    STG_GLOBAL_BENIGN = 1,
+    STG_GLOBAL_DANGEROUS = 2,
+    STG_GLOBAL_UNKNOWN = 3
+} stg_global_class;
+
+/** "allowed", "benign", "dangerous", "unknown". */
+STG_API const char *stg_global_class_name(stg_global_class c);
+
+/** A global a pickle would import. */
+typedef struct stg_global {
+    const char *module;
+    const char *name;
+    uint64_t offset;        /**< opcode offset (inside `member` when set) */
+    const char *member;     /**< NULL when not inside an archive member */
+    stg_global_class klass;
+} stg_global;
+
+/** Content formats (the JSON `format` field). */
+typedef enum stg_format {
+    STG_FMT_UNKNOWN = 0,
+    STG_FMT_SAFETENSORS = 1,
+    STG_FMT_SAFETENSORS_INDEX = 2,
+    STG_FMT_PICKLE = 3,
+    STG_FMT_TORCH_ZIP = 4,
+    STG_FMT_TORCH_LEGACY = 5,
+    STG_FMT_TORCH_TAR = 6,
+    STG_FMT_NUMPY = 7,
+    STG_FMT_NUMPY_ZIP = 8,
+    STG_FMT_JOBLIB = 9,
+    STG_FMT_ZIP = 10,
+    STG_FMT_TAR = 11,
+    STG_FMT_GZIP = 12,
+    STG_FMT_ZLIB = 13,
+    STG_FMT_BZ2 = 14,
+    STG_FMT_XZ = 15,
+    STG_FMT_GGUF = 16,
+    STG_FMT_ONNX = 17
+} stg_format;
+
+/** "safetensors", "torch-zip", ... as in DESIGN.md section 5. */
+STG_API const char *stg_format_name(stg_format f);
+
+STG_API size_t stg_report_count(const stg_report *r);
+/** i-th finding in file order; NULL when i is out of range. */
+STG_API const stg_finding *stg_report_at(const stg_report *r, size_t i);
+/** Findings past max_findings that were counted but not stored. */
+STG_API uint64_t stg_report_truncated(const stg_report *r);
+/** Fails closed: STG_VERDICT_ERROR for NULL or for a report whose run did not finish. */
+STG_API stg_verdict stg_report_verdict(const stg_report *r);
+STG_API stg_format stg_report_format(const stg_report *r);
+/** Size in bytes of what was scanned. */
+STG_API uint64_t stg_report_size(const stg_report *r);
+/** Lower-case hex SHA-256 of the whole content, or NULL when it was not computed. */
+STG_API const char *stg_report_sha256(const stg_report *r);
+/** Path the report is about (stg_scan_path), or NULL. */
+STG_API const char *stg_report_path(const stg_report *r);
+/** Resolved link target (e.g. a Hugging Face blob), or NULL. */
+STG_API const char *stg_report_blob(const stg_report *r);
+STG_API size_t stg_report_global_count(const stg_report *r);
+STG_API const stg_global *stg_report_global_at(const stg_report *r, size_t i);
+STG_API void stg_report_free(stg_report *r);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Validation of one buffer as safetensors (pure: no I/O).                                      */
+
+/**
+ * Validates buf[0..len) as a safetensors file.
+ * @param buf  may be NULL only when len is 0.
+ * @param lim  NULL means stg_limits_default().
+ * @param out  receives a report even when the file is invalid; free with stg_report_free.
+ * @return STG_OK when a report was produced (read its verdict), STG_E_BAD_ARG, STG_E_NOMEM.
+ */
+STG_API stg_status stg_validate_buffer(const void *buf, size_t len, const stg_limits *lim,
+                                       stg_report **out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Scanning any format (pickle-based files, archives, safetensors, indexes).                    */
+
+typedef struct stg_policy stg_policy;
+
+/** Lists a policy entry can go to. */
+typedef enum stg_policy_list {
+    STG_POLICY_ALLOW = 0, /**< exact (module, name) pairs treated as allowed */
+    STG_POLICY_DENY = 1   /**< module prefixes or pairs treated as dangerous */
+} stg_policy_list;
+
+/** A policy starting from the built-in lists. */
+STG_API stg_status stg_policy_new(stg_policy **out);
+/** Adds (module, name) to a list; name NULL on the deny list denies the whole module. */
+STG_API stg_status stg_policy_add(stg_policy *p, stg_policy_list list, const char *module,
+                                  const char *name);
+/** Adds "MODULE:NAME" (the --allow-global syntax) to the allow list. */
+STG_API stg_status stg_policy_allow_spec(stg_policy *p, const char *spec);
+/**
+ * Reads a policy file's bytes (format: docs/policy.md). On error *err_line is the 1-based line.
+ */
+STG_API stg_status stg_policy_load(stg_policy *p, const void *buf, size_t len,
+                                   uint64_t *err_line);
+STG_API void stg_policy_free(stg_policy *p);
+/** Version of the built-in lists ("2026.11.1"). */
+STG_API const char *stg_policy_version(void);
+
+typedef struct stg_scan_options {
+    stg_limits limits;
+    const stg_policy *policy;    /**< NULL: built-in lists only */
+    bool digest;                 /**< compute SHA-256 of whole contents (default true) */
+    const char *expected_sha256; /**< hex; a mismatch is digest_mismatch. NULL: none */
+    const char *root;            /**< scan root for link containment; NULL: the path itself */
+} stg_scan_options;
+
+STG_API void stg_scan_options_default(stg_scan_options *out);
+
+/**
+ * Scans buf by content, whatever its format. name_hint (a file name, may be NULL) is used only
+ * as DESIGN.md section 6 says. *out always receives a report on STG_OK.
+ */
+STG_API stg_status stg_scan_buffer(const void *buf, size_t len, const char *name_hint,
+                                   const stg_scan_options *opt, stg_report **out);
+
+/** Scans one file (not a directory). Unreadable files give a report with io_error. */
+STG_API stg_status stg_scan_path(const char *path, const stg_scan_options *opt,
+                                 stg_report **out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tensors and the mmap loader (DESIGN.md section 8).                                           */
+
+typedef enum stg_dtype {
+    STG_DTYPE_BOOL = 0,
+    STG_DTYPE_F4 = 1,
+    STG_DTYPE_F6_E2M3 = 2,
+    STG_DTYPE_F6_E3M2 = 3,
+    STG_DTYPE_U8 = 4,
+    STG_DTYPE_I8 = 5,
+    STG_DTYPE_F8_E5M2 = 6,
+    STG_DTYPE_F8_E4M3 = 7,
+    STG_DTYPE_F8_E8M0 = 8,
+    STG_DTYPE_F8_E4M3FNUZ = 9,
+    STG_DTYPE_F8_E5M2FNUZ = 10,
+    STG_DTYPE_I16 = 11,
+    STG_DTYPE_U16 = 12,
+    STG_DTYPE_F16 = 13,
+    STG_DTYPE_BF16 = 14,
+    STG_DTYPE_I32 = 15,
+    STG_DTYPE_U32 = 16,
+    STG_DTYPE_F32 = 17,
+    STG_DTYPE_C64 = 18,
+    STG_DTYPE_F64 = 19,
+    STG_DTYPE_I64 = 20,
+    STG_DTYPE_U64 = 21
+} stg_dtype;
+
+/** "BF16" etc.; NULL for a value not in the table. */
+STG_API const char *stg_dtype_name(stg_dtype d);
+/** Bits per element (4, 6, 8, ...); 0 for a value not in the table. */
+STG_API uint32_t stg_dtype_bits(stg_dtype d);
+
+/** A validated tensor. begin/end are relative to the data section. */
+typedef struct stg_tensor {
+    const char *name;       /**< NUL-terminated, but may also contain NUL: use name_len */
+    size_t name_len;
+    stg_dtype dtype;
+    uint32_t rank;
+    const uint64_t *shape;  /**< rank entries */
+    uint64_t begin, end;
+    uint32_t shard;         /**< shard number inside a stg_model (0 for a plain file) */
+} stg_tensor;
+
+typedef struct stg_file stg_file;
+
+/**
+ * Maps path read-only and validates it with the same core as stg_validate_buffer before
+ * exposing anything. On findings that make the file invalid, returns STG_E_INVALID, *out NULL
+ * and *rep the report. rep may be NULL.
+ */
+STG_API stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out,
+                                 stg_report **rep);
+STG_API size_t stg_file_tensor_count(const stg_file *f);
+/** Tensors in data order (by begin). */
+STG_API const stg_tensor *stg_file_tensor_at(const stg_file *f, size_t i);
+/** O(log n) lookup by exact name bytes (names may hold NUL). NULL when absent. */
+STG_API const stg_tensor *stg_file_tensor_find(const stg_file *f, const char *name,
+                                               size_t name_len);
+/**
+ * Safe copying read of a tensor's bytes with pread. dst_len must be at least end - begin.
+ * @return STG_OK, STG_E_RANGE, STG_FILE_CHANGED (file shrank or was replaced), STG_E_IO.
+ */
+STG_API stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst,
+                                        size_t dst_len);
+/**
+ * Raw zero-copy view of a tensor's bytes in the read-only mapping. The caller opts into the
+ * usual mmap risk: if another process truncates the file, touching the view raises SIGBUS; the
+ * library installs no signal handlers. Use stg_file_read_tensor where that matters.
+ */
+STG_API const void *stg_file_tensor_data(const stg_file *f, const stg_tensor *t);
+STG_API uint64_t stg_file_header_length(const stg_file *f);
+STG_API uint64_t stg_file_data_start(const stg_file *f);
+STG_API size_t stg_file_metadata_count(const stg_file *f);
+/** i-th `__metadata__` entry (key order of the file); strings may hold NUL. */
+STG_API stg_status stg_file_metadata_at(const stg_file *f, size_t i, const char **key,
+                                        size_t *key_len, const char **value,
+                                        size_t *value_len);
+STG_API void stg_file_close(stg_file *f);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sharded models: model.safetensors.index.json and its shards as one tensor table.             */
+
+typedef struct stg_model stg_model;
+
+STG_API stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim,
+                                  stg_model **out, stg_report **rep);
+STG_API size_t stg_model_tensor_count(const stg_model *m);
+STG_API const stg_tensor *stg_model_tensor_at(const stg_model *m, size_t i);
+STG_API const stg_tensor *stg_model_tensor_find(const stg_model *m, const char *name,
+                                                size_t name_len);
+STG_API stg_status stg_model_read_tensor(const stg_model *m, const stg_tensor *t, void *dst,
+                                         size_t dst_len);
+STG_API size_t stg_model_shard_count(const stg_model *m);
+/** File name of shard i (as listed in the index). */
+STG_API const char *stg_model_shard_name(const stg_model *m, size_t i);
+STG_API void stg_model_close(stg_model *m);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Streaming validation (push API).                                                             */
+
+typedef struct stg_stream stg_stream;
+
+typedef struct stg_stream_options {
+    bool digest;                 /**< SHA-256 of the whole stream (default true) */
+    bool tensor_digests;         /**< SHA-256 per tensor (default false) */
+    const char *expected_sha256; /**< hex; mismatch is digest_mismatch. NULL: none */
+} stg_stream_options;
+
+STG_API void stg_stream_options_default(stg_stream_options *out);
+/** lim and opt may be NULL (defaults). */
+STG_API stg_status stg_stream_new(const stg_limits *lim, const stg_stream_options *opt,
+                                  stg_stream **out);
+/** Feeds the next chunk (any size, including 0). */
+STG_API stg_status stg_stream_feed(stg_stream *s, const void *chunk, size_t len);
+/** Ends the stream: *out gets the report, identical to stg_validate_buffer on the whole input. */
+STG_API stg_status stg_stream_finish(stg_stream *s, stg_report **out);
+/** After finish: the validated tensor table (empty when the header was invalid). */
+STG_API size_t stg_stream_tensor_count(const stg_stream *s);
+STG_API const stg_tensor *stg_stream_tensor_at(const stg_stream *s, size_t i);
+/** After finish with tensor_digests: the 32-byte SHA-256 of tensor i. */
+STG_API stg_status stg_stream_tensor_sha256(const stg_stream *s, size_t i, uint8_t out[32]);
+STG_API void stg_stream_free(stg_stream *s);
+
+/* ------------------------------------------------------------------------------------------ */
+
+/** Library version string, same as STG_VERSION_STRING of the header it was built with. */
+STG_API const char *stg_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STGUARD_STGUARD_H */

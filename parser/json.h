@@ -1,0 +1,119 @@
+/* Pull parser for exactly RFC 8259 JSON with strict UTF-8 and no recursion.
+ *
+ * The caller asks for one event at a time. Containers are tracked on an explicit stack of at
+ * most max_depth levels; memory comes from the caller's arena (the budget every validation has),
+ * so parsing never allocates past that cap. Duplicate keys are found at every level when an
+ * object closes (hash + sort: O(k log k) for k keys, immune to hash flooding because equal
+ * hashes fall back to comparing the decoded keys), and reported as STG_JSON_DUPLICATE events just
+ * before that object's OBJECT_END, one per repeat. What a profile does with them is the
+ * validator's business.
+ *
+ * Whitespace before the top-level value is skipped (RFC 8259 allows it); after the top-level
+ * value closes the parser stops and returns STG_JSON_END with `offset` just past the value; it
+ * does not look at the bytes after it (the caller decides what may follow, see
+ * stg_json_rest_is_ws). All offsets are positions in the buffer given to stg_json_init. */
+#ifndef STG_PARSER_JSON_H
+#define STG_PARSER_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+#define STG_JSON_DEPTH_CEILING 4096u /* max_depth values above this are clamped */
+
+typedef enum stg_json_type {
+    STG_JSON_NONE = 0,
+    STG_JSON_OBJECT_BEGIN = 1,
+    STG_JSON_OBJECT_END = 2,
+    STG_JSON_ARRAY_BEGIN = 3,
+    STG_JSON_ARRAY_END = 4,
+    STG_JSON_KEY = 5,       /* an object member name; its value's events follow */
+    STG_JSON_STRING = 6,
+    STG_JSON_NUMBER = 7,
+    STG_JSON_TRUE = 8,
+    STG_JSON_FALSE = 9,
+    STG_JSON_NULL = 10,
+    STG_JSON_DUPLICATE = 11, /* a repeated key of the object about to close */
+    STG_JSON_END = 12,       /* the top-level value is complete */
+    STG_JSON_ERROR = 13      /* see stg_json_parser.error / error_offset; sticky */
+} stg_json_type;
+
+typedef enum stg_json_error {
+    STG_JSON_E_NONE = 0,
+    STG_JSON_E_SYNTAX = 1, /* not RFC 8259 (incl. truncated input) */
+    STG_JSON_E_UTF8 = 2,   /* invalid UTF-8, overlong form, encoded surrogate, lone \u surrogate */
+    STG_JSON_E_DEPTH = 3,  /* a container opened past max_depth */
+    STG_JSON_E_MEMORY = 4  /* the arena budget was exhausted */
+} stg_json_error;
+
+typedef struct stg_json_event {
+    stg_json_type type;
+    size_t offset;        /* first byte of the token (the opening quote of strings and keys) */
+    size_t len;           /* raw token length (strings and keys: quotes included) */
+    uint32_t depth;       /* containers open around this token (inside the top object: 1) */
+    /* STG_JSON_KEY and STG_JSON_STRING */
+    const uint8_t *str;   /* raw content between the quotes; escapes not decoded */
+    size_t str_len;
+    bool has_escapes;     /* when false, str[0..str_len) is already the decoded value */
+    /* STG_JSON_NUMBER */
+    bool is_uint;         /* digits only: no sign, fraction or exponent (leading zeros are
+                             already a syntax error) */
+    bool uint_overflow;   /* is_uint and the value is >= 2^64 */
+    uint64_t uint_value;  /* valid when is_uint && !uint_overflow */
+    /* STG_JSON_DUPLICATE: `offset` is the repeat's key, prev_offset the occurrence before it */
+    size_t prev_offset;
+} stg_json_event;
+
+typedef struct stg_json_key stg_json_key; /* private: one open object's key record */
+
+typedef struct stg_json_parser {
+    /* all fields private except error and error_offset */
+    const uint8_t *buf;
+    size_t len, pos;
+    uint32_t max_depth, depth;
+    uint8_t *kind;            /* [max_depth + 1]: '{' or '[' per open level */
+    size_t *key_base;         /* [max_depth + 1]: index of each open object's first key */
+    uint8_t *state;           /* [max_depth + 1]: what the parser expects next at each level */
+    stg_json_key *keys;       /* keys of all open objects, stack-like */
+    size_t keys_count, keys_cap_bytes;
+    stg_json_event *pending;  /* duplicate events waiting to be handed out, then OBJECT_END */
+    size_t pending_count, pending_next, pending_cap_bytes;
+    size_t close_offset;      /* offset of the '}' whose events are pending */
+    stg_arena *arena;
+    int started, finished;
+    stg_json_error error;
+    size_t error_offset;
+} stg_json_parser;
+
+/* max_depth: the deepest container allowed (the top-level one is depth 1); 0 means 1. */
+void stg_json_init(stg_json_parser *p, const uint8_t *buf, size_t len, uint32_t max_depth,
+                   stg_arena *arena);
+
+/* Next event. After STG_JSON_END or STG_JSON_ERROR, every call returns the same type again. */
+stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev);
+
+/* After an OBJECT_BEGIN or ARRAY_BEGIN event: consumes events up to and including the matching
+ * end (duplicate keys inside are still checked: their events are dropped, but `dup_count` is
+ * increased when non-NULL, and `first_dup` gets the first one). Returns the type of the last
+ * event: the END of that container, or STG_JSON_ERROR. For scalars it does nothing. */
+stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,
+                            stg_json_event *first_dup);
+
+/* Decodes the raw content of a STRING or KEY event (escapes resolved, already validated by the
+ * parser) into dst, which must hold at least raw_len bytes: the decoded form is never longer.
+ * Returns the decoded length. */
+size_t stg_json_decode(const uint8_t *raw, size_t raw_len, uint8_t *dst);
+
+/* true when buf[from..len) holds only JSON whitespace (space, tab, CR, LF). */
+bool stg_json_rest_is_ws(const uint8_t *buf, size_t len, size_t from);
+
+/* Releases the parser's buffers back to the arena budget (the arena itself stays). */
+void stg_json_release(stg_json_parser *p);
+
+/* Worst-case arena bytes the parser can use for an input of `len` bytes at `max_depth`: the
+ * documented formula (docs/json.md), which a test checks against stg_arena.peak. */
+uint64_t stg_json_memory_bound(uint64_t len, uint32_t max_depth);
+
+#endif

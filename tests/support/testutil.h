@@ -1,0 +1,37 @@
+/* Helpers shared by the Check runners (test code may read the environment; the library never). */
+#ifndef STG_TESTUTIL_H
+#define STG_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stguard/stguard.h"
+
+/* Builds a safetensors file: 8-byte LE length of `header` (plus `pad` spaces), header, data.
+ * Returns a malloc'd buffer; *len gets its size. */
+uint8_t *tu_st_file(const char *header, size_t pad, const void *data, size_t data_len, size_t *len);
+
+/* Index of the first finding with `code` in r, or -1. */
+long tu_find(const stg_report *r, stg_code code);
+/* Number of findings with `code`. */
+size_t tu_count(const stg_report *r, stg_code code);
+
+/* Validates the bytes with default limits and the given profile; returns the report. */
+stg_report *tu_validate(const void *buf, size_t len, stg_profile profile);
+stg_report *tu_validate_header(const char *header, const void *data, size_t data_len,
+                               stg_profile profile);
+
+/* Reads a whole file into a malloc'd buffer (NULL on error). */
+uint8_t *tu_read_file(const char *path, size_t *len);
+/* Writes len bytes to path; 0 on success. */
+int tu_write_file(const char *path, const void *buf, size_t len);
+/* A fresh temporary directory (mkdtemp under $TMPDIR or /tmp); caller frees the string. */
+char *tu_tempdir(void);
+/* rm -rf of a temporary directory made by tu_tempdir. */
+void tu_rmtree(const char *dir);
+/* $STG_SOURCE_DIR joined with rel (static buffer). */
+const char *tu_src(const char *rel);
+/* Renders all findings as "code@offset;" into a static buffer, for assertion messages. */
+const char *tu_describe(const stg_report *r);
+
+#endif

@@ -1,0 +1,429 @@
+#include "report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../parser/mem.h"
+
+/* Frees a string the report owns but exposes as const. */
+static void free_const(const void *p)
+{
+    stg_mem_free((void *)(uintptr_t)p);
+}
+
+stg_report *stg_report_new(const stg_limits *lim)
+{
+    stg_report *r = stg_mem_calloc(1, sizeof *r);
+    if (r == NULL) {
+        return NULL;
+    }
+    stg_limits def;
+    if (lim == NULL) {
+        stg_limits_default(&def);
+        lim = &def;
+    }
+    r->max_findings = lim->max_findings;
+    r->profile = lim->profile;
+    r->worst = STG_SEV_INFO;
+    return r;
+}
+
+static void note_severity(stg_report *r, stg_code code, stg_severity sev)
+{
+    if (!r->any || sev > r->worst) {
+        r->worst = sev;
+    }
+    r->any = true;
+    if (code == STG_IO_ERROR || code == STG_FILE_CHANGED_CODE) {
+        r->scan_error = true;
+    }
+    unsigned c = (unsigned)code;
+    if (c < 128) {
+        r->seen_codes[c / 64] |= (uint64_t)1 << (c % 64);
+    }
+}
+
+bool stg_report_has(const stg_report *r, stg_code code)
+{
+    unsigned c = (unsigned)code;
+    return c < 128 && (r->seen_codes[c / 64] & ((uint64_t)1 << (c % 64))) != 0;
+}
+
+stg_finding *stg_report_addv(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                             const char *fmt, va_list ap)
+{
+    note_severity(r, code, sev);
+    if (r->count >= r->max_findings) {
+        r->truncated++;
+        return NULL;
+    }
+    if (r->count == r->cap) {
+        size_t ncap = r->cap == 0 ? 16 : r->cap * 2;
+        if (ncap > r->max_findings) {
+            ncap = r->max_findings;
+        }
+        stg_finding *nf = stg_mem_realloc(r->findings, ncap * sizeof *nf);
+        if (nf == NULL) {
+            r->out_of_memory = true;
+            return NULL;
+        }
+        r->findings = nf;
+        r->cap = ncap;
+    }
+    char msg[512];
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    if (n < 0) {
+        msg[0] = '\0';
+        n = 0;
+    }
+    size_t mlen = strlen(msg);
+    char *m = stg_mem_strndup(msg, mlen);
+    if (m == NULL) {
+        r->out_of_memory = true;
+        return NULL;
+    }
+    stg_finding *f = &r->findings[r->count++];
+    memset(f, 0, sizeof *f);
+    f->code = code;
+    f->severity = sev;
+    f->has_offset = offset != STG_NO_OFFSET;
+    f->offset = f->has_offset ? offset : 0;
+    f->message = m;
+    return f;
+}
+
+stg_finding *stg_report_add(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                            const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    stg_finding *f = stg_report_addv(r, code, sev, offset, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+static const char *dup_or_fail(stg_report *r, const char *s, size_t len)
+{
+    char *d = stg_mem_strndup(s, len);
+    if (d == NULL) {
+        r->out_of_memory = true;
+    }
+    return d;
+}
+
+void stg_report_set_tensor(stg_report *r, stg_finding *f, const char *name, size_t len)
+{
+    if (f == NULL || f->tensor != NULL) {
+        return;
+    }
+    f->tensor = dup_or_fail(r, name, len);
+    f->tensor_len = f->tensor != NULL ? len : 0;
+}
+
+void stg_report_set_global(stg_report *r, stg_finding *f, const char *module, size_t module_len,
+                           const char *name, size_t name_len)
+{
+    if (f == NULL || f->module != NULL) {
+        return;
+    }
+    f->module = dup_or_fail(r, module, module_len);
+    f->name = dup_or_fail(r, name, name_len);
+}
+
+void stg_report_set_member(stg_report *r, stg_finding *f, const char *member,
+                           uint64_t member_offset)
+{
+    if (f == NULL || f->member != NULL || member == NULL) {
+        return;
+    }
+    f->member = dup_or_fail(r, member, strlen(member));
+    f->has_member_offset = member_offset != STG_NO_OFFSET;
+    f->member_offset = f->has_member_offset ? member_offset : 0;
+}
+
+void stg_report_set_limit(stg_report *r, stg_finding *f, const char *limit)
+{
+    if (f == NULL || f->limit != NULL) {
+        return;
+    }
+    f->limit = dup_or_fail(r, limit, strlen(limit));
+}
+
+void stg_report_limit(stg_report *r, uint64_t offset, const char *limit, uint64_t value)
+{
+    stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, offset,
+                                    "the configured limit %s (%llu) was exceeded", limit,
+                                    (unsigned long long)value);
+    stg_report_set_limit(r, f, limit);
+}
+
+void stg_report_add_global(stg_report *r, const char *module, size_t module_len, const char *name,
+                           size_t name_len, uint64_t offset, const char *member,
+                           stg_global_class klass)
+{
+    if (r->global_count == r->global_cap) {
+        size_t ncap = r->global_cap == 0 ? 16 : r->global_cap * 2;
+        stg_global *ng = stg_mem_realloc(r->globals, ncap * sizeof *ng);
+        if (ng == NULL) {
+            r->out_of_memory = true;
+            return;
+        }
+        r->globals = ng;
+        r->global_cap = ncap;
+    }
+    stg_global g;
+    memset(&g, 0, sizeof g);
+    g.module = dup_or_fail(r, module, module_len);
+    g.name = dup_or_fail(r, name, name_len);
+    g.member = member != NULL ? dup_or_fail(r, member, strlen(member)) : NULL;
+    g.offset = offset;
+    g.klass = klass;
+    if (g.module == NULL || g.name == NULL || (member != NULL && g.member == NULL)) {
+        free_const(g.module);
+        free_const(g.name);
+        free_const(g.member);
+        return;
+    }
+    r->globals[r->global_count++] = g;
+}
+
+void stg_report_set_format(stg_report *r, stg_format f)
+{
+    r->format = f;
+}
+
+void stg_report_set_size(stg_report *r, uint64_t size)
+{
+    r->size = size;
+}
+
+void stg_report_set_sha256(stg_report *r, const uint8_t digest[32])
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) {
+        r->sha256[2 * i] = hex[digest[i] >> 4];
+        r->sha256[2 * i + 1] = hex[digest[i] & 15];
+    }
+    r->sha256[64] = '\0';
+    r->has_sha256 = true;
+}
+
+static void replace_string(stg_report *r, char **slot, const char *s)
+{
+    stg_mem_free(*slot);
+    *slot = NULL;
+    if (s != NULL) {
+        *slot = stg_mem_strndup(s, strlen(s));
+        if (*slot == NULL) {
+            r->out_of_memory = true;
+        }
+    }
+}
+
+void stg_report_set_path(stg_report *r, const char *path)
+{
+    replace_string(r, &r->path, path);
+}
+
+void stg_report_set_blob(stg_report *r, const char *blob)
+{
+    replace_string(r, &r->blob, blob);
+}
+
+void stg_report_merge(stg_report *dst, const stg_report *src, const char *member,
+                      uint64_t member_offset)
+{
+    for (size_t i = 0; i < src->count; i++) {
+        const stg_finding *s = &src->findings[i];
+        stg_finding *f = stg_report_add(dst, s->code, s->severity,
+                                        s->has_offset ? s->offset : STG_NO_OFFSET, "%s",
+                                        s->message);
+        if (f == NULL) {
+            continue;
+        }
+        if (s->tensor != NULL) {
+            stg_report_set_tensor(dst, f, s->tensor, s->tensor_len);
+        }
+        if (s->module != NULL && s->name != NULL) {
+            stg_report_set_global(dst, f, s->module, strlen(s->module), s->name,
+                                  strlen(s->name));
+        }
+        if (s->member != NULL) {
+            stg_report_set_member(dst, f, s->member,
+                                  s->has_member_offset ? s->member_offset : STG_NO_OFFSET);
+        } else if (member != NULL) {
+            stg_report_set_member(dst, f, member, member_offset);
+        }
+        if (s->limit != NULL) {
+            stg_report_set_limit(dst, f, s->limit);
+        }
+    }
+    /* Counted-only findings still decide the verdict. */
+    dst->truncated += src->truncated;
+    if (src->any) {
+        if (!dst->any || src->worst > dst->worst) {
+            dst->worst = src->worst;
+        }
+        dst->any = true;
+    }
+    dst->seen_codes[0] |= src->seen_codes[0];
+    dst->seen_codes[1] |= src->seen_codes[1];
+    dst->scan_error = dst->scan_error || src->scan_error;
+    dst->out_of_memory = dst->out_of_memory || src->out_of_memory;
+    for (size_t i = 0; i < src->global_count; i++) {
+        const stg_global *g = &src->globals[i];
+        const char *m = g->member != NULL ? g->member : member;
+        stg_report_add_global(dst, g->module, strlen(g->module), g->name, strlen(g->name),
+                              g->offset, m, g->klass);
+    }
+}
+
+/* Stable merge sort of findings by (has_offset, offset): findings ≤ max_findings. */
+static bool finding_before(const stg_finding *a, const stg_finding *b)
+{
+    if (a->has_offset != b->has_offset) {
+        return !a->has_offset;
+    }
+    return a->has_offset && a->offset < b->offset;
+}
+
+static void merge_sort(stg_finding *v, stg_finding *tmp, size_t n)
+{
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                tmp[k++] = finding_before(&v[j], &v[i]) ? v[j++] : v[i++];
+            }
+            while (i < mid) {
+                tmp[k++] = v[i++];
+            }
+            while (j < hi) {
+                tmp[k++] = v[j++];
+            }
+        }
+        memcpy(v, tmp, n * sizeof *v);
+    }
+}
+
+void stg_report_finish(stg_report *r)
+{
+    if (r->truncated > 0 && !stg_report_has(r, STG_FINDINGS_TRUNCATED)) {
+        /* Appended past the cap on purpose: the reader must learn that findings are missing. */
+        uint32_t saved = r->max_findings;
+        r->max_findings = UINT32_MAX;
+        stg_report_add(r, STG_FINDINGS_TRUNCATED, STG_SEV_WARNING, STG_NO_OFFSET,
+                       "%llu more findings were counted but not stored (max_findings %u)",
+                       (unsigned long long)r->truncated, saved);
+        r->max_findings = saved;
+    }
+    if (r->count > 1) {
+        stg_finding *tmp = stg_mem_alloc(r->count * sizeof *tmp);
+        if (tmp == NULL) {
+            r->out_of_memory = true;
+        } else {
+            merge_sort(r->findings, tmp, r->count);
+            stg_mem_free(tmp);
+        }
+    }
+    r->complete = true;
+}
+
+size_t stg_report_count(const stg_report *r)
+{
+    return r == NULL ? 0 : r->count;
+}
+
+const stg_finding *stg_report_at(const stg_report *r, size_t i)
+{
+    return r == NULL || i >= r->count ? NULL : &r->findings[i];
+}
+
+uint64_t stg_report_truncated(const stg_report *r)
+{
+    return r == NULL ? 0 : r->truncated;
+}
+
+stg_verdict stg_report_verdict(const stg_report *r)
+{
+    if (r == NULL || !r->complete || r->out_of_memory || r->scan_error) {
+        return STG_VERDICT_ERROR;
+    }
+    if (!r->any) {
+        return STG_VERDICT_OK;
+    }
+    switch (r->worst) {
+    case STG_SEV_CRITICAL:
+        return STG_VERDICT_UNSAFE;
+    case STG_SEV_ERROR:
+        return STG_VERDICT_INVALID;
+    case STG_SEV_WARNING:
+        return STG_VERDICT_WARN;
+    case STG_SEV_INFO:
+        return STG_VERDICT_OK;
+    }
+    return STG_VERDICT_ERROR;
+}
+
+stg_format stg_report_format(const stg_report *r)
+{
+    return r == NULL ? STG_FMT_UNKNOWN : r->format;
+}
+
+uint64_t stg_report_size(const stg_report *r)
+{
+    return r == NULL ? 0 : r->size;
+}
+
+const char *stg_report_sha256(const stg_report *r)
+{
+    return r != NULL && r->has_sha256 ? r->sha256 : NULL;
+}
+
+const char *stg_report_path(const stg_report *r)
+{
+    return r == NULL ? NULL : r->path;
+}
+
+const char *stg_report_blob(const stg_report *r)
+{
+    return r == NULL ? NULL : r->blob;
+}
+
+size_t stg_report_global_count(const stg_report *r)
+{
+    return r == NULL ? 0 : r->global_count;
+}
+
+const stg_global *stg_report_global_at(const stg_report *r, size_t i)
+{
+    return r == NULL || i >= r->global_count ? NULL : &r->globals[i];
+}
+
+void stg_report_free(stg_report *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        stg_finding *f = &r->findings[i];
+        free_const(f->message);
+        free_const(f->tensor);
+        free_const(f->module);
+        free_const(f->name);
+        free_const(f->member);
+        free_const(f->limit);
+    }
+    for (size_t i = 0; i < r->global_count; i++) {
+        free_const(r->globals[i].module);
+        free_const(r->globals[i].name);
+        free_const(r->globals[i].member);
+    }
+    stg_mem_free(r->findings);
+    stg_mem_free(r->globals);
+    stg_mem_free(r->path);
+    stg_mem_free(r->blob);
+    stg_mem_free(r);
+}

@@ -1,0 +1,88 @@
+/* Building reports (internal). A report collects findings, globals and facts about one file or
+ * buffer; stg_report_finish sorts the findings into file order and marks the run complete.
+ * Until then, and whenever memory ran out while adding, the verdict is `error` (fail closed). */
+#ifndef STG_VALIDATOR_REPORT_H
+#define STG_VALIDATOR_REPORT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stguard/stguard.h"
+
+#define STG_NO_OFFSET UINT64_MAX
+
+struct stg_report {
+    stg_finding *findings;
+    size_t count, cap;
+    uint64_t truncated;       /* findings counted but not stored */
+    uint32_t max_findings;
+    stg_severity worst;       /* over stored and truncated findings */
+    bool any;                 /* at least one finding was added */
+    bool scan_error;          /* io_error / file_changed seen: verdict error */
+    bool out_of_memory;       /* a finding or string could not be stored: verdict error */
+    bool complete;            /* stg_report_finish ran */
+    stg_global *globals;
+    size_t global_count, global_cap;
+    stg_format format;
+    uint64_t size;
+    char sha256[65];
+    bool has_sha256;
+    char *path, *blob;
+    stg_profile profile;
+    uint64_t seen_codes[2];   /* bit per stg_code added */
+};
+
+stg_report *stg_report_new(const stg_limits *lim);
+
+/* Adds a finding. `fmt` is constant text with printf conversions for values only: input bytes
+ * never reach a format string. Returns the stored finding (valid until the next add) or NULL
+ * when it was only counted (past max_findings) or memory failed. */
+stg_finding *stg_report_add(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+stg_finding *stg_report_addv(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                             const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
+/* Optional fields of a finding just added (f may be NULL: then nothing happens). */
+void stg_report_set_tensor(stg_report *r, stg_finding *f, const char *name, size_t len);
+void stg_report_set_global(stg_report *r, stg_finding *f, const char *module, size_t module_len,
+                           const char *name, size_t name_len);
+void stg_report_set_member(stg_report *r, stg_finding *f, const char *member,
+                           uint64_t member_offset);
+void stg_report_set_limit(stg_report *r, stg_finding *f, const char *limit);
+
+/* Shorthand for the limit_exceeded finding with the limit's name. */
+void stg_report_limit(stg_report *r, uint64_t offset, const char *limit, uint64_t value);
+
+/* Records a global (every one, whatever its class). member may be NULL. */
+void stg_report_add_global(stg_report *r, const char *module, size_t module_len, const char *name,
+                           size_t name_len, uint64_t offset, const char *member,
+                           stg_global_class klass);
+
+void stg_report_set_format(stg_report *r, stg_format f);
+void stg_report_set_size(stg_report *r, uint64_t size);
+void stg_report_set_sha256(stg_report *r, const uint8_t digest[32]);
+void stg_report_set_path(stg_report *r, const char *path);
+void stg_report_set_blob(stg_report *r, const char *blob);
+
+/* Copies every finding and global of src into dst (member and member_offset set on those that
+ * had none, when member is not NULL). Used for payloads scanned inside a container. */
+void stg_report_merge(stg_report *dst, const stg_report *src, const char *member,
+                      uint64_t member_offset);
+
+/* true when a finding with this code was added (stored or not). */
+bool stg_report_has(const stg_report *r, stg_code code);
+
+/* Sorts findings into file order (no-offset ones first, ties in the order added) and marks the
+ * report complete. */
+void stg_report_finish(stg_report *r);
+
+/* Severity of a strict-or-compat finding under the report's profile. */
+static inline stg_severity stg_sev(const stg_limits *lim, stg_severity strict_sev,
+                                   stg_severity compat_sev)
+{
+    return lim->profile == STG_PROFILE_COMPAT ? compat_sev : strict_sev;
+}
+
+#endif

@@ -1,0 +1,78 @@
+/* Safetensors rules (internal API), split in stages so every door (buffer, stream, mmap, index)
+ * runs the same code:
+ *   1. frame   the first 8 bytes and the total length           (header.c)
+ *   2. header  JSON + schema of the n header bytes -> tensor table (header.c)
+ *   3. layout  table + data section length -> range/overlap/coverage/alignment (layout.c)
+ * Checks that depend on an earlier failure are skipped (DESIGN.md section 4). */
+#ifndef STG_VALIDATOR_SAFETENSORS_H
+#define STG_VALIDATOR_SAFETENSORS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../parser/arena.h"
+#include "report.h"
+#include "stguard/stguard.h"
+
+typedef struct stg_st_tensor {
+    stg_tensor pub;           /* name and shape live in the header's arena */
+    uint64_t name_offset;     /* absolute file offset of the tensor's key token */
+    uint64_t offsets_offset;  /* absolute file offset of its data_offsets token */
+    uint64_t byte_size;       /* elements x bits / 8, valid when the entry passed schema */
+} stg_st_tensor;
+
+typedef struct stg_st_meta {
+    const char *key;
+    size_t key_len;
+    const char *value;
+    size_t value_len;
+} stg_st_meta;
+
+typedef struct stg_st_header {
+    stg_arena arena;          /* everything below lives here; capped by max_memory */
+    uint64_t header_len;      /* n */
+    uint64_t data_start;      /* 8 + n */
+    stg_st_tensor *tensors;   /* file order after stage 2; (begin, end) order after stage 3 */
+    size_t tensor_count;
+    stg_st_meta *metadata;    /* `__metadata__` entries in file order */
+    size_t metadata_count;
+    bool schema_ok;           /* stages 1-2 found no error: stage 3 may run */
+    bool layout_ok;           /* stage 3 found no error */
+} stg_st_header;
+
+/* Result of framing. */
+typedef enum stg_st_frame {
+    STG_ST_FRAME_OK = 0,      /* header_len valid and (if total known) fully present */
+    STG_ST_FRAME_NEED_MORE,   /* fewer than 8 bytes and total not known yet (streams) */
+    STG_ST_FRAME_FAILED       /* a framing finding was added */
+} stg_st_frame;
+
+#define STG_ST_TOTAL_UNKNOWN UINT64_MAX
+
+/* Stage 1. `first` holds min(avail, 8) leading bytes; `total` is the whole input length, or
+ * STG_ST_TOTAL_UNKNOWN while a stream is still arriving (then only the header length cap is
+ * checked; call again with the total when it is known). */
+stg_st_frame stg_st_check_frame(const uint8_t *first, size_t avail, uint64_t total,
+                                const stg_limits *lim, stg_report *r, uint64_t *header_len);
+
+/* Stage 2 over the n header bytes (file offset 8). Fills h (initialise with
+ * stg_st_header_init). Returns h->schema_ok. */
+bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, stg_report *r,
+                         stg_st_header *h);
+
+/* Stage 3 for a data section of data_len bytes. Sorts h->tensors by (begin, end). */
+void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *lim,
+                         stg_report *r);
+
+/* All three stages over a whole buffer. h may be NULL (then the table is released). */
+void stg_st_validate(const uint8_t *buf, size_t len, const stg_limits *lim, stg_report *r,
+                     stg_st_header *h);
+
+void stg_st_header_init(stg_st_header *h);
+void stg_st_header_release(stg_st_header *h);
+
+/* Memory budget for a header of n bytes: max_memory, or 2n + 8 MiB when it is 0. */
+uint64_t stg_st_memory_budget(const stg_limits *lim, uint64_t n);
+
+#endif
