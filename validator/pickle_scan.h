@@ -1,0 +1,39 @@
+/* Pickle-based content (internal API between the dispatcher in check.c and the pickle scanner).
+ * The walker (parser/pickle) never executes anything; the policy (pickle_policy) classifies
+ * every global; this glue turns both into findings and `globals` entries of ctx->report. */
+#ifndef STG_VALIDATOR_PICKLE_SCAN_H
+#define STG_VALIDATOR_PICKLE_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+
+/* What framing the bytes follow: decides which bytes after a STOP are skipped by declared sizes
+ * (DESIGN.md section 7) before the walk goes on looking for a further pickle. */
+typedef enum stg_pickle_flavor {
+    STG_PICKLE_RAW = 0,          /* plain pickle(s); joblib array payloads recognised inline */
+    STG_PICKLE_TORCH_LEGACY = 1, /* magic, protocol, sys_info, data, storage keys, storages */
+    STG_PICKLE_MEMBER = 2        /* one pickle member of an archive (e.g. data.pkl) */
+} stg_pickle_flavor;
+
+/* Scans buf[0..len) as a sequence of pickles until the end, adding findings and globals to
+ * ctx->report with offsets base_offset + position (inside ctx->member when set). Anything that
+ * could not be walked completely is a failing finding (pickle_malformed or worse), never clean.
+ * Bytes handed to nested loaders are scanned through stg_check_member (depth-capped). */
+void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
+                       stg_pickle_flavor flavor, stg_check_ctx *ctx);
+
+/* Numpy .npy: validates the header (container_malformed) and scans an object array's pickle. */
+void stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_check_ctx *ctx);
+
+/* true when a pickle reader starting at buf[0] would reach a STOP opcode without error (used
+ * for sniffing raw pickles and for polyglot_pickle); *stop_end gets the offset after STOP. */
+bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end);
+
+/* true when buf starts like a legacy torch file (a pickle of the magic number). */
+bool stg_pickle_is_torch_legacy(const uint8_t *buf, size_t len);
+
+/* Policy lists' version (also public as stg_policy_version). */
+#endif
