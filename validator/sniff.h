@@ -1,0 +1,56 @@
+/* Format sniffing (internal detail behind stg_sniff in check.h). Content decides; a name is used
+ * only as the hints of DESIGN.md section 6. The detailed kind distinguishes compressions the
+ * public stg_format has no label for (lzma-alone, zstd, lz4), so they can fail closed. */
+#ifndef STG_VALIDATOR_SNIFF_H
+#define STG_VALIDATOR_SNIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stguard/stguard.h"
+
+typedef enum stg_sniff_kind {
+    STG_SNIFF_UNKNOWN = 0,
+    STG_SNIFF_SAFETENSORS,      /* by content (rule below) */
+    STG_SNIFF_PICKLE,           /* a pickle at offset 0 */
+    STG_SNIFF_TORCH_LEGACY,     /* stacked pickles starting with the legacy magic number */
+    STG_SNIFF_ZIP,              /* local header (or empty-archive end record) at offset 0 */
+    STG_SNIFF_NPY,              /* "\x93NUMPY" */
+    STG_SNIFF_TAR,              /* ustar/GNU header with a valid checksum at offset 0 */
+    STG_SNIFF_GZIP,
+    STG_SNIFF_ZLIB,
+    STG_SNIFF_BZ2,
+    STG_SNIFF_XZ,
+    STG_SNIFF_LZMA,             /* lzma-alone (.lzma): labelled xz, unscannable */
+    STG_SNIFF_ZSTD,             /* labelled unknown, unscannable */
+    STG_SNIFF_LZ4,              /* labelled unknown, unscannable */
+    STG_SNIFF_GGUF
+} stg_sniff_kind;
+
+/* What a name hint says (DESIGN.md section 6). All false for a NULL hint. */
+typedef struct stg_name_hint {
+    bool safetensors;           /* ends ".safetensors": validated as safetensors whatever it holds */
+    bool safetensors_index;     /* ends ".safetensors.index.json" */
+    bool onnx;                  /* ends ".onnx" */
+    bool joblib;                /* ends ".joblib" */
+    bool claims_pickle;         /* .bin .pt .pth .ckpt .pkl .pickle .joblib .npy .npz */
+} stg_name_hint;
+
+stg_name_hint stg_name_hint_of(const char *name);
+
+/* Safetensors by content: at least 10 bytes; n = LE u64 of the first 8 bytes with 2 <= n and
+ * n <= len - 8; the first header byte that is not JSON whitespace (space, tab, CR, LF) is '{'.
+ * Leading whitespace is accepted here so that compat's rule (a warning) can be applied by the
+ * validator rather than turning such a file into "unknown". */
+bool stg_sniff_is_safetensors(const uint8_t *buf, size_t len);
+
+/* Kind of buf by magic bytes and content walks (pickles). */
+stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len);
+
+/* true when buf would be taken for a pickle by a loader reading from offset 0: a pickle that
+ * reaches STOP, or a PROTO opcode (0x80, protocol 0-5) even when the stream is broken
+ * (scanning it then reports why, instead of calling it unknown). */
+bool stg_sniff_is_pickle(const uint8_t *buf, size_t len);
+
+#endif
