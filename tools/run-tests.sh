@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# Builds stguard and runs every test stage that CI runs (DESIGN.md section 9):
+#   setup        tools/setup-debian.sh (Debian packages; skipped with --no-setup)
+#   dev          dev preset (gcc, -Werror) + all tests (ctest --preset dev)
+#   asan         asan preset (clang, ASan + UBSan) + all tests, corpus replay included
+#   fuzz         fuzz preset + N seconds of libFuzzer per harness, two harnesses at a time
+#   conformance  compat conformance check, only when ../shared/conformance exists
+#   format       tools/check-format.sh against .clang-format
+#
+# Usage: tools/run-tests.sh [--quick] [--only STAGES] [--skip STAGES] [--fuzz-seconds N]
+#                           [--no-setup] [--build-prefix DIR]
+#   --quick            dev stage only (same as --only dev)
+#   --only a,b         run only these stages;  --skip a,b  run all but these
+#   --fuzz-seconds N   seconds of libFuzzer per harness (default 30)
+#   --build-prefix P   build in P<preset> instead of build/<preset> (e.g. build/h-build-)
+# Exit status: 0 when every selected stage passed, 1 otherwise, 2 on usage errors.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+all_stages="dev asan fuzz conformance format"
+stages=$all_stages
+skip=""
+fuzz_seconds=30
+do_setup=1
+build_prefix=""
+
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) stages="dev" ;;
+        --only) stages=${2//,/ }; shift ;;
+        --only=*) stages=${1#--only=}; stages=${stages//,/ } ;;
+        --skip) skip=${2//,/ }; shift ;;
+        --skip=*) skip=${1#--skip=}; skip=${skip//,/ } ;;
+        --fuzz-seconds) fuzz_seconds=$2; shift ;;
+        --fuzz-seconds=*) fuzz_seconds=${1#--fuzz-seconds=} ;;
+        --no-setup) do_setup=0 ;;
+        --build-prefix) build_prefix=$2; shift ;;
+        --build-prefix=*) build_prefix=${1#--build-prefix=} ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "run-tests: unknown option $1" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+for s in $stages $skip; do
+    case " $all_stages " in
+        *" $s "*) ;;
+        *) echo "run-tests: unknown stage '$s' (stages: $all_stages)" >&2; exit 2 ;;
+    esac
+done
+case "$fuzz_seconds" in '' | *[!0-9]*) echo "run-tests: --fuzz-seconds needs a number" >&2; exit 2 ;; esac
+
+selected() {
+    case " $stages " in *" $1 "*) ;; *) return 1 ;; esac
+    case " $skip " in *" $1 "*) return 1 ;; esac
+    return 0
+}
+
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/stguard-tests.XXXXXX")
+trap 'rm -rf "$logdir"' EXIT
+results=()
+failed=0
+t_all=$SECONDS
+
+banner() {
+    printf '\n==================================================================\n'
+    printf '== %s\n' "$*"
+    printf '==================================================================\n'
+}
+record() { # stage status seconds
+    results+=("$(printf '%-12s %-8s %5ss' "$1" "$2" "$3")")
+    [ "$2" = "FAIL" ] && failed=1
+    return 0
+}
+
+builddir() { # preset -> binary dir
+    if [ -n "$build_prefix" ]; then
+        echo "$build_prefix$1"
+    else
+        echo "build/$1"
+    fi
+}
+
+# The pickle tests need a python3 with torch, numpy and joblib (Debian's python3-* packages).
+# A python3 earlier on PATH (pyenv, venv) may lack them: then put /usr/bin first.
+py_ok() { "$1" -c 'import torch, numpy, joblib' >/dev/null 2>&1; }
+if command -v python3 >/dev/null 2>&1 && ! py_ok python3 && [ -x /usr/bin/python3 ] && py_ok /usr/bin/python3; then
+    export PATH="/usr/bin:$PATH"
+fi
+
+# configure + build + ctest for one preset; the ctest output is kept for the final summary.
+build_and_test() { # preset
+    local preset=$1 dir
+    dir=$(builddir "$preset")
+    echo "-- configure ($preset -> $dir)"
+    cmake --preset "$preset" -B "$dir" >"$logdir/$preset.configure.log" 2>&1 || {
+        cat "$logdir/$preset.configure.log"; return 1; }
+    echo "-- build"
+    cmake --build "$dir" -j2 >"$logdir/$preset.build.log" 2>&1 || {
+        grep -E -B2 -A6 'error|Error' "$logdir/$preset.build.log" | head -150; return 1; }
+    echo "-- test"
+    ctest --preset "$preset" --test-dir "$dir" 2>&1 | tee "$logdir/$preset.ctest.log"
+    return "${PIPESTATUS[0]}"
+}
+
+# ------------------------------------------------------------------------------------ setup
+if [ $do_setup -eq 1 ]; then
+    banner "setup: Debian packages"
+    t=$SECONDS
+    if bash tools/setup-debian.sh; then record setup ok $((SECONDS - t)); else record setup FAIL $((SECONDS - t)); fi
+fi
+
+# ------------------------------------------------------------------------------------ dev, asan
+for preset in dev asan; do
+    selected $preset || continue
+    banner "$preset: build + all tests"
+    t=$SECONDS
+    if build_and_test $preset; then
+        record $preset ok $((SECONDS - t))
+    else
+        record $preset FAIL $((SECONDS - t))
+    fi
+    # Slowest tests first, so a slow stage says what dominates it.
+    if [ -f "$logdir/$preset.ctest.log" ]; then
+        grep -E '^ *[0-9]+/[0-9]+ Test +#' "$logdir/$preset.ctest.log" |
+            sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -5 |
+            awk 'BEGIN{print "-- slowest tests:"} {printf "   %8.2f s  %s\n", $1, $2}'
+    fi
+done
+
+# ------------------------------------------------------------------------------------ fuzz
+run_harness() { # binary entry log
+    local bin=$1 entry=$2 log=$3 work
+    work=$(mktemp -d "$logdir/corpus-$entry.XXXXXX")
+    # Seeds are copied: libFuzzer writes new inputs into its first corpus dir, never the repo.
+    if [ -d "corpus/$entry" ]; then
+        find "corpus/$entry" -type f -exec cp -t "$work" {} + 2>/dev/null
+    fi
+    local args=(-max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+        -artifact_prefix="$logdir/crash-$entry-")
+    [ -f "fuzz/$entry.dict" ] && args+=(-dict="fuzz/$entry.dict")
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        "$bin" "${args[@]}" "$work" >"$log" 2>&1
+}
+
+if selected fuzz; then
+    banner "fuzz: build + ${fuzz_seconds}s of libFuzzer per harness, two at a time"
+    t=$SECONDS
+    dir=$(builddir fuzz)
+    ok=1
+    if ! cmake --preset fuzz -B "$dir" >"$logdir/fuzz.configure.log" 2>&1; then
+        cat "$logdir/fuzz.configure.log"; ok=0
+    elif ! cmake --build "$dir" -j2 >"$logdir/fuzz.build.log" 2>&1; then
+        grep -E -B2 -A6 'error|Error' "$logdir/fuzz.build.log" | head -150; ok=0
+    else
+        mapfile -t harnesses < <(find "$dir/fuzz" -maxdepth 1 -type f -name 'fuzz_*' -perm -u+x | sort)
+        if [ ${#harnesses[@]} -eq 0 ]; then
+            echo "-- no fuzz harnesses were built"; ok=0
+        fi
+        declare -A pids=()
+        finish_one() { # pid
+            local p=$1 e=${pids[$1]} st
+            wait "$p" 2>/dev/null
+            st=$(cat "$logdir/fuzz-$e.rc" 2>/dev/null || echo 1)
+            local stats
+            stats=$(grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added):' \
+                "$logdir/fuzz-$e.log" | sed 's/^stat:://' | tr '\n' ' ')
+            if [ $st -eq 0 ]; then
+                echo "   fuzz_$e: ok ($stats)"
+            else
+                echo "   fuzz_$e: FAILED (exit $st); last lines of its log:"
+                tail -40 "$logdir/fuzz-$e.log" | sed 's/^/      /'
+                ls "$logdir"/crash-"$e"-* 2>/dev/null | sed 's/^/      artifact: /'
+                ok=0
+            fi
+            unset "pids[$p]"
+        }
+        for bin in "${harnesses[@]}"; do
+            entry=$(basename "$bin"); entry=${entry#fuzz_}
+            while [ ${#pids[@]} -ge 2 ]; do
+                # Two run at once: poll for whichever ends first (each leaves its .rc file).
+                sleep 1
+                for p in "${!pids[@]}"; do
+                    [ -f "$logdir/fuzz-${pids[$p]}.rc" ] && finish_one "$p"
+                done
+            done
+            echo "-- fuzz_$entry: ${fuzz_seconds}s"
+            { st=0; run_harness "$bin" "$entry" "$logdir/fuzz-$entry.log" || st=$?
+              echo $st >"$logdir/fuzz-$entry.rc"; } &
+            pids[$!]=$entry
+        done
+        for p in "${!pids[@]}"; do finish_one "$p"; done
+    fi
+    if [ $ok -eq 1 ]; then record fuzz ok $((SECONDS - t)); else record fuzz FAIL $((SECONDS - t)); fi
+fi
+
+# ------------------------------------------------------------------------------------ conformance
+if selected conformance; then
+    banner "conformance: compat profile against the reference's verdicts"
+    t=$SECONDS
+    conf_dir="$root/../shared/conformance"
+    if [ ! -d "$conf_dir" ]; then
+        echo "-- SKIPPED: $conf_dir does not exist (the check needs the shared probe set)"
+        record conformance skipped $((SECONDS - t))
+    elif [ -f tools/conformance.sh ]; then
+        if bash tools/conformance.sh; then record conformance ok $((SECONDS - t)); else record conformance FAIL $((SECONDS - t)); fi
+    elif [ -f tests/script_conformance.sh ]; then
+        cli="$(builddir dev)/stguard"
+        [ -x "$cli" ] || cli="$(builddir asan)/stguard"
+        if [ ! -x "$cli" ]; then
+            echo "-- SKIPPED: no stguard binary built (run the dev stage first)"
+            record conformance skipped $((SECONDS - t))
+        else
+            st=0
+            STG_SOURCE_DIR=$root STG_BINARY_DIR=$(dirname "$cli") STGUARD_CLI=$cli \
+                bash tests/script_conformance.sh || st=$?
+            case $st in
+                0) record conformance ok $((SECONDS - t)) ;;
+                77) echo "-- SKIPPED by tests/script_conformance.sh"; record conformance skipped $((SECONDS - t)) ;;
+                *) record conformance FAIL $((SECONDS - t)) ;;
+            esac
+        fi
+    else
+        echo "-- SKIPPED: neither tools/conformance.sh nor tests/script_conformance.sh exists yet"
+        record conformance skipped $((SECONDS - t))
+    fi
+fi
+
+# ------------------------------------------------------------------------------------ format
+if selected format; then
+    banner "format: clang-format check"
+    t=$SECONDS
+    if [ ! -f .clang-format ]; then
+        echo "-- SKIPPED: no .clang-format"; record format skipped $((SECONDS - t))
+    elif bash tools/check-format.sh; then
+        record format ok $((SECONDS - t))
+    else
+        record format FAIL $((SECONDS - t))
+    fi
+fi
+
+# ------------------------------------------------------------------------------------ summary
+banner "summary ($((SECONDS - t_all))s in all)"
+for r in "${results[@]}"; do echo "   $r"; done
+for preset in dev asan; do
+    if [ -f "$logdir/$preset.ctest.log" ]; then
+        echo "-- ctest ($preset):"
+        grep -E 'tests passed|tests failed|Total Test time' "$logdir/$preset.ctest.log"
+    fi
+done
+if [ $failed -ne 0 ]; then
+    echo "run-tests: FAILED"
+    exit 1
+fi
+echo "run-tests: all selected stages passed"
