@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Installs the build tree into a temporary prefix, then builds and runs a small consumer twice:
+# through CMake's find_package(stguard) (target stguard::stguard) and through pkg-config.
+# The consumer validates a small valid buffer and an invalid one and checks both verdicts.
+set -euo pipefail
+: "${STG_BINARY_DIR:?set by ctest}"
+
+cache="$STG_BINARY_DIR/CMakeCache.txt"
+cache_get() { sed -n "s/^$1:[A-Z]*=//p" "$cache" | head -1; }
+if [ "$(cache_get STG_CORE_ONLY)" = "ON" ]; then
+    echo "skipped: STG_CORE_ONLY builds install nothing"
+    exit 77
+fi
+if [ ! -e "$STG_BINARY_DIR/libstguard.so" ]; then
+    echo "FAIL: $STG_BINARY_DIR/libstguard.so was not built" >&2
+    exit 1
+fi
+
+# The consumer is compiled like the library (same compiler, sanitizer and profiling flags),
+# since an instrumented library needs the instrumentation runtime in the program too.
+cc=$(cache_get CMAKE_C_COMPILER)
+san=$(cache_get STG_SANITIZE)
+cflags="$(cache_get CMAKE_C_FLAGS)${san:+ -fsanitize=$san}"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/stguard-install.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+
+cmake --install "$STG_BINARY_DIR" --prefix "$prefix" >"$tmp/install.log" 2>&1 || {
+    cat "$tmp/install.log"; echo "FAIL: cmake --install" >&2; exit 1; }
+for f in include/stguard/stguard.h; do
+    [ -f "$prefix/$f" ] || { echo "FAIL: $f not installed" >&2; exit 1; }
+done
+pcfile=$(find "$prefix" -name stguard.pc | head -1)
+config=$(find "$prefix" -name stguardConfig.cmake | head -1)
+[ -n "$pcfile" ] || { echo "FAIL: stguard.pc not installed" >&2; exit 1; }
+[ -n "$config" ] || { echo "FAIL: stguardConfig.cmake not installed" >&2; exit 1; }
+libdir=$(dirname "$(find "$prefix" -name 'libstguard.so.0' | head -1)")
+[ -f "$libdir/libstguard.a" ] || { echo "FAIL: static library not installed" >&2; exit 1; }
+
+mkdir -p "$tmp/src"
+cat >"$tmp/src/consumer.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+
+#include <stguard/stguard.h>
+
+/* Builds "<u64 n><header padded with spaces to 8 + n = 0 mod 8><2 data bytes>". */
+static size_t make_file(unsigned char *out, size_t cap)
+{
+    const char *json = "{\"t\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}";
+    size_t n = strlen(json);
+    while ((8 + n) % 8 != 0) {
+        n++;
+    }
+    if (8 + n + 2 > cap) {
+        return 0;
+    }
+    for (int i = 0; i < 8; i++) {
+        out[i] = (unsigned char)((n >> (8 * i)) & 0xff);
+    }
+    memset(out + 8, ' ', n);
+    memcpy(out + 8, json, strlen(json));
+    out[8 + n] = 1;
+    out[8 + n + 1] = 2;
+    return 8 + n + 2;
+}
+
+static int expect(const unsigned char *buf, size_t len, stg_verdict want, const char *what)
+{
+    stg_report *rep = NULL;
+    stg_status st = stg_validate_buffer(buf, len, NULL, &rep);
+    if (st != STG_OK || rep == NULL) {
+        fprintf(stderr, "%s: stg_validate_buffer returned %s\n", what, stg_status_name(st));
+        return 1;
+    }
+    stg_verdict got = stg_report_verdict(rep);
+    size_t count = stg_report_count(rep);
+    stg_report_free(rep);
+    if (got != want) {
+        fprintf(stderr, "%s: verdict %s (%zu findings), expected %s\n", what,
+                stg_verdict_name(got), count, stg_verdict_name(want));
+        return 1;
+    }
+    return 0;
+}
+
+int main(void)
+{
+    unsigned char buf[256];
+    size_t len = make_file(buf, sizeof buf);
+    if (len == 0) {
+        return 1;
+    }
+    int bad = expect(buf, len, STG_VERDICT_OK, "valid file");
+    memset(buf, 0, 8); /* header length 0: header_length_invalid */
+    bad |= expect(buf, len, STG_VERDICT_INVALID, "zero header length");
+    if (strcmp(stg_version(), STG_VERSION_STRING) != 0) {
+        fprintf(stderr, "stg_version() %s differs from the header's %s\n", stg_version(),
+                STG_VERSION_STRING);
+        bad = 1;
+    }
+    if (bad == 0) {
+        printf("consumer: ok (stguard %s)\n", stg_version());
+    }
+    return bad;
+}
+C
+cat >"$tmp/src/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.16)
+project(stguard_consumer LANGUAGES C)
+find_package(stguard 0.1 REQUIRED)
+add_executable(consumer consumer.c)
+target_link_libraries(consumer PRIVATE stguard::stguard)
+CM
+
+echo "-- consumer through find_package(stguard)"
+cmake -S "$tmp/src" -B "$tmp/cmake-build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$cflags" \
+    -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/consumer.log" 2>&1 &&
+    cmake --build "$tmp/cmake-build" >>"$tmp/consumer.log" 2>&1 || {
+    cat "$tmp/consumer.log"; echo "FAIL: CMake consumer did not build" >&2; exit 1; }
+# The dynamic linker must pick the installed library (CMake put its directory in the RPATH).
+"$tmp/cmake-build/consumer"
+if command -v ldd >/dev/null 2>&1 && ! ldd "$tmp/cmake-build/consumer" | grep -q "$libdir/libstguard.so.0"; then
+    echo "FAIL: the CMake consumer does not load $libdir/libstguard.so.0" >&2
+    ldd "$tmp/cmake-build/consumer" >&2
+    exit 1
+fi
+
+echo "-- consumer through pkg-config"
+export PKG_CONFIG_PATH="$(dirname "$pcfile")"
+flags=$(pkg-config --cflags --libs stguard) || { echo "FAIL: pkg-config stguard" >&2; exit 1; }
+# shellcheck disable=SC2086 # flags are word lists
+"$cc" $cflags -o "$tmp/consumer-pc" "$tmp/src/consumer.c" $flags || {
+    echo "FAIL: pkg-config consumer did not build (flags: $flags)" >&2; exit 1; }
+LD_LIBRARY_PATH="$libdir" "$tmp/consumer-pc"
+echo "install: ok"
