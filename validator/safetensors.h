@@ -39,6 +39,8 @@ typedef struct stg_st_header {
     size_t metadata_count;
     bool schema_ok;           /* stages 1-2 found no error: stage 3 may run */
     bool layout_ok;           /* stage 3 found no error */
+    size_t tensors_cap_bytes; /* bytes reserved for `tensors` (charged to `arena`) */
+    size_t metadata_cap_bytes;/* bytes reserved for `metadata` (charged to `arena`) */
 } stg_st_header;
 
 /* Result of framing. */

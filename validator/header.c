@@ -1,0 +1,1175 @@
+/* Safetensors stages 1 and 2: the 8-byte frame, then the JSON header -> tensor table.
+ *
+ * One pass over the pull parser's events builds the table in the header's arena: names point
+ * into the header bytes when they have no escapes (else a decoded copy lives in the arena, so
+ * they are NOT NUL-terminated and the header bytes must outlive the table), shapes are u64 arrays
+ * in the arena, records grow in one arena-charged buffer. No recursion: the schema has a fixed
+ * depth (top object -> entry -> field -> shape element) and anything deeper is skipped by the
+ * parser, which enforces max_json_depth.
+ *
+ * Findings of stage 2 are first collected in a private report and merged into the caller's
+ * only when the JSON turned out well-formed and no limit stopped the pass: schema findings about
+ * a header whose syntax is broken would depend on an earlier failure (DESIGN.md section 4). A
+ * fatal problem (json_syntax, json_invalid_utf8, json_too_deep, limit_exceeded) is then the
+ * only finding of stage 2.
+ *
+ * Compat follows huggingface/safetensors 0.8 (serde): a repeated tensor name keeps the last entry,
+ * and checks that the reference makes only on the entries it keeps (begin <= end, element count,
+ * sub-byte alignment, size) run after duplicates are resolved. */
+#include <string.h>
+
+#include "../parser/json.h"
+#include "../parser/mem.h"
+#include "../parser/util.h"
+#include "dtype.h"
+#include "safetensors.h"
+
+#define ST_MIB ((uint64_t)1024 * 1024)
+/* Header lengths above this are header_too_large whatever max_header_len says (table indexes and
+ * token offsets are 32-bit safe below it). */
+#define ST_HEADER_CEILING ((uint64_t)UINT32_MAX)
+/* Longest raw key that can still decode to one of our field names (each escape is >= 1 byte). */
+#define ST_SMALL_KEY 96
+/* Marks a record dropped by a later entry of the same name (compat: last wins). */
+#define ST_SUPERSEDED UINT32_MAX
+
+uint64_t stg_st_memory_budget(const stg_limits *lim, uint64_t n)
+{
+    if (lim->max_memory != 0) {
+        return lim->max_memory;
+    }
+    uint64_t b;
+    if (stg_mul_u64(n, 2, &b) || stg_add_u64(b, 8 * ST_MIB, &b)) {
+        return UINT64_MAX;
+    }
+    return b;
+}
+
+void stg_st_header_init(stg_st_header *h)
+{
+    memset(h, 0, sizeof *h);
+    stg_arena_init(&h->arena, 0);
+}
+
+void stg_st_header_release(stg_st_header *h)
+{
+    if (h->tensors != NULL) {
+        void *p = h->tensors;
+        stg_arena_free_buffer(&h->arena, &p, &h->tensors_cap_bytes);
+    }
+    if (h->metadata != NULL) {
+        void *p = h->metadata;
+        stg_arena_free_buffer(&h->arena, &p, &h->metadata_cap_bytes);
+    }
+    stg_arena_release(&h->arena);
+    stg_st_header_init(h);
+}
+
+/* ------------------------------------------------------------------------------ stage 1 */
+
+stg_st_frame stg_st_check_frame(const uint8_t *first, size_t avail, uint64_t total,
+                                const stg_limits *lim, stg_report *r, uint64_t *header_len)
+{
+    /* Findings are added only together with STG_ST_FRAME_FAILED, and a caller never repeats a
+     * call that failed: so calling first with STG_ST_TOTAL_UNKNOWN and again with the total
+     * cannot report anything twice. */
+    if (avail < 8) {
+        if (total == STG_ST_TOTAL_UNKNOWN || total >= 8) {
+            return STG_ST_FRAME_NEED_MORE;
+        }
+        stg_report_add(r, STG_FILE_TOO_SMALL, STG_SEV_ERROR, 0,
+                       "the file has %llu bytes, fewer than the 8 of the header length field",
+                       (unsigned long long)total);
+        return STG_ST_FRAME_FAILED;
+    }
+    uint64_t n = stg_le64(first);
+    *header_len = n;
+    uint64_t cap = lim->max_header_len < ST_HEADER_CEILING ? lim->max_header_len
+                                                           : ST_HEADER_CEILING;
+    if (n > cap || n > (uint64_t)(SIZE_MAX - 8)) {
+        /* Checked before the file length, as the reference does. */
+        stg_finding *f = stg_report_add(r, STG_HEADER_TOO_LARGE, STG_SEV_ERROR, 0,
+                                        "header length %llu is over max_header_len %llu",
+                                        (unsigned long long)n, (unsigned long long)cap);
+        stg_report_set_limit(r, f, "max_header_len");
+        return STG_ST_FRAME_FAILED;
+    }
+    if (n == 0) {
+        stg_report_add(r, STG_HEADER_LENGTH_INVALID, STG_SEV_ERROR, 0,
+                       "header length is 0: there is no JSON header");
+        return STG_ST_FRAME_FAILED;
+    }
+    if (total != STG_ST_TOTAL_UNKNOWN && (total < 8 || n > total - 8)) {
+        stg_report_add(r, STG_HEADER_TRUNCATED, STG_SEV_ERROR, 0,
+                       "header length %llu runs past the end of the file (%llu bytes)",
+                       (unsigned long long)n, (unsigned long long)total);
+        return STG_ST_FRAME_FAILED;
+    }
+    return STG_ST_FRAME_OK;
+}
+
+/* ------------------------------------------------------------------------------ stage 2 */
+
+typedef struct st_ctx {
+    const uint8_t *hdr;
+    size_t n;
+    const stg_limits *lim;
+    stg_report *out;      /* the caller's report: fatal findings go here directly */
+    stg_report *tmp;      /* the rest: merged only when the pass ends well */
+    stg_st_header *h;
+    stg_json_parser p;
+    bool errors;          /* an error was added to tmp */
+    bool fatal;           /* the pass stopped; tmp is discarded */
+    uint64_t tensor_keys; /* tensor entries seen (duplicates included) */
+    uint64_t meta_entries;
+    size_t meta_cap_entries;
+    uint64_t *shape_buf;  /* rank scratch of the entry being read */
+    size_t shape_cap_bytes;
+    size_t *meta_keyoff;  /* header position of each metadata key (duplicate resolution) */
+    size_t meta_keyoff_cap_bytes;
+} st_ctx;
+
+/* What one tensor entry said so far. */
+typedef struct st_entry {
+    const char *name;
+    size_t name_len;
+    size_t key_pos;       /* header position of the name token */
+    size_t value_pos;     /* header position of the entry value */
+    bool has_dtype, has_shape, has_offsets;
+    bool bad;             /* a field was present but invalid: no record */
+    stg_dtype dtype;
+    uint64_t *shape;
+    uint32_t rank;
+    size_t shape_pos;
+    uint64_t begin, end;
+    size_t offsets_pos;
+} st_entry;
+
+static uint64_t file_off(size_t pos)
+{
+    return (uint64_t)pos + 8u;
+}
+
+static bool is_json_ws(uint8_t b)
+{
+    return b == ' ' || b == '\t' || b == '\r' || b == '\n';
+}
+
+static stg_severity strict_only(const st_ctx *c)
+{
+    return stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING);
+}
+
+/* Adds a finding to the pending report, remembering errors. */
+__attribute__((format(printf, 5, 6))) static stg_finding *
+note(st_ctx *c, stg_code code, stg_severity sev, size_t pos, const char *fmt, ...)
+{
+    if (sev >= STG_SEV_ERROR) {
+        c->errors = true;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    stg_finding *f = stg_report_addv(c->tmp, code, sev, file_off(pos), fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+static void note_tensor(st_ctx *c, stg_finding *f, const st_entry *e)
+{
+    if (e != NULL && e->name != NULL) {
+        stg_report_set_tensor(c->tmp, f, e->name, e->name_len);
+    }
+}
+
+/* First fatal finding wins; it goes straight to the caller's report. */
+__attribute__((format(printf, 5, 6))) static stg_finding *
+fatal(st_ctx *c, stg_code code, stg_severity sev, uint64_t off, const char *fmt, ...)
+{
+    if (c->fatal) {
+        return NULL;
+    }
+    c->fatal = true;
+    va_list ap;
+    va_start(ap, fmt);
+    stg_finding *f = stg_report_addv(c->out, code, sev, off, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+static void fatal_limit(st_ctx *c, size_t pos, const char *limit, uint64_t value)
+{
+    if (c->fatal) {
+        return;
+    }
+    c->fatal = true;
+    stg_report_limit(c->out, file_off(pos), limit, value);
+}
+
+static void fatal_memory(st_ctx *c, size_t pos)
+{
+    if (c->fatal) {
+        return;
+    }
+    c->fatal = true;
+    stg_report_limit(c->out, file_off(pos), "max_memory", (uint64_t)c->h->arena.cap);
+    if (c->h->arena.out_of_memory) {
+        c->out->out_of_memory = true; /* the system refused, not the budget: fail closed */
+    }
+}
+
+static void parser_failed(st_ctx *c)
+{
+    uint64_t off = file_off(c->p.error_offset);
+    stg_finding *f;
+    switch (c->p.error) {
+    case STG_JSON_E_UTF8:
+        fatal(c, STG_JSON_INVALID_UTF8, STG_SEV_ERROR, off,
+              "the header holds invalid UTF-8 (bad sequence, overlong form or surrogate)");
+        break;
+    case STG_JSON_E_DEPTH:
+        f = fatal(c, STG_JSON_TOO_DEEP, STG_SEV_ERROR, off,
+                  "JSON nesting goes deeper than max_json_depth %u", c->lim->max_json_depth);
+        stg_report_set_limit(c->out, f, "max_json_depth");
+        break;
+    case STG_JSON_E_MEMORY:
+        fatal_memory(c, c->p.error_offset);
+        break;
+    case STG_JSON_E_SYNTAX:
+    case STG_JSON_E_NONE:
+        fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, off,
+              "the header is not valid JSON (RFC 8259) from this byte on");
+        break;
+    }
+}
+
+/* Next event; false when the pass must stop (parser error already reported). */
+static bool next(st_ctx *c, stg_json_event *ev)
+{
+    if (c->fatal) {
+        return false;
+    }
+    if (stg_json_next(&c->p, ev) == STG_JSON_ERROR) {
+        parser_failed(c);
+        return false;
+    }
+    return true;
+}
+
+/* Skips the value that starts with ev (containers up to their end). Repeated keys inside an
+ * ignored value are last-wins for the reference: strict error, compat warning. */
+static bool skip_value(st_ctx *c, const stg_json_event *ev, const st_entry *e)
+{
+    if (ev->type != STG_JSON_OBJECT_BEGIN && ev->type != STG_JSON_ARRAY_BEGIN) {
+        return true;
+    }
+    size_t dups = 0;
+    stg_json_event first;
+    memset(&first, 0, sizeof first);
+    if (stg_json_skip(&c->p, ev, &dups, &first) == STG_JSON_ERROR) {
+        parser_failed(c);
+        return false;
+    }
+    if (dups > 0) {
+        stg_finding *f = note(c, STG_JSON_DUPLICATE_KEY, strict_only(c), first.offset,
+                              "%llu key(s) repeated inside a value the reference ignores",
+                              (unsigned long long)dups);
+        note_tensor(c, f, e);
+    }
+    return true;
+}
+
+/* The raw content of the string token at pos (the parser validated it). */
+static void raw_string_at(const st_ctx *c, size_t pos, const uint8_t **raw, size_t *raw_len,
+                          bool *esc)
+{
+    size_t i = pos + 1;
+    bool e = false;
+    while (i < c->n && c->hdr[i] != '"') {
+        if (c->hdr[i] == '\\') {
+            e = true;
+            i += 2;
+        } else {
+            i++;
+        }
+    }
+    if (i > c->n) {
+        i = c->n;
+    }
+    *raw = c->hdr + pos + 1;
+    *raw_len = pos + 1 <= i ? i - (pos + 1) : 0;
+    *esc = e;
+}
+
+/* Decoded form of a key that may be one of our field names (buf holds ST_SMALL_KEY bytes).
+ * Returns false when it is too long to be one. */
+static bool small_decode(const uint8_t *raw, size_t raw_len, bool esc, uint8_t *buf,
+                         const uint8_t **out, size_t *out_len)
+{
+    if (!esc) {
+        *out = raw;
+        *out_len = raw_len;
+        return true;
+    }
+    if (raw_len > ST_SMALL_KEY) {
+        return false;
+    }
+    *out_len = stg_json_decode(raw, raw_len, buf);
+    *out = buf;
+    return true;
+}
+
+static bool bytes_are(const uint8_t *s, size_t len, const char *lit)
+{
+    size_t l = strlen(lit);
+    return len == l && memcmp(s, lit, l) == 0;
+}
+
+static bool key_is(const stg_json_event *ev, const char *lit)
+{
+    uint8_t buf[ST_SMALL_KEY];
+    const uint8_t *k;
+    size_t kl;
+    return small_decode(ev->str, ev->str_len, ev->has_escapes, buf, &k, &kl) &&
+           bytes_are(k, kl, lit);
+}
+
+static bool key_at_is(const st_ctx *c, size_t pos, const char *lit)
+{
+    const uint8_t *raw;
+    size_t raw_len;
+    bool esc;
+    uint8_t buf[ST_SMALL_KEY];
+    const uint8_t *k;
+    size_t kl;
+    raw_string_at(c, pos, &raw, &raw_len, &esc);
+    return small_decode(raw, raw_len, esc, buf, &k, &kl) && bytes_are(k, kl, lit);
+}
+
+/* A string's decoded bytes: in place when it has no escapes, else a copy in the arena. */
+static bool decoded_string(st_ctx *c, const stg_json_event *ev, const char **out, size_t *len)
+{
+    if (!ev->has_escapes) {
+        *out = (const char *)ev->str;
+        *len = ev->str_len;
+        return true;
+    }
+    uint8_t *d = stg_arena_alloc(&c->h->arena, ev->str_len == 0 ? 1 : ev->str_len, 1);
+    if (d == NULL) {
+        fatal_memory(c, ev->offset);
+        return false;
+    }
+    *len = stg_json_decode(ev->str, ev->str_len, d);
+    *out = (const char *)d;
+    return true;
+}
+
+/* Grows an arena-charged buffer to exactly `want` bytes (the arena's own helper rounds to powers
+ * of two; the table is the largest allocation, so it grows by 1.5 instead). */
+static bool grow_exact(stg_arena *a, void **buf, size_t *cap_bytes, size_t want)
+{
+    size_t others = a->reserved - *cap_bytes;
+    if (want <= *cap_bytes) {
+        return true;
+    }
+    if (others > a->cap || want > a->cap - others) {
+        a->failed = 1;
+        return false;
+    }
+    void *nb = stg_mem_realloc(*buf, want);
+    if (nb == NULL) {
+        a->failed = 1;
+        a->out_of_memory = 1;
+        return false;
+    }
+    a->reserved = others + want;
+    if (a->reserved > a->peak) {
+        a->peak = a->reserved;
+    }
+    *buf = nb;
+    *cap_bytes = want;
+    return true;
+}
+
+static size_t grown(size_t cap, size_t need)
+{
+    size_t want = cap + cap / 2;
+    if (want < cap || want < need) {
+        want = need;
+    }
+    return want < 16 ? 16 : want;
+}
+
+static bool control_in_name(const char *s, size_t len)
+{
+    const uint8_t *b = (const uint8_t *)s;
+    for (size_t i = 0; i < len; i++) {
+        if (b[i] < 0x20 || b[i] == 0x7f) {
+            return true;
+        }
+        if (b[i] == 0xc2 && i + 1 < len && b[i + 1] >= 0x80 && b[i + 1] <= 0x9f) {
+            return true; /* C1 controls U+0080..U+009F */
+        }
+    }
+    return false;
+}
+
+/* ---- fields of a tensor entry; each takes the first event of its value ---- */
+
+static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
+{
+    e->has_dtype = true;
+    if (ev->type == STG_JSON_STRING) {
+        uint8_t buf[ST_SMALL_KEY];
+        const uint8_t *k;
+        size_t kl;
+        if (small_decode(ev->str, ev->str_len, ev->has_escapes, buf, &k, &kl) &&
+            stg_dtype_lookup(k, kl, &e->dtype)) {
+            return;
+        }
+        note_tensor(c, note(c, STG_DTYPE_UNKNOWN, STG_SEV_ERROR, ev->offset,
+                            "dtype is not one of the known names (exact, case-sensitive)"),
+                    e);
+        e->bad = true;
+        return;
+    }
+    if (ev->type != STG_JSON_OBJECT_BEGIN) {
+        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev->offset,
+                            "dtype is not a string"),
+                    e);
+        e->bad = true;
+        skip_value(c, ev, e);
+        return;
+    }
+    /* Enum form {"U8": null}: serde accepts exactly one key whose value is null. */
+    size_t obj_pos = ev->offset;
+    size_t keys = 0;
+    bool value_null = false;
+    stg_dtype d = STG_DTYPE_U8;
+    bool known = false;
+    stg_json_event k;
+    for (;;) {
+        if (!next(c, &k)) {
+            return;
+        }
+        if (k.type == STG_JSON_OBJECT_END) {
+            break;
+        }
+        if (k.type == STG_JSON_DUPLICATE) {
+            continue; /* two keys: already an error below */
+        }
+        if (k.type != STG_JSON_KEY) {
+            fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(k.offset),
+                  "unexpected JSON event in an object");
+            return;
+        }
+        keys++;
+        if (keys == 1) {
+            uint8_t buf[ST_SMALL_KEY];
+            const uint8_t *kk;
+            size_t kl;
+            known = small_decode(k.str, k.str_len, k.has_escapes, buf, &kk, &kl) &&
+                    stg_dtype_lookup(kk, kl, &d);
+        }
+        stg_json_event v;
+        if (!next(c, &v)) {
+            return;
+        }
+        if (keys == 1) {
+            value_null = v.type == STG_JSON_NULL;
+        }
+        if (!skip_value(c, &v, e)) {
+            return;
+        }
+    }
+    if (keys != 1 || !value_null) {
+        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, obj_pos,
+                            "dtype object is not the enum form: one dtype key with a null value"),
+                    e);
+        e->bad = true;
+        return;
+    }
+    if (!known) {
+        note_tensor(c, note(c, STG_DTYPE_UNKNOWN, STG_SEV_ERROR, obj_pos,
+                            "dtype is not one of the known names (exact, case-sensitive)"),
+                    e);
+        e->bad = true;
+        return;
+    }
+    note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, strict_only(c), obj_pos,
+                        "dtype is given in the enum form {\"NAME\": null}, not as a string"),
+                e);
+    e->dtype = d;
+}
+
+/* Reads the elements of an array whose ARRAY_BEGIN was just read: unsigned integers go to the
+ * scratch buffer; the first bad element is reported with `bad_code`. Past `max` elements, the
+ * configured limit `limit` stops the pass, or (limit NULL) elements are only counted. Returns
+ * the element count, or SIZE_MAX when the pass stopped. */
+static size_t read_uint_array(st_ctx *c, st_entry *e, stg_code bad_code, const char *what,
+                              uint64_t max, const char *limit, bool *bad)
+{
+    size_t count = 0;
+    stg_json_event v;
+    for (;;) {
+        if (!next(c, &v)) {
+            return SIZE_MAX;
+        }
+        if (v.type == STG_JSON_ARRAY_END) {
+            return count;
+        }
+        if (!*bad) {
+            if (v.type == STG_JSON_NUMBER && v.is_uint && v.uint_overflow) {
+                note_tensor(c, note(c, STG_JSON_NUMBER_OVERFLOW, STG_SEV_ERROR, v.offset,
+                                    "a %s number does not fit an unsigned 64-bit integer", what),
+                            e);
+                *bad = true;
+            } else if (v.type != STG_JSON_NUMBER || !v.is_uint) {
+                note_tensor(c, note(c, bad_code, STG_SEV_ERROR, v.offset,
+                                    "a %s element is not an unsigned integer", what),
+                            e);
+                *bad = true;
+            } else if (count >= max) {
+                if (limit != NULL) {
+                    fatal_limit(c, v.offset, limit, max);
+                    return SIZE_MAX;
+                }
+            } else {
+                size_t need = (count + 1) * sizeof(uint64_t);
+                if (need > c->shape_cap_bytes &&
+                    stg_arena_grow_buffer(&c->h->arena, (void **)&c->shape_buf,
+                                          &c->shape_cap_bytes, need) != 0) {
+                    fatal_memory(c, v.offset);
+                    return SIZE_MAX;
+                }
+                c->shape_buf[count] = v.uint_value;
+            }
+        }
+        if (!skip_value(c, &v, e)) {
+            return SIZE_MAX;
+        }
+        count++;
+    }
+}
+
+static void parse_shape(st_ctx *c, st_entry *e, stg_json_event *ev)
+{
+    e->has_shape = true;
+    e->shape_pos = ev->offset;
+    if (ev->type != STG_JSON_ARRAY_BEGIN) {
+        note_tensor(c, note(c, STG_SHAPE_INVALID, STG_SEV_ERROR, ev->offset,
+                            "shape is not an array of unsigned integers"),
+                    e);
+        e->bad = true;
+        skip_value(c, ev, e);
+        return;
+    }
+    bool bad = false;
+    size_t rank = read_uint_array(c, e, STG_SHAPE_INVALID, "shape", c->lim->max_rank, "max_rank",
+                                  &bad);
+    if (rank == SIZE_MAX) {
+        return;
+    }
+    if (bad) {
+        e->bad = true;
+        return;
+    }
+    e->rank = (uint32_t)rank; /* rank <= max_rank, a uint32_t */
+    e->shape = NULL;
+    if (rank > 0) {
+        e->shape = stg_arena_alloc(&c->h->arena, rank * sizeof(uint64_t), 8);
+        if (e->shape == NULL) {
+            fatal_memory(c, ev->offset);
+            return;
+        }
+        memcpy(e->shape, c->shape_buf, rank * sizeof(uint64_t));
+    }
+}
+
+static void parse_offsets(st_ctx *c, st_entry *e, stg_json_event *ev)
+{
+    e->has_offsets = true;
+    e->offsets_pos = ev->offset;
+    if (ev->type != STG_JSON_ARRAY_BEGIN) {
+        note_tensor(c, note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, ev->offset,
+                            "data_offsets is not an array of two unsigned integers"),
+                    e);
+        e->bad = true;
+        skip_value(c, ev, e);
+        return;
+    }
+    bool bad = false;
+    size_t count = read_uint_array(c, e, STG_OFFSETS_INVALID, "data_offsets", 2, NULL, &bad);
+    if (count == SIZE_MAX) {
+        return;
+    }
+    if (bad) {
+        e->bad = true;
+        return;
+    }
+    if (count != 2) {
+        note_tensor(c, note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, ev->offset,
+                            "data_offsets has %llu elements, not 2", (unsigned long long)count),
+                    e);
+        e->bad = true;
+        return;
+    }
+    e->begin = c->shape_buf[0];
+    e->end = c->shape_buf[1];
+}
+
+/* Field key just read inside an entry object (or position in the array form). */
+static void parse_field(st_ctx *c, st_entry *e, int which, stg_json_event *v)
+{
+    switch (which) {
+    case 0:
+        parse_dtype(c, e, v);
+        break;
+    case 1:
+        parse_shape(c, e, v);
+        break;
+    default:
+        parse_offsets(c, e, v);
+        break;
+    }
+}
+
+static int field_index(const stg_json_event *k)
+{
+    if (key_is(k, "dtype")) {
+        return 0;
+    }
+    if (key_is(k, "shape")) {
+        return 1;
+    }
+    if (key_is(k, "data_offsets")) {
+        return 2;
+    }
+    return -1;
+}
+
+static void append_record(st_ctx *c, const st_entry *e)
+{
+    stg_st_header *h = c->h;
+    size_t need = (h->tensor_count + 1) * sizeof(stg_st_tensor);
+    if (need > h->tensors_cap_bytes) {
+        void *buf = h->tensors;
+        if (!grow_exact(&h->arena, &buf, &h->tensors_cap_bytes,
+                        grown(h->tensors_cap_bytes, need))) {
+            fatal_memory(c, e->key_pos);
+            return;
+        }
+        h->tensors = buf;
+    }
+    stg_st_tensor *t = &h->tensors[h->tensor_count++];
+    memset(t, 0, sizeof *t);
+    t->pub.name = e->name;
+    t->pub.name_len = e->name_len;
+    t->pub.dtype = e->dtype;
+    t->pub.rank = e->rank;
+    t->pub.shape = e->shape;
+    t->pub.begin = e->begin;
+    t->pub.end = e->end;
+    t->name_offset = file_off(e->key_pos);
+    t->offsets_offset = file_off(e->offsets_pos);
+    t->byte_size = file_off(e->shape_pos); /* until check_records computes the size */
+}
+
+static void parse_entry(st_ctx *c, st_entry *e)
+{
+    stg_json_event ev;
+    if (!next(c, &ev)) {
+        return;
+    }
+    e->value_pos = ev.offset;
+    if (ev.type == STG_JSON_OBJECT_BEGIN) {
+        for (;;) {
+            stg_json_event k;
+            if (!next(c, &k)) {
+                return;
+            }
+            if (k.type == STG_JSON_OBJECT_END) {
+                break;
+            }
+            if (k.type == STG_JSON_DUPLICATE) {
+                bool known = key_at_is(c, k.offset, "dtype") || key_at_is(c, k.offset, "shape") ||
+                             key_at_is(c, k.offset, "data_offsets");
+                note_tensor(c,
+                            note(c, STG_JSON_DUPLICATE_KEY,
+                                 known ? STG_SEV_ERROR : strict_only(c), k.offset,
+                                 known ? "a tensor entry repeats a field"
+                                       : "a tensor entry repeats an unknown field"),
+                            e);
+                if (known) {
+                    e->bad = true;
+                }
+                continue;
+            }
+            if (k.type != STG_JSON_KEY) {
+                fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(k.offset),
+                      "unexpected JSON event in an object");
+                return;
+            }
+            int which = field_index(&k);
+            stg_json_event v;
+            if (!next(c, &v)) {
+                return;
+            }
+            if (which < 0) {
+                note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, strict_only(c), k.offset,
+                                    "a tensor entry has a field other than dtype, shape and "
+                                    "data_offsets"),
+                            e);
+                if (!skip_value(c, &v, e)) {
+                    return;
+                }
+                continue;
+            }
+            parse_field(c, e, which, &v);
+            if (c->fatal) {
+                return;
+            }
+        }
+    } else if (ev.type == STG_JSON_ARRAY_BEGIN) {
+        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, strict_only(c), ev.offset,
+                            "a tensor entry is an array [dtype, shape, data_offsets], not an "
+                            "object"),
+                    e);
+        size_t count = 0;
+        for (;;) {
+            stg_json_event v;
+            if (!next(c, &v)) {
+                return;
+            }
+            if (v.type == STG_JSON_ARRAY_END) {
+                break;
+            }
+            if (count < 3) {
+                parse_field(c, e, (int)count, &v);
+                if (c->fatal) {
+                    return;
+                }
+            } else if (!skip_value(c, &v, e)) {
+                return;
+            }
+            count++;
+        }
+        if (count != 3) {
+            note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
+                                "a tensor entry in array form has %llu elements, not 3",
+                                (unsigned long long)count),
+                        e);
+            e->bad = true;
+            return;
+        }
+    } else {
+        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
+                            "a tensor entry is not an object"),
+                    e);
+        return;
+    }
+    if (!e->has_dtype || !e->has_shape || !e->has_offsets) {
+        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, e->value_pos,
+                            "a tensor entry lacks %s",
+                            !e->has_dtype ? "dtype" : !e->has_shape ? "shape" : "data_offsets"),
+                    e);
+        return;
+    }
+    if (!e->bad) {
+        append_record(c, e);
+    }
+}
+
+/* ---- __metadata__ ---- */
+
+static void parse_metadata(st_ctx *c)
+{
+    stg_json_event ev;
+    if (!next(c, &ev)) {
+        return;
+    }
+    if (ev.type == STG_JSON_NULL) {
+        note(c, STG_METADATA_INVALID, strict_only(c), ev.offset,
+             "__metadata__ is null (the reference treats it as absent)");
+        return;
+    }
+    if (ev.type != STG_JSON_OBJECT_BEGIN) {
+        note(c, STG_METADATA_INVALID, STG_SEV_ERROR, ev.offset,
+             "__metadata__ is not an object of strings");
+        skip_value(c, &ev, NULL);
+        return;
+    }
+    stg_st_header *h = c->h;
+    for (;;) {
+        stg_json_event k;
+        if (!next(c, &k)) {
+            return;
+        }
+        if (k.type == STG_JSON_OBJECT_END) {
+            return;
+        }
+        if (k.type == STG_JSON_DUPLICATE) {
+            note(c, STG_JSON_DUPLICATE_KEY, strict_only(c), k.offset,
+                 "a key is repeated inside __metadata__ (the reference keeps the last)");
+            /* Last wins: drop the earlier entry (keys are in file order). */
+            size_t lo = 0, hi = h->metadata_count;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (c->meta_keyoff[mid] < k.prev_offset) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            if (lo < h->metadata_count && c->meta_keyoff[lo] == k.prev_offset) {
+                h->metadata[lo].key = NULL;
+            }
+            continue;
+        }
+        if (k.type != STG_JSON_KEY) {
+            fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(k.offset),
+                  "unexpected JSON event in an object");
+            return;
+        }
+        c->meta_entries++;
+        if (c->meta_entries > c->lim->max_metadata_entries) {
+            fatal_limit(c, k.offset, "max_metadata_entries", c->lim->max_metadata_entries);
+            return;
+        }
+        stg_json_event v;
+        if (!next(c, &v)) {
+            return;
+        }
+        if (v.type != STG_JSON_STRING) {
+            note(c, STG_METADATA_INVALID, STG_SEV_ERROR, v.offset,
+                 "a __metadata__ value is not a string");
+            if (!skip_value(c, &v, NULL)) {
+                return;
+            }
+            continue;
+        }
+        stg_st_meta m;
+        if (!decoded_string(c, &k, &m.key, &m.key_len) ||
+            !decoded_string(c, &v, &m.value, &m.value_len)) {
+            return;
+        }
+        size_t need = (h->metadata_count + 1) * sizeof(stg_st_meta);
+        size_t need_off = (h->metadata_count + 1) * sizeof(size_t);
+        void *buf = h->metadata;
+        if (!grow_exact(&h->arena, &buf, &h->metadata_cap_bytes,
+                        grown(h->metadata_cap_bytes, need))) {
+            fatal_memory(c, k.offset);
+            return;
+        }
+        h->metadata = buf;
+        if (stg_arena_grow_buffer(&h->arena, (void **)&c->meta_keyoff,
+                                  &c->meta_keyoff_cap_bytes, need_off) != 0) {
+            fatal_memory(c, k.offset);
+            return;
+        }
+        c->meta_keyoff[h->metadata_count] = k.offset;
+        h->metadata[h->metadata_count++] = m;
+    }
+}
+
+/* ---- top level ---- */
+
+static stg_st_tensor *record_at(stg_st_header *h, uint64_t name_offset)
+{
+    size_t lo = 0, hi = h->tensor_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->tensors[mid].name_offset < name_offset) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < h->tensor_count && h->tensors[lo].name_offset == name_offset ? &h->tensors[lo]
+                                                                             : NULL;
+}
+
+static void top_duplicate(st_ctx *c, const stg_json_event *k)
+{
+    if (key_at_is(c, k->offset, "__metadata__")) {
+        note(c, STG_JSON_DUPLICATE_KEY, STG_SEV_ERROR, k->offset,
+             "__metadata__ appears more than once");
+        return;
+    }
+    stg_st_tensor *prev = record_at(c->h, file_off(k->prev_offset));
+    stg_st_tensor *cur = record_at(c->h, file_off(k->offset));
+    stg_finding *f = note(c, STG_JSON_DUPLICATE_KEY, strict_only(c), k->offset,
+                          "a tensor name is repeated (the reference keeps the last entry)");
+    if (cur != NULL) {
+        stg_report_set_tensor(c->tmp, f, cur->pub.name, cur->pub.name_len);
+    } else if (prev != NULL) {
+        stg_report_set_tensor(c->tmp, f, prev->pub.name, prev->pub.name_len);
+    }
+    if (prev != NULL) {
+        prev->pub.shard = ST_SUPERSEDED;
+    }
+}
+
+static void top_key(st_ctx *c, const stg_json_event *k)
+{
+    if (key_is(k, "__metadata__")) {
+        parse_metadata(c);
+        return;
+    }
+    c->tensor_keys++;
+    if (c->tensor_keys > c->lim->max_tensors) {
+        fatal_limit(c, k->offset, "max_tensors", c->lim->max_tensors);
+        return;
+    }
+    st_entry e;
+    memset(&e, 0, sizeof e);
+    e.key_pos = k->offset;
+    if (!decoded_string(c, k, &e.name, &e.name_len)) {
+        return;
+    }
+    if (e.name_len > c->lim->max_name_len) {
+        fatal_limit(c, k->offset, "max_name_len", c->lim->max_name_len);
+        return;
+    }
+    if (e.name_len == 0) {
+        note_tensor(c, note(c, STG_TENSOR_NAME_INVALID, strict_only(c), k->offset,
+                            "a tensor name is empty"),
+                    &e);
+    } else if (control_in_name(e.name, e.name_len)) {
+        note_tensor(c, note(c, STG_TENSOR_NAME_INVALID, strict_only(c), k->offset,
+                            "a tensor name holds control characters"),
+                    &e);
+    }
+    parse_entry(c, &e);
+}
+
+/* Checks the reference makes on the entries it keeps, once duplicates are resolved. */
+static void check_records(st_ctx *c)
+{
+    stg_st_header *h = c->h;
+    size_t kept = 0;
+    for (size_t i = 0; i < h->tensor_count; i++) {
+        if (h->tensors[i].pub.shard == ST_SUPERSEDED) {
+            continue;
+        }
+        h->tensors[kept++] = h->tensors[i];
+    }
+    h->tensor_count = kept;
+    for (size_t i = 0; i < kept; i++) {
+        stg_st_tensor *t = &h->tensors[i];
+        size_t opos = (size_t)(t->offsets_offset - 8);
+        stg_finding *f;
+        if (t->pub.begin > t->pub.end) {
+            f = note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, opos,
+                     "data_offsets begin %llu is after end %llu",
+                     (unsigned long long)t->pub.begin, (unsigned long long)t->pub.end);
+            stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
+            continue;
+        }
+        /* Folded left to right as the reference does: an overflow at any step counts, even if
+         * a later dimension is 0. */
+        uint64_t count = 1;
+        bool overflow = false;
+        for (uint32_t d = 0; d < t->pub.rank && !overflow; d++) {
+            overflow = stg_mul_u64(count, t->pub.shape[d], &count);
+        }
+        uint64_t bits = 0;
+        if (!overflow) {
+            overflow = stg_mul_u64(count, stg_dtype_bits(t->pub.dtype), &bits);
+        }
+        size_t npos = (size_t)(t->byte_size - 8); /* the shape token (see append_record) */
+        t->byte_size = 0;
+        if (overflow) {
+            f = note(c, STG_SHAPE_OVERFLOW, STG_SEV_ERROR, npos,
+                     "the element count times bits per element overflows 64 bits");
+            stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
+            continue;
+        }
+        if (bits % 8 != 0) {
+            f = note(c, STG_SUBBYTE_MISALIGNED, STG_SEV_ERROR, npos,
+                     "%llu elements of %u bits are not a whole number of bytes",
+                     (unsigned long long)count, stg_dtype_bits(t->pub.dtype));
+            stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
+            continue;
+        }
+        t->byte_size = bits / 8;
+        if (t->pub.end - t->pub.begin != t->byte_size) {
+            f = note(c, STG_SIZE_MISMATCH, STG_SEV_ERROR, opos,
+                     "data_offsets span %llu bytes but the shape and dtype need %llu",
+                     (unsigned long long)(t->pub.end - t->pub.begin),
+                     (unsigned long long)t->byte_size);
+            stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
+        }
+    }
+    /* Metadata entries dropped by a later key of the same name. */
+    size_t mk = 0;
+    for (size_t i = 0; i < h->metadata_count; i++) {
+        if (h->metadata[i].key != NULL) {
+            h->metadata[mk++] = h->metadata[i];
+        }
+    }
+    h->metadata_count = mk;
+}
+
+/* Trailing bytes after the top-level object: spaces are the writer's padding; other JSON
+ * whitespace the reference accepts (strict error, compat warning); anything else is an error. */
+static void check_trailing(st_ctx *c, size_t from)
+{
+    size_t i = from;
+    while (i < c->n && c->hdr[i] == ' ') {
+        i++;
+    }
+    if (i == c->n) {
+        return;
+    }
+    size_t first = i;
+    while (i < c->n && is_json_ws(c->hdr[i])) {
+        i++;
+    }
+    if (i == c->n) {
+        note(c, STG_HEADER_TRAILING_BYTES, strict_only(c), first,
+             "JSON whitespace other than spaces follows the header object");
+        return;
+    }
+    note(c, STG_HEADER_TRAILING_BYTES, STG_SEV_ERROR, i,
+         "bytes other than whitespace follow the header object");
+}
+
+static void parse_top(st_ctx *c)
+{
+    stg_json_event ev;
+    if (!next(c, &ev)) {
+        return;
+    }
+    if (ev.type != STG_JSON_OBJECT_BEGIN) {
+        fatal(c, STG_HEADER_NOT_JSON_OBJECT, STG_SEV_ERROR, file_off(ev.offset),
+              "the header is not a JSON object");
+        return;
+    }
+    for (;;) {
+        if (!next(c, &ev)) {
+            return;
+        }
+        if (ev.type == STG_JSON_OBJECT_END) {
+            break;
+        }
+        if (ev.type == STG_JSON_DUPLICATE) {
+            top_duplicate(c, &ev);
+        } else if (ev.type == STG_JSON_KEY) {
+            top_key(c, &ev);
+        } else {
+            fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(ev.offset),
+                  "unexpected JSON event in an object");
+        }
+        if (c->fatal) {
+            return;
+        }
+    }
+    if (!next(c, &ev)) {
+        return;
+    }
+    if (ev.type != STG_JSON_END) {
+        fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(ev.offset),
+              "unexpected JSON event after the header object");
+        return;
+    }
+    check_trailing(c, ev.offset);
+    check_records(c);
+}
+
+/* Upper estimate of the entry count from the '{' bytes (one per object-form entry), so that
+ * real headers get their table in one allocation instead of repeated growth. */
+static void reserve_table(st_ctx *c)
+{
+    size_t braces = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        braces += c->hdr[i] == '{';
+    }
+    if (braces <= 1) {
+        return;
+    }
+    size_t want;
+    if (__builtin_mul_overflow(braces, sizeof(stg_st_tensor), &want)) {
+        return;
+    }
+    /* Only when it leaves room for the rest (crafted headers full of '{' fall back to growth). */
+    if (want / 2 > c->h->arena.cap / 3) {
+        return;
+    }
+    void *buf = c->h->tensors;
+    if (grow_exact(&c->h->arena, &buf, &c->h->tensors_cap_bytes, want)) {
+        c->h->tensors = buf;
+    } else {
+        c->h->arena.failed = 0;
+    }
+}
+
+bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, stg_report *r,
+                         stg_st_header *h)
+{
+    h->schema_ok = false;
+    h->layout_ok = false;
+    h->header_len = n;
+    h->data_start = n + 8u; /* n <= 2^32 - 1 after framing */
+    if (n > ST_HEADER_CEILING) {
+        stg_finding *f = stg_report_add(r, STG_HEADER_TOO_LARGE, STG_SEV_ERROR, 0,
+                                        "header length %llu is over the ceiling %llu",
+                                        (unsigned long long)n,
+                                        (unsigned long long)ST_HEADER_CEILING);
+        stg_report_set_limit(r, f, "max_header_len");
+        return false;
+    }
+    if (h->arena.head == NULL && h->arena.reserved == 0) {
+        uint64_t budget = stg_st_memory_budget(lim, n);
+        stg_arena_init(&h->arena, budget > SIZE_MAX ? SIZE_MAX : (size_t)budget);
+    }
+
+    /* Leading bytes: the reference skips JSON whitespace; anything else before '{' fails. */
+    size_t len = (size_t)n;
+    size_t i = 0;
+    while (i < len && is_json_ws(hdr[i])) {
+        i++;
+    }
+    if (i == len || hdr[i] != '{') {
+        stg_report_add(r, STG_HEADER_NOT_JSON_OBJECT, STG_SEV_ERROR, file_off(i == len ? 0 : i),
+                       "the header does not start with a JSON object ('{')");
+        return false;
+    }
+
+    st_ctx c;
+    memset(&c, 0, sizeof c);
+    c.hdr = hdr;
+    c.n = len;
+    c.lim = lim;
+    c.out = r;
+    c.h = h;
+    c.tmp = stg_report_new(lim);
+    if (c.tmp == NULL) {
+        r->out_of_memory = true;
+        return false;
+    }
+    if (i > 0) {
+        note(&c, STG_HEADER_NOT_JSON_OBJECT, strict_only(&c), 0,
+             "whitespace comes before the header's opening brace");
+    }
+    reserve_table(&c);
+    stg_json_init(&c.p, hdr, len, lim->max_json_depth, &h->arena);
+    parse_top(&c);
+    stg_json_release(&c.p);
+    if (c.shape_buf != NULL) {
+        void *p = c.shape_buf;
+        stg_arena_free_buffer(&h->arena, &p, &c.shape_cap_bytes);
+    }
+    if (c.meta_keyoff != NULL) {
+        void *p = c.meta_keyoff;
+        stg_arena_free_buffer(&h->arena, &p, &c.meta_keyoff_cap_bytes);
+    }
+    if (!c.fatal) {
+        stg_report_merge(r, c.tmp, NULL, STG_NO_OFFSET);
+    } else {
+        h->tensor_count = 0;
+        h->metadata_count = 0;
+    }
+    stg_report_free(c.tmp);
+    h->schema_ok = !c.fatal && !c.errors;
+    return h->schema_ok;
+}

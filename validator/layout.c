@@ -1,0 +1,199 @@
+/* Safetensors stage 3: the tensor table against the data section.
+ *
+ * Tensors are put in (begin, end, name bytes) order (deterministic, whatever the hash order of
+ * any reader), then walked once with the end of the bytes covered so far:
+ *   - end past the data section          -> offsets_out_of_range
+ *   - begin before the covered end       -> offsets_overlap (zero-size tensors share no byte and
+ *     may sit together at a boundary, but one pointing inside another tensor's bytes is refused
+ *     as the reference refuses it; exact aliases of non-empty ranges overlap)
+ *   - begin after the covered end        -> data_gap (a first tensor not at 0 included)
+ *   - covered end short of the data size -> data_trailing
+ * This accepts exactly the layouts the reference accepts: every begin equals the previous end,
+ * from 0 to the data size. Sorting is a heapsort over 32-bit indexes (O(n log n) worst case,
+ * no libc qsort, which may allocate) followed by an in-place permutation; it is skipped when the
+ * table is already in order, as writers produce it. */
+#include <string.h>
+
+#include "../parser/util.h"
+#include "safetensors.h"
+
+static bool tensor_before(const stg_st_tensor *a, const stg_st_tensor *b)
+{
+    if (a->pub.begin != b->pub.begin) {
+        return a->pub.begin < b->pub.begin;
+    }
+    if (a->pub.end != b->pub.end) {
+        return a->pub.end < b->pub.end;
+    }
+    size_t m = a->pub.name_len < b->pub.name_len ? a->pub.name_len : b->pub.name_len;
+    int c = m > 0 ? memcmp(a->pub.name, b->pub.name, m) : 0;
+    if (c != 0) {
+        return c < 0;
+    }
+    return a->pub.name_len < b->pub.name_len;
+}
+
+static void sift_down(const stg_st_tensor *t, uint32_t *idx, size_t root, size_t count)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= count) {
+            return;
+        }
+        if (child + 1 < count && tensor_before(&t[idx[child]], &t[idx[child + 1]])) {
+            child++;
+        }
+        if (!tensor_before(&t[idx[root]], &t[idx[child]])) {
+            return;
+        }
+        uint32_t tmp = idx[root];
+        idx[root] = idx[child];
+        idx[child] = tmp;
+        root = child;
+    }
+}
+
+/* Sorts h->tensors; false when the index array did not fit the memory budget. */
+static bool sort_tensors(stg_st_header *h)
+{
+    size_t n = h->tensor_count;
+    bool sorted = true;
+    for (size_t i = 1; i < n && sorted; i++) {
+        sorted = !tensor_before(&h->tensors[i], &h->tensors[i - 1]);
+    }
+    if (sorted) {
+        return true;
+    }
+    if (n > UINT32_MAX) {
+        return false;
+    }
+    uint32_t *idx = stg_arena_alloc(&h->arena, n * sizeof *idx, sizeof *idx);
+    if (idx == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        idx[i] = (uint32_t)i;
+    }
+    for (size_t i = n / 2; i-- > 0;) {
+        sift_down(h->tensors, idx, i, n);
+    }
+    for (size_t end = n; end-- > 1;) {
+        uint32_t tmp = idx[0];
+        idx[0] = idx[end];
+        idx[end] = tmp;
+        sift_down(h->tensors, idx, 0, end);
+    }
+    /* Position i must receive record idx[i]: follow each cycle once. */
+    for (size_t i = 0; i < n; i++) {
+        if (idx[i] == i) {
+            continue;
+        }
+        stg_st_tensor saved = h->tensors[i];
+        size_t j = i;
+        while (idx[j] != i) {
+            size_t from = idx[j];
+            h->tensors[j] = h->tensors[from];
+            idx[j] = (uint32_t)j;
+            j = from;
+        }
+        h->tensors[j] = saved;
+        idx[j] = (uint32_t)j;
+    }
+    return true;
+}
+
+static stg_finding *tensor_finding(stg_report *r, const stg_st_tensor *t, stg_finding *f)
+{
+    stg_report_set_tensor(r, f, t->pub.name, t->pub.name_len);
+    return f;
+}
+
+void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *lim,
+                         stg_report *r)
+{
+    (void)lim;
+    h->layout_ok = false;
+    if (!h->schema_ok) {
+        return; /* depends on a valid table */
+    }
+    bool errors = false;
+    if (h->data_start % 8 != 0) {
+        stg_report_add(r, STG_HEADER_NOT_PADDED, STG_SEV_WARNING, h->data_start,
+                       "the data section starts at byte %llu, not a multiple of 8",
+                       (unsigned long long)h->data_start);
+    }
+    if (!sort_tensors(h)) {
+        stg_report_limit(r, h->data_start, "max_memory", (uint64_t)h->arena.cap);
+        if (h->arena.out_of_memory) {
+            r->out_of_memory = true;
+        }
+        return;
+    }
+    uint64_t covered = 0;            /* bytes [0, covered) are accounted for */
+    const stg_st_tensor *owner = NULL; /* the tensor whose end is `covered` */
+    uint64_t start = h->data_start;
+    for (size_t i = 0; i < h->tensor_count; i++) {
+        const stg_st_tensor *t = &h->tensors[i];
+        uint64_t b = t->pub.begin, e = t->pub.end; /* b <= e after stage 2 */
+        uint32_t bits = stg_dtype_bits(t->pub.dtype);
+        if (bits >= 16 && e > b && b % (bits / 8) != 0) { /* zero-size tensors have no bytes */
+            tensor_finding(r, t,
+                           stg_report_add(r, STG_TENSOR_MISALIGNED, STG_SEV_WARNING,
+                                          t->offsets_offset,
+                                          "the tensor begins at data byte %llu, not a multiple "
+                                          "of its %u-byte element",
+                                          (unsigned long long)b, bits / 8));
+        }
+        if (e > data_len) {
+            errors = true;
+            tensor_finding(r, t,
+                           stg_report_add(r, STG_OFFSETS_OUT_OF_RANGE, STG_SEV_ERROR,
+                                          t->offsets_offset,
+                                          "the tensor ends at data byte %llu but the data "
+                                          "section has %llu bytes",
+                                          (unsigned long long)e, (unsigned long long)data_len));
+            /* Count what it claims inside the section as covered, to avoid follow-on noise. */
+            if (b > covered && b <= data_len) {
+                stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, start + covered,
+                               "data bytes %llu to %llu are covered by no tensor",
+                               (unsigned long long)covered, (unsigned long long)b);
+            }
+            covered = data_len;
+            owner = t;
+            continue;
+        }
+        if (b < covered) {
+            errors = true;
+            tensor_finding(r, t,
+                           stg_report_add(r, STG_OFFSETS_OVERLAP, STG_SEV_ERROR,
+                                          t->offsets_offset,
+                                          "the tensor's range [%llu, %llu) overlaps the tensor "
+                                          "whose data_offsets are at byte %llu",
+                                          (unsigned long long)b, (unsigned long long)e,
+                                          (unsigned long long)(owner != NULL
+                                                                   ? owner->offsets_offset
+                                                                   : 0)));
+            if (e > covered) {
+                covered = e;
+                owner = t;
+            }
+            continue;
+        }
+        if (b > covered) {
+            errors = true;
+            /* start + covered <= start + data_len, the file size: no overflow */
+            stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, start + covered,
+                           "data bytes %llu to %llu are covered by no tensor",
+                           (unsigned long long)covered, (unsigned long long)b);
+        }
+        covered = e;
+        owner = t;
+    }
+    if (covered < data_len) {
+        errors = true;
+        stg_report_add(r, STG_DATA_TRAILING, STG_SEV_ERROR, start + covered,
+                       "%llu bytes follow the last tensor's data",
+                       (unsigned long long)(data_len - covered));
+    }
+    h->layout_ok = !errors;
+}
