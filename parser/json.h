@@ -67,6 +67,7 @@ typedef struct stg_json_event {
 } stg_json_event;
 
 typedef struct stg_json_key stg_json_key; /* private: one open object's key record */
+typedef struct stg_json_dup stg_json_dup; /* private: one pending duplicate (repeat, previous) */
 
 typedef struct stg_json_parser {
     /* all fields private except error and error_offset */
@@ -78,8 +79,11 @@ typedef struct stg_json_parser {
     uint8_t *state;           /* [max_depth + 1]: what the parser expects next at each level */
     stg_json_key *keys;       /* keys of all open objects, stack-like */
     size_t keys_count, keys_cap_bytes;
-    stg_json_event *pending;  /* duplicate events waiting to be handed out, then OBJECT_END */
-    size_t pending_count, pending_next, pending_cap_bytes;
+    stg_json_dup *pending;    /* duplicates waiting to be handed out, then OBJECT_END; they live
+                                 in `keys` or `sort_tmp`, whichever the sort left free */
+    size_t pending_count, pending_next;
+    stg_json_key *sort_tmp;   /* scratch for sorting one closing object's keys by hash */
+    size_t sort_tmp_cap_bytes;
     size_t close_offset;      /* offset of the '}' whose events are pending */
     stg_arena *arena;
     int started, finished;
@@ -111,6 +115,11 @@ bool stg_json_rest_is_ws(const uint8_t *buf, size_t len, size_t from);
 
 /* Releases the parser's buffers back to the arena budget (the arena itself stays). */
 void stg_json_release(stg_json_parser *p);
+
+/* The hash the duplicate check uses, over a key's DECODED bytes (exposed so tests can build
+ * colliding keys, and so callers may reuse it for name tables). Not a cryptographic hash:
+ * collisions only cost time, never correctness, and that time stays O(k log k). */
+uint64_t stg_json_key_hash(const uint8_t *decoded, size_t len);
 
 /* Worst-case arena bytes the parser can use for an input of `len` bytes at `max_depth`: the
  * documented formula (docs/json.md), which a test checks against stg_arena.peak. */

@@ -1,0 +1,1265 @@
+/* Pull parser for RFC 8259 JSON with strict UTF-8 (see json.h for the contract and
+ * docs/json.md for the design, the error offsets and the memory formula).
+ *
+ * Reads: the parser keeps its own bounded reader (buf, len, pos) instead of a stg_cursor because
+ * it is the hot loop of every validation; the discipline is the cursor's: every read is preceded
+ * by a comparison with what is left (`i < n`, `n - i >= 8`), never `i + k > n`. */
+#include "json.h"
+
+#include <string.h>
+
+#include "util.h"
+
+struct stg_json_key {
+    uint64_t hash;  /* stg_json_key_hash of the decoded key */
+    size_t offset;  /* the key's opening quote; its end is found again when needed */
+};
+
+struct stg_json_dup {
+    size_t offset;       /* the repeat's opening quote */
+    size_t prev_offset;  /* the occurrence before it */
+};
+
+/* Objects with up to this many keys are checked pairwise, without sorting. */
+#define SMALL_OBJECT_KEYS 8u
+/* Objects up to this many keys are sorted by insertion sort (radix above). */
+#define INSERTION_SORT_KEYS 32u
+
+enum parse_state {
+    ST_VALUE = 0,  /* a value must come: top level, after ':' or after ',' in an array */
+    ST_ARR_FIRST,  /* just after '[': a value or ']' */
+    ST_OBJ_FIRST,  /* just after '{': a key or '}' */
+    ST_OBJ_KEY,    /* after ',' in an object: a key */
+    ST_OBJ_COLON,  /* after a key: ':' */
+    ST_AFTER       /* after a member or element: ',' or the closing bracket */
+};
+
+static const uint8_t json_ws[256] = {[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1};
+
+/* ------------------------------------------------------------------------------------------ */
+/* events and errors */
+
+static inline void ev_set(stg_json_event *ev, stg_json_type type, size_t offset, size_t len,
+                          uint32_t depth)
+{
+    ev->type = type;
+    ev->offset = offset;
+    ev->len = len;
+    ev->depth = depth;
+    ev->str = NULL;
+    ev->str_len = 0;
+    ev->has_escapes = false;
+    ev->is_uint = false;
+    ev->uint_overflow = false;
+    ev->uint_value = 0;
+    ev->prev_offset = 0;
+}
+
+static void set_error(stg_json_parser *p, stg_json_error error, size_t offset)
+{
+    if (p->error == STG_JSON_E_NONE) {
+        p->error = error;
+        p->error_offset = offset;
+    }
+}
+
+static stg_json_type fail(stg_json_parser *p, stg_json_event *ev, stg_json_error error,
+                          size_t offset)
+{
+    set_error(p, error, offset);
+    ev_set(ev, STG_JSON_ERROR, p->error_offset, 0, p->depth);
+    return STG_JSON_ERROR;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* UTF-8 and strings */
+
+static inline bool is_cont(uint8_t c)
+{
+    return (c & 0xC0u) == 0x80u;
+}
+
+/* Length (2..4) of the valid UTF-8 sequence starting at b[i] (a byte >= 0x80), or 0 when it is
+ * invalid: a lone continuation byte, an overlong form, an encoded surrogate, a code point above
+ * U+10FFFF or a sequence cut short. */
+static size_t utf8_char_len(const uint8_t *b, size_t i, size_t n)
+{
+    uint8_t c = b[i];
+    size_t avail = n - i;
+    if (c < 0xC2u) {
+        return 0; /* continuation byte, or C0/C1 (always overlong) */
+    }
+    if (c < 0xE0u) {
+        return (avail >= 2 && is_cont(b[i + 1])) ? 2 : 0;
+    }
+    if (c < 0xF0u) {
+        if (avail < 3) {
+            return 0;
+        }
+        uint8_t lo = c == 0xE0u ? 0xA0u : 0x80u; /* E0 80..9F would be overlong */
+        uint8_t hi = c == 0xEDu ? 0x9Fu : 0xBFu; /* ED A0..BF would be a surrogate */
+        uint8_t c1 = b[i + 1];
+        return (c1 >= lo && c1 <= hi && is_cont(b[i + 2])) ? 3 : 0;
+    }
+    if (c < 0xF5u) {
+        if (avail < 4) {
+            return 0;
+        }
+        uint8_t lo = c == 0xF0u ? 0x90u : 0x80u; /* F0 80..8F would be overlong */
+        uint8_t hi = c == 0xF4u ? 0x8Fu : 0xBFu; /* F4 90.. would pass U+10FFFF */
+        uint8_t c1 = b[i + 1];
+        return (c1 >= lo && c1 <= hi && is_cont(b[i + 2]) && is_cont(b[i + 3])) ? 4 : 0;
+    }
+    return 0;
+}
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* High bit set in each byte of w (little-endian lanes) that is '"', '\\', < 0x20 or >= 0x80.
+ * Borrows can flag a byte above a true hit, never below one, so the lowest flag is exact. */
+static inline uint64_t string_special(uint64_t w)
+{
+    uint64_t q = w ^ (ONES * (uint64_t)'"');
+    uint64_t s = w ^ (ONES * (uint64_t)'\\');
+    uint64_t m = ((q - ONES) & ~q) | ((s - ONES) & ~s) | ((w - ONES * 0x20u) & ~w) | w;
+    return m & HIGHS;
+}
+
+static inline int hex_value(uint8_t c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    c = (uint8_t)(c | 0x20u);
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    return -1;
+}
+
+/* Four hex digits at b[at..]: 1 with *cp set, 0 when a digit is not hex, -1 when cut short. */
+static int hex4(const uint8_t *b, size_t at, size_t n, uint32_t *cp)
+{
+    uint32_t v = 0;
+    for (size_t k = 0; k < 4; k++) {
+        if (at >= n || n - at <= k) {
+            return -1;
+        }
+        int h = hex_value(b[at + k]);
+        if (h < 0) {
+            return 0;
+        }
+        v = (v << 4) | (uint32_t)h;
+    }
+    *cp = v;
+    return 1;
+}
+
+/* Validates the escape whose backslash is b[i]; *adv gets its raw length. Errors point at the
+ * backslash, or at the end of the input when it is cut short. */
+static int scan_escape(stg_json_parser *p, size_t i, size_t *adv)
+{
+    const uint8_t *b = p->buf;
+    size_t n = p->len;
+    if (n - i < 2) {
+        set_error(p, STG_JSON_E_SYNTAX, n);
+        return -1;
+    }
+    switch (b[i + 1]) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't':
+        *adv = 2;
+        return 0;
+    case 'u':
+        break;
+    default:
+        set_error(p, STG_JSON_E_SYNTAX, i);
+        return -1;
+    }
+    uint32_t cp = 0;
+    int h = hex4(b, i + 2, n, &cp);
+    if (h <= 0) {
+        set_error(p, STG_JSON_E_SYNTAX, h < 0 ? n : i);
+        return -1;
+    }
+    if (cp >= 0xDC00u && cp <= 0xDFFFu) {
+        set_error(p, STG_JSON_E_UTF8, i); /* a low surrogate with no high one before it */
+        return -1;
+    }
+    if (cp < 0xD800u || cp > 0xDBFFu) {
+        *adv = 6;
+        return 0;
+    }
+    /* A high surrogate: a \u low surrogate must follow at once. */
+    size_t j = i + 6;
+    if (j >= n) {
+        set_error(p, STG_JSON_E_SYNTAX, n);
+        return -1;
+    }
+    if (b[j] != '\\') {
+        set_error(p, STG_JSON_E_UTF8, i);
+        return -1;
+    }
+    if (n - j < 2) {
+        set_error(p, STG_JSON_E_SYNTAX, n);
+        return -1;
+    }
+    if (b[j + 1] != 'u') {
+        set_error(p, STG_JSON_E_UTF8, i);
+        return -1;
+    }
+    uint32_t lo = 0;
+    h = hex4(b, j + 2, n, &lo);
+    if (h <= 0) {
+        set_error(p, STG_JSON_E_SYNTAX, h < 0 ? n : j);
+        return -1;
+    }
+    if (lo < 0xDC00u || lo > 0xDFFFu) {
+        set_error(p, STG_JSON_E_UTF8, i);
+        return -1;
+    }
+    *adv = 12;
+    return 0;
+}
+
+/* Scans the string whose opening quote is b[start]. On success *end is the closing quote. */
+static int scan_string(stg_json_parser *p, size_t start, size_t *end, bool *has_escapes)
+{
+    const uint8_t *b = p->buf;
+    size_t n = p->len;
+    size_t i = start + 1;
+    bool esc = false;
+    for (;;) {
+        while (n - i >= 8) {
+            uint64_t m = string_special(stg_le64(b + i));
+            if (m == 0) {
+                i += 8;
+                continue;
+            }
+            i += (size_t)__builtin_ctzll(m) >> 3;
+            break;
+        }
+        if (i >= n) {
+            set_error(p, STG_JSON_E_SYNTAX, n);
+            return -1;
+        }
+        uint8_t c = b[i];
+        if (c == '"') {
+            *end = i;
+            *has_escapes = esc;
+            return 0;
+        }
+        if (c == '\\') {
+            size_t adv = 0;
+            if (scan_escape(p, i, &adv) != 0) {
+                return -1;
+            }
+            esc = true;
+            i += adv;
+        } else if (c < 0x20u) {
+            set_error(p, STG_JSON_E_SYNTAX, i);
+            return -1;
+        } else if (c >= 0x80u) {
+            size_t l = utf8_char_len(b, i, n);
+            if (l == 0) {
+                set_error(p, STG_JSON_E_UTF8, i);
+                return -1;
+            }
+            i += l;
+        } else {
+            i++;
+        }
+    }
+}
+
+/* The closing quote of an already validated string starting at b[start]. */
+static size_t string_end(const uint8_t *b, size_t n, size_t start, bool *has_escapes)
+{
+    size_t i = start + 1;
+    bool esc = false;
+    while (i < n) {
+        while (n - i >= 8) {
+            uint64_t w = stg_le64(b + i);
+            uint64_t q = w ^ (ONES * (uint64_t)'"');
+            uint64_t s = w ^ (ONES * (uint64_t)'\\');
+            uint64_t m = (((q - ONES) & ~q) | ((s - ONES) & ~s)) & HIGHS;
+            if (m == 0) {
+                i += 8;
+                continue;
+            }
+            i += (size_t)__builtin_ctzll(m) >> 3;
+            break;
+        }
+        if (i >= n) {
+            break;
+        }
+        if (b[i] == '"') {
+            break;
+        }
+        if (b[i] == '\\') {
+            esc = true;
+            i += (n - i >= 2) ? 2 : 1; /* \uXXXX: the hex digits are neither quote nor backslash */
+        } else {
+            i++;
+        }
+    }
+    *has_escapes = esc;
+    return i < n ? i : n;
+}
+
+/* Decodes one escape at s[i] (a backslash) into out; *adv gets the raw length consumed. Input
+ * that the parser would have rejected is copied through byte by byte, never read past n. */
+static size_t decode_escape(const uint8_t *s, size_t i, size_t n, uint8_t out[4], size_t *adv)
+{
+    if (n - i < 2) {
+        out[0] = s[i];
+        *adv = 1;
+        return 1;
+    }
+    uint8_t c = s[i + 1];
+    *adv = 2;
+    switch (c) {
+    case '"':
+    case '\\':
+    case '/':
+        out[0] = c;
+        return 1;
+    case 'b':
+        out[0] = '\b';
+        return 1;
+    case 'f':
+        out[0] = '\f';
+        return 1;
+    case 'n':
+        out[0] = '\n';
+        return 1;
+    case 'r':
+        out[0] = '\r';
+        return 1;
+    case 't':
+        out[0] = '\t';
+        return 1;
+    case 'u':
+        break;
+    default:
+        out[0] = s[i];
+        *adv = 1;
+        return 1;
+    }
+    uint32_t cp = 0;
+    if (hex4(s, i + 2, n, &cp) != 1) {
+        out[0] = s[i];
+        *adv = 1;
+        return 1;
+    }
+    *adv = 6;
+    if (cp >= 0xD800u && cp <= 0xDBFFu) {
+        uint32_t lo = 0;
+        size_t j = i + 6;
+        if (j < n && n - j >= 2 && s[j] == '\\' && s[j + 1] == 'u' && hex4(s, j + 2, n, &lo) == 1 &&
+            lo >= 0xDC00u && lo <= 0xDFFFu) {
+            cp = 0x10000u + ((cp - 0xD800u) << 10) + (lo - 0xDC00u);
+            *adv = 12;
+        }
+    }
+    if (cp < 0x80u) {
+        out[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800u) {
+        out[0] = (uint8_t)(0xC0u | (cp >> 6));
+        out[1] = (uint8_t)(0x80u | (cp & 0x3Fu));
+        return 2;
+    }
+    if (cp < 0x10000u) {
+        out[0] = (uint8_t)(0xE0u | (cp >> 12));
+        out[1] = (uint8_t)(0x80u | ((cp >> 6) & 0x3Fu));
+        out[2] = (uint8_t)(0x80u | (cp & 0x3Fu));
+        return 3;
+    }
+    out[0] = (uint8_t)(0xF0u | (cp >> 18));
+    out[1] = (uint8_t)(0x80u | ((cp >> 12) & 0x3Fu));
+    out[2] = (uint8_t)(0x80u | ((cp >> 6) & 0x3Fu));
+    out[3] = (uint8_t)(0x80u | (cp & 0x3Fu));
+    return 4;
+}
+
+size_t stg_json_decode(const uint8_t *raw, size_t raw_len, uint8_t *dst)
+{
+    size_t i = 0, o = 0;
+    while (i < raw_len) {
+        const uint8_t *bs = memchr(raw + i, '\\', raw_len - i);
+        size_t plain = bs == NULL ? raw_len - i : (size_t)(bs - (raw + i));
+        if (plain > 0) {
+            memmove(dst + o, raw + i, plain);
+            o += plain;
+            i += plain;
+        }
+        if (bs == NULL) {
+            break;
+        }
+        uint8_t tmp[4];
+        size_t adv = 0;
+        size_t got = decode_escape(raw, i, raw_len, tmp, &adv);
+        memcpy(dst + o, tmp, got);
+        o += got;
+        i += adv;
+    }
+    return o;
+}
+
+/* Decoded bytes of a raw string body, one at a time. */
+typedef struct decoded_iter {
+    const uint8_t *s;
+    size_t i, n;
+    uint8_t pend[4];
+    size_t pend_len, pend_pos;
+} decoded_iter;
+
+static int decoded_next(decoded_iter *it)
+{
+    if (it->pend_pos < it->pend_len) {
+        return it->pend[it->pend_pos++];
+    }
+    if (it->i >= it->n) {
+        return -1;
+    }
+    uint8_t c = it->s[it->i];
+    if (c != '\\') {
+        it->i++;
+        return c;
+    }
+    size_t adv = 0;
+    it->pend_len = decode_escape(it->s, it->i, it->n, it->pend, &adv);
+    it->pend_pos = 1;
+    it->i += adv;
+    return it->pend[0];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* key hashing and comparison */
+
+#define HASH_SEED 0x243F6A8885A308D3ull
+#define HASH_MUL 0x9E3779B97F4A7C15ull
+
+static inline uint64_t hash_step(uint64_t h, uint64_t word)
+{
+    h = (h ^ word) * HASH_MUL;
+    return h ^ (h >> 32);
+}
+
+static inline uint64_t hash_final(uint64_t h, uint64_t len)
+{
+    h ^= len;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+uint64_t stg_json_key_hash(const uint8_t *decoded, size_t len)
+{
+    uint64_t h = HASH_SEED;
+    size_t i = 0;
+    while (len - i >= 8) {
+        h = hash_step(h, stg_le64(decoded + i));
+        i += 8;
+    }
+    if (i < len) {
+        uint64_t tail = 0;
+        for (size_t k = 0; i + k < len; k++) {
+            tail |= (uint64_t)decoded[i + k] << (8 * k);
+        }
+        h = hash_step(h, tail);
+    }
+    return hash_final(h, (uint64_t)len);
+}
+
+/* The same hash, over the decoded form of a raw body with escapes. */
+static uint64_t hash_escaped(const uint8_t *raw, size_t raw_len)
+{
+    decoded_iter it = {raw, 0, raw_len, {0}, 0, 0};
+    uint64_t h = HASH_SEED, word = 0;
+    uint64_t total = 0;
+    unsigned fill = 0;
+    int c;
+    while ((c = decoded_next(&it)) >= 0) {
+        word |= (uint64_t)(unsigned)c << (8 * fill);
+        total++;
+        if (++fill == 8) {
+            h = hash_step(h, word);
+            word = 0;
+            fill = 0;
+        }
+    }
+    if (fill > 0) {
+        h = hash_step(h, word);
+    }
+    return hash_final(h, total);
+}
+
+/* Orders two keys of the buffer by their decoded bytes. */
+static int key_compare(const uint8_t *b, size_t n, size_t off_a, size_t off_b)
+{
+    bool esc_a = false, esc_b = false;
+    size_t end_a = string_end(b, n, off_a, &esc_a);
+    size_t end_b = string_end(b, n, off_b, &esc_b);
+    size_t len_a = end_a - off_a - 1, len_b = end_b - off_b - 1;
+    if (!esc_a && !esc_b) {
+        size_t common = len_a < len_b ? len_a : len_b;
+        int c = memcmp(b + off_a + 1, b + off_b + 1, common);
+        if (c != 0) {
+            return c;
+        }
+        return len_a < len_b ? -1 : (len_a > len_b ? 1 : 0);
+    }
+    decoded_iter ia = {b + off_a + 1, 0, len_a, {0}, 0, 0};
+    decoded_iter ib = {b + off_b + 1, 0, len_b, {0}, 0, 0};
+    for (;;) {
+        int ca = decoded_next(&ia);
+        int cb = decoded_next(&ib);
+        if (ca != cb) {
+            return ca < cb ? -1 : 1;
+        }
+        if (ca < 0) {
+            return 0;
+        }
+    }
+}
+
+/* Total order used when hashes collide: hash, then decoded bytes, then position. */
+static int record_compare(const stg_json_parser *p, const stg_json_key *a, const stg_json_key *b)
+{
+    if (a->hash != b->hash) {
+        return a->hash < b->hash ? -1 : 1;
+    }
+    if (a->offset == b->offset) {
+        return 0;
+    }
+    int c = key_compare(p->buf, p->len, a->offset, b->offset);
+    if (c != 0) {
+        return c;
+    }
+    return a->offset < b->offset ? -1 : 1;
+}
+
+static bool records_equal(const stg_json_parser *p, const stg_json_key *a, const stg_json_key *b)
+{
+    return a->hash == b->hash && key_compare(p->buf, p->len, a->offset, b->offset) == 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the duplicate check at object close */
+
+static void heap_sift_records(const stg_json_parser *p, stg_json_key *r, size_t root, size_t count)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= count) {
+            return;
+        }
+        if (child + 1 < count && record_compare(p, &r[child], &r[child + 1]) < 0) {
+            child++;
+        }
+        if (record_compare(p, &r[root], &r[child]) >= 0) {
+            return;
+        }
+        stg_json_key t = r[root];
+        r[root] = r[child];
+        r[child] = t;
+        root = child;
+    }
+}
+
+/* In place, no memory, O(k log k) comparisons whatever the keys: the flood-proof fallback. */
+static void heapsort_records(const stg_json_parser *p, stg_json_key *r, size_t count)
+{
+    if (count < 2) {
+        return;
+    }
+    for (size_t i = count / 2; i-- > 0;) {
+        heap_sift_records(p, r, i, count);
+    }
+    for (size_t end = count - 1; end > 0; end--) {
+        stg_json_key t = r[0];
+        r[0] = r[end];
+        r[end] = t;
+        heap_sift_records(p, r, 0, end);
+    }
+}
+
+static void heap_sift_dups(stg_json_dup *d, size_t root, size_t count)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= count) {
+            return;
+        }
+        if (child + 1 < count && d[child].offset < d[child + 1].offset) {
+            child++;
+        }
+        if (d[root].offset >= d[child].offset) {
+            return;
+        }
+        stg_json_dup t = d[root];
+        d[root] = d[child];
+        d[child] = t;
+        root = child;
+    }
+}
+
+static void heapsort_dups(stg_json_dup *d, size_t count)
+{
+    if (count < 2) {
+        return;
+    }
+    for (size_t i = count / 2; i-- > 0;) {
+        heap_sift_dups(d, i, count);
+    }
+    for (size_t end = count - 1; end > 0; end--) {
+        stg_json_dup t = d[0];
+        d[0] = d[end];
+        d[end] = t;
+        heap_sift_dups(d, 0, end);
+    }
+}
+
+/* Stable insertion sort by the high half of the hash (small objects only: k <= 32). */
+static void insertion_sort_records(stg_json_key *r, size_t count)
+{
+    for (size_t i = 1; i < count; i++) {
+        stg_json_key t = r[i];
+        uint32_t key = (uint32_t)(t.hash >> 32);
+        size_t j = i;
+        while (j > 0 && (uint32_t)(r[j - 1].hash >> 32) > key) {
+            r[j] = r[j - 1];
+            j--;
+        }
+        r[j] = t;
+    }
+}
+
+/* Stable LSD radix sort by the high half of the hash, 4 passes of 8 bits (skipping passes where
+ * every key has the same digit). Returns the buffer holding the result: src or tmp. */
+static stg_json_key *radix_sort_records(stg_json_key *src, stg_json_key *tmp, size_t count)
+{
+    size_t hist[4][256];
+    memset(hist, 0, sizeof hist);
+    for (size_t i = 0; i < count; i++) {
+        uint32_t h = (uint32_t)(src[i].hash >> 32);
+        hist[0][h & 0xFFu]++;
+        hist[1][(h >> 8) & 0xFFu]++;
+        hist[2][(h >> 16) & 0xFFu]++;
+        hist[3][h >> 24]++;
+    }
+    stg_json_key *from = src, *to = tmp;
+    for (unsigned pass = 0; pass < 4; pass++) {
+        unsigned shift = 32u + 8u * pass;
+        size_t *h = hist[pass];
+        if (h[(from[0].hash >> shift) & 0xFFu] == count) {
+            continue;
+        }
+        size_t sum = 0;
+        for (unsigned d = 0; d < 256; d++) {
+            size_t c = h[d];
+            h[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < count; i++) {
+            to[h[(from[i].hash >> shift) & 0xFFu]++] = from[i];
+        }
+        stg_json_key *t = from;
+        from = to;
+        to = t;
+    }
+    return from;
+}
+
+/* Pairwise over a run in position order: each key against the latest earlier equal one. */
+static size_t dups_pairwise(const stg_json_parser *p, const stg_json_key *r, size_t count,
+                            stg_json_dup *out, size_t ndup)
+{
+    for (size_t j = 1; j < count; j++) {
+        for (size_t i = j; i-- > 0;) {
+            if (records_equal(p, &r[i], &r[j])) {
+                out[ndup].offset = r[j].offset;
+                out[ndup].prev_offset = r[i].offset;
+                ndup++;
+                break;
+            }
+        }
+    }
+    return ndup;
+}
+
+static int ensure_tmp(stg_json_parser *p, size_t count)
+{
+    void *buf = p->sort_tmp;
+    if (stg_arena_grow_buffer(p->arena, &buf, &p->sort_tmp_cap_bytes,
+                              count * sizeof(stg_json_key)) != 0) {
+        return -1;
+    }
+    p->sort_tmp = buf;
+    return 0;
+}
+
+/* Finds the repeated keys among the `count` keys of the object closing now. On return the
+ * pending duplicates (sorted by position) are in p->pending / p->pending_count. */
+static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
+{
+    stg_json_key *r = p->keys + base;
+    p->pending_count = 0;
+    p->pending_next = 0;
+    if (count <= SMALL_OBJECT_KEYS) {
+        bool any = false;
+        for (size_t j = 1; j < count && !any; j++) {
+            for (size_t i = 0; i < j; i++) {
+                if (r[i].hash == r[j].hash) {
+                    any = true;
+                    break;
+                }
+            }
+        }
+        if (!any) {
+            return 0;
+        }
+        if (ensure_tmp(p, count) != 0) {
+            return -1;
+        }
+        stg_json_dup *out = (stg_json_dup *)(void *)p->sort_tmp;
+        p->pending = out;
+        p->pending_count = dups_pairwise(p, r, count, out, 0);
+        return 0;
+    }
+    if (ensure_tmp(p, count) != 0) {
+        return -1;
+    }
+    stg_json_key *sorted;
+    if (count <= INSERTION_SORT_KEYS) {
+        insertion_sort_records(r, count);
+        sorted = r;
+    } else {
+        sorted = radix_sort_records(r, p->sort_tmp, count);
+    }
+    /* The buffer the sort left free takes the duplicates (there are fewer than count). */
+    stg_json_dup *out = (stg_json_dup *)(void *)(sorted == r ? p->sort_tmp : r);
+    size_t ndup = 0;
+    size_t s = 0;
+    while (s < count) {
+        uint32_t h = (uint32_t)(sorted[s].hash >> 32);
+        size_t e = s + 1;
+        while (e < count && (uint32_t)(sorted[e].hash >> 32) == h) {
+            e++;
+        }
+        size_t run = e - s;
+        if (run <= SMALL_OBJECT_KEYS) {
+            if (run > 1) {
+                ndup = dups_pairwise(p, sorted + s, run, out, ndup);
+            }
+        } else {
+            heapsort_records(p, sorted + s, run);
+            for (size_t j = s + 1; j < e; j++) {
+                if (records_equal(p, &sorted[j - 1], &sorted[j])) {
+                    out[ndup].offset = sorted[j].offset;
+                    out[ndup].prev_offset = sorted[j - 1].offset;
+                    ndup++;
+                }
+            }
+        }
+        s = e;
+    }
+    bool ordered = true;
+    for (size_t i = 1; i < ndup && ordered; i++) {
+        ordered = out[i - 1].offset < out[i].offset;
+    }
+    if (!ordered) {
+        heapsort_dups(out, ndup);
+    }
+    p->pending = out;
+    p->pending_count = ndup;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the parser */
+
+void stg_json_init(stg_json_parser *p, const uint8_t *buf, size_t len, uint32_t max_depth,
+                   stg_arena *arena)
+{
+    memset(p, 0, sizeof *p);
+    p->buf = buf;
+    p->len = buf == NULL ? 0 : len;
+    p->arena = arena;
+    if (max_depth == 0) {
+        max_depth = 1;
+    }
+    if (max_depth > STG_JSON_DEPTH_CEILING) {
+        max_depth = STG_JSON_DEPTH_CEILING;
+    }
+    p->max_depth = max_depth;
+    size_t levels = (size_t)max_depth + 1;
+    p->key_base = stg_arena_alloc(arena, levels * sizeof(size_t), sizeof(size_t));
+    p->kind = p->key_base == NULL ? NULL : stg_arena_alloc(arena, levels, 1);
+    p->state = p->kind == NULL ? NULL : stg_arena_alloc(arena, levels, 1);
+    if (p->state == NULL) {
+        set_error(p, STG_JSON_E_MEMORY, 0);
+        return;
+    }
+    p->kind[0] = 0;
+    p->state[0] = ST_VALUE;
+    p->key_base[0] = 0;
+}
+
+/* A value ended at level d (a scalar, or the container just closed). */
+static inline void value_done(stg_json_parser *p, uint32_t d)
+{
+    if (d == 0) {
+        p->finished = 1;
+    } else {
+        p->state[d] = ST_AFTER;
+    }
+}
+
+static stg_json_type emit_pending(stg_json_parser *p, stg_json_event *ev)
+{
+    if (p->pending_next < p->pending_count) {
+        const stg_json_dup *d = &p->pending[p->pending_next++];
+        bool esc = false;
+        size_t end = string_end(p->buf, p->len, d->offset, &esc);
+        ev_set(ev, STG_JSON_DUPLICATE, d->offset, end + 1 - d->offset, p->depth);
+        ev->str = p->buf + d->offset + 1;
+        ev->str_len = end - d->offset - 1;
+        ev->has_escapes = esc;
+        ev->prev_offset = d->prev_offset;
+        return STG_JSON_DUPLICATE;
+    }
+    uint32_t d = p->depth;
+    p->pending_count = 0;
+    p->pending_next = 0;
+    p->pending = NULL;
+    p->keys_count = p->key_base[d];
+    p->depth = d - 1;
+    value_done(p, d - 1);
+    ev_set(ev, STG_JSON_OBJECT_END, p->close_offset, 1, d - 1);
+    return STG_JSON_OBJECT_END;
+}
+
+static stg_json_type close_object(stg_json_parser *p, stg_json_event *ev, size_t at)
+{
+    uint32_t d = p->depth;
+    size_t base = p->key_base[d];
+    size_t count = p->keys_count - base;
+    p->pos = at + 1;
+    if (count >= 2) {
+        if (find_duplicates(p, base, count) != 0) {
+            return fail(p, ev, STG_JSON_E_MEMORY, at);
+        }
+        if (p->pending_count > 0) {
+            p->close_offset = at;
+            return emit_pending(p, ev);
+        }
+    }
+    p->keys_count = base;
+    p->depth = d - 1;
+    value_done(p, d - 1);
+    ev_set(ev, STG_JSON_OBJECT_END, at, 1, d - 1);
+    return STG_JSON_OBJECT_END;
+}
+
+static stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t start)
+{
+    const uint8_t *b = p->buf;
+    size_t n = p->len;
+    size_t i = start;
+    bool plain = true;
+    if (b[i] == '-') {
+        plain = false;
+        i++;
+    }
+    if (i >= n) {
+        return fail(p, ev, STG_JSON_E_SYNTAX, n);
+    }
+    if (b[i] < '0' || b[i] > '9') {
+        return fail(p, ev, STG_JSON_E_SYNTAX, i);
+    }
+    uint64_t v = 0;
+    bool overflow = false;
+    if (b[i] == '0') {
+        i++;
+        if (i < n && b[i] >= '0' && b[i] <= '9') {
+            return fail(p, ev, STG_JSON_E_SYNTAX, i); /* leading zero */
+        }
+    } else {
+        /* checked per digit: v * 10 + d must stay <= 2^64 - 1 */
+        while (i < n && b[i] >= '0' && b[i] <= '9') {
+            unsigned dgt = (unsigned)(b[i] - '0');
+            if (v > 1844674407370955161ull || (v == 1844674407370955161ull && dgt > 5)) {
+                overflow = true;
+            } else {
+                v = v * 10u + dgt;
+            }
+            i++;
+        }
+    }
+    if (i < n && b[i] == '.') {
+        plain = false;
+        i++;
+        if (i >= n) {
+            return fail(p, ev, STG_JSON_E_SYNTAX, n);
+        }
+        if (b[i] < '0' || b[i] > '9') {
+            return fail(p, ev, STG_JSON_E_SYNTAX, i);
+        }
+        while (i < n && b[i] >= '0' && b[i] <= '9') {
+            i++;
+        }
+    }
+    if (i < n && (b[i] == 'e' || b[i] == 'E')) {
+        plain = false;
+        i++;
+        if (i < n && (b[i] == '+' || b[i] == '-')) {
+            i++;
+        }
+        if (i >= n) {
+            return fail(p, ev, STG_JSON_E_SYNTAX, n);
+        }
+        if (b[i] < '0' || b[i] > '9') {
+            return fail(p, ev, STG_JSON_E_SYNTAX, i);
+        }
+        while (i < n && b[i] >= '0' && b[i] <= '9') {
+            i++;
+        }
+    }
+    uint32_t d = p->depth;
+    ev_set(ev, STG_JSON_NUMBER, start, i - start, d);
+    if (plain) {
+        ev->is_uint = true;
+        ev->uint_overflow = overflow;
+        ev->uint_value = overflow ? 0 : v;
+    }
+    p->pos = i;
+    value_done(p, d);
+    return STG_JSON_NUMBER;
+}
+
+static stg_json_type parse_literal(stg_json_parser *p, stg_json_event *ev, size_t start)
+{
+    static const char *const words[3] = {"true", "false", "null"};
+    static const size_t lens[3] = {4, 5, 4};
+    static const stg_json_type types[3] = {STG_JSON_TRUE, STG_JSON_FALSE, STG_JSON_NULL};
+    const uint8_t *b = p->buf;
+    size_t n = p->len;
+    unsigned w = b[start] == 't' ? 0u : (b[start] == 'f' ? 1u : 2u);
+    for (size_t k = 1; k < lens[w]; k++) {
+        if (n - start <= k) {
+            return fail(p, ev, STG_JSON_E_SYNTAX, n);
+        }
+        if (b[start + k] != (uint8_t)words[w][k]) {
+            return fail(p, ev, STG_JSON_E_SYNTAX, start + k);
+        }
+    }
+    uint32_t d = p->depth;
+    ev_set(ev, types[w], start, lens[w], d);
+    p->pos = start + lens[w];
+    value_done(p, d);
+    return types[w];
+}
+
+/* A byte that starts no JSON token: invalid UTF-8 is reported as such, anything else (even a
+ * well-formed multi-byte character) is a syntax error. */
+static stg_json_type unexpected(stg_json_parser *p, stg_json_event *ev, size_t at)
+{
+    if (at >= p->len) {
+        return fail(p, ev, STG_JSON_E_SYNTAX, p->len);
+    }
+    if (p->buf[at] >= 0x80u && utf8_char_len(p->buf, at, p->len) == 0) {
+        return fail(p, ev, STG_JSON_E_UTF8, at);
+    }
+    return fail(p, ev, STG_JSON_E_SYNTAX, at);
+}
+
+static stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
+{
+    const uint8_t *b = p->buf;
+    uint32_t d = p->depth;
+    uint8_t c = b[i];
+    switch (c) {
+    case '{':
+    case '[':
+        if (d >= p->max_depth) {
+            return fail(p, ev, STG_JSON_E_DEPTH, i);
+        }
+        p->depth = d + 1;
+        p->kind[d + 1] = c;
+        p->state[d + 1] = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
+        p->key_base[d + 1] = p->keys_count;
+        p->pos = i + 1;
+        ev_set(ev, c == '{' ? STG_JSON_OBJECT_BEGIN : STG_JSON_ARRAY_BEGIN, i, 1, d);
+        return ev->type;
+    case '"': {
+        size_t end = 0;
+        bool esc = false;
+        if (scan_string(p, i, &end, &esc) != 0) {
+            return fail(p, ev, p->error, p->error_offset);
+        }
+        ev_set(ev, STG_JSON_STRING, i, end + 1 - i, d);
+        ev->str = b + i + 1;
+        ev->str_len = end - i - 1;
+        ev->has_escapes = esc;
+        p->pos = end + 1;
+        value_done(p, d);
+        return STG_JSON_STRING;
+    }
+    case 't':
+    case 'f':
+    case 'n':
+        return parse_literal(p, ev, i);
+    case '-':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
+        return parse_number(p, ev, i);
+    default:
+        return unexpected(p, ev, i);
+    }
+}
+
+static stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
+{
+    const uint8_t *b = p->buf;
+    size_t end = 0;
+    bool esc = false;
+    if (scan_string(p, i, &end, &esc) != 0) {
+        return fail(p, ev, p->error, p->error_offset);
+    }
+    size_t body = end - i - 1;
+    if (p->keys_count >= p->keys_cap_bytes / sizeof(stg_json_key)) {
+        void *kb = p->keys;
+        if (p->keys_count >= ((size_t)-1) / sizeof(stg_json_key) - 1 ||
+            stg_arena_grow_buffer(p->arena, &kb, &p->keys_cap_bytes,
+                                  (p->keys_count + 1) * sizeof(stg_json_key)) != 0) {
+            return fail(p, ev, STG_JSON_E_MEMORY, i);
+        }
+        p->keys = kb;
+    }
+    stg_json_key *k = &p->keys[p->keys_count++];
+    k->hash = esc ? hash_escaped(b + i + 1, body) : stg_json_key_hash(b + i + 1, body);
+    k->offset = i;
+    uint32_t d = p->depth;
+    p->state[d] = ST_OBJ_COLON;
+    p->pos = end + 1;
+    ev_set(ev, STG_JSON_KEY, i, end + 1 - i, d);
+    ev->str = b + i + 1;
+    ev->str_len = body;
+    ev->has_escapes = esc;
+    return STG_JSON_KEY;
+}
+
+stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
+{
+    if (p->error != STG_JSON_E_NONE) {
+        ev_set(ev, STG_JSON_ERROR, p->error_offset, 0, p->depth);
+        return STG_JSON_ERROR;
+    }
+    if (p->pending_count > 0) {
+        return emit_pending(p, ev);
+    }
+    if (p->finished) {
+        ev_set(ev, STG_JSON_END, p->pos, 0, 0);
+        return STG_JSON_END;
+    }
+    p->started = 1;
+    const uint8_t *b = p->buf;
+    size_t n = p->len;
+    size_t i = p->pos;
+    for (;;) {
+        while (i < n && json_ws[b[i]]) {
+            i++;
+        }
+        if (i >= n) {
+            return fail(p, ev, STG_JSON_E_SYNTAX, n);
+        }
+        uint32_t d = p->depth;
+        uint8_t c = b[i];
+        switch ((enum parse_state)p->state[d]) {
+        case ST_VALUE:
+            return parse_value(p, ev, i);
+        case ST_ARR_FIRST:
+            if (c == ']') {
+                p->pos = i + 1;
+                p->depth = d - 1;
+                value_done(p, d - 1);
+                ev_set(ev, STG_JSON_ARRAY_END, i, 1, d - 1);
+                return STG_JSON_ARRAY_END;
+            }
+            return parse_value(p, ev, i);
+        case ST_OBJ_FIRST:
+            if (c == '}') {
+                return close_object(p, ev, i);
+            }
+            if (c == '"') {
+                return parse_key(p, ev, i);
+            }
+            return unexpected(p, ev, i);
+        case ST_OBJ_KEY:
+            if (c == '"') {
+                return parse_key(p, ev, i);
+            }
+            return unexpected(p, ev, i);
+        case ST_OBJ_COLON:
+            if (c != ':') {
+                return unexpected(p, ev, i);
+            }
+            p->state[d] = ST_VALUE;
+            i++;
+            continue;
+        case ST_AFTER:
+            if (c == ',') {
+                p->state[d] = p->kind[d] == '{' ? ST_OBJ_KEY : ST_VALUE;
+                i++;
+                continue;
+            }
+            if (c == '}' && p->kind[d] == '{') {
+                return close_object(p, ev, i);
+            }
+            if (c == ']' && p->kind[d] == '[') {
+                p->pos = i + 1;
+                p->depth = d - 1;
+                value_done(p, d - 1);
+                ev_set(ev, STG_JSON_ARRAY_END, i, 1, d - 1);
+                return STG_JSON_ARRAY_END;
+            }
+            return unexpected(p, ev, i);
+        }
+        return unexpected(p, ev, i); /* unreachable: every state is handled above */
+    }
+}
+
+stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,
+                            stg_json_event *first_dup)
+{
+    if (begin->type != STG_JSON_OBJECT_BEGIN && begin->type != STG_JSON_ARRAY_BEGIN) {
+        return begin->type;
+    }
+    uint32_t depth = begin->depth;
+    size_t seen = 0;
+    stg_json_event ev;
+    for (;;) {
+        stg_json_type t = stg_json_next(p, &ev);
+        switch (t) {
+        case STG_JSON_ERROR:
+        case STG_JSON_END: /* cannot happen before the matching end; treated as an error */
+            return STG_JSON_ERROR;
+        case STG_JSON_DUPLICATE:
+            if (seen == 0 && first_dup != NULL) {
+                *first_dup = ev;
+            }
+            seen++;
+            if (dup_count != NULL) {
+                (*dup_count)++;
+            }
+            break;
+        case STG_JSON_OBJECT_END:
+        case STG_JSON_ARRAY_END:
+            if (ev.depth == depth) {
+                return t;
+            }
+            break;
+        case STG_JSON_NONE:
+        case STG_JSON_OBJECT_BEGIN:
+        case STG_JSON_ARRAY_BEGIN:
+        case STG_JSON_KEY:
+        case STG_JSON_STRING:
+        case STG_JSON_NUMBER:
+        case STG_JSON_TRUE:
+        case STG_JSON_FALSE:
+        case STG_JSON_NULL:
+            break;
+        }
+    }
+}
+
+bool stg_json_rest_is_ws(const uint8_t *buf, size_t len, size_t from)
+{
+    for (size_t i = from; i < len; i++) {
+        if (!json_ws[buf[i]]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void stg_json_release(stg_json_parser *p)
+{
+    if (p->arena == NULL) {
+        return;
+    }
+    void *kb = p->keys;
+    if (kb != NULL) {
+        stg_arena_free_buffer(p->arena, &kb, &p->keys_cap_bytes);
+    }
+    void *tb = p->sort_tmp;
+    if (tb != NULL) {
+        stg_arena_free_buffer(p->arena, &tb, &p->sort_tmp_cap_bytes);
+    }
+    p->keys = NULL;
+    p->sort_tmp = NULL;
+    p->pending = NULL;
+    p->pending_count = 0;
+    p->keys_count = 0;
+    /* The parser cannot go on without its key stack: later calls report an error. */
+    if (!p->finished) {
+        set_error(p, STG_JSON_E_MEMORY, p->pos);
+    }
+}
+
+/* Saturating helpers for the bound (documented in docs/json.md). */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return stg_add_u64(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return stg_mul_u64(a, b, &r) ? UINT64_MAX : r;
+}
+
+uint64_t stg_json_memory_bound(uint64_t len, uint32_t max_depth)
+{
+    uint64_t depth = max_depth == 0 ? 1 : max_depth;
+    if (depth > STG_JSON_DEPTH_CEILING) {
+        depth = STG_JSON_DEPTH_CEILING;
+    }
+    /* Fixed arrays: key_base (size_t), kind and state (1 byte) per level, plus alignment, in the
+     * arena's first block (64 KiB minimum) behind its header (under 64 bytes). */
+    uint64_t fixed = (depth + 1) * (sizeof(size_t) + 2) + 2 * sizeof(size_t);
+    uint64_t block = fixed > 65536 ? fixed : 65536;
+    uint64_t total = sat_add(64, block);
+    /* Key records: a key needs its two quotes, a colon and the first byte of its value, so at
+     * most (len + 3) / 4 keys are open at once. The key stack and the sort scratch each hold at
+     * most that many 16-byte records, and each can be up to twice its need (geometric growth from
+     * 4096 bytes). Pending duplicates live in whichever of the two the sort left free. */
+    uint64_t keys = len / 4 + 1;
+    uint64_t per_buffer = sat_mul(sat_mul(keys, sizeof(stg_json_key)), 2);
+    if (per_buffer < 4096) {
+        per_buffer = 4096;
+    }
+    return sat_add(total, sat_mul(per_buffer, 2));
+}
