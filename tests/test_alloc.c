@@ -1,0 +1,370 @@
+/* Allocation failure: every allocation site of each public entry point fails in turn.
+ *
+ * Linked with stguard_alloctest (STG_ALLOC_TESTING): stg_mem_test_reset(n) makes allocation n and
+ * every later one fail. For n = 1, 2, ... each entry point runs until an iteration completes
+ * without reaching allocation n. Each time the call must fail cleanly: an error status with no
+ * object handed out, or a report whose verdict is `error`, or exactly the outcome of the run
+ * without failures (a failure that was absorbed without changing the answer). Never a crash,
+ * never a different non-error answer. Under the asan preset (CK_FORK=no) LeakSanitizer checks
+ * at exit that every failure path released what it held.
+ *
+ * Entry points that other parts of the tree may not provide yet are weak references and are
+ * skipped (with a note) when absent; the test links the whole library archive so that a weak
+ * reference resolves whenever the function exists. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser/mem.h"
+#include "stguard/stguard.h"
+#include "testutil.h"
+
+#pragma weak stg_stream_options_default
+#pragma weak stg_stream_new
+#pragma weak stg_stream_feed
+#pragma weak stg_stream_finish
+#pragma weak stg_stream_free
+#pragma weak stg_file_open
+#pragma weak stg_file_tensor_count
+#pragma weak stg_file_close
+#pragma weak stg_scan_path
+#pragma weak stg_policy_new
+#pragma weak stg_policy_add
+#pragma weak stg_policy_allow_spec
+#pragma weak stg_policy_free
+
+/* Upper bound on allocations one call may make on these small inputs: a loop that reaches it
+ * means the failure injection never stops the call, which is itself a bug. */
+#define MAX_ALLOCATIONS 100000UL
+
+/* What one call produced, comparable across runs. */
+typedef struct outcome {
+    stg_status status;
+    int has_report;
+    stg_verdict verdict;
+    char findings[2048]; /* tu_describe() of the report, or the tensor count for stg_file */
+} outcome;
+
+typedef struct input {
+    const char *what;
+    const uint8_t *bytes;
+    size_t len;
+    const char *name_hint;
+    const char *path; /* for the path-based entry points */
+} input;
+
+typedef void (*entry_fn)(const input *in, outcome *out);
+
+static void take_report(outcome *out, stg_status st, stg_report *rep)
+{
+    out->status = st;
+    out->has_report = rep != NULL;
+    if (rep != NULL) {
+        out->verdict = stg_report_verdict(rep);
+        snprintf(out->findings, sizeof out->findings, "%s", tu_describe(rep));
+        stg_report_free(rep);
+    }
+}
+
+/* ------------------------------------------------------------------------ entry points */
+
+static void run_validate(const input *in, outcome *out)
+{
+    stg_report *rep = NULL;
+    stg_status st = stg_validate_buffer(in->bytes, in->len, NULL, &rep);
+    take_report(out, st, rep);
+}
+
+static void run_scan_buffer(const input *in, outcome *out)
+{
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    stg_report *rep = NULL;
+    stg_status st = stg_scan_buffer(in->bytes, in->len, in->name_hint, &opt, &rep);
+    take_report(out, st, rep);
+}
+
+/* A policy built through the API (each step may fail), then used for a scan. */
+static void run_policy_scan(const input *in, outcome *out)
+{
+    stg_policy *p = NULL;
+    stg_status st = stg_policy_new(&p);
+    if (st == STG_OK) {
+        st = stg_policy_allow_spec(p, "collections:OrderedDict");
+    }
+    if (st == STG_OK) {
+        st = stg_policy_add(p, STG_POLICY_DENY, "mypackage.evil", NULL);
+    }
+    if (st == STG_OK) {
+        st = stg_policy_add(p, STG_POLICY_ALLOW, "mypackage.layers", "Dense");
+    }
+    if (st != STG_OK) {
+        out->status = st;
+        stg_policy_free(p);
+        return;
+    }
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.policy = p;
+    stg_report *rep = NULL;
+    st = stg_scan_buffer(in->bytes, in->len, in->name_hint, &opt, &rep);
+    take_report(out, st, rep);
+    stg_policy_free(p);
+}
+
+/* The input fed in chunks of 7 bytes, so buffering paths run as well. */
+static void run_stream(const input *in, outcome *out)
+{
+    stg_stream_options sopt;
+    stg_stream_options_default(&sopt);
+    stg_stream *s = NULL;
+    stg_status st = stg_stream_new(NULL, &sopt, &s);
+    if (st != STG_OK) {
+        out->status = st;
+        ck_assert_msg(s == NULL, "stg_stream_new failed (%s) but handed out a stream",
+                      stg_status_name(st));
+        return;
+    }
+    for (size_t pos = 0; pos < in->len && st == STG_OK; pos += 7) {
+        size_t n = in->len - pos < 7 ? in->len - pos : 7;
+        st = stg_stream_feed(s, in->bytes + pos, n);
+    }
+    stg_report *rep = NULL;
+    if (st == STG_OK) {
+        st = stg_stream_finish(s, &rep);
+    }
+    take_report(out, st, rep);
+    stg_stream_free(s);
+}
+
+static void run_file_open(const input *in, outcome *out)
+{
+    stg_file *f = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_file_open(in->path, NULL, &f, &rep);
+    size_t tensors = f != NULL ? stg_file_tensor_count(f) : 0;
+    take_report(out, st, rep);
+    ck_assert_msg(st == STG_OK || f == NULL, "stg_file_open failed (%s) but handed out a file",
+                  stg_status_name(st));
+    size_t used = strlen(out->findings);
+    snprintf(out->findings + used, sizeof out->findings - used, " tensors=%zu", tensors);
+    if (f != NULL) {
+        stg_file_close(f);
+    }
+}
+
+static void run_scan_path(const input *in, outcome *out)
+{
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    stg_report *rep = NULL;
+    stg_status st = stg_scan_path(in->path, &opt, &rep);
+    take_report(out, st, rep);
+}
+
+/* ------------------------------------------------------------------------ the loop */
+
+static void sweep(const char *entry, entry_fn fn, const input *in)
+{
+    outcome base;
+    memset(&base, 0, sizeof base);
+    stg_mem_test_reset(0);
+    fn(in, &base);
+    unsigned long base_count = stg_mem_test_count();
+    ck_assert_msg(base_count > 0, "%s(%s) made no allocation: nothing to test", entry, in->what);
+
+    unsigned long fail_from;
+    for (fail_from = 1; fail_from < MAX_ALLOCATIONS; fail_from++) {
+        outcome got;
+        memset(&got, 0, sizeof got);
+        stg_mem_test_reset(fail_from);
+        fn(in, &got);
+        unsigned long made = stg_mem_test_count();
+        stg_mem_test_reset(0);
+        if (made < fail_from) {
+            break; /* the call finished before reaching the failing allocation */
+        }
+        int clean_error = got.status != STG_OK &&
+                          (!got.has_report || got.verdict == STG_VERDICT_ERROR);
+        int error_report = got.status == STG_OK && got.has_report &&
+                           got.verdict == STG_VERDICT_ERROR;
+        int unchanged = got.status == base.status && got.has_report == base.has_report &&
+                        got.verdict == base.verdict && strcmp(got.findings, base.findings) == 0;
+        ck_assert_msg(clean_error || error_report || unchanged,
+                      "%s(%s), allocation %lu of %lu failing: status %s, verdict %s, findings %s "
+                      "(without failures: verdict %s, findings %s)",
+                      entry, in->what, fail_from, base_count, stg_status_name(got.status),
+                      got.has_report ? stg_verdict_name(got.verdict) : "-", got.findings,
+                      stg_verdict_name(base.verdict), base.findings);
+    }
+    ck_assert_msg(fail_from < MAX_ALLOCATIONS, "%s(%s): failure injection never ended the loop",
+                  entry, in->what);
+    printf("alloc: %-16s %-28s %4lu allocation sites failed in turn (verdict %s)\n", entry,
+           in->what, fail_from - 1, stg_verdict_name(base.verdict));
+}
+
+/* ------------------------------------------------------------------------ inputs */
+
+static uint8_t *st_file(const char *header, const void *data, size_t data_len, size_t *len)
+{
+    size_t n = strlen(header);
+    size_t pad = (8 - (8 + n) % 8) % 8; /* keep the data section 8-aligned: no padding warning */
+    return tu_st_file(header, pad, data, data_len, len);
+}
+
+static const char *const VALID_HEADER =
+    "{\"__metadata__\":{\"format\":\"pt\"},"
+    "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+    "\"b\":{\"dtype\":\"U8\",\"shape\":[2,4],\"data_offsets\":[8,16]}}";
+static const char *const INVALID_HEADER = /* overlap, unknown dtype, duplicate key */
+    "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+    "\"b\":{\"dtype\":\"X9\",\"shape\":[1],\"data_offsets\":[4,8]},"
+    "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+static const uint8_t DATA16[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+/* pickle protocol 2: os.system("id") through REDUCE, and an empty dict. */
+static const uint8_t PICKLE_EVIL[] = "\x80\x02" "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
+static const uint8_t PICKLE_BENIGN[] = "\x80\x02}q\x00.";
+
+typedef struct inputs {
+    uint8_t *valid, *invalid;
+    size_t valid_len, invalid_len;
+    uint8_t zero_len[16];
+    input list[5];
+    size_t count;
+} inputs;
+
+static void make_inputs(inputs *in)
+{
+    memset(in, 0, sizeof *in);
+    in->valid = st_file(VALID_HEADER, DATA16, sizeof DATA16, &in->valid_len);
+    in->invalid = st_file(INVALID_HEADER, DATA16, 8, &in->invalid_len);
+    ck_assert_ptr_nonnull(in->valid);
+    ck_assert_ptr_nonnull(in->invalid);
+    in->list[0] = (input){"valid safetensors", in->valid, in->valid_len, "m.safetensors", NULL};
+    in->list[1] = (input){"invalid safetensors", in->invalid, in->invalid_len, "m.safetensors",
+                          NULL};
+    in->list[2] = (input){"zero header length", in->zero_len, sizeof in->zero_len, NULL, NULL};
+    in->list[3] = (input){"pickle os.system", PICKLE_EVIL, sizeof PICKLE_EVIL - 1, "model.pkl",
+                          NULL};
+    in->list[4] = (input){"pickle empty dict", PICKLE_BENIGN, sizeof PICKLE_BENIGN - 1,
+                          "model.pkl", NULL};
+    in->count = 5;
+}
+
+static void free_inputs(inputs *in)
+{
+    free(in->valid);
+    free(in->invalid);
+}
+
+/* ------------------------------------------------------------------------ tests */
+
+START_TEST(validate_buffer_fails_cleanly)
+{
+    inputs in;
+    make_inputs(&in);
+    for (size_t i = 0; i < 3; i++) { /* the safetensors inputs */
+        sweep("validate_buffer", run_validate, &in.list[i]);
+    }
+    free_inputs(&in);
+}
+END_TEST
+
+START_TEST(scan_buffer_fails_cleanly)
+{
+    inputs in;
+    make_inputs(&in);
+    for (size_t i = 0; i < in.count; i++) {
+        sweep("scan_buffer", run_scan_buffer, &in.list[i]);
+    }
+    free_inputs(&in);
+}
+END_TEST
+
+START_TEST(policy_fails_cleanly)
+{
+    if (stg_policy_new == NULL || stg_policy_add == NULL || stg_policy_allow_spec == NULL ||
+        stg_policy_free == NULL) {
+        printf("alloc: stg_policy_* not in the library yet: skipped\n");
+        return;
+    }
+    inputs in;
+    make_inputs(&in);
+    sweep("policy+scan", run_policy_scan, &in.list[3]);
+    sweep("policy+scan", run_policy_scan, &in.list[0]);
+    free_inputs(&in);
+}
+END_TEST
+
+START_TEST(stream_fails_cleanly)
+{
+    if (stg_stream_new == NULL || stg_stream_feed == NULL || stg_stream_finish == NULL ||
+        stg_stream_free == NULL || stg_stream_options_default == NULL) {
+        printf("alloc: stg_stream_* not in the library yet: skipped\n");
+        return;
+    }
+    inputs in;
+    make_inputs(&in);
+    for (size_t i = 0; i < 3; i++) {
+        sweep("stream", run_stream, &in.list[i]);
+    }
+    free_inputs(&in);
+}
+END_TEST
+
+START_TEST(path_entry_points_fail_cleanly)
+{
+    inputs in;
+    make_inputs(&in);
+    char *dir = tu_tempdir();
+    ck_assert_ptr_nonnull(dir);
+    char valid_path[4096], invalid_path[4096], pickle_path[4096];
+    snprintf(valid_path, sizeof valid_path, "%s/valid.safetensors", dir);
+    snprintf(invalid_path, sizeof invalid_path, "%s/invalid.safetensors", dir);
+    snprintf(pickle_path, sizeof pickle_path, "%s/model.pkl", dir);
+    ck_assert_int_eq(tu_write_file(valid_path, in.valid, in.valid_len), 0);
+    ck_assert_int_eq(tu_write_file(invalid_path, in.invalid, in.invalid_len), 0);
+    ck_assert_int_eq(tu_write_file(pickle_path, PICKLE_EVIL, sizeof PICKLE_EVIL - 1), 0);
+    input files[3] = {
+        {"valid.safetensors", NULL, 0, NULL, valid_path},
+        {"invalid.safetensors", NULL, 0, NULL, invalid_path},
+        {"model.pkl", NULL, 0, NULL, pickle_path},
+    };
+    if (stg_file_open != NULL && stg_file_close != NULL && stg_file_tensor_count != NULL) {
+        sweep("file_open", run_file_open, &files[0]);
+        sweep("file_open", run_file_open, &files[1]);
+    } else {
+        printf("alloc: stg_file_open not in the library yet: skipped\n");
+    }
+    if (stg_scan_path != NULL) {
+        for (size_t i = 0; i < 3; i++) {
+            sweep("scan_path", run_scan_path, &files[i]);
+        }
+    } else {
+        printf("alloc: stg_scan_path not in the library yet: skipped\n");
+    }
+    tu_rmtree(dir);
+    free(dir);
+    free_inputs(&in);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("alloc");
+    TCase *tc = tcase_create("every allocation fails in turn");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, validate_buffer_fails_cleanly);
+    tcase_add_test(tc, scan_buffer_fails_cleanly);
+    tcase_add_test(tc, policy_fails_cleanly);
+    tcase_add_test(tc, stream_fails_cleanly);
+    tcase_add_test(tc, path_entry_points_fail_cleanly);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
