@@ -1,0 +1,346 @@
+/* Stage 2 (JSON header -> tensor table): every header and schema code with its severity in both
+ * profiles and its byte offset, each with a near-miss input that must stay clean; then the
+ * table the stage builds (names, escapes, shapes, metadata, last-wins). */
+#include "sttest.h"
+
+#define E STG_SEV_ERROR
+#define W STG_SEV_WARNING
+
+#define U8_1 "{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}"
+
+static const struct hcase {
+    const char *name;
+    const char *hdr;
+    size_t data;
+    stg_code code;
+    stg_severity strict_sev, compat_sev;
+    const char *marker; /* the finding is at this substring's first occurrence ... */
+    int skip;           /* ... plus skip bytes */
+    const char *near;   /* near-miss header that must not produce the code */
+    size_t near_data;
+} cases[] = {
+    {"not_object", "[]", 0, STG_HEADER_NOT_JSON_OBJECT, E, E, "[", 0, "{}", 0},
+    {"leading_ws", " {}", 0, STG_HEADER_NOT_JSON_OBJECT, E, W, " ", 0, "{} ", 0},
+    {"leading_garbage", "x{}", 0, STG_HEADER_NOT_JSON_OBJECT, E, E, "x", 0, "{}", 0},
+    {"bom", "\xef\xbb\xbf{}", 0, STG_HEADER_NOT_JSON_OBJECT, E, E, "\xef", 0, "{}", 0},
+    {"trailing_garbage", "{}x", 0, STG_HEADER_TRAILING_BYTES, E, E, "x", 0, "{}  ", 0},
+    {"trailing_nul", "{} \0", 0, STG_HEADER_TRAILING_BYTES, E, E, "}", 2, "{}  ", 0},
+    {"trailing_second_object", "{}{}", 0, STG_HEADER_TRAILING_BYTES, E, E, "}", 1, "{}", 0},
+    {"trailing_tab", "{} \t", 0, STG_HEADER_TRAILING_BYTES, E, W, "\t", 0, "{}  ", 0},
+    {"trailing_newline", "{}\n", 0, STG_HEADER_TRAILING_BYTES, E, W, "\n", 0, "{} ", 0},
+    {"json_syntax", "{\"a\":}", 0, STG_JSON_SYNTAX, E, E, "}", 0, "{\"a\":" U8_1 "}", 1},
+    {"json_truncated", "{\"a\":{\"dty", 0, STG_JSON_SYNTAX, E, E, "{\"dty", 5,
+     "{\"a\":" U8_1 "}", 1},
+    {"json_utf8", "{\"a\xff\":" U8_1 "}", 1, STG_JSON_INVALID_UTF8, E, E, "\xff", 0,
+     "{\"a\xc3\xa9\":" U8_1 "}", 1},
+    {"json_lone_surrogate", "{\"a\\ud800\":" U8_1 "}", 1, STG_JSON_INVALID_UTF8, E, E, "\\ud8",
+     0, "{\"a\\ud83d\\ude00\":" U8_1 "}", 1},
+    {"dup_tensor", "{\"a\":" U8_1 ",\"a\":" U8_1 "}", 1, STG_JSON_DUPLICATE_KEY, E, W, ",\"a\"", 1,
+     "{\"a\":" U8_1 ",\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2},
+    {"dup_tensor_escaped", "{\"ab\":" U8_1 ",\"a\\u0062\":" U8_1 "}", 1, STG_JSON_DUPLICATE_KEY, E,
+     W, "\"a\\u", 0, "{\"ab\":" U8_1 "}", 1},
+    {"dup_field", "{\"a\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+     1, STG_JSON_DUPLICATE_KEY, E, E, ",\"dtype\"", 1, "{\"a\":" U8_1 "}", 1},
+    {"dup_field_shape", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"shape\":[1],\"data_offsets\":[0,1]}}",
+     1, STG_JSON_DUPLICATE_KEY, E, E, "],\"shape\"", 2, "{\"a\":" U8_1 "}", 1},
+    {"dup_metadata_key", "{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}", 0, STG_JSON_DUPLICATE_KEY,
+     E, W, ",\"k\"", 1, "{\"__metadata__\":{\"k\":\"1\",\"j\":\"2\"}}", 0},
+    {"dup_metadata", "{\"__metadata__\":{},\"__metadata__\":{}}", 0, STG_JSON_DUPLICATE_KEY, E, E,
+     ",\"__", 1, "{\"__metadata__\":{}}", 0},
+    {"dup_in_ignored", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":{\"k\":1,\"k\":2}}}",
+     1, STG_JSON_DUPLICATE_KEY, E, W, ",\"k\"", 1, "{\"a\":" U8_1 "}", 1},
+    {"number_overflow", "{\"a\":{\"dtype\":\"U8\",\"shape\":[18446744073709551616],\"data_offsets\":[0,1]}}",
+     1, STG_JSON_NUMBER_OVERFLOW, E, E, "18446744073709551616", 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[0,18446744073709551615],\"data_offsets\":[0,0]}}", 0},
+    {"number_overflow_offsets", "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,99999999999999999999]}}",
+     0, STG_JSON_NUMBER_OVERFLOW, E, E, "9999", 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}", 0},
+    {"info_not_object", "{\"a\":\"x\"}", 0, STG_TENSOR_INFO_INVALID, E, E, "\"x\"", 0,
+     "{\"a\":" U8_1 "}", 1},
+    {"info_missing_offsets", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1]}}", 1, STG_TENSOR_INFO_INVALID, E,
+     E, "{\"dtype", 0, "{\"a\":" U8_1 "}", 1},
+    {"info_missing_dtype", "{\"a\":{\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_TENSOR_INFO_INVALID, E, E, "{\"shape", 0, "{\"a\":" U8_1 "}", 1},
+    {"info_unknown_field", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"extra\":1}}",
+     1, STG_TENSOR_INFO_INVALID, E, W, "\"extra\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"info_field_case", "{\"a\":{\"Dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+     1, STG_TENSOR_INFO_INVALID, E, W, "\"Dtype\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"info_array_form", "{\"a\":[\"U8\",[1],[0,1]]}", 1, STG_TENSOR_INFO_INVALID, E, W, "[\"U8\"", 0,
+     "{\"a\":" U8_1 "}", 1},
+    {"info_array_short", "{\"a\":[\"U8\",[1]]}", 1, STG_TENSOR_INFO_INVALID, E, E, "[\"U8\"", 0,
+     "{\"a\":" U8_1 "}", 1},
+    {"info_array_long", "{\"a\":[\"U8\",[1],[0,1],\"x\"]}", 1, STG_TENSOR_INFO_INVALID, E, E,
+     "[\"U8\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"dtype_enum_form", "{\"a\":{\"dtype\":{\"U8\":null},\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_TENSOR_INFO_INVALID, E, W, "{\"U8\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"dtype_enum_nonnull", "{\"a\":{\"dtype\":{\"U8\":1},\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_TENSOR_INFO_INVALID, E, E, "{\"U8\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"dtype_enum_two", "{\"a\":{\"dtype\":{\"U8\":null,\"I8\":null},\"shape\":[1],\"data_offsets\":[0,1]}}",
+     1, STG_TENSOR_INFO_INVALID, E, E, "{\"U8\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"dtype_number", "{\"a\":{\"dtype\":5,\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_TENSOR_INFO_INVALID, E, E, "5,", 0, "{\"a\":" U8_1 "}", 1},
+    {"name_empty", "{\"\":" U8_1 "}", 1, STG_TENSOR_NAME_INVALID, E, W, "\"\"", 0,
+     "{\"a b\":" U8_1 "}", 1},
+    {"name_control", "{\"a\\u0001\":" U8_1 "}", 1, STG_TENSOR_NAME_INVALID, E, W, "\"a", 0,
+     "{\"a\\u0041\":" U8_1 "}", 1},
+    {"name_nul", "{\"a\\u0000b\":" U8_1 "}", 1, STG_TENSOR_NAME_INVALID, E, W, "\"a", 0,
+     "{\"ab\":" U8_1 "}", 1},
+    {"name_c1_control", "{\"a\\u0085\":" U8_1 "}", 1, STG_TENSOR_NAME_INVALID, E, W, "\"a", 0,
+     "{\"a\\u00e9\":" U8_1 "}", 1},
+    {"dtype_unknown", "{\"a\":{\"dtype\":\"F128\",\"shape\":[1],\"data_offsets\":[0,16]}}", 16,
+     STG_DTYPE_UNKNOWN, E, E, "\"F128\"", 0,
+     "{\"a\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 16},
+    {"dtype_lowercase", "{\"a\":{\"dtype\":\"u8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_DTYPE_UNKNOWN, E, E, "\"u8\"", 0,
+     "{\"a\":{\"dtype\":\"\\u0055\\u0038\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1},
+    {"dtype_enum_unknown", "{\"a\":{\"dtype\":{\"F128\":null},\"shape\":[1],\"data_offsets\":[0,1]}}",
+     1, STG_DTYPE_UNKNOWN, E, E, "{\"F128\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"shape_float", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1.0],\"data_offsets\":[0,1]}}", 1,
+     STG_SHAPE_INVALID, E, E, "1.0", 0, "{\"a\":" U8_1 "}", 1},
+    {"shape_negative", "{\"a\":{\"dtype\":\"U8\",\"shape\":[-1],\"data_offsets\":[0,1]}}", 1,
+     STG_SHAPE_INVALID, E, E, "-1", 0, "{\"a\":" U8_1 "}", 1},
+    {"shape_not_array", "{\"a\":{\"dtype\":\"U8\",\"shape\":\"x\",\"data_offsets\":[0,1]}}", 1,
+     STG_SHAPE_INVALID, E, E, "\"x\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"shape_nested", "{\"a\":{\"dtype\":\"U8\",\"shape\":[[1]],\"data_offsets\":[0,1]}}", 1,
+     STG_SHAPE_INVALID, E, E, "[1]", 0, "{\"a\":" U8_1 "}", 1},
+    {"shape_overflow", "{\"a\":{\"dtype\":\"U8\",\"shape\":[18446744073709551615,2,0],\"data_offsets\":[0,0]}}",
+     0, STG_SHAPE_OVERFLOW, E, E, "[1844", 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[0,18446744073709551615,2],\"data_offsets\":[0,0]}}", 0},
+    {"shape_overflow_bits", "{\"a\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904],\"data_offsets\":[0,0]}}",
+     0, STG_SHAPE_OVERFLOW, E, E, "[4611", 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[0,4611686018427387904],\"data_offsets\":[0,0]}}", 0},
+    {"subbyte", "{\"a\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,2]}}", 2,
+     STG_SUBBYTE_MISALIGNED, E, E, "[3]", 0,
+     "{\"a\":{\"dtype\":\"F4\",\"shape\":[4],\"data_offsets\":[0,2]}}", 2},
+    {"subbyte_scalar", "{\"a\":{\"dtype\":\"F6_E2M3\",\"shape\":[],\"data_offsets\":[0,1]}}", 1,
+     STG_SUBBYTE_MISALIGNED, E, E, "[]", 0,
+     "{\"a\":{\"dtype\":\"F6_E2M3\",\"shape\":[4],\"data_offsets\":[0,3]}}", 3},
+    {"size_mismatch", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,1]}}", 1,
+     STG_SIZE_MISMATCH, E, E, "[0,1]", 0, "{\"a\":" U8_1 "}", 1},
+    {"size_mismatch_end_max", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,18446744073709551615]}}",
+     1, STG_SIZE_MISMATCH, E, E, "[0,1844", 0, "{\"a\":" U8_1 "}", 1},
+    {"offsets_reversed", "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[1,0]}}", 1,
+     STG_OFFSETS_INVALID, E, E, "[1,0]", 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}", 0},
+    {"offsets_one", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0]}}", 1,
+     STG_OFFSETS_INVALID, E, E, "[0]", 0, "{\"a\":" U8_1 "}", 1},
+    {"offsets_three", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1,2]}}", 1,
+     STG_OFFSETS_INVALID, E, E, "[0,1,2]", 0, "{\"a\":" U8_1 "}", 1},
+    {"offsets_float", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1.0]}}", 1,
+     STG_OFFSETS_INVALID, E, E, "1.0", 0, "{\"a\":" U8_1 "}", 1},
+    {"offsets_object", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":{\"0\":0}}}", 1,
+     STG_OFFSETS_INVALID, E, E, "{\"0\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"metadata_null", "{\"__metadata__\":null}", 0, STG_METADATA_INVALID, E, W, "null", 0,
+     "{\"__metadata__\":{\"k\":\"v\"}}", 0},
+    {"metadata_int_value", "{\"__metadata__\":{\"k\":1}}", 0, STG_METADATA_INVALID, E, E, "1}", 0,
+     "{\"__metadata__\":{\"k\":\"1\"}}", 0},
+    {"metadata_null_value", "{\"__metadata__\":{\"k\":null}}", 0, STG_METADATA_INVALID, E, E,
+     "null", 0, "{\"__metadata__\":{\"k\":\"null\"}}", 0},
+    {"metadata_string", "{\"__metadata__\":\"x\"}", 0, STG_METADATA_INVALID, E, E, "\"x\"", 0,
+     "{\"__metadata__\":{}}", 0},
+    {"metadata_tensor_like", "{\"__metadata__\":" U8_1 "}", 1, STG_METADATA_INVALID, E, E, "[1]",
+     0, "{\"__metadata_\":" U8_1 "}", 1},
+    {"metadata_escaped_key", "{\"\\u005f_metadata__\":{\"k\":2}}", 0, STG_METADATA_INVALID, E, E,
+     "2}", 0, "{\"\\u005f_metadata__\":{\"k\":\"2\"}}", 0},
+};
+
+START_TEST(test_header_codes)
+{
+    const struct hcase *c = &cases[_i];
+    /* headers with an embedded NUL are built with their literal length */
+    uint64_t off = st_at(c->hdr, c->marker) + (uint64_t)c->skip;
+    if (strcmp(c->name, "trailing_nul") == 0) {
+        static const char h[] = "{} \0";
+        size_t len;
+        uint8_t *b = tu_st_file("{} ", 0, NULL, 0, &len);
+        uint8_t *b2 = malloc(len + 1);
+        memcpy(b2, b, len);
+        b2[len] = 0;
+        b2[0] = (uint8_t)(sizeof h - 1);
+        for (int p = 0; p < 2; p++) {
+            stg_limits lim = st_limits((stg_profile)p);
+            stg_report *r = st_run_lim(b2, len + 1, &lim);
+            st_expect(r, STG_HEADER_TRAILING_BYTES, E, 11);
+            st_expect_verdict(r, STG_VERDICT_INVALID);
+            stg_report_free(r);
+        }
+        free(b);
+        free(b2);
+    } else {
+        st_check_both(c->hdr, c->data, c->code, c->strict_sev, c->compat_sev, off);
+    }
+    st_check_clean(c->near, c->near_data, c->code);
+}
+END_TEST
+
+/* A finding about a tensor names it. */
+START_TEST(test_findings_carry_tensor_name)
+{
+    stg_report *r =
+        st_run("{\"w\\u0000x\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,1]}}", 0, 1,
+               STG_PROFILE_STRICT);
+    const stg_finding *f = st_find(r, STG_SIZE_MISMATCH);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(f->tensor_len, 3);
+    ck_assert_int_eq(memcmp(f->tensor, "w\0x", 3), 0);
+    f = st_find(r, STG_TENSOR_NAME_INVALID);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(f->tensor_len, 3);
+    stg_report_free(r);
+}
+END_TEST
+
+/* The table stage 2 builds: file order, decoded names and dtypes, shapes, metadata. */
+START_TEST(test_table_contents)
+{
+    const char *hdr = "{\"__metadata__\":{\"format\":\"pt\",\"n\\u00e9\":\"v\\n\"},"
+                      "\"b\\u0062\":{\"\\u0064type\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12]},"
+                      "\"a\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[12,13]}}";
+    size_t len;
+    uint8_t *b = st_file(hdr, 0, 13, &len);
+    stg_limits lim = st_limits(STG_PROFILE_STRICT);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header h;
+    stg_st_header_init(&h);
+    stg_st_validate(b, len, &lim, r, &h);
+    ck_assert(h.schema_ok);
+    ck_assert(h.layout_ok);
+    ck_assert_uint_eq(h.header_len, strlen(hdr));
+    ck_assert_uint_eq(h.data_start, 8 + strlen(hdr));
+    ck_assert_uint_eq(h.tensor_count, 2);
+    const stg_st_tensor *t = &h.tensors[0];
+    ck_assert_uint_eq(t->pub.name_len, 2);
+    ck_assert_int_eq(memcmp(t->pub.name, "bb", 2), 0);
+    ck_assert_int_eq(t->pub.dtype, STG_DTYPE_F16);
+    ck_assert_uint_eq(t->pub.rank, 2);
+    ck_assert_uint_eq(t->pub.shape[0], 2);
+    ck_assert_uint_eq(t->pub.shape[1], 3);
+    ck_assert_uint_eq(t->pub.begin, 0);
+    ck_assert_uint_eq(t->pub.end, 12);
+    ck_assert_uint_eq(t->byte_size, 12);
+    ck_assert_uint_eq(t->name_offset, st_at(hdr, "\"b\\u"));
+    ck_assert_uint_eq(t->offsets_offset, st_at(hdr, "[0,12]"));
+    t = &h.tensors[1];
+    ck_assert_uint_eq(t->pub.name_len, 1);
+    ck_assert_int_eq(t->pub.name[0], 'a');
+    ck_assert_uint_eq(t->pub.rank, 0);
+    ck_assert_uint_eq(t->byte_size, 1);
+    ck_assert_uint_eq(h.metadata_count, 2);
+    ck_assert_uint_eq(h.metadata[0].key_len, 6);
+    ck_assert_int_eq(memcmp(h.metadata[0].key, "format", 6), 0);
+    ck_assert_uint_eq(h.metadata[1].key_len, 3);
+    ck_assert_int_eq(memcmp(h.metadata[1].key, "n\xc3\xa9", 3), 0);
+    ck_assert_uint_eq(h.metadata[1].value_len, 2);
+    ck_assert_int_eq(memcmp(h.metadata[1].value, "v\n", 2), 0);
+    stg_report_finish(r);
+    /* at most header_not_padded */
+    bool padded = (8 + strlen(hdr)) % 8 == 0;
+    st_expect_verdict(r, padded ? STG_VERDICT_OK : STG_VERDICT_WARN);
+    ck_assert_uint_eq(stg_report_count(r), padded ? 0 : 1);
+    stg_st_header_release(&h);
+    stg_report_free(r);
+    free(b);
+}
+END_TEST
+
+/* Compat keeps the last of repeated names (as the reference) and the last metadata value. */
+START_TEST(test_compat_last_wins_table)
+{
+    const char *hdr = "{\"__metadata__\":{\"k\":\"1\",\"j\":\"x\",\"k\":\"2\"},"
+                      "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                      "\"a\":{\"dtype\":\"I16\",\"shape\":[1],\"data_offsets\":[0,2]}}";
+    size_t len;
+    uint8_t *b = st_file(hdr, 0, 2, &len);
+    stg_limits lim = st_limits(STG_PROFILE_COMPAT);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header h;
+    stg_st_header_init(&h);
+    stg_st_validate(b, len, &lim, r, &h);
+    stg_report_finish(r);
+    st_expect_verdict(r, STG_VERDICT_WARN);
+    ck_assert_uint_eq(tu_count(r, STG_JSON_DUPLICATE_KEY), 2);
+    ck_assert_uint_eq(h.tensor_count, 1);
+    ck_assert_int_eq(h.tensors[0].pub.dtype, STG_DTYPE_I16);
+    ck_assert_uint_eq(h.tensors[0].pub.end, 2);
+    ck_assert_uint_eq(h.metadata_count, 2);
+    ck_assert_int_eq(memcmp(h.metadata[0].key, "j", 1), 0);
+    ck_assert_int_eq(memcmp(h.metadata[1].key, "k", 1), 0);
+    ck_assert_int_eq(memcmp(h.metadata[1].value, "2", 1), 0);
+    stg_st_header_release(&h);
+    stg_report_free(r);
+    free(b);
+    /* The first entry would not fit one byte of data: only the kept one counts. */
+    r = st_run("{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},\"a\":" U8_1 "}", 0, 1,
+               STG_PROFILE_COMPAT);
+    st_expect_verdict(r, STG_VERDICT_WARN);
+    stg_report_free(r);
+    /* A dropped entry's own size is not checked (the reference validates the kept map only)... */
+    r = st_run("{\"a\":{\"dtype\":\"U8\",\"shape\":[5],\"data_offsets\":[3,1]},\"a\":" U8_1 "}", 0, 1,
+               STG_PROFILE_COMPAT);
+    st_expect_verdict(r, STG_VERDICT_WARN);
+    stg_report_free(r);
+    /* ... but its JSON types are (serde deserializes every value). */
+    const char *neg = "{\"a\":{\"dtype\":\"U8\",\"shape\":[-5],\"data_offsets\":[0,1]},\"a\":" U8_1 "}";
+    r = st_run(neg, 0, 1, STG_PROFILE_COMPAT);
+    st_expect(r, STG_SHAPE_INVALID, E, st_at(neg, "-5"));
+    st_expect_verdict(r, STG_VERDICT_INVALID);
+    stg_report_free(r);
+}
+END_TEST
+
+/* Schema findings are not reported when the JSON itself is broken (dependent checks skipped). */
+START_TEST(test_syntax_hides_schema)
+{
+    stg_report *r = st_run("{\"a\":{\"dtype\":\"Q\",\"shape\":[1],\"data_offsets\":[0,1]},", 0, 1,
+                           STG_PROFILE_STRICT);
+    ck_assert_uint_eq(stg_report_count(r), 1);
+    ck_assert_int_eq(stg_report_at(r, 0)->code, STG_JSON_SYNTAX);
+    stg_report_free(r);
+}
+END_TEST
+
+/* The same bytes give the same findings, and the report is in file order. */
+START_TEST(test_deterministic_file_order)
+{
+    const char *hdr = "{\"b\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,2]},"
+                      "\"a\":{\"dtype\":\"Q\",\"shape\":[1],\"data_offsets\":[0,1]},\"\":\"x\"}";
+    stg_report *r1 = st_run(hdr, 0, 2, STG_PROFILE_STRICT);
+    stg_report *r2 = st_run(hdr, 0, 2, STG_PROFILE_STRICT);
+    ck_assert_uint_eq(stg_report_count(r1), stg_report_count(r2));
+    ck_assert_uint_ge(stg_report_count(r1), 3);
+    for (size_t i = 0; i < stg_report_count(r1); i++) {
+        const stg_finding *a = stg_report_at(r1, i), *b = stg_report_at(r2, i);
+        ck_assert_int_eq(a->code, b->code);
+        ck_assert_uint_eq(a->offset, b->offset);
+        ck_assert_str_eq(a->message, b->message);
+        if (i > 0) {
+            ck_assert_uint_ge(a->offset, stg_report_at(r1, i - 1)->offset);
+        }
+    }
+    stg_report_free(r1);
+    stg_report_free(r2);
+}
+END_TEST
+
+static Suite *header_suite(void)
+{
+    Suite *s = suite_create("header");
+    TCase *tc = tcase_create("codes");
+    tcase_add_loop_test(tc, test_header_codes, 0, (int)(sizeof cases / sizeof cases[0]));
+    tcase_add_test(tc, test_findings_carry_tensor_name);
+    tcase_add_test(tc, test_table_contents);
+    tcase_add_test(tc, test_compat_last_wins_table);
+    tcase_add_test(tc, test_syntax_hides_schema);
+    tcase_add_test(tc, test_deterministic_file_order);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(header_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
