@@ -1,101 +1,349 @@
 /* One buffer, one report: sniff the format by content (names only as DESIGN.md section 6's
  * hints) and run the rules of that format. Containers hand their members back to
- * stg_check_member, which scans them one level deeper (max_nesting) into a report of their own
- * and merges it with `member` set, so every finding inside an archive says where it is. */
+ * stg_check_member_ex, which scans them one level deeper (max_nesting) into a report of their
+ * own and merges it with `member` set, so every finding inside an archive says where it is.
+ *
+ * Format labels decided here (docs/containers.md):
+ *  - joblib: a pickle whose name ends .joblib, or which imports a global from
+ *    joblib.numpy_pickle* (every joblib file with arrays does); a gzip/zlib stream whose content
+ *    is joblib is labelled joblib too (that is how joblib's compress= writes files); other
+ *    compressed streams keep the compression's label (gzip, zlib).
+ *  - pickle_file (warning, no offset) is added once per top-level file that is pickle-based:
+ *    pickle, joblib, torch-legacy, torch-zip, torch-tar, an object-dtype .npy, or any archive or
+ *    compressed stream in which a pickle was scanned. */
 #include "check.h"
 
+#include <string.h>
+
 #include "../parser/mem.h"
+#include "../parser/util.h"
+#include "../parser/zip.h"
+#include "containers.h"
+#include "index.h"
+#include "pickle_scan.h"
+#include "polyglot.h"
 #include "safetensors.h"
 #include "sniff.h"
 
-/* Runs the rules for one sniffed payload. top_level: a file or buffer the caller handed us
- * (name hints apply, unknown content is reported) rather than an archive member. */
-static stg_format dispatch(const uint8_t *buf, size_t len, const char *name_hint, bool top_level,
-                           stg_check_ctx *ctx)
+/* Hook for `*.safetensors.index.json` (DESIGN.md section 6): the index's own rules. Shards are
+ * files, so a buffer check cannot open them; loader/model.c checks them against the map. */
+static void check_safetensors_index(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
+{
+    stg_index ix;
+    stg_index_init(&ix);
+    (void)stg_index_parse(buf, len, ctx->lim, ctx->report, &ix);
+    stg_index_release(&ix);
+}
+
+static void check_safetensors(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
+{
+    stg_st_validate(buf, len, ctx->lim, ctx->report, NULL);
+    stg_polyglot_check_safetensors(buf, len, ctx);
+}
+
+static bool contains(const uint8_t *hay, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; k <= n && i <= n - k; i++) {
+        if (memcmp(hay + i, needle, k) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* An .npy whose dtype holds Python objects stores them as a pickle (numpy needs
+ * allow_pickle=True to load it): the file is pickle-based. */
+static bool npy_has_objects(const uint8_t *buf, size_t len)
+{
+    if (len < 10) {
+        return false;
+    }
+    uint64_t hlen, start;
+    if (buf[6] == 1) {
+        hlen = stg_le16(buf + 8);
+        start = 10;
+    } else if (len >= 12) {
+        hlen = stg_le32(buf + 8);
+        start = 12;
+    } else {
+        return false;
+    }
+    if (hlen > len - start) {
+        return false;
+    }
+    const uint8_t *h = buf + start;
+    size_t n = (size_t)hlen;
+    return contains(h, n, "'|O'") || contains(h, n, "'O'") || contains(h, n, "\"|O\"") ||
+           contains(h, n, "\"O\"");
+}
+
+/* Pickle rules over the whole buffer; the label is joblib per the rule above. */
+static stg_format check_pickle(const uint8_t *buf, size_t len, stg_pickle_flavor flavor,
+                               const stg_name_hint *hint, stg_check_ctx *ctx)
+{
+    size_t globals_before = ctx->report->global_count;
+    stg_check_pickles(buf, len, 0, flavor, ctx);
+    bool joblib = hint->joblib;
+    for (size_t i = globals_before; i < ctx->report->global_count && !joblib; i++) {
+        const char *m = ctx->report->globals[i].module;
+        joblib = m != NULL && strncmp(m, "joblib.numpy_pickle", 19) == 0;
+    }
+    return joblib ? STG_FMT_JOBLIB : STG_FMT_PICKLE;
+}
+
+/* The generic fallback for content no rule recognised but that a loader may still unpickle (a
+ * stream without STOP still runs every opcode before the missing one): walk it as pickles into
+ * a scratch report. true (and the findings merged) when it imports any global. */
+static bool fallback_pickle_scan(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
+{
+    stg_report *scratch = stg_report_new(ctx->lim);
+    if (scratch == NULL) {
+        ctx->report->out_of_memory = true;
+        return false;
+    }
+    stg_check_ctx inner = *ctx;
+    inner.report = scratch;
+    stg_check_pickles(buf, len, 0, STG_PICKLE_RAW, &inner);
+    bool found = scratch->global_count > 0 || stg_report_has(scratch, STG_PICKLE_GLOBAL_UNRESOLVED);
+    if (found) {
+        stg_report_merge(ctx->report, scratch, NULL, STG_NO_OFFSET);
+    }
+    stg_report_free(scratch);
+    return found;
+}
+
+static void add_unscannable(stg_check_ctx *ctx, const char *what)
+{
+    stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, 0,
+                   "%s data cannot be opened by stguard: not scanned", what);
+}
+
+/* Runs the rules for one payload. top_level: a whole file as a loader reads it (the buffer
+ * handed to stg_check_buffer, or a decompressed stream): unknown content is reported and walked
+ * as pickles; false: an archive member, whose unrecognised bytes are plain data (tensor
+ * storage). Only a member's full pickle walk to STOP makes it a pickle: a PROTO-like first byte
+ * in tensor data is not enough. */
+static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *name_hint,
+                                  bool top_level, stg_member_mode mode, stg_check_ctx *ctx)
 {
     stg_report *r = ctx->report;
     stg_name_hint hint = stg_name_hint_of(name_hint);
+    stg_member_result res = {STG_FMT_UNKNOWN, false};
+    if (mode == STG_MEMBER_PICKLE || mode == STG_MEMBER_PICKLES) {
+        stg_check_pickles(buf, len, 0,
+                          mode == STG_MEMBER_PICKLE ? STG_PICKLE_MEMBER : STG_PICKLE_RAW, ctx);
+        res.format = STG_FMT_PICKLE;
+        res.pickle_based = true;
+        return res;
+    }
+    if (hint.safetensors_index) {
+        check_safetensors_index(buf, len, ctx);
+        res.format = STG_FMT_SAFETENSORS_INDEX;
+        return res;
+    }
     if (hint.safetensors) {
-        stg_st_validate(buf, len, ctx->lim, r, NULL);
-        return STG_FMT_SAFETENSORS;
+        check_safetensors(buf, len, ctx);
+        res.format = STG_FMT_SAFETENSORS;
+        return res;
     }
     stg_sniff_kind kind = stg_sniff_kind_of(buf, len);
     switch (kind) {
     case STG_SNIFF_SAFETENSORS:
-        stg_st_validate(buf, len, ctx->lim, r, NULL);
-        return STG_FMT_SAFETENSORS;
-    case STG_SNIFF_PICKLE:
+        check_safetensors(buf, len, ctx);
+        res.format = STG_FMT_SAFETENSORS;
+        return res;
     case STG_SNIFF_TORCH_LEGACY:
-    case STG_SNIFF_ZIP:
+        stg_check_pickles(buf, len, 0, STG_PICKLE_TORCH_LEGACY, ctx);
+        stg_polyglot_check_pickle(buf, len, ctx);
+        res.format = STG_FMT_TORCH_LEGACY;
+        res.pickle_based = true;
+        return res;
+    case STG_SNIFF_PICKLE: {
+        size_t stop_end;
+        if (!top_level && !stg_pickle_sniff(buf, len, &stop_end)) {
+            break;
+        }
+        res.format = check_pickle(buf, len, top_level ? STG_PICKLE_RAW : STG_PICKLE_MEMBER, &hint,
+                                  ctx);
+        stg_polyglot_check_pickle(buf, len, ctx);
+        res.pickle_based = true;
+        return res;
+    }
+    case STG_SNIFF_ZIP: {
+        stg_zip z;
+        stg_zip_error err;
+        if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
+            res.format = stg_containers_scan_zip(&z, ctx, &res.pickle_based);
+        } else {
+            /* Starts like a zip but has no usable directory: what the loader will do with it
+             * is undefined, so it fails closed; a pickle-looking tail is not looked for here
+             * because offset 0 is the zip's local header, which no unpickler accepts. */
+            stg_report_add(r, STG_ZIP_MALFORMED, STG_SEV_ERROR,
+                           err.what != NULL ? err.offset : 0, "%s",
+                           err.what != NULL ? err.what
+                                            : "zip local header but no end of central directory");
+            res.format = STG_FMT_ZIP;
+        }
+        return res;
+    }
     case STG_SNIFF_NPY:
+        stg_check_npy(buf, len, 0, ctx);
+        res.format = STG_FMT_NUMPY;
+        res.pickle_based = npy_has_objects(buf, len);
+        return res;
     case STG_SNIFF_TAR:
+        res.format = stg_containers_scan_tar(buf, len, ctx, &res.pickle_based);
+        return res;
     case STG_SNIFF_GZIP:
-    case STG_SNIFF_ZLIB:
+    case STG_SNIFF_ZLIB: {
+        bool gzip = kind == STG_SNIFF_GZIP, recognised = true;
+        stg_member_result inner = stg_containers_scan_compressed(buf, len, gzip, ctx, &recognised);
+        if (!recognised) {
+            break; /* a zlib-looking header over something else: treat as unknown below */
+        }
+        res.pickle_based = inner.pickle_based;
+        res.format = inner.format == STG_FMT_JOBLIB || (hint.joblib && inner.pickle_based)
+                         ? STG_FMT_JOBLIB
+                         : gzip ? STG_FMT_GZIP : STG_FMT_ZLIB;
+        return res;
+    }
     case STG_SNIFF_BZ2:
+        add_unscannable(ctx, "bzip2-compressed");
+        res.format = STG_FMT_BZ2;
+        return res;
     case STG_SNIFF_XZ:
+        add_unscannable(ctx, "xz-compressed");
+        res.format = STG_FMT_XZ;
+        return res;
     case STG_SNIFF_LZMA:
+        add_unscannable(ctx, "lzma-compressed");
+        res.format = STG_FMT_XZ;
+        return res;
     case STG_SNIFF_ZSTD:
+        add_unscannable(ctx, "zstd-compressed");
+        return res;
     case STG_SNIFF_LZ4:
-        /* Not scanned yet by this dispatcher: fail closed. */
-        stg_report_add(r, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, 0,
-                       "this format is recognised but cannot be scanned");
-        return stg_sniff(buf, len, NULL);
+        add_unscannable(ctx, "lz4-compressed");
+        return res;
     case STG_SNIFF_GGUF:
         stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_SEV_WARNING, STG_NO_OFFSET,
                        "GGUF is recognised but not validated");
-        return STG_FMT_GGUF;
+        res.format = STG_FMT_GGUF;
+        return res;
     case STG_SNIFF_UNKNOWN:
         break;
     }
+
     if (!top_level) {
-        return STG_FMT_UNKNOWN;
+        return res; /* plain member data (tensor storage, text files) */
+    }
+    /* Content at offset 0 is no known format. An archive may still sit at the end (bytes
+     * prepended to a zip): Python's zipfile opens it, so it is scanned as a zip. */
+    stg_zip z;
+    stg_zip_error err;
+    if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
+        res.format = stg_containers_scan_zip(&z, ctx, &res.pickle_based);
+        return res;
+    }
+    if (fallback_pickle_scan(buf, len, ctx)) {
+        res.format = hint.joblib ? STG_FMT_JOBLIB : STG_FMT_PICKLE;
+        res.pickle_based = true;
+        return res;
+    }
+    if (name_hint == NULL && mode == STG_MEMBER_STREAM) {
+        stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET,
+                       "the decompressed content matches no known format");
+        return res;
     }
     if (hint.onnx) {
         stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_SEV_WARNING, STG_NO_OFFSET,
                        "ONNX is recognised by its name but not validated");
-        return STG_FMT_ONNX;
+        res.format = STG_FMT_ONNX;
+        return res;
     }
     if (hint.claims_pickle) {
         stg_report_add(r, STG_FORMAT_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
                        "the name claims a pickle-based model format but the content is no "
                        "known format");
-        return STG_FMT_UNKNOWN;
+        return res;
     }
     stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET,
                    "the content matches no known format");
-    return STG_FMT_UNKNOWN;
+    return res;
 }
 
 void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg_check_ctx *ctx)
 {
-    stg_format f = dispatch(buf, len, name_hint, true, ctx);
-    stg_report_set_format(ctx->report, f);
+    stg_member_result res = dispatch(buf, len, name_hint, true, STG_MEMBER_ARCHIVE, ctx);
+    if (res.pickle_based) {
+        stg_report_add(ctx->report, STG_PICKLE_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
+                       "pickle-based file: loading it can run code in principle");
+    }
+    stg_report_set_format(ctx->report, res.format);
     stg_report_set_size(ctx->report, (uint64_t)len);
 }
 
-void stg_check_member(const uint8_t *buf, size_t len, const char *member, uint64_t member_offset,
-                      stg_check_ctx *ctx)
+/* "outer!inner" for a member of a member, so nested findings keep their whole path. */
+char *stg_check_member_path(const stg_check_ctx *ctx, const char *member)
 {
+    const char *outer = ctx->member;
+    if (outer == NULL) {
+        return stg_mem_strndup(member, strlen(member));
+    }
+    size_t a = strlen(outer), b = strlen(member);
+    char *p = stg_mem_alloc(a + b + 2);
+    if (p != NULL) {
+        memcpy(p, outer, a);
+        p[a] = '!';
+        memcpy(p + a + 1, member, b + 1);
+    }
+    return p;
+}
+
+stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char *member,
+                                      uint64_t member_offset, stg_member_mode mode,
+                                      stg_check_ctx *ctx)
+{
+    stg_member_result res = {STG_FMT_UNKNOWN, false};
+    char *path = stg_check_member_path(ctx, member);
+    if (path == NULL) {
+        ctx->report->out_of_memory = true;
+        return res;
+    }
+    /* member_offset of a nested member is relative to the enclosing member's bytes; the
+     * outermost one is a file offset. */
     if (ctx->depth + 1 > ctx->lim->max_nesting) {
         stg_finding *f = stg_report_add(ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR,
                                         STG_NO_OFFSET,
                                         "nesting deeper than max_nesting (%u): not scanned",
                                         (unsigned)ctx->lim->max_nesting);
         stg_report_set_limit(ctx->report, f, "max_nesting");
-        stg_report_set_member(ctx->report, f, member, member_offset);
-        return;
+        stg_report_set_member(ctx->report, f, path, member_offset);
+        stg_mem_free(path);
+        return res;
     }
     stg_report *sub = stg_report_new(ctx->lim);
     if (sub == NULL) {
         ctx->report->out_of_memory = true;
-        return;
+        stg_mem_free(path);
+        return res;
     }
     stg_check_ctx inner = *ctx;
     inner.report = sub;
     inner.depth = ctx->depth + 1;
-    inner.member = member;
+    inner.member = path;
     inner.member_offset = member_offset;
-    (void)dispatch(buf, len, member, false, &inner);
-    stg_report_merge(ctx->report, sub, member, member_offset);
+    bool stream = mode == STG_MEMBER_STREAM;
+    res = dispatch(buf, len, stream ? NULL : member, stream, mode, &inner);
+    stg_report_merge(ctx->report, sub, path, member_offset);
     stg_report_free(sub);
+    stg_mem_free(path);
+    return res;
+}
+
+void stg_check_member(const uint8_t *buf, size_t len, const char *member, uint64_t member_offset,
+                      stg_check_ctx *ctx)
+{
+    (void)stg_check_member_ex(buf, len, member, member_offset, STG_MEMBER_ARCHIVE, ctx);
 }

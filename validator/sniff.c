@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "../parser/util.h"
+#include "../parser/tar.h"
+#include "../parser/zip.h"
 #include "check.h"
+#include "pickle_scan.h"
 
 static bool ends_with_ci(const char *s, size_t n, const char *suffix)
 {
@@ -24,6 +27,11 @@ static bool ends_with_ci(const char *s, size_t n, const char *suffix)
         }
     }
     return true;
+}
+
+bool stg_name_hint_has_suffix(const char *name, const char *suffix)
+{
+    return name != NULL && ends_with_ci(name, strlen(name), suffix);
 }
 
 stg_name_hint stg_name_hint_of(const char *name)
@@ -73,13 +81,24 @@ bool stg_sniff_is_safetensors(const uint8_t *buf, size_t len)
 
 bool stg_sniff_is_pickle(const uint8_t *buf, size_t len)
 {
-    /* PROTO opcode with a protocol the reference unpickler knows. */
-    return len >= 2 && buf[0] == 0x80 && buf[1] <= 5;
+    size_t stop_end;
+    /* PROTO with a protocol the reference unpickler knows: a pickle, even when broken. */
+    if (len >= 2 && buf[0] == 0x80 && buf[1] <= 5) {
+        return true;
+    }
+    return stg_pickle_sniff(buf, len, &stop_end);
 }
 
 static bool has_prefix(const uint8_t *buf, size_t len, const char *magic, size_t k)
 {
     return len >= k && memcmp(buf, magic, k) == 0;
+}
+
+/* RFC 1950 header: deflate, window <= 32 KiB, check bits, no preset dictionary. */
+static bool is_zlib_header(const uint8_t *buf, size_t len)
+{
+    return len >= 2 && (buf[0] & 0x0f) == 8 && (buf[0] >> 4) <= 7 &&
+           ((unsigned)buf[0] * 256u + buf[1]) % 31u == 0 && (buf[1] & 0x20) == 0;
 }
 
 stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len)
@@ -96,10 +115,76 @@ stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len)
     if (has_prefix(buf, len, "GGUF", 4)) {
         return STG_SNIFF_GGUF;
     }
+    if (len >= STG_TAR_BLOCK && stg_tar_header_ok(buf, len)) {
+        return STG_SNIFF_TAR;
+    }
+    if (stg_pickle_is_torch_legacy(buf, len)) {
+        return STG_SNIFF_TORCH_LEGACY;
+    }
     if (stg_sniff_is_pickle(buf, len)) {
         return STG_SNIFF_PICKLE;
     }
+    if (has_prefix(buf, len, "\x1f\x8b", 2)) {
+        return STG_SNIFF_GZIP;
+    }
+    if (len >= 4 && has_prefix(buf, len, "BZh", 3) && buf[3] >= '1' && buf[3] <= '9') {
+        return STG_SNIFF_BZ2;
+    }
+    if (has_prefix(buf, len, "\xfd" "7zXZ\x00", 6)) {
+        return STG_SNIFF_XZ;
+    }
+    if (len >= 13 && buf[0] == 0x5d && buf[1] == 0 && buf[2] == 0) {
+        return STG_SNIFF_LZMA;
+    }
+    if (has_prefix(buf, len, "\x28\xb5\x2f\xfd", 4)) {
+        return STG_SNIFF_ZSTD;
+    }
+    if (has_prefix(buf, len, "\x04\x22\x4d\x18", 4) ||
+        has_prefix(buf, len, "\x02\x21\x4c\x18", 4)) {
+        return STG_SNIFF_LZ4;
+    }
+    if (is_zlib_header(buf, len)) {
+        return STG_SNIFF_ZLIB;
+    }
     return STG_SNIFF_UNKNOWN;
+}
+
+/* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
+ * *.pkl / *.pickle or a stored member's bytes are a pickle; numpy-zip when every member is a
+ * .npy; else zip. stg_check_buffer's label can differ only where a deflated member turns out
+ * to be a pickle (then it says torch-zip). */
+static stg_format zip_label(const uint8_t *buf, size_t len)
+{
+    stg_zip z;
+    stg_zip_error err;
+    if (stg_zip_open(&z, buf, len, &err) != STG_ZIPR_OK) {
+        return STG_FMT_ZIP;
+    }
+    stg_zip_entry e;
+    bool all_npy = z.entry_count > 0, pickle = false;
+    for (;;) {
+        stg_zip_result zr = stg_zip_next(&z, &e, &err);
+        if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED) {
+            break;
+        }
+        char name[64];
+        size_t n = e.name_len < sizeof name - 1 ? e.name_len : sizeof name - 1;
+        /* Only the name's tail matters for the suffix tests. */
+        memcpy(name, e.name + (e.name_len - n), n);
+        name[n] = '\0';
+        bool npy = stg_name_hint_has_suffix(name, ".npy");
+        all_npy = all_npy && npy;
+        if (stg_name_hint_has_suffix(name, ".pkl") || stg_name_hint_has_suffix(name, ".pickle")) {
+            pickle = true;
+        } else if (zr == STG_ZIPR_OK && e.method == 0 && !npy) {
+            size_t stop_end;
+            pickle = stg_pickle_sniff(buf + e.data_offset, (size_t)e.data_len, &stop_end);
+        }
+        if (pickle) {
+            return STG_FMT_TORCH_ZIP;
+        }
+    }
+    return all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
 }
 
 stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
@@ -115,7 +200,7 @@ stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
     case STG_SNIFF_SAFETENSORS: return STG_FMT_SAFETENSORS;
     case STG_SNIFF_PICKLE: return h.joblib ? STG_FMT_JOBLIB : STG_FMT_PICKLE;
     case STG_SNIFF_TORCH_LEGACY: return STG_FMT_TORCH_LEGACY;
-    case STG_SNIFF_ZIP: return STG_FMT_ZIP;
+    case STG_SNIFF_ZIP: return zip_label(buf, len);
     case STG_SNIFF_NPY: return STG_FMT_NUMPY;
     case STG_SNIFF_TAR: return STG_FMT_TAR;
     case STG_SNIFF_GZIP: return STG_FMT_GZIP;

@@ -39,6 +39,9 @@ typedef struct stg_name_hint {
 
 stg_name_hint stg_name_hint_of(const char *name);
 
+/* true when name ends with suffix (ASCII case-insensitive; suffix in lower case). */
+bool stg_name_hint_has_suffix(const char *name, const char *suffix);
+
 /* Safetensors by content: at least 10 bytes; n = LE u64 of the first 8 bytes with 2 <= n and
  * n <= len - 8; the first header byte that is not JSON whitespace (space, tab, CR, LF) is '{'.
  * Leading whitespace is accepted here so that compat's rule (a warning) can be applied by the

@@ -1,0 +1,49 @@
+/* Inflate (raw deflate, zlib or gzip streams) with caps on the output: the only place zlib is
+ * included. Built without STG_WITH_ZLIB, every call returns STG_INFLATE_UNAVAILABLE and callers
+ * report the data as unscannable (fail closed). */
+#ifndef STG_PARSER_INFLATE_H
+#define STG_PARSER_INFLATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum stg_inflate_format {
+    STG_INFLATE_RAW = 0,   /* zip method 8 */
+    STG_INFLATE_ZLIB = 1,  /* RFC 1950 (joblib compress='zlib') */
+    STG_INFLATE_GZIP = 2   /* RFC 1952, concatenated members followed like Python's gzip */
+} stg_inflate_format;
+
+typedef enum stg_inflate_result {
+    STG_INFLATE_OK = 0,
+    STG_INFLATE_TOO_BIG,      /* output would pass max_out */
+    STG_INFLATE_RATIO,        /* output / input passed max_ratio */
+    STG_INFLATE_CORRUPT,      /* invalid stream */
+    STG_INFLATE_TRUNCATED,    /* input ended before the stream did */
+    STG_INFLATE_NOMEM,
+    STG_INFLATE_UNAVAILABLE   /* built without zlib */
+} stg_inflate_result;
+
+/* Output below this size is never judged by the ratio: small, highly compressible payloads
+ * (zero-filled arrays) are normal, and bombs need size to hurt. */
+#define STG_INFLATE_RATIO_FLOOR (1u << 20)
+
+typedef struct stg_inflate_out {
+    uint8_t *data;       /* stg_mem_alloc'd; release with stg_inflate_free (NULL when empty) */
+    size_t len;          /* bytes produced (also on failure: what was produced before it) */
+    size_t consumed;     /* input bytes the stream(s) used; < in_len means trailing bytes */
+    size_t error_offset; /* input position where a failure was seen */
+} stg_inflate_out;
+
+/* Inflates in[0..in_len). max_out: the output cap (max_inflate_bytes); max_ratio: output may
+ * not exceed max_ratio x in_len once past STG_INFLATE_RATIO_FLOOR (0: no ratio cap). Memory:
+ * the output buffer, at most max_out bytes (+ geometric slack below it), plus zlib's ~44 KiB. */
+stg_inflate_result stg_inflate(const uint8_t *in, size_t in_len, stg_inflate_format fmt,
+                               uint64_t max_out, uint32_t max_ratio, stg_inflate_out *out);
+
+void stg_inflate_free(stg_inflate_out *out);
+
+/* true when this build can inflate. */
+bool stg_inflate_available(void);
+
+#endif

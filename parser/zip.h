@@ -1,0 +1,94 @@
+/* Our own zip reader (no library: the reader must see what loaders see, and disagreements
+ * between a local header and the central directory are findings, not errors to hide).
+ *
+ * stg_zip_open finds the end-of-central-directory record in the last 65,557 bytes (22 + the
+ * largest comment), follows a ZIP64 locator when present, and places the central directory the
+ * way Python's zipfile does: immediately before the end record, so bytes prepended to an
+ * archive shift every offset by `base`. stg_zip_next then yields one central-directory entry
+ * at a time, cross-checked against its local header. Every offset is absolute in the buffer
+ * and every range it yields lies inside it. Nothing here allocates. */
+#ifndef STG_PARSER_ZIP_H
+#define STG_PARSER_ZIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STG_ZIP_EOCD_SEARCH 65557u /* 22-byte end record + 65,535-byte comment */
+
+/* Bits of stg_zip_entry.mismatch: what the local header says differently. */
+#define STG_ZIP_MISMATCH_NAME 0x1u
+#define STG_ZIP_MISMATCH_SIZES 0x2u
+#define STG_ZIP_MISMATCH_METHOD 0x4u
+#define STG_ZIP_MISMATCH_FLAGS 0x8u
+
+/* General-purpose flag bits that mean "encrypted" or "patched data" (reported, ignored). */
+#define STG_ZIP_FLAGS_ENCRYPTED 0x61u
+
+typedef enum stg_zip_result {
+    STG_ZIPR_OK = 0,        /* an entry was produced */
+    STG_ZIPR_END,           /* no more entries */
+    STG_ZIPR_NOT_FOUND,     /* no end record that parses (not a zip) */
+    STG_ZIPR_ENTRY_BAD,     /* this entry's local header or data range is unusable; the central
+                              fields of *e are valid; iteration may go on */
+    STG_ZIPR_MALFORMED      /* the central directory is broken: stop */
+} stg_zip_result;
+
+typedef struct stg_zip_error {
+    uint64_t offset;       /* absolute offset of the structure concerned */
+    const char *what;      /* constant text */
+} stg_zip_error;
+
+typedef struct stg_zip {
+    const uint8_t *buf;
+    size_t len;
+    uint64_t eocd_offset;   /* the classic end record */
+    uint64_t cd_start;      /* absolute */
+    uint64_t cd_size;
+    uint64_t entry_count;   /* as declared */
+    uint64_t base;          /* bytes before the archive (offsets in it are relative to base) */
+    bool zip64;
+    uint64_t next_pos;      /* iteration state: next central header */
+    uint64_t next_index;
+} stg_zip;
+
+typedef struct stg_zip_entry {
+    uint64_t index;
+    uint64_t cd_offset;       /* absolute offset of the central header */
+    const uint8_t *name;      /* central name bytes (not NUL-terminated, inside the buffer) */
+    size_t name_len;
+    uint16_t flags, method;
+    uint32_t crc32;
+    uint64_t comp_size, uncomp_size;
+    uint64_t local_offset;    /* absolute offset of the local header */
+    /* From the local header (valid when stg_zip_next returned STG_ZIPR_OK): */
+    const uint8_t *local_name;
+    size_t local_name_len;
+    uint16_t local_flags, local_method;
+    bool local_sizes_known;   /* false: data-descriptor flag with zero sizes in the header */
+    uint64_t local_comp_size, local_uncomp_size;
+    uint64_t data_offset;     /* absolute offset of the member's (compressed) bytes */
+    uint64_t data_len;        /* comp_size: data_offset + data_len <= buffer length */
+    unsigned mismatch;        /* STG_ZIP_MISMATCH_* */
+} stg_zip_entry;
+
+/* Finds and checks the end records. STG_ZIPR_NOT_FOUND when no candidate end record in the
+ * search window parses; STG_ZIPR_MALFORMED (err set) when one was found but its central
+ * directory lies outside the buffer. */
+stg_zip_result stg_zip_open(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_error *err);
+
+/* Next entry. On STG_ZIPR_ENTRY_BAD and STG_ZIPR_MALFORMED, err says what and where. */
+stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err);
+
+/* A byte range [begin, end) an entry occupies (local header through data), for overlap checks. */
+typedef struct stg_zip_range {
+    uint64_t begin, end;
+    uint64_t index;
+} stg_zip_range;
+
+/* Sorts v by begin (in place, no recursion, no allocation) and returns the number of ranges
+ * that start before the previous one ended; *first_overlap gets the sorted position of the
+ * first such range (when any). Empty ranges never overlap. */
+size_t stg_zip_sort_overlaps(stg_zip_range *v, size_t n, size_t *first_overlap);
+
+#endif

@@ -1,0 +1,60 @@
+/* Archives and compressed streams as seen by the dispatcher (internal): zip (torch-zip,
+ * numpy-zip), tar (PyTorch 0.1 torch-tar), gzip/zlib streams. Members go back through
+ * stg_check_member (depth-capped); findings about an entry itself (zip_header_mismatch,
+ * zip_encrypted_flag, zip_bomb, zip_malformed, container_malformed) carry `member` and give as
+ * offset the entry's header offset in the enclosing buffer (equal to member_offset). */
+#ifndef STG_VALIDATOR_CONTAINERS_H
+#define STG_VALIDATOR_CONTAINERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../parser/zip.h"
+#include "check.h"
+
+/* What a member scan found, for labelling the container. */
+typedef struct stg_member_result {
+    stg_format format;     /* the member's own format (STG_FMT_UNKNOWN for plain data) */
+    bool pickle_based;     /* a pickle was scanned in it (at any depth of this member) */
+} stg_member_result;
+
+/* Scans an opened zip: every entry cross-checked, data inflated with caps, every member whose
+ * content (or name, *.pkl / *.pickle) is a pickle scanned as one. Returns STG_FMT_TORCH_ZIP
+ * when a pickle member was found, STG_FMT_NUMPY_ZIP when every member is a .npy, else
+ * STG_FMT_ZIP. *pickle_based reports whether any member was pickle-based. */
+stg_format stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, bool *pickle_based);
+
+/* Scans a tar archive (buf starts with a tar header). Returns STG_FMT_TORCH_TAR for the
+ * PyTorch 0.1 layout, else STG_FMT_TAR. */
+stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                                   bool *pickle_based);
+
+/* Inflates a gzip or zlib stream with the caps and scans the result as a member named
+ * "(decompressed)". Returns the inner result; *recognised is false when a zlib header turned
+ * out not to start a deflate stream at all (the caller then treats the bytes as unknown). */
+stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len, bool gzip,
+                                                 stg_check_ctx *ctx, bool *recognised);
+
+/* How a payload handed to stg_check_member_ex is read. */
+typedef enum stg_member_mode {
+    STG_MEMBER_ARCHIVE = 0, /* an archive member: sniffed; content no rule knows is plain data */
+    STG_MEMBER_STREAM,      /* a decompressed file: sniffed; unknown content is reported and
+                               walked as pickles (a loader unpickles it as a whole file) */
+    STG_MEMBER_PICKLE,      /* one pickle member whatever it looks like (its name says pickle,
+                               so a loader will unpickle it): STG_PICKLE_MEMBER */
+    STG_MEMBER_PICKLES      /* pickles interleaved with raw data (PyTorch 0.1 tar members):
+                               STG_PICKLE_RAW */
+} stg_member_mode;
+
+/* stg_check_member with a mode and a result. member is the entry's name (NUL-terminated);
+ * findings carry "outer!member" when ctx is itself inside a member. */
+stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char *member,
+                                      uint64_t member_offset, stg_member_mode mode,
+                                      stg_check_ctx *ctx);
+
+/* The member path a finding about entry `name` of the current container carries
+ * (stg_mem_alloc'd, NULL when memory fails). */
+char *stg_check_member_path(const stg_check_ctx *ctx, const char *name);
+
+#endif

@@ -1,0 +1,70 @@
+/* Polyglot checks (see polyglot.h). */
+#include "polyglot.h"
+
+#include "../parser/zip.h"
+#include "containers.h"
+#include "pickle_scan.h"
+
+/* The archive's first byte: its lowest local header, or its central directory when it has no
+ * entries (a copy of z is walked, so the caller's iteration state is untouched). */
+static uint64_t zip_first_byte(const stg_zip *zin)
+{
+    stg_zip z = *zin;
+    uint64_t first = z.cd_start;
+    stg_zip_entry e;
+    stg_zip_error err;
+    for (;;) {
+        stg_zip_result zr = stg_zip_next(&z, &e, &err);
+        if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED || zr == STG_ZIPR_NOT_FOUND) {
+            break;
+        }
+        if (e.local_offset < first) {
+            first = e.local_offset;
+        }
+    }
+    return first;
+}
+
+/* Reports an archive found besides the primary format; scans its members when asked. */
+static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_check_ctx *ctx)
+{
+    const stg_limits *lim = ctx->lim;
+    stg_report_add(ctx->report, STG_POLYGLOT_ZIP, stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING),
+                   zip_first_byte(z),
+                   "a zip archive (%llu entries) ends this %s file: zip readers see it%s",
+                   (unsigned long long)z->entry_count, primary,
+                   scan ? "; its members were scanned" : "");
+    if (scan) {
+        bool pickle_based = false;
+        (void)stg_containers_scan_zip(z, ctx, &pickle_based);
+    }
+}
+
+void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
+{
+    const stg_limits *lim = ctx->lim;
+    bool strict = lim->profile == STG_PROFILE_STRICT;
+    size_t stop_end = 0;
+    if (stg_pickle_sniff(buf, len, &stop_end)) {
+        stg_report_add(ctx->report, STG_POLYGLOT_PICKLE,
+                       stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
+                       "the first %zu bytes are also a pickle that runs to STOP", stop_end);
+        if (strict) {
+            stg_check_pickles(buf, stop_end, 0, STG_PICKLE_RAW, ctx);
+        }
+    }
+    stg_zip z;
+    stg_zip_error err;
+    if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
+        report_zip(&z, strict, "safetensors", ctx);
+    }
+}
+
+void stg_polyglot_check_pickle(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
+{
+    stg_zip z;
+    stg_zip_error err;
+    if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
+        report_zip(&z, true, "pickle", ctx);
+    }
+}

@@ -1,0 +1,26 @@
+/* Polyglots (DESIGN.md sections 4 and 6): bytes that one loader reads as safetensors (or as a
+ * pickle) and another as something else. Routing follows the loaders: offset 0 decides the
+ * primary format; what is found besides it is reported and, where the design says, scanned. */
+#ifndef STG_VALIDATOR_POLYGLOT_H
+#define STG_VALIDATOR_POLYGLOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+
+/* For a buffer whose primary format is safetensors (stg_validate_buffer and stg_check_buffer
+ * call it after the safetensors rules):
+ *  - a zip end-of-central-directory in the last 65,557 bytes that parses: polyglot_zip (strict
+ *    error / compat warning) at the archive's first byte; in strict the archive's members are
+ *    scanned and their findings added; compat scans no payload;
+ *  - bytes at offset 0 that a pickle reader follows to STOP: polyglot_pickle at 0 (strict error /
+ *    compat warning); in strict that pickle's globals are reported as for any pickle. */
+void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ctx *ctx);
+
+/* For a buffer whose primary format is a pickle (or legacy torch): a zip found at its end is
+ * reported as polyglot_zip (strict error / compat warning) and its members scanned in both
+ * profiles (a scanner must see what zip-routing tools would load). */
+void stg_polyglot_check_pickle(const uint8_t *buf, size_t len, stg_check_ctx *ctx);
+
+#endif
