@@ -1,0 +1,351 @@
+/* The mmap loader: open read-only, map, validate with the same core as stg_validate_buffer, and
+ * only then hand out tensors, each a range the layout stage proved to lie inside the file.
+ *
+ * Validation reads the header (and the layout stage nothing else) through the mapping, right
+ * after an fstat that gave the size; a file truncated by another process in that window can
+ * still raise SIGBUS, as with any mmap reader. After open, stg_file_read_tensor copies with pread
+ * and checks size, modification time and identity before and after, so a file that shrank or was
+ * replaced gives STG_FILE_CHANGED instead of a signal; stg_file_tensor_data is the raw view the
+ * caller opts into (documented in stguard.h). */
+#include "mmap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../parser/mem.h"
+
+static void report_io(stg_report *r, const char *what, int err)
+{
+    stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET, "%s failed (errno %d)", what,
+                   err);
+}
+
+static int cmp_name_bytes(const stg_tensor *a, const stg_tensor *b)
+{
+    size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+    int c = n > 0 ? memcmp(a->name, b->name, n) : 0;
+    if (c != 0) {
+        return c;
+    }
+    return a->name_len < b->name_len ? -1 : (a->name_len > b->name_len ? 1 : 0);
+}
+
+/* Heapsort of the name index: O(n log n) worst case, no allocation. */
+static void sift_down(const stg_st_tensor *t, size_t *idx, size_t root, size_t n)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n) {
+            return;
+        }
+        if (child + 1 < n && cmp_name_bytes(&t[idx[child]].pub, &t[idx[child + 1]].pub) < 0) {
+            child++;
+        }
+        if (cmp_name_bytes(&t[idx[root]].pub, &t[idx[child]].pub) >= 0) {
+            return;
+        }
+        size_t tmp = idx[root];
+        idx[root] = idx[child];
+        idx[child] = tmp;
+        root = child;
+    }
+}
+
+static bool build_name_index(stg_file *f)
+{
+    size_t n = f->h.tensor_count;
+    f->by_name = stg_mem_alloc((n == 0 ? 1 : n) * sizeof *f->by_name);
+    if (f->by_name == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        f->by_name[i] = i;
+    }
+    for (size_t i = n / 2; i-- > 0;) {
+        sift_down(f->h.tensors, f->by_name, i, n);
+    }
+    for (size_t end = n; end > 1; end--) {
+        size_t tmp = f->by_name[0];
+        f->by_name[0] = f->by_name[end - 1];
+        f->by_name[end - 1] = tmp;
+        sift_down(f->h.tensors, f->by_name, 0, end - 1);
+    }
+    return true;
+}
+
+static void file_free(stg_file *f)
+{
+    if (f == NULL) {
+        return;
+    }
+    if (f->map != NULL) {
+        munmap((void *)(uintptr_t)f->map, (size_t)f->size);
+    }
+    if (f->fd >= 0) {
+        close(f->fd);
+    }
+    stg_st_header_release(&f->h);
+    stg_mem_free(f->by_name);
+    stg_mem_free(f->path);
+    stg_mem_free(f);
+}
+
+stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_report *r,
+                                stg_file **out)
+{
+    *out = NULL;
+    stg_file *f = stg_mem_calloc(1, sizeof *f);
+    if (f == NULL) {
+        return STG_E_NOMEM;
+    }
+    f->fd = -1;
+    stg_st_header_init(&f->h);
+    f->path = stg_mem_strndup(path, strlen(path));
+    if (f->path == NULL) {
+        file_free(f);
+        return STG_E_NOMEM;
+    }
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it. */
+    f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (f->fd < 0) {
+        report_io(r, "open", errno);
+        file_free(f);
+        return STG_E_IO;
+    }
+    struct stat st;
+    if (fstat(f->fd, &st) != 0) {
+        report_io(r, "fstat", errno);
+        file_free(f);
+        return STG_E_IO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
+                       "not a regular file: not read");
+        file_free(f);
+        return STG_E_IO;
+    }
+    if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
+        report_io(r, "mapping (file too large for the address space)", EFBIG);
+        file_free(f);
+        return STG_E_IO;
+    }
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    f->size = (uint64_t)st.st_size;
+    f->mtime = st.st_mtim;
+    if (f->size > 0) {
+        void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, f->fd, 0);
+        if (m == MAP_FAILED) {
+            report_io(r, "mmap", errno);
+            file_free(f);
+            return STG_E_IO;
+        }
+        f->map = m;
+    }
+    stg_st_validate(f->map, (size_t)f->size, lim, r, &f->h);
+    if (f->h.schema_ok && !build_name_index(f)) {
+        r->out_of_memory = true;
+        file_free(f);
+        return STG_E_NOMEM;
+    }
+    *out = f;
+    return STG_OK;
+}
+
+bool stg_file_unchanged(const stg_file *f)
+{
+    struct stat st;
+    if (fstat(f->fd, &st) != 0 || (uint64_t)st.st_size != f->size ||
+        st.st_mtim.tv_sec != f->mtime.tv_sec || st.st_mtim.tv_nsec != f->mtime.tv_nsec) {
+        return false;
+    }
+    /* The descriptor keeps the old inode alive: a path renamed over or deleted is "replaced". */
+    if (stat(f->path, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino) {
+        return false;
+    }
+    return true;
+}
+
+stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out,
+                         stg_report **rep)
+{
+    if (rep != NULL) {
+        *rep = NULL;
+    }
+    if (out == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    *out = NULL;
+    if (path == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    stg_limits def;
+    if (lim == NULL) {
+        stg_limits_default(&def);
+        lim = &def;
+    }
+    stg_report *r = stg_report_new(lim);
+    if (r == NULL) {
+        return STG_E_NOMEM;
+    }
+    stg_file *f = NULL;
+    stg_status s = stg_file_open_report(path, lim, r, &f);
+    stg_report_set_format(r, STG_FMT_SAFETENSORS);
+    if (f != NULL) {
+        stg_report_set_size(r, f->size);
+    }
+    stg_report_finish(r);
+    if (s == STG_OK && stg_report_verdict(r) >= STG_VERDICT_INVALID) {
+        file_free(f);
+        f = NULL;
+        s = STG_E_INVALID;
+    }
+    *out = f;
+    if (rep != NULL) {
+        *rep = r;
+    } else {
+        stg_report_free(r);
+    }
+    return s;
+}
+
+void stg_file_close(stg_file *f)
+{
+    file_free(f);
+}
+
+size_t stg_file_tensor_count(const stg_file *f)
+{
+    return f == NULL || !f->h.schema_ok ? 0 : f->h.tensor_count;
+}
+
+const stg_tensor *stg_file_tensor_at(const stg_file *f, size_t i)
+{
+    if (f == NULL || !f->h.schema_ok || i >= f->h.tensor_count) {
+        return NULL;
+    }
+    return &f->h.tensors[i].pub;
+}
+
+const stg_tensor *stg_file_tensor_find(const stg_file *f, const char *name, size_t name_len)
+{
+    if (f == NULL || !f->h.schema_ok || (name == NULL && name_len != 0)) {
+        return NULL;
+    }
+    stg_tensor key;
+    memset(&key, 0, sizeof key);
+    key.name = name;
+    key.name_len = name_len;
+    size_t lo = 0, hi = f->h.tensor_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = cmp_name_bytes(&f->h.tensors[f->by_name[mid]].pub, &key);
+        if (c == 0) {
+            return &f->h.tensors[f->by_name[mid]].pub;
+        }
+        if (c < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return NULL;
+}
+
+/* The tensor t as one of f's own entries, or NULL when it belongs to something else. */
+static const stg_st_tensor *own_tensor(const stg_file *f, const stg_tensor *t)
+{
+    if (f == NULL || t == NULL || !f->h.schema_ok || f->h.tensor_count == 0) {
+        return NULL;
+    }
+    uintptr_t base = (uintptr_t)f->h.tensors;
+    uintptr_t p = (uintptr_t)t;
+    uintptr_t span = (uintptr_t)(f->h.tensor_count * sizeof(stg_st_tensor));
+    if (p < base || p - base >= span || (p - base) % sizeof(stg_st_tensor) != 0) {
+        return NULL;
+    }
+    return &f->h.tensors[(p - base) / sizeof(stg_st_tensor)];
+}
+
+stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst,
+                                size_t dst_len)
+{
+    const stg_st_tensor *own = own_tensor(f, t);
+    if (own == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    uint64_t size = t->end - t->begin; /* begin <= end <= data length: proven by layout */
+    if ((uint64_t)dst_len < size) {
+        return STG_E_RANGE;
+    }
+    if (size > 0 && dst == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    if (!stg_file_unchanged(f)) {
+        return STG_FILE_CHANGED;
+    }
+    uint8_t *out = dst;
+    uint64_t done = 0;
+    uint64_t start = f->h.data_start + t->begin;
+    while (done < size) {
+        uint64_t want = size - done;
+        size_t chunk = want > (uint64_t)(1u << 30) ? (size_t)1 << 30 : (size_t)want;
+        ssize_t got = pread(f->fd, out + done, chunk, (off_t)(start + done));
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return STG_E_IO;
+        }
+        if (got == 0) {
+            return STG_FILE_CHANGED; /* end of file before the validated end: it shrank */
+        }
+        done += (uint64_t)got;
+    }
+    return stg_file_unchanged(f) ? STG_OK : STG_FILE_CHANGED;
+}
+
+const void *stg_file_tensor_data(const stg_file *f, const stg_tensor *t)
+{
+    if (own_tensor(f, t) == NULL || f->map == NULL) {
+        return NULL;
+    }
+    return f->map + f->h.data_start + t->begin;
+}
+
+uint64_t stg_file_header_length(const stg_file *f)
+{
+    return f == NULL ? 0 : f->h.header_len;
+}
+
+uint64_t stg_file_data_start(const stg_file *f)
+{
+    return f == NULL ? 0 : f->h.data_start;
+}
+
+size_t stg_file_metadata_count(const stg_file *f)
+{
+    return f == NULL || !f->h.schema_ok ? 0 : f->h.metadata_count;
+}
+
+stg_status stg_file_metadata_at(const stg_file *f, size_t i, const char **key, size_t *key_len,
+                                const char **value, size_t *value_len)
+{
+    if (f == NULL || key == NULL || key_len == NULL || value == NULL || value_len == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    if (!f->h.schema_ok || i >= f->h.metadata_count) {
+        return STG_E_RANGE;
+    }
+    const stg_st_meta *m = &f->h.metadata[i];
+    *key = m->key;
+    *key_len = m->key_len;
+    *value = m->value;
+    *value_len = m->value_len;
+    return STG_OK;
+}

@@ -1,0 +1,38 @@
+/* The mmap loader's internals shared with loader/model.c (the public side is stg_file_* in
+ * include/stguard/stguard.h). */
+#ifndef STG_LOADER_MMAP_H
+#define STG_LOADER_MMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "../validator/report.h"
+#include "../validator/safetensors.h"
+#include "stguard/stguard.h"
+
+struct stg_file {
+    int fd;
+    char *path;              /* as opened: used to notice that the path was replaced */
+    dev_t dev;
+    ino_t ino;
+    uint64_t size;           /* size when validated */
+    struct timespec mtime;   /* modification time when validated */
+    const uint8_t *map;      /* read-only mapping of size bytes (NULL when size is 0) */
+    stg_st_header h;         /* tensors sorted by (begin, end) once the layout stage ran */
+    size_t *by_name;         /* indices into h.tensors sorted by name bytes (schema_ok only) */
+    uint32_t shard;          /* stamped into every tensor's `shard` (stg_model) */
+};
+
+/* Opens, maps and validates path, adding findings to r (not finished). On STG_OK *out is the
+ * file whatever the findings say (the caller decides what to expose; the table is usable when
+ * out->h.schema_ok). On STG_E_IO, r holds io_error or not_regular_file and *out is NULL. */
+stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_report *r,
+                                stg_file **out);
+
+/* true when f's file still has the size, modification time and identity it had when it was
+ * validated (fstat of the descriptor plus stat of the path). */
+bool stg_file_unchanged(const stg_file *f);
+
+#endif
