@@ -1,0 +1,231 @@
+/* Stage 3 (tensor table against the data section): range, overlap, coverage and alignment codes
+ * with their offsets (data_offsets token, or the first data byte concerned), near misses, and
+ * the deterministic sort. */
+#include <stdio.h>
+
+#include "sttest.h"
+
+#define E STG_SEV_ERROR
+#define W STG_SEV_WARNING
+
+/* "name":{"dtype":DT,"shape":[SH],"data_offsets":[B,E]} */
+static char *entry(char *p, const char *name, const char *dt, const char *shape, unsigned long long b,
+                   unsigned long long e)
+{
+    return p + sprintf(p, "\"%s\":{\"dtype\":\"%s\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}", name,
+                       dt, shape, b, e);
+}
+
+START_TEST(test_out_of_range)
+{
+    const char *h = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+    st_check_both(h, 3, STG_OFFSETS_OUT_OF_RANGE, E, E, st_at(h, "[0,4]"));
+    st_check_clean(h, 4, STG_OFFSETS_OUT_OF_RANGE);
+    /* a zero-size tensor past the end is out of range too (the reference: InvalidOffset) */
+    const char *z = "{\"c\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                    "\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[5,5]}}";
+    st_check_both(z, 1, STG_OFFSETS_OUT_OF_RANGE, E, E, st_at(z, "[5,5]"));
+    const char *zok = "{\"c\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                      "\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[1,1]}}";
+    st_check_clean(zok, 1, STG_OFFSETS_OUT_OF_RANGE);
+    /* offsets near 2^64 whose sum the reference computes unchecked */
+    const char *big = "{\"a\":{\"dtype\":\"U8\",\"shape\":[2305843009213693951],"
+                      "\"data_offsets\":[16140901064495857664,18446744073709551615]}}";
+    st_check_both(big, 0, STG_OFFSETS_OUT_OF_RANGE, E, E, st_at(big, "[1614"));
+}
+END_TEST
+
+START_TEST(test_overlap)
+{
+    const char *h = "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+                    "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[1,3]}}";
+    st_check_both(h, 3, STG_OFFSETS_OVERLAP, E, E, st_at(h, "[1,3]"));
+    stg_report *r = st_run(h, 0, 3, STG_PROFILE_STRICT);
+    const stg_finding *f = st_find(r, STG_OFFSETS_OVERLAP);
+    ck_assert_uint_eq(f->tensor_len, 1);
+    ck_assert_int_eq(f->tensor[0], 'b');
+    stg_report_free(r);
+    /* exact alias of a non-empty range */
+    const char *alias = "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+                        "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}";
+    st_check_both(alias, 2, STG_OFFSETS_OVERLAP, E, E, st_at(alias, "[0,2]}}"));
+    /* a zero-size tensor pointing inside another's bytes (the reference refuses it) */
+    const char *inside = "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+                         "\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[2,2]}}";
+    st_check_both(inside, 4, STG_OFFSETS_OVERLAP, E, E, st_at(inside, "[2,2]"));
+    /* near misses: zero-size tensors at boundaries, several at one offset */
+    const char *ok = "{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},"
+                     "\"b\":{\"dtype\":\"F32\",\"shape\":[3,0,5],\"data_offsets\":[0,0]},"
+                     "\"c\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+                     "\"d\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[4,4]},"
+                     "\"e\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[4,4]}}";
+    st_check_clean(ok, 4, STG_OFFSETS_OVERLAP);
+}
+END_TEST
+
+START_TEST(test_gap)
+{
+    const char *first = "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}";
+    size_t n = strlen(first);
+    st_check_both(first, 2, STG_DATA_GAP, E, E, 8 + n); /* data byte 0 */
+    const char *hole = "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                       "\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[2,3]}}";
+    st_check_both(hole, 3, STG_DATA_GAP, E, E, 8 + strlen(hole) + 1);
+    const char *ok = "{\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]},"
+                     "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}";
+    st_check_clean(ok, 2, STG_DATA_GAP);
+}
+END_TEST
+
+START_TEST(test_trailing)
+{
+    const char *h = "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}";
+    st_check_both(h, 2, STG_DATA_TRAILING, E, E, 8 + strlen(h) + 1);
+    st_check_clean(h, 1, STG_DATA_TRAILING);
+    /* no tensors at all: every data byte trails */
+    st_check_both("{}", 1, STG_DATA_TRAILING, E, E, 10);
+    st_check_both("{\"__metadata__\":{\"k\":\"v\"}}", 3, STG_DATA_TRAILING, E, E, 8 + 26);
+    st_check_clean("{}", 0, STG_DATA_TRAILING);
+}
+END_TEST
+
+START_TEST(test_header_not_padded)
+{
+    /* "{}" + 5 spaces: data starts at 15 */
+    size_t len;
+    uint8_t *b = st_file("{}", 5, 0, &len);
+    for (int p = 0; p < 2; p++) {
+        stg_limits lim = st_limits((stg_profile)p);
+        stg_report *r = st_run_lim(b, len, &lim);
+        st_expect(r, STG_HEADER_NOT_PADDED, W, 15);
+        st_expect_verdict(r, STG_VERDICT_WARN);
+        stg_report_free(r);
+    }
+    free(b);
+    b = st_file("{}", 6, 0, &len);
+    stg_limits lim = st_limits(STG_PROFILE_STRICT);
+    stg_report *r = st_run_lim(b, len, &lim);
+    ck_assert_int_eq(tu_find(r, STG_HEADER_NOT_PADDED), -1);
+    st_expect_verdict(r, STG_VERDICT_OK);
+    stg_report_free(r);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_tensor_misaligned)
+{
+    const char *h = "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+                    "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[2,6]}}";
+    st_check_both(h, 6, STG_TENSOR_MISALIGNED, W, W, st_at(h, "[2,6]"));
+    const char *ok = "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+                     "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]},"
+                     "\"c\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[8,9]},"
+                     "\"z\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[9,9]}}";
+    st_check_clean(ok, 9, STG_TENSOR_MISALIGNED);
+}
+END_TEST
+
+/* Layout checks are skipped when the schema failed (they depend on a valid table). */
+START_TEST(test_layout_skipped_after_schema_error)
+{
+    const char *h = "{\"a\":{\"dtype\":\"Q8\",\"shape\":[1],\"data_offsets\":[5,6]}}";
+    stg_report *r = st_run(h, 0, 0, STG_PROFILE_STRICT);
+    ck_assert_uint_eq(stg_report_count(r), 1);
+    ck_assert_int_eq(stg_report_at(r, 0)->code, STG_DTYPE_UNKNOWN);
+    stg_report_free(r);
+}
+END_TEST
+
+/* (begin, end, name) order whatever the JSON order, for a large reversed table too. */
+START_TEST(test_sorted_table)
+{
+    enum { N = 20000 };
+    char *hdr = malloc((size_t)N * 96 + 64);
+    char *p = hdr;
+    *p++ = '{';
+    /* reversed: t19999 at [0,2] ... t0 at the end; plus zero-size ties at 0 named z, y */
+    for (int i = N - 1; i >= 0; i--) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        p = entry(p, name, "BF16", "1", (unsigned long long)(N - 1 - i) * 2,
+                  (unsigned long long)(N - i) * 2);
+        *p++ = ',';
+    }
+    p = entry(p, "z", "F32", "0", 0, 0);
+    *p++ = ',';
+    p = entry(p, "y", "F32", "0", 0, 0);
+    *p++ = '}';
+    *p = '\0';
+    size_t len;
+    uint8_t *b = st_file(hdr, 0, (size_t)N * 2, &len);
+    stg_limits lim = st_limits(STG_PROFILE_STRICT);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header h;
+    stg_st_header_init(&h);
+    stg_st_validate(b, len, &lim, r, &h);
+    stg_report_finish(r);
+    ck_assert_msg(stg_report_verdict(r) <= STG_VERDICT_WARN, "%s", tu_describe(r));
+    ck_assert(h.layout_ok);
+    ck_assert_uint_eq(h.tensor_count, N + 2);
+    ck_assert_int_eq(h.tensors[0].pub.name[0], 'y');
+    ck_assert_int_eq(h.tensors[1].pub.name[0], 'z');
+    for (size_t i = 2; i < h.tensor_count; i++) {
+        ck_assert_uint_eq(h.tensors[i].pub.begin, (i - 2) * 2);
+        ck_assert_uint_eq(h.tensors[i].byte_size, 2);
+    }
+    ck_assert_uint_eq(h.tensors[h.tensor_count - 1].pub.end, (uint64_t)N * 2);
+    stg_st_header_release(&h);
+    stg_report_free(r);
+    free(b);
+    free(hdr);
+}
+END_TEST
+
+START_TEST(test_many_overlaps_bounded_findings)
+{
+    /* 1000 aliases of one range: every one is reported (up to max_findings), invalid */
+    enum { N = 1000 };
+    char *hdr = malloc((size_t)N * 80 + 8);
+    char *p = hdr;
+    *p++ = '{';
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", i);
+        p = entry(p, name, "F32", "2,2", 0, 16);
+        *p++ = i + 1 < N ? ',' : '}';
+    }
+    *p = '\0';
+    stg_report *r = st_run(hdr, 0, 16, STG_PROFILE_COMPAT);
+    st_expect_verdict(r, STG_VERDICT_INVALID);
+    ck_assert_uint_eq(tu_count(r, STG_OFFSETS_OVERLAP), N - 1);
+    stg_report_free(r);
+    free(hdr);
+}
+END_TEST
+
+static Suite *layout_suite(void)
+{
+    Suite *s = suite_create("layout");
+    TCase *tc = tcase_create("layout");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_out_of_range);
+    tcase_add_test(tc, test_overlap);
+    tcase_add_test(tc, test_gap);
+    tcase_add_test(tc, test_trailing);
+    tcase_add_test(tc, test_header_not_padded);
+    tcase_add_test(tc, test_tensor_misaligned);
+    tcase_add_test(tc, test_layout_skipped_after_schema_error);
+    tcase_add_test(tc, test_sorted_table);
+    tcase_add_test(tc, test_many_overlaps_bounded_findings);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(layout_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
