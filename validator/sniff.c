@@ -101,6 +101,23 @@ static bool is_zlib_header(const uint8_t *buf, size_t len)
            ((unsigned)buf[0] * 256u + buf[1]) % 31u == 0 && (buf[1] & 0x20) == 0;
 }
 
+/* .lzma ("alone") has no magic: the default properties byte, a dictionary size that writers
+ * use (2^n or 3 x 2^n, at least 4 KiB) and a plausible uncompressed size (or "unknown"). */
+static bool is_lzma_alone(const uint8_t *buf, size_t len)
+{
+    if (len < 13 || buf[0] != 0x5d) {
+        return false;
+    }
+    uint32_t dict = stg_le32(buf + 1);
+    uint32_t odd = dict;
+    while (odd > 0 && (odd & 1u) == 0) {
+        odd >>= 1;
+    }
+    uint64_t usize = stg_le64(buf + 5);
+    return dict >= 4096 && (odd == 1 || odd == 3) &&
+           (usize == UINT64_MAX || usize < ((uint64_t)1 << 40));
+}
+
 stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len)
 {
     if (stg_sniff_is_safetensors(buf, len)) {
@@ -124,7 +141,8 @@ stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len)
     if (stg_sniff_is_pickle(buf, len)) {
         return STG_SNIFF_PICKLE;
     }
-    if (has_prefix(buf, len, "\x1f\x8b", 2)) {
+    /* gzip: magic, deflate, no reserved flag bits (three bytes: tensor data rarely matches). */
+    if (len >= 10 && buf[0] == 0x1f && buf[1] == 0x8b && buf[2] == 8 && (buf[3] & 0xe0) == 0) {
         return STG_SNIFF_GZIP;
     }
     if (len >= 4 && has_prefix(buf, len, "BZh", 3) && buf[3] >= '1' && buf[3] <= '9') {
@@ -133,7 +151,7 @@ stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len)
     if (has_prefix(buf, len, "\xfd" "7zXZ\x00", 6)) {
         return STG_SNIFF_XZ;
     }
-    if (len >= 13 && buf[0] == 0x5d && buf[1] == 0 && buf[2] == 0) {
+    if (is_lzma_alone(buf, len)) {
         return STG_SNIFF_LZMA;
     }
     if (has_prefix(buf, len, "\x28\xb5\x2f\xfd", 4)) {

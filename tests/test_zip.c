@@ -1,0 +1,473 @@
+/* parser/zip, parser/inflate and parser/tar on hand-built archives: what each entry yields
+ * (names, offsets, data ranges), the cross-check bits, ZIP64, the bounded end-record search,
+ * prepended bytes, overlaps, truncation; inflate caps; tar headers, long names, checksums. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser/inflate.h"
+#include "parser/tar.h"
+#include "parser/util.h"
+#include "parser/zip.h"
+#include "testutil.h"
+#include "zipbuild.h"
+
+static const char DATA_A[] = "hello, world";
+static const char DATA_B[] = "\x80\x02K\x01.";
+
+static uint8_t *two_entries(size_t *len, uint64_t offs[2], const zb_opts *o)
+{
+    zb_entry e[2] = {zb_file("a.txt", DATA_A, sizeof DATA_A - 1),
+                     zb_file("dir/b.pkl", DATA_B, sizeof DATA_B - 1)};
+    return zb_build(e, 2, o, len, offs);
+}
+
+START_TEST(test_stored_entries)
+{
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, NULL);
+    stg_zip z;
+    stg_zip_error err;
+    ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(z.entry_count, 2);
+    ck_assert_uint_eq(z.base, 0);
+    ck_assert_uint_eq(z.eocd_offset, len - 22);
+    ck_assert(!z.zip64);
+    stg_zip_entry e;
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(e.name_len, 5);
+    ck_assert(memcmp(e.name, "a.txt", 5) == 0);
+    ck_assert_uint_eq(e.local_offset, offs[0]);
+    ck_assert_uint_eq(e.data_offset, 30 + 5);
+    ck_assert_uint_eq(e.data_len, sizeof DATA_A - 1);
+    ck_assert(memcmp(buf + e.data_offset, DATA_A, e.data_len) == 0);
+    ck_assert_uint_eq(e.mismatch, 0);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(e.index, 1);
+    ck_assert_uint_eq(e.local_offset, offs[1]);
+    ck_assert(memcmp(buf + e.data_offset, DATA_B, e.data_len) == 0);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_END);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_comment_and_search_window)
+{
+    /* The end record may sit 65,535 comment bytes before the end: found. One more byte of
+     * trailing data pushes it out of the 65,557-byte window: not a zip. */
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, NULL);
+    for (size_t extra = 65535; extra <= 65536; extra++) {
+        uint8_t *big = calloc(1, len + extra);
+        memcpy(big, buf, len);
+        stg_zip z;
+        stg_zip_error err;
+        stg_zip_result want = extra == 65535 ? STG_ZIPR_OK : STG_ZIPR_NOT_FOUND;
+        ck_assert_int_eq(stg_zip_open(&z, big, len + extra, &err), want);
+        free(big);
+    }
+    zb_opts o = {.comment = "a comment"};
+    uint8_t *withc = two_entries(&len, offs, &o);
+    stg_zip z;
+    stg_zip_error err;
+    ck_assert_int_eq(stg_zip_open(&z, withc, len, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(z.eocd_offset, len - 22 - 9);
+    free(withc);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_prepended_bytes)
+{
+    static const char junk[] = "0123456789abcdef";
+    zb_opts o = {.prefix = junk, .prefix_len = 16};
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, &o);
+    stg_zip z;
+    stg_zip_error err;
+    ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(z.base, 16);
+    stg_zip_entry e;
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(e.local_offset, 16);
+    ck_assert_uint_eq(offs[0], 16);
+    ck_assert(memcmp(buf + e.data_offset, DATA_A, e.data_len) == 0);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_zip64)
+{
+    for (int prefixed = 0; prefixed <= 1; prefixed++) {
+        zb_opts o = {.zip64 = true, .prefix = "XYZ", .prefix_len = prefixed ? 3 : 0};
+        size_t len;
+        uint64_t offs[2];
+        uint8_t *buf = two_entries(&len, offs, &o);
+        stg_zip z;
+        stg_zip_error err;
+        ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+        ck_assert(z.zip64);
+        ck_assert_uint_eq(z.entry_count, 2);
+        stg_zip_entry e;
+        ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+        ck_assert_uint_eq(e.comp_size, sizeof DATA_A - 1);
+        ck_assert_uint_eq(e.uncomp_size, sizeof DATA_A - 1);
+        ck_assert_uint_eq(e.local_offset, offs[0]);
+        ck_assert(e.local_sizes_known);
+        ck_assert_uint_eq(e.local_comp_size, sizeof DATA_A - 1);
+        ck_assert_uint_eq(e.mismatch, 0);
+        ck_assert(memcmp(buf + e.data_offset, DATA_A, e.data_len) == 0);
+        ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+        ck_assert_uint_eq(e.local_offset, offs[1]);
+        ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_END);
+        free(buf);
+    }
+}
+END_TEST
+
+START_TEST(test_mismatch_bits)
+{
+    zb_entry e[1] = {zb_file("archive/data.pkl", DATA_B, sizeof DATA_B - 1)};
+    for (int k = 0; k < 5; k++) {
+        zb_entry x = e[0];
+        unsigned want = 0;
+        switch (k) {
+        case 0: break; /* near miss: identical headers */
+        case 1: x.local_name = "archive/other.bin"; want = STG_ZIP_MISMATCH_NAME; break;
+        case 2: x.local_method_set = true; x.local_method = 8; want = STG_ZIP_MISMATCH_METHOD; break;
+        case 3: x.local_flags_set = true; x.local_flags = 1; want = STG_ZIP_MISMATCH_FLAGS; break;
+        case 4: x.local_csize_set = true; x.local_csize = 2; want = STG_ZIP_MISMATCH_SIZES; break;
+        }
+        size_t len;
+        uint8_t *buf = zb_build(&x, 1, NULL, &len, NULL);
+        stg_zip z;
+        stg_zip_error err;
+        stg_zip_entry ent;
+        ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+        ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_OK);
+        ck_assert_msg(ent.mismatch == want, "case %d: %u", k, ent.mismatch);
+        free(buf);
+    }
+}
+END_TEST
+
+START_TEST(test_data_descriptor_sizes_not_compared)
+{
+    /* Bit 3: sizes follow the data; a local header with zero sizes is not a mismatch. */
+    zb_entry x = zb_file("a", DATA_A, sizeof DATA_A - 1);
+    x.flags = 8;
+    x.local_csize_set = true;
+    x.local_csize = 0;
+    x.uncomp_size = 0;
+    size_t len;
+    uint8_t *buf = zb_build(&x, 1, NULL, &len, NULL);
+    /* uncompressed size in the local header is written from len: zero it by hand. */
+    buf[22] = buf[23] = buf[24] = buf[25] = 0;
+    stg_zip z;
+    stg_zip_error err;
+    stg_zip_entry ent;
+    ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_OK);
+    ck_assert(!ent.local_sizes_known);
+    ck_assert_uint_eq(ent.mismatch, 0);
+    ck_assert_uint_eq(ent.data_len, sizeof DATA_A - 1);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_overlaps)
+{
+    zb_entry e[3] = {zb_file("a", DATA_A, sizeof DATA_A - 1), zb_file("b", DATA_B, 5),
+                     zb_file("c", DATA_A, sizeof DATA_A - 1)};
+    e[2].share_local_with = 0; /* c's central entry points at a's local header */
+    size_t len;
+    uint64_t offs[3];
+    uint8_t *buf = zb_build(e, 3, NULL, &len, offs);
+    stg_zip z;
+    stg_zip_error err;
+    stg_zip_entry ent;
+    stg_zip_range r[3];
+    size_t n = 0;
+    ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+    while (stg_zip_next(&z, &ent, &err) != STG_ZIPR_END) {
+        r[n].begin = ent.local_offset;
+        r[n].end = ent.data_offset + ent.data_len;
+        r[n].index = ent.index;
+        n++;
+    }
+    ck_assert_uint_eq(n, 3);
+    size_t first = 99;
+    ck_assert_uint_eq(stg_zip_sort_overlaps(r, n, &first), 1);
+    ck_assert_uint_eq(r[first].begin, offs[0]);
+    /* Near miss: disjoint ranges. */
+    stg_zip_range ok[3] = {{10, 20, 0}, {0, 10, 1}, {20, 20, 2}};
+    ck_assert_uint_eq(stg_zip_sort_overlaps(ok, 3, &first), 0);
+    ck_assert_uint_eq(ok[0].begin, 0);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_broken_structures)
+{
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, NULL);
+    stg_zip z;
+    stg_zip_error err;
+    stg_zip_entry ent;
+    /* Cut anywhere before the end record: the record is gone, so not found. */
+    for (size_t cut = 0; cut < len; cut++) {
+        stg_zip_result zr = stg_zip_open(&z, buf, cut, &err);
+        ck_assert_msg(zr == STG_ZIPR_NOT_FOUND || zr == STG_ZIPR_MALFORMED, "cut %zu", cut);
+    }
+    /* A local header offset past the central directory start: that entry is bad, the next one
+     * is still read. */
+    uint8_t *bad = malloc(len);
+    memcpy(bad, buf, len);
+    size_t cd = (size_t)stg_le32(bad + len - 22 + 16);
+    bad[cd + 42] = 0xf0; /* first central entry's local offset -> 0x...f0 */
+    ck_assert_int_eq(stg_zip_open(&z, bad, len, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_ENTRY_BAD);
+    ck_assert_uint_eq(err.offset, cd);
+    ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(ent.local_offset, offs[1]);
+    /* Local header signature destroyed. */
+    memcpy(bad, buf, len);
+    bad[offs[1]] = 'X';
+    ck_assert_int_eq(stg_zip_open(&z, bad, len, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_ENTRY_BAD);
+    ck_assert_uint_eq(err.offset, offs[1]);
+    /* Compressed size running into the central directory. */
+    memcpy(bad, buf, len);
+    bad[cd + 20] = 0x7f;
+    ck_assert_int_eq(stg_zip_open(&z, bad, len, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_ENTRY_BAD);
+    ck_assert_uint_eq(err.offset, offs[0]);
+    /* Declared entry count larger than the directory can hold (46 bytes each): the end record
+     * leads nowhere. */
+    memcpy(bad, buf, len);
+    bad[len - 22 + 8] = 3;
+    bad[len - 22 + 10] = 3;
+    ck_assert_int_eq(stg_zip_open(&z, bad, len, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, len - 22);
+    /* Fewer declared than present. */
+    memcpy(bad, buf, len);
+    bad[len - 22 + 8] = 1;
+    bad[len - 22 + 10] = 1;
+    ck_assert_int_eq(stg_zip_open(&z, bad, len, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_MALFORMED);
+    /* A central directory size that does not land on an entry: the end record leads nowhere. */
+    zb_opts o = {.truncate_cd_size = true};
+    free(bad);
+    bad = two_entries(&len, offs, &o);
+    ck_assert_int_eq(stg_zip_open(&z, bad, len, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, len - 22);
+    free(bad);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_empty_archive)
+{
+    size_t len;
+    uint8_t *buf = zb_build(NULL, 0, NULL, &len, NULL);
+    ck_assert_uint_eq(len, 22);
+    stg_zip z;
+    stg_zip_error err;
+    stg_zip_entry ent;
+    ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &ent, &err), STG_ZIPR_END);
+    free(buf);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------ inflate */
+
+static uint8_t *fixture(const char *name, size_t *len)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "tests/data/containers/%s", name);
+    uint8_t *p = tu_read_file(tu_src(rel), len);
+    ck_assert_msg(p != NULL, "fixture %s", name);
+    return p;
+}
+
+START_TEST(test_inflate_caps)
+{
+    if (!stg_inflate_available()) {
+        return;
+    }
+    size_t len;
+    uint8_t *raw = fixture("zeros-2m.deflate", &len);
+    stg_inflate_out out;
+    /* Ratio ~1023:1 over the 1 MiB floor: caught at 1000, passes at 1100. */
+    ck_assert_int_eq(stg_inflate(raw, len, STG_INFLATE_RAW, 1ull << 32, 1000, &out),
+                     STG_INFLATE_RATIO);
+    ck_assert_uint_le(out.len, (size_t)len * 1000 + 65536);
+    stg_inflate_free(&out);
+    ck_assert_int_eq(stg_inflate(raw, len, STG_INFLATE_RAW, 1ull << 32, 1100, &out),
+                     STG_INFLATE_OK);
+    ck_assert_uint_eq(out.len, 2u << 20);
+    ck_assert_uint_eq(out.consumed, len);
+    ck_assert_uint_eq(out.data[12345], 0);
+    stg_inflate_free(&out);
+    /* Size cap: exactly the size passes, one byte less does not. */
+    ck_assert_int_eq(stg_inflate(raw, len, STG_INFLATE_RAW, 2u << 20, 0, &out), STG_INFLATE_OK);
+    stg_inflate_free(&out);
+    ck_assert_int_eq(stg_inflate(raw, len, STG_INFLATE_RAW, (2u << 20) - 1, 0, &out),
+                     STG_INFLATE_TOO_BIG);
+    ck_assert_uint_eq(out.len, (2u << 20) - 1);
+    stg_inflate_free(&out);
+    /* Truncated stream; corrupt stream. */
+    ck_assert_int_eq(stg_inflate(raw, len / 2, STG_INFLATE_RAW, 1ull << 32, 0, &out),
+                     STG_INFLATE_TRUNCATED);
+    stg_inflate_free(&out);
+    static const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff};
+    ck_assert_int_eq(stg_inflate(junk, sizeof junk, STG_INFLATE_RAW, 1 << 20, 0, &out),
+                     STG_INFLATE_CORRUPT);
+    stg_inflate_free(&out);
+    free(raw);
+}
+END_TEST
+
+START_TEST(test_inflate_zlib_gzip)
+{
+    if (!stg_inflate_available()) {
+        return;
+    }
+    size_t len;
+    uint8_t *z = fixture("zeros-2m.zlib", &len);
+    stg_inflate_out out;
+    ck_assert_int_eq(stg_inflate(z, len, STG_INFLATE_ZLIB, 1ull << 32, 0, &out), STG_INFLATE_OK);
+    ck_assert_uint_eq(out.len, 2u << 20);
+    stg_inflate_free(&out);
+    free(z);
+    uint8_t *g = fixture("evil.pkl.gz", &len);
+    /* Two concatenated gzip members inflate to both payloads, as Python's gzip reads them. */
+    uint8_t *two = malloc(2 * len + 3);
+    memcpy(two, g, len);
+    memcpy(two + len, g, len);
+    ck_assert_int_eq(stg_inflate(two, 2 * len, STG_INFLATE_GZIP, 1 << 20, 0, &out),
+                     STG_INFLATE_OK);
+    ck_assert_uint_eq(out.len, 2 * 31);
+    ck_assert_uint_eq(out.consumed, 2 * len);
+    ck_assert(memcmp(out.data, "\x80\x02" "cos\nsystem", 12) == 0);
+    stg_inflate_free(&out);
+    /* Trailing bytes are left unconsumed for the caller to report. */
+    memcpy(two + len, "XYZ", 3);
+    ck_assert_int_eq(stg_inflate(two, len + 3, STG_INFLATE_GZIP, 1 << 20, 0, &out),
+                     STG_INFLATE_OK);
+    ck_assert_uint_eq(out.consumed, len);
+    stg_inflate_free(&out);
+    free(two);
+    free(g);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------------- tar */
+
+START_TEST(test_tar_members)
+{
+    size_t len;
+    uint8_t *t = fixture("torch01-evil.tar", &len);
+    static const char *const want[] = {"sys_info", "pickle", "storages", "tensors"};
+    stg_tar tar;
+    stg_tar_entry *e = malloc(sizeof *e);
+    uint64_t err_off;
+    const char *why;
+    stg_tar_init(&tar, t, len);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_OK);
+        ck_assert_str_eq(e->name, want[i]);
+        ck_assert_uint_eq(e->data_offset % 512, 0);
+        ck_assert_uint_le(e->data_offset + e->size, len);
+        /* pax writes an extended header before some members: data follows the last header. */
+        ck_assert_uint_ge(e->data_offset, e->header_offset + 512);
+        ck_assert(stg_tar_header_ok(t + e->header_offset, 512));
+    }
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_END);
+    /* The pickle member's bytes are the pickle. */
+    stg_tar_init(&tar, t, len);
+    (void)stg_tar_next(&tar, e, &err_off, &why);
+    (void)stg_tar_next(&tar, e, &err_off, &why);
+    ck_assert_uint_eq(e->size, 31);
+    ck_assert(memcmp(t + e->data_offset, "\x80\x02" "cos\nsystem", 12) == 0);
+    /* A flipped byte in a header breaks its checksum: malformed at that header. */
+    uint64_t hdr = e->header_offset;
+    t[hdr + 1] ^= 0x20;
+    stg_tar_init(&tar, t, len);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_OK);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_MALFORMED);
+    ck_assert_uint_eq(err_off, hdr);
+    /* Truncated inside the first member's header. */
+    stg_tar_init(&tar, t, 300);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_MALFORMED);
+    ck_assert_uint_eq(err_off, 0);
+    free(e);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_tar_long_name_and_size_past_end)
+{
+    size_t len;
+    uint8_t *t = fixture("longname-evil.tar", &len);
+    stg_tar tar;
+    stg_tar_entry *e = malloc(sizeof *e);
+    uint64_t err_off;
+    const char *why;
+    stg_tar_init(&tar, t, len);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_OK);
+    ck_assert_uint_eq(e->name_len, 2 + 150 + 12);
+    ck_assert(strncmp(e->name + e->name_len - 12, "/payload.pkl", 12) == 0);
+    ck_assert_uint_eq(e->size, 31);
+    ck_assert(stg_tar_header_ok(t + e->header_offset, 512));
+    /* A size larger than what follows: malformed at the header. */
+    uint64_t hdr = e->header_offset;
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_END);
+    uint8_t *cut = malloc(hdr + 512 + 100);
+    memcpy(cut, t, hdr + 512 + 100);
+    stg_tar_init(&tar, cut, hdr + 512 + 20);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_MALFORMED);
+    ck_assert_uint_eq(err_off, hdr);
+    free(cut);
+    free(e);
+    free(t);
+}
+END_TEST
+
+static Suite *zip_suite(void)
+{
+    Suite *s = suite_create("zip");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_stored_entries);
+    tcase_add_test(tc, test_comment_and_search_window);
+    tcase_add_test(tc, test_prepended_bytes);
+    tcase_add_test(tc, test_zip64);
+    tcase_add_test(tc, test_mismatch_bits);
+    tcase_add_test(tc, test_data_descriptor_sizes_not_compared);
+    tcase_add_test(tc, test_overlaps);
+    tcase_add_test(tc, test_broken_structures);
+    tcase_add_test(tc, test_empty_archive);
+    tcase_add_test(tc, test_inflate_caps);
+    tcase_add_test(tc, test_inflate_zlib_gzip);
+    tcase_add_test(tc, test_tar_members);
+    tcase_add_test(tc, test_tar_long_name_and_size_past_end);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(zip_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
