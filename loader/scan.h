@@ -1,0 +1,90 @@
+/* Scanning paths and trees (internal API of loader/scan.c; the public side is stg_scan_buffer,
+ * stg_scan_path and stg_scan_options_default in include/stguard/stguard.h).
+ *
+ * The tree walk is what the CLI's `scan` command runs: it turns command-line paths into records
+ * (one per file, in a deterministic order), scans every distinct file once on worker threads and
+ * hands the records back in that order. It decides nothing about output: records and progress go
+ * to callbacks. Rules (DESIGN.md section 6, documented for users in docs/cli.md):
+ *   - a directory is walked recursively, entries sorted by their bytes (strcmp), depth first;
+ *   - "-" is standard input (at most once);
+ *   - each argument has a root: the folder `.../models--ORG--NAME` when the argument lies in a
+ *     Hugging Face cache, else the argument itself. Symbolic links met during the walk are
+ *     followed only when their resolved target lies inside the root's real path; a link outside,
+ *     a link to a directory on the current path (cycle) or to a directory already walked is a
+ *     symlink_skipped record; a dangling link is an io_error record;
+ *   - FIFOs, devices and sockets are not_regular_file records and are never opened;
+ *   - every distinct file (device, inode) is read once; paths sharing it (Hugging Face snapshot
+ *     links to one blob, hard links) each get a record carrying that one result. In a Hugging
+ *     Face root, a blob that some walked link points at is reported only under the link's path,
+ *     with `blob` set; a file in a `blobs` folder whose name is 64 hex digits is checked against
+ *     its SHA-256 (digest_mismatch);
+ *   - include/exclude globs (fnmatch, no flags) are matched against the path relative to the
+ *     argument and against the base name; an excluded directory is not descended; paths given
+ *     on the command line are never filtered. */
+#ifndef STG_LOADER_SCAN_H
+#define STG_LOADER_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../validator/report.h"
+#include "stguard/stguard.h"
+
+typedef struct stg_walk_options {
+    stg_scan_options scan;         /* limits, policy, digest; expected_sha256: one file only */
+    const char *const *include;    /* globs; a file is scanned when one matches (none: all) */
+    size_t include_count;
+    const char *const *exclude;    /* globs; a match skips the file or directory */
+    size_t exclude_count;
+    unsigned threads;              /* worker threads, 1..STG_WALK_MAX_THREADS (0 means 1) */
+    int stdin_fd;                  /* read for the argument "-" (normally 0) */
+    const char *stdin_name;        /* shown instead of "-" and used as its name hint; NULL */
+    uint32_t progress_ms;          /* period of progress calls while waiting (0: 250 ms) */
+} stg_walk_options;
+
+#define STG_WALK_MAX_THREADS 256
+
+typedef struct stg_walk_progress {
+    uint64_t files_done;           /* records handed out so far */
+    uint64_t files_total;          /* records the walk found */
+    uint64_t bytes_done;           /* bytes scanned so far (each distinct file once) */
+    double seconds;                /* since the walk started */
+} stg_walk_progress;
+
+typedef struct stg_walk_result {
+    uint64_t files;                /* records handed out */
+    uint64_t bytes;                /* bytes read and scanned, each distinct file once */
+    uint64_t distinct_scanned;     /* distinct files (and stdin) read */
+} stg_walk_result;
+
+/* Called once per record, in walk order, from the calling thread. r has its path (and blob)
+ * set; it stays valid only during the call. */
+typedef void (*stg_walk_record_fn)(void *user, const stg_report *r);
+/* Called from the calling thread after each record and periodically while waiting. */
+typedef void (*stg_walk_progress_fn)(void *user, const stg_walk_progress *p);
+
+void stg_walk_options_default(stg_walk_options *out);
+
+/* Walks and scans paths[0..count). Problems with a path (missing, unreadable, a link outside
+ * the root) are records, not failures.
+ * @return STG_OK; STG_E_BAD_ARG for misuse (no paths, "-" twice, expected_sha256 with other
+ *         than exactly one scanned file, include/exclude/threads out of range: then no record
+ *         was handed out); STG_E_NOMEM. */
+stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_options *opt,
+                    stg_walk_record_fn on_record, stg_walk_progress_fn on_progress, void *user,
+                    stg_walk_result *result);
+
+/* Scans the content read from fd until end of file (standard input, a pipe). Content that is
+ * safetensors (by the name hint or by its first bytes) goes through the streaming validator,
+ * so memory stays bounded whatever its size; other content is buffered up to the memory limit
+ * (max_memory, or 2 x max_header_len + 8 MiB when 0) and scanned as a buffer; past that it is
+ * limit_exceeded (limit max_memory) while the rest is still read for size and digest.
+ * display becomes the report's path; name_hint may be NULL. A read error is io_error. */
+stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
+                       const stg_scan_options *opt, stg_report **out);
+
+/* true when name (a base name) is exactly 64 hex digits (a Hugging Face LFS blob name). */
+bool stg_scan_is_blob_name(const char *name);
+
+#endif
