@@ -1,0 +1,76 @@
+/* Shared declarations of the stguard command-line tool: the writers for text, JSON Lines and
+ * SARIF output. The tool parses no model bytes itself: every decision comes from the library;
+ * the writers only render reports and escape what they print. */
+#ifndef STG_TOOLS_CLI_H
+#define STG_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stguard/stguard.h"
+
+/* Totals for the summary record. */
+typedef struct cli_summary {
+    uint64_t files;
+    uint64_t verdicts[5];   /* indexed by stg_verdict */
+    uint64_t bytes;
+    double seconds;
+} cli_summary;
+
+/* One tensor of `inspect`. */
+typedef struct cli_inspect_tensor {
+    const stg_tensor *tensor;
+    bool has_sha256;
+    char sha256[65];
+} cli_inspect_tensor;
+
+/* What `inspect` shows about a valid file. */
+typedef struct cli_inspect {
+    const char *path;
+    uint64_t header_length;
+    uint64_t data_start;
+    size_t metadata_count;
+    const char *const *meta_keys;
+    const size_t *meta_key_lens;
+    const char *const *meta_values;
+    const size_t *meta_value_lens;
+    size_t tensor_count;
+    const cli_inspect_tensor *tensors;
+} cli_inspect;
+
+/* ---- text (out_text.c) ---- */
+
+/* Writes bytes for a person's terminal: printable ASCII and valid UTF-8 as they are, control
+ * characters, invalid UTF-8 and bidirectional formatting characters as escapes; with quoted,
+ * also `"` and `\` are escaped. */
+void cli_text_escape(FILE *out, const char *s, size_t len, bool quoted);
+/* `path: VERDICT (format)` then one indented line per finding. path overrides the report's. */
+void cli_text_record(FILE *out, const stg_report *r, const char *path);
+void cli_text_summary(FILE *out, const cli_summary *s);
+void cli_text_inspect(FILE *out, const cli_inspect *in);
+
+/* ---- JSON (out_json.c) ---- */
+
+/* A JSON string literal of s[0..len): control characters as \u00XX, invalid UTF-8 replaced by
+ * U+FFFD (one per invalid byte). Returns true when some byte was invalid UTF-8. */
+bool cli_json_string(FILE *out, const char *s, size_t len);
+/* true when s[0..len) is valid UTF-8. */
+bool cli_utf8_valid(const char *s, size_t len);
+void cli_json_record(FILE *out, const stg_report *r, const char *path);
+void cli_json_summary(FILE *out, const cli_summary *s);
+void cli_json_inspect(FILE *out, const cli_inspect *in);
+
+/* ---- SARIF 2.1.0 (out_sarif.c): one run, results streamed, rules written at the end ---- */
+
+typedef struct cli_sarif cli_sarif;
+cli_sarif *cli_sarif_begin(FILE *out);
+void cli_sarif_record(cli_sarif *s, const stg_report *r);
+/* Writes the tool (with the rules used), the invocation and closes the document; frees s. */
+void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code);
+
+/* One-sentence description of a finding code (SARIF rules, --help). */
+const char *cli_code_description(stg_code code);
+
+#endif

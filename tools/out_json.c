@@ -1,0 +1,249 @@
+/* JSON Lines output (DESIGN.md section 5): one {"type":"file"} record per file, then one
+ * {"type":"summary"}; and the {"type":"inspect"} object. Every string is escaped byte by byte:
+ * control characters as \u00XX, invalid UTF-8 replaced by U+FFFD, so any output line parses. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Length of the valid UTF-8 sequence at s[0..len); 0 when invalid (overlong forms, surrogates
+ * and code points past U+10FFFF are invalid). */
+static size_t utf8_len(const unsigned char *s, size_t len)
+{
+    unsigned char c = s[0];
+    size_t n;
+    uint32_t v, min;
+    if (c < 0x80) {
+        return 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+        n = 2, v = c & 0x1Fu, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3, v = c & 0x0Fu, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4, v = c & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len < n) {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) {
+            return 0;
+        }
+        v = (v << 6) | (s[i] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
+        return 0;
+    }
+    return n;
+}
+
+bool cli_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_len(p + i, len - i);
+        if (n == 0) {
+            return false;
+        }
+        i += n;
+    }
+    return true;
+}
+
+bool cli_json_string(FILE *out, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    bool replaced = false;
+    fputc('"', out);
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_len(p + i, len - i);
+        if (n == 0) {
+            fputs("\xEF\xBF\xBD", out); /* U+FFFD */
+            replaced = true;
+            i++;
+            continue;
+        }
+        unsigned char c = p[i];
+        if (n == 1 && (c < 0x20 || c == 0x7F)) {
+            fprintf(out, "\\u%04x", c);
+        } else if (n == 1 && (c == '"' || c == '\\')) {
+            fputc('\\', out);
+            fputc(c, out);
+        } else {
+            fwrite(p + i, 1, n, out);
+        }
+        i += n;
+    }
+    fputc('"', out);
+    return replaced;
+}
+
+static void json_cstr(FILE *out, const char *s)
+{
+    if (s == NULL) {
+        fputs("null", out);
+    } else {
+        cli_json_string(out, s, strlen(s));
+    }
+}
+
+static void json_hex(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+        fprintf(out, "%02x", *p);
+    }
+    fputc('"', out);
+}
+
+/* "key":"value" plus "key_hex" when value is not valid UTF-8. */
+static void json_path_field(FILE *out, const char *key, const char *value)
+{
+    fprintf(out, "\"%s\":", key);
+    json_cstr(out, value);
+    if (value != NULL && !cli_utf8_valid(value, strlen(value))) {
+        fprintf(out, ",\"%s_hex\":", key);
+        json_hex(out, value);
+    }
+}
+
+static void json_finding(FILE *out, const stg_finding *f)
+{
+    fprintf(out, "{\"code\":\"%s\",\"severity\":\"%s\",\"offset\":", stg_code_name(f->code),
+            stg_severity_name(f->severity));
+    if (f->has_offset) {
+        fprintf(out, "%" PRIu64, f->offset);
+    } else {
+        fputs("null", out);
+    }
+    fputs(",\"message\":", out);
+    json_cstr(out, f->message);
+    if (f->tensor != NULL) {
+        fputs(",\"tensor\":", out);
+        cli_json_string(out, f->tensor, f->tensor_len);
+    }
+    if (f->module != NULL && f->name != NULL) {
+        fputs(",\"module\":", out);
+        json_cstr(out, f->module);
+        fputs(",\"name\":", out);
+        json_cstr(out, f->name);
+        /* module + "." + name, escaped as one string */
+        size_t ml = strlen(f->module), nl = strlen(f->name);
+        char stackbuf[256];
+        char *joined = ml + nl + 2 <= sizeof stackbuf ? stackbuf : malloc(ml + nl + 2);
+        if (joined != NULL) {
+            memcpy(joined, f->module, ml);
+            joined[ml] = '.';
+            memcpy(joined + ml + 1, f->name, nl);
+            fputs(",\"global\":", out);
+            cli_json_string(out, joined, ml + 1 + nl);
+            if (joined != stackbuf) {
+                free(joined);
+            }
+        }
+    }
+    if (f->member != NULL) {
+        fputs(",\"member\":", out);
+        json_cstr(out, f->member);
+        if (f->has_member_offset) {
+            fprintf(out, ",\"member_offset\":%" PRIu64, f->member_offset);
+        }
+    }
+    if (f->limit != NULL) {
+        fputs(",\"limit\":", out);
+        json_cstr(out, f->limit);
+    }
+    fputc('}', out);
+}
+
+void cli_json_record(FILE *out, const stg_report *r, const char *path)
+{
+    if (path == NULL) {
+        path = stg_report_path(r) != NULL ? stg_report_path(r) : "-";
+    }
+    fputs("{\"type\":\"file\",", out);
+    json_path_field(out, "path", path);
+    fputc(',', out);
+    json_path_field(out, "blob", stg_report_blob(r));
+    fprintf(out, ",\"format\":\"%s\",\"size\":%" PRIu64 ",\"sha256\":",
+            stg_format_name(stg_report_format(r)), stg_report_size(r));
+    json_cstr(out, stg_report_sha256(r));
+    fprintf(out, ",\"verdict\":\"%s\",\"findings\":[",
+            stg_verdict_name(stg_report_verdict(r)));
+    for (size_t i = 0; i < stg_report_count(r); i++) {
+        if (i > 0) {
+            fputc(',', out);
+        }
+        json_finding(out, stg_report_at(r, i));
+    }
+    fputs("],\"globals\":[", out);
+    for (size_t i = 0; i < stg_report_global_count(r); i++) {
+        const stg_global *g = stg_report_global_at(r, i);
+        if (i > 0) {
+            fputc(',', out);
+        }
+        fputs("{\"module\":", out);
+        json_cstr(out, g->module);
+        fputs(",\"name\":", out);
+        json_cstr(out, g->name);
+        fprintf(out, ",\"offset\":%" PRIu64 ",\"member\":", g->offset);
+        json_cstr(out, g->member);
+        fprintf(out, ",\"class\":\"%s\"}", stg_global_class_name(g->klass));
+    }
+    fputs("]}\n", out);
+}
+
+void cli_json_summary(FILE *out, const cli_summary *s)
+{
+    fprintf(out,
+            "{\"type\":\"summary\",\"files\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"warn\":%" PRIu64
+            ",\"invalid\":%" PRIu64 ",\"unsafe\":%" PRIu64 ",\"error\":%" PRIu64
+            ",\"bytes\":%" PRIu64 ",\"seconds\":%.3f,\"tool_version\":",
+            s->files, s->verdicts[STG_VERDICT_OK], s->verdicts[STG_VERDICT_WARN],
+            s->verdicts[STG_VERDICT_INVALID], s->verdicts[STG_VERDICT_UNSAFE],
+            s->verdicts[STG_VERDICT_ERROR], s->bytes, s->seconds);
+    json_cstr(out, stg_version());
+    fputs(",\"policy_version\":", out);
+    json_cstr(out, stg_policy_version());
+    fputs("}\n", out);
+}
+
+void cli_json_inspect(FILE *out, const cli_inspect *in)
+{
+    fputs("{\"type\":\"inspect\",", out);
+    json_path_field(out, "path", in->path);
+    fprintf(out, ",\"header_length\":%" PRIu64 ",\"data_start\":%" PRIu64 ",\"metadata\":{",
+            in->header_length, in->data_start);
+    for (size_t i = 0; i < in->metadata_count; i++) {
+        if (i > 0) {
+            fputc(',', out);
+        }
+        cli_json_string(out, in->meta_keys[i], in->meta_key_lens[i]);
+        fputc(':', out);
+        cli_json_string(out, in->meta_values[i], in->meta_value_lens[i]);
+    }
+    fputs("},\"tensors\":[", out);
+    for (size_t i = 0; i < in->tensor_count; i++) {
+        const stg_tensor *t = in->tensors[i].tensor;
+        if (i > 0) {
+            fputc(',', out);
+        }
+        fputs("{\"name\":", out);
+        cli_json_string(out, t->name, t->name_len);
+        fputs(",\"dtype\":", out);
+        json_cstr(out, stg_dtype_name(t->dtype));
+        fputs(",\"shape\":[", out);
+        for (uint32_t d = 0; d < t->rank; d++) {
+            fprintf(out, "%s%" PRIu64, d > 0 ? "," : "", t->shape[d]);
+        }
+        fprintf(out, "],\"begin\":%" PRIu64 ",\"end\":%" PRIu64, t->begin, t->end);
+        if (in->tensors[i].has_sha256) {
+            fprintf(out, ",\"sha256\":\"%s\"", in->tensors[i].sha256);
+        }
+        fputc('}', out);
+    }
+    fputs("]}\n", out);
+}

@@ -1,0 +1,192 @@
+/* Text output: what a person reads at a glance. Nothing from a file reaches the terminal raw:
+ * names and paths are escaped (control bytes, invalid UTF-8, bidirectional overrides). */
+#include <ctype.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Length of the valid UTF-8 sequence at s[0..len) and its code point; 0 when invalid. */
+static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+{
+    unsigned char c = s[0];
+    size_t n;
+    uint32_t v, min;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+        n = 2, v = c & 0x1Fu, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3, v = c & 0x0Fu, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4, v = c & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len < n) {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) {
+            return 0;
+        }
+        v = (v << 6) | (s[i] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
+        return 0;
+    }
+    *cp = v;
+    return n;
+}
+
+/* Characters that reorder or hide text on a terminal. */
+static bool is_format_char(uint32_t cp)
+{
+    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x200E || cp == 0x200F ||
+           (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
+void cli_text_escape(FILE *out, const char *s, size_t len, bool quoted)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        uint32_t cp = 0;
+        size_t n = utf8_decode(p + i, len - i, &cp);
+        if (n == 0) {
+            fprintf(out, "\\x%02x", p[i]);
+            i++;
+            continue;
+        }
+        if (n == 1) {
+            unsigned char c = p[i];
+            if (c < 0x20 || c == 0x7F) {
+                fprintf(out, "\\x%02x", c);
+            } else if (quoted && (c == '"' || c == '\\')) {
+                fprintf(out, "\\%c", c);
+            } else {
+                fputc(c, out);
+            }
+        } else if (is_format_char(cp)) {
+            fprintf(out, "\\u{%04" PRIX32 "}", cp);
+        } else {
+            fwrite(p + i, 1, n, out);
+        }
+        i += n;
+    }
+}
+
+static void upper(FILE *out, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        fputc(toupper((unsigned char)*s), out);
+    }
+}
+
+void cli_text_record(FILE *out, const stg_report *r, const char *path)
+{
+    if (path == NULL) {
+        path = stg_report_path(r) != NULL ? stg_report_path(r) : "-";
+    }
+    cli_text_escape(out, path, strlen(path), false);
+    fputs(": ", out);
+    upper(out, stg_verdict_name(stg_report_verdict(r)));
+    fprintf(out, " (%s)\n", stg_format_name(stg_report_format(r)));
+    const char *blob = stg_report_blob(r);
+    if (blob != NULL) {
+        fputs("  -> ", out);
+        cli_text_escape(out, blob, strlen(blob), false);
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < stg_report_count(r); i++) {
+        const stg_finding *f = stg_report_at(r, i);
+        fprintf(out, "  %s", stg_code_name(f->code));
+        if (f->has_offset) {
+            fprintf(out, " @%" PRIu64, f->offset);
+        }
+        fputs(": ", out);
+        cli_text_escape(out, f->message, strlen(f->message), false);
+        if (f->tensor != NULL) {
+            fputs(" [tensor \"", out);
+            cli_text_escape(out, f->tensor, f->tensor_len, true);
+            fputs("\"]", out);
+        }
+        if (f->module != NULL && f->name != NULL) {
+            fputs(" [global ", out);
+            cli_text_escape(out, f->module, strlen(f->module), false);
+            fputc('.', out);
+            cli_text_escape(out, f->name, strlen(f->name), false);
+            fputc(']', out);
+        }
+        if (f->member != NULL) {
+            fputs(" [member \"", out);
+            cli_text_escape(out, f->member, strlen(f->member), true);
+            fputc('"', out);
+            if (f->has_member_offset) {
+                fprintf(out, " @%" PRIu64, f->member_offset);
+            }
+            fputc(']', out);
+        }
+        if (f->limit != NULL) {
+            fprintf(out, " [limit %s]", f->limit);
+        }
+        fputc('\n', out);
+    }
+    size_t globals = stg_report_global_count(r);
+    if (globals > 0) {
+        size_t by_class[4] = {0, 0, 0, 0};
+        for (size_t i = 0; i < globals; i++) {
+            const stg_global *g = stg_report_global_at(r, i);
+            if ((unsigned)g->klass < 4) {
+                by_class[g->klass]++;
+            }
+        }
+        fprintf(out, "  globals: %zu allowed, %zu benign, %zu dangerous, %zu unknown\n",
+                by_class[STG_GLOBAL_ALLOWED], by_class[STG_GLOBAL_BENIGN],
+                by_class[STG_GLOBAL_DANGEROUS], by_class[STG_GLOBAL_UNKNOWN]);
+    }
+}
+
+void cli_text_summary(FILE *out, const cli_summary *s)
+{
+    fprintf(out,
+            "%" PRIu64 " file%s: %" PRIu64 " ok, %" PRIu64 " warn, %" PRIu64 " invalid, %" PRIu64
+            " unsafe, %" PRIu64 " error; %" PRIu64 " bytes in %.2f s\n",
+            s->files, s->files == 1 ? "" : "s", s->verdicts[STG_VERDICT_OK],
+            s->verdicts[STG_VERDICT_WARN], s->verdicts[STG_VERDICT_INVALID],
+            s->verdicts[STG_VERDICT_UNSAFE], s->verdicts[STG_VERDICT_ERROR], s->bytes,
+            s->seconds);
+}
+
+void cli_text_inspect(FILE *out, const cli_inspect *in)
+{
+    cli_text_escape(out, in->path, strlen(in->path), false);
+    fputc('\n', out);
+    fprintf(out, "  header length: %" PRIu64 " bytes\n", in->header_length);
+    fprintf(out, "  data start:    %" PRIu64 "\n", in->data_start);
+    fprintf(out, "  metadata:      %zu entr%s\n", in->metadata_count,
+            in->metadata_count == 1 ? "y" : "ies");
+    for (size_t i = 0; i < in->metadata_count; i++) {
+        fputs("    \"", out);
+        cli_text_escape(out, in->meta_keys[i], in->meta_key_lens[i], true);
+        fputs("\": \"", out);
+        cli_text_escape(out, in->meta_values[i], in->meta_value_lens[i], true);
+        fputs("\"\n", out);
+    }
+    fprintf(out, "  tensors:       %zu\n", in->tensor_count);
+    for (size_t i = 0; i < in->tensor_count; i++) {
+        const stg_tensor *t = in->tensors[i].tensor;
+        fputs("    \"", out);
+        cli_text_escape(out, t->name, t->name_len, true);
+        fprintf(out, "\" %s [", stg_dtype_name(t->dtype) != NULL ? stg_dtype_name(t->dtype) : "?");
+        for (uint32_t d = 0; d < t->rank; d++) {
+            fprintf(out, "%s%" PRIu64, d > 0 ? ", " : "", t->shape[d]);
+        }
+        fprintf(out, "] %" PRIu64 "..%" PRIu64, t->begin, t->end);
+        if (in->tensors[i].has_sha256) {
+            fprintf(out, " sha256 %s", in->tensors[i].sha256);
+        }
+        fputc('\n', out);
+    }
+}

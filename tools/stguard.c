@@ -1,0 +1,690 @@
+/* stguard: the command-line tool (DESIGN.md section 5; user documentation in docs/cli.md).
+ *   stguard scan [options] PATH...     files, directories (recursively), - for standard input
+ *   stguard inspect [options] FILE     the header and tensor table of a valid safetensors file
+ *   stguard --version | --help
+ * It parses no model bytes itself: the walk, the scan and the validation are the library's;
+ * this file reads options, calls the library and renders what it returns.
+ * Exit status: 2 usage error or any verdict `error`; else 1 any invalid/unsafe (or warn with
+ * --fail-on warning); else 0. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "loader/digest.h"
+#include "loader/scan.h"
+
+#define EXIT_USAGE 2
+/* A policy file is read whole; this caps what a typo (a model file) could make us read. */
+#define POLICY_FILE_MAX ((size_t)16 << 20)
+
+enum out_format { OUT_TEXT, OUT_JSON, OUT_SARIF };
+
+enum long_only {
+    OPT_FORMAT = 256,
+    OPT_PROFILE,
+    OPT_FAIL_ON,
+    OPT_ALLOW_GLOBAL,
+    OPT_POLICY,
+    OPT_INCLUDE,
+    OPT_EXCLUDE,
+    OPT_MAX_HEADER_LEN,
+    OPT_MAX_TENSORS,
+    OPT_MAX_RANK,
+    OPT_MAX_JSON_DEPTH,
+    OPT_MAX_MEMORY,
+    OPT_MAX_FINDINGS,
+    OPT_LIMIT,
+    OPT_SHA256,
+    OPT_STDIN_NAME,
+    OPT_NO_DIGEST,
+    OPT_TENSOR_SHA256,
+    OPT_PROGRESS
+};
+
+static const struct option scan_options[] = {
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"profile", required_argument, NULL, OPT_PROFILE},
+    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+    {"allow-global", required_argument, NULL, OPT_ALLOW_GLOBAL},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"include", required_argument, NULL, OPT_INCLUDE},
+    {"exclude", required_argument, NULL, OPT_EXCLUDE},
+    {"max-header-len", required_argument, NULL, OPT_MAX_HEADER_LEN},
+    {"max-tensors", required_argument, NULL, OPT_MAX_TENSORS},
+    {"max-rank", required_argument, NULL, OPT_MAX_RANK},
+    {"max-json-depth", required_argument, NULL, OPT_MAX_JSON_DEPTH},
+    {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+    {"max-findings", required_argument, NULL, OPT_MAX_FINDINGS},
+    {"limit", required_argument, NULL, OPT_LIMIT},
+    {"sha256", required_argument, NULL, OPT_SHA256},
+    {"stdin-name", required_argument, NULL, OPT_STDIN_NAME},
+    {"no-digest", no_argument, NULL, OPT_NO_DIGEST},
+    {"jobs", required_argument, NULL, 'j'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"progress", required_argument, NULL, OPT_PROGRESS},
+    {"tensor-sha256", no_argument, NULL, OPT_TENSOR_SHA256},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const char usage_text[] =
+    "usage: stguard scan [options] PATH...   (a PATH of - reads standard input)\n"
+    "       stguard inspect [--format text|json] [--tensor-sha256] [limits] FILE\n"
+    "       stguard --version | --help\n"
+    "\n"
+    "scan options:\n"
+    "  --format text|json|sarif   output format (default text; json is JSON Lines)\n"
+    "  --profile strict|compat    rule profile (default strict)\n"
+    "  --fail-on warning|error    lowest verdict that makes the exit status 1 (default error)\n"
+    "  --allow-global MODULE:NAME allow one pickle global (repeatable)\n"
+    "  --policy FILE              allow/deny lists for pickle globals (docs/policy.md)\n"
+    "  --include GLOB             scan only files whose relative path or name matches\n"
+    "  --exclude GLOB             skip files and directories whose relative path or name matches\n"
+    "  --max-header-len N, --max-tensors N, --max-rank N, --max-json-depth N,\n"
+    "  --max-memory N, --max-findings N, --limit NAME=VALUE (any limit, e.g. max_nesting=2)\n"
+    "  --sha256 HEX               expected SHA-256 of the one file (or standard input) scanned\n"
+    "  --stdin-name NAME          name standard input's content carries (a format hint)\n"
+    "  --no-digest                do not compute SHA-256 digests\n"
+    "  -j, --jobs N               scan with N threads (output order does not change)\n"
+    "  -q, --quiet                print only files that are not ok, and the summary\n"
+    "  --progress auto|always|never  progress line on stderr (default auto: a terminal)\n"
+    "\n"
+    "exit status: 2 usage error or a file that could not be scanned (verdict error);\n"
+    "             1 a file invalid or unsafe (or warn with --fail-on warning); else 0\n";
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("stguard: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'stguard --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+typedef struct cli_config {
+    enum out_format format;
+    stg_verdict fail_on;          /* lowest verdict giving exit 1 */
+    bool quiet;
+    bool tensor_sha256;
+    int progress;                 /* -1 never, 0 auto, 1 always */
+    stg_walk_options walk;
+    stg_policy *policy;
+    const char **include, **exclude;
+    size_t include_count, exclude_count;
+    char *expected;               /* lower-case copy of --sha256 */
+    bool scan_only_seen;          /* an option inspect does not take */
+    const char *scan_only_name;
+} cli_config;
+
+static int set_limit(stg_limits *lim, const char *name, const char *value, const char *opt)
+{
+    stg_status st = stg_limits_set(lim, name, value);
+    if (st == STG_E_NOT_FOUND) {
+        return usage_error("unknown limit '%s'", name);
+    }
+    if (st != STG_OK) {
+        fprintf(stderr, "stguard: invalid value for %s: ", opt);
+        cli_text_escape(stderr, value, strlen(value), false);
+        fputc('\n', stderr);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static stg_policy *need_policy(cli_config *c)
+{
+    if (c->policy == NULL && stg_policy_new(&c->policy) != STG_OK) {
+        c->policy = NULL;
+    }
+    return c->policy;
+}
+
+static int load_policy_file(cli_config *c, const char *path)
+{
+    stg_policy *p = need_policy(c);
+    if (p == NULL) {
+        fputs("stguard: out of memory\n", stderr);
+        return EXIT_USAGE;
+    }
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "stguard: cannot read policy file %s: %s\n", path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    char *buf = malloc(POLICY_FILE_MAX + 1);
+    size_t len = buf != NULL ? fread(buf, 1, POLICY_FILE_MAX + 1, f) : 0;
+    bool err = buf == NULL || ferror(f) != 0;
+    fclose(f);
+    if (err || len > POLICY_FILE_MAX) {
+        fprintf(stderr, "stguard: cannot read policy file %s%s\n", path,
+                len > POLICY_FILE_MAX ? ": larger than 16 MiB" : "");
+        free(buf);
+        return EXIT_USAGE;
+    }
+    uint64_t line = 0;
+    stg_status st = stg_policy_load(p, buf, len, &line);
+    free(buf);
+    if (st != STG_OK) {
+        fprintf(stderr, "stguard: %s:%" PRIu64 ": invalid policy entry (%s)\n", path, line,
+                stg_status_name(st));
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int push_glob(const char ***list, size_t *count, const char *glob)
+{
+    const char **n = realloc(*list, (*count + 1) * sizeof *n);
+    if (n == NULL) {
+        fputs("stguard: out of memory\n", stderr);
+        return EXIT_USAGE;
+    }
+    n[(*count)++] = glob;
+    *list = n;
+    return 0;
+}
+
+/* Parses options into c; returns 0, or the exit status of a usage error (or -1 after --help). */
+static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
+{
+    stg_limits *lim = &c->walk.scan.limits;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":j:qh", scan_options, NULL)) != -1) {
+        int rc = 0;
+        bool scan_only = true;
+        switch (ch) {
+        case OPT_FORMAT:
+            scan_only = false;
+            if (strcmp(optarg, "text") == 0) {
+                c->format = OUT_TEXT;
+            } else if (strcmp(optarg, "json") == 0) {
+                c->format = OUT_JSON;
+            } else if (strcmp(optarg, "sarif") == 0 && !inspect) {
+                c->format = OUT_SARIF;
+            } else {
+                return usage_error("unknown --format '%s'", optarg);
+            }
+            break;
+        case OPT_PROFILE:
+            scan_only = false;
+            if (strcmp(optarg, "strict") != 0 && strcmp(optarg, "compat") != 0) {
+                return usage_error("unknown --profile '%s' (strict or compat)", optarg);
+            }
+            rc = set_limit(lim, "profile", optarg, "--profile");
+            break;
+        case OPT_FAIL_ON:
+            if (strcmp(optarg, "warning") == 0) {
+                c->fail_on = STG_VERDICT_WARN;
+            } else if (strcmp(optarg, "error") == 0) {
+                c->fail_on = STG_VERDICT_INVALID;
+            } else {
+                return usage_error("unknown --fail-on '%s' (warning or error)", optarg);
+            }
+            break;
+        case OPT_ALLOW_GLOBAL: {
+            stg_policy *p = need_policy(c);
+            if (p == NULL || stg_policy_allow_spec(p, optarg) != STG_OK) {
+                return usage_error("invalid --allow-global '%s' (expected MODULE:NAME)", optarg);
+            }
+            break;
+        }
+        case OPT_POLICY:
+            rc = load_policy_file(c, optarg);
+            break;
+        case OPT_INCLUDE:
+            rc = push_glob(&c->include, &c->include_count, optarg);
+            break;
+        case OPT_EXCLUDE:
+            rc = push_glob(&c->exclude, &c->exclude_count, optarg);
+            break;
+        case OPT_MAX_HEADER_LEN:
+            scan_only = false;
+            rc = set_limit(lim, "max_header_len", optarg, "--max-header-len");
+            break;
+        case OPT_MAX_TENSORS:
+            scan_only = false;
+            rc = set_limit(lim, "max_tensors", optarg, "--max-tensors");
+            break;
+        case OPT_MAX_RANK:
+            scan_only = false;
+            rc = set_limit(lim, "max_rank", optarg, "--max-rank");
+            break;
+        case OPT_MAX_JSON_DEPTH:
+            scan_only = false;
+            rc = set_limit(lim, "max_json_depth", optarg, "--max-json-depth");
+            break;
+        case OPT_MAX_MEMORY:
+            scan_only = false;
+            rc = set_limit(lim, "max_memory", optarg, "--max-memory");
+            break;
+        case OPT_MAX_FINDINGS:
+            scan_only = false;
+            rc = set_limit(lim, "max_findings", optarg, "--max-findings");
+            break;
+        case OPT_LIMIT: {
+            scan_only = false;
+            const char *eq = strchr(optarg, '=');
+            if (eq == NULL || eq == optarg) {
+                return usage_error("--limit expects NAME=VALUE, got '%s'", optarg);
+            }
+            char name[64];
+            size_t n = (size_t)(eq - optarg);
+            if (n >= sizeof name) {
+                return usage_error("unknown limit in '%s'", optarg);
+            }
+            memcpy(name, optarg, n);
+            name[n] = '\0';
+            rc = set_limit(lim, name, eq + 1, "--limit");
+            break;
+        }
+        case OPT_SHA256: {
+            uint8_t d[32];
+            if (!stg_sha256_parse_hex(optarg, d)) {
+                return usage_error("--sha256 expects 64 hex digits, got '%s'", optarg);
+            }
+            free(c->expected);
+            c->expected = malloc(65);
+            if (c->expected == NULL) {
+                return usage_error("out of memory");
+            }
+            stg_hex_encode(d, 32, c->expected);
+            c->walk.scan.expected_sha256 = c->expected;
+            break;
+        }
+        case OPT_STDIN_NAME:
+            c->walk.stdin_name = optarg;
+            break;
+        case OPT_NO_DIGEST:
+            c->walk.scan.digest = false;
+            break;
+        case 'j': {
+            char *end = NULL;
+            errno = 0;
+            long n = strtol(optarg, &end, 10);
+            if (errno != 0 || end == optarg || *end != '\0' || n < 1 ||
+                n > STG_WALK_MAX_THREADS) {
+                return usage_error("-j expects a number of threads from 1 to 256, got '%s'",
+                                   optarg);
+            }
+            c->walk.threads = (unsigned)n;
+            break;
+        }
+        case 'q':
+            c->quiet = true;
+            break;
+        case OPT_PROGRESS:
+            if (strcmp(optarg, "auto") == 0) {
+                c->progress = 0;
+            } else if (strcmp(optarg, "always") == 0) {
+                c->progress = 1;
+            } else if (strcmp(optarg, "never") == 0) {
+                c->progress = -1;
+            } else {
+                return usage_error("unknown --progress '%s' (auto, always or never)", optarg);
+            }
+            break;
+        case OPT_TENSOR_SHA256:
+            if (!inspect) {
+                return usage_error("--tensor-sha256 is an option of inspect");
+            }
+            scan_only = false;
+            c->tensor_sha256 = true;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return -1;
+        case ':':
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+        if (rc != 0) {
+            return rc;
+        }
+        if (scan_only && inspect) {
+            return usage_error("option '%s' is not an option of inspect", argv[optind - 1]);
+        }
+    }
+    c->walk.include = c->include;
+    c->walk.include_count = c->include_count;
+    c->walk.exclude = c->exclude;
+    c->walk.exclude_count = c->exclude_count;
+    c->walk.scan.policy = c->policy;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------ scan */
+
+typedef struct scan_state {
+    const cli_config *cfg;
+    cli_summary sum;
+    cli_sarif *sarif;
+    bool progress_enabled;
+    bool progress_shown;
+    double start;
+} scan_state;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void clear_progress(scan_state *s)
+{
+    if (s->progress_shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        s->progress_shown = false;
+    }
+}
+
+static void on_record(void *user, const stg_report *r)
+{
+    scan_state *s = user;
+    stg_verdict v = stg_report_verdict(r);
+    s->sum.files++;
+    s->sum.verdicts[v]++;
+    clear_progress(s);
+    bool show = !(s->cfg->quiet && v == STG_VERDICT_OK);
+    switch (s->cfg->format) {
+    case OUT_TEXT:
+        if (show) {
+            cli_text_record(stdout, r, NULL);
+        }
+        break;
+    case OUT_JSON:
+        if (show) {
+            cli_json_record(stdout, r, NULL);
+        }
+        break;
+    case OUT_SARIF:
+        cli_sarif_record(s->sarif, r);
+        break;
+    }
+    fflush(stdout);
+}
+
+static void on_progress(void *user, const stg_walk_progress *p)
+{
+    scan_state *s = user;
+    if (!s->progress_enabled || (p->files_total <= 1 && p->seconds < 1.0) ||
+        p->files_done >= p->files_total) {
+        return;
+    }
+    fprintf(stderr, "\r\033[Kstguard: %" PRIu64 "/%" PRIu64 " files, %.1f MiB, %.1f s",
+            p->files_done, p->files_total, (double)p->bytes_done / (1024.0 * 1024.0), p->seconds);
+    fflush(stderr);
+    s->progress_shown = true;
+}
+
+static int exit_status(const cli_config *c, const cli_summary *s)
+{
+    if (s->verdicts[STG_VERDICT_ERROR] > 0) {
+        return 2;
+    }
+    for (int v = (int)c->fail_on; v <= (int)STG_VERDICT_UNSAFE; v++) {
+        if (s->verdicts[v] > 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int cmd_scan(int argc, char **argv, cli_config *c)
+{
+    int rc = parse_options(argc, argv, c, false);
+    if (rc != 0) {
+        return rc < 0 ? 0 : rc;
+    }
+    if (optind >= argc) {
+        return usage_error("scan needs at least one PATH (- for standard input)");
+    }
+    size_t npaths = (size_t)(argc - optind);
+    const char *const *paths = (const char *const *)(argv + optind);
+    size_t stdin_count = 0;
+    for (size_t i = 0; i < npaths; i++) {
+        stdin_count += strcmp(paths[i], "-") == 0;
+    }
+    if (stdin_count > 1) {
+        return usage_error("standard input (-) can be scanned once");
+    }
+    if (c->expected != NULL && npaths != 1) {
+        return usage_error("--sha256 names the digest of one file: give exactly one PATH");
+    }
+    scan_state s;
+    memset(&s, 0, sizeof s);
+    s.cfg = c;
+    s.progress_enabled = c->progress > 0 || (c->progress == 0 && isatty(STDERR_FILENO));
+    s.start = now_seconds();
+    if (c->format == OUT_SARIF) {
+        s.sarif = cli_sarif_begin(stdout);
+        if (s.sarif == NULL) {
+            fputs("stguard: out of memory\n", stderr);
+            return EXIT_USAGE;
+        }
+    }
+    stg_walk_result res;
+    memset(&res, 0, sizeof res);
+    stg_status st = stg_walk(paths, npaths, &c->walk, on_record, on_progress, &s, &res);
+    clear_progress(&s);
+    s.sum.bytes = res.bytes;
+    s.sum.seconds = now_seconds() - s.start;
+    if (st == STG_E_BAD_ARG && s.sum.files == 0) {
+        if (s.sarif != NULL) {
+            cli_sarif_end(s.sarif, &s.sum, EXIT_USAGE);
+        }
+        if (c->expected != NULL) {
+            return usage_error("--sha256 names the digest of one file, but the path holds "
+                               "more than one");
+        }
+        return usage_error("invalid arguments");
+    }
+    int status = exit_status(c, &s.sum);
+    if (st != STG_OK) {
+        fprintf(stderr, "stguard: the scan stopped: %s\n", stg_status_name(st));
+        status = 2;
+    }
+    switch (c->format) {
+    case OUT_TEXT:
+        cli_text_summary(stdout, &s.sum);
+        break;
+    case OUT_JSON:
+        cli_json_summary(stdout, &s.sum);
+        break;
+    case OUT_SARIF:
+        cli_sarif_end(s.sarif, &s.sum, status);
+        break;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        return 2;
+    }
+    return status;
+}
+
+/* ------------------------------------------------------------------------------ inspect */
+
+static int print_failed_open(const cli_config *c, const char *path, stg_report *rep)
+{
+    if (c->format == OUT_JSON) {
+        cli_json_record(stdout, rep, path);
+    } else {
+        cli_text_record(stdout, rep, path);
+    }
+    return stg_report_verdict(rep) == STG_VERDICT_ERROR ? 2 : 1;
+}
+
+static int cmd_inspect(int argc, char **argv, cli_config *c)
+{
+    int rc = parse_options(argc, argv, c, true);
+    if (rc != 0) {
+        return rc < 0 ? 0 : rc;
+    }
+    if (argc - optind != 1) {
+        return usage_error("inspect takes exactly one FILE");
+    }
+    const char *path = argv[optind];
+    /* Only regular files: a FIFO or device must not be opened (it could block or never end). */
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        stg_report *r = NULL;
+        stg_scan_options so = c->walk.scan;
+        so.digest = false;
+        if (stg_scan_path(path, &so, &r) != STG_OK) {
+            fprintf(stderr, "stguard: cannot inspect %s\n", path);
+            return 2;
+        }
+        int status = print_failed_open(c, path, r);
+        stg_report_free(r);
+        return status == 1 ? 2 : status;
+    }
+    stg_file *f = NULL;
+    stg_report *rep = NULL;
+    stg_status st_open = stg_file_open(path, &c->walk.scan.limits, &f, &rep);
+    if (f == NULL) {
+        int status = 2;
+        if (rep != NULL) {
+            status = print_failed_open(c, path, rep);
+        } else {
+            fprintf(stderr, "stguard: cannot open %s: %s\n", path, stg_status_name(st_open));
+        }
+        stg_report_free(rep);
+        return status;
+    }
+    size_t nt = stg_file_tensor_count(f), nm = stg_file_metadata_count(f);
+    cli_inspect_tensor *tensors = calloc(nt + 1, sizeof *tensors);
+    const char **keys = calloc(nm + 1, sizeof *keys);
+    const char **values = calloc(nm + 1, sizeof *values);
+    size_t *key_lens = calloc(nm + 1, sizeof *key_lens);
+    size_t *value_lens = calloc(nm + 1, sizeof *value_lens);
+    int status = 0;
+    if (tensors == NULL || keys == NULL || values == NULL || key_lens == NULL ||
+        value_lens == NULL) {
+        fputs("stguard: out of memory\n", stderr);
+        status = 2;
+    }
+    for (size_t i = 0; status == 0 && i < nm; i++) {
+        if (stg_file_metadata_at(f, i, &keys[i], &key_lens[i], &values[i], &value_lens[i]) !=
+            STG_OK) {
+            keys[i] = values[i] = "";
+            key_lens[i] = value_lens[i] = 0;
+        }
+    }
+    for (size_t i = 0; status == 0 && i < nt; i++) {
+        const stg_tensor *t = stg_file_tensor_at(f, i);
+        tensors[i].tensor = t;
+        if (!c->tensor_sha256) {
+            continue;
+        }
+        uint64_t n64 = t->end - t->begin;
+        size_t n = (size_t)n64;
+        void *buf = n64 <= SIZE_MAX ? malloc(n == 0 ? 1 : n) : NULL;
+        if (buf == NULL) {
+            fputs("stguard: a tensor is too large to be read into memory\n", stderr);
+            status = 2;
+            break;
+        }
+        stg_status rs = stg_file_read_tensor(f, t, buf, n);
+        uint8_t d[32];
+        if (rs == STG_OK && stg_sha256_buffer(buf, n, d) == STG_OK) {
+            stg_hex_encode(d, 32, tensors[i].sha256);
+            tensors[i].has_sha256 = true;
+        } else if (rs == STG_FILE_CHANGED) {
+            /* The finding's name a scan gives, so a script sees one vocabulary. */
+            fprintf(stderr, "stguard: file_changed: %s changed while it was read\n", path);
+            status = 2;
+        } else {
+            fprintf(stderr, "stguard: io_error: cannot read a tensor of %s: %s\n", path,
+                    stg_status_name(rs));
+            status = 2;
+        }
+        free(buf);
+    }
+    if (status == 0) {
+        cli_inspect in = {
+            .path = path,
+            .header_length = stg_file_header_length(f),
+            .data_start = stg_file_data_start(f),
+            .metadata_count = nm,
+            .meta_keys = keys,
+            .meta_key_lens = key_lens,
+            .meta_values = values,
+            .meta_value_lens = value_lens,
+            .tensor_count = nt,
+            .tensors = tensors,
+        };
+        if (c->format == OUT_JSON) {
+            cli_json_inspect(stdout, &in);
+        } else {
+            cli_text_inspect(stdout, &in);
+            for (size_t i = 0; rep != NULL && i < stg_report_count(rep); i++) {
+                const stg_finding *fd = stg_report_at(rep, i);
+                fprintf(stdout, "  note: %s: ", stg_code_name(fd->code));
+                cli_text_escape(stdout, fd->message, strlen(fd->message), false);
+                fputc('\n', stdout);
+            }
+        }
+    }
+    free(tensors);
+    free(keys);
+    free(values);
+    free(key_lens);
+    free(value_lens);
+    stg_file_close(f);
+    stg_report_free(rep);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        return 2;
+    }
+    return status;
+}
+
+/* ------------------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("stguard %s\npolicy %s\n", stg_version(), stg_policy_version());
+        return 0;
+    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    cli_config c;
+    memset(&c, 0, sizeof c);
+    c.fail_on = STG_VERDICT_INVALID;
+    stg_walk_options_default(&c.walk);
+    c.walk.stdin_fd = STDIN_FILENO;
+    int status;
+    if (strcmp(cmd, "scan") == 0) {
+        status = cmd_scan(argc - 1, argv + 1, &c);
+    } else if (strcmp(cmd, "inspect") == 0) {
+        status = cmd_inspect(argc - 1, argv + 1, &c);
+    } else {
+        status = usage_error("unknown command '%s' (scan, inspect, --version, --help)", cmd);
+    }
+    stg_policy_free(c.policy);
+    free(c.include);
+    free(c.exclude);
+    free(c.expected);
+    return status;
+}
