@@ -1,0 +1,486 @@
+/* loader/scan through the C API: stg_scan_buffer and stg_scan_path (report fields, digest,
+ * expected digest, io_error, not_regular_file, symlink_skipped, blob digests, mapped and read
+ * files), stg_scan_fd (stream and buffered routes, the max_memory cap) and the tree walk
+ * (order, scan-once, Hugging Face layout, threads). */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "loader/scan.h"
+#include "testutil.h"
+
+/* SHA-256 of "abc" (FIPS 180-2 test vector). */
+static const char ABC_SHA256[] =
+    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+static const char VALID_HEADER[] =
+    "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+
+/* A valid safetensors file with an 8-byte aligned data section. */
+static uint8_t *valid_file(size_t *len)
+{
+    size_t pad = (8 - (8 + strlen(VALID_HEADER)) % 8) % 8;
+    return tu_st_file(VALID_HEADER, pad, "\0\0\x80?\0\0\0@", 8, len);
+}
+
+static const char *base_name_of(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s != NULL ? s + 1 : p;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+    char *p = malloc(strlen(dir) + strlen(name) + 2);
+    sprintf(p, "%s/%s", dir, name);
+    return p;
+}
+
+START_TEST(test_buffer_fields_and_digest)
+{
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    ck_assert(opt.digest);
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_buffer("abc", 3, NULL, &opt, &r), STG_OK);
+    ck_assert_str_eq(stg_report_sha256(r), ABC_SHA256);
+    ck_assert_uint_eq(stg_report_size(r), 3);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_UNKNOWN);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNKNOWN), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+    ck_assert_ptr_null(stg_report_path(r));
+    stg_report_free(r);
+
+    size_t len;
+    uint8_t *b = valid_file(&len);
+    ck_assert_int_eq(stg_scan_buffer(b, len, "model.safetensors", &opt, &r), STG_OK);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS);
+    ck_assert_uint_eq(stg_report_size(r), len);
+    ck_assert_uint_eq(strlen(stg_report_sha256(r)), 64);
+    stg_report_free(r);
+
+    /* --no-digest: no sha256 */
+    opt.digest = false;
+    ck_assert_int_eq(stg_scan_buffer(b, len, NULL, &opt, &r), STG_OK);
+    ck_assert_ptr_null(stg_report_sha256(r));
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_OK);
+    stg_report_free(r);
+    free(b);
+
+    /* NULL options mean the defaults */
+    ck_assert_int_eq(stg_scan_buffer("abc", 3, NULL, NULL, &r), STG_OK);
+    ck_assert_str_eq(stg_report_sha256(r), ABC_SHA256);
+    stg_report_free(r);
+}
+END_TEST
+
+START_TEST(test_buffer_expected_digest)
+{
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    stg_report *r = NULL;
+    /* match, in upper case: no finding beyond the format's */
+    char upper[65];
+    for (int i = 0; i < 65; i++) {
+        upper[i] = (char)((ABC_SHA256[i] >= 'a' && ABC_SHA256[i] <= 'f') ? ABC_SHA256[i] - 32
+                                                                           : ABC_SHA256[i]);
+    }
+    opt.expected_sha256 = upper;
+    ck_assert_int_eq(stg_scan_buffer("abc", 3, NULL, &opt, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_DIGEST_MISMATCH), -1);
+    stg_report_free(r);
+
+    /* mismatch: digest_mismatch (error, no offset); the digest is still reported */
+    opt.expected_sha256 = "0000000000000000000000000000000000000000000000000000000000000000";
+    ck_assert_int_eq(stg_scan_buffer("abc", 3, NULL, &opt, &r), STG_OK);
+    long i = tu_find(r, STG_DIGEST_MISMATCH);
+    ck_assert_int_ge(i, 0);
+    ck_assert_int_eq(stg_report_at(r, (size_t)i)->severity, STG_SEV_ERROR);
+    ck_assert(!stg_report_at(r, (size_t)i)->has_offset);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    ck_assert_str_eq(stg_report_sha256(r), ABC_SHA256);
+    stg_report_free(r);
+
+    /* an expected digest is checked even with digest off */
+    opt.digest = false;
+    ck_assert_int_eq(stg_scan_buffer("abc", 3, NULL, &opt, &r), STG_OK);
+    ck_assert_int_ge(tu_find(r, STG_DIGEST_MISMATCH), 0);
+    stg_report_free(r);
+
+    /* not 64 hex digits: misuse */
+    opt.expected_sha256 = "abc";
+    r = (stg_report *)1;
+    ck_assert_int_eq(stg_scan_buffer("abc", 3, NULL, &opt, &r), STG_E_BAD_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_int_eq(stg_scan_buffer(NULL, 1, NULL, NULL, &r), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_scan_buffer("a", 1, NULL, NULL, NULL), STG_E_BAD_ARG);
+    /* the empty buffer is a buffer */
+    ck_assert_int_eq(stg_scan_buffer(NULL, 0, NULL, NULL, &r), STG_OK);
+    ck_assert_int_ge(tu_find(r, STG_FILE_TOO_SMALL) + tu_find(r, STG_FORMAT_UNKNOWN) + 1, 0);
+    ck_assert_str_eq(stg_report_sha256(r),
+                     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    stg_report_free(r);
+}
+END_TEST
+
+static void check_file_of_size(size_t data_len)
+{
+    char *dir = tu_tempdir();
+    char *p = path_in(dir, "big.safetensors");
+    char header[128];
+    snprintf(header, sizeof header,
+             "{\"w\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}", data_len,
+             data_len);
+    size_t pad = (8 - (8 + strlen(header)) % 8) % 8;
+    size_t len;
+    uint8_t *b = tu_st_file(header, pad, NULL, data_len, &len);
+    ck_assert_int_eq(tu_write_file(p, b, len), 0);
+    stg_report *r = NULL, *rb = NULL;
+    ck_assert_int_eq(stg_scan_path(p, NULL, &r), STG_OK);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_path(r), p);
+    ck_assert_ptr_null(stg_report_blob(r));
+    ck_assert_uint_eq(stg_report_size(r), len);
+    ck_assert_int_eq(stg_scan_buffer(b, len, NULL, NULL, &rb), STG_OK);
+    ck_assert_str_eq(stg_report_sha256(r), stg_report_sha256(rb));
+    stg_report_free(r);
+    stg_report_free(rb);
+    free(b);
+    free(p);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+START_TEST(test_path_read_and_mapped)
+{
+    check_file_of_size(16);          /* read with pread */
+    check_file_of_size(200 * 1024);  /* mapped */
+}
+END_TEST
+
+START_TEST(test_path_io_error_and_special)
+{
+    char *dir = tu_tempdir();
+    stg_report *r = NULL;
+    /* missing: io_error, verdict error, still STG_OK with a report */
+    char *missing = path_in(dir, "missing.safetensors");
+    ck_assert_int_eq(stg_scan_path(missing, NULL, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_IO_ERROR), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+    ck_assert_str_eq(stg_report_path(r), missing);
+    stg_report_free(r);
+
+    /* a dangling link: io_error */
+    char *dangling = path_in(dir, "dangling");
+    ck_assert_int_eq(symlink(missing, dangling), 0);
+    ck_assert_int_eq(stg_scan_path(dangling, NULL, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_IO_ERROR), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+    stg_report_free(r);
+
+    /* a FIFO: not_regular_file warning, never opened (opening it would block this test) */
+    char *fifo = path_in(dir, "pipe.safetensors");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(stg_scan_path(fifo, NULL, &r), STG_OK);
+    ck_assert_int_eq(stg_report_count(r), 1);
+    ck_assert_int_eq(stg_report_at(r, 0)->code, STG_NOT_REGULAR_FILE);
+    ck_assert_int_eq(stg_report_at(r, 0)->severity, STG_SEV_WARNING);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+    ck_assert_ptr_null(stg_report_sha256(r));
+    stg_report_free(r);
+
+    /* a device: the same */
+    ck_assert_int_eq(stg_scan_path("/dev/null", NULL, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_NOT_REGULAR_FILE), 0);
+    stg_report_free(r);
+
+    /* a directory is not a file */
+    ck_assert_int_eq(stg_scan_path(dir, NULL, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_IO_ERROR), 0);
+    stg_report_free(r);
+
+    ck_assert_int_eq(stg_scan_path(NULL, NULL, &r), STG_E_BAD_ARG);
+    free(missing);
+    free(dangling);
+    free(fifo);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(test_path_root_and_blob)
+{
+    char *dir = tu_tempdir();
+    char *inner = path_in(dir, "root");
+    ck_assert_int_eq(mkdir(inner, 0700), 0);
+    char *outside = path_in(dir, "outside.bin");
+    ck_assert_int_eq(tu_write_file(outside, "abc", 3), 0);
+    char *link = path_in(inner, "link.bin");
+    ck_assert_int_eq(symlink(outside, link), 0);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    stg_report *r = NULL;
+    /* without a root, a link named by the caller is followed; blob is its target */
+    ck_assert_int_eq(stg_scan_path(link, &opt, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_SYMLINK_SKIPPED), -1);
+    ck_assert_str_eq(stg_report_sha256(r), ABC_SHA256);
+    ck_assert_ptr_nonnull(stg_report_blob(r));
+    ck_assert(strstr(stg_report_blob(r), "outside.bin") != NULL);
+    stg_report_free(r);
+    /* with the root, it leads outside: symlink_skipped, not read */
+    opt.root = inner;
+    ck_assert_int_eq(stg_scan_path(link, &opt, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_SYMLINK_SKIPPED), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+    ck_assert_ptr_null(stg_report_sha256(r));
+    stg_report_free(r);
+    opt.root = NULL;
+
+    /* a blob named by its digest: checked; wrong content -> digest_mismatch */
+    char *blobs = path_in(dir, "blobs");
+    ck_assert_int_eq(mkdir(blobs, 0700), 0);
+    char *good = path_in(blobs, ABC_SHA256);
+    ck_assert_int_eq(tu_write_file(good, "abc", 3), 0);
+    opt.digest = false; /* the name still asks for the check */
+    ck_assert_int_eq(stg_scan_path(good, &opt, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_DIGEST_MISMATCH), -1);
+    ck_assert_str_eq(stg_report_sha256(r), ABC_SHA256);
+    stg_report_free(r);
+    ck_assert_int_eq(tu_write_file(good, "abd", 3), 0);
+    ck_assert_int_eq(stg_scan_path(good, &opt, &r), STG_OK);
+    ck_assert_int_ge(tu_find(r, STG_DIGEST_MISMATCH), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    /* the same name outside a `blobs` folder is not a blob */
+    char *plain = path_in(inner, ABC_SHA256);
+    ck_assert_int_eq(tu_write_file(plain, "abd", 3), 0);
+    ck_assert_int_eq(stg_scan_path(plain, &opt, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_DIGEST_MISMATCH), -1);
+    stg_report_free(r);
+
+    ck_assert(stg_scan_is_blob_name(ABC_SHA256));
+    ck_assert(!stg_scan_is_blob_name("ba7816bf"));
+    ck_assert(!stg_scan_is_blob_name(
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015adab"));
+    ck_assert(!stg_scan_is_blob_name(
+        "ga7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    free(inner);
+    free(outside);
+    free(link);
+    free(blobs);
+    free(good);
+    free(plain);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Runs stg_scan_fd over bytes written to a pipe by a child process. */
+static stg_report *scan_piped(const uint8_t *b, size_t len, const char *hint,
+                              const stg_scan_options *opt)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        size_t done = 0;
+        while (done < len) {
+            ssize_t n = write(fds[1], b + done, len - done > 4096 ? 4096 : len - done);
+            if (n <= 0) {
+                _exit(1);
+            }
+            done += (size_t)n;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_fd(fds[0], hint != NULL ? hint : "-", hint, opt, &r), STG_OK);
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    return r;
+}
+
+START_TEST(test_fd_routes)
+{
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    size_t len;
+    uint8_t *b = valid_file(&len);
+    /* safetensors content: streamed, same verdict as the buffer */
+    stg_report *r = scan_piped(b, len, NULL, &opt);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS);
+    ck_assert_str_eq(stg_report_path(r), "-");
+    stg_report *rb = NULL;
+    ck_assert_int_eq(stg_scan_buffer(b, len, NULL, &opt, &rb), STG_OK);
+    ck_assert_str_eq(stg_report_sha256(r), stg_report_sha256(rb));
+    stg_report_free(r);
+    stg_report_free(rb);
+
+    /* other content is buffered and scanned as a buffer, with the name hint */
+    r = scan_piped((const uint8_t *)"abc", 3, "upload.bin", &opt);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_MISMATCH), 0);
+    ck_assert_str_eq(stg_report_path(r), "upload.bin");
+    ck_assert_str_eq(stg_report_sha256(r), ABC_SHA256);
+    stg_report_free(r);
+
+    /* over max_memory: limit_exceeded at the cap, size and digest of everything read */
+    size_t big = 300 * 1024;
+    uint8_t *junk = malloc(big);
+    memset(junk, 'x', big);
+    opt.limits.max_memory = 100 * 1024;
+    r = scan_piped(junk, big, NULL, &opt);
+    long i = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_int_ge(i, 0);
+    ck_assert_str_eq(stg_report_at(r, (size_t)i)->limit, "max_memory");
+    ck_assert_uint_eq(stg_report_at(r, (size_t)i)->offset, 100 * 1024);
+    ck_assert_uint_eq(stg_report_size(r), big);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    ck_assert_int_eq(stg_scan_buffer(junk, big, NULL, NULL, &rb), STG_OK);
+    ck_assert_str_eq(stg_report_sha256(r), stg_report_sha256(rb));
+    stg_report_free(rb);
+    stg_report_free(r);
+    /* at the cap exactly: scanned, no limit finding */
+    r = scan_piped(junk, 100 * 1024, NULL, &opt);
+    ck_assert_int_eq(tu_find(r, STG_LIMIT_EXCEEDED), -1);
+    ck_assert_int_ge(tu_find(r, STG_FORMAT_UNKNOWN), 0);
+    stg_report_free(r);
+    free(junk);
+    free(b);
+}
+END_TEST
+
+typedef struct collected {
+    char lines[64][512];
+    size_t count;
+} collected;
+
+static void collect(void *user, const stg_report *r)
+{
+    collected *c = user;
+    if (c->count < 64) {
+        snprintf(c->lines[c->count++], 512, "%s|%s|%s|%s", stg_report_path(r),
+                 stg_report_blob(r) != NULL ? stg_report_blob(r) : "",
+                 stg_verdict_name(stg_report_verdict(r)), tu_describe(r));
+    }
+}
+
+START_TEST(test_walk_order_threads_and_hf)
+{
+    char *dir = tu_tempdir();
+    char cmd[8192];
+    size_t len;
+    uint8_t *b = valid_file(&len);
+    /* models--o--n/{blobs/<digest>, snapshots/{a,b}/m.safetensors -> blob}, plus plain files */
+    snprintf(cmd, sizeof cmd, "%s/models--o--n", dir);
+    char *hf = strdup(cmd);
+    char *blobs = path_in(hf, "blobs");
+    char *snaps = path_in(hf, "snapshots");
+    ck_assert_int_eq(mkdir(hf, 0700), 0);
+    ck_assert_int_eq(mkdir(blobs, 0700), 0);
+    ck_assert_int_eq(mkdir(snaps, 0700), 0);
+    stg_report *rb = NULL;
+    ck_assert_int_eq(stg_scan_buffer(b, len, NULL, NULL, &rb), STG_OK);
+    char *blob = path_in(blobs, stg_report_sha256(rb));
+    stg_report_free(rb);
+    ck_assert_int_eq(tu_write_file(blob, b, len), 0);
+    const char *snap_names[] = {"b", "a"};
+    for (int i = 0; i < 2; i++) {
+        char *s = path_in(snaps, snap_names[i]);
+        ck_assert_int_eq(mkdir(s, 0700), 0);
+        char *l = path_in(s, "m.safetensors");
+        char target[256];
+        snprintf(target, sizeof target, "../../blobs/%s", base_name_of(blob));
+        ck_assert_int_eq(symlink(target, l), 0);
+        free(s);
+        free(l);
+    }
+    char *z = path_in(hf, "zz.txt");
+    ck_assert_int_eq(tu_write_file(z, "abc", 3), 0);
+
+    stg_walk_options wo;
+    stg_walk_options_default(&wo);
+    const char *paths[] = {hf};
+    collected one, four;
+    memset(&one, 0, sizeof one);
+    memset(&four, 0, sizeof four);
+    stg_walk_result res;
+    ck_assert_int_eq(stg_walk(paths, 1, &wo, collect, NULL, &one, &res), STG_OK);
+    /* the blob only under its two snapshot paths (sorted: a before b), then zz.txt */
+    ck_assert_uint_eq(one.count, 3);
+    ck_assert_uint_eq(res.files, 3);
+    ck_assert_msg(strstr(one.lines[0], "/snapshots/a/m.safetensors|") != NULL, "%s",
+                  one.lines[0]);
+    ck_assert(strstr(one.lines[0], "/blobs/") != NULL);
+    ck_assert(strstr(one.lines[1], "/snapshots/b/m.safetensors|") != NULL);
+    ck_assert(strstr(one.lines[2], "/zz.txt||warn|") != NULL);
+    /* scanned once: bytes = blob + zz.txt */
+    ck_assert_uint_eq(res.bytes, len + 3);
+    ck_assert_uint_eq(res.distinct_scanned, 2);
+
+    wo.threads = 4;
+    ck_assert_int_eq(stg_walk(paths, 1, &wo, collect, NULL, &four, &res), STG_OK);
+    ck_assert_uint_eq(four.count, one.count);
+    for (size_t i = 0; i < one.count; i++) {
+        ck_assert_str_eq(four.lines[i], one.lines[i]);
+    }
+
+    /* misuse: no paths, "-" twice, an expected digest over several files */
+    const char *two_stdin[] = {"-", "-"};
+    ck_assert_int_eq(stg_walk(paths, 0, &wo, collect, NULL, &one, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_walk(two_stdin, 2, &wo, collect, NULL, &one, NULL), STG_E_BAD_ARG);
+    wo.scan.expected_sha256 = ABC_SHA256;
+    memset(&one, 0, sizeof one);
+    ck_assert_int_eq(stg_walk(paths, 1, &wo, collect, NULL, &one, NULL), STG_E_BAD_ARG);
+    ck_assert_uint_eq(one.count, 0);
+    const char *single[] = {z};
+    ck_assert_int_eq(stg_walk(single, 1, &wo, collect, NULL, &one, NULL), STG_OK);
+    ck_assert_uint_eq(one.count, 1);
+    ck_assert(strstr(one.lines[0], "digest_mismatch") == NULL);
+
+    free(b);
+    free(hf);
+    free(blobs);
+    free(snaps);
+    free(blob);
+    free(z);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+static Suite *scan_suite(void)
+{
+    Suite *s = suite_create("scan");
+    TCase *tc = tcase_create("scan");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_buffer_fields_and_digest);
+    tcase_add_test(tc, test_buffer_expected_digest);
+    tcase_add_test(tc, test_path_read_and_mapped);
+    tcase_add_test(tc, test_path_io_error_and_special);
+    tcase_add_test(tc, test_path_root_and_blob);
+    tcase_add_test(tc, test_fd_routes);
+    tcase_add_test(tc, test_walk_order_threads_and_hf);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(scan_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
