@@ -19,10 +19,7 @@
 #include "../validator/report.h"
 #include "../validator/safetensors.h"
 #include "digest.h"
-#include "stguard/stguard.h"
-
-/* EOCD record (22 bytes) + the largest comment (65,535): where a zip reader looks for the end. */
-#define STG_STREAM_TAIL ((size_t)65557)
+#include "stream.h"
 
 typedef enum stream_state {
     ST_FRAME = 0,   /* collecting the 8 length bytes */
@@ -490,4 +487,19 @@ stg_status stg_stream_tensor_sha256(const stg_stream *s, size_t i, uint8_t out[3
     }
     memcpy(out, s->tsha[lo], 32);
     return STG_OK;
+}
+
+size_t stg_stream_memory_peak(const stg_stream *s)
+{
+    if (s == NULL) {
+        return 0;
+    }
+    size_t n = sizeof *s + STG_STREAM_TAIL + s->h.arena.peak;
+    if (s->hdr != NULL) {
+        n += (size_t)s->header_len + 8;
+    }
+    if (s->ranges != NULL) {
+        n += s->h.tensor_count * (sizeof *s->ranges + sizeof *s->tsha);
+    }
+    return n;
 }

@@ -1,0 +1,501 @@
+/* The push API (loader/stream.c): for every way of splitting an input, the stream's findings
+ * (code, severity, offset, tensor) and verdict equal stg_validate_buffer's on the whole input;
+ * streams that end early or carry extra bytes; the whole-stream and per-tensor SHA-256 against
+ * stg_sha256_buffer; expected_sha256; call-order errors; the memory bound with a large data
+ * section. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/digest.h"
+#include "loader/stream.h"
+#include "stguard/stguard.h"
+#include "testutil.h"
+
+#define U8(b, e) "{\"dtype\":\"U8\",\"shape\":[" #e "-" #b "],\"data_offsets\":[" #b "," #e "]}"
+
+/* Headers used by the differential tests, each with the data length it is paired with. */
+static const struct scase {
+    const char *name;
+    const char *hdr;   /* NULL: raw bytes below */
+    size_t pad;
+    size_t data;
+    const char *raw;   /* for framing cases */
+    size_t raw_len;
+} cases[] = {
+    {"valid_one", "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", 0, 4, NULL, 0},
+    {"valid_padded", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 6, 8,
+     NULL, 0},
+    {"two_tensors",
+     "{\"__metadata__\":{\"k\":\"v\"},\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[2,5]},"
+     "\"a\":{\"dtype\":\"I16\",\"shape\":[1],\"data_offsets\":[0,2]}}",
+     0, 5, NULL, 0},
+    {"zero_size", "{\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]},"
+                  "\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}",
+     0, 2, NULL, 0},
+    {"trailing", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 0, 5, NULL, 0},
+    {"short_data", "{\"a\":{\"dtype\":\"U8\",\"shape\":[9],\"data_offsets\":[0,9]}}", 0, 3, NULL, 0},
+    {"gap", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[1,3]}}", 0, 3, NULL, 0},
+    {"overlap", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+                "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[1,3]}}",
+     0, 3, NULL, 0},
+    {"misaligned", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                   "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[1,5]}}",
+     0, 5, NULL, 0},
+    {"size_mismatch", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 0, 4, NULL, 0},
+    {"dup_key", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+     0, 1, NULL, 0},
+    {"bad_json", "{\"a\":}", 0, 0, NULL, 0},
+    {"leading_ws", " {}", 0, 0, NULL, 0},
+    {"trailing_ws_header", "{}", 3, 0, NULL, 0},
+    {"bad_dtype", "{\"a\":{\"dtype\":\"u8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 0, 1, NULL, 0},
+    {"empty", NULL, 0, 0, "", 0},
+    {"seven", NULL, 0, 0, "\x02\0\0\0\0\0\0", 7},
+    {"len_zero", NULL, 0, 0, "\0\0\0\0\0\0\0\0{}", 10},
+    {"too_large", NULL, 0, 0, "\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10},
+    {"hdr_truncated", NULL, 0, 0, "\x40\0\0\0\0\0\0\0{\"a\":", 13},
+    {"just_length", NULL, 0, 0, "\x02\0\0\0\0\0\0\0", 8},
+};
+
+#define NCASES (sizeof cases / sizeof cases[0])
+
+static uint8_t *case_bytes(size_t i, size_t *len)
+{
+    if (cases[i].hdr == NULL) {
+        uint8_t *b = malloc(cases[i].raw_len + 1);
+        memcpy(b, cases[i].raw, cases[i].raw_len);
+        *len = cases[i].raw_len;
+        return b;
+    }
+    uint8_t data[64];
+    for (size_t k = 0; k < sizeof data; k++) {
+        data[k] = (uint8_t)(k * 7 + 1);
+    }
+    return tu_st_file(cases[i].hdr, cases[i].pad, data, cases[i].data, len);
+}
+
+/* Asserts that two reports agree on every finding field a stream must reproduce. */
+static void assert_same(const stg_report *want, const stg_report *got, const char *what)
+{
+    char w[8192];
+    snprintf(w, sizeof w, "%s", tu_describe(want));
+    ck_assert_msg(stg_report_count(want) == stg_report_count(got), "%s: buffer %s stream %s",
+                  what, w, tu_describe(got));
+    for (size_t i = 0; i < stg_report_count(want); i++) {
+        const stg_finding *a = stg_report_at(want, i), *b = stg_report_at(got, i);
+        ck_assert_msg(a->code == b->code && a->severity == b->severity &&
+                          a->has_offset == b->has_offset && a->offset == b->offset,
+                      "%s: finding %zu differs: buffer %s stream %s", what, i, w,
+                      tu_describe(got));
+        ck_assert_msg((a->tensor == NULL) == (b->tensor == NULL) &&
+                          (a->tensor == NULL || (a->tensor_len == b->tensor_len &&
+                                                 memcmp(a->tensor, b->tensor, a->tensor_len) == 0)),
+                      "%s: tensor of finding %zu differs", what, i);
+        ck_assert_str_eq(a->message, b->message);
+    }
+    ck_assert_int_eq(stg_report_verdict(want), stg_report_verdict(got));
+    ck_assert_uint_eq(stg_report_truncated(want), stg_report_truncated(got));
+}
+
+/* Feeds buf split at the given cut points (sorted, each <= len), with empty feeds between. */
+static stg_report *stream_with_cuts(const uint8_t *buf, size_t len, const size_t *cuts, size_t n,
+                                    const stg_limits *lim, stg_stream **keep)
+{
+    stg_stream *s = NULL;
+    ck_assert_int_eq(stg_stream_new(lim, NULL, &s), STG_OK);
+    size_t prev = 0;
+    for (size_t i = 0; i <= n; i++) {
+        size_t cut = i < n ? cuts[i] : len;
+        stg_status st = stg_stream_feed(s, buf + prev, cut - prev);
+        ck_assert(st == STG_OK || st == STG_E_INVALID);
+        ck_assert(stg_stream_feed(s, buf + cut, 0) == st || cut - prev == 0);
+        prev = cut;
+    }
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+    if (keep != NULL) {
+        *keep = s;
+    } else {
+        stg_stream_free(s);
+    }
+    return r;
+}
+
+/* Every single split point and byte-by-byte, in both profiles. */
+START_TEST(test_every_split)
+{
+    size_t len;
+    uint8_t *buf = case_bytes((size_t)_i, &len);
+    for (int prof = 0; prof < 2; prof++) {
+        stg_limits lim;
+        stg_limits_default(&lim);
+        lim.profile = prof == 0 ? STG_PROFILE_STRICT : STG_PROFILE_COMPAT;
+        stg_report *want = NULL;
+        ck_assert_int_eq(stg_validate_buffer(buf, len, &lim, &want), STG_OK);
+        for (size_t cut = 0; cut <= len; cut++) {
+            char what[128];
+            snprintf(what, sizeof what, "%s/%s cut %zu", cases[_i].name,
+                     prof == 0 ? "strict" : "compat", cut);
+            stg_report *got = stream_with_cuts(buf, len, &cut, 1, &lim, NULL);
+            assert_same(want, got, what);
+            stg_report_free(got);
+        }
+        size_t *cuts = malloc((len + 1) * sizeof *cuts);
+        for (size_t k = 0; k < len; k++) {
+            cuts[k] = k;
+        }
+        stg_report *got = stream_with_cuts(buf, len, cuts, len, &lim, NULL);
+        assert_same(want, got, cases[_i].name);
+        stg_report_free(got);
+        free(cuts);
+        stg_report_free(want);
+    }
+    free(buf);
+}
+END_TEST
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* A bigger file (300 tensors, ~1 MiB of data) under random splits; digests checked too. */
+START_TEST(test_random_splits_and_digests)
+{
+    const size_t nt = 300, each = 3500;
+    size_t cap = nt * 96 + 64, hl = 0;
+    char *hdr = malloc(cap);
+    hl += (size_t)snprintf(hdr + hl, cap - hl, "{");
+    for (size_t i = 0; i < nt; i++) {
+        hl += (size_t)snprintf(hdr + hl, cap - hl,
+                               "%s\"t%03zu\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
+                               i == 0 ? "" : ",", (i * 7) % nt, each, ((i * 7) % nt) * each,
+                               ((i * 7) % nt + 1) * each);
+    }
+    hl += (size_t)snprintf(hdr + hl, cap - hl, "}");
+    size_t dlen = nt * each;
+    uint8_t *data = malloc(dlen);
+    for (size_t i = 0; i < dlen; i++) {
+        data[i] = (uint8_t)rng();
+    }
+    size_t len;
+    uint8_t *buf = tu_st_file(hdr, 0, data, dlen, &len);
+    stg_report *want = NULL;
+    ck_assert_int_eq(stg_validate_buffer(buf, len, NULL, &want), STG_OK);
+    ck_assert_int_eq(stg_report_verdict(want), STG_VERDICT_WARN); /* header not padded */
+    uint8_t whole[32];
+    char whole_hex[65];
+    ck_assert_int_eq(stg_sha256_buffer(buf, len, whole), STG_OK);
+    stg_hex_encode(whole, 32, whole_hex);
+    for (int round = 0; round < 40; round++) {
+        size_t ncuts = (size_t)(rng() % 20);
+        size_t cuts[20];
+        for (size_t k = 0; k < ncuts; k++) {
+            cuts[k] = (size_t)(rng() % (len + 1));
+        }
+        for (size_t a = 1; a < ncuts; a++) { /* insertion sort */
+            for (size_t b = a; b > 0 && cuts[b - 1] > cuts[b]; b--) {
+                size_t t = cuts[b];
+                cuts[b] = cuts[b - 1];
+                cuts[b - 1] = t;
+            }
+        }
+        stg_stream *s = NULL;
+        stg_stream_options opt;
+        stg_stream_options_default(&opt);
+        opt.tensor_digests = true;
+        opt.expected_sha256 = whole_hex;
+        ck_assert_int_eq(stg_stream_new(NULL, &opt, &s), STG_OK);
+        size_t prev = 0;
+        for (size_t k = 0; k <= ncuts; k++) {
+            size_t cut = k < ncuts ? cuts[k] : len;
+            ck_assert_int_eq(stg_stream_feed(s, buf + prev, cut - prev), STG_OK);
+            prev = cut;
+        }
+        stg_report *got = NULL;
+        ck_assert_int_eq(stg_stream_finish(s, &got), STG_OK);
+        assert_same(want, got, "random split");
+        ck_assert_str_eq(stg_report_sha256(got), whole_hex);
+        ck_assert_uint_eq(stg_report_size(got), len);
+        ck_assert_uint_eq(stg_stream_tensor_count(s), nt);
+        for (size_t i = 0; i < nt; i++) {
+            const stg_tensor *t = stg_stream_tensor_at(s, i);
+            ck_assert_uint_eq(t->begin, i * each); /* data order */
+            uint8_t got_d[32], want_d[32];
+            ck_assert_int_eq(stg_stream_tensor_sha256(s, i, got_d), STG_OK);
+            ck_assert_int_eq(stg_sha256_buffer(data + t->begin, t->end - t->begin, want_d),
+                             STG_OK);
+            ck_assert_mem_eq(got_d, want_d, 32);
+        }
+        ck_assert_int_eq(stg_stream_tensor_sha256(s, nt, whole), STG_E_RANGE);
+        stg_report_free(got);
+        stg_stream_free(s);
+    }
+    stg_report_free(want);
+    free(buf);
+    free(data);
+    free(hdr);
+}
+END_TEST
+
+/* Zero-size tensors get the digest of nothing; tensor digests off -> STG_E_STATE. */
+START_TEST(test_zero_size_digests)
+{
+    size_t len;
+    uint8_t *buf = tu_st_file("{\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[2,2]},"
+                              "\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+                              "\"e\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}",
+                              0, "xy", 2, &len);
+    stg_stream_options opt;
+    stg_stream_options_default(&opt);
+    opt.tensor_digests = true;
+    stg_stream *s = NULL;
+    ck_assert_int_eq(stg_stream_new(NULL, &opt, &s), STG_OK);
+    for (size_t i = 0; i < len; i++) {
+        ck_assert_int_eq(stg_stream_feed(s, buf + i, 1), STG_OK);
+    }
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+    ck_assert_uint_eq(stg_stream_tensor_count(s), 3);
+    uint8_t empty[32], xy[32], d[32];
+    stg_sha256_buffer("", 0, empty);
+    stg_sha256_buffer("xy", 2, xy);
+    for (size_t i = 0; i < 3; i++) {
+        const stg_tensor *t = stg_stream_tensor_at(s, i);
+        ck_assert_int_eq(stg_stream_tensor_sha256(s, i, d), STG_OK);
+        ck_assert_mem_eq(d, t->end > t->begin ? xy : empty, 32);
+    }
+    stg_report_free(r);
+    stg_stream_free(s);
+
+    ck_assert_int_eq(stg_stream_new(NULL, NULL, &s), STG_OK);
+    ck_assert_int_eq(stg_stream_feed(s, buf, len), STG_OK);
+    ck_assert_int_eq(stg_stream_tensor_sha256(s, 0, d), STG_E_STATE); /* not finished */
+    ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+    ck_assert_int_eq(stg_stream_tensor_sha256(s, 0, d), STG_E_STATE); /* digests were off */
+    ck_assert_ptr_nonnull(stg_report_sha256(r));                        /* on by default */
+    stg_report_free(r);
+    stg_stream_free(s);
+    free(buf);
+}
+END_TEST
+
+/* Ends early (header_truncated, offsets_out_of_range) and carries extra bytes (data_trailing):
+ * same codes and offsets as the whole-buffer path; the table is not exposed. */
+START_TEST(test_early_end_and_extra)
+{
+    size_t len;
+    uint8_t *buf = tu_st_file("{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}",
+                              0, "abcdEXTRA", 9, &len);
+    size_t ends[] = {len, len - 5, len - 7, 20, 8, 3};
+    stg_code expect[] = {STG_DATA_TRAILING, STG_CODE_MAX, STG_OFFSETS_OUT_OF_RANGE,
+                         STG_HEADER_TRUNCATED, STG_HEADER_TRUNCATED, STG_FILE_TOO_SMALL};
+    for (size_t k = 0; k < sizeof ends / sizeof ends[0]; k++) {
+        stg_report *want = tu_validate(buf, ends[k], STG_PROFILE_STRICT);
+        stg_stream *s = NULL;
+        stg_report *got = stream_with_cuts(buf, ends[k], NULL, 0, NULL, &s);
+        assert_same(want, got, "early/extra");
+        if (expect[k] == STG_CODE_MAX) {
+            ck_assert_int_le(stg_report_verdict(got), STG_VERDICT_WARN); /* not padded */
+            ck_assert_uint_eq(stg_stream_tensor_count(s), 1);
+        } else {
+            long at = tu_find(got, expect[k]);
+            ck_assert_msg(at >= 0, "end %zu: %s", ends[k], tu_describe(got));
+            ck_assert_uint_eq(stg_stream_tensor_count(s), 0);
+            ck_assert_ptr_null(stg_stream_tensor_at(s, 0));
+        }
+        if (expect[k] == STG_DATA_TRAILING) {
+            /* the first trailing byte: 8 + n + 4 */
+            ck_assert_uint_eq(stg_report_at(got, (size_t)tu_find(got, STG_DATA_TRAILING))->offset,
+                              len - 5);
+        }
+        stg_report_free(want);
+        stg_report_free(got);
+        stg_stream_free(s);
+    }
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_expected_digest)
+{
+    size_t len;
+    uint8_t *buf = tu_st_file("{}", 6, NULL, 0, &len);
+    uint8_t d[32];
+    char hex[65];
+    stg_sha256_buffer(buf, len, d);
+    stg_hex_encode(d, 32, hex);
+    for (int variant = 0; variant < 4; variant++) {
+        char exp[80];
+        snprintf(exp, sizeof exp, "%s", hex);
+        if (variant == 1) {
+            exp[63] = exp[63] == '0' ? '1' : '0'; /* one digit off */
+        } else if (variant == 2) {
+            for (char *p = exp; *p; p++) {
+                *p = (char)(*p >= 'a' ? *p - 32 : *p); /* upper case still matches */
+            }
+        } else if (variant == 3) {
+            exp[10] = 'g'; /* not hex */
+        }
+        stg_stream_options opt;
+        stg_stream_options_default(&opt);
+        opt.digest = false;
+        opt.expected_sha256 = exp;
+        stg_stream *s = NULL;
+        ck_assert_int_eq(stg_stream_new(NULL, &opt, &s), STG_OK);
+        ck_assert_int_eq(stg_stream_feed(s, buf, len), STG_OK);
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+        bool mismatch = variant == 1 || variant == 3;
+        ck_assert_int_eq(tu_find(r, STG_DIGEST_MISMATCH) >= 0, mismatch);
+        ck_assert_int_eq(stg_report_verdict(r), mismatch ? STG_VERDICT_INVALID : STG_VERDICT_OK);
+        if (mismatch) {
+            ck_assert(!stg_report_at(r, (size_t)tu_find(r, STG_DIGEST_MISMATCH))->has_offset);
+        }
+        ck_assert_ptr_null(stg_report_sha256(r)); /* digest option off */
+        stg_report_free(r);
+        stg_stream_free(s);
+    }
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_call_order)
+{
+    stg_stream *s = NULL;
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_stream_new(NULL, NULL, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_stream_new(NULL, NULL, &s), STG_OK);
+    ck_assert_int_eq(stg_stream_feed(s, NULL, 1), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_stream_feed(s, NULL, 0), STG_OK);
+    ck_assert_int_eq(stg_stream_feed(s, "\xff\xff\xff\xff\xff\xff\xff\xff", 8), STG_E_INVALID);
+    ck_assert_int_eq(stg_stream_finish(s, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_HEADER_TOO_LARGE), 0);
+    ck_assert_int_eq(stg_stream_feed(s, "x", 1), STG_E_STATE);
+    stg_report *r2 = NULL;
+    ck_assert_int_eq(stg_stream_finish(s, &r2), STG_E_STATE);
+    ck_assert_ptr_null(r2);
+    ck_assert_uint_eq(stg_stream_tensor_count(s), 0);
+    stg_report_free(r);
+    stg_stream_free(s);
+    stg_stream_free(NULL);
+}
+END_TEST
+
+/* Memory stays at header + table + constant while 96 MiB of data pass through. */
+START_TEST(test_memory_bound)
+{
+    const size_t nt = 3000;
+    const uint64_t each = 32 * 1024;
+    size_t cap = nt * 100 + 64, hl = 0;
+    char *hdr = malloc(cap);
+    hl += (size_t)snprintf(hdr + hl, cap - hl, "{");
+    for (size_t i = 0; i < nt; i++) {
+        hl += (size_t)snprintf(hdr + hl, cap - hl,
+                               "%s\"layer.%zu.weight\":{\"dtype\":\"F32\",\"shape\":[%llu],"
+                               "\"data_offsets\":[%llu,%llu]}",
+                               i == 0 ? "" : ",", i, (unsigned long long)(each / 4),
+                               (unsigned long long)(i * each), (unsigned long long)((i + 1) * each));
+    }
+    hl += (size_t)snprintf(hdr + hl, cap - hl, "}");
+    size_t pad = (8 - (hl % 8)) % 8;
+    size_t head_len;
+    uint8_t *head = tu_st_file(hdr, pad, NULL, 0, &head_len);
+    stg_stream_options opt;
+    stg_stream_options_default(&opt);
+    opt.tensor_digests = true;
+    stg_stream *s = NULL;
+    ck_assert_int_eq(stg_stream_new(NULL, &opt, &s), STG_OK);
+    ck_assert_int_eq(stg_stream_feed(s, head, head_len), STG_OK);
+    size_t after_header = stg_stream_memory_peak(s);
+    static uint8_t chunk[1 << 20];
+    uint64_t total = nt * each;
+    for (uint64_t done = 0; done < total; done += sizeof chunk) {
+        size_t n = total - done < sizeof chunk ? (size_t)(total - done) : sizeof chunk;
+        ck_assert_int_eq(stg_stream_feed(s, chunk, n), STG_OK);
+    }
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    size_t peak = stg_stream_memory_peak(s);
+    uint64_t n = head_len - 8;
+    /* DESIGN.md section 8: at most 2 x header + 8 MiB, whatever the data size */
+    ck_assert_msg(peak <= 2 * n + 8 * 1024 * 1024, "peak %zu for a header of %llu", peak,
+                  (unsigned long long)n);
+    ck_assert_uint_le(peak - after_header, 4096); /* data bytes were never kept */
+    ck_assert_uint_eq(stg_stream_tensor_count(s), nt);
+    stg_report_free(r);
+    stg_stream_free(s);
+    free(head);
+    free(hdr);
+}
+END_TEST
+
+/* Limits reach the stream: max_findings truncation is identical too. */
+START_TEST(test_limits_identical)
+{
+    char hdr[4096];
+    size_t hl = 0;
+    hl += (size_t)snprintf(hdr, sizeof hdr, "{");
+    for (int i = 0; i < 30; i++) {
+        hl += (size_t)snprintf(hdr + hl, sizeof hdr - hl,
+                               "%s\"t%d\":{\"dtype\":\"X\",\"shape\":[1],\"data_offsets\":[0,1]}",
+                               i == 0 ? "" : ",", i);
+    }
+    snprintf(hdr + hl, sizeof hdr - hl, "}");
+    size_t len;
+    uint8_t *buf = tu_st_file(hdr, 0, NULL, 1, &len);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_findings = 5;
+    stg_report *want = NULL;
+    ck_assert_int_eq(stg_validate_buffer(buf, len, &lim, &want), STG_OK);
+    ck_assert_uint_gt(stg_report_truncated(want), 0);
+    size_t cut = 50;
+    stg_report *got = stream_with_cuts(buf, len, &cut, 1, &lim, NULL);
+    assert_same(want, got, "max_findings");
+    stg_report_free(want);
+    stg_report_free(got);
+    lim.max_header_len = 10;
+    ck_assert_int_eq(stg_validate_buffer(buf, len, &lim, &want), STG_OK);
+    got = stream_with_cuts(buf, len, &cut, 1, &lim, NULL);
+    assert_same(want, got, "max_header_len");
+    ck_assert_int_eq(tu_find(got, STG_HEADER_TOO_LARGE), 0);
+    stg_report_free(want);
+    stg_report_free(got);
+    free(buf);
+}
+END_TEST
+
+static Suite *stream_suite(void)
+{
+    Suite *s = suite_create("stream");
+    TCase *tc = tcase_create("stream");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_every_split, 0, (int)NCASES);
+    tcase_add_test(tc, test_random_splits_and_digests);
+    tcase_add_test(tc, test_zero_size_digests);
+    tcase_add_test(tc, test_early_end_and_extra);
+    tcase_add_test(tc, test_expected_digest);
+    tcase_add_test(tc, test_call_order);
+    tcase_add_test(tc, test_memory_bound);
+    tcase_add_test(tc, test_limits_identical);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(stream_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
