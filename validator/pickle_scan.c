@@ -1,0 +1,1077 @@
+/* Glue between the pickle walker (parser/pickle) and the policy (pickle_policy): every global
+ * becomes a `globals` entry and, unless allowed, a finding; calls of nested loaders get their
+ * bytes scanned; the framing of legacy torch files, joblib arrays and .npy files decides which
+ * bytes after a STOP are data (skipped by their declared sizes) and which must be walked. */
+#include "pickle_scan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../parser/cursor.h"
+#include "../parser/mem.h"
+#include "../parser/pickle.h"
+#include "pickle_policy.h"
+
+/* Tag bits the walker keeps on global values (set from exact pairs, never from prefixes). */
+#define TAG_NESTED_LOADER 0x01u
+#define TAG_CODECS_ENCODE 0x02u
+#define TAG_JOBLIB_WRAPPER 0x04u
+#define TAG_NUMPY_DTYPE 0x08u
+#define TAG_TORCH_STORAGE 0x10u
+#define TAG_ELSIZE_SHIFT 8 /* element size of a torch storage class, bits 8..15 */
+
+/* Resync attempts after bytes that do not parse (a later pickle may hide behind junk). */
+#define STG_PICKLE_RESYNC_MAX 16
+/* Distinct globals remembered per scan (each is reported once, at its first offset). */
+#define STG_SEEN_MAX 65536u
+
+static const struct {
+    const char *module, *name;
+    uint32_t tag;
+} special[] = {
+    {"pickle", "loads", TAG_NESTED_LOADER},
+    {"pickle", "load", TAG_NESTED_LOADER},
+    {"pickle", "_loads", TAG_NESTED_LOADER},
+    {"pickle", "_load", TAG_NESTED_LOADER},
+    {"_pickle", "loads", TAG_NESTED_LOADER},
+    {"_pickle", "load", TAG_NESTED_LOADER},
+    {"cPickle", "loads", TAG_NESTED_LOADER},
+    {"dill", "loads", TAG_NESTED_LOADER},
+    {"cloudpickle", "loads", TAG_NESTED_LOADER},
+    {"torch", "load", TAG_NESTED_LOADER},
+    {"torch.serialization", "load", TAG_NESTED_LOADER},
+    {"torch.storage", "_load_from_bytes", TAG_NESTED_LOADER},
+    {"numpy", "load", TAG_NESTED_LOADER},
+    {"numpy.lib.npyio", "load", TAG_NESTED_LOADER},
+    {"joblib", "load", TAG_NESTED_LOADER},
+    {"joblib.numpy_pickle", "load", TAG_NESTED_LOADER},
+    {"marshal", "loads", TAG_NESTED_LOADER},
+    {"_codecs", "encode", TAG_CODECS_ENCODE},
+    {"codecs", "encode", TAG_CODECS_ENCODE},
+    {"joblib.numpy_pickle", "NumpyArrayWrapper", TAG_JOBLIB_WRAPPER},
+    {"numpy", "dtype", TAG_NUMPY_DTYPE},
+};
+
+static const struct {
+    const char *name;
+    uint32_t elsize;
+} storage_sizes[] = {
+    {"ByteStorage", 1}, {"CharStorage", 1}, {"BoolStorage", 1}, {"QUInt8Storage", 1},
+    {"QInt8Storage", 1}, {"QUInt4x2Storage", 1}, {"QUInt2x4Storage", 1}, {"UntypedStorage", 1},
+    {"ShortStorage", 2}, {"HalfStorage", 2}, {"BFloat16Storage", 2}, {"IntStorage", 4},
+    {"FloatStorage", 4}, {"QInt32Storage", 4}, {"LongStorage", 8}, {"DoubleStorage", 8},
+    {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
+};
+
+static bool eq(const uint8_t *s, size_t n, const char *lit)
+{
+    return strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+static uint32_t special_tag(const uint8_t *m, size_t ml, const uint8_t *n, size_t nl)
+{
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+        if (eq(m, ml, special[i].module) && eq(n, nl, special[i].name)) {
+            return special[i].tag;
+        }
+    }
+    if (eq(m, ml, "torch") || eq(m, ml, "torch.cuda") || eq(m, ml, "torch.storage")) {
+        for (size_t i = 0; i < sizeof storage_sizes / sizeof storage_sizes[0]; i++) {
+            if (eq(n, nl, storage_sizes[i].name)) {
+                return TAG_TORCH_STORAGE | (storage_sizes[i].elsize << TAG_ELSIZE_SHIFT);
+            }
+        }
+    }
+    return 0;
+}
+
+/* One distinct global seen in this scan. */
+struct seen_global {
+    uint64_t hash;
+    size_t at;          /* offset of module bytes in names; name follows */
+    size_t ml, nl;
+    uint32_t tag;
+};
+
+/* Legacy torch: a storage key and its element size. */
+struct storage_key {
+    uint64_t hash;
+    size_t at, len;     /* bytes in keybuf */
+    uint32_t elsize;
+    bool used;
+};
+
+typedef struct stg_pscan {
+    stg_check_ctx *ctx; /* NULL: sniffing, nothing reported */
+    const uint8_t *buf;
+    size_t len;
+    uint64_t base;
+    stg_pickle_flavor flavor;
+    unsigned pickle_index; /* 0-based index of the pickle being walked */
+    bool failed_alloc;
+    /* distinct globals: open addressing over `seen`, strings in `names` */
+    struct seen_global *seen;
+    uint32_t seen_cap, seen_count;
+    char *names;
+    size_t names_len, names_cap;
+    /* legacy torch: storages from the data pickle's persistent ids, keys in file order */
+    struct storage_key *skeys;
+    uint32_t skeys_cap, skeys_count;
+    size_t *order;     /* indexes into keybuf: start, len pairs of the key list */
+    size_t order_count, order_cap;
+    char *keybuf;
+    size_t keybuf_len, keybuf_cap;
+    stg_pickle_walker *w;
+} stg_pscan;
+
+static uint64_t fnv(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < an; i++) {
+        h = (h ^ a[i]) * 0x100000001b3ull;
+    }
+    h = (h ^ 0xffu) * 0x100000001b3ull;
+    for (size_t i = 0; i < bn; i++) {
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) {
+        return true;
+    }
+    size_t ncap = *cap == 0 ? 64 : *cap;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2 / elem) {
+            return false;
+        }
+        ncap *= 2;
+    }
+    void *np = stg_mem_realloc(*p, ncap * elem);
+    if (np == NULL) {
+        return false;
+    }
+    *p = np;
+    *cap = ncap;
+    return true;
+}
+
+/* ---------------------------------------------------------------- reporting */
+
+static void set_member(stg_pscan *s, stg_finding *f)
+{
+    if (f != NULL && s->ctx->member != NULL) {
+        stg_report_set_member(s->ctx->report, f, s->ctx->member, s->ctx->member_offset);
+    }
+}
+
+static void report_malformed(stg_pscan *s, uint64_t off, const char *what, const char *why)
+{
+    if (s->ctx == NULL) {
+        return;
+    }
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_MALFORMED, STG_SEV_ERROR,
+                                    s->base + off, "%s: %s", what, why);
+    set_member(s, f);
+}
+
+static void report_limit(stg_pscan *s, uint64_t off, const char *limit, uint64_t value)
+{
+    if (s->ctx == NULL) {
+        return;
+    }
+    stg_finding *f = stg_report_add(s->ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR,
+                                    s->base + off, "the pickle walk hit the limit %s (%llu)",
+                                    limit, (unsigned long long)value);
+    stg_report_set_limit(s->ctx->report, f, limit);
+    set_member(s, f);
+}
+
+/* Looks module.name up among the globals already seen; adds it when new. *fresh says which. */
+static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml,
+                                       const uint8_t *n, size_t nl, bool *fresh)
+{
+    *fresh = true;
+    if (s->seen_count + 1 > s->seen_cap / 2) {
+        if (s->seen_cap >= STG_SEEN_MAX * 2) {
+            return NULL; /* past the cap every occurrence is reported */
+        }
+        uint32_t ncap = s->seen_cap == 0 ? 64 : s->seen_cap * 2;
+        struct seen_global *ns = stg_mem_calloc(ncap, sizeof *ns);
+        if (ns == NULL) {
+            s->failed_alloc = true;
+            return NULL;
+        }
+        for (uint32_t i = 0; i < s->seen_cap; i++) {
+            if (s->seen[i].hash != 0) {
+                uint32_t j = (uint32_t)s->seen[i].hash & (ncap - 1);
+                while (ns[j].hash != 0) {
+                    j = (j + 1) & (ncap - 1);
+                }
+                ns[j] = s->seen[i];
+            }
+        }
+        stg_mem_free(s->seen);
+        s->seen = ns;
+        s->seen_cap = ncap;
+    }
+    uint64_t h = fnv(m, ml, n, nl) | 1u; /* 0 marks an empty slot */
+    uint32_t j = (uint32_t)h & (s->seen_cap - 1);
+    while (s->seen[j].hash != 0) {
+        struct seen_global *g = &s->seen[j];
+        if (g->hash == h && g->ml == ml && g->nl == nl &&
+            memcmp(s->names + g->at, m, ml) == 0 && memcmp(s->names + g->at + ml, n, nl) == 0) {
+            *fresh = false;
+            return g;
+        }
+        j = (j + 1) & (s->seen_cap - 1);
+    }
+    if (!grow((void **)&s->names, &s->names_cap, s->names_len + ml + nl, 1)) {
+        s->failed_alloc = true;
+        return NULL;
+    }
+    struct seen_global *g = &s->seen[j];
+    g->hash = h;
+    g->at = s->names_len;
+    g->ml = ml;
+    g->nl = nl;
+    g->tag = 0;
+    if (ml > 0) {
+        memcpy(s->names + s->names_len, m, ml);
+    }
+    if (nl > 0) {
+        memcpy(s->names + s->names_len + ml, n, nl);
+    }
+    s->names_len += ml + nl;
+    s->seen_count++;
+    return g;
+}
+
+static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t *n, size_t nl,
+                          uint64_t off)
+{
+    stg_pscan *s = vctx;
+    bool fresh = true;
+    struct seen_global *g = seen_lookup(s, m, ml, n, nl, &fresh);
+    if (!fresh) {
+        return g->tag;
+    }
+    uint32_t tag = special_tag(m, ml, n, nl);
+    if (g != NULL) {
+        g->tag = tag;
+    }
+    if (s->ctx == NULL) {
+        return tag;
+    }
+    stg_policy_verdict v = stg_policy_classify(s->ctx->policy, (const char *)m, ml,
+                                               (const char *)n, nl);
+    stg_report *r = s->ctx->report;
+    stg_report_add_global(r, (const char *)m, ml, (const char *)n, nl, s->base + off,
+                          s->ctx->member, v.klass);
+    stg_finding *f = NULL;
+    switch (v.klass) {
+    case STG_GLOBAL_ALLOWED:
+        break;
+    case STG_GLOBAL_BENIGN:
+        f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, STG_SEV_WARNING, s->base + off,
+                           "a reviewed framework class (%s): only a full unpickler loads it",
+                           v.reason);
+        break;
+    case STG_GLOBAL_DANGEROUS:
+        f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, STG_SEV_CRITICAL, s->base + off,
+                           "a dangerous global (%s)", v.reason);
+        break;
+    case STG_GLOBAL_UNKNOWN:
+        f = stg_report_add(r, STG_PICKLE_GLOBAL_UNKNOWN, STG_SEV_CRITICAL, s->base + off,
+                           "a global on no allowlist (%s): default deny", v.reason);
+        break;
+    }
+    if (f != NULL) {
+        stg_report_set_global(r, f, (const char *)m, ml, (const char *)n, nl);
+        set_member(s, f);
+    }
+    return tag;
+}
+
+static void on_unresolved(void *vctx, uint64_t off, const char *why)
+{
+    stg_pscan *s = vctx;
+    if (s->ctx == NULL) {
+        return;
+    }
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_GLOBAL_UNRESOLVED,
+                                    STG_SEV_CRITICAL, s->base + off,
+                                    "a global that cannot be resolved statically: %s", why);
+    set_member(s, f);
+}
+
+static void on_mutate(void *vctx, uint8_t op, const stg_pv *target, uint64_t off)
+{
+    stg_pscan *s = vctx;
+    (void)target;
+    if (s->ctx == NULL) {
+        return;
+    }
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_BUILD_ON_GLOBAL, STG_SEV_CRITICAL,
+                                    s->base + off,
+                                    "%s changes a module, function or class obtained from a "
+                                    "global (the global at offset %llu)",
+                                    stg_pickle_opcode_name(op),
+                                    (unsigned long long)(s->base + target->a));
+    set_member(s, f);
+}
+
+static void on_frame(void *vctx, uint64_t off)
+{
+    stg_pscan *s = vctx;
+    if (s->ctx == NULL) {
+        return;
+    }
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_FRAME_DIVERGENCE,
+                                    STG_SEV_CRITICAL, s->base + off,
+                                    "an opcode crosses a FRAME boundary: the C and Python "
+                                    "unpicklers would read different opcodes");
+    set_member(s, f);
+}
+
+static void on_string_limit(void *vctx, uint64_t off, uint64_t length)
+{
+    stg_pscan *s = vctx;
+    (void)length;
+    if (s->ctx != NULL && s->ctx->lim != NULL) {
+        report_limit(s, off, "max_pickle_string", s->ctx->lim->max_pickle_string);
+    }
+}
+
+/* Bytes of a nested loader's argument: a str/bytes literal, _codecs.encode(str, ...) as
+ * protocol 2 writes bytes, or one wrapping call such as io.BytesIO(b"..."). Text is passed as
+ * its UTF-8 bytes except for _codecs.encode, which the pickler uses with latin-1. *copy owns
+ * the result when decoding was needed. */
+static bool nested_bytes(stg_pickle_walker *w, const stg_pv *args, const uint8_t **out,
+                         size_t *len, uint8_t **copy)
+{
+    stg_pv a0;
+    *copy = NULL;
+    if (!stg_pickle_tuple_at(w, args, 0, &a0)) {
+        return false;
+    }
+    if (a0.kind == STG_PV_STR || a0.kind == STG_PV_BYTES) {
+        return stg_pickle_bytes(w, &a0, out, len);
+    }
+    if (a0.kind != STG_PV_CALL) {
+        return false;
+    }
+    stg_pv inner_args, s0;
+    if (!stg_pickle_call_args(w, &a0, &inner_args) ||
+        !stg_pickle_tuple_at(w, &inner_args, 0, &s0)) {
+        return false;
+    }
+    const uint8_t *p;
+    size_t n;
+    if (!stg_pickle_bytes(w, &s0, &p, &n)) {
+        return false;
+    }
+    if ((a0.n & TAG_CODECS_ENCODE) == 0 || s0.kind != STG_PV_STR) {
+        *out = p;
+        *len = n;
+        return true;
+    }
+    /* latin-1 of the UTF-8 text: code points above 255 make encode() fail. */
+    uint8_t *c = stg_mem_alloc(n == 0 ? 1 : n);
+    if (c == NULL) {
+        return false;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        if (p[i] < 0x80) {
+            c[o++] = p[i++];
+        } else if ((p[i] & 0xE0) == 0xC0 && i + 1 < n && p[i] <= 0xC3) {
+            c[o++] = (uint8_t)(((p[i] & 0x03u) << 6) | (p[i + 1] & 0x3Fu));
+            i += 2;
+        } else {
+            stg_mem_free(c);
+            return false;
+        }
+    }
+    *copy = c;
+    *out = c;
+    *len = o;
+    return true;
+}
+
+static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *callable,
+                    const stg_pv *args, uint64_t off)
+{
+    stg_pscan *s = vctx;
+    if (s->ctx == NULL || callable->kind != STG_PV_GLOBAL ||
+        (callable->n & TAG_NESTED_LOADER) == 0) {
+        return;
+    }
+    const uint8_t *p = NULL;
+    size_t n = 0;
+    uint8_t *copy = NULL;
+    bool have = nested_bytes(w, args, &p, &n, &copy);
+    stg_finding *f;
+    if (have) {
+        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
+                           "%s calls a nested loader; the %zu bytes it is given are scanned as "
+                           "member nested@%llu",
+                           stg_pickle_opcode_name(op), n, (unsigned long long)(s->base + off));
+    } else {
+        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
+                           "%s calls a nested loader on an argument that is not a literal",
+                           stg_pickle_opcode_name(op));
+    }
+    set_member(s, f);
+    if (have) {
+        char member[48];
+        snprintf(member, sizeof member, "nested@%llu", (unsigned long long)(s->base + off));
+        stg_check_member(p, n, member, s->base + off, s->ctx);
+    }
+    stg_mem_free(copy);
+}
+
+/* Item size of a numpy dtype from the string numpy's dtype.__reduce__ writes ("f8", "i4",
+ * "b1", "M8"...). Only fixed-size kinds qualify: strings and void types may be resized by the
+ * dtype's state, and objects are pickled inline. *object is set for "O". */
+static bool dtype_itemsize(const uint8_t *p, size_t n, uint64_t *size, bool *object)
+{
+    *object = false;
+    if (n == 0) {
+        return false;
+    }
+    if (p[0] == 'O') {
+        *object = true;
+        return true;
+    }
+    if (strchr("biufcMm", p[0]) == NULL || n < 2 || n > 4) {
+        return false;
+    }
+    uint64_t v = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') {
+            return false;
+        }
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16) {
+        return false;
+    }
+    *size = v;
+    return true;
+}
+
+/* joblib: BUILD of a NumpyArrayWrapper is followed inline by the array (joblib's
+ * NumpyArrayWrapper.write_array): a pickle for object arrays; else an optional padding-length
+ * byte plus padding (when the state has numpy_array_alignment_bytes), then count x itemsize. */
+static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv *target,
+                                  const stg_pv *state, uint64_t after, uint64_t *skip)
+{
+    stg_pscan *s = vctx;
+    if (target->kind != STG_PV_CALL || (target->n & TAG_JOBLIB_WRAPPER) == 0) {
+        return STG_PICKLE_CONTINUE;
+    }
+    stg_pv dtype, dargs, typestr, shape, dim, align;
+    const uint8_t *tp;
+    size_t tl;
+    uint64_t itemsize = 0;
+    bool object;
+    if (!stg_pickle_dict_get(w, state, "dtype", &dtype) || dtype.kind != STG_PV_CALL ||
+        (dtype.n & TAG_NUMPY_DTYPE) == 0 || !stg_pickle_call_args(w, &dtype, &dargs) ||
+        !stg_pickle_tuple_at(w, &dargs, 0, &typestr) || !stg_pickle_bytes(w, &typestr, &tp, &tl) ||
+        !dtype_itemsize(tp, tl, &itemsize, &object)) {
+        return STG_PICKLE_CONTINUE; /* not understood: the bytes are walked (and fail closed) */
+    }
+    if (object) {
+        return STG_PICKLE_INLINE;
+    }
+    if (!stg_pickle_dict_get(w, state, "shape", &shape) || shape.kind != STG_PV_TUPLE ||
+        shape.n == STG_PV_UNTRACKED) {
+        return STG_PICKLE_CONTINUE;
+    }
+    uint64_t count = 1;
+    for (uint32_t i = 0; i < shape.n; i++) {
+        int64_t d;
+        if (!stg_pickle_tuple_at(w, &shape, i, &dim) || !stg_pickle_int(&dim, &d) || d < 0 ||
+            stg_mul_u64(count, (uint64_t)d, &count)) {
+            return STG_PICKLE_CONTINUE;
+        }
+    }
+    uint64_t bytes;
+    if (stg_mul_u64(count, itemsize, &bytes)) {
+        return STG_PICKLE_CONTINUE;
+    }
+    if (stg_pickle_dict_get(w, state, "numpy_array_alignment_bytes", &align) &&
+        align.kind != STG_PV_NONE) {
+        if (after >= s->len) {
+            *skip = UINT64_MAX; /* the walker reports the truncation */
+            return STG_PICKLE_SKIP;
+        }
+        if (stg_add_u64(bytes, 1u + (uint64_t)s->buf[after], &bytes)) {
+            return STG_PICKLE_CONTINUE;
+        }
+    }
+    *skip = bytes;
+    return STG_PICKLE_SKIP;
+}
+
+/* ---------------------------------------------------------------- legacy torch storages */
+
+static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, bool add)
+{
+    if (add && s->skeys_count + 1 > s->skeys_cap / 2) {
+        uint32_t ncap = s->skeys_cap == 0 ? 64 : s->skeys_cap * 2;
+        if (ncap == 0 || ncap > (1u << 30)) {
+            return NULL;
+        }
+        struct storage_key *nk = stg_mem_calloc(ncap, sizeof *nk);
+        if (nk == NULL) {
+            s->failed_alloc = true;
+            return NULL;
+        }
+        for (uint32_t i = 0; i < s->skeys_cap; i++) {
+            if (s->skeys[i].hash != 0) {
+                uint32_t j = (uint32_t)s->skeys[i].hash & (ncap - 1);
+                while (nk[j].hash != 0) {
+                    j = (j + 1) & (ncap - 1);
+                }
+                nk[j] = s->skeys[i];
+            }
+        }
+        stg_mem_free(s->skeys);
+        s->skeys = nk;
+        s->skeys_cap = ncap;
+    }
+    if (s->skeys_cap == 0) {
+        return NULL;
+    }
+    uint64_t h = fnv(k, kl, NULL, 0) | 1u;
+    uint32_t j = (uint32_t)h & (s->skeys_cap - 1);
+    while (s->skeys[j].hash != 0) {
+        struct storage_key *e = &s->skeys[j];
+        if (e->hash == h && e->len == kl && memcmp(s->keybuf + e->at, k, kl) == 0) {
+            return e;
+        }
+        j = (j + 1) & (s->skeys_cap - 1);
+    }
+    if (!add || !grow((void **)&s->keybuf, &s->keybuf_cap, s->keybuf_len + kl + 1, 1)) {
+        return NULL;
+    }
+    struct storage_key *e = &s->skeys[j];
+    e->hash = h;
+    e->at = s->keybuf_len;
+    e->len = kl;
+    e->elsize = 0;
+    if (kl > 0) {
+        memcpy(s->keybuf + s->keybuf_len, k, kl);
+    }
+    s->keybuf_len += kl;
+    s->skeys_count++;
+    return e;
+}
+
+/* Persistent ids of the data pickle: ('storage', StorageClass, key, location, numel, ...). */
+static void on_persid(void *vctx, stg_pickle_walker *w, const stg_pv *pid, uint64_t off)
+{
+    stg_pscan *s = vctx;
+    (void)off;
+    if (s->flavor != STG_PICKLE_TORCH_LEGACY || s->pickle_index != 3) {
+        return;
+    }
+    stg_pv tag, cls, key;
+    const uint8_t *p;
+    size_t n;
+    if (!stg_pickle_tuple_at(w, pid, 0, &tag) || !stg_pickle_bytes(w, &tag, &p, &n) ||
+        !eq(p, n, "storage") || !stg_pickle_tuple_at(w, pid, 1, &cls) ||
+        !stg_pickle_tuple_at(w, pid, 2, &key) || !stg_pickle_bytes(w, &key, &p, &n)) {
+        return;
+    }
+    struct storage_key *e = skey_find(s, p, n, true);
+    if (e != NULL && cls.kind == STG_PV_GLOBAL && (cls.n & TAG_TORCH_STORAGE) != 0) {
+        e->elsize = (cls.n >> TAG_ELSIZE_SHIFT) & 0xFFu;
+    }
+}
+
+/* Items of the storage-key list pickle, in order. */
+static void on_append(void *vctx, stg_pickle_walker *w, const stg_pv *item)
+{
+    stg_pscan *s = vctx;
+    const uint8_t *p;
+    size_t n;
+    if (s->flavor != STG_PICKLE_TORCH_LEGACY || s->pickle_index != 4) {
+        return;
+    }
+    if (!stg_pickle_bytes(w, item, &p, &n)) {
+        n = SIZE_MAX; /* not a string: remembered as a key no storage has */
+        p = NULL;
+    }
+    struct storage_key *e = p != NULL ? skey_find(s, p, n, false) : NULL;
+    if (!grow((void **)&s->order, &s->order_cap, s->order_count + 1, sizeof(size_t))) {
+        s->failed_alloc = true;
+        return;
+    }
+    s->order[s->order_count++] = e != NULL ? (size_t)(e - s->skeys) : SIZE_MAX;
+}
+
+/* Skips the storages that follow the key list: each an 8-byte element count then count x
+ * element size bytes (torch's _write_file with save_size). */
+static bool skip_storages(stg_pscan *s, size_t *pos)
+{
+    stg_cursor c = stg_cur_make(s->buf, s->len);
+    if (stg_cur_seek(&c, *pos) != STG_OK) {
+        return false;
+    }
+    for (size_t i = 0; i < s->order_count; i++) {
+        size_t rec = c.pos;
+        if (s->order[i] == SIZE_MAX || s->skeys[s->order[i]].elsize == 0) {
+            report_malformed(s, rec, "legacy torch storage",
+                             "the key list names a storage the data pickle did not declare");
+            return false;
+        }
+        struct storage_key *e = &s->skeys[s->order[i]];
+        uint64_t count, bytes;
+        if (stg_cur_le64(&c, &count) != STG_OK || stg_mul_u64(count, e->elsize, &bytes) ||
+            bytes > stg_cur_avail(&c)) {
+            report_malformed(s, rec, "legacy torch storage",
+                             "a storage runs past the end of the file");
+            return false;
+        }
+        if (e->used) {
+            report_malformed(s, rec, "legacy torch storage", "a storage key is listed twice");
+            return false;
+        }
+        e->used = true;
+        c.pos += (size_t)bytes;
+    }
+    *pos = c.pos;
+    return true;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static void limits_from(const stg_limits *lim, stg_pickle_limits *pl)
+{
+    stg_limits def;
+    if (lim == NULL) {
+        stg_limits_default(&def);
+        lim = &def;
+    }
+    pl->max_stack = lim->max_pickle_stack;
+    pl->max_memo = lim->max_pickle_memo;
+    pl->max_string = lim->max_pickle_string;
+    pl->max_inline = lim->max_nesting;
+}
+
+static const stg_pickle_hooks scan_hooks = {
+    .ctx = NULL, /* set per scan: hooks are copied */
+    .global = on_global,
+    .unresolved = on_unresolved,
+    .call = on_call,
+    .mutate_global = on_mutate,
+    .build = on_build,
+    .persid = on_persid,
+    .append = on_append,
+    .frame_divergence = on_frame,
+    .string_limit = on_string_limit,
+};
+
+static void pscan_free(stg_pscan *s)
+{
+    stg_mem_free(s->seen);
+    stg_mem_free(s->names);
+    stg_mem_free(s->skeys);
+    stg_mem_free(s->order);
+    stg_mem_free(s->keybuf);
+}
+
+/* Next offset after `from` where a protocol 2+ pickle could start (PROTO 2..5). */
+static size_t resync_point(const uint8_t *buf, size_t len, size_t from)
+{
+    for (size_t i = from; i + 1 < len; i++) {
+        const uint8_t *p = memchr(buf + i, 0x80, len - 1 - i);
+        if (p == NULL) {
+            return len;
+        }
+        i = (size_t)(p - buf);
+        if (buf[i + 1] >= 2 && buf[i + 1] <= 5) {
+            return i;
+        }
+    }
+    return len;
+}
+
+/* Walks every pickle of buf; returns true when all of it was accounted for. *first_stop gets
+ * the end of the first pickle (0 when it did not reach STOP). */
+static bool run(stg_pscan *s, const stg_limits *lim, size_t *first_stop)
+{
+    stg_pickle_limits pl;
+    limits_from(lim, &pl);
+    stg_pickle_hooks hooks = scan_hooks;
+    hooks.ctx = s;
+    stg_pickle_walker w;
+    stg_pickle_init(&w, &pl, &hooks);
+    s->w = &w;
+    *first_stop = 0;
+    size_t pos = 0;
+    bool clean = true, resyncing = false;
+    unsigned resyncs = 0;
+    if (s->len == 0) {
+        report_malformed(s, 0, "pickle", "no data");
+        clean = false;
+    }
+    while (pos < s->len) {
+        size_t end = 0;
+        stg_pickle_status st = stg_pickle_walk(&w, s->buf, s->len, pos, &end);
+        if (st == STG_PW_STOP) {
+            if (s->pickle_index == 0 && !resyncing) {
+                *first_stop = end;
+            }
+            resyncing = false;
+            pos = end;
+            if (s->flavor == STG_PICKLE_TORCH_LEGACY && s->pickle_index == 4 &&
+                !skip_storages(s, &pos)) {
+                clean = false;
+                break;
+            }
+            s->pickle_index++;
+            continue;
+        }
+        clean = false;
+        if (st == STG_PW_LIMIT) {
+            report_limit(s, w.err_offset, w.err_limit, w.err_value);
+            break;
+        }
+        if (st == STG_PW_NOMEM) {
+            s->failed_alloc = true;
+            break;
+        }
+        if (!resyncing) {
+            char where[64];
+            snprintf(where, sizeof where, "%s at offset %llu",
+                     s->pickle_index == 0 ? "pickle" : "bytes after a STOP",
+                     (unsigned long long)(s->base + pos));
+            report_malformed(s, w.err_offset, where, w.err_msg);
+        }
+        /* A later pickle may follow the junk: look for one, a bounded number of times. */
+        if (++resyncs > STG_PICKLE_RESYNC_MAX) {
+            break;
+        }
+        resyncing = true;
+        pos = resync_point(s->buf, s->len, pos + 1);
+    }
+    stg_pickle_free(&w);
+    s->w = NULL;
+    return clean && !s->failed_alloc;
+}
+
+void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
+                       stg_pickle_flavor flavor, stg_check_ctx *ctx)
+{
+    stg_pscan s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    s.buf = buf;
+    s.len = buf == NULL ? 0 : len;
+    s.base = base_offset;
+    s.flavor = flavor;
+    size_t first_stop;
+    (void)run(&s, ctx->lim, &first_stop);
+    if (s.failed_alloc) {
+        ctx->report->out_of_memory = true;
+    }
+    pscan_free(&s);
+}
+
+bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end)
+{
+    if (buf == NULL || len == 0) {
+        return false;
+    }
+    stg_pscan s;
+    memset(&s, 0, sizeof s);
+    s.buf = buf;
+    s.len = len;
+    s.flavor = STG_PICKLE_RAW;
+    stg_pickle_limits pl;
+    limits_from(NULL, &pl);
+    stg_pickle_hooks hooks = scan_hooks;
+    hooks.ctx = &s;
+    stg_pickle_walker w;
+    stg_pickle_init(&w, &pl, &hooks);
+    s.w = &w;
+    size_t end = 0;
+    bool ok = stg_pickle_walk(&w, buf, len, 0, &end) == STG_PW_STOP;
+    stg_pickle_free(&w);
+    pscan_free(&s);
+    if (ok && stop_end != NULL) {
+        *stop_end = end;
+    }
+    return ok;
+}
+
+bool stg_pickle_is_torch_legacy(const uint8_t *buf, size_t len)
+{
+    /* The magic number 0x1950a86a20f9469cfc6c pickled on its own: LONG1 after PROTO 2..5
+     * (protocol 4+ puts it in a FRAME), or a protocol 0/1 LONG line. */
+    static const uint8_t magic_long1[] = {0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9,
+                                          0x20, 0x6a, 0xa8, 0x50, 0x19, '.'};
+    static const char magic_line[] = "L119547037146038801333356L\n.";
+    if (buf == NULL) {
+        return false;
+    }
+    if (len >= sizeof magic_line - 1 && memcmp(buf, magic_line, sizeof magic_line - 1) == 0) {
+        return true;
+    }
+    if (len < 2 || buf[0] != 0x80 || buf[1] < 2 || buf[1] > 5) {
+        return false;
+    }
+    size_t at = 2;
+    if (len >= 11 && buf[2] == 0x95) {
+        at = 11;
+    }
+    return len - at >= sizeof magic_long1 && memcmp(buf + at, magic_long1, sizeof magic_long1) == 0;
+}
+
+/* ---------------------------------------------------------------- .npy */
+
+static void npy_bad(stg_check_ctx *ctx, uint64_t off, const char *why)
+{
+    stg_finding *f = stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, off,
+                                    "numpy .npy header: %s", why);
+    if (f != NULL && ctx->member != NULL) {
+        stg_report_set_member(ctx->report, f, ctx->member, ctx->member_offset);
+    }
+}
+
+typedef struct npy_header {
+    bool has_descr, has_order, has_shape, object, simple;
+    uint64_t itemsize, count;
+} npy_header;
+
+static void skip_ws(const uint8_t *h, size_t n, size_t *i)
+{
+    while (*i < n && (h[*i] == ' ' || h[*i] == '\t' || h[*i] == '\n' || h[*i] == '\r')) {
+        (*i)++;
+    }
+}
+
+/* A quoted literal ('...' or "...", no escapes needed by numpy's writer). */
+static bool npy_string(const uint8_t *h, size_t n, size_t *i, const uint8_t **s, size_t *sl)
+{
+    if (*i >= n || (h[*i] != '\'' && h[*i] != '"')) {
+        return false;
+    }
+    uint8_t q = h[(*i)++];
+    size_t b = *i;
+    while (*i < n && h[*i] != q) {
+        if (h[*i] == '\\') {
+            return false;
+        }
+        (*i)++;
+    }
+    if (*i >= n) {
+        return false;
+    }
+    *s = h + b;
+    *sl = *i - b;
+    (*i)++;
+    return true;
+}
+
+/* A list/tuple value (structured descr): bracket-balanced, strings skipped; records whether a
+ * typestring names objects. Iterative, depth-capped. */
+static bool npy_skip_nested(const uint8_t *h, size_t n, size_t *i, bool *object)
+{
+    unsigned depth = 0;
+    do {
+        if (*i >= n) {
+            return false;
+        }
+        uint8_t ch = h[*i];
+        if (ch == '[' || ch == '(') {
+            if (++depth > 32) {
+                return false;
+            }
+            (*i)++;
+        } else if (ch == ']' || ch == ')') {
+            if (depth == 0) {
+                return false;
+            }
+            depth--;
+            (*i)++;
+        } else if (ch == '\'' || ch == '"') {
+            const uint8_t *s;
+            size_t sl;
+            if (!npy_string(h, n, i, &s, &sl)) {
+                return false;
+            }
+            size_t k = sl > 0 && strchr("<>|=", s[0]) != NULL ? 1 : 0;
+            if (sl > k && s[k] == 'O') {
+                *object = true;
+            }
+        } else {
+            (*i)++;
+        }
+    } while (depth > 0);
+    return true;
+}
+
+static bool npy_parse(const uint8_t *h, size_t n, npy_header *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t i = 0;
+    skip_ws(h, n, &i);
+    if (i >= n || h[i++] != '{') {
+        return false;
+    }
+    for (;;) {
+        skip_ws(h, n, &i);
+        if (i < n && h[i] == '}') {
+            i++;
+            break;
+        }
+        const uint8_t *k;
+        size_t kl;
+        if (!npy_string(h, n, &i, &k, &kl)) {
+            return false;
+        }
+        skip_ws(h, n, &i);
+        if (i >= n || h[i++] != ':') {
+            return false;
+        }
+        skip_ws(h, n, &i);
+        if (eq(k, kl, "descr") && !out->has_descr) {
+            out->has_descr = true;
+            const uint8_t *s;
+            size_t sl;
+            if (i < n && (h[i] == '[' || h[i] == '(')) {
+                if (!npy_skip_nested(h, n, &i, &out->object)) {
+                    return false;
+                }
+            } else if (npy_string(h, n, &i, &s, &sl)) {
+                size_t b = sl > 0 && strchr("<>|=", s[0]) != NULL ? 1 : 0;
+                out->simple = dtype_itemsize(s + b, sl - b, &out->itemsize, &out->object);
+                if (!out->simple && sl > b && (s[b] == 'S' || s[b] == 'V' || s[b] == 'U')) {
+                    uint64_t v = 0;
+                    bool digits = sl > b + 1;
+                    for (size_t q = b + 1; q < sl && digits; q++) {
+                        digits = s[q] >= '0' && s[q] <= '9' && v < UINT64_MAX / 100;
+                        v = v * 10 + (uint64_t)(s[q] - '0');
+                    }
+                    if (digits) {
+                        out->simple = !stg_mul_u64(v, s[b] == 'U' ? 4 : 1, &out->itemsize);
+                    }
+                }
+            } else {
+                return false;
+            }
+        } else if (eq(k, kl, "fortran_order") && !out->has_order) {
+            out->has_order = true;
+            if (n - i >= 4 && memcmp(h + i, "True", 4) == 0) {
+                i += 4;
+            } else if (n - i >= 5 && memcmp(h + i, "False", 5) == 0) {
+                i += 5;
+            } else {
+                return false;
+            }
+        } else if (eq(k, kl, "shape") && !out->has_shape) {
+            out->has_shape = true;
+            if (i >= n || h[i++] != '(') {
+                return false;
+            }
+            out->count = 1;
+            for (;;) {
+                skip_ws(h, n, &i);
+                if (i < n && h[i] == ')') {
+                    i++;
+                    break;
+                }
+                uint64_t d = 0;
+                size_t b = i;
+                while (i < n && h[i] >= '0' && h[i] <= '9') {
+                    if (d > (UINT64_MAX - 9) / 10) {
+                        return false;
+                    }
+                    d = d * 10 + (uint64_t)(h[i] - '0');
+                    i++;
+                }
+                if (i == b || stg_mul_u64(out->count, d, &out->count)) {
+                    return false;
+                }
+                skip_ws(h, n, &i);
+                if (i < n && h[i] == ',') {
+                    i++;
+                } else if (i >= n || h[i] != ')') {
+                    return false;
+                }
+            }
+        } else {
+            return false; /* unknown or repeated key: numpy refuses the header */
+        }
+        skip_ws(h, n, &i);
+        if (i < n && h[i] == ',') {
+            i++;
+        } else if (i >= n || h[i] != '}') {
+            return false;
+        }
+    }
+    skip_ws(h, n, &i);
+    return i == n && out->has_descr && out->has_order && out->has_shape;
+}
+
+void stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_check_ctx *ctx)
+{
+    static const uint8_t magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+    stg_cursor c = stg_cur_make(buf, buf == NULL ? 0 : len);
+    const uint8_t *p;
+    uint8_t major = 0, minor = 0;
+    if (stg_cur_take(&c, 6, &p) != STG_OK || memcmp(p, magic, 6) != 0) {
+        npy_bad(ctx, base_offset, "the magic \\x93NUMPY is missing");
+        return;
+    }
+    if (stg_cur_u8(&c, &major) != STG_OK || stg_cur_u8(&c, &minor) != STG_OK ||
+        major < 1 || major > 3) {
+        npy_bad(ctx, base_offset + 6, "unsupported format version");
+        return;
+    }
+    uint64_t hlen;
+    if (major == 1) {
+        uint16_t h16;
+        if (stg_cur_le16(&c, &h16) != STG_OK) {
+            npy_bad(ctx, base_offset + 8, "the header length is truncated");
+            return;
+        }
+        hlen = h16;
+    } else {
+        uint32_t h32;
+        if (stg_cur_le32(&c, &h32) != STG_OK) {
+            npy_bad(ctx, base_offset + 8, "the header length is truncated");
+            return;
+        }
+        hlen = h32;
+    }
+    size_t hstart = c.pos;
+    if (hlen > stg_cur_avail(&c) || stg_cur_take(&c, (size_t)hlen, &p) != STG_OK) {
+        npy_bad(ctx, base_offset + 8, "the header runs past the end of the data");
+        return;
+    }
+    npy_header h;
+    if (!npy_parse(p, (size_t)hlen, &h)) {
+        npy_bad(ctx, base_offset + hstart, "the header is not the dict numpy writes");
+        return;
+    }
+    size_t data = c.pos;
+    if (h.object) {
+        /* numpy.save pickles object arrays right after the header. */
+        stg_check_pickles(buf + data, len - data, base_offset + data, STG_PICKLE_RAW, ctx);
+        return;
+    }
+    uint64_t need;
+    if (h.simple && !stg_mul_u64(h.count, h.itemsize, &need) && need != len - data) {
+        npy_bad(ctx, base_offset + data,
+                need > len - data ? "the array data is shorter than the header says"
+                                  : "bytes follow the array data");
+    }
+}
