@@ -1,12 +1,13 @@
 /* The mmap loader: open read-only, map, validate with the same core as stg_validate_buffer, and
  * only then hand out tensors, each a range the layout stage proved to lie inside the file.
  *
- * Validation reads the header (and the layout stage nothing else) through the mapping, right
- * after an fstat that gave the size; a file truncated by another process in that window can
- * still raise SIGBUS, as with any mmap reader. After open, stg_file_read_tensor copies with pread
- * and checks size, modification time and identity before and after, so a file that shrank or was
- * replaced gives STG_FILE_CHANGED instead of a signal; stg_file_tensor_data is the raw view the
- * caller opts into (documented in stguard.h). */
+ * Validation runs the stages of stg_st_validate over a private copy of the header read with
+ * pread (the layout stage needs only the size), so names and metadata never point into the
+ * mapping and nothing but stg_file_tensor_data ever touches it: a file truncated by another
+ * process cannot fault open, lookups or metadata. stg_file_read_tensor copies with pread and
+ * checks size, modification time and identity before and after, so a file that shrank or was
+ * replaced gives STG_FILE_CHANGED; stg_file_tensor_data is the raw view the caller opts into
+ * (documented in stguard.h: a concurrent truncation raises SIGBUS there). */
 #include "mmap.h"
 
 #include <errno.h>
@@ -23,6 +24,29 @@ static void report_io(stg_report *r, const char *what, int err)
 {
     stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET, "%s failed (errno %d)", what,
                    err);
+}
+
+static void file_changed(stg_report *r)
+{
+    stg_report_add(r, STG_FILE_CHANGED_CODE, STG_SEV_ERROR, STG_NO_OFFSET,
+                   "the file changed size or identity while it was validated");
+}
+
+/* Reads exactly len bytes at off; false on a short read (the file shrank) or an error. */
+static bool pread_full(int fd, uint8_t *dst, size_t len, uint64_t off)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t got = pread(fd, dst + done, len - done, (off_t)(off + done));
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            return false;
+        }
+        done += (size_t)got;
+    }
+    return true;
 }
 
 static int cmp_name_bytes(const stg_tensor *a, const stg_tensor *b)
@@ -91,6 +115,7 @@ static void file_free(stg_file *f)
     }
     stg_st_header_release(&f->h);
     stg_mem_free(f->by_name);
+    stg_mem_free(f->hdr);
     stg_mem_free(f->path);
     stg_mem_free(f);
 }
@@ -138,6 +163,33 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
     f->ino = st.st_ino;
     f->size = (uint64_t)st.st_size;
     f->mtime = st.st_mtim;
+    /* The stages of stg_st_validate, in its order, over a private copy of the header read with
+     * pread: names and metadata then live in our memory, never in the mapping, so a file
+     * truncated later cannot fault a lookup. */
+    uint8_t first[8];
+    size_t avail = f->size < 8 ? (size_t)f->size : 8;
+    if (!pread_full(f->fd, first, avail, 0)) {
+        file_changed(r);
+        file_free(f);
+        return STG_FILE_CHANGED;
+    }
+    uint64_t n = 0;
+    if (stg_st_check_frame(first, avail, f->size, lim, r, &n) == STG_ST_FRAME_OK) {
+        /* framing guarantees 8 + n <= size and n <= SIZE_MAX - 8 */
+        f->hdr = stg_mem_alloc((size_t)n);
+        if (f->hdr == NULL) {
+            file_free(f);
+            return STG_E_NOMEM;
+        }
+        if (!pread_full(f->fd, f->hdr, (size_t)n, 8)) {
+            file_changed(r);
+            file_free(f);
+            return STG_FILE_CHANGED;
+        }
+        if (stg_st_parse_header(f->hdr, n, lim, r, &f->h)) {
+            stg_st_check_layout(&f->h, f->size - 8 - n, lim, r);
+        }
+    }
     if (f->size > 0) {
         void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, f->fd, 0);
         if (m == MAP_FAILED) {
@@ -147,7 +199,11 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
         }
         f->map = m;
     }
-    stg_st_validate(f->map, (size_t)f->size, lim, r, &f->h);
+    if (!stg_file_unchanged(f)) {
+        file_changed(r);
+        file_free(f);
+        return STG_FILE_CHANGED;
+    }
     if (f->h.schema_ok && !build_name_index(f)) {
         r->out_of_memory = true;
         file_free(f);

@@ -20,6 +20,7 @@ struct stg_file {
     uint64_t size;           /* size when validated */
     struct timespec mtime;   /* modification time when validated */
     const uint8_t *map;      /* read-only mapping of size bytes (NULL when size is 0) */
+    uint8_t *hdr;            /* private copy of the n header bytes: names may point into it */
     stg_st_header h;         /* tensors sorted by (begin, end) once the layout stage ran */
     size_t *by_name;         /* indices into h.tensors sorted by name bytes (schema_ok only) */
     uint32_t shard;          /* stamped into every tensor's `shard` (stg_model) */
@@ -27,7 +28,8 @@ struct stg_file {
 
 /* Opens, maps and validates path, adding findings to r (not finished). On STG_OK *out is the
  * file whatever the findings say (the caller decides what to expose; the table is usable when
- * out->h.schema_ok). On STG_E_IO, r holds io_error or not_regular_file and *out is NULL. */
+ * out->h.schema_ok). On STG_E_IO, r holds io_error or not_regular_file and *out is NULL; on
+ * STG_FILE_CHANGED (the file shrank or changed while it was read) r holds file_changed. */
 stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_report *r,
                                 stg_file **out);
 

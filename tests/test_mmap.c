@@ -1,0 +1,300 @@
+/* The mmap loader (loader/mmap.c): open validates before exposing anything (same findings as
+ * stg_validate_buffer), tensors in data order, lookup by exact name bytes (NUL included), the
+ * safe copying read and its STG_FILE_CHANGED answers (shrunk, replaced, rewritten), the raw view,
+ * metadata, and files that are not regular or not there. Everything happens in a temporary
+ * folder. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stguard/stguard.h"
+#include "testutil.h"
+
+static char *dir;
+
+static void setup(void)
+{
+    dir = tu_tempdir();
+    ck_assert_ptr_nonnull(dir);
+}
+
+static void teardown(void)
+{
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static const char *path_in(const char *name)
+{
+    static char p[2][4096];
+    static int k;
+    k ^= 1;
+    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+    return p[k];
+}
+
+#define HDR3                                                                                    \
+    "{\"__metadata__\":{\"format\":\"pt\",\"k\\u0000\":\"v\"},"                                 \
+    "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"                          \
+    "\"a\\u0000x\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]},"                    \
+    "\"c\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[16,16]}}"
+
+static const char DATA3[] = "AAAAAAAABBBBBBBB";
+
+/* A NUL in a name is a strict error (control character) and a compat warning. */
+static const stg_limits *compat(void)
+{
+    static stg_limits lim;
+    stg_limits_default(&lim);
+    lim.profile = STG_PROFILE_COMPAT;
+    return &lim;
+}
+
+static const char *write_st(const char *name, const char *hdr, const void *data, size_t dlen)
+{
+    size_t hl = strlen(hdr), pad = (8 - (hl % 8)) % 8, len;
+    uint8_t *b = tu_st_file(hdr, pad, data, dlen, &len);
+    const char *p = path_in(name);
+    ck_assert_int_eq(tu_write_file(p, b, len), 0);
+    free(b);
+    return p;
+}
+
+START_TEST(test_open_valid)
+{
+    const char *p = write_st("m.safetensors", HDR3, DATA3, 16);
+    stg_file *f = NULL;
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_file_open(p, NULL, &f, &r), STG_E_INVALID); /* strict */
+    ck_assert_ptr_null(f);
+    ck_assert_msg(tu_find(r, STG_TENSOR_NAME_INVALID) >= 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    ck_assert_int_eq(stg_file_open(p, compat(), &f, &r), STG_OK);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+    ck_assert_uint_eq(stg_file_tensor_count(f), 3);
+    /* data order */
+    ck_assert_uint_eq(stg_file_tensor_at(f, 0)->name_len, 3);
+    ck_assert_mem_eq(stg_file_tensor_at(f, 0)->name, "a\0x", 3);
+    ck_assert_uint_eq(stg_file_tensor_at(f, 1)->begin, 8);
+    ck_assert_uint_eq(stg_file_tensor_at(f, 2)->begin, 16);
+    ck_assert_ptr_null(stg_file_tensor_at(f, 3));
+    /* lookup by exact bytes */
+    const stg_tensor *a = stg_file_tensor_find(f, "a\0x", 3);
+    ck_assert_ptr_eq(a, stg_file_tensor_at(f, 0));
+    ck_assert_ptr_null(stg_file_tensor_find(f, "a", 1)); /* a prefix is not the name */
+    ck_assert_ptr_null(stg_file_tensor_find(f, "a\0y", 3));
+    ck_assert_ptr_null(stg_file_tensor_find(f, "", 0));
+    const stg_tensor *b = stg_file_tensor_find(f, "b", 1);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(b->dtype, STG_DTYPE_F32);
+    ck_assert_uint_eq(b->rank, 1);
+    ck_assert_uint_eq(b->shape[0], 2);
+    /* safe copy and raw view agree with the file */
+    uint8_t buf[16];
+    memset(buf, 0, sizeof buf);
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_OK);
+    ck_assert_mem_eq(buf, "BBBBBBBB", 8);
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, 7), STG_E_RANGE);
+    ck_assert_mem_eq(stg_file_tensor_data(f, a), "AAAAAAAA", 8);
+    const stg_tensor *c = stg_file_tensor_find(f, "c", 1);
+    ck_assert_int_eq(stg_file_read_tensor(f, c, NULL, 0), STG_OK); /* zero-size */
+    /* header facts and metadata */
+    size_t hl = strlen(HDR3);
+    hl += (8 - hl % 8) % 8;
+    ck_assert_uint_eq(stg_file_header_length(f), hl);
+    ck_assert_uint_eq(stg_file_data_start(f), 8 + hl);
+    ck_assert_uint_eq(stg_file_metadata_count(f), 2);
+    const char *k, *v;
+    size_t kl, vl;
+    ck_assert_int_eq(stg_file_metadata_at(f, 1, &k, &kl, &v, &vl), STG_OK);
+    ck_assert_uint_eq(kl, 2);
+    ck_assert_mem_eq(k, "k\0", 2);
+    ck_assert_uint_eq(vl, 1);
+    ck_assert_int_eq(stg_file_metadata_at(f, 2, &k, &kl, &v, &vl), STG_E_RANGE);
+    stg_report_free(r);
+
+    /* a tensor of another file is refused */
+    stg_file *g = NULL;
+    ck_assert_int_eq(stg_file_open(p, compat(), &g, NULL), STG_OK);
+    ck_assert_int_eq(stg_file_read_tensor(g, b, buf, sizeof buf), STG_E_BAD_ARG);
+    ck_assert_ptr_null(stg_file_tensor_data(g, b));
+    stg_file_close(g);
+    stg_file_close(f);
+}
+END_TEST
+
+/* Invalid files: STG_E_INVALID, no handle, the report of stg_validate_buffer. */
+START_TEST(test_open_invalid_same_as_buffer)
+{
+    static const struct {
+        const char *hdr;
+        size_t dlen;
+        stg_code code;
+    } bad[] = {
+        {"{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 1,
+         STG_OFFSETS_OUT_OF_RANGE},
+        {"{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 3, STG_DATA_TRAILING},
+        {"{\"a\":{\"dtype\":\"Q8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2, STG_DTYPE_UNKNOWN},
+        {"{\"a\":1,\"a\":2}", 0, STG_JSON_DUPLICATE_KEY},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t len;
+        uint8_t *bytes = tu_st_file(bad[i].hdr, 0, "abc", bad[i].dlen, &len);
+        const char *p = path_in("bad.safetensors");
+        ck_assert_int_eq(tu_write_file(p, bytes, len), 0);
+        stg_file *f = (stg_file *)1;
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_file_open(p, NULL, &f, &r), STG_E_INVALID);
+        ck_assert_ptr_null(f);
+        ck_assert_msg(tu_find(r, bad[i].code) >= 0, "%zu: %s", i, tu_describe(r));
+        stg_report *want = tu_validate(bytes, len, STG_PROFILE_STRICT);
+        char w[8192];
+        snprintf(w, sizeof w, "%s", tu_describe(want));
+        ck_assert_str_eq(w, tu_describe(r));
+        ck_assert_uint_eq(stg_report_size(r), len);
+        stg_report_free(want);
+        stg_report_free(r);
+        free(bytes);
+    }
+    /* empty file: file_too_small */
+    const char *p = path_in("empty.safetensors");
+    ck_assert_int_eq(tu_write_file(p, "", 0), 0);
+    stg_file *f = NULL;
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_file_open(p, NULL, &f, &r), STG_E_INVALID);
+    ck_assert_int_eq(tu_find(r, STG_FILE_TOO_SMALL), 0);
+    stg_report_free(r);
+    /* rep may be NULL */
+    ck_assert_int_eq(stg_file_open(p, NULL, &f, NULL), STG_E_INVALID);
+    ck_assert_int_eq(stg_file_open(p, NULL, NULL, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_open(NULL, NULL, &f, NULL), STG_E_BAD_ARG);
+}
+END_TEST
+
+START_TEST(test_open_missing_and_fifo)
+{
+    stg_file *f = NULL;
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_file_open(path_in("nope"), NULL, &f, &r), STG_E_IO);
+    ck_assert_ptr_null(f);
+    ck_assert_int_eq(tu_find(r, STG_IO_ERROR), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+    stg_report_free(r);
+    const char *fifo = path_in("fifo");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(stg_file_open(fifo, NULL, &f, &r), STG_E_IO); /* must not block */
+    ck_assert_int_eq(tu_find(r, STG_NOT_REGULAR_FILE), 0);
+    stg_report_free(r);
+    ck_assert_int_eq(stg_file_open(dir, NULL, &f, &r), STG_E_IO); /* a directory */
+    ck_assert_int_eq(tu_find(r, STG_NOT_REGULAR_FILE), 0);
+    stg_report_free(r);
+}
+END_TEST
+
+/* The file shrinks after open: the safe path says STG_FILE_CHANGED (and never touches the
+ * mapping, so no SIGBUS). */
+START_TEST(test_truncated_after_open)
+{
+    const char *p = write_st("t.safetensors", HDR3, DATA3, 16);
+    stg_file *f = NULL;
+    ck_assert_int_eq(stg_file_open(p, compat(), &f, NULL), STG_OK);
+    const stg_tensor *b = stg_file_tensor_find(f, "b", 1);
+    uint8_t buf[8];
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_OK);
+    ck_assert_int_eq(truncate(p, 20), 0);
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_FILE_CHANGED);
+    ck_assert_int_eq(stg_file_read_tensor(f, stg_file_tensor_find(f, "a\0x", 3), buf, 8),
+                     STG_FILE_CHANGED);
+    stg_file_close(f);
+}
+END_TEST
+
+/* Same size but rewritten (modification time moves), or another file renamed over the path. */
+START_TEST(test_rewritten_or_replaced)
+{
+    const char *p = write_st("r.safetensors", HDR3, DATA3, 16);
+    char keep[4096];
+    snprintf(keep, sizeof keep, "%s", p);
+    stg_file *f = NULL;
+    ck_assert_int_eq(stg_file_open(keep, compat(), &f, NULL), STG_OK);
+    const stg_tensor *b = stg_file_tensor_find(f, "b", 1);
+    uint8_t buf[8];
+    struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, keep, ts, 0), 0);
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_FILE_CHANGED);
+    stg_file_close(f);
+
+    ck_assert_int_eq(stg_file_open(keep, compat(), &f, NULL), STG_OK);
+    b = stg_file_tensor_find(f, "b", 1);
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_OK);
+    const char *other = write_st("other.safetensors", HDR3, DATA3, 16);
+    ck_assert_int_eq(rename(other, keep), 0);
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_FILE_CHANGED);
+    stg_file_close(f);
+}
+END_TEST
+
+/* Many names: every one is found, near misses are not. */
+START_TEST(test_find_many)
+{
+    const size_t n = 2000;
+    size_t cap = n * 90 + 16, hl = 0;
+    char *hdr = malloc(cap);
+    hl += (size_t)snprintf(hdr, cap, "{");
+    for (size_t i = 0; i < n; i++) {
+        size_t t = (i * 7919) % n;
+        hl += (size_t)snprintf(hdr + hl, cap - hl,
+                               "%s\"w%zu\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%zu,%zu]}",
+                               i == 0 ? "" : ",", t, t, t + 1);
+    }
+    snprintf(hdr + hl, cap - hl, "}");
+    uint8_t *data = calloc(1, n);
+    const char *p = write_st("many.safetensors", hdr, data, n);
+    stg_file *f = NULL;
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_file_open(p, NULL, &f, &r), STG_OK);
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        int l = snprintf(name, sizeof name, "w%zu", i);
+        const stg_tensor *t = stg_file_tensor_find(f, name, (size_t)l);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_eq(t->begin, i);
+        ck_assert_ptr_eq(stg_file_tensor_at(f, i), t);
+        name[l] = 'x';
+        ck_assert_ptr_null(stg_file_tensor_find(f, name, (size_t)l + 1));
+    }
+    stg_report_free(r);
+    stg_file_close(f);
+    free(data);
+    free(hdr);
+}
+END_TEST
+
+static Suite *mmap_suite(void)
+{
+    Suite *s = suite_create("mmap");
+    TCase *tc = tcase_create("mmap");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_open_valid);
+    tcase_add_test(tc, test_open_invalid_same_as_buffer);
+    tcase_add_test(tc, test_open_missing_and_fifo);
+    tcase_add_test(tc, test_truncated_after_open);
+    tcase_add_test(tc, test_rewritten_or_replaced);
+    tcase_add_test(tc, test_find_many);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(mmap_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
