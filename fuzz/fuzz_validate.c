@@ -15,6 +15,8 @@
 
 #include "validator/safetensors.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 static void check_table(const stg_st_header *h, uint64_t data_len)
 {
     uint64_t covered = 0;
