@@ -11,8 +11,11 @@
 #include "util.h"
 
 struct stg_json_key {
-    uint64_t hash;  /* stg_json_key_hash of the decoded key */
-    size_t offset;  /* the key's opening quote; its end is found again when needed */
+    /* While its object has at most SMALL_OBJECT_KEYS keys: the raw body length << 1 | has
+     * escapes (pairwise checks need no hash). From the key after that on, every record of the
+     * object holds stg_json_key_hash of the decoded key. */
+    uint64_t hash;
+    size_t offset; /* the key's opening quote; its end is found again when needed */
 };
 
 struct stg_json_dup {
@@ -42,17 +45,11 @@ static const uint8_t json_ws[256] = {[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] =
 static inline void ev_set(stg_json_event *ev, stg_json_type type, size_t offset, size_t len,
                           uint32_t depth)
 {
+    memset(ev, 0, sizeof *ev); /* fields that do not apply to `type` read as 0 / NULL / false */
     ev->type = type;
     ev->offset = offset;
     ev->len = len;
     ev->depth = depth;
-    ev->str = NULL;
-    ev->str_len = 0;
-    ev->has_escapes = false;
-    ev->is_uint = false;
-    ev->uint_overflow = false;
-    ev->uint_value = 0;
-    ev->prev_offset = 0;
 }
 
 static void set_error(stg_json_parser *p, stg_json_error error, size_t offset)
@@ -483,6 +480,33 @@ uint64_t stg_json_key_hash(const uint8_t *decoded, size_t len)
     return hash_final(h, (uint64_t)len);
 }
 
+/* stg_json_key_hash of b[start..start+len), which lies inside b[0..n): the tail word is read
+ * whole (and masked) when the buffer has 8 bytes left there, as it has for every key but the
+ * last bytes of the input. */
+static inline uint64_t hash_body(const uint8_t *b, size_t n, size_t start, size_t len)
+{
+    uint64_t h = HASH_SEED;
+    const uint8_t *s = b + start;
+    size_t i = 0;
+    while (len - i >= 8) {
+        h = hash_step(h, stg_le64(s + i));
+        i += 8;
+    }
+    size_t rest = len - i;
+    if (rest > 0) {
+        uint64_t tail = 0;
+        if (n - (start + i) >= 8) {
+            tail = stg_le64(s + i) & (((uint64_t)1 << (8 * rest)) - 1);
+        } else {
+            for (size_t k = 0; k < rest; k++) {
+                tail |= (uint64_t)s[i + k] << (8 * k);
+            }
+        }
+        h = hash_step(h, tail);
+    }
+    return hash_final(h, (uint64_t)len);
+}
+
 /* The same hash, over the decoded form of a raw body with escapes. */
 static uint64_t hash_escaped(const uint8_t *raw, size_t raw_len)
 {
@@ -554,6 +578,26 @@ static int record_compare(const stg_json_parser *p, const stg_json_key *a, const
 static bool records_equal(const stg_json_parser *p, const stg_json_key *a, const stg_json_key *b)
 {
     return a->hash == b->hash && key_compare(p->buf, p->len, a->offset, b->offset) == 0;
+}
+
+/* Equality of two records still in the small (length) form. */
+static inline bool small_records_equal(const stg_json_parser *p, const stg_json_key *a,
+                                       const stg_json_key *b)
+{
+    if (((a->hash | b->hash) & 1u) == 0) {
+        return a->hash == b->hash &&
+               memcmp(p->buf + a->offset + 1, p->buf + b->offset + 1, (size_t)(a->hash >> 1)) == 0;
+    }
+    return key_compare(p->buf, p->len, a->offset, b->offset) == 0;
+}
+
+/* The record of the key at b[offset] (opening quote), body length len, in hashed form. */
+static uint64_t record_hash(const stg_json_parser *p, size_t offset, size_t len, bool esc)
+{
+    if (esc) {
+        return hash_escaped(p->buf + offset + 1, len);
+    }
+    return hash_body(p->buf, p->len, offset + 1, len);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -685,11 +729,11 @@ static stg_json_key *radix_sort_records(stg_json_key *src, stg_json_key *tmp, si
 
 /* Pairwise over a run in position order: each key against the latest earlier equal one. */
 static size_t dups_pairwise(const stg_json_parser *p, const stg_json_key *r, size_t count,
-                            stg_json_dup *out, size_t ndup)
+                            bool small, stg_json_dup *out, size_t ndup)
 {
     for (size_t j = 1; j < count; j++) {
         for (size_t i = j; i-- > 0;) {
-            if (records_equal(p, &r[i], &r[j])) {
+            if (small ? small_records_equal(p, &r[i], &r[j]) : records_equal(p, &r[i], &r[j])) {
                 out[ndup].offset = r[j].offset;
                 out[ndup].prev_offset = r[i].offset;
                 ndup++;
@@ -722,7 +766,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         bool any = false;
         for (size_t j = 1; j < count && !any; j++) {
             for (size_t i = 0; i < j; i++) {
-                if (r[i].hash == r[j].hash) {
+                if (small_records_equal(p, &r[i], &r[j])) {
                     any = true;
                     break;
                 }
@@ -736,7 +780,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         }
         stg_json_dup *out = (stg_json_dup *)(void *)p->sort_tmp;
         p->pending = out;
-        p->pending_count = dups_pairwise(p, r, count, out, 0);
+        p->pending_count = dups_pairwise(p, r, count, true, out, 0);
         return 0;
     }
     if (ensure_tmp(p, count) != 0) {
@@ -762,7 +806,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         size_t run = e - s;
         if (run <= SMALL_OBJECT_KEYS) {
             if (run > 1) {
-                ndup = dups_pairwise(p, sorted + s, run, out, ndup);
+                ndup = dups_pairwise(p, sorted + s, run, false, out, ndup);
             }
         } else {
             heapsort_records(p, sorted + s, run);
@@ -898,15 +942,24 @@ static stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t
             return fail(p, ev, STG_JSON_E_SYNTAX, i); /* leading zero */
         }
     } else {
-        /* checked per digit: v * 10 + d must stay <= 2^64 - 1 */
-        while (i < n && b[i] >= '0' && b[i] <= '9') {
-            unsigned dgt = (unsigned)(b[i] - '0');
-            if (v > 1844674407370955161ull || (v == 1844674407370955161ull && dgt > 5)) {
-                overflow = true;
-            } else {
+        /* Up to 19 digits cannot overflow; a longer run is redone checked per digit
+         * (v * 10 + d must stay <= 2^64 - 1). */
+        size_t first = i;
+        unsigned dgt;
+        while (i < n && (dgt = (unsigned)b[i] - '0') < 10u) {
+            v = v * 10u + dgt;
+            i++;
+        }
+        if (i - first > 19) {
+            v = 0;
+            for (size_t k = first; k < i; k++) {
+                dgt = (unsigned)b[k] - '0';
+                if (v > 1844674407370955161ull || (v == 1844674407370955161ull && dgt > 5)) {
+                    overflow = true;
+                    break;
+                }
                 v = v * 10u + dgt;
             }
-            i++;
         }
     }
     if (i < n && b[i] == '.') {
@@ -1057,10 +1110,23 @@ static stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
         }
         p->keys = kb;
     }
-    stg_json_key *k = &p->keys[p->keys_count++];
-    k->hash = esc ? hash_escaped(b + i + 1, body) : stg_json_key_hash(b + i + 1, body);
-    k->offset = i;
     uint32_t d = p->depth;
+    size_t base = p->key_base[d];
+    size_t have = p->keys_count - base;
+    stg_json_key *k = &p->keys[p->keys_count++];
+    k->offset = i;
+    if (have < SMALL_OBJECT_KEYS) {
+        k->hash = ((uint64_t)body << 1) | (esc ? 1u : 0u);
+    } else {
+        if (have == SMALL_OBJECT_KEYS) {
+            /* the object outgrew the pairwise check: its first keys get their hashes now */
+            for (size_t r = base; r < base + SMALL_OBJECT_KEYS; r++) {
+                stg_json_key *o = &p->keys[r];
+                o->hash = record_hash(p, o->offset, (size_t)(o->hash >> 1), (o->hash & 1u) != 0);
+            }
+        }
+        k->hash = record_hash(p, i, body, esc);
+    }
     p->state[d] = ST_OBJ_COLON;
     p->pos = end + 1;
     ev_set(ev, STG_JSON_KEY, i, end + 1 - i, d);
@@ -1088,7 +1154,7 @@ stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
     size_t n = p->len;
     size_t i = p->pos;
     for (;;) {
-        while (i < n && json_ws[b[i]]) {
+        while (i < n && b[i] <= ' ' && json_ws[b[i]]) {
             i++;
         }
         if (i >= n) {

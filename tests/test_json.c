@@ -10,6 +10,26 @@
 #include "parser/json.h"
 
 #define DEFAULT_DEPTH 64u
+
+/* Check logs every passing ck_assert (a write per call): hot loops use these instead, which only
+ * call into Check when they fail. */
+#define REQ(c)                                                                                   \
+    do {                                                                                         \
+        if (!(c)) {                                                                              \
+            ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c);                                   \
+        }                                                                                        \
+    } while (0)
+#define REQ_CMP(a, op, b)                                                                        \
+    do {                                                                                         \
+        uintmax_t a_ = (uintmax_t)(a), b_ = (uintmax_t)(b);                                      \
+        if (!(a_ op b_)) {                                                                       \
+            ck_abort_msg("%s:%d: %s %s %s (%ju, %ju)", __FILE__, __LINE__, #a, #op, #b, a_, b_); \
+        }                                                                                        \
+    } while (0)
+#define REQ_CMP_EQ(a, b) REQ_CMP(a, ==, b)
+#define REQ_CMP_LE(a, b) REQ_CMP(a, <=, b)
+#define REQ_CMP_LT(a, b) REQ_CMP(a, <, b)
+#define REQ_CMP_GT(a, b) REQ_CMP(a, >, b)
 #define BIG_CAP ((size_t)1 << 30)
 
 /* ------------------------------------------------------------------------------------------ */
@@ -28,7 +48,7 @@ static void text_put(text *t, const char *s, size_t n)
             cap *= 2;
         }
         t->s = realloc(t->s, cap);
-        ck_assert_ptr_nonnull(t->s);
+        REQ((t->s) != NULL);
         t->cap = cap;
     }
     memcpy(t->s + t->len, s, n);
@@ -51,12 +71,12 @@ static void text_fmt(text *t, const char *fmt, ...)
 static void text_str(text *t, const stg_json_event *ev)
 {
     uint8_t *dec = malloc(ev->str_len + 1);
-    ck_assert_ptr_nonnull(dec);
+    REQ((dec) != NULL);
     size_t n = stg_json_decode(ev->str, ev->str_len, dec);
-    ck_assert_uint_le(n, ev->str_len);
+    REQ_CMP_LE(n, ev->str_len);
     if (!ev->has_escapes) {
-        ck_assert_uint_eq(n, ev->str_len);
-        ck_assert(memcmp(dec, ev->str, n) == 0);
+        REQ_CMP_EQ(n, ev->str_len);
+        REQ(memcmp(dec, ev->str, n) == 0);
     }
     for (size_t i = 0; i < n; i++) {
         if (dec[i] >= 0x20 && dec[i] < 0x7f && dec[i] != '\\') {
@@ -97,38 +117,38 @@ static char *render(const uint8_t *in, size_t len, uint32_t depth, size_t cap, s
     stg_json_event ev;
     uint32_t open = 0;
     for (size_t count = 0;; count++) {
-        ck_assert_uint_lt(count, 10 * len + 10);
+        REQ_CMP_LT(count, 10 * len + 10);
         stg_json_type ty = stg_json_next(&p, &ev);
-        ck_assert_int_eq(ty, ev.type);
+        REQ_CMP_EQ(ty, ev.type);
         if (t.len > 0) {
             text_put(&t, " ", 1);
         }
         switch (ty) {
         case STG_JSON_OBJECT_BEGIN:
         case STG_JSON_ARRAY_BEGIN:
-            ck_assert_uint_eq(ev.depth, open);
+            REQ_CMP_EQ(ev.depth, open);
             open++;
             text_put(&t, ty == STG_JSON_OBJECT_BEGIN ? "{" : "[", 1);
             break;
         case STG_JSON_OBJECT_END:
         case STG_JSON_ARRAY_END:
-            ck_assert_uint_gt(open, 0);
+            REQ_CMP_GT(open, 0);
             open--;
-            ck_assert_uint_eq(ev.depth, open);
+            REQ_CMP_EQ(ev.depth, open);
             text_put(&t, ty == STG_JSON_OBJECT_END ? "}" : "]", 1);
             break;
         case STG_JSON_KEY:
-            ck_assert_uint_eq(ev.depth, open);
+            REQ_CMP_EQ(ev.depth, open);
             text_put(&t, "k", 1);
             text_str(&t, &ev);
             break;
         case STG_JSON_STRING:
-            ck_assert_uint_eq(ev.depth, open);
+            REQ_CMP_EQ(ev.depth, open);
             text_put(&t, "s", 1);
             text_str(&t, &ev);
             break;
         case STG_JSON_NUMBER:
-            ck_assert_uint_eq(ev.depth, open);
+            REQ_CMP_EQ(ev.depth, open);
             text_fmt(&t, "n%.*s", (int)ev.len, (const char *)in + ev.offset);
             if (ev.is_uint && ev.uint_overflow) {
                 text_put(&t, "o", 1);
@@ -146,16 +166,16 @@ static char *render(const uint8_t *in, size_t len, uint32_t depth, size_t cap, s
             text_put(&t, "z", 1);
             break;
         case STG_JSON_DUPLICATE:
-            ck_assert_uint_eq(ev.depth, open);
-            ck_assert_uint_lt(ev.prev_offset, ev.offset);
+            REQ_CMP_EQ(ev.depth, open);
+            REQ_CMP_LT(ev.prev_offset, ev.offset);
             text_fmt(&t, "D@%zu<%zu", ev.offset, ev.prev_offset);
             break;
         case STG_JSON_END:
-            ck_assert_uint_eq(open, 0);
+            REQ_CMP_EQ(open, 0);
             text_fmt(&t, "$@%zu", ev.offset);
             break;
         case STG_JSON_ERROR:
-            ck_assert_uint_le(p.error_offset, len);
+            REQ_CMP_LE(p.error_offset, len);
             text_fmt(&t, "E%s@%zu", error_name(p.error), p.error_offset);
             break;
         case STG_JSON_NONE:
@@ -164,13 +184,13 @@ static char *render(const uint8_t *in, size_t len, uint32_t depth, size_t cap, s
         if (ty == STG_JSON_END || ty == STG_JSON_ERROR) {
             /* sticky */
             stg_json_event again;
-            ck_assert_int_eq(stg_json_next(&p, &again), ty);
-            ck_assert_uint_eq(again.offset, ev.offset);
+            REQ_CMP_EQ(stg_json_next(&p, &again), ty);
+            REQ_CMP_EQ(again.offset, ev.offset);
             break;
         }
     }
     stg_json_release(&p);
-    ck_assert_uint_eq(arena.reserved <= arena.peak, 1);
+    REQ_CMP_EQ(arena.reserved <= arena.peak, 1);
     if (peak != NULL) {
         *peak = arena.peak;
     }
@@ -417,6 +437,516 @@ START_TEST(test_json_rest_is_ws)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* depth */
+
+static char *nest(const char *open, const char *close, size_t levels)
+{
+    size_t lo = strlen(open), lc = strlen(close);
+    char *s = malloc(levels * (lo + lc) + 1);
+    ck_assert_ptr_nonnull(s);
+    size_t n = 0;
+    for (size_t i = 0; i < levels; i++) {
+        memcpy(s + n, open, lo);
+        n += lo;
+    }
+    for (size_t i = 0; i < levels; i++) {
+        memcpy(s + n, close, lc);
+        n += lc;
+    }
+    s[n] = '\0';
+    return s;
+}
+
+/* Parses to the end; returns the final type, with the error kind and offset. */
+static stg_json_type run_all(const char *in, size_t len, uint32_t depth, size_t cap,
+                             stg_json_error *err, size_t *err_off, size_t *peak)
+{
+    stg_arena arena;
+    stg_arena_init(&arena, cap);
+    stg_json_parser p;
+    stg_json_init(&p, (const uint8_t *)in, len, depth, &arena);
+    stg_json_event ev;
+    stg_json_type t;
+    do {
+        t = stg_json_next(&p, &ev);
+    } while (t != STG_JSON_END && t != STG_JSON_ERROR);
+    *err = p.error;
+    *err_off = p.error_offset;
+    stg_json_release(&p);
+    if (peak != NULL) {
+        *peak = arena.peak;
+    }
+    stg_arena_release(&arena);
+    return t;
+}
+
+START_TEST(test_json_depth_exact)
+{
+    /* arrays: max_depth containers pass, max_depth + 1 fail at the extra bracket */
+    static const uint32_t depths[] = {1, 2, 3, 17, 128, STG_JSON_DEPTH_CEILING};
+    for (size_t k = 0; k < sizeof depths / sizeof depths[0]; k++) {
+        uint32_t md = depths[k];
+        stg_json_error e;
+        size_t off;
+        char *ok = nest("[", "]", md);
+        ck_assert_int_eq(run_all(ok, strlen(ok), md, BIG_CAP, &e, &off, NULL), STG_JSON_END);
+        free(ok);
+        char *bad = nest("[", "]", (size_t)md + 1);
+        ck_assert_int_eq(run_all(bad, strlen(bad), md, BIG_CAP, &e, &off, NULL), STG_JSON_ERROR);
+        ck_assert_int_eq(e, STG_JSON_E_DEPTH);
+        ck_assert_uint_eq(off, md);
+        free(bad);
+        /* objects: {"k":{"k":...{}...}} -- each level is 5 bytes before the next '{' */
+        char *okobj = nest("{\"k\":", "}", md - 1);
+        size_t lo = strlen(okobj);
+        char *full = malloc(lo + 3);
+        size_t half = (size_t)(md - 1) * 5;
+        memcpy(full, okobj, half);
+        memcpy(full + half, "{}", 2);
+        memcpy(full + half + 2, okobj + half, lo - half + 1);
+        ck_assert_int_eq(run_all(full, strlen(full), md, BIG_CAP, &e, &off, NULL), STG_JSON_END);
+        /* one more level: fails at the '{' that would be level md + 1 */
+        ck_assert_int_eq(run_all(full, strlen(full), md - 1 == 0 ? 1 : md - 1, BIG_CAP, &e, &off,
+                                 NULL),
+                         md - 1 == 0 ? STG_JSON_END : STG_JSON_ERROR);
+        if (md > 1) {
+            ck_assert_int_eq(e, STG_JSON_E_DEPTH);
+            ck_assert_uint_eq(off, half);
+        }
+        free(full);
+        free(okobj);
+    }
+    /* 0 means 1; values above the ceiling are clamped to it */
+    stg_json_error e;
+    size_t off;
+    ck_assert_int_eq(run_all("[]", 2, 0, BIG_CAP, &e, &off, NULL), STG_JSON_END);
+    ck_assert_int_eq(run_all("[[]]", 4, 0, BIG_CAP, &e, &off, NULL), STG_JSON_ERROR);
+    ck_assert_int_eq(e, STG_JSON_E_DEPTH);
+    ck_assert_uint_eq(off, 1);
+    char *deep = nest("[", "]", STG_JSON_DEPTH_CEILING + 1);
+    ck_assert_int_eq(run_all(deep, strlen(deep), UINT32_MAX, BIG_CAP, &e, &off, NULL),
+                     STG_JSON_ERROR);
+    ck_assert_int_eq(e, STG_JSON_E_DEPTH);
+    ck_assert_uint_eq(off, STG_JSON_DEPTH_CEILING);
+    free(deep);
+    /* a scalar at depth max_depth is fine: it is no container */
+    ck_assert_int_eq(run_all("[[1]]", 5, 2, BIG_CAP, &e, &off, NULL), STG_JSON_END);
+    ck_assert_int_eq(run_all("7", 1, 1, BIG_CAP, &e, &off, NULL), STG_JSON_END);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* duplicates against a naive reference */
+
+/* Deterministic generator (tests only). */
+static uint64_t rng_state;
+static uint32_t rng(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rng_state >> 33);
+}
+
+typedef struct ref_key {
+    uint8_t *dec;
+    size_t len, offset;
+} ref_key;
+
+typedef struct ref_obj {
+    ref_key *keys;
+    size_t count, cap;
+} ref_obj;
+
+static int ref_key_cmp(const void *pa, const void *pb)
+{
+    const ref_key *a = pa, *b = pb;
+    size_t common = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->dec, b->dec, common);
+    if (c != 0) {
+        return c;
+    }
+    if (a->len != b->len) {
+        return a->len < b->len ? -1 : 1;
+    }
+    return a->offset < b->offset ? -1 : (a->offset > b->offset ? 1 : 0);
+}
+
+static int pair_cmp(const void *pa, const void *pb)
+{
+    const size_t *a = pa, *b = pb;
+    return a[0] < b[0] ? -1 : (a[0] > b[0] ? 1 : 0);
+}
+
+/* Parses `in` and checks, at every OBJECT_END, that the DUPLICATE events just before it are
+ * exactly: for each key (in position order) equal after decoding to an earlier key of the same
+ * object, one event (offset = that key, prev_offset = the latest earlier equal key). Returns the
+ * number of duplicates seen. */
+static size_t check_dups_against_reference(const char *in, size_t len, uint32_t depth)
+{
+    stg_arena arena;
+    stg_arena_init(&arena, BIG_CAP);
+    stg_json_parser p;
+    stg_json_init(&p, (const uint8_t *)in, len, depth, &arena);
+    ref_obj *stack = calloc((size_t)depth + 2, sizeof *stack);
+    REQ((stack) != NULL);
+    size_t top = 0; /* stack[top] is the innermost open object or array (arrays hold no keys) */
+    size_t total_dups = 0;
+    size_t *got = NULL;
+    size_t got_n = 0, got_cap = 0;
+    stg_json_event ev;
+    for (;;) {
+        stg_json_type t = stg_json_next(&p, &ev);
+        if (t == STG_JSON_ERROR) {
+            ck_abort_msg("error %d at %zu", (int)p.error, p.error_offset);
+        }
+        if (t == STG_JSON_END) {
+            break;
+        }
+        if (t == STG_JSON_OBJECT_BEGIN || t == STG_JSON_ARRAY_BEGIN) {
+            top++;
+            stack[top].count = 0;
+        } else if (t == STG_JSON_KEY) {
+            ref_obj *o = &stack[top];
+            if (o->count == o->cap) {
+                o->cap = o->cap == 0 ? 16 : o->cap * 2;
+                o->keys = realloc(o->keys, o->cap * sizeof *o->keys);
+                REQ((o->keys) != NULL);
+            }
+            ref_key *k = &o->keys[o->count++];
+            k->dec = malloc(ev.str_len + 1);
+            REQ((k->dec) != NULL);
+            k->len = stg_json_decode(ev.str, ev.str_len, k->dec);
+            k->offset = ev.offset;
+        } else if (t == STG_JSON_DUPLICATE) {
+            if (got_n == got_cap) {
+                got_cap = got_cap == 0 ? 16 : got_cap * 2;
+                got = realloc(got, got_cap * 2 * sizeof(size_t));
+                REQ((got) != NULL);
+            }
+            got[2 * got_n] = ev.offset;
+            got[2 * got_n + 1] = ev.prev_offset;
+            got_n++;
+        } else if (t == STG_JSON_OBJECT_END || t == STG_JSON_ARRAY_END) {
+            ref_obj *o = &stack[top];
+            /* reference: sort by (decoded bytes, position); equal neighbours are repeats */
+            qsort(o->keys, o->count, sizeof *o->keys, ref_key_cmp);
+            size_t *want = malloc((o->count + 1) * 2 * sizeof(size_t));
+            REQ((want) != NULL);
+            size_t want_n = 0;
+            for (size_t j = 1; j < o->count; j++) {
+                if (o->keys[j - 1].len == o->keys[j].len &&
+                    memcmp(o->keys[j - 1].dec, o->keys[j].dec, o->keys[j].len) == 0) {
+                    want[2 * want_n] = o->keys[j].offset;
+                    want[2 * want_n + 1] = o->keys[j - 1].offset;
+                    want_n++;
+                }
+            }
+            qsort(want, want_n, 2 * sizeof(size_t), pair_cmp);
+            REQ_CMP_EQ(want_n, got_n);
+            for (size_t k = 0; k < want_n; k++) {
+                REQ_CMP_EQ(got[2 * k], want[2 * k]);
+                REQ_CMP_EQ(got[2 * k + 1], want[2 * k + 1]);
+            }
+            free(want);
+            REQ_CMP_EQ(want_n, got_n);
+            total_dups += got_n;
+            got_n = 0;
+            for (size_t j = 0; j < o->count; j++) {
+                free(o->keys[j].dec);
+            }
+            o->count = 0;
+            top--;
+        } else {
+            REQ_CMP_EQ(got_n, 0); /* duplicates come right before OBJECT_END */
+        }
+    }
+    for (size_t i = 0; i < (size_t)depth + 2; i++) {
+        free(stack[i].keys);
+    }
+    free(stack);
+    free(got);
+    stg_json_release(&p);
+    stg_arena_release(&arena);
+    return total_dups;
+}
+
+/* Spellings of a few keys; some decode to the same bytes. */
+static const char *const key_pool[] = {
+    "a", "b", "ab", "a\\u0062", "\\u0061b", "\\u0061\\u0062", "", "a\\u0000", "a\\u0000b",
+    "\xc3\xa9", "\\u00e9", "\\u00E9", "\xf0\x9f\x98\x80", "\\ud83d\\ude00", "\\uD83D\\uDE00",
+    "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.q_proj.weigh\\u0074",
+    "model.layers.0.self_attn.q_proj.weights", "\\/x", "/x", "dtype", "shape", "data_offsets",
+    "0123456789abcdef", "0123456789abcdeg", "01234567", "0123456\\u0037", "\\\\", "\\\"",
+    "\\n", "\\u000a", "\\u000A",
+};
+
+typedef struct gen {
+    char *s;
+    size_t len, cap;
+} gen;
+
+static void gen_put(gen *g, const char *s)
+{
+    size_t n = strlen(s);
+    if (g->len + n + 1 > g->cap) {
+        g->cap = (g->len + n + 1) * 2;
+        g->s = realloc(g->s, g->cap);
+        REQ((g->s) != NULL);
+    }
+    memcpy(g->s + g->len, s, n + 1);
+    g->len += n;
+}
+
+/* A random object: `keys` members, values scalars or (while depth allows) nested objects and
+ * arrays of objects. Key spellings come from the pool or are fresh numbered names. */
+static void gen_object(gen *g, size_t keys, unsigned depth_left, unsigned pool_share)
+{
+    gen_put(g, "{");
+    for (size_t i = 0; i < keys; i++) {
+        if (i > 0) {
+            gen_put(g, rng() % 4 == 0 ? " , " : ",");
+        }
+        gen_put(g, "\"");
+        if (rng() % 100 < pool_share) {
+            gen_put(g, key_pool[rng() % (sizeof key_pool / sizeof key_pool[0])]);
+        } else {
+            char name[32];
+            snprintf(name, sizeof name, "k%zu", (size_t)rng() % (keys + 1));
+            gen_put(g, name);
+        }
+        gen_put(g, "\":");
+        unsigned r = rng() % 10;
+        if (depth_left > 0 && r == 0) {
+            gen_object(g, rng() % 12, depth_left - 1, pool_share);
+        } else if (depth_left > 0 && r == 1) {
+            gen_put(g, "[");
+            gen_object(g, rng() % 10, depth_left - 1, pool_share);
+            gen_put(g, ",");
+            gen_object(g, rng() % 40, depth_left - 1, pool_share);
+            gen_put(g, "]");
+        } else {
+            gen_put(g, r < 6 ? "0" : "\"v\"");
+        }
+    }
+    gen_put(g, "}");
+}
+
+START_TEST(test_json_dups_random)
+{
+    static const size_t sizes[] = {0, 1, 2, 3, 7, 8, 9, 10, 16, 31, 32, 33, 64, 100, 257, 1000, 5000};
+    rng_state = 12345;
+    size_t dups = 0;
+    for (size_t round = 0; round < 6; round++) {
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            gen g = {0};
+            gen_object(&g, sizes[k], 3, (unsigned)(round * 20));
+            dups += check_dups_against_reference(g.s, g.len, 16);
+            free(g.s);
+        }
+    }
+    ck_assert_uint_gt(dups, 1000); /* the generator does make many duplicates */
+}
+END_TEST
+
+/* Every key equal: a chain of repeats, each pointing at the one before. */
+START_TEST(test_json_dups_all_same)
+{
+    static const size_t sizes[] = {2, 8, 9, 32, 33, 1000, 20000};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        gen g = {0};
+        gen_put(&g, "{");
+        for (size_t i = 0; i < sizes[k]; i++) {
+            gen_put(&g, i == 0 ? "" : ",");
+            gen_put(&g, i % 3 == 0 ? "\"x\":1" : (i % 3 == 1 ? "\"\\u0078\":1" : "\"\\x\":1"));
+        }
+        gen_put(&g, "}");
+        /* "\x" is no valid escape: build with "x" spellings only when i % 3 == 2 */
+        for (char *q = strstr(g.s, "\\x"); q != NULL; q = strstr(q, "\\x")) {
+            q[0] = 'x';
+            q[1] = 'x';
+        }
+        size_t dups = check_dups_against_reference(g.s, g.len, 4);
+        /* keys are "x" or "xx": repeats = all but the first of each spelling class */
+        size_t xx = sizes[k] / 3;
+        size_t x = sizes[k] - xx;
+        ck_assert_uint_eq(dups, (x > 0 ? x - 1 : 0) + (xx > 0 ? xx - 1 : 0));
+        free(g.s);
+    }
+}
+END_TEST
+
+/* The hash as json.c defines it (HASH_SEED, HASH_MUL, one step per 8-byte word): used only to
+ * build colliding keys; the test checks the collisions with stg_json_key_hash itself. */
+static uint64_t test_hash_step(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 32);
+}
+
+static uint64_t le64_of(const uint8_t *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) {
+        v = (v << 8) | b[i];
+    }
+    return v;
+}
+
+START_TEST(test_json_hash_flood)
+{
+    /* 16-byte decoded keys (w1, w2) with one 64-bit hash: w1 is 8 letters from a counter,
+     * w2 = s1(target) ^ w2(target) ^ s1(w1), kept when all its bytes are ASCII so it can be
+     * written as \u00XX escapes. */
+    const size_t want = 20000;
+    const uint64_t seed = 0x243F6A8885A308D3ull;
+    uint8_t target[16] = "AAAAAAAAtarget!!";
+    uint64_t s1_target = test_hash_step(seed, le64_of(target));
+    uint64_t goal = s1_target ^ le64_of(target + 8);
+    uint64_t target_hash = stg_json_key_hash(target, 16);
+    gen g = {0};
+    gen_put(&g, "{");
+    size_t made = 0;
+    for (uint64_t ctr = 1; made < want; ctr++) {
+        uint8_t key[16];
+        uint64_t c = ctr;
+        for (int i = 0; i < 8; i++) {
+            key[i] = (uint8_t)('a' + c % 26);
+            c /= 26;
+        }
+        uint64_t w2 = goal ^ test_hash_step(seed, le64_of(key));
+        if ((w2 & 0x8080808080808080ull) != 0) {
+            continue;
+        }
+        for (int i = 0; i < 8; i++) {
+            key[8 + i] = (uint8_t)(w2 >> (8 * i));
+        }
+        REQ_CMP_EQ(stg_json_key_hash(key, 16), target_hash); /* precondition */
+        char raw[8 + 48 + 1];
+        memcpy(raw, key, 8);
+        for (int i = 0; i < 8; i++) {
+            snprintf(raw + 8 + 6 * i, 7, "\\u%04x", key[8 + i]);
+        }
+        gen_put(&g, made == 0 ? "\"" : ",\"");
+        gen_put(&g, raw);
+        gen_put(&g, "\":0");
+        made++;
+        if (made % 5000 == 0) {
+            /* a real repeat in the flood, spelled without escapes where possible */
+            gen_put(&g, ",\"");
+            gen_put(&g, raw);
+            gen_put(&g, "\":1");
+        }
+    }
+    gen_put(&g, "}");
+    clock_t t0 = clock();
+    size_t dups = check_dups_against_reference(g.s, g.len, 4);
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    REQ_CMP_EQ(dups, want / 5000);
+    /* pairwise would be 2e8 comparisons of 56-byte escaped keys: minutes, not seconds */
+    ck_assert_msg(secs < 20.0, "flood took %.1f s", secs);
+    free(g.s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* skip and decode */
+
+START_TEST(test_json_skip)
+{
+    const char *in = "{\"a\":{\"x\":[1,{\"y\":2,\"y\":3}],\"x\":4},\"b\":[[],{}],\"c\":5,\"d\":"
+                     "{\"e\":1}}";
+    stg_arena arena;
+    stg_arena_init(&arena, BIG_CAP);
+    stg_json_parser p;
+    stg_json_init(&p, (const uint8_t *)in, strlen(in), 16, &arena);
+    stg_json_event ev, first;
+    size_t dups = 0;
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY); /* a */
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+    ck_assert_int_eq(stg_json_skip(&p, &ev, &dups, &first), STG_JSON_OBJECT_END);
+    ck_assert_uint_eq(dups, 2);
+    ck_assert_uint_eq(first.offset, 20); /* the inner "y" repeat is handed out first */
+    ck_assert_uint_eq(first.prev_offset, 14);
+    ck_assert_int_eq(first.type, STG_JSON_DUPLICATE);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY); /* b */
+    ck_assert_uint_eq(ev.offset, 35);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ARRAY_BEGIN);
+    ck_assert_int_eq(stg_json_skip(&p, &ev, NULL, NULL), STG_JSON_ARRAY_END);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY); /* c */
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_NUMBER);
+    ck_assert_int_eq(stg_json_skip(&p, &ev, &dups, NULL), STG_JSON_NUMBER); /* no-op */
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY); /* d */
+    ck_assert_uint_eq(ev.offset, 53);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+    ck_assert_int_eq(stg_json_skip(&p, &ev, &dups, NULL), STG_JSON_OBJECT_END);
+    ck_assert_uint_eq(dups, 2);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_END);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_END);
+    stg_json_release(&p);
+
+    /* an error inside the skipped value ends the skip with ERROR */
+    const char *bad = "[{\"a\":[1,2,}]";
+    stg_json_init(&p, (const uint8_t *)bad, strlen(bad), 16, &arena);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ARRAY_BEGIN);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+    ck_assert_int_eq(stg_json_skip(&p, &ev, NULL, NULL), STG_JSON_ERROR);
+    ck_assert_int_eq(p.error, STG_JSON_E_SYNTAX);
+    ck_assert_uint_eq(p.error_offset, 11);
+    stg_json_release(&p);
+    stg_arena_release(&arena);
+}
+END_TEST
+
+static const struct {
+    const char *raw, *dec;
+    size_t dec_len;
+} decode_cases[] = {
+    {"", "", 0},
+    {"plain", "plain", 5},
+    {"a\\\"b", "a\"b", 3},
+    {"\\\\\\/\\b\\f\\n\\r\\t", "\\/\b\f\n\r\t", 7},
+    {"\\u0000", "\0", 1},
+    {"x\\u0041y", "xAy", 3},
+    {"\\u007f\\u0080", "\x7f\xc2\x80", 3},
+    {"\\u07FF\\u0800", "\xdf\xbf\xe0\xa0\x80", 5},
+    {"\\uFFFF", "\xef\xbf\xbf", 3},
+    {"\\uD800\\uDC00", "\xf0\x90\x80\x80", 4},
+    {"\\uDBFF\\uDFFF", "\xf4\x8f\xbf\xbf", 4},
+    {"\xc3\xa9\\u00e9", "\xc3\xa9\xc3\xa9", 4},
+    {"ab\\u0062\\u0063d", "abbcd", 5},
+};
+
+START_TEST(test_json_decode)
+{
+    const char *raw = decode_cases[_i].raw;
+    size_t rl = strlen(raw);
+    uint8_t out[64];
+    memset(out, 0xAA, sizeof out);
+    size_t n = stg_json_decode((const uint8_t *)raw, rl, out);
+    ck_assert_uint_eq(n, decode_cases[_i].dec_len);
+    ck_assert_uint_le(n, rl);
+    ck_assert(memcmp(out, decode_cases[_i].dec, n) == 0);
+    ck_assert_uint_eq(out[rl < sizeof out ? rl : 0] == 0xAA || rl == 0, 1);
+    /* the parser accepts the same body as a string and hands it out raw */
+    char doc[80];
+    snprintf(doc, sizeof doc, "\"%s\"", raw);
+    stg_arena arena;
+    stg_arena_init(&arena, BIG_CAP);
+    stg_json_parser p;
+    stg_json_init(&p, (const uint8_t *)doc, strlen(doc), 4, &arena);
+    stg_json_event ev;
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_STRING);
+    ck_assert_uint_eq(ev.str_len, rl);
+    ck_assert_int_eq(ev.has_escapes, strchr(raw, '\\') != NULL);
+    /* the hash of a decoded key is the hash of its bytes, escaped or not */
+    ck_assert_uint_eq(stg_json_key_hash(out, n),
+                      stg_json_key_hash((const uint8_t *)decode_cases[_i].dec, n));
+    stg_json_release(&p);
+    stg_arena_release(&arena);
+}
+END_TEST
+
 Suite *json_suite(void);
 Suite *json_suite(void)
 {
@@ -426,6 +956,13 @@ Suite *json_suite(void)
     tcase_add_loop_test(tc, test_json_table, 0, (int)(sizeof cases / sizeof cases[0]));
     tcase_add_test(tc, test_json_token_offsets);
     tcase_add_test(tc, test_json_rest_is_ws);
+    tcase_add_test(tc, test_json_depth_exact);
+    tcase_add_test(tc, test_json_dups_random);
+    tcase_add_test(tc, test_json_dups_all_same);
+    tcase_add_test(tc, test_json_hash_flood);
+    tcase_add_test(tc, test_json_skip);
+    tcase_add_loop_test(tc, test_json_decode, 0,
+                        (int)(sizeof decode_cases / sizeof decode_cases[0]));
     suite_add_tcase(s, tc);
     return s;
 }
