@@ -316,7 +316,9 @@ stg_policy_verdict stg_policy_classify(const stg_policy *p, const char *module, 
             }
         }
     }
-    if (module_len > 0 && module[0] == '_') {
+    bool dunder_module = module_len >= 4 && module[1] == '_' && module[module_len - 1] == '_' &&
+                         module[module_len - 2] == '_';
+    if (module_len > 0 && module[0] == '_' && !dunder_module) {
         return verdict(STG_GLOBAL_DANGEROUS, false, "private module");
     }
     return verdict(STG_GLOBAL_UNKNOWN, false, "on no list");
