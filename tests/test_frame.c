@@ -157,8 +157,8 @@ END_TEST
 START_TEST(test_stages_equal_whole)
 {
     static const char *hdrs[] = {
-        "{\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]},"
-        "\"a\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[3,5]}}",
+        ("{\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]},"
+         "\"a\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[3,5]}}"),
         "{\"a\":{\"dtype\":\"Q\",\"shape\":[1],\"data_offsets\":[0,1]}}",
         " {\"a\":[\"U8\",[1],[0,1]]}\n",
     };

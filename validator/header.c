@@ -1081,8 +1081,10 @@ static void parse_top(st_ctx *c)
 static void reserve_table(st_ctx *c)
 {
     size_t braces = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        braces += c->hdr[i] == '{';
+    const uint8_t *p = c->hdr, *end = c->hdr + c->n;
+    while (p < end && (p = memchr(p, '{', (size_t)(end - p))) != NULL) {
+        braces++;
+        p++;
     }
     if (braces <= 1) {
         return;
