@@ -23,6 +23,15 @@ static int bench_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* CPU time of the whole process (user + system): unlike wall time, it barely moves when other
+ * processes compete for the cores, so it is reported next to wall time on a shared machine. */
+static inline double bench_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* Sorts t[0..n) in place; returns the median (mean of the middle two for even n). */
 static inline double bench_median(double *t, size_t n)
 {

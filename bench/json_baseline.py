@@ -6,7 +6,8 @@ Usage: json_baseline.py FILE [--min-runs N] [--max-runs N] [--seconds S]
 Reads the 8-byte length and the header only (the data section may be a sparse multi-GB hole),
 then times json.loads(header_bytes) (bytes in, so UTF-8 decoding is included, as stguard's UTF-8
 check is) the same way bench_header times stg_validate_buffer: one warm-up run, then at least
---min-runs timed runs, more until about --seconds were spent; best and median are reported.
+--min-runs timed runs, more until about --seconds were spent; best and median of wall time and
+of process CPU time are reported.
 Each result is dropped before the next run so only one parsed header is alive at a time.
 The garbage collector stays at its defaults, as a user's process would have it.
 
@@ -18,6 +19,7 @@ Prints one line of key=value pairs, as bench_header does. python3 stdlib only.
 
 import argparse
 import json
+import statistics
 import struct
 import time
 
@@ -54,23 +56,24 @@ def main():
     runs = args.min_runs
     if warmup > 0 and warmup * runs < args.seconds:
         runs = min(args.max_runs, max(args.min_runs, int(args.seconds / warmup)))
-    times = []
+    times, cpu = [], []
     for _ in range(runs):
+        cpu_start = time.process_time()
         start = time.perf_counter()
         parsed = json.loads(header)
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - cpu_start)
         del parsed
     hwm = status_kib("VmHWM:")
 
-    times.sort()
-    mid = len(times) // 2
-    median = times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
-    best = times[0]
+    best, median = min(times), statistics.median(times)
+    cpu_best, cpu_median = min(cpu), statistics.median(cpu)
     mb = header_len / 1e6
     print("file=%s header_bytes=%d tensors=%d runs=%d best_s=%.6f median_s=%.6f "
-          "best_MBps=%.1f median_MBps=%.1f tensors_per_s=%.0f hwm_base_kib=%d hwm_kib=%d"
+          "best_MBps=%.1f median_MBps=%.1f cpu_best_MBps=%.1f cpu_median_MBps=%.1f "
+          "tensors_per_s=%.0f hwm_base_kib=%d hwm_kib=%d"
           % (args.file, header_len, tensors, runs, best, median, mb / best, mb / median,
-             tensors / median, hwm_base, hwm))
+             mb / cpu_best, mb / cpu_median, tensors / median, hwm_base, hwm))
 
 
 if __name__ == "__main__":

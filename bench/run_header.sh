@@ -63,27 +63,29 @@ for line in open(sys.argv[1]):
 def summary(runs):
     best = max(float(r["best_MBps"]) for r in runs)
     median = statistics.median(float(r["median_MBps"]) for r in runs)
+    cpu = max(float(r["cpu_best_MBps"]) for r in runs)
     hwm = max(int(r["hwm_kib"]) for r in runs) / 1024
     base = max(int(r["hwm_base_kib"]) for r in runs) / 1024
     tps = statistics.median(float(r["tensors_per_s"]) for r in runs)
-    return best, median, hwm, base, tps
+    return best, median, cpu, hwm, base, tps
 
-print("profile: %s; MB = 10^6 bytes of header; MB/s as best / median; peak RSS = VmHWM of a "
-      "fresh process (in brackets: the part added by parsing, over the process with the header "
-      "loaded)" % sys.argv[2])
+print("profile: %s; MB = 10^6 bytes of header; MB/s = wall-clock best / median [best by "
+      "process CPU time]; peak RSS = VmHWM of a fresh process (in brackets: the part added by "
+      "parsing, over the process with the header loaded); ratio = stguard / json.loads, "
+      "medians" % sys.argv[2])
 print()
 print("| tensors | header MB | stguard MB/s | stguard tensors/s | stguard peak RSS MiB | "
       "arena peak MiB (budget) | json.loads MB/s | json.loads peak RSS MiB | speed ratio |")
 print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for n in sorted(rows):
     st, js = rows[n]["stguard"], rows[n]["json"]
-    sb, sm, sh, sbase, stps = summary(st)
-    jb, jm, jh, jbase, _ = summary(js)
+    sb, sm, sc, sh, sbase, stps = summary(st)
+    jb, jm, jc, jh, jbase, _ = summary(js)
     arena = max(int(r["arena_peak"]) for r in st) / 2**20
     budget = int(st[0]["budget"]) / 2**20
     header_mb = int(st[0]["header_bytes"]) / 1e6
-    print("| %d | %.2f | %.0f / %.0f | %.2fM | %.1f (+%.1f) | %.1f (%.1f) | %.1f / %.1f | "
-          "%.1f (+%.1f) | %.1fx |"
-          % (n, header_mb, sb, sm, stps / 1e6, sh, sh - sbase, arena, budget, jb, jm, jh,
-             jh - jbase, sm / jm))
+    print("| %d | %.2f | %.0f / %.0f [%.0f] | %.2fM | %.1f (+%.1f) | %.1f (%.1f) | "
+          "%.1f / %.1f [%.1f] | %.1f (+%.1f) | %.1fx |"
+          % (n, header_mb, sb, sm, sc, stps / 1e6, sh, sh - sbase, arena, budget, jb, jm, jc,
+             jh, jh - jbase, sm / jm))
 EOF
