@@ -189,7 +189,7 @@ START_TEST(test_path_io_error_and_special)
     char *fifo = path_in(dir, "pipe.safetensors");
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
     ck_assert_int_eq(stg_scan_path(fifo, NULL, &r), STG_OK);
-    ck_assert_int_eq(stg_report_count(r), 1);
+    ck_assert_uint_eq(stg_report_count(r), 1);
     ck_assert_int_eq(stg_report_at(r, 0)->code, STG_NOT_REGULAR_FILE);
     ck_assert_int_eq(stg_report_at(r, 0)->severity, STG_SEV_WARNING);
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
