@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../parser/util.h"
+#include "../parser/mem.h"
 #include "../parser/tar.h"
 #include "../parser/zip.h"
 #include "check.h"
@@ -205,6 +206,28 @@ static stg_format zip_label(const uint8_t *buf, size_t len)
     return all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
 }
 
+/* torch-tar when members named pickle and storages exist (the PyTorch 0.1 layout), else tar. */
+static stg_format tar_label(const uint8_t *buf, size_t len)
+{
+    stg_tar t;
+    stg_tar_entry *ent = stg_mem_alloc(sizeof *ent);
+    if (ent == NULL) {
+        return STG_FMT_TAR;
+    }
+    uint64_t err_offset;
+    const char *why;
+    bool pickle = false, storages = false;
+    stg_tar_init(&t, buf, len);
+    while (stg_tar_next(&t, ent, &err_offset, &why) == STG_TARR_OK) {
+        const char *slash = strrchr(ent->name, '/');
+        const char *base = slash != NULL ? slash + 1 : ent->name;
+        pickle = pickle || strcmp(base, "pickle") == 0;
+        storages = storages || strcmp(base, "storages") == 0;
+    }
+    stg_mem_free(ent);
+    return pickle && storages ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
+}
+
 stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
 {
     stg_name_hint h = stg_name_hint_of(name_hint);
@@ -220,7 +243,7 @@ stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
     case STG_SNIFF_TORCH_LEGACY: return STG_FMT_TORCH_LEGACY;
     case STG_SNIFF_ZIP: return zip_label(buf, len);
     case STG_SNIFF_NPY: return STG_FMT_NUMPY;
-    case STG_SNIFF_TAR: return STG_FMT_TAR;
+    case STG_SNIFF_TAR: return tar_label(buf, len);
     case STG_SNIFF_GZIP: return STG_FMT_GZIP;
     case STG_SNIFF_ZLIB: return STG_FMT_ZLIB;
     case STG_SNIFF_BZ2: return STG_FMT_BZ2;

@@ -1,0 +1,176 @@
+/* validator/sniff: every format by content, the safetensors rule with its near misses, and the
+ * few name hints DESIGN.md section 6 allows. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "validator/check.h"
+#include "validator/sniff.h"
+#include "zipbuild.h"
+
+#define B(s) (const uint8_t *)(s), sizeof(s) - 1
+
+static const char EVIL[] = "\x80\x02" "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
+static const char LEGACY[] = "\x80\x02\x8a\nl\xfc\x9c" "F\xf9 j\xa8P\x19.\x80\x02M\xe9\x03.";
+
+static uint8_t *fixture(const char *name, size_t *len)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "tests/data/containers/%s", name);
+    uint8_t *p = tu_read_file(tu_src(rel), len);
+    ck_assert_msg(p != NULL, "fixture %s", name);
+    return p;
+}
+
+START_TEST(test_safetensors_rule)
+{
+    ck_assert(stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0{}")));
+    ck_assert(stg_sniff_is_safetensors(B("\x04\0\0\0\0\0\0\0 \n{}")));
+    /* near misses: n < 2, n past the end, first non-space byte not '{', too short, all space */
+    ck_assert(!stg_sniff_is_safetensors(B("\x01\0\0\0\0\0\0\0{}")));
+    ck_assert(!stg_sniff_is_safetensors(B("\x03\0\0\0\0\0\0\0{}")));
+    ck_assert(!stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0[]")));
+    ck_assert(!stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0{")));
+    ck_assert(!stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0  ")));
+    ck_assert(!stg_sniff_is_safetensors(B("\xff\xff\xff\xff\xff\xff\xff\xff{}")));
+    ck_assert_int_eq(stg_sniff(B("\x02\0\0\0\0\0\0\0{}"), NULL), STG_FMT_SAFETENSORS);
+}
+END_TEST
+
+START_TEST(test_name_hints)
+{
+    /* A .safetensors name is validated as safetensors whatever it holds. */
+    ck_assert_int_eq(stg_sniff(B("garbage"), "m.safetensors"), STG_FMT_SAFETENSORS);
+    ck_assert_int_eq(stg_sniff(B("garbage"), "dir/M.SafeTensors"), STG_FMT_SAFETENSORS);
+    ck_assert_int_eq(stg_sniff(B("{}"), "model.safetensors.index.json"),
+                     STG_FMT_SAFETENSORS_INDEX);
+    ck_assert_int_eq(stg_sniff(B("\x08\x07\x12\x04"), "model.onnx"), STG_FMT_ONNX);
+    /* Content beats the other names. */
+    ck_assert_int_eq(stg_sniff(B(EVIL), "model.onnx"), STG_FMT_PICKLE);
+    ck_assert_int_eq(stg_sniff(B(EVIL), "model.safetensors.json"), STG_FMT_PICKLE);
+    ck_assert_int_eq(stg_sniff(B("\x02\0\0\0\0\0\0\0{}"), "model.bin"), STG_FMT_SAFETENSORS);
+    ck_assert_int_eq(stg_sniff(B("plain text"), "readme.txt"), STG_FMT_UNKNOWN);
+    ck_assert_int_eq(stg_sniff(B("plain text"), NULL), STG_FMT_UNKNOWN);
+
+    stg_name_hint h = stg_name_hint_of("a/b/model.PTH");
+    ck_assert(h.claims_pickle);
+    ck_assert(!h.safetensors);
+    static const char *const claims[] = {"x.bin", "x.pt", "x.pth", "x.ckpt", "x.pkl",
+                                         "x.pickle", "x.joblib", "x.npy", "x.npz"};
+    for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
+        ck_assert_msg(stg_name_hint_of(claims[i]).claims_pickle, "%s", claims[i]);
+    }
+    ck_assert(!stg_name_hint_of("x.bin.txt").claims_pickle);
+    ck_assert(!stg_name_hint_of("x.safetensors").claims_pickle);
+    ck_assert(!stg_name_hint_of(NULL).claims_pickle);
+    ck_assert(stg_name_hint_of("x.joblib").joblib);
+}
+END_TEST
+
+START_TEST(test_pickles)
+{
+    ck_assert_int_eq(stg_sniff(B(EVIL), NULL), STG_FMT_PICKLE);
+    ck_assert_int_eq(stg_sniff(B(EVIL), "model.joblib"), STG_FMT_JOBLIB);
+    /* Protocols 0 and 1 have no PROTO opcode: found by walking to STOP. */
+    ck_assert_int_eq(stg_sniff(B("(lp0\nI1\na."), NULL), STG_FMT_PICKLE);
+    ck_assert_int_eq(stg_sniff(B("cos\nsystem\n(S'id'\ntR."), NULL), STG_FMT_PICKLE);
+    ck_assert_int_eq(stg_sniff(B("]q\x00K\x01a."), NULL), STG_FMT_PICKLE);
+    /* A broken stream that starts with PROTO is still a pickle to a loader. */
+    ck_assert_int_eq(stg_sniff(B("\x80\x04\x95"), NULL), STG_FMT_PICKLE);
+    /* Near misses: text that does not reach STOP, an unknown protocol. */
+    ck_assert_int_eq(stg_sniff(B("(lp0\nI1\na"), NULL), STG_FMT_UNKNOWN);
+    ck_assert_int_eq(stg_sniff_kind_of(B("\x80\x07K\x01.")), STG_SNIFF_UNKNOWN);
+    ck_assert_int_eq(stg_sniff(B(LEGACY), NULL), STG_FMT_TORCH_LEGACY);
+}
+END_TEST
+
+START_TEST(test_archives)
+{
+    size_t len;
+    uint8_t *p = fixture("torch-benign.pt", &len);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TORCH_ZIP);
+    free(p);
+    /* Any top folder name; a pickle member found by content whatever its name. */
+    zb_entry e[2] = {zb_file("whatever/version", "3\n", 2),
+                     zb_file("whatever/blob", EVIL, sizeof EVIL - 1)};
+    p = zb_build(e, 2, NULL, &len, NULL);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TORCH_ZIP);
+    free(p);
+    zb_entry n[2] = {zb_file("a.npy", "\x93NUMPY", 6), zb_file("b.npy", "\x93NUMPY", 6)};
+    p = zb_build(n, 2, NULL, &len, NULL);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_NUMPY_ZIP);
+    free(p);
+    zb_entry t[2] = {zb_file("a.npy", "\x93NUMPY", 6), zb_file("notes.txt", "hi", 2)};
+    p = zb_build(t, 2, NULL, &len, NULL);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_ZIP);
+    free(p);
+    p = fixture("torch01-evil.tar", &len);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TORCH_TAR);
+    free(p);
+    p = fixture("plain-evil.tar", &len);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TAR);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_magic_numbers)
+{
+    static const struct {
+        const char *file;
+        stg_format want;
+        stg_sniff_kind kind;
+    } files[] = {
+        {"evil.pkl.gz", STG_FMT_GZIP, STG_SNIFF_GZIP},
+        {"evil.pkl.zlib", STG_FMT_ZLIB, STG_SNIFF_ZLIB},
+        {"evil.pkl.bz2", STG_FMT_BZ2, STG_SNIFF_BZ2},
+        {"evil.pkl.xz", STG_FMT_XZ, STG_SNIFF_XZ},
+        {"evil.pkl.lzma", STG_FMT_XZ, STG_SNIFF_LZMA},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        size_t len;
+        uint8_t *p = fixture(files[i].file, &len);
+        ck_assert_msg(stg_sniff(p, len, NULL) == files[i].want, "%s", files[i].file);
+        ck_assert_msg(stg_sniff_kind_of(p, len) == files[i].kind, "%s", files[i].file);
+        free(p);
+    }
+    ck_assert_int_eq(stg_sniff(B("GGUF\x03\0\0\0"), NULL), STG_FMT_GGUF);
+    ck_assert_int_eq(stg_sniff(B("\x93NUMPY\x01\x00"), NULL), STG_FMT_NUMPY);
+    ck_assert_int_eq(stg_sniff_kind_of(B("\x28\xb5\x2f\xfd\0\0")), STG_SNIFF_ZSTD);
+    ck_assert_int_eq(stg_sniff_kind_of(B("\x04\x22\x4d\x18\0\0")), STG_SNIFF_LZ4);
+    ck_assert_int_eq(stg_sniff(B("\x28\xb5\x2f\xfd\0\0"), NULL), STG_FMT_UNKNOWN);
+    /* Near misses. */
+    ck_assert_int_eq(stg_sniff(B("GGUX\x03\0\0\0"), NULL), STG_FMT_UNKNOWN);
+    ck_assert_int_eq(stg_sniff(B("\x93NUMPX\x01\x00"), NULL), STG_FMT_UNKNOWN);
+    ck_assert_int_eq(stg_sniff_kind_of(B("\x1f\x8b\x07\0\0\0\0\0\0\0")), STG_SNIFF_UNKNOWN);
+    ck_assert_int_eq(stg_sniff_kind_of(B("BZh0rest")), STG_SNIFF_UNKNOWN);
+    /* lzma-alone with an odd dictionary size is not taken for one. */
+    ck_assert_int_eq(stg_sniff_kind_of(B("\x5d\x00\x00\x81\x00\xff\xff\xff\xff\xff\xff\xff\xff")),
+                     STG_SNIFF_UNKNOWN);
+    ck_assert_int_eq(stg_sniff_kind_of(B("x\x9c")), STG_SNIFF_ZLIB);
+    ck_assert_int_eq(stg_sniff_kind_of(B("x\x9d")), STG_SNIFF_UNKNOWN); /* check bits wrong */
+}
+END_TEST
+
+static Suite *sniff_suite(void)
+{
+    Suite *s = suite_create("sniff");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_safetensors_rule);
+    tcase_add_test(tc, test_name_hints);
+    tcase_add_test(tc, test_pickles);
+    tcase_add_test(tc, test_archives);
+    tcase_add_test(tc, test_magic_numbers);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(sniff_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
