@@ -947,6 +947,145 @@ START_TEST(test_json_decode)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* memory: the documented bound holds, and a capped arena fails cleanly */
+
+static char *make_many_keys(size_t members, int mode, size_t *len)
+{
+    gen g = {0};
+    gen_put(&g, "{");
+    for (size_t i = 0; i < members; i++) {
+        char key[64];
+        switch (mode) {
+        case 0: /* distinct tiny keys */
+            snprintf(key, sizeof key, "%s\"%zx\":0", i ? "," : "", i);
+            break;
+        case 1: /* the densest keys: all the same, all empty */
+            snprintf(key, sizeof key, "%s\"\":0", i ? "," : "");
+            break;
+        case 2: /* long escaped keys, every third one repeated */
+            snprintf(key, sizeof key, "%s\"\\u0041\\u00e9\\ud83d\\ude00long-key-%zu\":[]", i ? "," : "",
+                     i - i % 3);
+            break;
+        default: /* small nested objects full of keys */
+            snprintf(key, sizeof key, "%s\"%zu\":{\"a\":0,\"b\":0,\"a\":1}", i ? "," : "", i % 7);
+            break;
+        }
+        gen_put(&g, key);
+    }
+    gen_put(&g, "}");
+    *len = g.len;
+    return g.s;
+}
+
+START_TEST(test_json_memory_bound)
+{
+    static const uint32_t depths[] = {1, 2, 16, 128, STG_JSON_DEPTH_CEILING};
+    char *inputs[16];
+    size_t lens[16];
+    size_t ninputs = 0;
+    static const size_t members[] = {10, 1000, 300000};
+    for (int mode = 0; mode < 4; mode++) {
+        for (size_t m = 0; m < sizeof members / sizeof members[0]; m++) {
+            if (ninputs < 12) {
+                inputs[ninputs] = make_many_keys(members[m], mode, &lens[ninputs]);
+                ninputs++;
+            }
+        }
+    }
+    /* deep: a key per level ({"":{"":...), then arrays; and the same cut short after a colon */
+    char *deep_obj = nest("{\"\":", "}", STG_JSON_DEPTH_CEILING - 1);
+    inputs[ninputs] = deep_obj;
+    lens[ninputs++] = strlen(deep_obj);
+    inputs[ninputs] = strdup(deep_obj);
+    lens[ninputs++] = 4 * (size_t)(STG_JSON_DEPTH_CEILING - 1);
+    char *deep_arr = nest("[{\"a\":0,\"a\":", "}]", 1000);
+    inputs[ninputs] = deep_arr;
+    lens[ninputs++] = strlen(deep_arr);
+    for (size_t k = 0; k < ninputs; k++) {
+        for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
+            stg_json_error e;
+            size_t off, peak;
+            run_all(inputs[k], lens[k], depths[d], BIG_CAP, &e, &off, &peak);
+            uint64_t bound = stg_json_memory_bound(lens[k], depths[d]);
+            ck_assert_msg(peak <= bound, "input %zu (%zu bytes) depth %u: peak %zu > bound %llu", k,
+                          lens[k], depths[d], peak, (unsigned long long)bound);
+            ck_assert_int_ne(e, STG_JSON_E_MEMORY);
+        }
+        free(inputs[k]);
+    }
+    /* the formula itself: monotonic, and linear with a small constant */
+    ck_assert_uint_le(stg_json_memory_bound(0, 1), stg_json_memory_bound(1000, 1));
+    ck_assert_uint_le(stg_json_memory_bound(1000, 1), stg_json_memory_bound(1000, 4096));
+    ck_assert_uint_le(stg_json_memory_bound(100000000, 128), 16ull * 100000000 + 200000);
+    ck_assert_uint_eq(stg_json_memory_bound(UINT64_MAX, 128), UINT64_MAX); /* saturates */
+    ck_assert_uint_eq(stg_json_memory_bound(1000, 0), stg_json_memory_bound(1000, 1));
+    ck_assert_uint_eq(stg_json_memory_bound(1000, UINT32_MAX),
+                      stg_json_memory_bound(1000, STG_JSON_DEPTH_CEILING));
+}
+END_TEST
+
+/* With any cap, the stream is the uncapped one, or a prefix of it ending in a memory error. */
+START_TEST(test_json_memory_cap)
+{
+    size_t len;
+    char *in = make_many_keys(3000, 3, &len);
+    gen g = {0};
+    gen_put(&g, "[");
+    gen_put(&g, in);
+    gen_put(&g, ",");
+    free(in);
+    in = make_many_keys(5000, 0, &len);
+    gen_put(&g, in);
+    gen_put(&g, "]");
+    free(in);
+    size_t full_peak = 0;
+    char *want = render((const uint8_t *)g.s, g.len, 8, BIG_CAP, &full_peak);
+    ck_assert_ptr_nonnull(strstr(want, "$@"));
+    size_t fails = 0;
+    for (size_t cap = 0; cap <= full_peak + 4096; cap += cap < 70000 ? 997 : 4099) {
+        size_t peak;
+        char *got = render((const uint8_t *)g.s, g.len, 8, cap, &peak);
+        REQ_CMP_LE(peak, cap);
+        if (strcmp(got, want) != 0) {
+            char *err = strstr(got, "Ememory@");
+            ck_assert_msg(err != NULL, "cap %zu: %s", cap, got);
+            ck_assert_str_eq(err + strcspn(err, " "), ""); /* the error ends the stream */
+            size_t prefix = (size_t)(err - got);
+            ck_assert(strncmp(got, want, prefix) == 0);
+            fails++;
+        }
+        free(got);
+    }
+    ck_assert_uint_gt(fails, 10);
+    /* no budget at all: the first event is the error, at offset 0 */
+    char *none = render((const uint8_t *)"{}", 2, 8, 0, NULL);
+    ck_assert_str_eq(none, "Ememory@0");
+    free(none);
+    free(want);
+    free(g.s);
+}
+END_TEST
+
+START_TEST(test_json_release_mid_parse)
+{
+    const char *in = "{\"a\":[1,2],\"b\":3}";
+    stg_arena arena;
+    stg_arena_init(&arena, BIG_CAP);
+    stg_json_parser p;
+    stg_json_init(&p, (const uint8_t *)in, strlen(in), 8, &arena);
+    stg_json_event ev;
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY);
+    size_t before = arena.reserved;
+    stg_json_release(&p);
+    ck_assert_uint_lt(arena.reserved, before); /* the key stack went back to the budget */
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ERROR);
+    stg_json_release(&p); /* twice is harmless */
+    stg_arena_release(&arena);
+}
+END_TEST
+
 Suite *json_suite(void);
 Suite *json_suite(void)
 {
@@ -961,6 +1100,9 @@ Suite *json_suite(void)
     tcase_add_test(tc, test_json_dups_all_same);
     tcase_add_test(tc, test_json_hash_flood);
     tcase_add_test(tc, test_json_skip);
+    tcase_add_test(tc, test_json_memory_bound);
+    tcase_add_test(tc, test_json_memory_cap);
+    tcase_add_test(tc, test_json_release_mid_parse);
     tcase_add_loop_test(tc, test_json_decode, 0,
                         (int)(sizeof decode_cases / sizeof decode_cases[0]));
     suite_add_tcase(s, tc);
