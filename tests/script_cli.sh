@@ -548,5 +548,35 @@ g = [g for g in r["globals"] if g["module"] == "mymod" and g["name"] == "MyClass
 assert g and g[0]["class"] == "allowed" and {"offset", "member"} <= set(g[0]), r
 EOF
 
+printf 'stguard-policy 1\n# reviewed\nallow mymod MyClass\n' >allow.policy
+expect_rc 0 "--policy allow list" -- "$CLI" scan --format json --policy allow.policy pickle/custom.pkl
+grep -q '"class":"allowed"' out.txt && ok || fail "--policy allow: $(cat out.txt)"
+printf 'stguard-policy 1\nallow mymod\n' >broken.policy
+expect_rc 2 "--policy with a bad line" -- "$CLI" scan --policy broken.policy pickle/custom.pkl
+grep -q 'broken.policy:2:' err.txt && ok || fail "--policy error line: $(cat err.txt)"
+
+# ------------------------------------------------------------------ the bundled examples
+if [ -n "${STG_SOURCE_DIR:-}" ] && [ -d "$STG_SOURCE_DIR/corpus/examples" ]; then
+    EX=$STG_SOURCE_DIR/corpus/examples
+    python3 "$STG_SOURCE_DIR/tools/make_examples.py" "$T/regen" &&
+        diff -r "$EX" "$T/regen" >/dev/null && ok ||
+        fail "corpus/examples differs from what tools/make_examples.py writes"
+    (cd "$EX" && "$CLI" scan --format json .) >out.txt 2>err.txt
+    [ $? -eq 1 ] && ok || fail "examples exit status"
+    py "example verdicts (corpus/examples/README.md)" <<'EOF2'
+import json
+recs = [json.loads(l) for l in open("out.txt")]
+got = {r["path"]: r["verdict"] for r in recs[:-1]}
+want = {"./README.md": "warn", "./model.safetensors": "ok", "./unpadded.safetensors": "warn",
+        "./broken/overlap.safetensors": "invalid", "./broken/truncated.safetensors": "invalid",
+        "./broken/size_mismatch.safetensors": "invalid", "./broken/weights.bin": "invalid",
+        "./unsafe/os_system.pkl": "unsafe",
+        "./sharded/model-00001-of-00002.safetensors": "ok",
+        "./sharded/model-00002-of-00002.safetensors": "ok",
+        "./sharded/model.safetensors.index.json": "ok"}
+assert got == want, got
+EOF2
+fi
+
 echo "$CHECKS checks passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]
