@@ -472,9 +472,65 @@ static bool parse_dec(const uint8_t *p, size_t n, uint64_t *out, bool *neg)
     return true;
 }
 
-/* Loose check of a protocol 0 number line (INT, LONG, FLOAT): value = best-effort decimal. A
- * malformed number only makes the loader fail, which is not a bypass. */
-static bool number_line(const uint8_t *p, size_t n, stg_pv *v)
+static int hexval(uint8_t ch);
+
+/* A protocol 0 INT/LONG line as strtol or int(text, 0) accept it: surrounding whitespace, one
+ * sign, a 0x/0o/0b prefix or decimal digits (leading zeros allowed, as strtol reads octal),
+ * single underscores between digits; the text ends at the first NUL. *v gets the value when it
+ * is decimal and fits int64, else kind BIGINT. */
+static bool int_line(const uint8_t *p, size_t n, stg_pv *v)
+{
+    const uint8_t *nul = n > 0 ? memchr(p, 0, n) : NULL;
+    if (nul != NULL) {
+        n = (size_t)(nul - p);
+    }
+    size_t i = 0;
+    while (i < n && py_space(p[i])) {
+        i++;
+    }
+    if (i < n && (p[i] == '+' || p[i] == '-')) {
+        i++;
+    }
+    int base = 10;
+    if (n - i >= 2 && p[i] == '0' && strchr("xXoObB", p[i + 1]) != NULL && p[i + 1] != 0) {
+        base = (p[i + 1] | 0x20) == 'x' ? 16 : (p[i + 1] | 0x20) == 'o' ? 8 : 2;
+        i += 2;
+        if (i < n && p[i] == '_') {
+            i++; /* int("0x_1", 0) is valid */
+        }
+    }
+    size_t digits = 0;
+    bool last_us = false;
+    for (; i < n && !py_space(p[i]); i++) {
+        int d = hexval(p[i]);
+        if (d >= 0 && d < base) {
+            digits++;
+            last_us = false;
+        } else if (p[i] == '_' && digits > 0 && !last_us) {
+            last_us = true;
+        } else {
+            return false;
+        }
+    }
+    while (i < n && py_space(p[i])) {
+        i++;
+    }
+    if (digits == 0 || last_us || i != n) {
+        return false;
+    }
+    uint64_t u;
+    bool neg;
+    if (base == 10 && parse_dec(p, n, &u, &neg)) {
+        v->kind = STG_PV_INT;
+        v->a = neg ? (uint64_t)0 - u : u;
+    } else {
+        v->kind = STG_PV_BIGINT;
+    }
+    return true;
+}
+
+/* FLOAT lines are checked loosely (a malformed number only makes the loader fail). */
+static bool float_line(const uint8_t *p, size_t n)
 {
     if (n == 0) {
         return false;
@@ -486,14 +542,6 @@ static bool number_line(const uint8_t *p, size_t n, stg_pv *v)
         if (!ok) {
             return false;
         }
-    }
-    uint64_t u;
-    bool neg;
-    if (parse_dec(p, n, &u, &neg)) {
-        v->kind = STG_PV_INT;
-        v->a = neg ? (uint64_t)0 - u : u;
-    } else {
-        v->kind = STG_PV_BIGINT;
     }
     return true;
 }
@@ -1011,12 +1059,12 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                 v.kind = STG_PV_BOOL;
                 v.a = p[1] == '1';
             } else if (op == OP_FLOAT) {
-                NEED(number_line(p, n, &x), "a FLOAT argument is not a number");
+                NEED(float_line(p, n), "a FLOAT argument is not a number");
             } else {
                 if (op == OP_LONG && n > 0 && p[n - 1] == 'L') {
                     n--;
                 }
-                NEED(number_line(p, n, &v), "an INT/LONG argument is not a number");
+                NEED(int_line(p, n, &v), "an INT/LONG argument is not a number");
             }
             CHECK(push(w, &v, op_off));
             break;
