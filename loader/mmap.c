@@ -3,8 +3,10 @@
  *
  * Validation runs the stages of stg_st_validate over a private copy of the header read with
  * pread (the layout stage needs only the size), so names and metadata never point into the
- * mapping and nothing but stg_file_tensor_data ever touches it: a file truncated by another
- * process cannot fault open, lookups or metadata. stg_file_read_tensor copies with pread and
+ * mapping. Only the polyglot checks during open (the first bytes, the last 64 KiB, an appended
+ * archive in strict) and stg_file_tensor_data touch the mapping: a file truncated by another
+ * process while it is being opened can fault there, as any mmap reader can; after open, lookups
+ * and metadata never can. stg_file_read_tensor copies with pread and
  * checks size, modification time and identity before and after, so a file that shrank or was
  * replaced gives STG_FILE_CHANGED; stg_file_tensor_data is the raw view the caller opts into
  * (documented in stguard.h: a concurrent truncation raises SIGBUS there). */
@@ -19,6 +21,8 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../validator/check.h"
+#include "../validator/polyglot.h"
 
 static void report_io(stg_report *r, const char *what, int err)
 {
@@ -199,6 +203,13 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
         }
         f->map = m;
     }
+    /* The polyglot checks stg_validate_buffer runs after the stages; they read the first bytes
+     * and the last 64 KiB (and, in strict, an appended archive) through the mapping. */
+    stg_check_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.lim = lim;
+    ctx.report = r;
+    stg_polyglot_check_safetensors(f->map, (size_t)f->size, &ctx);
     if (!stg_file_unchanged(f)) {
         file_changed(r);
         file_free(f);

@@ -6,16 +6,21 @@
  *   - stage 2 runs the moment the 8 + n header bytes are in (only they are buffered);
  *   - stage 3 (ranges, gaps, trailing bytes) runs at finish, when the data length is known.
  * Data bytes are never kept: they pass through the SHA-256 of the whole stream, the per-tensor
- * digests when asked for, and a rolling window of the last STG_STREAM_TAIL bytes (where a zip
- * end-of-central-directory record of an appended archive would be).
+ * digests when asked for, a window of the first STG_STREAM_TAIL bytes (a pickle at offset 0)
+ * and a rolling window of the last STG_STREAM_TAIL bytes (where a zip end-of-central-directory
+ * record of an appended archive would be). Polyglot checks: see stream_polyglot.
  *
  * Memory: the header (8 + n) + the header's arena (capped by stg_st_memory_budget, as in the
- * buffer path) + the tail window + per-tensor digest slots (32 bytes + one index per tensor)
- * + a constant; see docs/loaders.md. */
+ * buffer path) + the head and tail windows (2 x 65,557) + per-tensor digest slots (48 bytes
+ * per tensor) + a constant; see docs/loaders.md. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../parser/mem.h"
+#include "../parser/zip.h"
+#include "../validator/check.h"
+#include "../validator/pickle_scan.h"
+#include "../validator/polyglot.h"
 #include "../validator/report.h"
 #include "../validator/safetensors.h"
 #include "digest.h"
@@ -50,6 +55,8 @@ struct stg_stream {
     bool header_parsed;
     bool header_failed;         /* findings so far already make the stream invalid */
     stg_sha256 *whole;
+    uint8_t *head;              /* the first STG_STREAM_TAIL bytes (pickle at offset 0) */
+    size_t head_have;
     uint8_t *tail;              /* ring of the last STG_STREAM_TAIL bytes */
     size_t tail_pos;            /* next write position in the ring */
     /* per-tensor digests, in data order (contiguous layouts only) */
@@ -109,7 +116,8 @@ stg_status stg_stream_new(const stg_limits *lim, const stg_stream_options *opt, 
     s->state = ST_FRAME;
     s->report = stg_report_new(&s->lim);
     s->tail = stg_mem_alloc(STG_STREAM_TAIL);
-    if (s->report == NULL || s->tail == NULL) {
+    s->head = stg_mem_alloc(STG_STREAM_TAIL);
+    if (s->report == NULL || s->tail == NULL || s->head == NULL) {
         stg_stream_free(s);
         return STG_E_NOMEM;
     }
@@ -133,6 +141,7 @@ void stg_stream_free(stg_stream *s)
     stg_st_header_release(&s->h);
     stg_mem_free(s->hdr);
     stg_mem_free(s->tail);
+    stg_mem_free(s->head);
     stg_mem_free(s->ranges);
     stg_mem_free(s->tsha);
     stg_sha256_free(s->whole);
@@ -306,6 +315,11 @@ stg_status stg_stream_feed(stg_stream *s, const void *chunk, size_t len)
         return s->broken_status;
     }
     tail_push(s, p, len);
+    if (s->head_have < STG_STREAM_TAIL) {
+        size_t take = STG_STREAM_TAIL - s->head_have < len ? STG_STREAM_TAIL - s->head_have : len;
+        memcpy(s->head + s->head_have, p, take);
+        s->head_have += take;
+    }
     uint64_t at = s->total; /* stream offset of p[0] */
     s->total += len;
     while (len > 0 && !s->broken) {
@@ -374,6 +388,79 @@ stg_status stg_stream_feed(stg_stream *s, const void *chunk, size_t len)
     return s->header_failed ? STG_E_INVALID : STG_OK;
 }
 
+/* The archive's first byte (lowest local header, or the central directory when it has none),
+ * as polyglot_zip reports it. */
+static uint64_t zip_first_byte(const stg_zip *zin)
+{
+    stg_zip z = *zin;
+    uint64_t first = z.cd_start;
+    stg_zip_entry e;
+    stg_zip_error err;
+    for (;;) {
+        stg_zip_result zr = stg_zip_next(&z, &e, &err);
+        if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED || zr == STG_ZIPR_NOT_FOUND) {
+            break;
+        }
+        if (e.local_offset < first) {
+            first = e.local_offset;
+        }
+    }
+    return first;
+}
+
+/* Polyglot checks, as stg_validate_buffer runs them after the safetensors stages. A stream of
+ * at most STG_STREAM_TAIL bytes is whole in the tail window, so the very same check runs on it.
+ * A longer one keeps only its first and last STG_STREAM_TAIL bytes (and the header):
+ *  - a pickle at offset 0 is followed over the longer of the header and the head window;
+ *  - a zip is looked for in the tail window alone; it is reported, never scanned (the message
+ *    says so), where the buffer path in strict also scans its members.
+ * Returns false when memory failed. */
+static bool stream_polyglot(stg_stream *s, stg_report *r)
+{
+    stg_check_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.lim = &s->lim;
+    ctx.report = r;
+    if (s->total <= (uint64_t)STG_STREAM_TAIL) {
+        /* head holds every byte */
+        stg_polyglot_check_safetensors(s->head, (size_t)s->total, &ctx);
+        return true;
+    }
+    const uint8_t *prefix = s->head;
+    size_t prefix_len = s->head_have;
+    if (s->hdr != NULL && s->hdr_have > prefix_len) {
+        prefix = s->hdr;
+        prefix_len = s->hdr_have;
+    }
+    size_t stop_end = 0;
+    if (stg_pickle_sniff(prefix, prefix_len, &stop_end)) {
+        stg_report_add(r, STG_POLYGLOT_PICKLE, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING),
+                       0, "the first %zu bytes are also a pickle that runs to STOP", stop_end);
+        if (s->lim.profile == STG_PROFILE_STRICT) {
+            stg_check_pickles(prefix, stop_end, 0, STG_PICKLE_RAW, &ctx);
+        }
+    }
+    uint8_t *win = stg_mem_alloc(STG_STREAM_TAIL);
+    if (win == NULL) {
+        return false;
+    }
+    /* oldest byte first: the ring's write position is its oldest byte once it is full */
+    memcpy(win, s->tail + s->tail_pos, STG_STREAM_TAIL - s->tail_pos);
+    memcpy(win + (STG_STREAM_TAIL - s->tail_pos), s->tail, s->tail_pos);
+    uint64_t base = s->total - STG_STREAM_TAIL;
+    stg_zip z;
+    stg_zip_error err;
+    if (stg_zip_open(&z, win, STG_STREAM_TAIL, &err) == STG_ZIPR_OK) {
+        stg_report_add(r, STG_POLYGLOT_ZIP, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING),
+                       base + zip_first_byte(&z),
+                       "a zip archive (%llu entries) ends this safetensors stream: zip readers "
+                       "see it; a stream keeps only its last %zu bytes and could not scan it",
+                       (unsigned long long)z.entry_count, STG_STREAM_TAIL);
+    }
+    stg_mem_free(win);
+    return true;
+}
+
 stg_status stg_stream_finish(stg_stream *s, stg_report **out)
 {
     if (out != NULL) {
@@ -411,6 +498,10 @@ stg_status stg_stream_finish(stg_stream *s, stg_report **out)
     case ST_DONE_EARLY:
     case ST_FINISHED:
         break;
+    }
+    if (!stream_polyglot(s, r)) {
+        s->state = ST_FINISHED;
+        return STG_E_NOMEM;
     }
     s->table_ok = s->header_parsed && s->h.schema_ok && s->h.layout_ok;
     if (s->tplan_ok && s->table_ok) {
@@ -494,7 +585,7 @@ size_t stg_stream_memory_peak(const stg_stream *s)
     if (s == NULL) {
         return 0;
     }
-    size_t n = sizeof *s + STG_STREAM_TAIL + s->h.arena.peak;
+    size_t n = sizeof *s + 2 * STG_STREAM_TAIL + s->h.arena.peak;
     if (s->hdr != NULL) {
         n += (size_t)s->header_len + 8;
     }
