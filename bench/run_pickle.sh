@@ -54,13 +54,15 @@ echo "## 1. Pure pickle: data.pkl of torch.save() of $tensors tensors ($pkl_byte
 echo
 echo "| scanner | runs | best s | median s | best MB/s | median MB/s | peak RSS MiB | result |"
 echo "|---|---:|---:|---:|---:|---:|---:|---|"
-line=$("$bench" "$pkl" --name data.pkl --min-runs "$repeat")
+line=$("$bench" "$pkl" --name data.pkl --min-runs "$repeat" 2>/dev/null)
 "$python" - "$line" <<'EOF'
 import sys
 kv = dict(i.split("=", 1) for i in sys.argv[1].split())
-print("| stguard (stg_scan_buffer, in memory) | %s | %s | %s | %s | %s | %.1f | %s, %s, %s globals |"
-      % (kv["runs"], kv["best_s"], kv["median_s"], kv["best_MBps"], kv["median_MBps"],
-         int(kv["hwm_kib"]) / 1024, kv["format"], kv["verdict"], kv["globals"]))
+print("| stguard (stg_scan_buffer, in memory) | %s | %.3f | %.3f | %s [CPU %s] | %s | %.1f | "
+      "%s, %s, %s globals |"
+      % (kv["runs"], float(kv["best_s"]), float(kv["median_s"]), kv["best_MBps"],
+         kv["cpu_best_MBps"], kv["median_MBps"], int(kv["hwm_kib"]) / 1024, kv["format"],
+         kv["verdict"], kv["globals"]))
 EOF
 table_row() { # label, time_cmd output
     "$python" - "$1" "$2" <<'EOF'
