@@ -55,7 +55,7 @@ void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ct
     }
     stg_zip z;
     stg_zip_error err;
-    if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
+    if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK && z.entry_count > 0) {
         report_zip(&z, strict, "safetensors", ctx);
     }
 }
@@ -64,7 +64,7 @@ void stg_polyglot_check_pickle(const uint8_t *buf, size_t len, stg_check_ctx *ct
 {
     stg_zip z;
     stg_zip_error err;
-    if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
+    if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK && z.entry_count > 0) {
         report_zip(&z, true, "pickle", ctx);
     }
 }

@@ -9,7 +9,10 @@
 
 #include "check.h"
 
-/* For a buffer whose primary format is safetensors (stg_validate_buffer and stg_check_buffer
+/* An archive without entries (an end record alone, e.g. "PK\5\6" and 18 zero bytes inside tensor
+ * data) carries no payload and is not reported.
+ *
+ * For a buffer whose primary format is safetensors (stg_validate_buffer and stg_check_buffer
  * call it after the safetensors rules):
  *  - a zip end-of-central-directory in the last 65,557 bytes that parses: polyglot_zip (strict
  *    error / compat warning) at the archive's first byte; in strict the archive's members are

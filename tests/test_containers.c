@@ -1,0 +1,641 @@
+/* validator/check + containers: every container format, the bypass classes about containers
+ * (research/pickle-scanners.md 2-6, 14-18), and each finding code the dispatcher owns, with a
+ * triggering input and a near miss, offsets and members asserted. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser/inflate.h"
+#include "testutil.h"
+#include "validator/check.h"
+#include "validator/report.h"
+#include "zipbuild.h"
+
+#define B(s) (const uint8_t *)(s), sizeof(s) - 1
+
+static const char EVIL[] = "\x80\x02" "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
+static const char BENIGN[] = "\x80\x02" "ccollections\nOrderedDict\nq\x00)Rq\x01.";
+static const char EVIL0[] = "cos\nsystem\n(S'id'\ntR.";
+
+static uint8_t *fixture(const char *name, size_t *len)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "tests/data/containers/%s", name);
+    uint8_t *p = tu_read_file(tu_src(rel), len);
+    ck_assert_msg(p != NULL, "fixture %s", name);
+    return p;
+}
+
+static stg_report *check_with(const void *buf, size_t len, const char *name, const stg_limits *lim)
+{
+    stg_report *r = stg_report_new(lim);
+    ck_assert_ptr_nonnull(r);
+    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0};
+    stg_check_buffer(buf, len, name, &ctx);
+    stg_report_finish(r);
+    return r;
+}
+
+static stg_report *check(const void *buf, size_t len, const char *name)
+{
+    stg_limits lim;
+    stg_limits_default(&lim);
+    return check_with(buf, len, name, &lim);
+}
+
+static const stg_finding *first(const stg_report *r, stg_code code)
+{
+    long i = tu_find(r, code);
+    ck_assert_msg(i >= 0, "no %s in %s", stg_code_name(code), tu_describe(r));
+    return stg_report_at(r, (size_t)i);
+}
+
+static void assert_member(const stg_finding *f, const char *member, uint64_t member_offset)
+{
+    ck_assert_ptr_nonnull(f->member);
+    ck_assert_str_eq(f->member, member);
+    ck_assert(f->has_member_offset);
+    ck_assert_uint_eq(f->member_offset, member_offset);
+}
+
+/* ------------------------------------------------------------------ unknown / mismatch / ... */
+
+START_TEST(test_format_unknown)
+{
+    stg_report *r = check(B("just some text\n"), "notes.txt");
+    const stg_finding *f = first(r, STG_FORMAT_UNKNOWN);
+    ck_assert_int_eq(f->severity, STG_SEV_WARNING);
+    ck_assert(!f->has_offset);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_UNKNOWN);
+    ck_assert_uint_eq(stg_report_size(r), 15);
+    stg_report_free(r);
+    /* near miss: a minimal safetensors file is known */
+    r = check(B("\x20\0\0\0\0\0\0\0{\"__metadata__\":{\"k\":\"vvvvvvv\"}}"), NULL);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNKNOWN), -1);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_OK);
+    stg_report_free(r);
+}
+END_TEST
+
+START_TEST(test_format_mismatch)
+{
+    stg_report *r = check(B("just some text\n"), "pytorch_model.bin");
+    const stg_finding *f = first(r, STG_FORMAT_MISMATCH);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNKNOWN), -1);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    /* near miss: the same name on a real pickle is a pickle, not a mismatch */
+    r = check(B(BENIGN), "pytorch_model.bin");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_MISMATCH), -1);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_PICKLE);
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_FILE), 1);
+    stg_report_free(r);
+}
+END_TEST
+
+START_TEST(test_format_not_validated)
+{
+    stg_report *r = check(B("GGUF\x03\0\0\0\0\0\0\0\0\0\0\0"), "model.gguf");
+    const stg_finding *f = first(r, STG_FORMAT_NOT_VALIDATED);
+    ck_assert_int_eq(f->severity, STG_SEV_WARNING);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_GGUF);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN); /* never ok */
+    stg_report_free(r);
+    r = check(B("\x08\x07\x12\x07pytorch"), "model.onnx");
+    first(r, STG_FORMAT_NOT_VALIDATED);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+    stg_report_free(r);
+    /* near misses: no magic, no name */
+    r = check(B("GGUX\x03\0\0\0"), NULL);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
+    first(r, STG_FORMAT_UNKNOWN);
+    stg_report_free(r);
+    r = check(B("\x08\x07\x12\x07pytorch"), "model.onnx.txt");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
+    stg_report_free(r);
+}
+END_TEST
+
+START_TEST(test_format_unscannable)
+{
+    static const char *const files[] = {"evil.pkl.bz2", "evil.pkl.xz", "evil.pkl.lzma"};
+    static const stg_format want[] = {STG_FMT_BZ2, STG_FMT_XZ, STG_FMT_XZ};
+    for (size_t i = 0; i < 3; i++) {
+        size_t len;
+        uint8_t *p = fixture(files[i], &len);
+        stg_report *r = check(p, len, NULL);
+        const stg_finding *f = first(r, STG_FORMAT_UNSCANNABLE);
+        ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+        ck_assert(f->has_offset);
+        ck_assert_uint_eq(f->offset, 0);
+        ck_assert_int_eq(stg_report_format(r), want[i]);
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+        stg_report_free(r);
+        free(p);
+    }
+    stg_report *r = check(B("\x28\xb5\x2f\xfd\x24\x00\x00"), NULL);
+    first(r, STG_FORMAT_UNSCANNABLE);
+    stg_report_free(r);
+    r = check(B("\x04\x22\x4d\x18\x64\x40\xa7"), NULL);
+    first(r, STG_FORMAT_UNSCANNABLE);
+    stg_report_free(r);
+    /* A zip member compressed with a method we cannot open (12 = bzip2). */
+    zb_entry e = zb_file("archive/data.pkl", "BZh91AY&SY", 10);
+    e.method = 12;
+    size_t len;
+    uint64_t offs[1];
+    uint8_t *z = zb_build(&e, 1, NULL, &len, offs);
+    r = check(z, len, "model.pt");
+    const stg_finding *f = first(r, STG_FORMAT_UNSCANNABLE);
+    ck_assert_uint_eq(f->offset, offs[0]);
+    assert_member(f, "archive/data.pkl", offs[0]);
+    stg_report_free(r);
+    free(z);
+    /* near miss: gzip is opened and scanned */
+    uint8_t *g = fixture("evil.pkl.gz", &len);
+    r = check(g, len, NULL);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
+    first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    stg_report_free(r);
+    free(g);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------- zip codes */
+
+START_TEST(test_zip_malformed)
+{
+    /* A local header at offset 0 but no directory: fails closed (bypass class 6). */
+    stg_report *r = check(B("PK\x03\x04\x14\0\0\0\0\0garbage garbage garbage"), "model.pt");
+    const stg_finding *f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_uint_eq(f->offset, 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    /* Overlapping entries: the second central entry reuses the first's local header. */
+    zb_entry e[3] = {zb_file("archive/data.pkl", BENIGN, sizeof BENIGN - 1),
+                     zb_file("archive/version", "3\n", 2),
+                     zb_file("archive/again.pkl", BENIGN, sizeof BENIGN - 1)};
+    e[2].share_local_with = 0;
+    size_t len;
+    uint64_t offs[3];
+    uint8_t *z = zb_build(e, 3, NULL, &len, offs);
+    r = check(z, len, NULL);
+    f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_uint_eq(f->offset, offs[0]);
+    /* the again.pkl name differs from the shared local header's: reported too */
+    first(r, STG_ZIP_HEADER_MISMATCH);
+    stg_report_free(r);
+    free(z);
+    /* A local header offset past the directory: that entry is malformed, carries its name. */
+    zb_entry g[2] = {zb_file("a.txt", "hello", 5), zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1)};
+    z = zb_build(g, 2, NULL, &len, offs);
+    size_t cd = (size_t)(z[len - 22 + 16] | (z[len - 22 + 17] << 8));
+    z[cd + 42] = 0xf0;
+    r = check(z, len, NULL);
+    f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_uint_eq(f->offset, cd);
+    assert_member(f, "a.txt", cd);
+    first(r, STG_PICKLE_GLOBAL_DANGEROUS); /* the other entry is still scanned */
+    stg_report_free(r);
+    free(z);
+    /* near miss: a well-formed torch zip */
+    z = fixture("torch-benign.pt", &len);
+    r = check(z, len, NULL);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_MALFORMED), -1);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_ZIP);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN); /* pickle_file only */
+    ck_assert_uint_eq(stg_report_count(r), 1);
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_FILE), 1);
+    stg_report_free(r);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_zip_header_mismatch_both_names)
+{
+    /* Bypass class 3: the central directory says "archive/version", the local header says
+     * "archive/data.pkl"; the evil pickle is scanned and the mismatch reported. */
+    zb_entry e[1] = {zb_file("archive/version", EVIL, sizeof EVIL - 1)};
+    e[0].local_name = "archive/data.pkl";
+    size_t len;
+    uint64_t offs[1];
+    uint8_t *z = zb_build(e, 1, NULL, &len, offs);
+    stg_report *r = check(z, len, "model.pt");
+    const stg_finding *f = first(r, STG_ZIP_HEADER_MISMATCH);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_uint_eq(f->offset, offs[0]);
+    assert_member(f, "archive/version", offs[0]);
+    ck_assert_ptr_nonnull(strstr(f->message, "name"));
+    f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_str_eq(f->module, "os");
+    ck_assert_str_eq(f->name, "system");
+    ck_assert_uint_eq(f->offset, 2);
+    assert_member(f, "archive/version", offs[0]);
+    stg_report_free(r);
+    free(z);
+    /* Sizes differ: the local header's shorter reading is scanned too, under its name. */
+    zb_entry s = zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1);
+    s.local_csize_set = true;
+    s.local_csize = 13; /* PROTO + the GLOBAL: a truncated pickle */
+    z = zb_build(&s, 1, NULL, &len, offs);
+    r = check(z, len, NULL);
+    f = first(r, STG_ZIP_HEADER_MISMATCH);
+    ck_assert_ptr_nonnull(strstr(f->message, "sizes"));
+    ck_assert_uint_ge(tu_count(r, STG_PICKLE_GLOBAL_DANGEROUS), 2);
+    first(r, STG_PICKLE_MALFORMED);
+    stg_report_free(r);
+    free(z);
+    /* near miss: identical headers */
+    zb_entry ok = zb_file("archive/data.pkl", BENIGN, sizeof BENIGN - 1);
+    z = zb_build(&ok, 1, NULL, &len, NULL);
+    r = check(z, len, NULL);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_HEADER_MISMATCH), -1);
+    stg_report_free(r);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_zip_encrypted_flag)
+{
+    /* Bypass class 4: flag bits 0x1/0x20/0x40 are reported and ignored; the data is read. */
+    static const uint16_t bits[] = {0x1, 0x20, 0x40};
+    for (size_t i = 0; i < 3; i++) {
+        zb_entry e = zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1);
+        e.flags = bits[i];
+        size_t len;
+        uint64_t offs[1];
+        uint8_t *z = zb_build(&e, 1, NULL, &len, offs);
+        stg_report *r = check(z, len, NULL);
+        const stg_finding *f = first(r, STG_ZIP_ENCRYPTED_FLAG);
+        ck_assert_int_eq(f->severity, STG_SEV_WARNING);
+        ck_assert_uint_eq(f->offset, offs[0]);
+        assert_member(f, "archive/data.pkl", offs[0]);
+        first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+        stg_report_free(r);
+        free(z);
+    }
+    /* near miss: data-descriptor and UTF-8 bits are not encryption */
+    zb_entry e = zb_file("archive/data.pkl", BENIGN, sizeof BENIGN - 1);
+    e.flags = 0x808;
+    size_t len;
+    uint8_t *z = zb_build(&e, 1, NULL, &len, NULL);
+    stg_report *r = check(z, len, NULL);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_ENCRYPTED_FLAG), -1);
+    stg_report_free(r);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_zip_bomb)
+{
+    if (!stg_inflate_available()) {
+        return;
+    }
+    size_t dlen;
+    uint8_t *deflated = fixture("zeros-2m.deflate", &dlen);
+    zb_entry e[2] = {zb_file("archive/data/0", deflated, dlen),
+                     zb_file("archive/data.pkl", BENIGN, sizeof BENIGN - 1)};
+    e[0].method = 8;
+    e[0].uncomp_size = 2u << 20;
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *z = zb_build(e, 2, NULL, &len, offs);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    /* ~1023:1 is over the default 1000:1 ratio cap */
+    stg_report *r = check_with(z, len, NULL, &lim);
+    const stg_finding *f = first(r, STG_ZIP_BOMB);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_uint_eq(f->offset, offs[0]);
+    assert_member(f, "archive/data/0", offs[0]);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    /* near miss: ratio cap 1100 */
+    lim.max_inflate_ratio = 1100;
+    r = check_with(z, len, NULL, &lim);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_BOMB), -1);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_MALFORMED), -1);
+    stg_report_free(r);
+    /* size cap at exactly the size passes, one byte less is a bomb */
+    lim.max_inflate_ratio = 0;
+    lim.max_inflate_bytes = 2u << 20;
+    r = check_with(z, len, NULL, &lim);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_BOMB), -1);
+    stg_report_free(r);
+    lim.max_inflate_bytes = (2u << 20) - 1;
+    r = check_with(z, len, NULL, &lim);
+    first(r, STG_ZIP_BOMB);
+    stg_report_free(r);
+    free(z);
+    /* Overlapping entries cannot multiply inflation past the archive-wide budget. */
+    zb_entry many[40];
+    for (int i = 0; i < 40; i++) {
+        many[i] = e[0];
+        many[i].share_local_with = i == 0 ? -1 : 0;
+    }
+    stg_limits_default(&lim);
+    lim.max_inflate_ratio = 0;
+    lim.max_inflate_bytes = 16u << 20; /* 8 readings fit, the 9th does not */
+    z = zb_build(many, 40, NULL, &len, NULL);
+    r = check_with(z, len, NULL, &lim);
+    ck_assert_uint_eq(tu_count(r, STG_ZIP_BOMB), 1);
+    first(r, STG_ZIP_MALFORMED);
+    stg_report_free(r);
+    free(z);
+    /* gzip stream bomb at offset 0 */
+    uint8_t *g = fixture("zeros-2m.gz", &len);
+    stg_limits_default(&lim);
+    r = check_with(g, len, NULL, &lim);
+    f = first(r, STG_ZIP_BOMB);
+    ck_assert_uint_eq(f->offset, 0);
+    ck_assert_ptr_null(f->member);
+    stg_report_free(r);
+    lim.max_inflate_ratio = 2000;
+    r = check_with(g, len, NULL, &lim);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_BOMB), -1);
+    stg_report_free(r);
+    free(g);
+    free(deflated);
+}
+END_TEST
+
+START_TEST(test_container_malformed)
+{
+    size_t len;
+    uint8_t *t = fixture("torch01-benign.tar", &len);
+    stg_report *r = check(t, len, NULL);
+    ck_assert_int_eq(tu_find(r, STG_CONTAINER_MALFORMED), -1); /* near miss */
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_TAR);
+    stg_report_free(r);
+    /* Second member's header checksum broken: malformed at that header. */
+    size_t second = 0;
+    for (size_t off = 512; off + 512 <= len; off += 512) {
+        if (memcmp(t + off + 257, "ustar", 5) == 0 && memcmp(t + off, "pickle", 6) == 0) {
+            second = off;
+            break;
+        }
+    }
+    ck_assert_uint_gt(second, 0);
+    t[second + 100] ^= 1;
+    r = check(t, len, NULL);
+    const stg_finding *f = first(r, STG_CONTAINER_MALFORMED);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_uint_eq(f->offset, second);
+    stg_report_free(r);
+    free(t);
+    /* Truncated gzip stream; bytes after a zlib stream. */
+    if (stg_inflate_available()) {
+        uint8_t *g = fixture("evil.pkl.gz", &len);
+        r = check(g, len - 10, NULL);
+        first(r, STG_CONTAINER_MALFORMED);
+        stg_report_free(r);
+        free(g);
+        uint8_t *zl = fixture("evil.pkl.zlib", &len);
+        uint8_t *more = malloc(len + 4);
+        memcpy(more, zl, len);
+        memcpy(more + len, "JUNK", 4);
+        r = check(more, len + 4, NULL);
+        f = first(r, STG_CONTAINER_MALFORMED);
+        ck_assert_uint_eq(f->offset, len);
+        first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+        stg_report_free(r);
+        r = check(zl, len, NULL);
+        ck_assert_int_eq(tu_find(r, STG_CONTAINER_MALFORMED), -1);
+        stg_report_free(r);
+        free(more);
+        free(zl);
+    }
+}
+END_TEST
+
+/* ----------------------------------------------------------------------- bypass classes */
+
+START_TEST(test_bypass_unusual_member_name)
+{
+    /* Class 2: the pickle member is picked by content, whatever its name or folder. */
+    zb_entry e[2] = {zb_file("x/version", "3\n", 2), zb_file("x/weights", EVIL, sizeof EVIL - 1)};
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *z = zb_build(e, 2, NULL, &len, offs);
+    stg_report *r = check(z, len, "model.pt");
+    const stg_finding *f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    assert_member(f, "x/weights", offs[1]);
+    ck_assert_uint_eq(f->offset, 2);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_ZIP);
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_FILE), 1);
+    stg_report_free(r);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_bypass_bad_crc)
+{
+    /* Class 5: the CRC is never required (this one is wrong on purpose). */
+    zb_entry e = zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1);
+    e.crc = 0xdeadbeef;
+    size_t len;
+    uint8_t *z = zb_build(&e, 1, NULL, &len, NULL);
+    stg_report *r = check(z, len, NULL);
+    first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    stg_report_free(r);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_bypass_raw_pickle_named_bin)
+{
+    /* Class 6: a raw pickle named like a torch zip is sniffed by content. */
+    stg_report *r = check(B(EVIL), "pytorch_model.bin");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_PICKLE);
+    first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    /* A protocol-0 pickle without STOP still runs its REDUCE in a loader: generic fallback. */
+    r = check(B("cos\nsystem\n(S'id'\ntR"), "model.pt");
+    first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    r = check(B("cos\nsystem\n(S'id'\ntR"), NULL);
+    first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    stg_report_free(r);
+}
+END_TEST
+
+START_TEST(test_bypass_stacked_and_legacy)
+{
+    /* Class 14: the payload is in a later pickle. */
+    uint8_t buf[256];
+    memcpy(buf, BENIGN, sizeof BENIGN - 1);
+    memcpy(buf + sizeof BENIGN - 1, EVIL, sizeof EVIL - 1);
+    stg_report *r = check(buf, sizeof BENIGN - 1 + sizeof EVIL - 1, "model.pkl");
+    const stg_finding *f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_uint_eq(f->offset, sizeof BENIGN - 1 + 2);
+    ck_assert_ptr_null(f->member);
+    stg_report_free(r);
+    /* Class 15: a legacy-looking file with a wrong magic number is still scanned through. */
+    static const char bad_magic[] = "\x80\x02\x8a\nl\xfc\x9c" "F\xf9 j\xa8P\x18.";
+    memcpy(buf, bad_magic, sizeof bad_magic - 1);
+    memcpy(buf + sizeof bad_magic - 1, EVIL0, sizeof EVIL0 - 1);
+    r = check(buf, sizeof bad_magic - 1 + sizeof EVIL0 - 1, "model.pt");
+    f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_uint_eq(f->offset, sizeof bad_magic - 1);
+    stg_report_free(r);
+}
+END_TEST
+
+START_TEST(test_bypass_torch_tar)
+{
+    /* Class 16: the PyTorch 0.1 tar layout. */
+    size_t len;
+    uint8_t *t = fixture("torch01-evil.tar", &len);
+    stg_report *r = check(t, len, "old.pt");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_TAR);
+    const stg_finding *f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_str_eq(f->member, "pickle");
+    ck_assert_uint_eq(f->offset, 2);
+    ck_assert(f->has_member_offset);
+    ck_assert_uint_eq(f->member_offset % 512, 0);
+    ck_assert(memcmp(t + f->member_offset, "pickle", 6) == 0);
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_FILE), 1);
+    stg_report_free(r);
+    free(t);
+    t = fixture("plain-evil.tar", &len);
+    r = check(t, len, NULL);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TAR);
+    f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_str_eq(f->member, "dir/model.bin");
+    stg_report_free(r);
+    free(t);
+}
+END_TEST
+
+START_TEST(test_bypass_compressed)
+{
+    /* Class 18: zlib and gzip pickles are inflated and scanned; joblib's label. */
+    if (!stg_inflate_available()) {
+        return;
+    }
+    static const struct {
+        const char *file;
+        stg_format fmt;
+    } cases[] = {{"evil.pkl.gz", STG_FMT_GZIP}, {"evil.pkl.zlib", STG_FMT_ZLIB}};
+    for (size_t i = 0; i < 2; i++) {
+        size_t len;
+        uint8_t *p = fixture(cases[i].file, &len);
+        stg_report *r = check(p, len, NULL);
+        ck_assert_int_eq(stg_report_format(r), cases[i].fmt);
+        const stg_finding *f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+        ck_assert_str_eq(f->member, "(decompressed)");
+        ck_assert_uint_eq(f->offset, 2);
+        ck_assert_uint_eq(tu_count(r, STG_PICKLE_FILE), 1);
+        stg_report_free(r);
+        free(p);
+    }
+    size_t len;
+    uint8_t *p = fixture("joblib-zlib.joblib", &len);
+    stg_report *r = check(p, len, NULL); /* joblib by its globals, without the name */
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_JOBLIB);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+    ck_assert_uint_eq(stg_report_global_count(r), 1);
+    ck_assert_str_eq(stg_report_global_at(r, 0)->module, "joblib.numpy_pickle");
+    stg_report_free(r);
+    free(p);
+    /* raw joblib-style pickle: labelled by name or by its globals */
+    r = check(B(BENIGN), "model.joblib");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_JOBLIB);
+    stg_report_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ nesting and labels */
+
+START_TEST(test_nesting_limit)
+{
+    zb_entry inner_e = zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1);
+    size_t inner_len;
+    uint8_t *inner = zb_build(&inner_e, 1, NULL, &inner_len, NULL);
+    zb_entry outer_e = zb_file("inner.zip", inner, inner_len);
+    size_t len;
+    uint64_t offs[1];
+    uint8_t *outer = zb_build(&outer_e, 1, NULL, &len, offs);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_nesting = 2;
+    stg_report *r = check_with(outer, len, NULL, &lim);
+    const stg_finding *f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_str_eq(f->member, "inner.zip!archive/data.pkl");
+    ck_assert_uint_eq(f->offset, 2);
+    ck_assert_int_eq(tu_find(r, STG_LIMIT_EXCEEDED), -1);
+    stg_report_free(r);
+    lim.max_nesting = 1;
+    r = check_with(outer, len, NULL, &lim);
+    f = first(r, STG_LIMIT_EXCEEDED);
+    ck_assert_str_eq(f->limit, "max_nesting");
+    ck_assert_str_eq(f->member, "inner.zip!archive/data.pkl");
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    free(outer);
+    free(inner);
+}
+END_TEST
+
+START_TEST(test_numpy_zip_and_npy)
+{
+    static const char npy[] = "\x93NUMPY\x01\x00\x76\x00"
+                              "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }"
+                              "                                                            \n"
+                              "\x00\x00\x80\x3f";
+    zb_entry e[2] = {zb_file("a.npy", npy, sizeof npy - 1), zb_file("b.npy", npy, sizeof npy - 1)};
+    size_t len;
+    uint8_t *z = zb_build(e, 2, NULL, &len, NULL);
+    stg_report *r = check(z, len, "arrays.npz");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_NUMPY_ZIP);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    r = check(B(npy), "a.npy");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_NUMPY);
+    ck_assert_int_eq(tu_find(r, STG_PICKLE_FILE), -1);
+    stg_report_free(r);
+    free(z);
+}
+END_TEST
+
+static Suite *containers_suite(void)
+{
+    Suite *s = suite_create("containers");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_format_unknown);
+    tcase_add_test(tc, test_format_mismatch);
+    tcase_add_test(tc, test_format_not_validated);
+    tcase_add_test(tc, test_format_unscannable);
+    tcase_add_test(tc, test_zip_malformed);
+    tcase_add_test(tc, test_zip_header_mismatch_both_names);
+    tcase_add_test(tc, test_zip_encrypted_flag);
+    tcase_add_test(tc, test_zip_bomb);
+    tcase_add_test(tc, test_container_malformed);
+    tcase_add_test(tc, test_bypass_unusual_member_name);
+    tcase_add_test(tc, test_bypass_bad_crc);
+    tcase_add_test(tc, test_bypass_raw_pickle_named_bin);
+    tcase_add_test(tc, test_bypass_stacked_and_legacy);
+    tcase_add_test(tc, test_bypass_torch_tar);
+    tcase_add_test(tc, test_bypass_compressed);
+    tcase_add_test(tc, test_nesting_limit);
+    tcase_add_test(tc, test_numpy_zip_and_npy);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(containers_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

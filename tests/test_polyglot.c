@@ -1,0 +1,232 @@
+/* validator/polyglot: safetensors carrying a zip (polyglot_zip), safetensors whose first bytes
+ * are a pickle (polyglot_pickle), a pickle followed by a zip (bypass class 17); strict scans the
+ * payload, compat only reports it. Offsets and members asserted; near misses for each. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "validator/check.h"
+#include "validator/polyglot.h"
+#include "validator/report.h"
+#include "zipbuild.h"
+
+#define B(s) (const uint8_t *)(s), sizeof(s) - 1
+
+static const char EVIL[] = "\x80\x02" "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
+
+/* 8-aligned header with one U8 tensor of 8 bytes. */
+static const char HEADER[] = "{\"t\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}   ";
+
+static stg_report *check_profile(const void *buf, size_t len, const char *name, stg_profile p)
+{
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.profile = p;
+    stg_report *r = stg_report_new(&lim);
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_buffer(buf, len, name, &ctx);
+    stg_report_finish(r);
+    return r;
+}
+
+static const stg_finding *first(const stg_report *r, stg_code code)
+{
+    long i = tu_find(r, code);
+    ck_assert_msg(i >= 0, "no %s in %s", stg_code_name(code), tu_describe(r));
+    return stg_report_at(r, (size_t)i);
+}
+
+/* safetensors file + a zip appended after its data section */
+static uint8_t *st_with_zip(size_t *len, size_t *zip_at, uint64_t *local)
+{
+    size_t st_len;
+    uint8_t *st = tu_st_file(HEADER, 0, "ABCDEFGH", 8, &st_len);
+    zb_entry e = zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1);
+    size_t z_len;
+    uint64_t offs[1];
+    uint8_t *z = zb_build(&e, 1, NULL, &z_len, offs);
+    uint8_t *all = malloc(st_len + z_len);
+    memcpy(all, st, st_len);
+    memcpy(all + st_len, z, z_len);
+    *len = st_len + z_len;
+    *zip_at = st_len;
+    *local = offs[0];
+    free(st);
+    free(z);
+    return all;
+}
+
+START_TEST(test_plain_safetensors_is_no_polyglot)
+{
+    size_t len;
+    uint8_t *st = tu_st_file(HEADER, 0, "ABCDEFGH", 8, &len);
+    stg_report *r = check_profile(st, len, "m.safetensors", STG_PROFILE_STRICT);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(st);
+    /* near miss: an end-record signature in tensor data that leads nowhere */
+    uint8_t data[32];
+    memset(data, 0, sizeof data);
+    memcpy(data + 4, "PK\x05\x06", 4);
+    static const char h32[] = "{\"t\":{\"dtype\":\"U8\",\"shape\":[32],\"data_offsets\":[0,32]}}";
+    st = tu_st_file(h32, (8 - (sizeof h32 - 1) % 8) % 8, data, sizeof data, &len);
+    r = check_profile(st, len, NULL, STG_PROFILE_STRICT);
+    ck_assert_int_eq(tu_find(r, STG_POLYGLOT_ZIP), -1);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(st);
+}
+END_TEST
+
+START_TEST(test_polyglot_zip_strict)
+{
+    size_t len, zip_at;
+    uint64_t local;
+    uint8_t *p = st_with_zip(&len, &zip_at, &local);
+    stg_report *r = check_profile(p, len, "model.safetensors", STG_PROFILE_STRICT);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS);
+    const stg_finding *f = first(r, STG_POLYGLOT_ZIP);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_uint_eq(f->offset, zip_at);
+    /* strict scans the archive's members */
+    f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_str_eq(f->member, "archive/data.pkl");
+    ck_assert_uint_eq(f->member_offset, zip_at + local);
+    ck_assert_uint_eq(f->offset, 2);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_polyglot_zip_compat)
+{
+    size_t len, zip_at;
+    uint64_t local;
+    uint8_t *p = st_with_zip(&len, &zip_at, &local);
+    stg_report *r = check_profile(p, len, NULL, STG_PROFILE_COMPAT);
+    const stg_finding *f = first(r, STG_POLYGLOT_ZIP);
+    ck_assert_int_eq(f->severity, STG_SEV_WARNING);
+    ck_assert_uint_eq(f->offset, zip_at);
+    /* compat scans no payload */
+    ck_assert_int_eq(tu_find(r, STG_PICKLE_GLOBAL_DANGEROUS), -1);
+    ck_assert_uint_eq(stg_report_global_count(r), 0);
+    stg_report_free(r);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_polyglot_pickle)
+{
+    /* Header length 0x2e4e: its first two bytes are NONE and STOP, so a pickle reader starting at
+     * offset 0 returns None. The header itself is valid JSON padded with spaces. */
+    size_t n = 0x2e4e;
+    char *header = malloc(n + 1);
+    memset(header, ' ', n);
+    static const char obj[] = "{\"__metadata__\":{\"k\":\"v\"}}";
+    memcpy(header, obj, sizeof obj - 1);
+    header[n] = '\0';
+    size_t len;
+    uint8_t *st = tu_st_file(header, 0, NULL, 0, &len);
+    ck_assert_uint_eq(st[0], 'N');
+    ck_assert_uint_eq(st[1], '.');
+    for (int strict = 0; strict <= 1; strict++) {
+        stg_report *r = check_profile(st, len, NULL, strict ? STG_PROFILE_STRICT : STG_PROFILE_COMPAT);
+        const stg_finding *f = first(r, STG_POLYGLOT_PICKLE);
+        ck_assert_int_eq(f->severity, strict ? STG_SEV_ERROR : STG_SEV_WARNING);
+        ck_assert_uint_eq(f->offset, 0);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS);
+        stg_report_free(r);
+    }
+    free(st);
+    /* near miss: 0x2e50 starts with PERSID, which needs a newline that never comes */
+    n = 0x2e50;
+    header = realloc(header, n + 1);
+    memset(header, ' ', n);
+    memcpy(header, obj, sizeof obj - 1);
+    header[n] = '\0';
+    st = tu_st_file(header, 0, NULL, 0, &len);
+    stg_report *r = check_profile(st, len, NULL, STG_PROFILE_STRICT);
+    ck_assert_int_eq(tu_find(r, STG_POLYGLOT_PICKLE), -1);
+    stg_report_free(r);
+    free(st);
+    free(header);
+}
+END_TEST
+
+START_TEST(test_pickle_then_zip)
+{
+    /* Bypass class 17: a loader reads the pickle at offset 0; zip tools read the archive at the
+     * end. Both are scanned (in both profiles) and the archive is reported. */
+    static const char BENIGN[] = "\x80\x02" "ccollections\nOrderedDict\nq\x00)Rq\x01.";
+    zb_entry e = zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1);
+    size_t z_len;
+    uint64_t offs[1];
+    uint8_t *z = zb_build(&e, 1, NULL, &z_len, offs);
+    size_t len = sizeof BENIGN - 1 + z_len;
+    uint8_t *p = malloc(len);
+    memcpy(p, BENIGN, sizeof BENIGN - 1);
+    memcpy(p + sizeof BENIGN - 1, z, z_len);
+    for (int strict = 0; strict <= 1; strict++) {
+        stg_report *r = check_profile(p, len, "model.pt", strict ? STG_PROFILE_STRICT : STG_PROFILE_COMPAT);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_PICKLE);
+        const stg_finding *f = first(r, STG_POLYGLOT_ZIP);
+        ck_assert_uint_eq(f->offset, sizeof BENIGN - 1);
+        ck_assert_int_eq(f->severity, strict ? STG_SEV_ERROR : STG_SEV_WARNING);
+        f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+        ck_assert_str_eq(f->member, "archive/data.pkl");
+        ck_assert_uint_eq(f->member_offset, sizeof BENIGN - 1);
+        stg_report_free(r);
+    }
+    /* near miss: the pickle alone */
+    stg_report *r = check_profile(BENIGN, sizeof BENIGN - 1, NULL, STG_PROFILE_STRICT);
+    ck_assert_int_eq(tu_find(r, STG_POLYGLOT_ZIP), -1);
+    stg_report_free(r);
+    free(p);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_direct_call)
+{
+    /* The entry point stg_validate_buffer uses: findings land in the given report. */
+    size_t len, zip_at;
+    uint64_t local;
+    uint8_t *p = st_with_zip(&len, &zip_at, &local);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_polyglot_check_safetensors(p, len, &ctx);
+    stg_report_finish(r);
+    ck_assert_uint_eq(tu_count(r, STG_POLYGLOT_ZIP), 1);
+    ck_assert_int_eq(tu_find(r, STG_POLYGLOT_PICKLE), -1);
+    stg_report_free(r);
+    free(p);
+}
+END_TEST
+
+static Suite *polyglot_suite(void)
+{
+    Suite *s = suite_create("polyglot");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_plain_safetensors_is_no_polyglot);
+    tcase_add_test(tc, test_polyglot_zip_strict);
+    tcase_add_test(tc, test_polyglot_zip_compat);
+    tcase_add_test(tc, test_polyglot_pickle);
+    tcase_add_test(tc, test_pickle_then_zip);
+    tcase_add_test(tc, test_direct_call);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(polyglot_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
