@@ -358,6 +358,22 @@ START_TEST(test_fd_routes)
     stg_report_free(r);
     free(junk);
     free(b);
+
+    /* a read error (a directory's descriptor: EISDIR) is io_error, verdict error */
+    char *dir = tu_tempdir();
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    ck_assert_int_ge(dfd, 0);
+    ck_assert_int_eq(stg_scan_fd(dfd, "upload", NULL, &opt, &r), STG_OK);
+    ck_assert_int_ge(tu_find(r, STG_IO_ERROR), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+    ck_assert_str_eq(stg_report_path(r), "upload");
+    stg_report_free(r);
+    close(dfd);
+    tu_rmtree(dir);
+    free(dir);
+    /* an expected digest that is not hex: misuse */
+    opt.expected_sha256 = "xyz";
+    ck_assert_int_eq(stg_scan_fd(0, "-", NULL, &opt, &r), STG_E_BAD_ARG);
 }
 END_TEST
 
