@@ -1098,10 +1098,13 @@ static void reserve_table(st_ctx *c)
         return;
     }
     void *buf = c->h->tensors;
+    int failed = c->h->arena.failed, oom = c->h->arena.out_of_memory;
     if (grow_exact(&c->h->arena, &buf, &c->h->tensors_cap_bytes, want)) {
         c->h->tensors = buf;
     } else {
-        c->h->arena.failed = 0;
+        /* only an estimate: the table then grows as entries come, which reports for real */
+        c->h->arena.failed = failed;
+        c->h->arena.out_of_memory = oom;
     }
 }
 

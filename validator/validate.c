@@ -1,4 +1,9 @@
-/* The three safetensors stages over one whole buffer, and the public stg_validate_buffer. */
+/* The three safetensors stages over one whole buffer, and the public stg_validate_buffer (the
+ * stages, then the polyglot checks of validator/polyglot.h). */
+#include <string.h>
+
+#include "check.h"
+#include "polyglot.h"
 #include "safetensors.h"
 
 void stg_st_validate(const uint8_t *buf, size_t len, const stg_limits *lim, stg_report *r,
@@ -43,6 +48,14 @@ stg_status stg_validate_buffer(const void *buf, size_t len, const stg_limits *li
         return STG_E_NOMEM;
     }
     stg_st_validate(buf, len, lim, r, NULL);
+    if (len > 0) {
+        /* what else the same bytes are to other loaders (validator/polyglot.h) */
+        stg_check_ctx ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.lim = lim;
+        ctx.report = r;
+        stg_polyglot_check_safetensors(buf, len, &ctx);
+    }
     stg_report_set_format(r, STG_FMT_SAFETENSORS);
     stg_report_set_size(r, (uint64_t)len);
     stg_report_finish(r);
