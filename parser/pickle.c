@@ -1233,7 +1233,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                                : op == OP_LIST ? STG_PV_LIST
                                : op == OP_DICT ? STG_PV_DICT
                                                : STG_PV_SET;
-            v = make_container(w, kind, &w->stack[k], cnt,
+            v = make_container(w, kind, cnt > 0 ? &w->stack[k] : NULL, cnt,
                                kind == STG_PV_TUPLE  ? STG_POOL_TUPLE_MAX
                                : kind == STG_PV_DICT ? STG_POOL_DICT_MAX * 2
                                                      : 0);
@@ -1337,7 +1337,8 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
         case OP_INST:
             NEED(marker(w, &k), NOMARK);
             CHECK(read_global_lines(w, c, op_off, &x));
-            v = make_container(w, STG_PV_TUPLE, &w->stack[k], w->sp - k, STG_POOL_TUPLE_MAX);
+            v = make_container(w, STG_PV_TUPLE, w->sp > k ? &w->stack[k] : NULL, w->sp - k,
+                               STG_POOL_TUPLE_MAX);
             w->sp = k;
             call_hook(w, op, &x, &v, op_off);
             y = call_result(w, &x, &v);
