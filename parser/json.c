@@ -37,6 +37,9 @@ enum parse_state {
     ST_AFTER       /* after a member or element: ',' or the closing bracket */
 };
 
+#define HOT static inline __attribute__((always_inline))
+#define COLD static __attribute__((noinline, cold))
+
 static const uint8_t json_ws[256] = {[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1};
 
 /* ------------------------------------------------------------------------------------------ */
@@ -58,10 +61,11 @@ static void set_error(stg_json_parser *p, stg_json_error error, size_t offset)
         p->error = error;
         p->error_offset = offset;
     }
+    p->slow = 1;
 }
 
-static stg_json_type fail(stg_json_parser *p, stg_json_event *ev, stg_json_error error,
-                          size_t offset)
+COLD stg_json_type fail(stg_json_parser *p, stg_json_event *ev, stg_json_error error,
+                        size_t offset)
 {
     set_error(p, error, offset);
     ev_set(ev, STG_JSON_ERROR, p->error_offset, 0, p->depth);
@@ -226,12 +230,12 @@ static int scan_escape(stg_json_parser *p, size_t i, size_t *adv)
     return 0;
 }
 
-/* Scans the string whose opening quote is b[start]. On success *end is the closing quote. */
-static int scan_string(stg_json_parser *p, size_t start, size_t *end, bool *has_escapes)
+/* The rest of a string from b[i] on, once the fast scan met an escape, a control byte, a
+ * non-ASCII byte or the end of the input. */
+COLD int scan_string_slow(stg_json_parser *p, size_t i, size_t *end, bool *has_escapes)
 {
     const uint8_t *b = p->buf;
     size_t n = p->len;
-    size_t i = start + 1;
     bool esc = false;
     for (;;) {
         while (n - i >= 8) {
@@ -274,6 +278,29 @@ static int scan_string(stg_json_parser *p, size_t start, size_t *end, bool *has_
             i++;
         }
     }
+}
+
+/* Scans the string whose opening quote is b[start]. On success *end is the closing quote.
+ * Plain ASCII runs go 8 bytes at a time; anything else goes to the slow path. */
+HOT int scan_string(stg_json_parser *p, size_t start, size_t *end, bool *has_escapes)
+{
+    const uint8_t *b = p->buf;
+    size_t n = p->len;
+    size_t i = start + 1;
+    while (n - i >= 8) {
+        uint64_t m = string_special(stg_le64(b + i));
+        if (m != 0) {
+            i += (size_t)__builtin_ctzll(m) >> 3;
+            if (b[i] == '"') {
+                *end = i;
+                *has_escapes = false;
+                return 0;
+            }
+            break;
+        }
+        i += 8;
+    }
+    return scan_string_slow(p, i, end, has_escapes);
 }
 
 /* The closing quote of an already validated string starting at b[start]. */
@@ -585,8 +612,26 @@ static inline bool small_records_equal(const stg_json_parser *p, const stg_json_
                                        const stg_json_key *b)
 {
     if (((a->hash | b->hash) & 1u) == 0) {
-        return a->hash == b->hash &&
-               memcmp(p->buf + a->offset + 1, p->buf + b->offset + 1, (size_t)(a->hash >> 1)) == 0;
+        if (a->hash != b->hash) {
+            return false; /* different raw lengths */
+        }
+        size_t len = (size_t)(a->hash >> 1);
+        size_t n = p->len;
+        size_t oa = a->offset + 1, ob = b->offset + 1;
+        if (len > 0 && n - oa >= 8 && n - ob >= 8) {
+            /* first word at once: most distinct keys differ there */
+            uint64_t diff = stg_le64(p->buf + oa) ^ stg_le64(p->buf + ob);
+            if (len < 8) {
+                diff &= ((uint64_t)1 << (8 * len)) - 1;
+            }
+            if (diff != 0) {
+                return false;
+            }
+            if (len <= 8) {
+                return true;
+            }
+        }
+        return memcmp(p->buf + oa, p->buf + ob, len) == 0;
     }
     return key_compare(p->buf, p->len, a->offset, b->offset) == 0;
 }
@@ -863,16 +908,17 @@ void stg_json_init(stg_json_parser *p, const uint8_t *buf, size_t len, uint32_t 
 }
 
 /* A value ended at level d (a scalar, or the container just closed). */
-static inline void value_done(stg_json_parser *p, uint32_t d)
+HOT void value_done(stg_json_parser *p, uint32_t d)
 {
     if (d == 0) {
         p->finished = 1;
+        p->slow = 1;
     } else {
         p->state[d] = ST_AFTER;
     }
 }
 
-static stg_json_type emit_pending(stg_json_parser *p, stg_json_event *ev)
+COLD stg_json_type emit_pending(stg_json_parser *p, stg_json_event *ev)
 {
     if (p->pending_next < p->pending_count) {
         const stg_json_dup *d = &p->pending[p->pending_next++];
@@ -889,6 +935,7 @@ static stg_json_type emit_pending(stg_json_parser *p, stg_json_event *ev)
     p->pending_count = 0;
     p->pending_next = 0;
     p->pending = NULL;
+    p->slow = 0; /* value_done sets it again when this was the top-level object */
     p->keys_count = p->key_base[d];
     p->depth = d - 1;
     value_done(p, d - 1);
@@ -908,6 +955,7 @@ static stg_json_type close_object(stg_json_parser *p, stg_json_event *ev, size_t
         }
         if (p->pending_count > 0) {
             p->close_offset = at;
+            p->slow = 1;
             return emit_pending(p, ev);
         }
     }
@@ -918,7 +966,21 @@ static stg_json_type close_object(stg_json_parser *p, stg_json_event *ev, size_t
     return STG_JSON_OBJECT_END;
 }
 
-static stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t start)
+static const uint64_t pow10_table[9] = {1u,      10u,      100u,      1000u,     10000u,
+                                         100000u, 1000000u, 10000000u, 100000000u};
+
+/* Value of 8 decimal digits (byte values 0..9, the first digit in the lowest byte). Shifting a
+ * shorter run up first gives it leading zeros. */
+static inline uint64_t eight_digits(uint64_t x)
+{
+    x = (x * 10u) + (x >> 8); /* pairs */
+    x = (((x & 0x000000FF000000FFull) * (100u + (1000000ull << 32))) +
+         (((x >> 16) & 0x000000FF000000FFull) * (1u + (10000ull << 32)))) >>
+        32;
+    return x & 0xFFFFFFFFu;
+}
+
+HOT stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t start)
 {
     const uint8_t *b = p->buf;
     size_t n = p->len;
@@ -943,14 +1005,34 @@ static stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t
         }
     } else {
         /* Up to 19 digits cannot overflow; a longer run is redone checked per digit
-         * (v * 10 + d must stay <= 2^64 - 1). */
+         * (v * 10 + d must stay <= 2^64 - 1). Digits go 8 at a time while 8 bytes are left. */
         size_t first = i;
-        unsigned dgt;
-        while (i < n && (dgt = (unsigned)b[i] - '0') < 10u) {
-            v = v * 10u + dgt;
-            i++;
+        for (;;) {
+            if (n - i < 8) {
+                unsigned dgt;
+                while (i < n && (dgt = (unsigned)b[i] - '0') < 10u) {
+                    v = v * 10u + dgt;
+                    i++;
+                }
+                break;
+            }
+            uint64_t x = stg_le64(b + i) ^ (ONES * 0x30u);
+            uint64_t nondigit = ((x + ONES * 0x76u) | x) & HIGHS;
+            unsigned k = nondigit == 0 ? 8u : (unsigned)__builtin_ctzll(nondigit) >> 3;
+            if (k == 0) {
+                break;
+            }
+            v = v * pow10_table[k] + eight_digits(x << (8 * (8 - k)));
+            i += k;
+            if (k < 8 || i - first > 19) {
+                break;
+            }
         }
         if (i - first > 19) {
+            unsigned dgt;
+            while (i < n && (dgt = (unsigned)b[i] - '0') < 10u) {
+                i++;
+            }
             v = 0;
             for (size_t k = first; k < i; k++) {
                 dgt = (unsigned)b[k] - '0';
@@ -1028,7 +1110,7 @@ static stg_json_type parse_literal(stg_json_parser *p, stg_json_event *ev, size_
 
 /* A byte that starts no JSON token: invalid UTF-8 is reported as such, anything else (even a
  * well-formed multi-byte character) is a syntax error. */
-static stg_json_type unexpected(stg_json_parser *p, stg_json_event *ev, size_t at)
+COLD stg_json_type unexpected(stg_json_parser *p, stg_json_event *ev, size_t at)
 {
     if (at >= p->len) {
         return fail(p, ev, STG_JSON_E_SYNTAX, p->len);
@@ -1039,7 +1121,7 @@ static stg_json_type unexpected(stg_json_parser *p, stg_json_event *ev, size_t a
     return fail(p, ev, STG_JSON_E_SYNTAX, at);
 }
 
-static stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
+HOT stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
 {
     const uint8_t *b = p->buf;
     uint32_t d = p->depth;
@@ -1092,7 +1174,7 @@ static stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t 
     }
 }
 
-static stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
+HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
 {
     const uint8_t *b = p->buf;
     size_t end = 0;
@@ -1136,7 +1218,8 @@ static stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
     return STG_JSON_KEY;
 }
 
-stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
+/* END, ERROR and pending duplicates. */
+COLD stg_json_type next_slow(stg_json_parser *p, stg_json_event *ev)
 {
     if (p->error != STG_JSON_E_NONE) {
         ev_set(ev, STG_JSON_ERROR, p->error_offset, 0, p->depth);
@@ -1145,75 +1228,97 @@ stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
     if (p->pending_count > 0) {
         return emit_pending(p, ev);
     }
-    if (p->finished) {
-        ev_set(ev, STG_JSON_END, p->pos, 0, 0);
-        return STG_JSON_END;
+    ev_set(ev, STG_JSON_END, p->pos, 0, 0);
+    return STG_JSON_END;
+}
+
+HOT size_t skip_ws(const uint8_t *b, size_t n, size_t i)
+{
+    while (i < n && b[i] <= ' ' && json_ws[b[i]]) {
+        i++;
     }
-    p->started = 1;
+    return i;
+}
+
+HOT stg_json_type close_array(stg_json_parser *p, stg_json_event *ev, size_t at)
+{
+    uint32_t d = p->depth;
+    p->pos = at + 1;
+    p->depth = d - 1;
+    value_done(p, d - 1);
+    ev_set(ev, STG_JSON_ARRAY_END, at, 1, d - 1);
+    return STG_JSON_ARRAY_END;
+}
+
+stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
+{
+    if (p->slow) {
+        return next_slow(p, ev);
+    }
     const uint8_t *b = p->buf;
     size_t n = p->len;
-    size_t i = p->pos;
-    for (;;) {
-        while (i < n && b[i] <= ' ' && json_ws[b[i]]) {
-            i++;
+    size_t i = skip_ws(b, n, p->pos);
+    if (i >= n) {
+        return fail(p, ev, STG_JSON_E_SYNTAX, n);
+    }
+    uint32_t d = p->depth;
+    uint8_t c = b[i];
+    bool want_key;
+    /* Separators are consumed here, so each call ends with exactly one event. */
+    switch ((enum parse_state)p->state[d]) {
+    case ST_AFTER:
+        if (c == ',') {
+            i = skip_ws(b, n, i + 1);
+            if (i >= n) {
+                return fail(p, ev, STG_JSON_E_SYNTAX, n);
+            }
+            want_key = p->kind[d] == '{';
+            break;
         }
+        if (c == '}' && p->kind[d] == '{') {
+            return close_object(p, ev, i);
+        }
+        if (c == ']' && p->kind[d] == '[') {
+            return close_array(p, ev, i);
+        }
+        return unexpected(p, ev, i);
+    case ST_OBJ_COLON:
+        if (c != ':') {
+            return unexpected(p, ev, i);
+        }
+        i = skip_ws(b, n, i + 1);
         if (i >= n) {
             return fail(p, ev, STG_JSON_E_SYNTAX, n);
         }
-        uint32_t d = p->depth;
-        uint8_t c = b[i];
-        switch ((enum parse_state)p->state[d]) {
-        case ST_VALUE:
-            return parse_value(p, ev, i);
-        case ST_ARR_FIRST:
-            if (c == ']') {
-                p->pos = i + 1;
-                p->depth = d - 1;
-                value_done(p, d - 1);
-                ev_set(ev, STG_JSON_ARRAY_END, i, 1, d - 1);
-                return STG_JSON_ARRAY_END;
-            }
-            return parse_value(p, ev, i);
-        case ST_OBJ_FIRST:
-            if (c == '}') {
-                return close_object(p, ev, i);
-            }
-            if (c == '"') {
-                return parse_key(p, ev, i);
-            }
-            return unexpected(p, ev, i);
-        case ST_OBJ_KEY:
-            if (c == '"') {
-                return parse_key(p, ev, i);
-            }
-            return unexpected(p, ev, i);
-        case ST_OBJ_COLON:
-            if (c != ':') {
-                return unexpected(p, ev, i);
-            }
-            p->state[d] = ST_VALUE;
-            i++;
-            continue;
-        case ST_AFTER:
-            if (c == ',') {
-                p->state[d] = p->kind[d] == '{' ? ST_OBJ_KEY : ST_VALUE;
-                i++;
-                continue;
-            }
-            if (c == '}' && p->kind[d] == '{') {
-                return close_object(p, ev, i);
-            }
-            if (c == ']' && p->kind[d] == '[') {
-                p->pos = i + 1;
-                p->depth = d - 1;
-                value_done(p, d - 1);
-                ev_set(ev, STG_JSON_ARRAY_END, i, 1, d - 1);
-                return STG_JSON_ARRAY_END;
-            }
+        want_key = false;
+        break;
+    case ST_OBJ_FIRST:
+        if (c == '}') {
+            return close_object(p, ev, i);
+        }
+        want_key = true;
+        break;
+    case ST_OBJ_KEY:
+        want_key = true;
+        break;
+    case ST_ARR_FIRST:
+        if (c == ']') {
+            return close_array(p, ev, i);
+        }
+        want_key = false;
+        break;
+    case ST_VALUE:
+    default:
+        want_key = false;
+        break;
+    }
+    if (want_key) {
+        if (b[i] != '"') {
             return unexpected(p, ev, i);
         }
-        return unexpected(p, ev, i); /* unreachable: every state is handled above */
+        return parse_key(p, ev, i);
     }
+    return parse_value(p, ev, i);
 }
 
 stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,

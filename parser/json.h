@@ -86,7 +86,9 @@ typedef struct stg_json_parser {
     size_t sort_tmp_cap_bytes;
     size_t close_offset;      /* offset of the '}' whose events are pending */
     stg_arena *arena;
-    int started, finished;
+    int started, finished;    /* finished: the top-level value is complete */
+    int slow;                 /* next() leaves its fast path: finished, an error, or pending
+                                 duplicates */
     stg_json_error error;
     size_t error_offset;
 } stg_json_parser;

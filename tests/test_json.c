@@ -1086,6 +1086,67 @@ START_TEST(test_json_release_mid_parse)
 }
 END_TEST
 
+/* Unsigned integers of every length, at every distance from the end of the input (the digit
+ * reader takes 8 bytes at a time when it can), against strtoull. */
+START_TEST(test_json_uint_values)
+{
+    rng_state = 777;
+    char doc[64];
+    for (int round = 0; round < 20000; round++) {
+        uint64_t v = ((uint64_t)rng() << 32 | rng()) >> (rng() % 64);
+        int tail = (int)(rng() % 10); /* bytes after the number */
+        int n = snprintf(doc, sizeof doc, "[%llu%.*s", (unsigned long long)v, tail, "]         ");
+        if (tail == 0) {
+            n = snprintf(doc, sizeof doc, "%llu", (unsigned long long)v);
+        }
+        stg_arena arena;
+        stg_arena_init(&arena, BIG_CAP);
+        stg_json_parser p;
+        stg_json_init(&p, (const uint8_t *)doc, (size_t)n, 4, &arena);
+        stg_json_event ev;
+        stg_json_type t = stg_json_next(&p, &ev);
+        if (tail > 0) {
+            REQ_CMP_EQ(t, STG_JSON_ARRAY_BEGIN);
+            t = stg_json_next(&p, &ev);
+        }
+        REQ_CMP_EQ(t, STG_JSON_NUMBER);
+        REQ(ev.is_uint && !ev.uint_overflow);
+        REQ_CMP_EQ(ev.uint_value, v);
+        REQ_CMP_EQ(ev.uint_value, strtoull(doc + ev.offset, NULL, 10));
+        stg_json_release(&p);
+        stg_arena_release(&arena);
+    }
+    /* 20 digits and more: overflow exactly from 2^64 on */
+    static const struct {
+        const char *in;
+        bool overflow;
+        uint64_t value;
+    } big[] = {
+        {"10000000000000000000", false, 10000000000000000000ull},
+        {"18446744073709551615", false, UINT64_MAX},
+        {"18446744073709551616", true, 0},
+        {"18446744073709551619", true, 0},
+        {"18446744073709551700", true, 0},
+        {"19000000000000000000", true, 0},
+        {"99999999999999999999", true, 0},
+        {"100000000000000000000", true, 0},
+        {"00", false, 0}, /* a syntax error, see below */
+    };
+    for (size_t k = 0; k + 1 < sizeof big / sizeof big[0]; k++) {
+        char *r = render_str(big[k].in, strlen(big[k].in), 4);
+        char want[128];
+        if (big[k].overflow) {
+            snprintf(want, sizeof want, "n%so $@%zu", big[k].in, strlen(big[k].in));
+        } else {
+            snprintf(want, sizeof want, "n%su%llu $@%zu", big[k].in,
+                     (unsigned long long)big[k].value, strlen(big[k].in));
+        }
+        ck_assert_str_eq(r, want);
+        free(r);
+    }
+}
+END_TEST
+
 Suite *json_suite(void);
 Suite *json_suite(void)
 {
@@ -1100,6 +1161,7 @@ Suite *json_suite(void)
     tcase_add_test(tc, test_json_dups_all_same);
     tcase_add_test(tc, test_json_hash_flood);
     tcase_add_test(tc, test_json_skip);
+    tcase_add_test(tc, test_json_uint_values);
     tcase_add_test(tc, test_json_memory_bound);
     tcase_add_test(tc, test_json_memory_cap);
     tcase_add_test(tc, test_json_release_mid_parse);
