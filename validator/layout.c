@@ -155,7 +155,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
             /* Count what it claims inside the section as covered, to avoid follow-on noise. */
             if (b > covered && b <= data_len) {
                 stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, start + covered,
-                               "data bytes %llu to %llu are covered by no tensor",
+                               "data bytes [%llu, %llu) are covered by no tensor",
                                (unsigned long long)covered, (unsigned long long)b);
             }
             covered = data_len;
@@ -183,7 +183,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
             errors = true;
             /* start + covered <= start + data_len, the file size: no overflow */
             stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, start + covered,
-                           "data bytes %llu to %llu are covered by no tensor",
+                           "data bytes [%llu, %llu) are covered by no tensor",
                            (unsigned long long)covered, (unsigned long long)b);
         }
         covered = e;
@@ -192,7 +192,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
     if (covered < data_len) {
         errors = true;
         stg_report_add(r, STG_DATA_TRAILING, STG_SEV_ERROR, start + covered,
-                       "%llu bytes follow the last tensor's data",
+                       "%llu byte(s) follow the last tensor's data",
                        (unsigned long long)(data_len - covered));
     }
     h->layout_ok = !errors;
