@@ -1,0 +1,99 @@
+/* Target: stg_check_buffer (sniff + dispatch over every format: safetensors, pickles, zip, tar,
+ * gzip/zlib, npy, polyglots) on arbitrary bytes. The first three input bytes pick the profile,
+ * small limits and a name hint; the rest is the file.
+ * Properties: no crash, no leak; the same bytes give the same findings (code, severity, offset,
+ * member) and format; the verdict is never ok (or warn) when an error or critical finding exists,
+ * and is unsafe exactly when a critical one does. Seeds: corpus/scan/. Dict: fuzz/scan.dict. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validator/check.h"
+#include "validator/report.h"
+
+static const char *const names[] = {
+    NULL,          "model.safetensors", "pytorch_model.bin", "model.pt",    "x.pkl",
+    "a.joblib",    "arrays.npz",        "a.npy",             "model.onnx",  "notes.txt",
+    "m.safetensors.index.json", "model.ckpt", "w.pth", "data.pickle", "x.gguf", "blob",
+};
+
+static stg_report *run(const uint8_t *data, size_t size, const stg_limits *lim, const char *name)
+{
+    stg_report *r = stg_report_new(lim);
+    if (r == NULL) {
+        return NULL;
+    }
+    stg_check_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.lim = lim;
+    ctx.report = r;
+    stg_check_buffer(data, size, name, &ctx);
+    stg_report_finish(r);
+    return r;
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 3) {
+        return 0;
+    }
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.profile = (data[0] & 1) ? STG_PROFILE_COMPAT : STG_PROFILE_STRICT;
+    lim.max_nesting = (uint32_t)((data[0] >> 1) & 3) + 1;
+    lim.max_findings = (uint32_t)(data[1] & 15) + 1;
+    lim.max_inflate_bytes = (uint64_t)1 << (10 + (data[1] >> 4) % 12); /* 1 KiB .. 2 MiB */
+    lim.max_inflate_ratio = (data[0] & 8) ? 1000 : 0;
+    lim.max_pickle_stack = 4096;
+    lim.max_pickle_memo = 4096;
+    lim.max_pickle_string = 1 << 20;
+    lim.max_header_len = 1 << 20;
+    const char *name = names[data[2] % (sizeof names / sizeof names[0])];
+    data += 3;
+    size -= 3;
+
+    stg_report *a = run(data, size, &lim, name);
+    stg_report *b = run(data, size, &lim, name);
+    if (a == NULL || b == NULL) {
+        stg_report_free(a);
+        stg_report_free(b);
+        return 0;
+    }
+    if (stg_report_count(a) != stg_report_count(b) ||
+        stg_report_format(a) != stg_report_format(b) ||
+        stg_report_verdict(a) != stg_report_verdict(b) ||
+        stg_report_global_count(a) != stg_report_global_count(b)) {
+        abort();
+    }
+    bool failing = false, critical = false;
+    for (size_t i = 0; i < stg_report_count(a); i++) {
+        const stg_finding *x = stg_report_at(a, i), *y = stg_report_at(b, i);
+        if (x->code != y->code || x->severity != y->severity || x->has_offset != y->has_offset ||
+            x->offset != y->offset || !same_str(x->member, y->member) ||
+            x->member_offset != y->member_offset || !same_str(x->limit, y->limit)) {
+            abort();
+        }
+        failing = failing || x->severity >= STG_SEV_ERROR;
+        critical = critical || x->severity == STG_SEV_CRITICAL;
+    }
+    stg_verdict v = stg_report_verdict(a);
+    if (stg_report_truncated(a) == 0 && !a->out_of_memory) {
+        if (failing && v < STG_VERDICT_INVALID) {
+            abort();
+        }
+        if (critical != (v == STG_VERDICT_UNSAFE)) {
+            abort();
+        }
+    }
+    if (stg_report_count(a) == 0 && v != STG_VERDICT_OK) {
+        abort();
+    }
+    stg_report_free(a);
+    stg_report_free(b);
+    return 0;
+}
