@@ -519,9 +519,8 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
 }
 
 /* Content that is not safetensors: buffered up to the cap, digested as it arrives. */
-static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len,
-                                   const char *name_hint, const stg_scan_options *opt,
-                                   stg_report **out, int *read_err)
+static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, const char *name_hint,
+                                   const stg_scan_options *opt, stg_report **out, int *read_err)
 {
     uint64_t cap = buffer_cap(&opt->limits);
     stg_sha256 *h = NULL;
@@ -635,8 +634,8 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     size_t first_len = (size_t)got;
     stg_report *r = NULL;
     stg_status st;
-    if (read_err == 0 && (stg_name_hint_of(name_hint).safetensors ||
-                          prefix_is_safetensors(first, first_len))) {
+    if (read_err == 0 &&
+        (stg_name_hint_of(name_hint).safetensors || prefix_is_safetensors(first, first_len))) {
         st = scan_fd_stream(fd, first, first_len, opt, &r, &read_err);
         stg_mem_free(first);
     } else if (read_err == 0) {
@@ -733,15 +732,15 @@ static void id_free(id_map *m)
 
 /* A distinct thing to read: a file (by identity) or standard input. */
 typedef struct walk_target {
-    char *open_path;     /* what is opened: the walked path, or a link's resolved target */
-    char *hint;          /* display path of the first record shown: name hint and index path */
+    char *open_path; /* what is opened: the walked path, or a link's resolved target */
+    char *hint;      /* display path of the first record shown: name hint and index path */
     bool nofollow;
     bool is_stdin;
-    bool linked;         /* some record reached it through a symbolic link */
-    char blob_hex[65];   /* expected digest from a blob name, "" when none */
-    stg_report *report;  /* set by a worker */
+    bool linked;        /* some record reached it through a symbolic link */
+    char blob_hex[65];  /* expected digest from a blob name, "" when none */
+    stg_report *report; /* set by a worker */
     bool done;
-    size_t last_record;  /* report is freed after this record is handed out */
+    size_t last_record; /* report is freed after this record is handed out */
 } walk_target;
 
 typedef struct walk_record {
@@ -754,8 +753,8 @@ typedef struct walk_record {
 } walk_record;
 
 typedef struct dir_frame {
-    char *path;          /* display path */
-    char *rel;           /* relative to the argument ("" for the argument itself) */
+    char *path; /* display path */
+    char *rel;  /* relative to the argument ("" for the argument itself) */
     char **names;
     size_t count, next;
     uint64_t dev, ino;
@@ -767,8 +766,8 @@ typedef struct walk {
     size_t target_count, target_cap;
     walk_record *records;
     size_t record_count, record_cap;
-    id_map target_ids;   /* file identity -> target */
-    id_map dirs_seen;    /* directories walked for the current argument */
+    id_map target_ids; /* file identity -> target */
+    id_map dirs_seen;  /* directories walked for the current argument */
     dir_frame *stack;
     size_t depth, stack_cap;
     /* the current argument */
@@ -990,8 +989,7 @@ static void push_dir(walk *w, const char *display, const char *rel, const struct
         struct dirent *e = readdir(d);
         if (e == NULL) {
             if (errno != 0) {
-                add_fixed_errno(w, display, "the directory could not be read completely",
-                                errno);
+                add_fixed_errno(w, display, "the directory could not be read completely", errno);
             }
             break;
         }

@@ -32,30 +32,30 @@
 #include "stguard/stguard.h"
 
 typedef struct stg_walk_options {
-    stg_scan_options scan;         /* limits, policy, digest; expected_sha256: one file only */
-    const char *const *include;    /* globs; a file is scanned when one matches (none: all) */
+    stg_scan_options scan;      /* limits, policy, digest; expected_sha256: one file only */
+    const char *const *include; /* globs; a file is scanned when one matches (none: all) */
     size_t include_count;
-    const char *const *exclude;    /* globs; a match skips the file or directory */
+    const char *const *exclude; /* globs; a match skips the file or directory */
     size_t exclude_count;
-    unsigned threads;              /* worker threads, 1..STG_WALK_MAX_THREADS (0 means 1) */
-    int stdin_fd;                  /* read for the argument "-" (normally 0) */
-    const char *stdin_name;        /* shown instead of "-" and used as its name hint; NULL */
-    uint32_t progress_ms;          /* period of progress calls while waiting (0: 250 ms) */
+    unsigned threads;       /* worker threads, 1..STG_WALK_MAX_THREADS (0 means 1) */
+    int stdin_fd;           /* read for the argument "-" (normally 0) */
+    const char *stdin_name; /* shown instead of "-" and used as its name hint; NULL */
+    uint32_t progress_ms;   /* period of progress calls while waiting (0: 250 ms) */
 } stg_walk_options;
 
 #define STG_WALK_MAX_THREADS 256
 
 typedef struct stg_walk_progress {
-    uint64_t files_done;           /* records handed out so far */
-    uint64_t files_total;          /* records the walk found */
-    uint64_t bytes_done;           /* bytes scanned so far (each distinct file once) */
-    double seconds;                /* since the walk started */
+    uint64_t files_done;  /* records handed out so far */
+    uint64_t files_total; /* records the walk found */
+    uint64_t bytes_done;  /* bytes scanned so far (each distinct file once) */
+    double seconds;       /* since the walk started */
 } stg_walk_progress;
 
 typedef struct stg_walk_result {
-    uint64_t files;                /* records handed out */
-    uint64_t bytes;                /* bytes read and scanned, each distinct file once */
-    uint64_t distinct_scanned;     /* distinct files (and stdin) read */
+    uint64_t files;            /* records handed out */
+    uint64_t bytes;            /* bytes read and scanned, each distinct file once */
+    uint64_t distinct_scanned; /* distinct files (and stdin) read */
 } stg_walk_result;
 
 /* Called once per record, in walk order, from the calling thread. r has its path (and blob)

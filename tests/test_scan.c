@@ -16,8 +16,7 @@
 #include "testutil.h"
 
 /* SHA-256 of "abc" (FIPS 180-2 test vector). */
-static const char ABC_SHA256[] =
-    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+static const char ABC_SHA256[] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
 static const char VALID_HEADER[] =
     "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
@@ -90,7 +89,7 @@ START_TEST(test_buffer_expected_digest)
     char upper[65];
     for (int i = 0; i < 65; i++) {
         upper[i] = (char)((ABC_SHA256[i] >= 'a' && ABC_SHA256[i] <= 'f') ? ABC_SHA256[i] - 32
-                                                                           : ABC_SHA256[i]);
+                                                                         : ABC_SHA256[i]);
     }
     opt.expected_sha256 = upper;
     ck_assert_int_eq(stg_scan_buffer("abc", 3, NULL, &opt, &r), STG_OK);
@@ -160,8 +159,8 @@ static void check_file_of_size(size_t data_len)
 
 START_TEST(test_path_read_and_mapped)
 {
-    check_file_of_size(16);          /* read with pread */
-    check_file_of_size(200 * 1024);  /* mapped */
+    check_file_of_size(16);         /* read with pread */
+    check_file_of_size(200 * 1024); /* mapped */
 }
 END_TEST
 
@@ -269,8 +268,8 @@ START_TEST(test_path_root_and_blob)
     ck_assert(!stg_scan_is_blob_name("ba7816bf"));
     ck_assert(!stg_scan_is_blob_name(
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015adab"));
-    ck_assert(!stg_scan_is_blob_name(
-        "ga7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    ck_assert(
+        !stg_scan_is_blob_name("ga7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
     free(inner);
     free(outside);
     free(link);
@@ -436,8 +435,7 @@ START_TEST(test_walk_order_threads_and_hf)
     /* the blob only under its two snapshot paths (sorted: a before b), then zz.txt */
     ck_assert_uint_eq(one.count, 3);
     ck_assert_uint_eq(res.files, 3);
-    ck_assert_msg(strstr(one.lines[0], "/snapshots/a/m.safetensors|") != NULL, "%s",
-                  one.lines[0]);
+    ck_assert_msg(strstr(one.lines[0], "/snapshots/a/m.safetensors|") != NULL, "%s", one.lines[0]);
     ck_assert(strstr(one.lines[0], "/blobs/") != NULL);
     ck_assert(strstr(one.lines[1], "/snapshots/b/m.safetensors|") != NULL);
     ck_assert(strstr(one.lines[2], "/zz.txt||warn|") != NULL);

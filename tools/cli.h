@@ -14,7 +14,7 @@
 /* Totals for the summary record. */
 typedef struct cli_summary {
     uint64_t files;
-    uint64_t verdicts[5];   /* indexed by stg_verdict */
+    uint64_t verdicts[5]; /* indexed by stg_verdict */
     uint64_t bytes;
     double seconds;
 } cli_summary;

@@ -171,8 +171,7 @@ void cli_json_record(FILE *out, const stg_report *r, const char *path)
     fprintf(out, ",\"format\":\"%s\",\"size\":%" PRIu64 ",\"sha256\":",
             stg_format_name(stg_report_format(r)), stg_report_size(r));
     json_cstr(out, stg_report_sha256(r));
-    fprintf(out, ",\"verdict\":\"%s\",\"findings\":[",
-            stg_verdict_name(stg_report_verdict(r)));
+    fprintf(out, ",\"verdict\":\"%s\",\"findings\":[", stg_verdict_name(stg_report_verdict(r)));
     for (size_t i = 0; i < stg_report_count(r); i++) {
         if (i > 0) {
             fputc(',', out);

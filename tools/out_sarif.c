@@ -53,7 +53,8 @@ const char *cli_code_description(stg_code code)
     case STG_FORMAT_NOT_VALIDATED: return "A recognised format stguard does not validate.";
     case STG_FORMAT_UNSCANNABLE: return "A container or compression stguard cannot open.";
     case STG_PICKLE_FILE: return "A pickle-based file: loading it can run code.";
-    case STG_PICKLE_GLOBAL_BENIGN: return "A reviewed framework class only weights_only=False loads.";
+    case STG_PICKLE_GLOBAL_BENIGN:
+        return "A reviewed framework class only weights_only=False loads.";
     case STG_PICKLE_GLOBAL_DANGEROUS: return "A global on the denylist or hard-block list.";
     case STG_PICKLE_GLOBAL_UNKNOWN: return "A global on no list (denied by default).";
     case STG_PICKLE_GLOBAL_UNRESOLVED: return "A global whose name cannot be resolved statically.";
@@ -72,7 +73,8 @@ const char *cli_code_description(stg_code code)
     case STG_INDEX_TENSOR_MISSING: return "The index names a tensor its shard lacks.";
     case STG_INDEX_TENSOR_UNLISTED: return "A shard holds a tensor the index lacks.";
     case STG_INDEX_TENSOR_DUPLICATE: return "A tensor is in two shards.";
-    case STG_INDEX_TOTAL_SIZE_MISMATCH: return "metadata.total_size differs from the tensors' sizes.";
+    case STG_INDEX_TOTAL_SIZE_MISMATCH:
+        return "metadata.total_size differs from the tensors' sizes.";
     case STG_DIGEST_MISMATCH: return "The content does not match its expected SHA-256.";
     case STG_SYMLINK_SKIPPED: return "A link leading outside the scan root, or a cycle.";
     case STG_NOT_REGULAR_FILE: return "A FIFO, device or socket: never opened.";
@@ -155,7 +157,8 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
         }
         const char *name = stg_code_name(f->code);
         fputs("{\"ruleId\":", out);
-        cli_json_string(out, name != NULL ? name : "unknown", strlen(name != NULL ? name : "unknown"));
+        cli_json_string(out, name != NULL ? name : "unknown",
+                        strlen(name != NULL ? name : "unknown"));
         int idx = rule_for(s, f->code);
         if (idx >= 0) {
             fprintf(out, ",\"ruleIndex\":%d", idx);
@@ -202,8 +205,9 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
 void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code)
 {
     FILE *out = s->out;
-    fprintf(out, "],\"tool\":{\"driver\":{\"name\":\"stguard\",\"version\":\"%s\","
-                 "\"semanticVersion\":\"%s\",\"properties\":{\"policyVersion\":",
+    fprintf(out,
+            "],\"tool\":{\"driver\":{\"name\":\"stguard\",\"version\":\"%s\","
+            "\"semanticVersion\":\"%s\",\"properties\":{\"policyVersion\":",
             stg_version(), stg_version());
     cli_json_string(out, stg_policy_version(), strlen(stg_policy_version()));
     fputs("},\"rules\":[", out);
@@ -225,9 +229,8 @@ void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code)
             "\"properties\":{\"files\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"warn\":%" PRIu64
             ",\"invalid\":%" PRIu64 ",\"unsafe\":%" PRIu64 ",\"error\":%" PRIu64
             ",\"bytes\":%" PRIu64 "}}]}\n",
-            exit_code == 2 ? "false" : "true", exit_code, sum->files,
-            sum->verdicts[STG_VERDICT_OK], sum->verdicts[STG_VERDICT_WARN],
-            sum->verdicts[STG_VERDICT_INVALID], sum->verdicts[STG_VERDICT_UNSAFE],
-            sum->verdicts[STG_VERDICT_ERROR], sum->bytes);
+            exit_code == 2 ? "false" : "true", exit_code, sum->files, sum->verdicts[STG_VERDICT_OK],
+            sum->verdicts[STG_VERDICT_WARN], sum->verdicts[STG_VERDICT_INVALID],
+            sum->verdicts[STG_VERDICT_UNSAFE], sum->verdicts[STG_VERDICT_ERROR], sum->bytes);
     free(s);
 }

@@ -155,8 +155,7 @@ void cli_text_summary(FILE *out, const cli_summary *s)
             " unsafe, %" PRIu64 " error; %" PRIu64 " bytes in %.2f s\n",
             s->files, s->files == 1 ? "" : "s", s->verdicts[STG_VERDICT_OK],
             s->verdicts[STG_VERDICT_WARN], s->verdicts[STG_VERDICT_INVALID],
-            s->verdicts[STG_VERDICT_UNSAFE], s->verdicts[STG_VERDICT_ERROR], s->bytes,
-            s->seconds);
+            s->verdicts[STG_VERDICT_UNSAFE], s->verdicts[STG_VERDICT_ERROR], s->bytes, s->seconds);
 }
 
 void cli_text_inspect(FILE *out, const cli_inspect *in)

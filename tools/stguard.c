@@ -114,16 +114,16 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
 
 typedef struct cli_config {
     enum out_format format;
-    stg_verdict fail_on;          /* lowest verdict giving exit 1 */
+    stg_verdict fail_on; /* lowest verdict giving exit 1 */
     bool quiet;
     bool tensor_sha256;
-    int progress;                 /* -1 never, 0 auto, 1 always */
+    int progress; /* -1 never, 0 auto, 1 always */
     stg_walk_options walk;
     stg_policy *policy;
     const char **include, **exclude;
     size_t include_count, exclude_count;
-    char *expected;               /* lower-case copy of --sha256 */
-    bool scan_only_seen;          /* an option inspect does not take */
+    char *expected;      /* lower-case copy of --sha256 */
+    bool scan_only_seen; /* an option inspect does not take */
     const char *scan_only_name;
 } cli_config;
 
@@ -241,15 +241,9 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             }
             break;
         }
-        case OPT_POLICY:
-            rc = load_policy_file(c, optarg);
-            break;
-        case OPT_INCLUDE:
-            rc = push_glob(&c->include, &c->include_count, optarg);
-            break;
-        case OPT_EXCLUDE:
-            rc = push_glob(&c->exclude, &c->exclude_count, optarg);
-            break;
+        case OPT_POLICY: rc = load_policy_file(c, optarg); break;
+        case OPT_INCLUDE: rc = push_glob(&c->include, &c->include_count, optarg); break;
+        case OPT_EXCLUDE: rc = push_glob(&c->exclude, &c->exclude_count, optarg); break;
         case OPT_MAX_HEADER_LEN:
             scan_only = false;
             rc = set_limit(lim, "max_header_len", optarg, "--max-header-len");
@@ -304,27 +298,20 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             c->walk.scan.expected_sha256 = c->expected;
             break;
         }
-        case OPT_STDIN_NAME:
-            c->walk.stdin_name = optarg;
-            break;
-        case OPT_NO_DIGEST:
-            c->walk.scan.digest = false;
-            break;
+        case OPT_STDIN_NAME: c->walk.stdin_name = optarg; break;
+        case OPT_NO_DIGEST: c->walk.scan.digest = false; break;
         case 'j': {
             char *end = NULL;
             errno = 0;
             long n = strtol(optarg, &end, 10);
-            if (errno != 0 || end == optarg || *end != '\0' || n < 1 ||
-                n > STG_WALK_MAX_THREADS) {
+            if (errno != 0 || end == optarg || *end != '\0' || n < 1 || n > STG_WALK_MAX_THREADS) {
                 return usage_error("-j expects a number of threads from 1 to 256, got '%s'",
                                    optarg);
             }
             c->walk.threads = (unsigned)n;
             break;
         }
-        case 'q':
-            c->quiet = true;
-            break;
+        case 'q': c->quiet = true; break;
         case OPT_PROGRESS:
             if (strcmp(optarg, "auto") == 0) {
                 c->progress = 0;
@@ -343,13 +330,9 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             scan_only = false;
             c->tensor_sha256 = true;
             break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return -1;
-        case ':':
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
-        default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+        case 'h': fputs(usage_text, stdout); return -1;
+        case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default: return usage_error("unknown option '%s'", argv[optind - 1]);
         }
         if (rc != 0) {
             return rc;
@@ -412,9 +395,7 @@ static void on_record(void *user, const stg_report *r)
             cli_json_record(stdout, r, NULL);
         }
         break;
-    case OUT_SARIF:
-        cli_sarif_record(s->sarif, r);
-        break;
+    case OUT_SARIF: cli_sarif_record(s->sarif, r); break;
     }
     fflush(stdout);
 }
@@ -500,15 +481,9 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         status = 2;
     }
     switch (c->format) {
-    case OUT_TEXT:
-        cli_text_summary(stdout, &s.sum);
-        break;
-    case OUT_JSON:
-        cli_json_summary(stdout, &s.sum);
-        break;
-    case OUT_SARIF:
-        cli_sarif_end(s.sarif, &s.sum, status);
-        break;
+    case OUT_TEXT: cli_text_summary(stdout, &s.sum); break;
+    case OUT_JSON: cli_json_summary(stdout, &s.sum); break;
+    case OUT_SARIF: cli_sarif_end(s.sarif, &s.sum, status); break;
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         return 2;
