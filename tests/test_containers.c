@@ -155,7 +155,10 @@ START_TEST(test_format_unscannable)
     assert_member(f, "archive/data.pkl", offs[0]);
     stg_report_free(r);
     free(z);
-    /* near miss: gzip is opened and scanned */
+    /* near miss: gzip is opened and scanned (when this build has zlib) */
+    if (!stg_inflate_available()) {
+        return;
+    }
     uint8_t *g = fixture("evil.pkl.gz", &len);
     r = check(g, len, NULL);
     ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
@@ -552,6 +555,57 @@ START_TEST(test_bypass_compressed)
 }
 END_TEST
 
+START_TEST(test_deflate_fails_closed_without_zlib)
+{
+    /* With zlib the deflated member is scanned; a build without it says unscannable. */
+    size_t len;
+    uint8_t *z = fixture("torch-deflated-evil.pt", &len);
+    stg_report *r = check(z, len, NULL);
+    if (stg_inflate_available()) {
+        first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+        ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
+    } else {
+        const stg_finding *f = first(r, STG_FORMAT_UNSCANNABLE);
+        ck_assert_str_eq(f->member, "archive/data.pkl");
+        ck_assert_uint_eq(f->offset, 0);
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    }
+    stg_report_free(r);
+    free(z);
+    uint8_t *g = fixture("evil.pkl.gz", &len);
+    r = check(g, len, NULL);
+    if (stg_inflate_available()) {
+        ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
+    } else {
+        const stg_finding *f = first(r, STG_FORMAT_UNSCANNABLE);
+        ck_assert_uint_eq(f->offset, 0);
+    }
+    ck_assert_int_ge(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    free(g);
+}
+END_TEST
+
+START_TEST(test_safetensors_index_by_name)
+{
+    static const char ix[] = "{\"metadata\":{\"total_size\":8},"
+                             "\"weight_map\":{\"a\":\"model-00001-of-00001.safetensors\"}}";
+    stg_report *r = check(B(ix), "model.safetensors.index.json");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS_INDEX);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    r = check(B("{\"weight_map\":[]}"), "model.safetensors.index.json");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS_INDEX);
+    first(r, STG_INDEX_INVALID);
+    stg_report_free(r);
+    /* near miss: the same JSON under another name is just unknown content */
+    r = check(B(ix), "config.json");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_UNKNOWN);
+    first(r, STG_FORMAT_UNKNOWN);
+    stg_report_free(r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ nesting and labels */
 
 START_TEST(test_nesting_limit)
@@ -625,6 +679,8 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_bypass_stacked_and_legacy);
     tcase_add_test(tc, test_bypass_torch_tar);
     tcase_add_test(tc, test_bypass_compressed);
+    tcase_add_test(tc, test_deflate_fails_closed_without_zlib);
+    tcase_add_test(tc, test_safetensors_index_by_name);
     tcase_add_test(tc, test_nesting_limit);
     tcase_add_test(tc, test_numpy_zip_and_npy);
     suite_add_tcase(s, tc);
