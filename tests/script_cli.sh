@@ -383,6 +383,38 @@ grep -q "\"blob\":\"$R/blobs/$OKSHA\"" out.txt && ok || fail "HF file argument: 
 expect_rc 1 "HF snapshot folder" -- "$CLI" scan $R/snapshots/bbb
 grep -q 'digest_mismatch' out.txt && ok || fail "HF folder argument: $(cat out.txt)"
 
+# an index in a snapshot: its shards are links into blobs/, inside the root, so they are found
+IDX=hfidx/models--o--n
+mkdir -p $IDX/blobs $IDX/snapshots/r1 idx
+python3 - <<'EOF2'
+import json, struct
+def st(name, data):
+    body = json.dumps({name: {"dtype": "U8", "shape": [len(data)],
+                              "data_offsets": [0, len(data)]}}).encode()
+    body += b" " * ((-(8 + len(body))) % 8)
+    return struct.pack("<Q", len(body)) + body + data
+open("idx/s1.safetensors", "wb").write(st("a", b"12345678"))
+open("idx/s2.safetensors", "wb").write(st("b", b"abcdefgh"))
+open("idx/model.safetensors.index.json", "w").write(json.dumps(
+    {"metadata": {"total_size": 16}, "weight_map": {"a": "s1.safetensors", "b": "s2.safetensors"}}))
+EOF2
+for f in idx/*; do
+    h=$(sha256sum "$f" | cut -c1-64)
+    cp "$f" "$IDX/blobs/$h"
+    ln -s "../../blobs/$h" "$IDX/snapshots/r1/$(basename "$f")"
+done
+expect_rc 0 "sharded model in a HF snapshot" -- "$CLI" scan --format json $IDX
+grep -q '"format":"safetensors-index"' out.txt && ok || fail "HF index: $(cat out.txt)"
+rm idx/s2.safetensors
+expect_rc 1 "index naming a missing shard" -- "$CLI" scan --format json idx
+py "index_shard_missing" <<'EOF2'
+import json
+recs = [json.loads(l) for l in open("out.txt")][:-1]
+r = [r for r in recs if r["path"] == "idx/model.safetensors.index.json"][0]
+f = [f for f in r["findings"] if f["code"] == "index_shard_missing"][0]
+assert r["verdict"] == "invalid" and f["member"] == "s2.safetensors", r
+EOF2
+
 # ------------------------------------------------------------------ include / exclude
 "$CLI" scan --format json --include '*.safetensors' tree >out.txt 2>/dev/null
 py "--include" <<'EOF'
