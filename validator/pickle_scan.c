@@ -222,7 +222,8 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
     while (s->seen[j].hash != 0) {
         struct seen_global *g = &s->seen[j];
         if (g->hash == h && g->ml == ml && g->nl == nl &&
-            memcmp(s->names + g->at, m, ml) == 0 && memcmp(s->names + g->at + ml, n, nl) == 0) {
+            (ml + nl == 0 || (memcmp(s->names + g->at, m, ml) == 0 &&
+                              memcmp(s->names + g->at + ml, n, nl) == 0))) {
             *fresh = false;
             return g;
         }
@@ -551,7 +552,7 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
     uint32_t j = (uint32_t)h & (s->skeys_cap - 1);
     while (s->skeys[j].hash != 0) {
         struct storage_key *e = &s->skeys[j];
-        if (e->hash == h && e->len == kl && memcmp(s->keybuf + e->at, k, kl) == 0) {
+        if (e->hash == h && e->len == kl && (kl == 0 || memcmp(s->keybuf + e->at, k, kl) == 0)) {
             return e;
         }
         j = (j + 1) & (s->skeys_cap - 1);
