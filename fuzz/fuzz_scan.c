@@ -12,9 +12,22 @@
 #include "validator/report.h"
 
 static const char *const names[] = {
-    NULL,          "model.safetensors", "pytorch_model.bin", "model.pt",    "x.pkl",
-    "a.joblib",    "arrays.npz",        "a.npy",             "model.onnx",  "notes.txt",
-    "m.safetensors.index.json", "model.ckpt", "w.pth", "data.pickle", "x.gguf", "blob",
+    NULL,
+    "model.safetensors",
+    "pytorch_model.bin",
+    "model.pt",
+    "x.pkl",
+    "a.joblib",
+    "arrays.npz",
+    "a.npy",
+    "model.onnx",
+    "notes.txt",
+    "m.safetensors.index.json",
+    "model.ckpt",
+    "w.pth",
+    "data.pickle",
+    "x.gguf",
+    "blob",
 };
 
 static stg_report *run(const uint8_t *data, size_t size, const stg_limits *lim, const char *name)

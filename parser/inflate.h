@@ -9,19 +9,19 @@
 #include <stdint.h>
 
 typedef enum stg_inflate_format {
-    STG_INFLATE_RAW = 0,   /* zip method 8 */
-    STG_INFLATE_ZLIB = 1,  /* RFC 1950 (joblib compress='zlib') */
-    STG_INFLATE_GZIP = 2   /* RFC 1952, concatenated members followed like Python's gzip */
+    STG_INFLATE_RAW = 0,  /* zip method 8 */
+    STG_INFLATE_ZLIB = 1, /* RFC 1950 (joblib compress='zlib') */
+    STG_INFLATE_GZIP = 2  /* RFC 1952, concatenated members followed like Python's gzip */
 } stg_inflate_format;
 
 typedef enum stg_inflate_result {
     STG_INFLATE_OK = 0,
-    STG_INFLATE_TOO_BIG,      /* output would pass max_out */
-    STG_INFLATE_RATIO,        /* output / input passed max_ratio */
-    STG_INFLATE_CORRUPT,      /* invalid stream */
-    STG_INFLATE_TRUNCATED,    /* input ended before the stream did */
+    STG_INFLATE_TOO_BIG,   /* output would pass max_out */
+    STG_INFLATE_RATIO,     /* output / input passed max_ratio */
+    STG_INFLATE_CORRUPT,   /* invalid stream */
+    STG_INFLATE_TRUNCATED, /* input ended before the stream did */
     STG_INFLATE_NOMEM,
-    STG_INFLATE_UNAVAILABLE   /* built without zlib */
+    STG_INFLATE_UNAVAILABLE /* built without zlib */
 } stg_inflate_result;
 
 /* Output below this size is never judged by the ratio: small, highly compressible payloads

@@ -13,24 +13,24 @@
 #define STG_TAR_NAME_MAX 4096u /* longer GNU/pax names are container_malformed */
 
 typedef enum stg_tar_result {
-    STG_TARR_OK = 0,     /* an entry was produced */
-    STG_TARR_END,        /* end-of-archive blocks (or the end of the buffer at a block edge) */
-    STG_TARR_MALFORMED   /* bad checksum, bad number, data past the end: stop */
+    STG_TARR_OK = 0,   /* an entry was produced */
+    STG_TARR_END,      /* end-of-archive blocks (or the end of the buffer at a block edge) */
+    STG_TARR_MALFORMED /* bad checksum, bad number, data past the end: stop */
 } stg_tar_result;
 
 typedef struct stg_tar {
     const uint8_t *buf;
     size_t len;
-    uint64_t pos;        /* next header */
+    uint64_t pos; /* next header */
 } stg_tar;
 
 typedef struct stg_tar_entry {
     char name[STG_TAR_NAME_MAX + 1]; /* NUL-terminated (a name holding NUL is cut there) */
     size_t name_len;
-    char type;           /* '0' (or NUL) regular file, '5' directory, ... */
+    char type; /* '0' (or NUL) regular file, '5' directory, ... */
     uint64_t header_offset;
     uint64_t data_offset;
-    uint64_t size;       /* data_offset + size <= buffer length */
+    uint64_t size; /* data_offset + size <= buffer length */
 } stg_tar_entry;
 
 /* true when block (512 bytes) is a ustar or GNU header with a valid checksum. */

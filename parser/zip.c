@@ -142,8 +142,8 @@ stg_zip_result stg_zip_open(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_
 /* Walks extra fields [pos, pos + n) for the ZIP64 field (id 1) and replaces the 0xFFFFFFFF
  * placeholders in the order the specification gives. need_* say which are placeholders. */
 static bool apply_zip64_extra(const uint8_t *buf, size_t len, uint64_t pos, uint64_t n,
-                              bool need_usize, bool need_csize, bool need_offset,
-                              uint64_t *usize, uint64_t *csize, uint64_t *offset)
+                              bool need_usize, bool need_csize, bool need_offset, uint64_t *usize,
+                              uint64_t *csize, uint64_t *offset)
 {
     stg_cursor c = stg_cur_make(buf, len);
     stg_cursor ex;
@@ -212,10 +212,9 @@ static stg_zip_result read_local(const stg_zip *z, stg_zip_entry *e, stg_zip_err
     e->data_offset = c.pos;
     uint64_t lcsize = csize32, lusize = usize32, unused = 0;
     bool z64 = csize32 == UINT32_MAX || usize32 == UINT32_MAX;
-    if (z64 && !apply_zip64_extra(z->buf, z->len, extra_pos, extra_len, true, true, false,
-                                  &lusize, &lcsize, &unused)) {
-        return fail(err, STG_ZIPR_ENTRY_BAD, e->local_offset,
-                    "local header lacks its ZIP64 sizes");
+    if (z64 && !apply_zip64_extra(z->buf, z->len, extra_pos, extra_len, true, true, false, &lusize,
+                                  &lcsize, &unused)) {
+        return fail(err, STG_ZIPR_ENTRY_BAD, e->local_offset, "local header lacks its ZIP64 sizes");
     }
     e->local_sizes_known = !((flags & FLAG_DATA_DESCRIPTOR) != 0 && lcsize == 0 && lusize == 0);
     e->local_comp_size = lcsize;

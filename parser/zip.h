@@ -26,50 +26,50 @@
 #define STG_ZIP_FLAGS_ENCRYPTED 0x61u
 
 typedef enum stg_zip_result {
-    STG_ZIPR_OK = 0,        /* an entry was produced */
-    STG_ZIPR_END,           /* no more entries */
-    STG_ZIPR_NOT_FOUND,     /* no end record that parses (not a zip) */
-    STG_ZIPR_ENTRY_BAD,     /* this entry's local header or data range is unusable; the central
+    STG_ZIPR_OK = 0,    /* an entry was produced */
+    STG_ZIPR_END,       /* no more entries */
+    STG_ZIPR_NOT_FOUND, /* no end record that parses (not a zip) */
+    STG_ZIPR_ENTRY_BAD, /* this entry's local header or data range is unusable; the central
                               fields of *e are valid; iteration may go on */
-    STG_ZIPR_MALFORMED      /* the central directory is broken: stop */
+    STG_ZIPR_MALFORMED  /* the central directory is broken: stop */
 } stg_zip_result;
 
 typedef struct stg_zip_error {
-    uint64_t offset;       /* absolute offset of the structure concerned */
-    const char *what;      /* constant text */
+    uint64_t offset;  /* absolute offset of the structure concerned */
+    const char *what; /* constant text */
 } stg_zip_error;
 
 typedef struct stg_zip {
     const uint8_t *buf;
     size_t len;
-    uint64_t eocd_offset;   /* the classic end record */
-    uint64_t cd_start;      /* absolute */
+    uint64_t eocd_offset; /* the classic end record */
+    uint64_t cd_start;    /* absolute */
     uint64_t cd_size;
-    uint64_t entry_count;   /* as declared */
-    uint64_t base;          /* bytes before the archive (offsets in it are relative to base) */
+    uint64_t entry_count; /* as declared */
+    uint64_t base;        /* bytes before the archive (offsets in it are relative to base) */
     bool zip64;
-    uint64_t next_pos;      /* iteration state: next central header */
+    uint64_t next_pos; /* iteration state: next central header */
     uint64_t next_index;
 } stg_zip;
 
 typedef struct stg_zip_entry {
     uint64_t index;
-    uint64_t cd_offset;       /* absolute offset of the central header */
-    const uint8_t *name;      /* central name bytes (not NUL-terminated, inside the buffer) */
+    uint64_t cd_offset;  /* absolute offset of the central header */
+    const uint8_t *name; /* central name bytes (not NUL-terminated, inside the buffer) */
     size_t name_len;
     uint16_t flags, method;
     uint32_t crc32;
     uint64_t comp_size, uncomp_size;
-    uint64_t local_offset;    /* absolute offset of the local header */
+    uint64_t local_offset; /* absolute offset of the local header */
     /* From the local header (valid when stg_zip_next returned STG_ZIPR_OK): */
     const uint8_t *local_name;
     size_t local_name_len;
     uint16_t local_flags, local_method;
-    bool local_sizes_known;   /* false: data-descriptor flag with zero sizes in the header */
+    bool local_sizes_known; /* false: data-descriptor flag with zero sizes in the header */
     uint64_t local_comp_size, local_uncomp_size;
-    uint64_t data_offset;     /* absolute offset of the member's (compressed) bytes */
-    uint64_t data_len;        /* comp_size: data_offset + data_len <= buffer length */
-    unsigned mismatch;        /* STG_ZIP_MISMATCH_* */
+    uint64_t data_offset; /* absolute offset of the member's (compressed) bytes */
+    uint64_t data_len;    /* comp_size: data_offset + data_len <= buffer length */
+    unsigned mismatch;    /* STG_ZIP_MISMATCH_* */
 } stg_zip_entry;
 
 /* Finds and checks the end records. STG_ZIPR_NOT_FOUND when no candidate end record in the

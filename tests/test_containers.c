@@ -14,8 +14,10 @@
 
 #define B(s) (const uint8_t *)(s), sizeof(s) - 1
 
-static const char EVIL[] = "\x80\x02" "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
-static const char BENIGN[] = "\x80\x02" "ccollections\nOrderedDict\nq\x00)Rq\x01.";
+static const char EVIL[] = "\x80\x02"
+                           "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
+static const char BENIGN[] = "\x80\x02"
+                             "ccollections\nOrderedDict\nq\x00)Rq\x01.";
 static const char EVIL0[] = "cos\nsystem\n(S'id'\ntR.";
 
 static uint8_t *fixture(const char *name, size_t *len)
@@ -195,7 +197,8 @@ START_TEST(test_zip_malformed)
     stg_report_free(r);
     free(z);
     /* A local header offset past the directory: that entry is malformed, carries its name. */
-    zb_entry g[2] = {zb_file("a.txt", "hello", 5), zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1)};
+    zb_entry g[2] = {zb_file("a.txt", "hello", 5),
+                     zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1)};
     z = zb_build(g, 2, NULL, &len, offs);
     size_t cd = (size_t)(z[len - 22 + 16] | (z[len - 22 + 17] << 8));
     z[cd + 42] = 0xf0;
@@ -481,7 +484,8 @@ START_TEST(test_bypass_stacked_and_legacy)
     ck_assert_ptr_null(f->member);
     stg_report_free(r);
     /* Class 15: a legacy-looking file with a wrong magic number is still scanned through. */
-    static const char bad_magic[] = "\x80\x02\x8a\nl\xfc\x9c" "F\xf9 j\xa8P\x18.";
+    static const char bad_magic[] = "\x80\x02\x8a\nl\xfc\x9c"
+                                    "F\xf9 j\xa8P\x18.";
     memcpy(buf, bad_magic, sizeof bad_magic - 1);
     memcpy(buf + sizeof bad_magic - 1, EVIL0, sizeof EVIL0 - 1);
     r = check(buf, sizeof bad_magic - 1 + sizeof EVIL0 - 1, "model.pt");

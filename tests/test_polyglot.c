@@ -14,7 +14,8 @@
 
 #define B(s) (const uint8_t *)(s), sizeof(s) - 1
 
-static const char EVIL[] = "\x80\x02" "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
+static const char EVIL[] = "\x80\x02"
+                           "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
 
 /* 8-aligned header with one U8 tensor of 8 bytes. */
 static const char HEADER[] = "{\"t\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}   ";
@@ -133,7 +134,8 @@ START_TEST(test_polyglot_pickle)
     ck_assert_uint_eq(st[0], 'N');
     ck_assert_uint_eq(st[1], '.');
     for (int strict = 0; strict <= 1; strict++) {
-        stg_report *r = check_profile(st, len, NULL, strict ? STG_PROFILE_STRICT : STG_PROFILE_COMPAT);
+        stg_report *r = check_profile(st, len, NULL,
+                                      strict ? STG_PROFILE_STRICT : STG_PROFILE_COMPAT);
         const stg_finding *f = first(r, STG_POLYGLOT_PICKLE);
         ck_assert_int_eq(f->severity, strict ? STG_SEV_ERROR : STG_SEV_WARNING);
         ck_assert_uint_eq(f->offset, 0);
@@ -160,7 +162,8 @@ START_TEST(test_pickle_then_zip)
 {
     /* Bypass class 17: a loader reads the pickle at offset 0; zip tools read the archive at the
      * end. Both are scanned (in both profiles) and the archive is reported. */
-    static const char BENIGN[] = "\x80\x02" "ccollections\nOrderedDict\nq\x00)Rq\x01.";
+    static const char BENIGN[] = "\x80\x02"
+                                 "ccollections\nOrderedDict\nq\x00)Rq\x01.";
     zb_entry e = zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1);
     size_t z_len;
     uint64_t offs[1];
@@ -170,7 +173,8 @@ START_TEST(test_pickle_then_zip)
     memcpy(p, BENIGN, sizeof BENIGN - 1);
     memcpy(p + sizeof BENIGN - 1, z, z_len);
     for (int strict = 0; strict <= 1; strict++) {
-        stg_report *r = check_profile(p, len, "model.pt", strict ? STG_PROFILE_STRICT : STG_PROFILE_COMPAT);
+        stg_report *r = check_profile(p, len, "model.pt",
+                                      strict ? STG_PROFILE_STRICT : STG_PROFILE_COMPAT);
         ck_assert_int_eq(stg_report_format(r), STG_FMT_PICKLE);
         const stg_finding *f = first(r, STG_POLYGLOT_ZIP);
         ck_assert_uint_eq(f->offset, sizeof BENIGN - 1);

@@ -12,8 +12,10 @@
 
 #define B(s) (const uint8_t *)(s), sizeof(s) - 1
 
-static const char EVIL[] = "\x80\x02" "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
-static const char LEGACY[] = "\x80\x02\x8a\nl\xfc\x9c" "F\xf9 j\xa8P\x19.\x80\x02M\xe9\x03.";
+static const char EVIL[] = "\x80\x02"
+                           "cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.";
+static const char LEGACY[] = "\x80\x02\x8a\nl\xfc\x9c"
+                             "F\xf9 j\xa8P\x19.\x80\x02M\xe9\x03.";
 
 static uint8_t *fixture(const char *name, size_t *len)
 {
@@ -44,8 +46,7 @@ START_TEST(test_name_hints)
     /* A .safetensors name is validated as safetensors whatever it holds. */
     ck_assert_int_eq(stg_sniff(B("garbage"), "m.safetensors"), STG_FMT_SAFETENSORS);
     ck_assert_int_eq(stg_sniff(B("garbage"), "dir/M.SafeTensors"), STG_FMT_SAFETENSORS);
-    ck_assert_int_eq(stg_sniff(B("{}"), "model.safetensors.index.json"),
-                     STG_FMT_SAFETENSORS_INDEX);
+    ck_assert_int_eq(stg_sniff(B("{}"), "model.safetensors.index.json"), STG_FMT_SAFETENSORS_INDEX);
     ck_assert_int_eq(stg_sniff(B("\x08\x07\x12\x04"), "model.onnx"), STG_FMT_ONNX);
     /* Content beats the other names. */
     ck_assert_int_eq(stg_sniff(B(EVIL), "model.onnx"), STG_FMT_PICKLE);
@@ -57,7 +58,7 @@ START_TEST(test_name_hints)
     stg_name_hint h = stg_name_hint_of("a/b/model.PTH");
     ck_assert(h.claims_pickle);
     ck_assert(!h.safetensors);
-    static const char *const claims[] = {"x.bin", "x.pt", "x.pth", "x.ckpt", "x.pkl",
+    static const char *const claims[] = {"x.bin",    "x.pt",     "x.pth", "x.ckpt", "x.pkl",
                                          "x.pickle", "x.joblib", "x.npy", "x.npz"};
     for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
         ck_assert_msg(stg_name_hint_of(claims[i]).claims_pickle, "%s", claims[i]);

@@ -137,10 +137,25 @@ START_TEST(test_mismatch_bits)
         unsigned want = 0;
         switch (k) {
         case 0: break; /* near miss: identical headers */
-        case 1: x.local_name = "archive/other.bin"; want = STG_ZIP_MISMATCH_NAME; break;
-        case 2: x.local_method_set = true; x.local_method = 8; want = STG_ZIP_MISMATCH_METHOD; break;
-        case 3: x.local_flags_set = true; x.local_flags = 1; want = STG_ZIP_MISMATCH_FLAGS; break;
-        case 4: x.local_csize_set = true; x.local_csize = 2; want = STG_ZIP_MISMATCH_SIZES; break;
+        case 1:
+            x.local_name = "archive/other.bin";
+            want = STG_ZIP_MISMATCH_NAME;
+            break;
+        case 2:
+            x.local_method_set = true;
+            x.local_method = 8;
+            want = STG_ZIP_MISMATCH_METHOD;
+            break;
+        case 3:
+            x.local_flags_set = true;
+            x.local_flags = 1;
+            want = STG_ZIP_MISMATCH_FLAGS;
+            break;
+        case 4:
+            x.local_csize_set = true;
+            x.local_csize = 2;
+            want = STG_ZIP_MISMATCH_SIZES;
+            break;
         }
         size_t len;
         uint8_t *buf = zb_build(&x, 1, NULL, &len, NULL);
@@ -353,16 +368,17 @@ START_TEST(test_inflate_zlib_gzip)
     uint8_t *two = malloc(2 * len + 3);
     memcpy(two, g, len);
     memcpy(two + len, g, len);
-    ck_assert_int_eq(stg_inflate(two, 2 * len, STG_INFLATE_GZIP, 1 << 20, 0, &out),
-                     STG_INFLATE_OK);
+    ck_assert_int_eq(stg_inflate(two, 2 * len, STG_INFLATE_GZIP, 1 << 20, 0, &out), STG_INFLATE_OK);
     ck_assert_uint_eq(out.len, 2 * 31);
     ck_assert_uint_eq(out.consumed, 2 * len);
-    ck_assert(memcmp(out.data, "\x80\x02" "cos\nsystem", 12) == 0);
+    ck_assert(memcmp(out.data,
+                     "\x80\x02"
+                     "cos\nsystem",
+                     12) == 0);
     stg_inflate_free(&out);
     /* Trailing bytes are left unconsumed for the caller to report. */
     memcpy(two + len, "XYZ", 3);
-    ck_assert_int_eq(stg_inflate(two, len + 3, STG_INFLATE_GZIP, 1 << 20, 0, &out),
-                     STG_INFLATE_OK);
+    ck_assert_int_eq(stg_inflate(two, len + 3, STG_INFLATE_GZIP, 1 << 20, 0, &out), STG_INFLATE_OK);
     ck_assert_uint_eq(out.consumed, len);
     stg_inflate_free(&out);
     free(two);
@@ -397,7 +413,10 @@ START_TEST(test_tar_members)
     (void)stg_tar_next(&tar, e, &err_off, &why);
     (void)stg_tar_next(&tar, e, &err_off, &why);
     ck_assert_uint_eq(e->size, 31);
-    ck_assert(memcmp(t + e->data_offset, "\x80\x02" "cos\nsystem", 12) == 0);
+    ck_assert(memcmp(t + e->data_offset,
+                     "\x80\x02"
+                     "cos\nsystem",
+                     12) == 0);
     /* A flipped byte in a header breaks its checksum: malformed at that header. */
     uint64_t hdr = e->header_offset;
     t[hdr + 1] ^= 0x20;

@@ -179,10 +179,9 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
             /* Starts like a zip but has no usable directory: what the loader will do with it
              * is undefined, so it fails closed; a pickle-looking tail is not looked for here
              * because offset 0 is the zip's local header, which no unpickler accepts. */
-            stg_report_add(r, STG_ZIP_MALFORMED, STG_SEV_ERROR,
-                           err.what != NULL ? err.offset : 0, "%s",
-                           err.what != NULL ? err.what
-                                            : "zip local header but no end of central directory");
+            stg_report_add(
+                r, STG_ZIP_MALFORMED, STG_SEV_ERROR, err.what != NULL ? err.offset : 0, "%s",
+                err.what != NULL ? err.what : "zip local header but no end of central directory");
             res.format = STG_FMT_ZIP;
         }
         return res;
@@ -205,7 +204,8 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         res.pickle_based = inner.pickle_based;
         res.format = inner.format == STG_FMT_JOBLIB || (hint.joblib && inner.pickle_based)
                          ? STG_FMT_JOBLIB
-                         : gzip ? STG_FMT_GZIP : STG_FMT_ZLIB;
+                     : gzip ? STG_FMT_GZIP
+                            : STG_FMT_ZLIB;
         return res;
     }
     case STG_SNIFF_BZ2:
@@ -220,19 +220,14 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         add_unscannable(ctx, "lzma-compressed");
         res.format = STG_FMT_XZ;
         return res;
-    case STG_SNIFF_ZSTD:
-        add_unscannable(ctx, "zstd-compressed");
-        return res;
-    case STG_SNIFF_LZ4:
-        add_unscannable(ctx, "lz4-compressed");
-        return res;
+    case STG_SNIFF_ZSTD: add_unscannable(ctx, "zstd-compressed"); return res;
+    case STG_SNIFF_LZ4: add_unscannable(ctx, "lz4-compressed"); return res;
     case STG_SNIFF_GGUF:
         stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_SEV_WARNING, STG_NO_OFFSET,
                        "GGUF is recognised but not validated");
         res.format = STG_FMT_GGUF;
         return res;
-    case STG_SNIFF_UNKNOWN:
-        break;
+    case STG_SNIFF_UNKNOWN: break;
     }
 
     if (!top_level) {
@@ -314,10 +309,9 @@ stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char
     /* member_offset of a nested member is relative to the enclosing member's bytes; the
      * outermost one is a file offset. */
     if (ctx->depth + 1 > ctx->lim->max_nesting) {
-        stg_finding *f = stg_report_add(ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR,
-                                        STG_NO_OFFSET,
-                                        "nesting deeper than max_nesting (%u): not scanned",
-                                        (unsigned)ctx->lim->max_nesting);
+        stg_finding *f = stg_report_add(
+            ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
+            "nesting deeper than max_nesting (%u): not scanned", (unsigned)ctx->lim->max_nesting);
         stg_report_set_limit(ctx->report, f, "max_nesting");
         stg_report_set_member(ctx->report, f, path, member_offset);
         stg_mem_free(path);

@@ -64,7 +64,7 @@ static void check_overlaps(const stg_zip *zin, stg_check_ctx *ctx)
 
 typedef struct zip_scan {
     stg_check_ctx *ctx;
-    uint64_t inflated_total;   /* over the whole archive */
+    uint64_t inflated_total; /* over the whole archive */
     bool budget_spent;
     bool any_pickle;
     bool all_npy;
@@ -73,8 +73,8 @@ typedef struct zip_scan {
 /* One reading of an entry's data (the central directory's method and sizes, or the local
  * header's when they differ). */
 static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e,
-                            const char *name, const char *path, uint16_t method,
-                            uint64_t comp_size, uint64_t uncomp_size, bool force_pickle)
+                            const char *name, const char *path, uint16_t method, uint64_t comp_size,
+                            uint64_t uncomp_size, bool force_pickle)
 {
     stg_check_ctx *ctx = zs->ctx;
     const stg_limits *lim = ctx->lim;
@@ -92,8 +92,8 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
             return; /* zip_bomb already reported for this archive */
         }
         uint64_t left = lim->max_inflate_bytes - zs->inflated_total;
-        stg_inflate_result ir =
-            stg_inflate(data, data_len, STG_INFLATE_RAW, left, lim->max_inflate_ratio, &out);
+        stg_inflate_result ir = stg_inflate(data, data_len, STG_INFLATE_RAW, left,
+                                            lim->max_inflate_ratio, &out);
         zs->inflated_total += out.len;
         switch (ir) {
         case STG_INFLATE_OK:
@@ -141,11 +141,9 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
     /* What was produced is scanned even after a failure: a truncated pickle still shows the
      * globals a loader would import before it fails. */
     if (data != NULL || data_len == 0) {
-        stg_member_result mr =
-            stg_check_member_ex(data != NULL ? data : (const uint8_t *)"", data_len, name,
-                                e->local_offset, force_pickle ? STG_MEMBER_PICKLE
-                                                              : STG_MEMBER_ARCHIVE,
-                                ctx);
+        stg_member_result mr = stg_check_member_ex(
+            data != NULL ? data : (const uint8_t *)"", data_len, name, e->local_offset,
+            force_pickle ? STG_MEMBER_PICKLE : STG_MEMBER_ARCHIVE, ctx);
         zs->any_pickle = zs->any_pickle || mr.pickle_based;
     }
     stg_inflate_free(&out);
@@ -184,8 +182,7 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
     /* A name either header gives that says pickle makes the member a pickle for us: whichever
      * header a loader trusts, it will unpickle these bytes. */
     bool force_pickle = pickle_name(name) || pickle_name(local);
-    scan_entry_data(zs, z, e, name, path, e->method, e->comp_size, e->uncomp_size,
-                    force_pickle);
+    scan_entry_data(zs, z, e, name, path, e->method, e->comp_size, e->uncomp_size, force_pickle);
     bool other_reading = (e->mismatch & STG_ZIP_MISMATCH_METHOD) != 0 ||
                          ((e->mismatch & STG_ZIP_MISMATCH_SIZES) != 0 &&
                           e->local_comp_size != e->comp_size);
@@ -260,8 +257,8 @@ static const char *base_name(const char *path)
 static bool is_torch_tar_member(const char *name)
 {
     const char *b = base_name(name);
-    return strcmp(b, "sys_info") == 0 || strcmp(b, "pickle") == 0 ||
-           strcmp(b, "storages") == 0 || strcmp(b, "tensors") == 0;
+    return strcmp(b, "sys_info") == 0 || strcmp(b, "pickle") == 0 || strcmp(b, "storages") == 0 ||
+           strcmp(b, "tensors") == 0;
 }
 
 static bool is_regular(char type)
@@ -299,17 +296,17 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
             break;
         }
         if (tr == STG_TARR_MALFORMED) {
-            stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, err_offset,
-                           "%s", why);
+            stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, err_offset, "%s",
+                           why);
             break;
         }
         if (!is_regular(e->type)) {
             continue;
         }
         stg_member_mode mode = torch && is_torch_tar_member(e->name) ? STG_MEMBER_PICKLES
-                                                                      : STG_MEMBER_ARCHIVE;
-        stg_member_result mr = stg_check_member_ex(buf + e->data_offset, (size_t)e->size,
-                                                   e->name, e->header_offset, mode, ctx);
+                                                                     : STG_MEMBER_ARCHIVE;
+        stg_member_result mr = stg_check_member_ex(buf + e->data_offset, (size_t)e->size, e->name,
+                                                   e->header_offset, mode, ctx);
         any_pickle = any_pickle || mr.pickle_based;
     }
     stg_mem_free(e);

@@ -15,8 +15,8 @@
 
 /* What a member scan found, for labelling the container. */
 typedef struct stg_member_result {
-    stg_format format;     /* the member's own format (STG_FMT_UNKNOWN for plain data) */
-    bool pickle_based;     /* a pickle was scanned in it (at any depth of this member) */
+    stg_format format; /* the member's own format (STG_FMT_UNKNOWN for plain data) */
+    bool pickle_based; /* a pickle was scanned in it (at any depth of this member) */
 } stg_member_result;
 
 /* Scans an opened zip: every entry cross-checked, data inflated with caps, every member whose

@@ -29,11 +29,10 @@ static uint64_t zip_first_byte(const stg_zip *zin)
 static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_check_ctx *ctx)
 {
     const stg_limits *lim = ctx->lim;
-    stg_report_add(ctx->report, STG_POLYGLOT_ZIP, stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING),
-                   zip_first_byte(z),
-                   "a zip archive (%llu entries) ends this %s file: zip readers see it%s",
-                   (unsigned long long)z->entry_count, primary,
-                   scan ? "; its members were scanned" : "");
+    stg_report_add(
+        ctx->report, STG_POLYGLOT_ZIP, stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING),
+        zip_first_byte(z), "a zip archive (%llu entries) ends this %s file: zip readers see it%s",
+        (unsigned long long)z->entry_count, primary, scan ? "; its members were scanned" : "");
     if (scan) {
         bool pickle_based = false;
         (void)stg_containers_scan_zip(z, ctx, &pickle_based);

@@ -42,7 +42,7 @@ stg_name_hint stg_name_hint_of(const char *name)
     if (name == NULL) {
         return h;
     }
-    static const char *const pickle_suffixes[] = {".bin", ".pt", ".pth", ".ckpt", ".pkl",
+    static const char *const pickle_suffixes[] = {".bin",    ".pt",     ".pth", ".ckpt", ".pkl",
                                                   ".pickle", ".joblib", ".npy", ".npz"};
     size_t n = strlen(name);
     h.safetensors_index = ends_with_ci(name, n, ".safetensors.index.json");
@@ -149,7 +149,10 @@ stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len)
     if (len >= 4 && has_prefix(buf, len, "BZh", 3) && buf[3] >= '1' && buf[3] <= '9') {
         return STG_SNIFF_BZ2;
     }
-    if (has_prefix(buf, len, "\xfd" "7zXZ\x00", 6)) {
+    if (has_prefix(buf, len,
+                   "\xfd"
+                   "7zXZ\x00",
+                   6)) {
         return STG_SNIFF_XZ;
     }
     if (is_lzma_alone(buf, len)) {

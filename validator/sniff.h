@@ -12,29 +12,29 @@
 
 typedef enum stg_sniff_kind {
     STG_SNIFF_UNKNOWN = 0,
-    STG_SNIFF_SAFETENSORS,      /* by content (rule below) */
-    STG_SNIFF_PICKLE,           /* a pickle at offset 0 */
-    STG_SNIFF_TORCH_LEGACY,     /* stacked pickles starting with the legacy magic number */
-    STG_SNIFF_ZIP,              /* local header (or empty-archive end record) at offset 0 */
-    STG_SNIFF_NPY,              /* "\x93NUMPY" */
-    STG_SNIFF_TAR,              /* ustar/GNU header with a valid checksum at offset 0 */
+    STG_SNIFF_SAFETENSORS,  /* by content (rule below) */
+    STG_SNIFF_PICKLE,       /* a pickle at offset 0 */
+    STG_SNIFF_TORCH_LEGACY, /* stacked pickles starting with the legacy magic number */
+    STG_SNIFF_ZIP,          /* local header (or empty-archive end record) at offset 0 */
+    STG_SNIFF_NPY,          /* "\x93NUMPY" */
+    STG_SNIFF_TAR,          /* ustar/GNU header with a valid checksum at offset 0 */
     STG_SNIFF_GZIP,
     STG_SNIFF_ZLIB,
     STG_SNIFF_BZ2,
     STG_SNIFF_XZ,
-    STG_SNIFF_LZMA,             /* lzma-alone (.lzma): labelled xz, unscannable */
-    STG_SNIFF_ZSTD,             /* labelled unknown, unscannable */
-    STG_SNIFF_LZ4,              /* labelled unknown, unscannable */
+    STG_SNIFF_LZMA, /* lzma-alone (.lzma): labelled xz, unscannable */
+    STG_SNIFF_ZSTD, /* labelled unknown, unscannable */
+    STG_SNIFF_LZ4,  /* labelled unknown, unscannable */
     STG_SNIFF_GGUF
 } stg_sniff_kind;
 
 /* What a name hint says (DESIGN.md section 6). All false for a NULL hint. */
 typedef struct stg_name_hint {
-    bool safetensors;           /* ends ".safetensors": validated as safetensors whatever it holds */
-    bool safetensors_index;     /* ends ".safetensors.index.json" */
-    bool onnx;                  /* ends ".onnx" */
-    bool joblib;                /* ends ".joblib" */
-    bool claims_pickle;         /* .bin .pt .pth .ckpt .pkl .pickle .joblib .npy .npz */
+    bool safetensors;       /* ends ".safetensors": validated as safetensors whatever it holds */
+    bool safetensors_index; /* ends ".safetensors.index.json" */
+    bool onnx;              /* ends ".onnx" */
+    bool joblib;            /* ends ".joblib" */
+    bool claims_pickle;     /* .bin .pt .pth .ckpt .pkl .pickle .joblib .npy .npz */
 } stg_name_hint;
 
 stg_name_hint stg_name_hint_of(const char *name);

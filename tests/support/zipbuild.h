@@ -11,11 +11,11 @@
 
 typedef struct zb_entry {
     const char *name;
-    const void *data;          /* bytes stored as they are (method is only a label) */
+    const void *data; /* bytes stored as they are (method is only a label) */
     size_t len;
-    uint16_t method;           /* central method */
-    uint64_t uncomp_size;      /* 0: len */
-    uint16_t flags;            /* central flags */
+    uint16_t method;      /* central method */
+    uint64_t uncomp_size; /* 0: len */
+    uint16_t flags;       /* central flags */
     /* local header overrides (NULL / 0 / false: same as central) */
     const char *local_name;
     bool local_method_set;
@@ -24,16 +24,16 @@ typedef struct zb_entry {
     uint16_t local_flags;
     bool local_csize_set;
     uint32_t local_csize;
-    int share_local_with;      /* >= 0: no local header of its own, reuse entry k's (overlap) */
-    uint32_t crc;              /* written as is (never checked by the reader) */
+    int share_local_with; /* >= 0: no local header of its own, reuse entry k's (overlap) */
+    uint32_t crc;         /* written as is (never checked by the reader) */
 } zb_entry;
 
 typedef struct zb_opts {
-    const void *prefix;        /* bytes before the archive */
+    const void *prefix; /* bytes before the archive */
     size_t prefix_len;
-    bool zip64;                /* placeholders + ZIP64 extra fields + EOCD64 + locator */
+    bool zip64; /* placeholders + ZIP64 extra fields + EOCD64 + locator */
     const char *comment;
-    bool truncate_cd_size;     /* declare a central directory one byte shorter */
+    bool truncate_cd_size; /* declare a central directory one byte shorter */
 } zb_opts;
 
 typedef struct zb_buf {
