@@ -6,7 +6,9 @@
  *  - compat never rejects what strict accepts (verdict compat <= verdict strict);
  *  - the same bytes give the same findings (codes, severities, offsets) every time;
  *  - the staged API (frame with the total unknown, header, frame with the total, layout) gives
- *    the same findings as the whole-buffer run.
+ *    the same findings as the whole-buffer run;
+ *  - stg_validate_buffer (the stages plus the polyglot checks) never gives a better verdict than
+ *    the stages alone.
  * Inputs starting with 0xFF 'L' take small limits from the next 7 bytes (the rest is the file),
  * so limit paths are explored too. */
 #include <stdint.h>
@@ -137,6 +139,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         stg_report_verdict(compat) > stg_report_verdict(strict1)) {
         abort(); /* compat rejected what strict accepted */
     }
+    lim.profile = STG_PROFILE_STRICT;
+    stg_report *pub = NULL;
+    if (stg_validate_buffer(data, size, &lim, &pub) == STG_OK && strict1 != NULL &&
+        stg_report_verdict(pub) < stg_report_verdict(strict1)) {
+        abort();
+    }
+    stg_report_free(pub);
     stg_report_free(strict1);
     stg_report_free(strict2);
     stg_report_free(staged);
