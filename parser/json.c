@@ -1423,11 +1423,12 @@ uint64_t stg_json_memory_bound(uint64_t len, uint32_t max_depth)
     uint64_t fixed = (depth + 1) * (sizeof(size_t) + 2) + 2 * sizeof(size_t);
     uint64_t block = fixed > 65536 ? fixed : 65536;
     uint64_t total = sat_add(64, block);
-    /* Key records: a key needs its two quotes, a colon and the first byte of its value, so at
-     * most (len + 3) / 4 keys are open at once. The key stack and the sort scratch each hold at
-     * most that many 16-byte records, and each can be up to twice its need (geometric growth from
-     * 4096 bytes). Pending duplicates live in whichever of the two the sort left free. */
-    uint64_t keys = len / 4 + 1;
+    /* Key records: only the keys of open objects are on the stack. Each takes the byte before it
+     * ('{' or ','), its two quotes, a colon and the first byte of its value: 5 bytes, except the
+     * last one (3: its colon and value may be missing) and one byte shared per open object (its
+     * '{' is both its parent key's value and its first key's separator). So at most
+     * (len + depth + 2) / 5 keys are open at once. */
+    uint64_t keys = sat_add(len, depth + 2) / 5 + 1;
     uint64_t per_buffer = sat_mul(sat_mul(keys, sizeof(stg_json_key)), 2);
     if (per_buffer < 4096) {
         per_buffer = 4096;
