@@ -1,6 +1,8 @@
 /* Stage 2 (JSON header -> tensor table): every header and schema code with its severity in both
  * profiles and its byte offset, each with a near-miss input that must stay clean; then the
  * table the stage builds (names, escapes, shapes, metadata, last-wins). */
+#include <stdio.h>
+
 #include "sttest.h"
 
 #define E STG_SEV_ERROR
@@ -322,6 +324,41 @@ START_TEST(test_deterministic_file_order)
 }
 END_TEST
 
+/* Precedence (DESIGN.md section 4) inside the header. */
+START_TEST(test_header_precedence)
+{
+    /* nesting past the limit wins over what follows it (a syntax error, schema errors) */
+    char deep[1024];
+    int n = snprintf(deep, sizeof deep, "{\"a\":{\"dtype\":\"Q\",\"shape\":[1],\"x\":");
+    for (int i = 0; i < 130; i++) {
+        deep[n++] = '[';
+    }
+    strcpy(deep + n, "]]} junk");
+    for (int p = 0; p < 2; p++) {
+        stg_report *r = st_run(deep, 0, 0, (stg_profile)p);
+        ck_assert_uint_eq(stg_report_count(r), 1);
+        st_expect(r, STG_JSON_TOO_DEEP, E, st_at(deep, "[[[") + 126);
+        stg_report_free(r);
+    }
+    /* a repeated name with the same range is json_duplicate_key, never offsets_overlap */
+    const char *dup = "{\"a\":" U8_1 ",\"a\":" U8_1 "}";
+    for (int p = 0; p < 2; p++) {
+        stg_report *r = st_run(dup, 0, 1, (stg_profile)p);
+        ck_assert_int_ge(tu_find(r, STG_JSON_DUPLICATE_KEY), 0);
+        ck_assert_int_eq(tu_find(r, STG_OFFSETS_OVERLAP), -1);
+        stg_report_free(r);
+    }
+    /* {"U8":null} is tensor_info_invalid, not dtype_unknown */
+    const char *enum_form = "{\"a\":{\"dtype\":{\"U8\":null},\"shape\":[1],\"data_offsets\":[0,1]}}";
+    for (int p = 0; p < 2; p++) {
+        stg_report *r = st_run(enum_form, 0, 1, (stg_profile)p);
+        ck_assert_int_ge(tu_find(r, STG_TENSOR_INFO_INVALID), 0);
+        ck_assert_int_eq(tu_find(r, STG_DTYPE_UNKNOWN), -1);
+        stg_report_free(r);
+    }
+}
+END_TEST
+
 static Suite *header_suite(void)
 {
     Suite *s = suite_create("header");
@@ -332,6 +369,7 @@ static Suite *header_suite(void)
     tcase_add_test(tc, test_compat_last_wins_table);
     tcase_add_test(tc, test_syntax_hides_schema);
     tcase_add_test(tc, test_deterministic_file_order);
+    tcase_add_test(tc, test_header_precedence);
     suite_add_tcase(s, tc);
     return s;
 }
