@@ -1,4 +1,4 @@
-/* Target: parser/zip (stg_zip_open, stg_zip_next, stg_zip_sort_overlaps), parser/inflate on every
+/* Target: parser/zip (stg_zip_open, stg_zip_next, stg_zip_sort_overlaps, stg_zip_local_next), parser/inflate on every
  * deflated entry with small caps, and parser/tar over the same bytes.
  * Properties: every name, local header and data range an entry yields lies inside the buffer;
  * two walks over the same bytes give the same entries; inflate never passes its cap; tar members
@@ -85,6 +85,29 @@ static uint64_t walk_zip(const uint8_t *data, size_t size, int do_inflate)
     return mix(h, overlaps);
 }
 
+/* The recovery walk over local headers: ranges inside the buffer, always moving forward. */
+static uint64_t walk_local(const uint8_t *data, size_t size)
+{
+    uint64_t pos = 0, h = 0;
+    for (int i = 0; i < MAX_ENTRIES; i++) {
+        stg_zip_entry e;
+        stg_zip_error err;
+        uint64_t before = pos;
+        stg_zip_result zr = stg_zip_local_next(data, size, &pos, &e, &err);
+        h = mix(h, (uint64_t)zr);
+        if (zr != STG_ZIPR_OK) {
+            break;
+        }
+        if (pos <= before || pos > size || e.data_offset > size ||
+            e.data_len > size - e.data_offset || e.name_len > size ||
+            e.name > data + size - e.name_len || e.name < data) {
+            abort();
+        }
+        h = mix(h, pos);
+    }
+    return h;
+}
+
 static uint64_t walk_tar(const uint8_t *data, size_t size)
 {
     stg_tar t;
@@ -114,5 +137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* same bytes, same result */
     }
     (void)walk_tar(data, size);
+    if (walk_local(data, size) != walk_local(data, size)) {
+        abort();
+    }
     return 0;
 }

@@ -301,6 +301,55 @@ stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
     return read_local(z, e, err);
 }
 
+stg_zip_result stg_zip_local_next(const uint8_t *buf, size_t len, uint64_t *pos, stg_zip_entry *e,
+                                  stg_zip_error *err)
+{
+    memset(e, 0, sizeof *e);
+    if (!sig_at(buf, len, *pos, SIG_LOCAL)) {
+        return STG_ZIPR_END;
+    }
+    /* A directory that ends at the buffer's end lets read_local check ranges against it. */
+    stg_zip z;
+    memset(&z, 0, sizeof z);
+    z.buf = buf;
+    z.len = len;
+    z.cd_start = len;
+    e->local_offset = *pos;
+    e->cd_offset = *pos;
+    /* Take the local header's own fields as the "central" ones, then read it. */
+    stg_cursor c = stg_cur_make(buf, len);
+    uint16_t flags, method, name_len;
+    if (stg_cur_seek(&c, (size_t)*pos + 6) != STG_OK || stg_cur_le16(&c, &flags) != STG_OK ||
+        stg_cur_le16(&c, &method) != STG_OK || stg_cur_skip(&c, 16) != STG_OK ||
+        stg_cur_le16(&c, &name_len) != STG_OK || stg_cur_skip(&c, 2) != STG_OK ||
+        stg_cur_peek(&c, name_len, &e->name) != STG_OK) {
+        return fail(err, STG_ZIPR_ENTRY_BAD, *pos, "local header truncated");
+    }
+    e->name_len = name_len;
+    e->flags = flags;
+    e->method = method;
+    /* Sizes come from read_local (ZIP64 resolved); zero here so its range check passes. */
+    e->comp_size = 0;
+    e->uncomp_size = 0;
+    stg_zip_result zr = read_local(&z, e, err);
+    if (zr != STG_ZIPR_OK) {
+        return zr;
+    }
+    if (!e->local_sizes_known) {
+        return fail(err, STG_ZIPR_ENTRY_BAD, *pos,
+                    "local header defers its sizes to a data descriptor");
+    }
+    e->comp_size = e->local_comp_size;
+    e->uncomp_size = e->local_uncomp_size;
+    e->mismatch = 0;
+    if (e->comp_size > len || e->data_offset > len - e->comp_size) {
+        return fail(err, STG_ZIPR_ENTRY_BAD, *pos, "member data runs past the end of the file");
+    }
+    e->data_len = e->comp_size;
+    *pos = e->data_offset + e->data_len;
+    return STG_ZIPR_OK;
+}
+
 /* In-place heapsort by (begin, end): no recursion, no allocation. */
 static bool range_less(const stg_zip_range *a, const stg_zip_range *b)
 {

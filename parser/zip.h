@@ -80,6 +80,14 @@ stg_zip_result stg_zip_open(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_
 /* Next entry. On STG_ZIPR_ENTRY_BAD and STG_ZIPR_MALFORMED, err says what and where. */
 stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err);
 
+/* Recovery walk for an archive whose central directory is unusable: reads the local header at
+ * *pos (the central fields of *e are filled from it) and moves *pos past its data.
+ * STG_ZIPR_END when no local header signature is at *pos; STG_ZIPR_ENTRY_BAD (err set) when the
+ * header is truncated or its size is unknown (data descriptor) or runs past the end. Only a
+ * fallback: loaders read the central directory, so what this finds is scanned, never trusted. */
+stg_zip_result stg_zip_local_next(const uint8_t *buf, size_t len, uint64_t *pos, stg_zip_entry *e,
+                                  stg_zip_error *err);
+
 /* A byte range [begin, end) an entry occupies (local header through data), for overlap checks. */
 typedef struct stg_zip_range {
     uint64_t begin, end;

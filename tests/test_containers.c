@@ -181,6 +181,24 @@ START_TEST(test_zip_malformed)
     ck_assert_uint_eq(f->offset, 0);
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
     stg_report_free(r);
+    /* The central directory cut off: the local headers are walked and still scanned. */
+    {
+        zb_entry c[2] = {zb_file("archive/version", "3\n", 2),
+                         zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1)};
+        size_t clen;
+        uint64_t coffs[2];
+        uint8_t *cz = zb_build(c, 2, NULL, &clen, coffs);
+        size_t cut = (size_t)coffs[1] + 30 + 16 + sizeof EVIL - 1; /* end of the last data */
+        r = check(cz, cut, "model.pt");
+        f = first(r, STG_ZIP_MALFORMED);
+        ck_assert_uint_eq(f->offset, 0);
+        f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+        assert_member(f, "archive/data.pkl", coffs[1]);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_ZIP);
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+        free(cz);
+    }
     /* Overlapping entries: the second central entry reuses the first's local header. */
     zb_entry e[3] = {zb_file("archive/data.pkl", BENIGN, sizeof BENIGN - 1),
                      zb_file("archive/version", "3\n", 2),

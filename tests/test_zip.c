@@ -288,6 +288,40 @@ START_TEST(test_broken_structures)
 }
 END_TEST
 
+START_TEST(test_local_walk)
+{
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, NULL);
+    uint64_t pos = 0;
+    stg_zip_entry e;
+    stg_zip_error err;
+    ck_assert_int_eq(stg_zip_local_next(buf, len, &pos, &e, &err), STG_ZIPR_OK);
+    ck_assert(memcmp(e.name, "a.txt", 5) == 0);
+    ck_assert_uint_eq(e.data_len, sizeof DATA_A - 1);
+    ck_assert_uint_eq(pos, offs[1]);
+    ck_assert_int_eq(stg_zip_local_next(buf, len, &pos, &e, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(e.local_offset, offs[1]);
+    ck_assert(memcmp(buf + e.data_offset, DATA_B, e.data_len) == 0);
+    /* the central directory follows: no local header there */
+    ck_assert_int_eq(stg_zip_local_next(buf, len, &pos, &e, &err), STG_ZIPR_END);
+    /* data cut short: bad entry at its header */
+    pos = offs[1];
+    ck_assert_int_eq(stg_zip_local_next(buf, (size_t)offs[1] + 40, &pos, &e, &err),
+                     STG_ZIPR_ENTRY_BAD);
+    ck_assert_uint_eq(err.offset, offs[1]);
+    /* ZIP64 local sizes are resolved */
+    zb_opts o = {.zip64 = true};
+    free(buf);
+    buf = two_entries(&len, offs, &o);
+    pos = 0;
+    ck_assert_int_eq(stg_zip_local_next(buf, len, &pos, &e, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(e.data_len, sizeof DATA_A - 1);
+    ck_assert_uint_eq(pos, offs[1]);
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_empty_archive)
 {
     size_t len;
@@ -473,6 +507,7 @@ static Suite *zip_suite(void)
     tcase_add_test(tc, test_data_descriptor_sizes_not_compared);
     tcase_add_test(tc, test_overlaps);
     tcase_add_test(tc, test_broken_structures);
+    tcase_add_test(tc, test_local_walk);
     tcase_add_test(tc, test_empty_archive);
     tcase_add_test(tc, test_inflate_caps);
     tcase_add_test(tc, test_inflate_zlib_gzip);

@@ -176,13 +176,12 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
             res.format = stg_containers_scan_zip(&z, ctx, &res.pickle_based);
         } else {
-            /* Starts like a zip but has no usable directory: what the loader will do with it
-             * is undefined, so it fails closed; a pickle-looking tail is not looked for here
-             * because offset 0 is the zip's local header, which no unpickler accepts. */
+            /* Starts like a zip but has no usable directory: fails closed, and the local
+             * headers are walked so a payload in them is still reported. */
             stg_report_add(
                 r, STG_ZIP_MALFORMED, STG_SEV_ERROR, err.what != NULL ? err.offset : 0, "%s",
                 err.what != NULL ? err.what : "zip local header but no end of central directory");
-            res.format = STG_FMT_ZIP;
+            res.format = stg_containers_scan_zip_local(buf, len, ctx, &res.pickle_based);
         }
         return res;
     }

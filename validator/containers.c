@@ -246,6 +246,36 @@ stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, bool 
     return zs.all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
 }
 
+stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                                         bool *pickle_based)
+{
+    stg_zip z;
+    memset(&z, 0, sizeof z);
+    z.buf = buf;
+    z.len = len;
+    z.cd_start = len;
+    zip_scan zs;
+    memset(&zs, 0, sizeof zs);
+    zs.ctx = ctx;
+    uint64_t pos = 0;
+    stg_zip_entry e;
+    stg_zip_error err;
+    for (;;) {
+        stg_zip_result zr = stg_zip_local_next(buf, len, &pos, &e, &err);
+        if (zr == STG_ZIPR_OK) {
+            scan_entry(&zs, &z, &e);
+            continue;
+        }
+        if (zr == STG_ZIPR_ENTRY_BAD) {
+            stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, err.offset,
+                           "local header walk stopped: %s", err.what);
+        }
+        break;
+    }
+    *pickle_based = zs.any_pickle;
+    return zs.any_pickle ? STG_FMT_TORCH_ZIP : STG_FMT_ZIP;
+}
+
 /* ---------------------------------------------------------------------------------- tar */
 
 static const char *base_name(const char *path)

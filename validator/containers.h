@@ -25,6 +25,13 @@ typedef struct stg_member_result {
  * STG_FMT_ZIP. *pickle_based reports whether any member was pickle-based. */
 stg_format stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, bool *pickle_based);
 
+/* Fallback for a buffer that starts with a local header but has no usable central directory
+ * (already reported as zip_malformed): walks the local headers from offset 0 and scans each
+ * member's data the same way, so a payload is reported even where no loader would reach it
+ * (research/pickle-scanners.md class 6: never clean on a parser failure). */
+stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                                         bool *pickle_based);
+
 /* Scans a tar archive (buf starts with a tar header). Returns STG_FMT_TORCH_TAR for the
  * PyTorch 0.1 layout, else STG_FMT_TAR. */
 stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
