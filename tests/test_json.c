@@ -985,8 +985,8 @@ static char *make_many_keys(size_t members, int mode, size_t *len)
 START_TEST(test_json_memory_bound)
 {
     static const uint32_t depths[] = {1, 128, STG_JSON_DEPTH_CEILING};
-    char *inputs[16];
-    size_t lens[16];
+    char *inputs[20];
+    size_t lens[20];
     size_t ninputs = 0;
     static const size_t members[] = {10, 1000, 100000};
     for (int mode = 0; mode < 4; mode++) {
@@ -1006,6 +1006,24 @@ START_TEST(test_json_memory_bound)
     char *deep_arr = nest("[{\"a\":0,\"a\":", "}]", 1000);
     inputs[ninputs] = deep_arr;
     lens[ninputs++] = strlen(deep_arr);
+    /* many keys open on every level at once: 100 levels of 2000 dense keys, then the child */
+    gen wide = {0};
+    for (int level = 0; level < 100; level++) {
+        gen_put(&wide, "{");
+        for (int k = 0; k < 2000; k++) {
+            gen_put(&wide, "\"\":0,");
+        }
+        gen_put(&wide, "\"\":");
+    }
+    gen_put(&wide, "0");
+    for (int level = 0; level < 100; level++) {
+        gen_put(&wide, "}");
+    }
+    inputs[ninputs] = wide.s;
+    lens[ninputs++] = wide.len;
+    /* the same cut right after a key: its colon and value never come */
+    inputs[ninputs] = strdup(wide.s);
+    lens[ninputs++] = (size_t)50 * 10004 + 1 + 1000 * 5 + 2;
     for (size_t k = 0; k < ninputs; k++) {
         for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
             stg_json_error e;
