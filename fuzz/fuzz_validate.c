@@ -72,7 +72,8 @@ static stg_report *run_staged(const uint8_t *data, size_t size, const stg_limits
         return NULL;
     }
     uint64_t n = 0;
-    stg_st_frame fr = stg_st_check_frame(data, size < 8 ? size : 8, STG_ST_TOTAL_UNKNOWN, lim, r, &n);
+    stg_st_frame fr = stg_st_check_frame(data, size < 8 ? size : 8, STG_ST_TOTAL_UNKNOWN, lim, r,
+                                         &n);
     if (fr == STG_ST_FRAME_NEED_MORE) {
         fr = stg_st_check_frame(data, size, size, lim, r, &n);
     }

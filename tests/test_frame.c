@@ -121,8 +121,7 @@ START_TEST(test_frame_stream_total_unknown)
         ck_assert_int_eq(stg_st_check_frame(b, avail, STG_ST_TOTAL_UNKNOWN, &lim, r, &n),
                          STG_ST_FRAME_NEED_MORE);
     }
-    ck_assert_int_eq(stg_st_check_frame(b, 8, STG_ST_TOTAL_UNKNOWN, &lim, r, &n),
-                     STG_ST_FRAME_OK);
+    ck_assert_int_eq(stg_st_check_frame(b, 8, STG_ST_TOTAL_UNKNOWN, &lim, r, &n), STG_ST_FRAME_OK);
     ck_assert_uint_eq(n, 40);
     ck_assert_uint_eq(stg_report_count(r), 0);
     /* later: the stream ended after 30 bytes */
@@ -178,8 +177,7 @@ START_TEST(test_stages_equal_whole)
             stg_st_header h;
             stg_st_header_init(&h);
             if (stg_st_parse_header(b + 8, n, &lim, staged, &h)) {
-                ck_assert_int_eq(stg_st_check_frame(b, 8, len, &lim, staged, &n),
-                                 STG_ST_FRAME_OK);
+                ck_assert_int_eq(stg_st_check_frame(b, 8, len, &lim, staged, &n), STG_ST_FRAME_OK);
                 stg_st_check_layout(&h, len - 8 - n, &lim, staged);
             }
             stg_report_finish(staged);

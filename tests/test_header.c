@@ -31,44 +31,51 @@ static const struct hcase {
     {"trailing_tab", "{} \t", 0, STG_HEADER_TRAILING_BYTES, E, W, "\t", 0, "{}  ", 0},
     {"trailing_newline", "{}\n", 0, STG_HEADER_TRAILING_BYTES, E, W, "\n", 0, "{} ", 0},
     {"json_syntax", "{\"a\":}", 0, STG_JSON_SYNTAX, E, E, "}", 0, "{\"a\":" U8_1 "}", 1},
-    {"json_truncated", "{\"a\":{\"dty", 0, STG_JSON_SYNTAX, E, E, "{\"dty", 5,
-     "{\"a\":" U8_1 "}", 1},
+    {"json_truncated", "{\"a\":{\"dty", 0, STG_JSON_SYNTAX, E, E, "{\"dty", 5, "{\"a\":" U8_1 "}",
+     1},
     {"json_utf8", "{\"a\xff\":" U8_1 "}", 1, STG_JSON_INVALID_UTF8, E, E, "\xff", 0,
      "{\"a\xc3\xa9\":" U8_1 "}", 1},
-    {"json_lone_surrogate", "{\"a\\ud800\":" U8_1 "}", 1, STG_JSON_INVALID_UTF8, E, E, "\\ud8",
-     0, "{\"a\\ud83d\\ude00\":" U8_1 "}", 1},
+    {"json_lone_surrogate", "{\"a\\ud800\":" U8_1 "}", 1, STG_JSON_INVALID_UTF8, E, E, "\\ud8", 0,
+     "{\"a\\ud83d\\ude00\":" U8_1 "}", 1},
     {"dup_tensor", "{\"a\":" U8_1 ",\"a\":" U8_1 "}", 1, STG_JSON_DUPLICATE_KEY, E, W, ",\"a\"", 1,
      "{\"a\":" U8_1 ",\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2},
     {"dup_tensor_escaped", "{\"ab\":" U8_1 ",\"a\\u0062\":" U8_1 "}", 1, STG_JSON_DUPLICATE_KEY, E,
      W, "\"a\\u", 0, "{\"ab\":" U8_1 "}", 1},
-    {"dup_field", "{\"a\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
-     1, STG_JSON_DUPLICATE_KEY, E, E, ",\"dtype\"", 1, "{\"a\":" U8_1 "}", 1},
-    {"dup_field_shape", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"shape\":[1],\"data_offsets\":[0,1]}}",
-     1, STG_JSON_DUPLICATE_KEY, E, E, "],\"shape\"", 2, "{\"a\":" U8_1 "}", 1},
+    {"dup_field",
+     "{\"a\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_JSON_DUPLICATE_KEY, E, E, ",\"dtype\"", 1, "{\"a\":" U8_1 "}", 1},
+    {"dup_field_shape",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_JSON_DUPLICATE_KEY, E, E, "],\"shape\"", 2, "{\"a\":" U8_1 "}", 1},
     {"dup_metadata_key", "{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}", 0, STG_JSON_DUPLICATE_KEY,
      E, W, ",\"k\"", 1, "{\"__metadata__\":{\"k\":\"1\",\"j\":\"2\"}}", 0},
     {"dup_metadata", "{\"__metadata__\":{},\"__metadata__\":{}}", 0, STG_JSON_DUPLICATE_KEY, E, E,
      ",\"__", 1, "{\"__metadata__\":{}}", 0},
-    {"dup_in_ignored", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":{\"k\":1,\"k\":2}}}",
-     1, STG_JSON_DUPLICATE_KEY, E, W, ",\"k\"", 1, "{\"a\":" U8_1 "}", 1},
-    {"number_overflow", "{\"a\":{\"dtype\":\"U8\",\"shape\":[18446744073709551616],\"data_offsets\":[0,1]}}",
-     1, STG_JSON_NUMBER_OVERFLOW, E, E, "18446744073709551616", 0,
+    {"dup_in_ignored",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":{\"k\":1,\"k\":2}}}", 1,
+     STG_JSON_DUPLICATE_KEY, E, W, ",\"k\"", 1, "{\"a\":" U8_1 "}", 1},
+    {"number_overflow",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[18446744073709551616],\"data_offsets\":[0,1]}}", 1,
+     STG_JSON_NUMBER_OVERFLOW, E, E, "18446744073709551616", 0,
      "{\"a\":{\"dtype\":\"U8\",\"shape\":[0,18446744073709551615],\"data_offsets\":[0,0]}}", 0},
-    {"number_overflow_offsets", "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,99999999999999999999]}}",
-     0, STG_JSON_NUMBER_OVERFLOW, E, E, "9999", 0,
+    {"number_overflow_offsets",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,99999999999999999999]}}", 0,
+     STG_JSON_NUMBER_OVERFLOW, E, E, "9999", 0,
      "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}", 0},
     {"info_not_object", "{\"a\":\"x\"}", 0, STG_TENSOR_INFO_INVALID, E, E, "\"x\"", 0,
      "{\"a\":" U8_1 "}", 1},
-    {"info_missing_offsets", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1]}}", 1, STG_TENSOR_INFO_INVALID, E,
-     E, "{\"dtype", 0, "{\"a\":" U8_1 "}", 1},
+    {"info_missing_offsets", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1]}}", 1, STG_TENSOR_INFO_INVALID,
+     E, E, "{\"dtype", 0, "{\"a\":" U8_1 "}", 1},
     {"info_missing_dtype", "{\"a\":{\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
      STG_TENSOR_INFO_INVALID, E, E, "{\"shape", 0, "{\"a\":" U8_1 "}", 1},
-    {"info_unknown_field", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"extra\":1}}",
-     1, STG_TENSOR_INFO_INVALID, E, W, "\"extra\"", 0, "{\"a\":" U8_1 "}", 1},
-    {"info_field_case", "{\"a\":{\"Dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
-     1, STG_TENSOR_INFO_INVALID, E, W, "\"Dtype\"", 0, "{\"a\":" U8_1 "}", 1},
-    {"info_array_form", "{\"a\":[\"U8\",[1],[0,1]]}", 1, STG_TENSOR_INFO_INVALID, E, W, "[\"U8\"", 0,
-     "{\"a\":" U8_1 "}", 1},
+    {"info_unknown_field",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"extra\":1}}", 1,
+     STG_TENSOR_INFO_INVALID, E, W, "\"extra\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"info_field_case",
+     "{\"a\":{\"Dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_TENSOR_INFO_INVALID, E, W, "\"Dtype\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"info_array_form", "{\"a\":[\"U8\",[1],[0,1]]}", 1, STG_TENSOR_INFO_INVALID, E, W, "[\"U8\"",
+     0, "{\"a\":" U8_1 "}", 1},
     {"info_array_short", "{\"a\":[\"U8\",[1]]}", 1, STG_TENSOR_INFO_INVALID, E, E, "[\"U8\"", 0,
      "{\"a\":" U8_1 "}", 1},
     {"info_array_long", "{\"a\":[\"U8\",[1],[0,1],\"x\"]}", 1, STG_TENSOR_INFO_INVALID, E, E,
@@ -77,8 +84,9 @@ static const struct hcase {
      STG_TENSOR_INFO_INVALID, E, W, "{\"U8\"", 0, "{\"a\":" U8_1 "}", 1},
     {"dtype_enum_nonnull", "{\"a\":{\"dtype\":{\"U8\":1},\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
      STG_TENSOR_INFO_INVALID, E, E, "{\"U8\"", 0, "{\"a\":" U8_1 "}", 1},
-    {"dtype_enum_two", "{\"a\":{\"dtype\":{\"U8\":null,\"I8\":null},\"shape\":[1],\"data_offsets\":[0,1]}}",
-     1, STG_TENSOR_INFO_INVALID, E, E, "{\"U8\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"dtype_enum_two",
+     "{\"a\":{\"dtype\":{\"U8\":null,\"I8\":null},\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_TENSOR_INFO_INVALID, E, E, "{\"U8\"", 0, "{\"a\":" U8_1 "}", 1},
     {"dtype_number", "{\"a\":{\"dtype\":5,\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
      STG_TENSOR_INFO_INVALID, E, E, "5,", 0, "{\"a\":" U8_1 "}", 1},
     {"name_empty", "{\"\":" U8_1 "}", 1, STG_TENSOR_NAME_INVALID, E, W, "\"\"", 0,
@@ -95,8 +103,9 @@ static const struct hcase {
     {"dtype_lowercase", "{\"a\":{\"dtype\":\"u8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
      STG_DTYPE_UNKNOWN, E, E, "\"u8\"", 0,
      "{\"a\":{\"dtype\":\"\\u0055\\u0038\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1},
-    {"dtype_enum_unknown", "{\"a\":{\"dtype\":{\"F128\":null},\"shape\":[1],\"data_offsets\":[0,1]}}",
-     1, STG_DTYPE_UNKNOWN, E, E, "{\"F128\"", 0, "{\"a\":" U8_1 "}", 1},
+    {"dtype_enum_unknown",
+     "{\"a\":{\"dtype\":{\"F128\":null},\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_DTYPE_UNKNOWN, E, E, "{\"F128\"", 0, "{\"a\":" U8_1 "}", 1},
     {"shape_float", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1.0],\"data_offsets\":[0,1]}}", 1,
      STG_SHAPE_INVALID, E, E, "1.0", 0, "{\"a\":" U8_1 "}", 1},
     {"shape_negative", "{\"a\":{\"dtype\":\"U8\",\"shape\":[-1],\"data_offsets\":[0,1]}}", 1,
@@ -105,11 +114,13 @@ static const struct hcase {
      STG_SHAPE_INVALID, E, E, "\"x\"", 0, "{\"a\":" U8_1 "}", 1},
     {"shape_nested", "{\"a\":{\"dtype\":\"U8\",\"shape\":[[1]],\"data_offsets\":[0,1]}}", 1,
      STG_SHAPE_INVALID, E, E, "[1]", 0, "{\"a\":" U8_1 "}", 1},
-    {"shape_overflow", "{\"a\":{\"dtype\":\"U8\",\"shape\":[18446744073709551615,2,0],\"data_offsets\":[0,0]}}",
-     0, STG_SHAPE_OVERFLOW, E, E, "[1844", 0,
+    {"shape_overflow",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[18446744073709551615,2,0],\"data_offsets\":[0,0]}}", 0,
+     STG_SHAPE_OVERFLOW, E, E, "[1844", 0,
      "{\"a\":{\"dtype\":\"U8\",\"shape\":[0,18446744073709551615,2],\"data_offsets\":[0,0]}}", 0},
-    {"shape_overflow_bits", "{\"a\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904],\"data_offsets\":[0,0]}}",
-     0, STG_SHAPE_OVERFLOW, E, E, "[4611", 0,
+    {"shape_overflow_bits",
+     "{\"a\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904],\"data_offsets\":[0,0]}}", 0,
+     STG_SHAPE_OVERFLOW, E, E, "[4611", 0,
      "{\"a\":{\"dtype\":\"U8\",\"shape\":[0,4611686018427387904],\"data_offsets\":[0,0]}}", 0},
     {"subbyte", "{\"a\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,2]}}", 2,
      STG_SUBBYTE_MISALIGNED, E, E, "[3]", 0,
@@ -119,8 +130,9 @@ static const struct hcase {
      "{\"a\":{\"dtype\":\"F6_E2M3\",\"shape\":[4],\"data_offsets\":[0,3]}}", 3},
     {"size_mismatch", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,1]}}", 1,
      STG_SIZE_MISMATCH, E, E, "[0,1]", 0, "{\"a\":" U8_1 "}", 1},
-    {"size_mismatch_end_max", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,18446744073709551615]}}",
-     1, STG_SIZE_MISMATCH, E, E, "[0,1844", 0, "{\"a\":" U8_1 "}", 1},
+    {"size_mismatch_end_max",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,18446744073709551615]}}", 1,
+     STG_SIZE_MISMATCH, E, E, "[0,1844", 0, "{\"a\":" U8_1 "}", 1},
     {"offsets_reversed", "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[1,0]}}", 1,
      STG_OFFSETS_INVALID, E, E, "[1,0]", 0,
      "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}", 0},
@@ -140,8 +152,8 @@ static const struct hcase {
      "null", 0, "{\"__metadata__\":{\"k\":\"null\"}}", 0},
     {"metadata_string", "{\"__metadata__\":\"x\"}", 0, STG_METADATA_INVALID, E, E, "\"x\"", 0,
      "{\"__metadata__\":{}}", 0},
-    {"metadata_tensor_like", "{\"__metadata__\":" U8_1 "}", 1, STG_METADATA_INVALID, E, E, "[1]",
-     0, "{\"__metadata_\":" U8_1 "}", 1},
+    {"metadata_tensor_like", "{\"__metadata__\":" U8_1 "}", 1, STG_METADATA_INVALID, E, E, "[1]", 0,
+     "{\"__metadata_\":" U8_1 "}", 1},
     {"metadata_escaped_key", "{\"\\u005f_metadata__\":{\"k\":2}}", 0, STG_METADATA_INVALID, E, E,
      "2}", 0, "{\"\\u005f_metadata__\":{\"k\":\"2\"}}", 0},
 };
@@ -178,9 +190,9 @@ END_TEST
 /* A finding about a tensor names it. */
 START_TEST(test_findings_carry_tensor_name)
 {
-    stg_report *r =
-        st_run("{\"w\\u0000x\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,1]}}", 0, 1,
-               STG_PROFILE_STRICT);
+    stg_report *r = st_run(
+        "{\"w\\u0000x\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,1]}}", 0, 1,
+        STG_PROFILE_STRICT);
     const stg_finding *f = st_find(r, STG_SIZE_MISMATCH);
     ck_assert_ptr_nonnull(f);
     ck_assert_uint_eq(f->tensor_len, 3);
@@ -195,9 +207,10 @@ END_TEST
 /* The table stage 2 builds: file order, decoded names and dtypes, shapes, metadata. */
 START_TEST(test_table_contents)
 {
-    const char *hdr = "{\"__metadata__\":{\"format\":\"pt\",\"n\\u00e9\":\"v\\n\"},"
-                      "\"b\\u0062\":{\"\\u0064type\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12]},"
-                      "\"a\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[12,13]}}";
+    const char *hdr =
+        "{\"__metadata__\":{\"format\":\"pt\",\"n\\u00e9\":\"v\\n\"},"
+        "\"b\\u0062\":{\"\\u0064type\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12]},"
+        "\"a\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[12,13]}}";
     size_t len;
     uint8_t *b = st_file(hdr, 0, 13, &len);
     stg_limits lim = st_limits(STG_PROFILE_STRICT);
@@ -272,17 +285,18 @@ START_TEST(test_compat_last_wins_table)
     stg_report_free(r);
     free(b);
     /* The first entry would not fit one byte of data: only the kept one counts. */
-    r = st_run("{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},\"a\":" U8_1 "}", 0, 1,
-               STG_PROFILE_COMPAT);
+    r = st_run("{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},\"a\":" U8_1 "}", 0,
+               1, STG_PROFILE_COMPAT);
     st_expect_verdict(r, STG_VERDICT_WARN);
     stg_report_free(r);
     /* A dropped entry's own size is not checked (the reference validates the kept map only)... */
-    r = st_run("{\"a\":{\"dtype\":\"U8\",\"shape\":[5],\"data_offsets\":[3,1]},\"a\":" U8_1 "}", 0, 1,
-               STG_PROFILE_COMPAT);
+    r = st_run("{\"a\":{\"dtype\":\"U8\",\"shape\":[5],\"data_offsets\":[3,1]},\"a\":" U8_1 "}", 0,
+               1, STG_PROFILE_COMPAT);
     st_expect_verdict(r, STG_VERDICT_WARN);
     stg_report_free(r);
     /* ... but its JSON types are (serde deserializes every value). */
-    const char *neg = "{\"a\":{\"dtype\":\"U8\",\"shape\":[-5],\"data_offsets\":[0,1]},\"a\":" U8_1 "}";
+    const char *neg = "{\"a\":{\"dtype\":\"U8\",\"shape\":[-5],\"data_offsets\":[0,1]},\"a\":" U8_1
+                      "}";
     r = st_run(neg, 0, 1, STG_PROFILE_COMPAT);
     st_expect(r, STG_SHAPE_INVALID, E, st_at(neg, "-5"));
     st_expect_verdict(r, STG_VERDICT_INVALID);
@@ -349,7 +363,8 @@ START_TEST(test_header_precedence)
         stg_report_free(r);
     }
     /* {"U8":null} is tensor_info_invalid, not dtype_unknown */
-    const char *enum_form = "{\"a\":{\"dtype\":{\"U8\":null},\"shape\":[1],\"data_offsets\":[0,1]}}";
+    const char *enum_form =
+        "{\"a\":{\"dtype\":{\"U8\":null},\"shape\":[1],\"data_offsets\":[0,1]}}";
     for (int p = 0; p < 2; p++) {
         stg_report *r = st_run(enum_form, 0, 1, (stg_profile)p);
         ck_assert_int_ge(tu_find(r, STG_TENSOR_INFO_INVALID), 0);

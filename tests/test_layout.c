@@ -9,11 +9,11 @@
 #define W STG_SEV_WARNING
 
 /* "name":{"dtype":DT,"shape":[SH],"data_offsets":[B,E]} */
-static char *entry(char *p, const char *name, const char *dt, const char *shape, unsigned long long b,
-                   unsigned long long e)
+static char *entry(char *p, const char *name, const char *dt, const char *shape,
+                   unsigned long long b, unsigned long long e)
 {
-    return p + sprintf(p, "\"%s\":{\"dtype\":\"%s\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}", name,
-                       dt, shape, b, e);
+    return p + sprintf(p, "\"%s\":{\"dtype\":\"%s\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}",
+                       name, dt, shape, b, e);
 }
 
 START_TEST(test_out_of_range)

@@ -5,7 +5,6 @@
 
 #include "sttest.h"
 
-
 static stg_report *run_with(const char *hdr, size_t pad, size_t data, const stg_limits *lim)
 {
     size_t len;
@@ -74,7 +73,8 @@ START_TEST(test_max_json_depth)
     rejected(d5, 0, 1, lim, STG_JSON_TOO_DEEP, "max_json_depth", st_at(d5, "[[[") + 2);
     /* the default (128) accepts the reference's own 127-deep probe */
     char deep[1024];
-    int n = snprintf(deep, sizeof deep, "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":");
+    int n = snprintf(deep, sizeof deep,
+                     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":");
     for (int i = 0; i < 125; i++) {
         deep[n++] = '[';
     }
@@ -104,9 +104,10 @@ START_TEST(test_max_tensors)
     accepted(three, 0, 3, lim, STG_LIMIT_EXCEEDED);
     rejected(four, 0, 4, lim, STG_LIMIT_EXCEEDED, "max_tensors", st_at(four, "\"d\""));
     /* __metadata__ is not a tensor */
-    const char *meta = "{\"__metadata__\":{},\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
-                       "\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]},"
-                       "\"c\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[2,3]}}";
+    const char *meta =
+        "{\"__metadata__\":{},\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+        "\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]},"
+        "\"c\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[2,3]}}";
     accepted(meta, 0, 3, lim, STG_LIMIT_EXCEEDED);
 }
 END_TEST
@@ -161,7 +162,8 @@ static char *many_tensors(int count, size_t *data)
     char *p = hdr;
     *p++ = '{';
     for (int i = 0; i < count; i++) {
-        p += sprintf(p, "\"layer.%d.w\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[%d,%d]}%s",
+        p += sprintf(p,
+                     "\"layer.%d.w\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[%d,%d]}%s",
                      i, i * 4, i * 4 + 4, i + 1 < count ? "," : "}");
     }
     *p = '\0';

@@ -12,7 +12,7 @@ static const struct pcase {
     const char *name;
     const char *hdr;
     size_t no_pad, data; /* no_pad: keep the header unpadded (else padded to 8) */
-    stg_code code; /* the code both profiles report */
+    stg_code code;       /* the code both profiles report */
     stg_verdict strict_v, compat_v;
 } cases[] = {
     /* strict-only: warning in compat (files padded so that nothing else is reported) */
@@ -21,10 +21,11 @@ static const struct pcase {
     {"dup_tensor", "{\"a\":" U8_1 ",\"a\":" U8_1 "}", 0, 1, STG_JSON_DUPLICATE_KEY, INV, WRN},
     {"dup_metadata_key", "{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}", 0, 0,
      STG_JSON_DUPLICATE_KEY, INV, WRN},
-    {"dup_in_ignored", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":{\"k\":1,\"k\":1}}}",
-     0, 1, STG_JSON_DUPLICATE_KEY, INV, WRN},
-    {"unknown_field", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":null}}", 0, 1,
-     STG_TENSOR_INFO_INVALID, INV, WRN},
+    {"dup_in_ignored",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":{\"k\":1,\"k\":1}}}", 0,
+     1, STG_JSON_DUPLICATE_KEY, INV, WRN},
+    {"unknown_field", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":null}}",
+     0, 1, STG_TENSOR_INFO_INVALID, INV, WRN},
     {"array_form", "{\"a\":[\"U8\",[1],[0,1]]}", 0, 1, STG_TENSOR_INFO_INVALID, INV, WRN},
     {"enum_dtype", "{\"a\":{\"dtype\":{\"U8\":null},\"shape\":[1],\"data_offsets\":[0,1]}}", 0, 1,
      STG_TENSOR_INFO_INVALID, INV, WRN},
@@ -32,20 +33,23 @@ static const struct pcase {
     {"empty_name", "{\"\":" U8_1 "}", 0, 1, STG_TENSOR_NAME_INVALID, INV, WRN},
     {"control_name", "{\"a\\u001f\":" U8_1 "}", 0, 1, STG_TENSOR_NAME_INVALID, INV, WRN},
     /* the reference rejects these: error in both */
-    {"dup_field", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"shape\":[1],\"data_offsets\":[0,1]}}", 0, 1,
-     STG_JSON_DUPLICATE_KEY, INV, INV},
+    {"dup_field", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"shape\":[1],\"data_offsets\":[0,1]}}",
+     0, 1, STG_JSON_DUPLICATE_KEY, INV, INV},
     {"second_metadata", "{\"__metadata__\":{},\"__metadata__\":{}}", 0, 0, STG_JSON_DUPLICATE_KEY,
      INV, INV},
     {"top_string_value", "{\"x\":\"y\"}", 0, 0, STG_TENSOR_INFO_INVALID, INV, INV},
-    {"metadata_value_null", "{\"__metadata__\":{\"k\":null}}", 0, 0, STG_METADATA_INVALID, INV, INV},
+    {"metadata_value_null", "{\"__metadata__\":{\"k\":null}}", 0, 0, STG_METADATA_INVALID, INV,
+     INV},
     {"array_four", "{\"a\":[\"U8\",[1],[0,1],1]}", 0, 1, STG_TENSOR_INFO_INVALID, INV, INV},
-    {"enum_dtype_empty_object", "{\"a\":{\"dtype\":{\"U8\":{}},\"shape\":[1],\"data_offsets\":[0,1]}}", 0,
-     1, STG_TENSOR_INFO_INVALID, INV, INV},
+    {"enum_dtype_empty_object",
+     "{\"a\":{\"dtype\":{\"U8\":{}},\"shape\":[1],\"data_offsets\":[0,1]}}", 0, 1,
+     STG_TENSOR_INFO_INVALID, INV, INV},
     {"trailing_formfeed", "{}\f", 0, 0, STG_HEADER_TRAILING_BYTES, INV, INV},
     /* warnings in both */
     {"not_padded", "{}", 1, 0, STG_HEADER_NOT_PADDED, WRN, WRN},
-    {"misaligned", "{\"a\":" U8_1 ",\"b\":{\"dtype\":\"I16\",\"shape\":[1],\"data_offsets\":[1,3]}}", 1,
-     3, STG_TENSOR_MISALIGNED, WRN, WRN},
+    {"misaligned",
+     "{\"a\":" U8_1 ",\"b\":{\"dtype\":\"I16\",\"shape\":[1],\"data_offsets\":[1,3]}}", 1, 3,
+     STG_TENSOR_MISALIGNED, WRN, WRN},
 };
 
 START_TEST(test_profile_difference)

@@ -114,8 +114,8 @@ typedef struct st_ctx {
     const uint8_t *hdr;
     size_t n;
     const stg_limits *lim;
-    stg_report *out;      /* the caller's report: fatal findings go here directly */
-    stg_report *tmp;      /* the rest: merged only when the pass ends well */
+    stg_report *out; /* the caller's report: fatal findings go here directly */
+    stg_report *tmp; /* the rest: merged only when the pass ends well */
     stg_st_header *h;
     stg_json_parser p;
     bool errors;          /* an error was added to tmp */
@@ -123,9 +123,9 @@ typedef struct st_ctx {
     uint64_t tensor_keys; /* tensor entries seen (duplicates included) */
     uint64_t meta_entries;
     size_t meta_cap_entries;
-    uint64_t *shape_buf;  /* rank scratch of the entry being read */
+    uint64_t *shape_buf; /* rank scratch of the entry being read */
     size_t shape_cap_bytes;
-    size_t *meta_keyoff;  /* header position of each metadata key (duplicate resolution) */
+    size_t *meta_keyoff; /* header position of each metadata key (duplicate resolution) */
     size_t meta_keyoff_cap_bytes;
 } st_ctx;
 
@@ -133,10 +133,10 @@ typedef struct st_ctx {
 typedef struct st_entry {
     const char *name;
     size_t name_len;
-    size_t key_pos;       /* header position of the name token */
-    size_t value_pos;     /* header position of the entry value */
+    size_t key_pos;   /* header position of the name token */
+    size_t value_pos; /* header position of the entry value */
     bool has_dtype, has_shape, has_offsets;
-    bool bad;             /* a field was present but invalid: no record */
+    bool bad; /* a field was present but invalid: no record */
     stg_dtype dtype;
     uint64_t *shape;
     uint32_t rank;
@@ -161,8 +161,9 @@ static stg_severity strict_only(const st_ctx *c)
 }
 
 /* Adds a finding to the pending report, remembering errors. */
-__attribute__((format(printf, 5, 6))) static stg_finding *
-note(st_ctx *c, stg_code code, stg_severity sev, size_t pos, const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static stg_finding *note(st_ctx *c, stg_code code,
+                                                               stg_severity sev, size_t pos,
+                                                               const char *fmt, ...)
 {
     if (sev >= STG_SEV_ERROR) {
         c->errors = true;
@@ -182,8 +183,9 @@ static void note_tensor(st_ctx *c, stg_finding *f, const st_entry *e)
 }
 
 /* First fatal finding wins; it goes straight to the caller's report. */
-__attribute__((format(printf, 5, 6))) static stg_finding *
-fatal(st_ctx *c, stg_code code, stg_severity sev, uint64_t off, const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static stg_finding *fatal(st_ctx *c, stg_code code,
+                                                                stg_severity sev, uint64_t off,
+                                                                const char *fmt, ...)
 {
     if (c->fatal) {
         return NULL;
@@ -231,9 +233,7 @@ static void parser_failed(st_ctx *c)
                   "JSON nesting goes deeper than max_json_depth %u", c->lim->max_json_depth);
         stg_report_set_limit(c->out, f, "max_json_depth");
         break;
-    case STG_JSON_E_MEMORY:
-        fatal_memory(c, c->p.error_offset);
-        break;
+    case STG_JSON_E_MEMORY: fatal_memory(c, c->p.error_offset); break;
     case STG_JSON_E_SYNTAX:
     case STG_JSON_E_NONE:
         fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, off,
@@ -426,16 +426,17 @@ static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
             stg_dtype_lookup(k, kl, &e->dtype)) {
             return;
         }
-        note_tensor(c, note(c, STG_DTYPE_UNKNOWN, STG_SEV_ERROR, ev->offset,
-                            "dtype is not one of the known names (exact, case-sensitive)"),
+        note_tensor(c,
+                    note(c, STG_DTYPE_UNKNOWN, STG_SEV_ERROR, ev->offset,
+                         "dtype is not one of the known names (exact, case-sensitive)"),
                     e);
         e->bad = true;
         return;
     }
     if (ev->type != STG_JSON_OBJECT_BEGIN) {
-        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev->offset,
-                            "dtype is not a string"),
-                    e);
+        note_tensor(
+            c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev->offset, "dtype is not a string"),
+            e);
         e->bad = true;
         skip_value(c, ev, e);
         return;
@@ -482,21 +483,24 @@ static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
         }
     }
     if (keys != 1 || !value_null) {
-        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, obj_pos,
-                            "dtype object is not the enum form: one dtype key with a null value"),
+        note_tensor(c,
+                    note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, obj_pos,
+                         "dtype object is not the enum form: one dtype key with a null value"),
                     e);
         e->bad = true;
         return;
     }
     if (!known) {
-        note_tensor(c, note(c, STG_DTYPE_UNKNOWN, STG_SEV_ERROR, obj_pos,
-                            "dtype is not one of the known names (exact, case-sensitive)"),
+        note_tensor(c,
+                    note(c, STG_DTYPE_UNKNOWN, STG_SEV_ERROR, obj_pos,
+                         "dtype is not one of the known names (exact, case-sensitive)"),
                     e);
         e->bad = true;
         return;
     }
-    note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, strict_only(c), obj_pos,
-                        "dtype is given in the enum form {\"NAME\": null}, not as a string"),
+    note_tensor(c,
+                note(c, STG_TENSOR_INFO_INVALID, strict_only(c), obj_pos,
+                     "dtype is given in the enum form {\"NAME\": null}, not as a string"),
                 e);
     e->dtype = d;
 }
@@ -519,13 +523,15 @@ static size_t read_uint_array(st_ctx *c, st_entry *e, stg_code bad_code, const c
         }
         if (!*bad) {
             if (v.type == STG_JSON_NUMBER && v.is_uint && v.uint_overflow) {
-                note_tensor(c, note(c, STG_JSON_NUMBER_OVERFLOW, STG_SEV_ERROR, v.offset,
-                                    "a %s number does not fit an unsigned 64-bit integer", what),
+                note_tensor(c,
+                            note(c, STG_JSON_NUMBER_OVERFLOW, STG_SEV_ERROR, v.offset,
+                                 "a %s number does not fit an unsigned 64-bit integer", what),
                             e);
                 *bad = true;
             } else if (v.type != STG_JSON_NUMBER || !v.is_uint) {
-                note_tensor(c, note(c, bad_code, STG_SEV_ERROR, v.offset,
-                                    "a %s element is not an unsigned integer", what),
+                note_tensor(c,
+                            note(c, bad_code, STG_SEV_ERROR, v.offset,
+                                 "a %s element is not an unsigned integer", what),
                             e);
                 *bad = true;
             } else if (count >= max) {
@@ -536,8 +542,8 @@ static size_t read_uint_array(st_ctx *c, st_entry *e, stg_code bad_code, const c
             } else {
                 size_t need = (count + 1) * sizeof(uint64_t);
                 if (need > c->shape_cap_bytes &&
-                    stg_arena_grow_buffer(&c->h->arena, (void **)&c->shape_buf,
-                                          &c->shape_cap_bytes, need) != 0) {
+                    stg_arena_grow_buffer(&c->h->arena, (void **)&c->shape_buf, &c->shape_cap_bytes,
+                                          need) != 0) {
                     fatal_memory(c, v.offset);
                     return SIZE_MAX;
                 }
@@ -556,8 +562,9 @@ static void parse_shape(st_ctx *c, st_entry *e, stg_json_event *ev)
     e->has_shape = true;
     e->shape_pos = ev->offset;
     if (ev->type != STG_JSON_ARRAY_BEGIN) {
-        note_tensor(c, note(c, STG_SHAPE_INVALID, STG_SEV_ERROR, ev->offset,
-                            "shape is not an array of unsigned integers"),
+        note_tensor(c,
+                    note(c, STG_SHAPE_INVALID, STG_SEV_ERROR, ev->offset,
+                         "shape is not an array of unsigned integers"),
                     e);
         e->bad = true;
         skip_value(c, ev, e);
@@ -590,8 +597,9 @@ static void parse_offsets(st_ctx *c, st_entry *e, stg_json_event *ev)
     e->has_offsets = true;
     e->offsets_pos = ev->offset;
     if (ev->type != STG_JSON_ARRAY_BEGIN) {
-        note_tensor(c, note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, ev->offset,
-                            "data_offsets is not an array of two unsigned integers"),
+        note_tensor(c,
+                    note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, ev->offset,
+                         "data_offsets is not an array of two unsigned integers"),
                     e);
         e->bad = true;
         skip_value(c, ev, e);
@@ -607,8 +615,9 @@ static void parse_offsets(st_ctx *c, st_entry *e, stg_json_event *ev)
         return;
     }
     if (count != 2) {
-        note_tensor(c, note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, ev->offset,
-                            "data_offsets has %llu elements, not 2", (unsigned long long)count),
+        note_tensor(c,
+                    note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, ev->offset,
+                         "data_offsets has %llu elements, not 2", (unsigned long long)count),
                     e);
         e->bad = true;
         return;
@@ -621,15 +630,9 @@ static void parse_offsets(st_ctx *c, st_entry *e, stg_json_event *ev)
 static void parse_field(st_ctx *c, st_entry *e, int which, stg_json_event *v)
 {
     switch (which) {
-    case 0:
-        parse_dtype(c, e, v);
-        break;
-    case 1:
-        parse_shape(c, e, v);
-        break;
-    default:
-        parse_offsets(c, e, v);
-        break;
+    case 0: parse_dtype(c, e, v); break;
+    case 1: parse_shape(c, e, v); break;
+    default: parse_offsets(c, e, v); break;
     }
 }
 
@@ -694,8 +697,8 @@ static void parse_entry(st_ctx *c, st_entry *e)
                 bool known = key_at_is(c, k.offset, "dtype") || key_at_is(c, k.offset, "shape") ||
                              key_at_is(c, k.offset, "data_offsets");
                 note_tensor(c,
-                            note(c, STG_JSON_DUPLICATE_KEY,
-                                 known ? STG_SEV_ERROR : strict_only(c), k.offset,
+                            note(c, STG_JSON_DUPLICATE_KEY, known ? STG_SEV_ERROR : strict_only(c),
+                                 k.offset,
                                  known ? "a tensor entry repeats a field"
                                        : "a tensor entry repeats an unknown field"),
                             e);
@@ -715,9 +718,10 @@ static void parse_entry(st_ctx *c, st_entry *e)
                 return;
             }
             if (which < 0) {
-                note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, strict_only(c), k.offset,
-                                    "a tensor entry has a field other than dtype, shape and "
-                                    "data_offsets"),
+                note_tensor(c,
+                            note(c, STG_TENSOR_INFO_INVALID, strict_only(c), k.offset,
+                                 "a tensor entry has a field other than dtype, shape and "
+                                 "data_offsets"),
                             e);
                 if (!skip_value(c, &v, e)) {
                     return;
@@ -730,9 +734,10 @@ static void parse_entry(st_ctx *c, st_entry *e)
             }
         }
     } else if (ev.type == STG_JSON_ARRAY_BEGIN) {
-        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, strict_only(c), ev.offset,
-                            "a tensor entry is an array [dtype, shape, data_offsets], not an "
-                            "object"),
+        note_tensor(c,
+                    note(c, STG_TENSOR_INFO_INVALID, strict_only(c), ev.offset,
+                         "a tensor entry is an array [dtype, shape, data_offsets], not an "
+                         "object"),
                     e);
         size_t count = 0;
         for (;;) {
@@ -754,23 +759,28 @@ static void parse_entry(st_ctx *c, st_entry *e)
             count++;
         }
         if (count != 3) {
-            note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
-                                "a tensor entry in array form has %llu elements, not 3",
-                                (unsigned long long)count),
+            note_tensor(c,
+                        note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
+                             "a tensor entry in array form has %llu elements, not 3",
+                             (unsigned long long)count),
                         e);
             e->bad = true;
             return;
         }
     } else {
-        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
-                            "a tensor entry is not an object"),
+        note_tensor(c,
+                    note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
+                         "a tensor entry is not an object"),
                     e);
         return;
     }
     if (!e->has_dtype || !e->has_shape || !e->has_offsets) {
-        note_tensor(c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, e->value_pos,
-                            "a tensor entry lacks %s",
-                            !e->has_dtype ? "dtype" : !e->has_shape ? "shape" : "data_offsets"),
+        note_tensor(c,
+                    note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, e->value_pos,
+                         "a tensor entry lacks %s",
+                         !e->has_dtype   ? "dtype"
+                         : !e->has_shape ? "shape"
+                                         : "data_offsets"),
                     e);
         return;
     }
@@ -861,8 +871,8 @@ static void parse_metadata(st_ctx *c)
             return;
         }
         h->metadata = buf;
-        if (stg_arena_grow_buffer(&h->arena, (void **)&c->meta_keyoff,
-                                  &c->meta_keyoff_cap_bytes, need_off) != 0) {
+        if (stg_arena_grow_buffer(&h->arena, (void **)&c->meta_keyoff, &c->meta_keyoff_cap_bytes,
+                                  need_off) != 0) {
             fatal_memory(c, k.offset);
             return;
         }
@@ -931,12 +941,14 @@ static void top_key(st_ctx *c, const stg_json_event *k)
         return;
     }
     if (e.name_len == 0) {
-        note_tensor(c, note(c, STG_TENSOR_NAME_INVALID, strict_only(c), k->offset,
-                            "a tensor name is empty"),
-                    &e);
+        note_tensor(
+            c,
+            note(c, STG_TENSOR_NAME_INVALID, strict_only(c), k->offset, "a tensor name is empty"),
+            &e);
     } else if (control_in_name(e.name, e.name_len)) {
-        note_tensor(c, note(c, STG_TENSOR_NAME_INVALID, strict_only(c), k->offset,
-                            "a tensor name holds control characters"),
+        note_tensor(c,
+                    note(c, STG_TENSOR_NAME_INVALID, strict_only(c), k->offset,
+                         "a tensor name holds control characters"),
                     &e);
     }
     parse_entry(c, &e);
@@ -960,8 +972,8 @@ static void check_records(st_ctx *c)
         stg_finding *f;
         if (t->pub.begin > t->pub.end) {
             f = note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, opos,
-                     "data_offsets begin %llu is after end %llu",
-                     (unsigned long long)t->pub.begin, (unsigned long long)t->pub.end);
+                     "data_offsets begin %llu is after end %llu", (unsigned long long)t->pub.begin,
+                     (unsigned long long)t->pub.end);
             stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
             continue;
         }

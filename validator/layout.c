@@ -108,8 +108,7 @@ static stg_finding *tensor_finding(stg_report *r, const stg_st_tensor *t, stg_fi
     return f;
 }
 
-void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *lim,
-                         stg_report *r)
+void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *lim, stg_report *r)
 {
     (void)lim;
     h->layout_ok = false;
@@ -129,7 +128,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
         }
         return;
     }
-    uint64_t covered = 0;            /* bytes [0, covered) are accounted for */
+    uint64_t covered = 0;              /* bytes [0, covered) are accounted for */
     const stg_st_tensor *owner = NULL; /* the tensor whose end is `covered` */
     uint64_t start = h->data_start;
     for (size_t i = 0; i < h->tensor_count; i++) {
@@ -164,15 +163,13 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
         }
         if (b < covered) {
             errors = true;
-            tensor_finding(r, t,
-                           stg_report_add(r, STG_OFFSETS_OVERLAP, STG_SEV_ERROR,
-                                          t->offsets_offset,
-                                          "the tensor's range [%llu, %llu) overlaps the tensor "
-                                          "whose data_offsets are at byte %llu",
-                                          (unsigned long long)b, (unsigned long long)e,
-                                          (unsigned long long)(owner != NULL
-                                                                   ? owner->offsets_offset
-                                                                   : 0)));
+            tensor_finding(
+                r, t,
+                stg_report_add(r, STG_OFFSETS_OVERLAP, STG_SEV_ERROR, t->offsets_offset,
+                               "the tensor's range [%llu, %llu) overlaps the tensor "
+                               "whose data_offsets are at byte %llu",
+                               (unsigned long long)b, (unsigned long long)e,
+                               (unsigned long long)(owner != NULL ? owner->offsets_offset : 0)));
             if (e > covered) {
                 covered = e;
                 owner = t;

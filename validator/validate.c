@@ -28,8 +28,7 @@ void stg_st_validate(const uint8_t *buf, size_t len, const stg_limits *lim, stg_
     }
 }
 
-stg_status stg_validate_buffer(const void *buf, size_t len, const stg_limits *lim,
-                               stg_report **out)
+stg_status stg_validate_buffer(const void *buf, size_t len, const stg_limits *lim, stg_report **out)
 {
     if (out == NULL) {
         return STG_E_BAD_ARG;

@@ -109,8 +109,8 @@ static inline void st_check_clean(const char *hdr, size_t data_len, stg_code cod
 {
     for (int p = 0; p < 2; p++) {
         stg_report *r = st_run(hdr, 0, data_len, (stg_profile)p);
-        ck_assert_msg(tu_find(r, code) < 0, "%s: unexpected %s: %s",
-                      p ? "compat" : "strict", stg_code_name(code), tu_describe(r));
+        ck_assert_msg(tu_find(r, code) < 0, "%s: unexpected %s: %s", p ? "compat" : "strict",
+                      stg_code_name(code), tu_describe(r));
         ck_assert_msg(stg_report_verdict(r) <= STG_VERDICT_WARN, "%s: verdict %s: %s",
                       p ? "compat" : "strict", stg_verdict_name(stg_report_verdict(r)),
                       tu_describe(r));
