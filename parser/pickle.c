@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "mem.h"
 #include "util.h"
 
 /* Opcodes of protocols 0-5 (Lib/pickletools.py names). */
@@ -37,6 +38,13 @@ struct stg_memo_slot {
     uint32_t id; /* level instance that stored it; 0 = never used */
     uint32_t pad;
     stg_pv v;
+};
+
+/* Dense part of the memo (see dense_cover). */
+struct stg_memo_dense {
+    stg_pv v;
+    uint32_t id;
+    uint32_t pad;
 };
 
 const char *stg_pickle_opcode_name(uint8_t op)
@@ -127,7 +135,8 @@ void stg_pickle_init(stg_pickle_walker *w, const stg_pickle_limits *lim,
     /* Budget: the count limits bound every buffer; the arena keeps the sum honest. Doubling
      * growth may reserve up to twice the bytes in use. */
     uint64_t stack = (uint64_t)lim->max_stack * (sizeof(stg_pv) + sizeof(uint32_t)) * 2;
-    uint64_t memo = (uint64_t)lim->max_memo * sizeof(struct stg_memo_slot) * 4;
+    uint64_t memo = (uint64_t)lim->max_memo *
+                    (sizeof(struct stg_memo_slot) * 4 + sizeof(struct stg_memo_dense) * 2);
     uint64_t pool = (uint64_t)lim->max_stack * sizeof(stg_pv) * 2;
     uint64_t scratch = lim->max_string > (UINT64_MAX / 8) ? UINT64_MAX / 8 : lim->max_string * 4;
     uint64_t cap = stack + memo + pool + scratch + ((uint64_t)1 << 20);
@@ -142,6 +151,10 @@ void stg_pickle_free(stg_pickle_walker *w)
     stg_arena_free_buffer(&w->arena, (void **)&w->stack, &w->stack_bytes);
     stg_arena_free_buffer(&w->arena, (void **)&w->marks, &w->marks_bytes);
     stg_arena_free_buffer(&w->arena, (void **)&w->memo, &w->memo_bytes);
+    stg_mem_free(w->dense);
+    w->dense = NULL;
+    w->arena.reserved -= w->dense_bytes;
+    w->dense_bytes = 0;
     stg_arena_free_buffer(&w->arena, (void **)&w->pool, &w->pool_bytes);
     stg_arena_free_buffer(&w->arena, (void **)&w->scratch, &w->scratch_bytes);
     stg_arena_free_buffer(&w->arena, (void **)&w->scratch2, &w->scratch2_bytes);
@@ -182,25 +195,40 @@ static stg_pickle_status nomem(stg_pickle_walker *w, uint64_t off)
 
 /* ---------------------------------------------------------------- stack, marks, pool */
 
-static uint32_t fence(const stg_pickle_walker *w)
+static inline uint32_t fence(const stg_pickle_walker *w)
 {
-    const struct stg_pickle_level *lv = &w->levels[w->level];
-    return w->nmarks > lv->marks_base ? w->marks[w->nmarks - 1] : lv->stack_base;
+    return w->fence_at;
 }
 
-static stg_pickle_status push(stg_pickle_walker *w, const stg_pv *v, uint64_t off)
+/* Recomputes the fence after the mark stack or the level changed. */
+static inline void refence(stg_pickle_walker *w)
+{
+    const struct stg_pickle_level *lv = &w->levels[w->level];
+    w->fence_at = w->nmarks > lv->marks_base ? w->marks[w->nmarks - 1] : lv->stack_base;
+}
+
+static stg_pickle_status push_slow(stg_pickle_walker *w, const stg_pv *v, uint64_t off)
 {
     if (w->sp >= w->lim.max_stack) {
         return limit_hit(w, off, "max_pickle_stack", w->lim.max_stack);
     }
-    if (((size_t)w->sp + 1) * sizeof(stg_pv) > w->stack_bytes) {
-        if (stg_arena_grow_buffer(&w->arena, (void **)&w->stack, &w->stack_bytes,
-                                  ((size_t)w->sp + 1) * sizeof(stg_pv)) != 0) {
-            return nomem(w, off);
-        }
+    if (stg_arena_grow_buffer(&w->arena, (void **)&w->stack, &w->stack_bytes,
+                              ((size_t)w->sp + 1) * sizeof(stg_pv)) != 0) {
+        return nomem(w, off);
     }
+    size_t room = w->stack_bytes / sizeof(stg_pv);
+    w->stack_room = room < w->lim.max_stack ? (uint32_t)room : w->lim.max_stack;
     w->stack[w->sp++] = *v;
     return STG_PW_STOP;
+}
+
+static inline stg_pickle_status push(stg_pickle_walker *w, const stg_pv *v, uint64_t off)
+{
+    if (__builtin_expect(w->sp < w->stack_room, 1)) {
+        w->stack[w->sp++] = *v;
+        return STG_PW_STOP;
+    }
+    return push_slow(w, v, off);
 }
 
 static stg_pv pv_make(stg_pv_kind kind)
@@ -212,7 +240,7 @@ static stg_pv pv_make(stg_pv_kind kind)
 }
 
 /* Pops the top value if it lies above the fence (the innermost mark or inline level). */
-static bool pop(stg_pickle_walker *w, stg_pv *out)
+static inline bool pop(stg_pickle_walker *w, stg_pv *out)
 {
     if (w->sp <= fence(w)) {
         return false;
@@ -228,11 +256,12 @@ static bool marker(stg_pickle_walker *w, uint32_t *k)
         return false;
     }
     *k = w->marks[--w->nmarks];
+    refence(w);
     return true;
 }
 
 /* Copies n values into the pool; STG_PV_NO_POOL when the pool is full. */
-static uint64_t pool_put(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
+static uint64_t pool_put_slow(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
 {
     if (n > w->max_pool || w->npool > w->max_pool - n) {
         return STG_PV_NO_POOL;
@@ -243,12 +272,28 @@ static uint64_t pool_put(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
         w->arena.failed = 0; /* a full pool only means "not kept": no error */
         return STG_PV_NO_POOL;
     }
+    size_t room = w->pool_bytes / sizeof(stg_pv);
+    w->pool_room = room < w->max_pool ? (uint32_t)room : w->max_pool;
     if (n > 0) {
         memcpy(&w->pool[w->npool], v, n * sizeof(stg_pv));
     }
     uint64_t at = w->npool;
     w->npool += n;
     return at;
+}
+
+static inline uint64_t pool_put(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
+{
+    if (__builtin_expect(n <= w->pool_room - w->npool, 1)) {
+        stg_pv *dst = &w->pool[w->npool];
+        for (uint32_t i = 0; i < n; i++) {
+            dst[i] = v[i];
+        }
+        uint64_t at = w->npool;
+        w->npool += n;
+        return at;
+    }
+    return pool_put_slow(w, v, n);
 }
 
 static stg_pv make_container(stg_pickle_walker *w, stg_pv_kind kind, const stg_pv *items,
@@ -373,16 +418,77 @@ static stg_pickle_status memo_grow(stg_pickle_walker *w, uint64_t off)
     return STG_PW_STOP;
 }
 
+/* Dense part of the memo: pickles number memo entries 0, 1, 2 ... (MEMOIZE always does), so
+ * level 0 keeps small indexes in an array indexed directly; sparse or huge indexes and inline
+ * levels use the hash. An entry is valid when its id is the current level's. */
+static stg_pv *memo_get(stg_pickle_walker *w, uint64_t key)
+{
+    uint32_t id = w->levels[w->level].id;
+    if (key < w->dense_cap && w->dense[key].id == id) {
+        return &w->dense[key].v;
+    }
+    struct stg_memo_slot *s = memo_find(w, key, id);
+    return s != NULL ? &s->v : NULL;
+}
+
+/* The dense array is allocated once, zeroed by the allocator (large blocks come as fresh pages,
+ * so untouched entries cost nothing), sized for the largest memo this buffer can hold: every
+ * memo entry takes at least one opcode byte. Keys it does not cover go to the hash. */
+static bool dense_cover(stg_pickle_walker *w, uint64_t key)
+{
+    if (key < w->dense_cap) {
+        return true;
+    }
+    if (w->level != 0 || w->dense != NULL) {
+        return false;
+    }
+    uint64_t want = (uint64_t)w->len + 1024;
+    if (want > w->lim.max_memo) {
+        want = w->lim.max_memo;
+    }
+    if (key >= want) {
+        return false;
+    }
+    size_t bytes = (size_t)want * sizeof(struct stg_memo_dense);
+    if (bytes > w->arena.cap - w->arena.reserved) {
+        return false;
+    }
+    w->dense = stg_mem_calloc((size_t)want, sizeof(struct stg_memo_dense));
+    if (w->dense == NULL) {
+        return false; /* the hash still works */
+    }
+    w->dense_bytes = bytes;
+    w->arena.reserved += bytes; /* charged to the walker's budget */
+    w->dense_cap = (uint32_t)want;
+    return true;
+}
+
 static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_pv *v,
                                   uint64_t off)
 {
     struct stg_pickle_level *lv = &w->levels[w->level];
+    if (dense_cover(w, key)) {
+        struct stg_memo_dense *d = &w->dense[key];
+        if (d->id != lv->id) {
+            /* New here; it may still sit in the hash from before the array covered it. */
+            if (w->memo_count == 0 || memo_find(w, key, lv->id) == NULL) {
+                if (w->memo_total >= w->lim.max_memo) {
+                    return limit_hit(w, off, "max_pickle_memo", w->lim.max_memo);
+                }
+                w->memo_total++;
+                lv->memo_len++;
+            }
+            d->id = lv->id;
+        }
+        d->v = *v;
+        return STG_PW_STOP;
+    }
     struct stg_memo_slot *s = memo_find(w, key, lv->id);
     if (s != NULL) {
         s->v = *v;
         return STG_PW_STOP;
     }
-    if (w->memo_count >= w->lim.max_memo) {
+    if (w->memo_total >= w->lim.max_memo) {
         return limit_hit(w, off, "max_pickle_memo", w->lim.max_memo);
     }
     if (w->memo_count + 1 > w->memo_cap / 2) {
@@ -395,6 +501,7 @@ static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_
     s = memo_slot_for(w, key, lv->id, &fresh);
     s->v = *v;
     w->memo_count++;
+    w->memo_total++;
     lv->memo_len++;
     return STG_PW_STOP;
 }
@@ -775,11 +882,11 @@ static bool decode_into(stg_pickle_walker *w, const stg_pv *v, uint8_t **buf, si
     if (v->kind != STG_PV_STR && v->kind != STG_PV_BYTES) {
         return false;
     }
-    if (v->a > w->len || v->b > w->len - v->a) {
+    if ((v->flags & STG_PV_F_HUGE) != 0 || v->a > w->len || v->n > w->len - v->a) {
         return false;
     }
     const uint8_t *src = w->buf + v->a;
-    size_t n = (size_t)v->b;
+    size_t n = v->n;
     if (v->enc == STG_ENC_RAW) {
         *out = src;
         *len = n;
@@ -864,7 +971,11 @@ static stg_pickle_status push_string(stg_pickle_walker *w, stg_cursor *c, stg_pv
     stg_pv v = pv_make(kind);
     v.enc = STG_ENC_RAW;
     v.a = c->pos;
-    v.b = n;
+    if (n > UINT32_MAX) {
+        v.flags = STG_PV_F_HUGE;
+    } else {
+        v.n = (uint32_t)n;
+    }
     if (check_utf8 && n <= w->lim.max_string && !utf8_valid(c->base + c->pos, (size_t)n, true)) {
         FAIL(w, op_off, "a BINUNICODE argument is not valid UTF-8");
     }
@@ -956,6 +1067,7 @@ static stg_pickle_status start_level(stg_pickle_walker *w, uint64_t off)
     lv->marks_base = w->nmarks;
     lv->memo_len = 0;
     lv->id = w->next_id++;
+    refence(w);
     return STG_PW_STOP;
 }
 
@@ -967,6 +1079,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
     w->sp = 0;
     w->nmarks = 0;
     w->npool = 0;
+    w->fence_at = 0;
     w->level = 0;
     w->proto = 0;
     w->frame_end = 0;
@@ -975,10 +1088,14 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
     w->err_limit = NULL;
     w->err_value = 0;
     w->memo_count = 0;
+    w->memo_total = 0;
     if (w->next_id == 0 || w->next_id > UINT32_MAX - 64) {
         /* First walk, or ids about to wrap: forget every slot. */
         if (w->memo != NULL) {
             memset(w->memo, 0, w->memo_bytes);
+        }
+        if (w->dense != NULL) {
+            memset(w->dense, 0, w->dense_bytes);
         }
         w->next_id = 1;
     }
@@ -1017,6 +1134,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                 return nomem(w, op_off);
             }
             w->marks[w->nmarks++] = w->sp;
+            w->fence_at = w->sp;
             break;
         case OP_STOP:
             NEED(pop(w, &v), UNDERFLOW);
@@ -1030,6 +1148,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                 w->sp = w->levels[w->level].stack_base;
                 w->nmarks = w->levels[w->level].marks_base;
                 w->level--;
+                refence(w);
                 break;
             }
             *end = c->pos;
@@ -1037,6 +1156,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
         case OP_POP:
             if (w->nmarks > w->levels[w->level].marks_base && w->marks[w->nmarks - 1] == w->sp) {
                 w->nmarks--; /* POP of a mark on top, as _pickle does */
+                refence(w);
             } else {
                 NEED(pop(w, &v), UNDERFLOW);
             }
@@ -1131,7 +1251,8 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             }
             v = pv_make(STG_PV_STR);
             v.a = (uint64_t)(p - buf);
-            v.b = n;
+            v.n = (uint32_t)(n > UINT32_MAX ? 0 : n);
+            v.flags = n > UINT32_MAX ? STG_PV_F_HUGE : 0;
             if (w->hooks != NULL && w->hooks->persid != NULL) {
                 w->hooks->persid(w->hooks->ctx, w, &v, op_off);
             }
@@ -1158,7 +1279,8 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             v = pv_make(STG_PV_STR);
             v.enc = STG_ENC_ESCAPED;
             v.a = (uint64_t)(p + 1 - buf);
-            v.b = n - 2;
+            v.n = (uint32_t)(n - 2 > UINT32_MAX ? 0 : n - 2);
+            v.flags = n - 2 > UINT32_MAX ? STG_PV_F_HUGE : 0;
             CHECK(push(w, &v, op_off));
             break;
         }
@@ -1172,7 +1294,8 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             v = pv_make(STG_PV_STR);
             v.enc = STG_ENC_RAWUNI;
             v.a = (uint64_t)(p - buf);
-            v.b = n;
+            v.n = (uint32_t)(n > UINT32_MAX ? 0 : n);
+            v.flags = n > UINT32_MAX ? STG_PV_F_HUGE : 0;
             CHECK(push(w, &v, op_off));
             break;
         }
@@ -1305,9 +1428,9 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                 NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
                 u64 = stg_le32(p);
             }
-            struct stg_memo_slot *s = memo_find(w, u64, w->levels[w->level].id);
-            NEED(s != NULL, "the memo has no value at this index");
-            v = s->v;
+            const stg_pv *got = memo_get(w, u64);
+            NEED(got != NULL, "the memo has no value at this index");
+            v = *got;
             CHECK(push(w, &v, op_off));
             break;
         }

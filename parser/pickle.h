@@ -24,7 +24,7 @@ typedef enum stg_pv_kind {
     STG_PV_INT,      /* a = value as int64 bits (fits) */
     STG_PV_BIGINT,   /* an integer that does not fit int64 */
     STG_PV_FLOAT,
-    STG_PV_STR,      /* text: a = offset of the encoded bytes, b = their length, enc says how */
+    STG_PV_STR,      /* text: a = offset of the encoded bytes, n = their length, enc says how */
     STG_PV_BYTES,    /* bytes / bytearray: same fields as STR */
     STG_PV_TUPLE,    /* a = pool index, n = element count (STG_PV_UNTRACKED: not kept) */
     STG_PV_LIST,
@@ -47,15 +47,17 @@ typedef enum stg_pv_enc {
 #define STG_PV_UNTRACKED UINT32_MAX
 #define STG_PV_NO_POOL UINT64_MAX
 
+/* 16 bytes: the stack, memo and pool hold many of them. */
 typedef struct stg_pv {
     uint8_t kind;   /* stg_pv_kind */
     uint8_t enc;    /* stg_pv_enc for STR/BYTES */
     uint16_t flags; /* STG_PV_F_* */
-    uint32_t n;     /* element count of TUPLE/DICT; tag of GLOBAL/CALL */
-    uint64_t a, b;
+    uint32_t n;     /* length of STR/BYTES; element count of TUPLE/DICT; tag of GLOBAL/CALL */
+    uint64_t a;
 } stg_pv;
 
 #define STG_PV_F_UNRESOLVED 1u /* a GLOBAL whose name could not be resolved (EXT, STACK_GLOBAL) */
+#define STG_PV_F_HUGE 2u       /* a STR/BYTES of 4 GiB or more: its bytes are not looked at */
 
 /* Outcome of one walk. */
 typedef enum stg_pickle_status {
@@ -122,16 +124,23 @@ struct stg_pickle_walker {
     stg_pv *stack;
     size_t stack_bytes;
     uint32_t sp;
+    uint32_t stack_room; /* entries allocated, never more than max_stack */
+    uint32_t fence_at;   /* lowest stack index an opcode may pop: innermost mark or level */
     uint32_t *marks;
     size_t marks_bytes;
     uint32_t nmarks;
     struct stg_memo_slot *memo;
     size_t memo_bytes;
     uint32_t memo_cap;   /* slots, power of two (0: none yet) */
-    uint32_t memo_count; /* occupied slots over all levels */
+    uint32_t memo_count; /* hash slots used by this walk */
+    uint32_t memo_total; /* distinct memo entries of this walk (max_pickle_memo) */
+    struct stg_memo_dense *dense; /* level 0, small indexes: see pickle.c */
+    size_t dense_bytes;
+    uint32_t dense_cap;
     stg_pv *pool;
     size_t pool_bytes;
     uint32_t npool;
+    uint32_t pool_room; /* entries allocated */
     uint32_t max_pool;
     uint8_t *scratch, *scratch2;
     size_t scratch_bytes, scratch2_bytes;
