@@ -1205,28 +1205,35 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
     }
 }
 
-/* Root of an argument: its `models--ORG--NAME` ancestor (or itself) in a Hugging Face cache,
- * else the argument. Sets root_display/root_real; false (with a record) when unresolvable. */
-static bool set_root(walk *w, const char *arg)
+/* Length of path up to and including its last `models--*` component; 0 when none. */
+static size_t hf_prefix_len(const char *path)
 {
-    w->root_is_hf = false;
-    w->root_display = arg;
-    w->root_display_len = strlen(arg);
-    const char *p = arg;
+    size_t found = 0;
+    const char *p = path;
     while (*p != '\0') {
         const char *start = p;
         while (*p != '\0' && *p != '/') {
             p++;
         }
-        size_t n = (size_t)(p - start);
-        if (n > 8 && memcmp(start, "models--", 8) == 0) {
-            w->root_is_hf = true;
-            w->root_display_len = (size_t)(p - arg);
+        if ((size_t)(p - start) > 8 && memcmp(start, "models--", 8) == 0) {
+            found = (size_t)(p - path);
         }
         while (*p == '/') {
             p++;
         }
     }
+    return found;
+}
+
+/* Root of an argument: its `models--ORG--NAME` ancestor in a Hugging Face cache (found in the
+ * path as given, else in its real path, so `scan .` inside a snapshot works), else the argument.
+ * Sets root_display/root_real; false (with a record) when unresolvable. */
+static bool set_root(walk *w, const char *arg)
+{
+    size_t hf = hf_prefix_len(arg);
+    w->root_is_hf = hf > 0;
+    w->root_display = arg;
+    w->root_display_len = hf > 0 ? hf : strlen(arg);
     char tmp[PATH_MAX];
     if (w->root_display_len >= sizeof tmp) {
         add_fixed(w, arg, STG_IO_ERROR, STG_SEV_ERROR, "the path is too long");
@@ -1237,6 +1244,16 @@ static bool set_root(walk *w, const char *arg)
     if (realpath(tmp, w->root_real) == NULL) {
         add_fixed_errno(w, arg, "the path could not be read", errno);
         return false;
+    }
+    if (!w->root_is_hf) {
+        hf = hf_prefix_len(w->root_real);
+        if (hf > 0) {
+            /* The cache is only visible in the real path: show blobs by their real paths. */
+            w->root_is_hf = true;
+            w->root_real[hf] = '\0';
+            w->root_display = w->root_real;
+            w->root_display_len = hf;
+        }
     }
     return true;
 }

@@ -383,6 +383,18 @@ grep -q "\"blob\":\"$R/blobs/$OKSHA\"" out.txt && ok || fail "HF file argument: 
 expect_rc 1 "HF snapshot folder" -- "$CLI" scan $R/snapshots/bbb
 grep -q 'digest_mismatch' out.txt && ok || fail "HF folder argument: $(cat out.txt)"
 
+# scanning "." inside a snapshot: the cache is found through the real path
+(cd $R/snapshots/bbb && "$CLI" scan --format json .) >out.txt 2>err.txt
+[ $? -eq 1 ] && ok || fail "scan . in a snapshot: exit status"
+py "scan . in a snapshot" "$OKSHA" <<'EOF2'
+import json, sys
+recs = [json.loads(l) for l in open("out.txt")][:-1]
+by = {r["path"]: r for r in recs}
+assert set(by) == {"./extra.bin", "./model.safetensors"}, by
+assert by["./model.safetensors"]["blob"].endswith("/models--org--name/blobs/" + sys.argv[1])
+assert by["./model.safetensors"]["blob"].startswith("/"), by
+assert "digest_mismatch" in [f["code"] for f in by["./extra.bin"]["findings"]], by
+EOF2
 # an index in a snapshot: its shards are links into blobs/, inside the root, so they are found
 IDX=hfidx/models--o--n
 mkdir -p $IDX/blobs $IDX/snapshots/r1 idx
