@@ -721,14 +721,23 @@ static void heapsort_dups(stg_json_dup *d, size_t count)
     }
 }
 
-/* Stable insertion sort by the high half of the hash (small objects only: k <= 32). */
+/* Objects are sorted by the top SORT_KEY_BITS bits of the hash only: that groups equal hashes
+ * (and, for realistic key counts, little else), and runs that share those bits are then checked
+ * pairwise or heap-sorted by the full order. Fewer bits mean fewer radix passes. */
+#define SORT_KEY_BITS 16u
+static inline uint64_t sort_key(uint64_t hash)
+{
+    return hash >> (64u - SORT_KEY_BITS);
+}
+
+/* Stable insertion sort by sort_key (small objects only: k <= 32). */
 static void insertion_sort_records(stg_json_key *r, size_t count)
 {
     for (size_t i = 1; i < count; i++) {
         stg_json_key t = r[i];
-        uint32_t key = (uint32_t)(t.hash >> 32);
+        uint64_t key = sort_key(t.hash);
         size_t j = i;
-        while (j > 0 && (uint32_t)(r[j - 1].hash >> 32) > key) {
+        while (j > 0 && sort_key(r[j - 1].hash) > key) {
             r[j] = r[j - 1];
             j--;
         }
@@ -736,24 +745,24 @@ static void insertion_sort_records(stg_json_key *r, size_t count)
     }
 }
 
-/* Stable LSD radix sort by the high half of the hash, 4 passes of 8 bits (skipping passes where
- * every key has the same digit). Returns the buffer holding the result: src or tmp. */
+/* Stable LSD radix sort by sort_key, one pass per 8 bits (skipping passes where every key has
+ * the same digit). Returns the buffer holding the result: src or tmp. */
 static stg_json_key *radix_sort_records(stg_json_key *src, stg_json_key *tmp, size_t count)
 {
-    size_t hist[4][256];
+    enum { PASSES = SORT_KEY_BITS / 8 };
+    size_t hist[PASSES][256];
     memset(hist, 0, sizeof hist);
     for (size_t i = 0; i < count; i++) {
-        uint32_t h = (uint32_t)(src[i].hash >> 32);
-        hist[0][h & 0xFFu]++;
-        hist[1][(h >> 8) & 0xFFu]++;
-        hist[2][(h >> 16) & 0xFFu]++;
-        hist[3][h >> 24]++;
+        uint64_t h = sort_key(src[i].hash);
+        for (unsigned pass = 0; pass < PASSES; pass++) {
+            hist[pass][(h >> (8 * pass)) & 0xFFu]++;
+        }
     }
     stg_json_key *from = src, *to = tmp;
-    for (unsigned pass = 0; pass < 4; pass++) {
-        unsigned shift = 32u + 8u * pass;
+    for (unsigned pass = 0; pass < PASSES; pass++) {
+        unsigned shift = 8u * pass;
         size_t *h = hist[pass];
-        if (h[(from[0].hash >> shift) & 0xFFu] == count) {
+        if (h[(sort_key(from[0].hash) >> shift) & 0xFFu] == count) {
             continue;
         }
         size_t sum = 0;
@@ -763,7 +772,7 @@ static stg_json_key *radix_sort_records(stg_json_key *src, stg_json_key *tmp, si
             sum += c;
         }
         for (size_t i = 0; i < count; i++) {
-            to[h[(from[i].hash >> shift) & 0xFFu]++] = from[i];
+            to[h[(sort_key(from[i].hash) >> shift) & 0xFFu]++] = from[i];
         }
         stg_json_key *t = from;
         from = to;
@@ -843,9 +852,9 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
     size_t ndup = 0;
     size_t s = 0;
     while (s < count) {
-        uint32_t h = (uint32_t)(sorted[s].hash >> 32);
+        uint64_t h = sort_key(sorted[s].hash);
         size_t e = s + 1;
-        while (e < count && (uint32_t)(sorted[e].hash >> 32) == h) {
+        while (e < count && sort_key(sorted[e].hash) == h) {
             e++;
         }
         size_t run = e - s;

@@ -11,7 +11,13 @@
  * Whitespace before the top-level value is skipped (RFC 8259 allows it); after the top-level
  * value closes the parser stops and returns STG_JSON_END with `offset` just past the value; it
  * does not look at the bytes after it (the caller decides what may follow, see
- * stg_json_rest_is_ws). All offsets are positions in the buffer given to stg_json_init. */
+ * stg_json_rest_is_ws). All offsets are positions in the buffer given to stg_json_init.
+ *
+ * Error offsets (stg_json_parser.error_offset) point at the first byte that cannot continue the
+ * grammar: the unexpected byte, the lead byte of a bad UTF-8 sequence, the backslash of a bad or
+ * lone-surrogate escape, the bracket that opens one level too many, the digit after a leading
+ * zero; input that ends too early gives the input length. docs/json.md has the details, the
+ * memory formula and the measured speed. */
 #ifndef STG_PARSER_JSON_H
 #define STG_PARSER_JSON_H
 
@@ -52,8 +58,10 @@ typedef struct stg_json_event {
     stg_json_type type;
     size_t offset;        /* first byte of the token (the opening quote of strings and keys) */
     size_t len;           /* raw token length (strings and keys: quotes included) */
-    uint32_t depth;       /* containers open around this token (inside the top object: 1) */
-    /* STG_JSON_KEY and STG_JSON_STRING */
+    uint32_t depth;       /* containers open around this token (inside the top object: 1);
+                             a container's BEGIN and END carry the depth around it, so the
+                             top-level OBJECT_BEGIN has depth 0 and its keys depth 1 */
+    /* STG_JSON_KEY, STG_JSON_STRING and STG_JSON_DUPLICATE (the repeated key) */
     const uint8_t *str;   /* raw content between the quotes; escapes not decoded */
     size_t str_len;
     bool has_escapes;     /* when false, str[0..str_len) is already the decoded value */
@@ -62,7 +70,9 @@ typedef struct stg_json_event {
                              already a syntax error) */
     bool uint_overflow;   /* is_uint and the value is >= 2^64 */
     uint64_t uint_value;  /* valid when is_uint && !uint_overflow */
-    /* STG_JSON_DUPLICATE: `offset` is the repeat's key, prev_offset the occurrence before it */
+    /* STG_JSON_DUPLICATE: `offset` is the repeat's key, prev_offset the occurrence before it
+     * (keys compare after decoding, so "a\u0062" repeats "ab"). Fields that do not apply to an
+     * event's type are 0 / NULL / false. */
     size_t prev_offset;
 } stg_json_event;
 
@@ -86,7 +96,7 @@ typedef struct stg_json_parser {
     size_t sort_tmp_cap_bytes;
     size_t close_offset;      /* offset of the '}' whose events are pending */
     stg_arena *arena;
-    int started, finished;    /* finished: the top-level value is complete */
+    int started, finished;    /* finished: the top-level value is complete; started: unused */
     int slow;                 /* next() leaves its fast path: finished, an error, or pending
                                  duplicates */
     stg_json_error error;
