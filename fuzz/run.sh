@@ -48,6 +48,13 @@ build_preset() { # preset dir target [env...]
         { tail -50 "$camp/build.log"; exit 1; }
 }
 
+# libFuzzer flags from fuzz/<entry>.options ([libfuzzer] section, "key = value"), dict excepted.
+options_flags() { # entry
+    [ -f "fuzz/$1.options" ] || return 0
+    awk -F' *= *' '/^\[/ {sec = $0; next} sec == "[libfuzzer]" && NF == 2 && $1 != "dict" {print "-" $1 "=" $2}' \
+        "fuzz/$1.options"
+}
+
 corpus_size() { # dir
     local n bytes
     n=$(find "$1" -type f | wc -l)
@@ -63,6 +70,7 @@ libfuzzer)
     args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$camp/artifacts/")
     [ -f "$dict" ] && args+=(-dict="$dict")
+    mapfile -t -O "${#args[@]}" args < <(options_flags "$entry")
     dirs=("$camp/corpus")
     # Second corpus dir: read for seeds, never written (libFuzzer writes to the first only).
     [ -d "$seeds" ] && dirs+=("$seeds")

@@ -102,7 +102,14 @@ build_and_test() { # preset
     cmake --build "$dir" -j2 >"$logdir/$preset.build.log" 2>&1 || {
         grep -E -B2 -A6 'error|Error' "$logdir/$preset.build.log" | head -150; return 1; }
     echo "-- test"
-    ctest --preset "$preset" --test-dir "$dir" 2>&1 | tee "$logdir/$preset.ctest.log"
+    if [ -z "$build_prefix" ]; then
+        ctest --preset "$preset" 2>&1 | tee "$logdir/$preset.ctest.log"
+    else
+        # ctest --preset would test the preset's own binaryDir; the same settings, by hand.
+        env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            CK_FORK="$([ "$preset" = asan ] && echo no || echo "${CK_FORK:-}")" \
+            ctest --test-dir "$dir" -j2 --output-on-failure 2>&1 | tee "$logdir/$preset.ctest.log"
+    fi
     return "${PIPESTATUS[0]}"
 }
 
@@ -132,6 +139,12 @@ for preset in dev asan; do
 done
 
 # ------------------------------------------------------------------------------------ fuzz
+# libFuzzer flags from fuzz/<entry>.options ([libfuzzer] section, "key = value"), dict excepted.
+options_flags() { # entry
+    [ -f "fuzz/$1.options" ] || return 0
+    awk -F' *= *' '/^\[/ {sec = $0; next} sec == "[libfuzzer]" && NF == 2 && $1 != "dict" {print "-" $1 "=" $2}' \
+        "fuzz/$1.options"
+}
 run_harness() { # binary entry log
     local bin=$1 entry=$2 log=$3 work
     work=$(mktemp -d "$logdir/corpus-$entry.XXXXXX")
@@ -142,6 +155,7 @@ run_harness() { # binary entry log
     local args=(-max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$logdir/crash-$entry-")
     [ -f "fuzz/$entry.dict" ] && args+=(-dict="fuzz/$entry.dict")
+    mapfile -t -O "${#args[@]}" args < <(options_flags "$entry")
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         "$bin" "${args[@]}" "$work" >"$log" 2>&1
 }

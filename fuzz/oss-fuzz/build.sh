@@ -3,6 +3,7 @@
 # Uses $CC, $CFLAGS and $LIB_FUZZING_ENGINE from the environment and writes to $OUT, per harness:
 #   fuzz_<entry>                      the fuzzer (fuzz/fuzz_<entry>.c)
 #   fuzz_<entry>.dict                 fuzz/<entry>.dict, when present
+#   fuzz_<entry>.options              fuzz/<entry>.options (libFuzzer flags), when present
 #   fuzz_<entry>_seed_corpus.zip      corpus/<entry>/, when present
 # (OSS-Fuzz finds a dictionary and a seed corpus by the fuzzer's name, hence the fuzz_ prefix.)
 # Local check, no Docker needed:
@@ -64,6 +65,10 @@ for harness in "$src"/fuzz/fuzz_*.c; do
     fi
     cp "$build/fuzz/$name" "$OUT/$name"
     [ -f "$src/fuzz/$entry.dict" ] && cp "$src/fuzz/$entry.dict" "$OUT/$name.dict"
+    # libFuzzer options (max_len, ...): the dictionary goes by the fuzzer's name in $OUT.
+    if [ -f "$src/fuzz/$entry.options" ]; then
+        sed "s/^\(dict *= *\).*/\1$name.dict/" "$src/fuzz/$entry.options" >"$OUT/$name.options"
+    fi
     if [ -d "$src/corpus/$entry" ] && [ -n "$(ls -A "$src/corpus/$entry")" ]; then
         zip_dir "$src/corpus/$entry" "$OUT/${name}_seed_corpus.zip"
     fi
