@@ -285,9 +285,8 @@ static uint64_t pool_put_slow(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
 static inline uint64_t pool_put(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
 {
     if (__builtin_expect(n <= w->pool_room - w->npool, 1)) {
-        stg_pv *dst = &w->pool[w->npool];
         for (uint32_t i = 0; i < n; i++) {
-            dst[i] = v[i];
+            w->pool[w->npool + i] = v[i]; /* no pointer arithmetic on an empty (NULL) pool */
         }
         uint64_t at = w->npool;
         w->npool += n;
