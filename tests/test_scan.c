@@ -5,6 +5,8 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +283,63 @@ START_TEST(test_path_root_and_blob)
 }
 END_TEST
 
+/* file_changed: a child keeps appending to the file while it is scanned, so its size differs
+ * between the fstat before and the one after (the digest alone reads 8 MiB, plenty of time);
+ * the near miss is the same file left alone. */
+START_TEST(test_path_file_changed)
+{
+    char *dir = tu_tempdir();
+    char *p = path_in(dir, "growing.safetensors");
+    size_t data_len = 8u << 20;
+    char header[128];
+    snprintf(header, sizeof header,
+             "{\"w\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}", data_len,
+             data_len);
+    size_t pad = (8 - (8 + strlen(header)) % 8) % 8;
+    size_t len;
+    uint8_t *b = tu_st_file(header, pad, NULL, data_len, &len);
+    ck_assert_int_eq(tu_write_file(p, b, len), 0);
+    free(b);
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_path(p, NULL, &r), STG_OK);
+    ck_assert_int_eq(tu_find(r, STG_FILE_CHANGED_CODE), -1);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_OK);
+    stg_report_free(r);
+
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fd = open(p, O_WRONLY | O_APPEND);
+        for (int i = 0; i < 200000 && fd >= 0; i++) {
+            if (write(fd, "x", 1) != 1) {
+                break;
+            }
+            usleep(50);
+        }
+        _exit(0);
+    }
+    bool seen = false;
+    for (int attempt = 0; attempt < 50 && !seen; attempt++) {
+        ck_assert_int_eq(stg_scan_path(p, NULL, &r), STG_OK);
+        long i = tu_find(r, STG_FILE_CHANGED_CODE);
+        if (i >= 0) {
+            seen = true;
+            ck_assert_int_eq(stg_report_at(r, (size_t)i)->severity, STG_SEV_ERROR);
+            ck_assert(!stg_report_at(r, (size_t)i)->has_offset);
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+        }
+        stg_report_free(r);
+    }
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(seen, "a file growing during the scan was never reported as file_changed");
+    free(p);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* Runs stg_scan_fd over bytes written to a pipe by a child process. */
 static stg_report *scan_piped(const uint8_t *b, size_t len, const char *hint,
                               const stg_scan_options *opt)
@@ -484,6 +543,7 @@ static Suite *scan_suite(void)
     tcase_add_test(tc, test_path_read_and_mapped);
     tcase_add_test(tc, test_path_io_error_and_special);
     tcase_add_test(tc, test_path_root_and_blob);
+    tcase_add_test(tc, test_path_file_changed);
     tcase_add_test(tc, test_fd_routes);
     tcase_add_test(tc, test_walk_order_threads_and_hf);
     suite_add_tcase(s, tc);
