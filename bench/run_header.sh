@@ -6,6 +6,7 @@
 #
 # Environment:
 #   SIZES="1000 10000 100000 900000"  tensor counts
+#   SKIP_BUILD=1      with BUILD_DIR: use the binaries already built there
 #   BUILD_DIR=...     an already configured build tree to use instead of the release preset
 #                     (e.g. build/h-bench configured with -DCMAKE_BUILD_TYPE=Release)
 #   DATA_DIR=...      where generated files live (default build/bench-data; kept between runs)
@@ -14,6 +15,9 @@
 #   PROFILE=strict|compat   stguard profile (default strict)
 #   PYTHON=...        interpreter for the baseline (default /usr/bin/python3)
 #   SECONDS_PER=S     time budget per process (default 2; at least 5 stguard / 3 json runs)
+#   WARM=1            diagnostic: stguard only, with glibc told never to give freed memory back
+#                     (GLIBC_TUNABLES below), so timed runs reuse pages the warm-up faulted in;
+#                     separates first-touch page-fault cost from parsing cost
 # Files: sparse safetensors files from bench/gen_header.py (their data sections are holes).
 set -euo pipefail
 
@@ -29,6 +33,8 @@ if [[ -z "${BUILD_DIR:-}" ]]; then
     (cd "$src_dir" && cmake --preset release >/dev/null &&
         cmake --build --preset release -j2 --target bench_header >/dev/null)
     build_dir=$src_dir/build/release
+elif [[ ${SKIP_BUILD:-0} == 1 ]]; then
+    build_dir=$BUILD_DIR
 else
     build_dir=$BUILD_DIR
     cmake --build "$build_dir" -j2 --target bench_header >/dev/null
@@ -46,6 +52,11 @@ for n in $sizes; do
         "$python" "$src_dir/bench/gen_header.py" "$n" "$file" >&2
     fi
     for ((r = 0; r < repeat; r++)); do
+        if [[ ${WARM:-0} == 1 ]]; then
+            echo "tool=stguard n=$n $(GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776 \
+                "$bench" "$file" --profile "$profile" --seconds "$seconds")" >>"$results"
+            continue
+        fi
         echo "tool=stguard n=$n $("$bench" "$file" --profile "$profile" --seconds "$seconds")" >>"$results"
         echo "tool=json n=$n $("$python" "$src_dir/bench/json_baseline.py" "$file" --seconds "$seconds")" >>"$results"
     done
@@ -78,14 +89,17 @@ print("| tensors | header MB | stguard MB/s | stguard tensors/s | stguard peak R
       "arena peak MiB (budget) | json.loads MB/s | json.loads peak RSS MiB | speed ratio |")
 print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for n in sorted(rows):
-    st, js = rows[n]["stguard"], rows[n]["json"]
+    st = rows[n]["stguard"]
     sb, sm, sc, sh, sbase, stps = summary(st)
-    jb, jm, jc, jh, jbase, _ = summary(js)
     arena = max(int(r["arena_peak"]) for r in st) / 2**20
     budget = int(st[0]["budget"]) / 2**20
     header_mb = int(st[0]["header_bytes"]) / 1e6
-    print("| %d | %.2f | %.0f / %.0f [%.0f] | %.2fM | %.1f (+%.1f) | %.1f (%.1f) | "
-          "%.1f / %.1f [%.1f] | %.1f (+%.1f) | %.1fx |"
-          % (n, header_mb, sb, sm, sc, stps / 1e6, sh, sh - sbase, arena, budget, jb, jm, jc,
-             jh, jh - jbase, sm / jm))
+    if "json" in rows[n]:
+        jb, jm, jc, jh, jbase, _ = summary(rows[n]["json"])
+        baseline = "%.1f / %.1f [%.1f] | %.1f (+%.1f) | %.1fx" % (jb, jm, jc, jh, jh - jbase,
+                                                                  sm / jm)
+    else:
+        baseline = "- | - | -"
+    print("| %d | %.2f | %.0f / %.0f [%.0f] | %.2fM | %.1f (+%.1f) | %.1f (%.1f) | %s |"
+          % (n, header_mb, sb, sm, sc, stps / 1e6, sh, sh - sbase, arena, budget, baseline))
 EOF

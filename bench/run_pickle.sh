@@ -11,6 +11,7 @@
 #     same time. The big file is deleted afterwards unless KEEP_BIG=1.
 #
 # Environment:
+#   SKIP_BUILD=1      with BUILD_DIR: use the binaries already built there
 #   BUILD_DIR=...   configured build tree to use instead of the release preset
 #   DATA_DIR=...    generated files (default build/bench-data)
 #   REPEAT=N        timed runs per measurement (default 5; pickletools -o: min(REPEAT, 3))
@@ -31,6 +32,8 @@ if [[ -z "${BUILD_DIR:-}" ]]; then
     (cd "$src_dir" && cmake --preset release >/dev/null &&
         cmake --build --preset release -j2 --target bench_pickle stguard_cli >/dev/null)
     build_dir=$src_dir/build/release
+elif [[ ${SKIP_BUILD:-0} == 1 ]]; then
+    build_dir=$BUILD_DIR
 else
     build_dir=$BUILD_DIR
     cmake --build "$build_dir" -j2 --target bench_pickle stguard_cli >/dev/null
