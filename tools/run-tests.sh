@@ -221,25 +221,26 @@ if selected conformance; then
     if [ ! -d "$conf_dir" ]; then
         echo "-- SKIPPED: $conf_dir does not exist (the check needs the shared probe set)"
         record conformance skipped $((SECONDS - t))
-    elif [ -f tools/conformance.sh ]; then
-        if bash tools/conformance.sh; then record conformance ok $((SECONDS - t)); else record conformance FAIL $((SECONDS - t)); fi
-    elif [ -f tests/script_conformance.sh ]; then
-        cli="$(builddir dev)/stguard"
-        [ -x "$cli" ] || cli="$(builddir asan)/stguard"
-        if [ ! -x "$cli" ]; then
-            echo "-- SKIPPED: no stguard binary built (run the dev stage first)"
-            record conformance skipped $((SECONDS - t))
-        else
-            st=0
-            STG_SOURCE_DIR=$root STG_BINARY_DIR=$(dirname "$cli") STGUARD_CLI=$cli \
-                bash tests/script_conformance.sh || st=$?
-            case $st in
-                0) record conformance ok $((SECONDS - t)) ;;
-                77) echo "-- SKIPPED by tests/script_conformance.sh"; record conformance skipped $((SECONDS - t)) ;;
-                *) record conformance FAIL $((SECONDS - t)) ;;
-            esac
-        fi
     else
+        # Whichever script the tree has; it gets the build of the dev stage (else the asan one).
+        script=""
+        [ -f tests/script_conformance.sh ] && script=tests/script_conformance.sh
+        [ -f tools/conformance.sh ] && script=tools/conformance.sh
+        bdir=$(builddir dev)
+        [ -x "$bdir/stguard" ] || bdir=$(builddir asan)
+    fi
+    if [ -d "$conf_dir" ] && [ -n "$script" ]; then
+        st=0
+        case $bdir in /*) ;; *) bdir=$root/$bdir ;; esac
+        STG_SOURCE_DIR=$root STG_BINARY_DIR=$bdir STGUARD_CLI=$bdir/stguard \
+            bash "$script" || st=$?
+        case $st in
+            0) record conformance ok $((SECONDS - t)) ;;
+            77) echo "-- SKIPPED by $script (see its message above)"
+                record conformance skipped $((SECONDS - t)) ;;
+            *) record conformance FAIL $((SECONDS - t)) ;;
+        esac
+    elif [ -d "$conf_dir" ]; then
         echo "-- SKIPPED: neither tools/conformance.sh nor tests/script_conformance.sh exists yet"
         record conformance skipped $((SECONDS - t))
     fi
