@@ -494,6 +494,12 @@ START_TEST(real_framework_files)
     ck_assert_msg(has_global(r, real[_i].module, real[_i].name, want), "%s: %s.%s missing",
                   real[_i].file, real[_i].module, real[_i].name);
     stg_report_free(r);
+    /* Raw files (joblib included: its inline arrays are skipped) sniff as pickles. */
+    if (real[_i].flavor == STG_PICKLE_RAW) {
+        size_t end = 0;
+        ck_assert_msg(stg_pickle_sniff(b, len, &end), "%s does not sniff", real[_i].file);
+        ck_assert_uint_eq(end, len);
+    }
     /* Same bytes, same findings and globals. */
     stg_report *r2 = scan(b, len, real[_i].flavor);
     stg_report *r3 = scan(b, len, real[_i].flavor);
