@@ -275,6 +275,17 @@ for res, (path, f) in zip(run["results"], findings):
 assert set(rule_ids) == {f["code"] for _, f in findings}, rule_ids
 EOF
 
+expect_rc 0 "sarif without findings" -- "$CLI" scan --format sarif ok.safetensors
+py "empty SARIF run" <<'EOF'
+import json
+doc = json.load(open("out.txt"))
+run = doc["runs"][0]
+assert run["results"] == [] and run["tool"]["driver"]["rules"] == [], run
+assert run["invocations"][0]["exitCode"] == 0, run
+EOF
+expect_rc 2 "sarif usage error writes no document" -- "$CLI" scan --format sarif --sha256 "$OKSHA" many
+[ ! -s out.txt ] && ok || fail "stdout after a usage error: $(head -c 200 out.txt)"
+
 # ------------------------------------------------------------------ -j: same records, same order
 "$CLI" scan --format json -j 1 many ok.safetensors invalid.safetensors >j1.txt 2>/dev/null
 rc1=$?

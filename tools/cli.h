@@ -69,6 +69,8 @@ cli_sarif *cli_sarif_begin(FILE *out);
 void cli_sarif_record(cli_sarif *s, const stg_report *r);
 /* Writes the tool (with the rules used), the invocation and closes the document; frees s. */
 void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code);
+/* Frees s without writing anything more (a usage error stopped the run). */
+void cli_sarif_discard(cli_sarif *s);
 
 /* One-sentence description of a finding code (SARIF rules, --help). */
 const char *cli_code_description(stg_code code);

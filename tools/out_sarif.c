@@ -13,6 +13,7 @@ struct cli_sarif {
     int rule_index[STG_CODE_MAX + 1]; /* -1: not used yet */
     stg_code rules[STG_CODE_MAX + 1];
     size_t rule_count;
+    bool opened;
 };
 
 const char *cli_code_description(stg_code code)
@@ -126,10 +127,25 @@ cli_sarif *cli_sarif_begin(FILE *out)
     for (size_t i = 0; i <= STG_CODE_MAX; i++) {
         s->rule_index[i] = -1;
     }
-    fputs("{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\","
-          "\"runs\":[{\"results\":[",
-          out);
     return s;
+}
+
+/* The document opens with the first result (or at the end), so a run stopped by a usage error
+ * prints nothing. */
+static void open_document(cli_sarif *s)
+{
+    if (!s->opened) {
+        fputs(
+            "{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\","
+            "\"runs\":[{\"results\":[",
+            s->out);
+        s->opened = true;
+    }
+}
+
+void cli_sarif_discard(cli_sarif *s)
+{
+    free(s);
 }
 
 static int rule_for(cli_sarif *s, stg_code code)
@@ -150,6 +166,7 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
     FILE *out = s->out;
     const char *path = stg_report_path(r) != NULL ? stg_report_path(r) : "-";
     const char *verdict = stg_verdict_name(stg_report_verdict(r));
+    open_document(s);
     for (size_t i = 0; i < stg_report_count(r); i++) {
         const stg_finding *f = stg_report_at(r, i);
         if (s->results++ > 0) {
@@ -205,6 +222,7 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
 void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code)
 {
     FILE *out = s->out;
+    open_document(s);
     fprintf(out,
             "],\"tool\":{\"driver\":{\"name\":\"stguard\",\"version\":\"%s\","
             "\"semanticVersion\":\"%s\",\"properties\":{\"policyVersion\":",

@@ -467,7 +467,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     s.sum.seconds = now_seconds() - s.start;
     if (st == STG_E_BAD_ARG && s.sum.files == 0) {
         if (s.sarif != NULL) {
-            cli_sarif_end(s.sarif, &s.sum, EXIT_USAGE);
+            cli_sarif_discard(s.sarif);
         }
         if (c->expected != NULL) {
             return usage_error("--sha256 names the digest of one file, but the path holds "
