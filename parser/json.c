@@ -745,59 +745,6 @@ static void insertion_sort_records(stg_json_key *r, size_t count)
     }
 }
 
-/* Stable LSD radix sort by sort_key, one pass per 8 bits (skipping passes where every key has
- * the same digit). Returns the buffer holding the result: src or tmp. */
-static stg_json_key *radix_sort_records(stg_json_key *src, stg_json_key *tmp, size_t count)
-{
-    enum { PASSES = SORT_KEY_BITS / 8 };
-    size_t hist[PASSES][256];
-    memset(hist, 0, sizeof hist);
-    for (size_t i = 0; i < count; i++) {
-        uint64_t h = sort_key(src[i].hash);
-        for (unsigned pass = 0; pass < PASSES; pass++) {
-            hist[pass][(h >> (8 * pass)) & 0xFFu]++;
-        }
-    }
-    stg_json_key *from = src, *to = tmp;
-    for (unsigned pass = 0; pass < PASSES; pass++) {
-        unsigned shift = 8u * pass;
-        size_t *h = hist[pass];
-        if (h[(sort_key(from[0].hash) >> shift) & 0xFFu] == count) {
-            continue;
-        }
-        size_t sum = 0;
-        for (unsigned d = 0; d < 256; d++) {
-            size_t c = h[d];
-            h[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < count; i++) {
-            to[h[(sort_key(from[i].hash) >> shift) & 0xFFu]++] = from[i];
-        }
-        stg_json_key *t = from;
-        from = to;
-        to = t;
-    }
-    return from;
-}
-
-/* Pairwise over a run in position order: each key against the latest earlier equal one. */
-static size_t dups_pairwise(const stg_json_parser *p, const stg_json_key *r, size_t count,
-                            bool small, stg_json_dup *out, size_t ndup)
-{
-    for (size_t j = 1; j < count; j++) {
-        for (size_t i = j; i-- > 0;) {
-            if (small ? small_records_equal(p, &r[i], &r[j]) : records_equal(p, &r[i], &r[j])) {
-                out[ndup].offset = r[j].offset;
-                out[ndup].prev_offset = r[i].offset;
-                ndup++;
-                break;
-            }
-        }
-    }
-    return ndup;
-}
-
 static int ensure_tmp(stg_json_parser *p, size_t count)
 {
     void *buf = p->sort_tmp;
@@ -809,11 +756,112 @@ static int ensure_tmp(stg_json_parser *p, size_t count)
     return 0;
 }
 
+/* One in-place (American flag) radix pass on the byte of sort_key at `shift`: afterwards r is
+ * grouped by that byte in increasing order; bucket_end[d] is where byte value d's group ends.
+ * No scratch memory: the permutation follows cycles within r. */
+static void flag_sort_pass(stg_json_key *r, size_t count, unsigned shift, size_t bucket_end[256])
+{
+    size_t cnt[256], next[256];
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < count; i++) {
+        cnt[(sort_key(r[i].hash) >> shift) & 0xFFu]++;
+    }
+    size_t sum = 0;
+    for (unsigned d = 0; d < 256; d++) {
+        next[d] = sum;
+        sum += cnt[d];
+        bucket_end[d] = sum;
+    }
+    for (unsigned d = 0; d < 256; d++) {
+        while (next[d] < bucket_end[d]) {
+            stg_json_key v = r[next[d]];
+            unsigned dv = (unsigned)(sort_key(v.hash) >> shift) & 0xFFu;
+            while (dv != d) {
+                stg_json_key t = r[next[dv]];
+                r[next[dv]++] = v;
+                v = t;
+                dv = (unsigned)(sort_key(v.hash) >> shift) & 0xFFu;
+            }
+            r[next[d]++] = v;
+        }
+    }
+}
+
+/* Groups r by sort_key in increasing order, in place: insertion sort for small counts, else a
+ * flag-sort pass on the high byte and, inside each large bucket, one on the low byte. */
+static void sort_records(stg_json_key *r, size_t count)
+{
+    if (count <= INSERTION_SORT_KEYS) {
+        insertion_sort_records(r, count);
+        return;
+    }
+    size_t high_end[256];
+    flag_sort_pass(r, count, 8, high_end);
+    size_t start = 0;
+    for (unsigned d = 0; d < 256; d++) {
+        size_t len = high_end[d] - start;
+        if (len > INSERTION_SORT_KEYS) {
+            size_t low_end[256];
+            flag_sort_pass(r + start, len, 0, low_end);
+        } else {
+            insertion_sort_records(r + start, len);
+        }
+        start = high_end[d];
+    }
+}
+
+/* Appends one duplicate to the pending list (in sort_tmp, sized for the object's `count` keys
+ * when the first one is found: there are fewer duplicates than keys). */
+static int push_dup(stg_json_parser *p, size_t count, size_t *ndup, size_t offset, size_t prev)
+{
+    if (*ndup == 0 && ensure_tmp(p, count) != 0) {
+        return -1;
+    }
+    stg_json_dup *out = (stg_json_dup *)(void *)p->sort_tmp;
+    out[*ndup].offset = offset;
+    out[*ndup].prev_offset = prev;
+    (*ndup)++;
+    return 0;
+}
+
+static void insertion_sort_by_offset(stg_json_key *r, size_t count)
+{
+    for (size_t i = 1; i < count; i++) {
+        stg_json_key t = r[i];
+        size_t j = i;
+        while (j > 0 && r[j - 1].offset > t.offset) {
+            r[j] = r[j - 1];
+            j--;
+        }
+        r[j] = t;
+    }
+}
+
+/* Pairwise over a run in position order: each key against the latest earlier equal one.
+ * `count` is the object's key count (for sizing the pending list). */
+static int dups_pairwise(stg_json_parser *p, const stg_json_key *r, size_t run, bool small,
+                         size_t count, size_t *ndup)
+{
+    for (size_t j = 1; j < run; j++) {
+        for (size_t i = j; i-- > 0;) {
+            if (small ? small_records_equal(p, &r[i], &r[j]) : records_equal(p, &r[i], &r[j])) {
+                if (push_dup(p, count, ndup, r[j].offset, r[i].offset) != 0) {
+                    return -1;
+                }
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Finds the repeated keys among the `count` keys of the object closing now. On return the
- * pending duplicates (sorted by position) are in p->pending / p->pending_count. */
+ * pending duplicates (sorted by position) are in p->pending / p->pending_count. Memory is only
+ * taken when there are duplicates: the sort works in place in the key stack. */
 static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
 {
     stg_json_key *r = p->keys + base;
+    size_t ndup = 0;
     p->pending_count = 0;
     p->pending_next = 0;
     if (count <= SMALL_OBJECT_KEYS) {
@@ -829,51 +877,44 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         if (!any) {
             return 0;
         }
-        if (ensure_tmp(p, count) != 0) {
+        if (dups_pairwise(p, r, count, true, count, &ndup) != 0) {
             return -1;
         }
-        stg_json_dup *out = (stg_json_dup *)(void *)p->sort_tmp;
-        p->pending = out;
-        p->pending_count = dups_pairwise(p, r, count, true, out, 0);
+        p->pending = (stg_json_dup *)(void *)p->sort_tmp;
+        p->pending_count = ndup;
         return 0;
     }
-    if (ensure_tmp(p, count) != 0) {
-        return -1;
-    }
-    stg_json_key *sorted;
-    if (count <= INSERTION_SORT_KEYS) {
-        insertion_sort_records(r, count);
-        sorted = r;
-    } else {
-        sorted = radix_sort_records(r, p->sort_tmp, count);
-    }
-    /* The buffer the sort left free takes the duplicates (there are fewer than count). */
-    stg_json_dup *out = (stg_json_dup *)(void *)(sorted == r ? p->sort_tmp : r);
-    size_t ndup = 0;
+    sort_records(r, count);
     size_t s = 0;
     while (s < count) {
-        uint64_t h = sort_key(sorted[s].hash);
+        uint64_t h = sort_key(r[s].hash);
         size_t e = s + 1;
-        while (e < count && sort_key(sorted[e].hash) == h) {
+        while (e < count && sort_key(r[e].hash) == h) {
             e++;
         }
         size_t run = e - s;
         if (run <= SMALL_OBJECT_KEYS) {
             if (run > 1) {
-                ndup = dups_pairwise(p, sorted + s, run, false, out, ndup);
+                insertion_sort_by_offset(r + s, run);
+                if (dups_pairwise(p, r + s, run, false, count, &ndup) != 0) {
+                    return -1;
+                }
             }
         } else {
-            heapsort_records(p, sorted + s, run);
+            heapsort_records(p, r + s, run);
             for (size_t j = s + 1; j < e; j++) {
-                if (records_equal(p, &sorted[j - 1], &sorted[j])) {
-                    out[ndup].offset = sorted[j].offset;
-                    out[ndup].prev_offset = sorted[j - 1].offset;
-                    ndup++;
+                if (records_equal(p, &r[j - 1], &r[j]) &&
+                    push_dup(p, count, &ndup, r[j].offset, r[j - 1].offset) != 0) {
+                    return -1;
                 }
             }
         }
         s = e;
     }
+    if (ndup == 0) {
+        return 0;
+    }
+    stg_json_dup *out = (stg_json_dup *)(void *)p->sort_tmp;
     bool ordered = true;
     for (size_t i = 1; i < ndup && ordered; i++) {
         ordered = out[i - 1].offset < out[i].offset;
