@@ -21,27 +21,38 @@ cat "$F" >/dev/null # warm the page cache
 cat "$F" >/dev/null
 size=$(stat -c %s "$F")
 
-best() { sort -n | head -1; }
-timeit() { # prints seconds of one run of "$@" (output discarded)
-    local t0 t1
-    t0=$(date +%s.%N)
-    "$@" >/dev/null
-    t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc -l
+# One run of "$@" (output discarded): prints "wall cpu" in seconds (cpu = user + system, which
+# moves little when other processes compete for the cores).
+timeit() {
+    /usr/bin/time -f '%e %U %S' -o "$DIR/t" "$@" >/dev/null
+    awk '{printf "%s %.2f\n", $1, $2 + $3}' "$DIR/t"
 }
 runs=${RUNS:-3}
-s_stg=$(for i in $(seq "$runs"); do timeit "$BIN" stream "$F"; done | best)
-s_ossl=$(for i in $(seq "$runs"); do timeit openssl dgst -sha256 "$F"; done | best)
-s_sum=$(for i in $(seq "$runs"); do timeit sha256sum "$F"; done | best)
+series() { for _ in $(seq "$runs"); do timeit "$@"; done; }
+best_wall() { sort -n -k1,1 | head -1 | cut -d' ' -f1; }
+best_cpu() { sort -n -k2,2 | head -1 | cut -d' ' -f2; }
+series "$BIN" stream "$F" >"$DIR/stg"
+series openssl dgst -sha256 "$F" >"$DIR/ossl"
+series sha256sum "$F" >"$DIR/sum"
 d_stg=$("$BIN" stream "$F" | sed -n 's/.*sha256=\([0-9a-f]*\).*/\1/p')
 d_ossl=$(openssl dgst -sha256 -r "$F" | cut -d' ' -f1)
 [ "$d_stg" = "$d_ossl" ] || { echo "digest mismatch: $d_stg vs $d_ossl" >&2; exit 1; }
 mibs() { echo "$size / 1048576 / $1" | bc -l | xargs printf '%.0f'; }
-echo "file: $size bytes ($MIB MiB), hot page cache, best of $runs"
-printf '%-40s %8.3f s %6s MiB/s\n' "stguard stream (validate + SHA-256)" "$s_stg" "$(mibs "$s_stg")"
-printf '%-40s %8.3f s %6s MiB/s\n' "openssl dgst -sha256" "$s_ossl" "$(mibs "$s_ossl")"
-printf '%-40s %8.3f s %6s MiB/s\n' "sha256sum" "$s_sum" "$(mibs "$s_sum")"
-printf 'stguard / openssl throughput: %.2f\n' "$(echo "$s_ossl / $s_stg" | bc -l)"
+echo "file: $size bytes ($MIB MiB), hot page cache, best of $runs (wall and cpu = user + sys)"
+printf '%-38s %8s %8s %10s %10s\n' "" "wall s" "cpu s" "MiB/s wall" "MiB/s cpu"
+for k in stg ossl sum; do
+    case $k in
+    stg) label="stguard stream (validate + SHA-256)" ;;
+    ossl) label="openssl dgst -sha256" ;;
+    sum) label="sha256sum" ;;
+    esac
+    w=$(best_wall <"$DIR/$k")
+    c=$(best_cpu <"$DIR/$k")
+    printf '%-38s %8.2f %8.2f %10s %10s\n' "$label" "$w" "$c" "$(mibs "$w")" "$(mibs "$c")"
+done
+printf 'stguard / openssl throughput: wall %.2f, cpu %.2f\n' \
+    "$(echo "$(best_wall <"$DIR/ossl") / $(best_wall <"$DIR/stg")" | bc -l)" \
+    "$(echo "$(best_cpu <"$DIR/ossl") / $(best_cpu <"$DIR/stg")" | bc -l)"
 # peak RSS of the stream fed from a pipe
 rss=$( { cat "$F" | /usr/bin/time -v "$BIN" stream - >"$DIR/out"; } 2>&1 | sed -n 's/.*Maximum resident set size (kbytes): //p')
 echo "stream from a pipe: peak RSS ${rss} KiB; $(tr ' ' '\n' <"$DIR/out" | grep -E '^(verdict|stream_memory)=' | tr '\n' ' ')"
