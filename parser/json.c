@@ -787,6 +787,9 @@ static void flag_sort_pass(stg_json_key *r, size_t count, unsigned shift, size_t
     }
 }
 
+/* Buckets up to this size are cheaper to insertion-sort than to give a 256-way pass. */
+#define BUCKET_INSERTION_KEYS 96u
+
 /* Groups r by sort_key in increasing order, in place: insertion sort for small counts, else a
  * flag-sort pass on the high byte and, inside each large bucket, one on the low byte. */
 static void sort_records(stg_json_key *r, size_t count)
@@ -800,7 +803,7 @@ static void sort_records(stg_json_key *r, size_t count)
     size_t start = 0;
     for (unsigned d = 0; d < 256; d++) {
         size_t len = high_end[d] - start;
-        if (len > INSERTION_SORT_KEYS) {
+        if (len > BUCKET_INSERTION_KEYS) {
             size_t low_end[256];
             flag_sort_pass(r + start, len, 0, low_end);
         } else {

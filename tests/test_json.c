@@ -749,6 +749,11 @@ START_TEST(test_json_dups_random)
         }
     }
     ck_assert_uint_gt(dups, 1000); /* the generator does make many duplicates */
+    /* one object large enough for both in-place radix levels (> 256 x 96 keys) */
+    gen g = {0};
+    gen_object(&g, 60000, 0, 10);
+    ck_assert_uint_gt(check_dups_against_reference(g.s, g.len, 4), 10000);
+    free(g.s);
 }
 END_TEST
 
