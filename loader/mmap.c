@@ -209,7 +209,9 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
     memset(&ctx, 0, sizeof ctx);
     ctx.lim = lim;
     ctx.report = r;
-    stg_polyglot_check_safetensors(f->map, (size_t)f->size, &ctx);
+    if (f->size > 0) {
+        stg_polyglot_check_safetensors(f->map, (size_t)f->size, &ctx);
+    }
     if (!stg_file_unchanged(f)) {
         file_changed(r);
         file_free(f);

@@ -423,7 +423,9 @@ static bool stream_polyglot(stg_stream *s, stg_report *r)
     ctx.report = r;
     if (s->total <= (uint64_t)STG_STREAM_TAIL) {
         /* head holds every byte */
-        stg_polyglot_check_safetensors(s->head, (size_t)s->total, &ctx);
+        if (s->total > 0) {
+            stg_polyglot_check_safetensors(s->head, (size_t)s->total, &ctx);
+        }
         return true;
     }
     const uint8_t *prefix = s->head;

@@ -474,6 +474,120 @@ START_TEST(test_limits_identical)
 }
 END_TEST
 
+
+/* A stored zip with one member "a.txt" ("hello"), as Python's zipfile writes it. */
+static const char ZIP[] =
+    "\x50\x4b\x03\x04\x14\x00\x00\x00\x00\x00\xbd\xab\x7d\x5d\x86\xa6\x10\x36\x05\x00\x00\x00"
+    "\x05\x00\x00\x00\x05\x00\x00\x00\x61\x2e\x74\x78\x74\x68\x65\x6c\x6c\x6f\x50\x4b\x01\x02"
+    "\x14\x03\x14\x00\x00\x00\x00\x00\xbd\xab\x7d\x5d\x86\xa6\x10\x36\x05\x00\x00\x00\x05\x00"
+    "\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x01\x00\x00\x00\x00\x61\x2e"
+    "\x74\x78\x74\x50\x4b\x05\x06\x00\x00\x00\x00\x01\x00\x01\x00\x33\x00\x00\x00\x28\x00\x00"
+    "\x00\x00\x00";
+#define ZIP_LEN (sizeof ZIP - 1)
+
+/* A safetensors file whose data section holds `data` bytes (one U8 tensor), then `extra`. */
+static uint8_t *st_with_tail(size_t data, const void *extra, size_t extra_len, size_t *len)
+{
+    char hdr[128];
+    snprintf(hdr, sizeof hdr, "{\"a\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}",
+             data, data);
+    size_t hl = strlen(hdr), pad = (8 - hl % 8) % 8;
+    uint8_t *body = calloc(1, data + extra_len + 1);
+    memcpy(body + data, extra, extra_len);
+    uint8_t *b = tu_st_file(hdr, pad, body, data + extra_len, len);
+    free(body);
+    return b;
+}
+
+/* Up to 65,557 bytes the stream has every byte: polyglot findings (and, in strict, the
+ * archive's members) are exactly the buffer's, whatever the split. */
+START_TEST(test_polyglot_small_exact)
+{
+    size_t len;
+    uint8_t *buf = st_with_tail(100, ZIP, ZIP_LEN, &len);
+    for (int prof = 0; prof < 2; prof++) {
+        stg_limits lim;
+        stg_limits_default(&lim);
+        lim.profile = prof == 0 ? STG_PROFILE_STRICT : STG_PROFILE_COMPAT;
+        stg_report *want = NULL;
+        ck_assert_int_eq(stg_validate_buffer(buf, len, &lim, &want), STG_OK);
+        long z = tu_find(want, STG_POLYGLOT_ZIP);
+        ck_assert_msg(z >= 0, "%s", tu_describe(want));
+        ck_assert_uint_eq(stg_report_at(want, (size_t)z)->offset, len - ZIP_LEN);
+        for (size_t cut = 0; cut <= len; cut += 7) {
+            stg_report *got = stream_with_cuts(buf, len, &cut, 1, &lim, NULL);
+            assert_same(want, got, "polyglot zip");
+            stg_report_free(got);
+        }
+        stg_report_free(want);
+    }
+    free(buf);
+    /* "N." at offset 0 is a pickle (None, STOP): the length field is 0x2e4e */
+    size_t n = 0x2e4e;
+    char *hdr = malloc(n + 1);
+    memset(hdr, ' ', n);
+    memcpy(hdr, "{}", 2);
+    hdr[n] = '\0';
+    buf = tu_st_file(hdr, 0, NULL, 0, &len);
+    ck_assert_mem_eq(buf, "N.", 2);
+    stg_report *want = tu_validate(buf, len, STG_PROFILE_STRICT);
+    long pk = tu_find(want, STG_POLYGLOT_PICKLE);
+    ck_assert_msg(pk >= 0, "%s", tu_describe(want));
+    size_t cut = 5000;
+    stg_report *got = stream_with_cuts(buf, len, &cut, 1, NULL, NULL);
+    assert_same(want, got, "polyglot pickle");
+    stg_report_free(got);
+    stg_report_free(want);
+    free(buf);
+    free(hdr);
+}
+END_TEST
+
+/* Beyond 65,557 bytes (docs/loaders.md): a pickle in the header and an archive in the tail
+ * window are still found, at the same offsets; in strict the buffer path also scans the
+ * archive's members, the stream cannot and says so. */
+START_TEST(test_polyglot_large_documented)
+{
+    size_t len;
+    uint8_t *buf = st_with_tail(200000, ZIP, ZIP_LEN, &len);
+    stg_report *want = tu_validate(buf, len, STG_PROFILE_STRICT);
+    size_t cut = 100000;
+    stg_report *got = stream_with_cuts(buf, len, &cut, 1, NULL, NULL);
+    long zw = tu_find(want, STG_POLYGLOT_ZIP), zg = tu_find(got, STG_POLYGLOT_ZIP);
+    ck_assert_msg(zw >= 0 && zg >= 0, "%s", tu_describe(got));
+    ck_assert_uint_eq(stg_report_at(got, (size_t)zg)->offset, len - ZIP_LEN);
+    ck_assert_uint_eq(stg_report_at(want, (size_t)zw)->offset, len - ZIP_LEN);
+    ck_assert_ptr_nonnull(strstr(stg_report_at(got, (size_t)zg)->message, "could not scan"));
+    ck_assert_int_eq(stg_report_verdict(got), stg_report_verdict(want));
+    /* every non-member finding of the buffer is in the stream, same code and offset */
+    for (size_t i = 0; i < stg_report_count(want); i++) {
+        const stg_finding *f = stg_report_at(want, i);
+        if (f->member != NULL) {
+            continue;
+        }
+        bool found = false;
+        for (size_t j = 0; j < stg_report_count(got) && !found; j++) {
+            const stg_finding *g = stg_report_at(got, j);
+            found = g->code == f->code && g->offset == f->offset;
+        }
+        ck_assert_msg(found, "missing %s in %s", stg_code_name(f->code), tu_describe(got));
+    }
+    stg_report_free(want);
+    stg_report_free(got);
+    free(buf);
+    /* the same archive placed before the tail window: not found by the stream (documented) */
+    uint8_t *tail = calloc(1, ZIP_LEN + 70000);
+    memcpy(tail, ZIP, ZIP_LEN);
+    buf = st_with_tail(1000, tail, ZIP_LEN + 70000, &len);
+    got = stream_with_cuts(buf, len, NULL, 0, NULL, NULL);
+    ck_assert_int_lt(tu_find(got, STG_POLYGLOT_ZIP), 0);
+    ck_assert_int_ge(tu_find(got, STG_DATA_TRAILING), 0);
+    stg_report_free(got);
+    free(buf);
+    free(tail);
+}
+END_TEST
+
 static Suite *stream_suite(void)
 {
     Suite *s = suite_create("stream");
@@ -487,6 +601,8 @@ static Suite *stream_suite(void)
     tcase_add_test(tc, test_call_order);
     tcase_add_test(tc, test_memory_bound);
     tcase_add_test(tc, test_limits_identical);
+    tcase_add_test(tc, test_polyglot_small_exact);
+    tcase_add_test(tc, test_polyglot_large_documented);
     suite_add_tcase(s, tc);
     return s;
 }
