@@ -1317,25 +1317,10 @@ stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
     uint32_t d = p->depth;
     uint8_t c = b[i];
     bool want_key;
-    /* Separators are consumed here, so each call ends with exactly one event. */
-    switch ((enum parse_state)p->state[d]) {
-    case ST_AFTER:
-        if (c == ',') {
-            i = skip_ws(b, n, i + 1);
-            if (i >= n) {
-                return fail(p, ev, STG_JSON_E_SYNTAX, n);
-            }
-            want_key = p->kind[d] == '{';
-            break;
-        }
-        if (c == '}' && p->kind[d] == '{') {
-            return close_object(p, ev, i);
-        }
-        if (c == ']' && p->kind[d] == '[') {
-            return close_array(p, ev, i);
-        }
-        return unexpected(p, ev, i);
-    case ST_OBJ_COLON:
+    /* Separators are consumed here, so each call ends with exactly one event. Tested in order
+     * of frequency (a switch compiles to an indirect jump that predicts worse). */
+    uint8_t st = p->state[d];
+    if (st == ST_OBJ_COLON) {
         if (c != ':') {
             return unexpected(p, ev, i);
         }
@@ -1344,26 +1329,32 @@ stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
             return fail(p, ev, STG_JSON_E_SYNTAX, n);
         }
         want_key = false;
-        break;
-    case ST_OBJ_FIRST:
+    } else if (st == ST_AFTER) {
+        if (c == ',') {
+            i = skip_ws(b, n, i + 1);
+            if (i >= n) {
+                return fail(p, ev, STG_JSON_E_SYNTAX, n);
+            }
+            want_key = p->kind[d] == '{';
+        } else if (c == '}' && p->kind[d] == '{') {
+            return close_object(p, ev, i);
+        } else if (c == ']' && p->kind[d] == '[') {
+            return close_array(p, ev, i);
+        } else {
+            return unexpected(p, ev, i);
+        }
+    } else if (st == ST_OBJ_FIRST) {
         if (c == '}') {
             return close_object(p, ev, i);
         }
         want_key = true;
-        break;
-    case ST_OBJ_KEY:
-        want_key = true;
-        break;
-    case ST_ARR_FIRST:
+    } else if (st == ST_ARR_FIRST) {
         if (c == ']') {
             return close_array(p, ev, i);
         }
         want_key = false;
-        break;
-    case ST_VALUE:
-    default:
-        want_key = false;
-        break;
+    } else {
+        want_key = st == ST_OBJ_KEY; /* ST_VALUE: the top-level value */
     }
     if (want_key) {
         if (b[i] != '"') {
