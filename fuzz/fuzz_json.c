@@ -260,6 +260,7 @@ static void check_skip(const uint8_t *data, size_t size, uint32_t max_depth, con
     stg_arena_release(&arena);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint8_t last = size > 0 ? data[size - 1] : 0;
