@@ -371,6 +371,29 @@ START_TEST(test_zip_bomb)
     first(r, STG_ZIP_MALFORMED);
     stg_report_free(r);
     free(z);
+    /* Nested archives share one budget: four stored inner zips, each inflating 2 MiB, under a
+     * 5 MiB budget for the whole check: the third and fourth hit it. */
+    {
+        size_t in_len;
+        uint8_t *inner = zb_build(&e[0], 1, NULL, &in_len, NULL);
+        zb_entry outer[4] = {zb_file("b0.zip", inner, in_len), zb_file("b1.zip", inner, in_len),
+                             zb_file("b2.zip", inner, in_len), zb_file("b3.zip", inner, in_len)};
+        z = zb_build(outer, 4, NULL, &len, NULL);
+        stg_limits_default(&lim);
+        lim.max_inflate_ratio = 0;
+        lim.max_inflate_bytes = 5u << 20;
+        r = check_with(z, len, NULL, &lim);
+        ck_assert_uint_eq(tu_count(r, STG_ZIP_BOMB), 2);
+        f = first(r, STG_ZIP_BOMB);
+        ck_assert_str_eq(f->member, "b2.zip!archive/data/0");
+        stg_report_free(r);
+        lim.max_inflate_bytes = 8u << 20; /* near miss: exactly enough */
+        r = check_with(z, len, NULL, &lim);
+        ck_assert_int_eq(tu_find(r, STG_ZIP_BOMB), -1);
+        stg_report_free(r);
+        free(z);
+        free(inner);
+    }
     /* gzip stream bomb at offset 0 */
     uint8_t *g = fixture("zeros-2m.gz", &len);
     stg_limits_default(&lim);

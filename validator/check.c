@@ -129,7 +129,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
 {
     stg_report *r = ctx->report;
     stg_name_hint hint = stg_name_hint_of(name_hint);
-    stg_member_result res = {STG_FMT_UNKNOWN, false};
+    stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
     if (mode == STG_MEMBER_PICKLE || mode == STG_MEMBER_PICKLES) {
         stg_check_pickles(buf, len, 0,
                           mode == STG_MEMBER_PICKLE ? STG_PICKLE_MEMBER : STG_PICKLE_RAW, ctx);
@@ -174,14 +174,14 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         stg_zip z;
         stg_zip_error err;
         if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
-            res.format = stg_containers_scan_zip(&z, ctx, &res.pickle_based);
+            res.format = stg_containers_scan_zip(&z, ctx, &res);
         } else {
             /* Starts like a zip but has no usable directory: fails closed, and the local
              * headers are walked so a payload in them is still reported. */
             stg_report_add(
                 r, STG_ZIP_MALFORMED, STG_SEV_ERROR, err.what != NULL ? err.offset : 0, "%s",
                 err.what != NULL ? err.what : "zip local header but no end of central directory");
-            res.format = stg_containers_scan_zip_local(buf, len, ctx, &res.pickle_based);
+            res.format = stg_containers_scan_zip_local(buf, len, ctx, &res);
         }
         return res;
     }
@@ -190,9 +190,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         res.format = STG_FMT_NUMPY;
         res.pickle_based = npy_has_objects(buf, len);
         return res;
-    case STG_SNIFF_TAR:
-        res.format = stg_containers_scan_tar(buf, len, ctx, &res.pickle_based);
-        return res;
+    case STG_SNIFF_TAR: res.format = stg_containers_scan_tar(buf, len, ctx, &res); return res;
     case STG_SNIFF_GZIP:
     case STG_SNIFF_ZLIB: {
         bool gzip = kind == STG_SNIFF_GZIP, recognised = true;
@@ -201,6 +199,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
             break; /* a zlib-looking header over something else: treat as unknown below */
         }
         res.pickle_based = inner.pickle_based;
+        res.inflated = inner.inflated;
         res.format = inner.format == STG_FMT_JOBLIB || (hint.joblib && inner.pickle_based)
                          ? STG_FMT_JOBLIB
                      : gzip ? STG_FMT_GZIP
@@ -237,7 +236,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     stg_zip z;
     stg_zip_error err;
     if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
-        res.format = stg_containers_scan_zip(&z, ctx, &res.pickle_based);
+        res.format = stg_containers_scan_zip(&z, ctx, &res);
         return res;
     }
     if (fallback_pickle_scan(buf, len, ctx)) {
@@ -297,9 +296,9 @@ char *stg_check_member_path(const stg_check_ctx *ctx, const char *member)
 
 stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char *member,
                                       uint64_t member_offset, stg_member_mode mode,
-                                      stg_check_ctx *ctx)
+                                      uint64_t inflate_budget, stg_check_ctx *ctx)
 {
-    stg_member_result res = {STG_FMT_UNKNOWN, false};
+    stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
     char *path = stg_check_member_path(ctx, member);
     if (path == NULL) {
         ctx->report->out_of_memory = true;
@@ -322,7 +321,13 @@ stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char
         stg_mem_free(path);
         return res;
     }
+    /* The member's subtree may inflate what its container has left (containers.h). */
+    stg_limits sub_lim = *ctx->lim;
+    if (inflate_budget < sub_lim.max_inflate_bytes) {
+        sub_lim.max_inflate_bytes = inflate_budget;
+    }
     stg_check_ctx inner = *ctx;
+    inner.lim = &sub_lim;
     inner.report = sub;
     inner.depth = ctx->depth + 1;
     inner.member = path;
@@ -338,5 +343,7 @@ stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char
 void stg_check_member(const uint8_t *buf, size_t len, const char *member, uint64_t member_offset,
                       stg_check_ctx *ctx)
 {
-    (void)stg_check_member_ex(buf, len, member, member_offset, STG_MEMBER_ARCHIVE, ctx);
+    /* Bytes handed over by the pickle scanner (nested loaders) get what this context has. */
+    (void)stg_check_member_ex(buf, len, member, member_offset, STG_MEMBER_ARCHIVE,
+                              ctx->lim->max_inflate_bytes, ctx);
 }

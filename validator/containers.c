@@ -141,10 +141,12 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
     /* What was produced is scanned even after a failure: a truncated pickle still shows the
      * globals a loader would import before it fails. */
     if (data != NULL || data_len == 0) {
+        uint64_t budget = lim->max_inflate_bytes - zs->inflated_total;
         stg_member_result mr = stg_check_member_ex(
             data != NULL ? data : (const uint8_t *)"", data_len, name, e->local_offset,
-            force_pickle ? STG_MEMBER_PICKLE : STG_MEMBER_ARCHIVE, ctx);
+            force_pickle ? STG_MEMBER_PICKLE : STG_MEMBER_ARCHIVE, budget, ctx);
         zs->any_pickle = zs->any_pickle || mr.pickle_based;
+        zs->inflated_total += mr.inflated <= budget ? mr.inflated : budget;
     }
     stg_inflate_free(&out);
 }
@@ -203,7 +205,7 @@ done:
     stg_mem_free(path);
 }
 
-stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, bool *pickle_based)
+stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_result *res)
 {
     check_overlaps(zin, ctx);
     stg_zip z = *zin;
@@ -239,7 +241,8 @@ stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, bool 
         }
         scan_entry(&zs, &z, &e);
     }
-    *pickle_based = zs.any_pickle;
+    res->pickle_based = res->pickle_based || zs.any_pickle;
+    res->inflated += zs.inflated_total;
     if (zs.any_pickle) {
         return STG_FMT_TORCH_ZIP;
     }
@@ -247,7 +250,7 @@ stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, bool 
 }
 
 stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                         bool *pickle_based)
+                                         stg_member_result *res)
 {
     stg_zip z;
     memset(&z, 0, sizeof z);
@@ -272,7 +275,8 @@ stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_che
         }
         break;
     }
-    *pickle_based = zs.any_pickle;
+    res->pickle_based = res->pickle_based || zs.any_pickle;
+    res->inflated += zs.inflated_total;
     return zs.any_pickle ? STG_FMT_TORCH_ZIP : STG_FMT_ZIP;
 }
 
@@ -297,7 +301,7 @@ static bool is_regular(char type)
 }
 
 stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                   bool *pickle_based)
+                                   stg_member_result *res)
 {
     /* Pass 1: the PyTorch 0.1 layout has members named pickle and storages (its loader reads
      * sys_info, storages, tensors and pickle by name). */
@@ -305,7 +309,6 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
     stg_tar_entry *e = stg_mem_alloc(sizeof *e);
     if (e == NULL) {
         ctx->report->out_of_memory = true;
-        *pickle_based = false;
         return STG_FMT_TAR;
     }
     uint64_t err_offset = 0;
@@ -319,6 +322,7 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
     }
     bool torch = has_pickle && has_storages;
     bool any_pickle = false;
+    uint64_t inflated = 0, limit = ctx->lim->max_inflate_bytes;
     stg_tar_init(&t, buf, len);
     for (;;) {
         stg_tar_result tr = stg_tar_next(&t, e, &err_offset, &why);
@@ -336,11 +340,13 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
         stg_member_mode mode = torch && is_torch_tar_member(e->name) ? STG_MEMBER_PICKLES
                                                                      : STG_MEMBER_ARCHIVE;
         stg_member_result mr = stg_check_member_ex(buf + e->data_offset, (size_t)e->size, e->name,
-                                                   e->header_offset, mode, ctx);
+                                                   e->header_offset, mode, limit - inflated, ctx);
         any_pickle = any_pickle || mr.pickle_based;
+        inflated += mr.inflated <= limit - inflated ? mr.inflated : limit - inflated;
     }
     stg_mem_free(e);
-    *pickle_based = any_pickle;
+    res->pickle_based = res->pickle_based || any_pickle;
+    res->inflated += inflated;
     return torch ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
 }
 
@@ -349,7 +355,7 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
 stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len, bool gzip,
                                                  stg_check_ctx *ctx, bool *recognised)
 {
-    stg_member_result res = {STG_FMT_UNKNOWN, false};
+    stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
     const stg_limits *lim = ctx->lim;
     const char *label = gzip ? "gzip" : "zlib";
     stg_inflate_out out;
@@ -391,8 +397,10 @@ stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len,
                        "%s stream, but this build has no zlib: not scanned", label);
         return res;
     }
+    uint64_t budget = lim->max_inflate_bytes - out.len;
     res = stg_check_member_ex(out.data != NULL ? out.data : (const uint8_t *)"", out.len,
-                              "(decompressed)", 0, STG_MEMBER_STREAM, ctx);
+                              "(decompressed)", 0, STG_MEMBER_STREAM, budget, ctx);
+    res.inflated = out.len + (res.inflated <= budget ? res.inflated : budget);
     stg_inflate_free(&out);
     return res;
 }

@@ -17,25 +17,33 @@
 typedef struct stg_member_result {
     stg_format format; /* the member's own format (STG_FMT_UNKNOWN for plain data) */
     bool pickle_based; /* a pickle was scanned in it (at any depth of this member) */
+    uint64_t inflated; /* bytes inflated while scanning it, nested members included */
 } stg_member_result;
+
+/* Inflate budget: ctx->lim->max_inflate_bytes is what the subtree being scanned may still
+ * inflate in total. A container passes each member the part left after its own inflating (a
+ * copy of the limits with max_inflate_bytes lowered), and adds back what the member reports in
+ * `inflated`, so nested archives (42.zip) cannot multiply the work: one check inflates at most
+ * max_inflate_bytes in all. */
 
 /* Scans an opened zip: every entry cross-checked, data inflated with caps, every member whose
  * content (or name, *.pkl / *.pickle) is a pickle scanned as one. Returns STG_FMT_TORCH_ZIP
  * when a pickle member was found, STG_FMT_NUMPY_ZIP when every member is a .npy, else
- * STG_FMT_ZIP. *pickle_based reports whether any member was pickle-based. */
-stg_format stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, bool *pickle_based);
+ * STG_FMT_ZIP. res->pickle_based is set when any member was pickle-based; res->inflated grows by
+ * what was inflated. */
+stg_format stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, stg_member_result *res);
 
 /* Fallback for a buffer that starts with a local header but has no usable central directory
  * (already reported as zip_malformed): walks the local headers from offset 0 and scans each
  * member's data the same way, so a payload is reported even where no loader would reach it
  * (research/pickle-scanners.md class 6: never clean on a parser failure). */
 stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                         bool *pickle_based);
+                                         stg_member_result *res);
 
 /* Scans a tar archive (buf starts with a tar header). Returns STG_FMT_TORCH_TAR for the
  * PyTorch 0.1 layout, else STG_FMT_TAR. */
 stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                   bool *pickle_based);
+                                   stg_member_result *res);
 
 /* Inflates a gzip or zlib stream with the caps and scans the result as a member named
  * "(decompressed)". Returns the inner result; *recognised is false when a zlib header turned
@@ -54,11 +62,12 @@ typedef enum stg_member_mode {
                                STG_PICKLE_RAW */
 } stg_member_mode;
 
-/* stg_check_member with a mode and a result. member is the entry's name (NUL-terminated);
+/* stg_check_member with a mode, an inflate budget for the member's subtree, and a result.
+ * member is the entry's name (NUL-terminated);
  * findings carry "outer!member" when ctx is itself inside a member. */
 stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char *member,
                                       uint64_t member_offset, stg_member_mode mode,
-                                      stg_check_ctx *ctx);
+                                      uint64_t inflate_budget, stg_check_ctx *ctx);
 
 /* The member path a finding about entry `name` of the current container carries
  * (stg_mem_alloc'd, NULL when memory fails). */

@@ -34,8 +34,8 @@ static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_che
         zip_first_byte(z), "a zip archive (%llu entries) ends this %s file: zip readers see it%s",
         (unsigned long long)z->entry_count, primary, scan ? "; its members were scanned" : "");
     if (scan) {
-        bool pickle_based = false;
-        (void)stg_containers_scan_zip(z, ctx, &pickle_based);
+        stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
+        (void)stg_containers_scan_zip(z, ctx, &res);
     }
 }
 
