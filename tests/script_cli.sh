@@ -626,6 +626,7 @@ want = {"./README.md": "warn", "./model.safetensors": "ok", "./unpadded.safetens
         "./broken/overlap.safetensors": "invalid", "./broken/truncated.safetensors": "invalid",
         "./broken/size_mismatch.safetensors": "invalid", "./broken/weights.bin": "invalid",
         "./unsafe/os_system.pkl": "unsafe",
+        "./torch/pytorch_model.bin": "warn",
         "./sharded/model-00001-of-00002.safetensors": "ok",
         "./sharded/model-00002-of-00002.safetensors": "ok",
         "./sharded/model.safetensors.index.json": "ok"}

@@ -7,10 +7,12 @@ stguard gives it is listed in corpus/examples/README.md (also written here).
 
     python3 tools/make_examples.py [OUTPUT_DIR]     (default: corpus/examples next to tools/)
 """
+import io
 import json
 import os
 import struct
 import sys
+import zipfile
 
 
 def safetensors(header, data, pad_to=8, raw_header=None):
@@ -25,6 +27,30 @@ def safetensors(header, data, pad_to=8, raw_header=None):
 
 def f32(*values):
     return struct.pack("<%df" % len(values), *values)
+
+
+def pickle_str(text):
+    data = text.encode()
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+def torch_zip():
+    """{'weight': _rebuild_tensor_v2(storage('0', cpu, 4 floats), 0, (4,), (1,), False,
+    OrderedDict())} as protocol-2 opcodes, in a stored zip with fixed timestamps."""
+    pkl = (b"\x80\x02}q\x00(" + pickle_str("weight")
+           + b"ctorch._utils\n_rebuild_tensor_v2\n("
+           + b"(" + pickle_str("storage") + b"ctorch\nFloatStorage\n" + pickle_str("0")
+           + pickle_str("cpu") + b"K\x04tQ"
+           + b"K\x00K\x04\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtRu.")
+    members = [("archive/data.pkl", pkl), ("archive/byteorder", b"little"),
+               ("archive/data/0", f32(1.0, 2.0, 3.0, 4.0)), ("archive/version", b"3\n")]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            z.writestr(info, data)
+    return buf.getvalue()
 
 
 def examples():
@@ -72,6 +98,9 @@ def examples():
     # loads it: the scan reports the global (unsafe). Built from opcodes, never pickled here.
     out["unsafe/os_system.pkl"] = (
         b"\x80\x02" + b"cos\nsystem\n" + b"X\x0a\x00\x00\x00echo pwned" + b"\x85" + b"R" + b".")
+    # A PyTorch zip checkpoint (what torch.save writes since 1.6), built by hand: data.pkl names
+    # only globals that weights_only loading allows, and one storage. pickle_file -> warn.
+    out["torch/pytorch_model.bin"] = torch_zip()
     # A sharded model: an index plus two shards that agree with it -> ok for all three.
     shard1 = safetensors({"layer0.weight": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}},
                          f32(1.0, 2.0))
@@ -105,6 +134,7 @@ Try `stguard scan corpus/examples` or `stguard scan --format json corpus/example
 | broken/size_mismatch.safetensors | range differs from shape x dtype (size_mismatch) | invalid |
 | broken/weights.bin | a pickle-format name on content that is no format (format_mismatch) | invalid |
 | unsafe/os_system.pkl | a pickle that would call os.system (pickle_global_dangerous) | unsafe |
+| torch/pytorch_model.bin | a PyTorch zip checkpoint whose globals are all allowed (pickle_file) | warn |
 | sharded/ | an index and two shards that agree | ok |
 
 The exit status of a scan of this folder is 1 (some files are invalid or unsafe).
