@@ -32,6 +32,8 @@ enum {
  * state are short; longer ones are walked but not kept. */
 #define STG_POOL_TUPLE_MAX 16u
 #define STG_POOL_DICT_MAX 16u
+/* Longest STACK_GLOBAL operand decoded (encoded bytes); longer ones are unresolved. */
+#define STG_PICKLE_NAME_MAX 1024u
 
 struct stg_memo_slot {
     uint64_t key;
@@ -947,7 +949,8 @@ bool stg_pickle_dict_get(stg_pickle_walker *w, const stg_pv *d, const char *key,
         const stg_pv *k = &w->pool[d->a + 2u * i];
         const uint8_t *kb;
         size_t kl;
-        if (k->kind == STG_PV_STR && stg_pickle_bytes(w, k, &kb, &kl) && kl == klen &&
+        if (k->kind == STG_PV_STR && k->n <= 4 * klen + 2 && stg_pickle_bytes(w, k, &kb, &kl) &&
+            kl == klen &&
             memcmp(kb, key, klen) == 0) {
             *out = w->pool[d->a + 2u * i + 1]; /* last one wins, as in a dict */
             found = true;
@@ -1500,7 +1503,10 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             v.a = op_off;
             const uint8_t *mb, *nb;
             size_t ml, nl;
-            if (x.kind == STG_PV_STR && y.kind == STG_PV_STR) {
+            /* Names longer than STG_PICKLE_NAME_MAX are never on a list; not decoding them
+             * keeps a memo-repeated huge operand from costing its length each time. */
+            if (x.kind == STG_PV_STR && y.kind == STG_PV_STR && x.n <= STG_PICKLE_NAME_MAX &&
+                y.n <= STG_PICKLE_NAME_MAX && ((x.flags | y.flags) & STG_PV_F_HUGE) == 0) {
                 NEED(decode_into(w, &x, &w->scratch2, &w->scratch2_bytes, &mb, &ml) &&
                          decode_into(w, &y, &w->scratch, &w->scratch_bytes, &nb, &nl),
                      "a STACK_GLOBAL operand cannot be decoded");
@@ -1509,7 +1515,8 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                 v.flags = STG_PV_F_UNRESOLVED;
                 if (w->hooks != NULL && w->hooks->unresolved != NULL) {
                     w->hooks->unresolved(w->hooks->ctx, op_off,
-                                         "STACK_GLOBAL operands are not known strings");
+                                         "STACK_GLOBAL operands are not known strings of at "
+                                         "most 1024 bytes");
                 }
             }
             CHECK(push(w, &v, op_off));

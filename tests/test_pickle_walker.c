@@ -325,6 +325,53 @@ START_TEST(repeated_globals_listed_once)
 }
 END_TEST
 
+
+/* Work stays linear when the memo repeats big operands: a nested payload reached again is
+ * scanned once, and STACK_GLOBAL operands over 1024 bytes are unresolved, never decoded. */
+START_TEST(repeats_stay_linear)
+{
+    const size_t reps = 20000;
+    size_t cap = 64 + reps * 16 + 300000, n = 0;
+    uint8_t *b = malloc(cap);
+    ck_assert_ptr_nonnull(b);
+    memcpy(b + n, "\x80\x02" "cpickle\nloads\nq\x00" "C\x0c" "cos\nsystem\n.q\x01" "0", 34);
+    n += 34;
+    for (size_t i = 0; i < reps; i++) {
+        memcpy(b + n, "h\x00h\x01\x85R0", 7); /* pickle.loads(payload), result dropped */
+        n += 7;
+    }
+    /* A 200 kB escaped STRING used as both STACK_GLOBAL operands many times. */
+    b[n++] = 'S';
+    b[n++] = '\'';
+    for (size_t i = 0; i < 50000; i++) {
+        memcpy(b + n, "\\x41", 4);
+        n += 4;
+    }
+    memcpy(b + n, "'\nq\x02" "0", 5);
+    n += 5;
+    for (size_t i = 0; i < 1000; i++) {
+        memcpy(b + n, "h\x02h\x02\x93" "0", 6);
+        n += 6;
+    }
+    b[n++] = 'N';
+    b[n++] = '.';
+    ck_assert_uint_le(n, cap);
+    stg_report *r = scan(b, n, STG_PICKLE_RAW);
+    size_t inner = 0;
+    for (size_t i = 0; i < stg_report_count(r); i++) {
+        const stg_finding *f = stg_report_at(r, i);
+        inner += f->code == STG_PICKLE_GLOBAL_DANGEROUS && f->member != NULL;
+    }
+    ck_assert_uint_eq(inner, 1);
+    ck_assert(stg_report_has(r, STG_PICKLE_GLOBAL_UNRESOLVED)); /* may be past max_findings */
+    ck_assert(!stg_report_has(r, STG_PICKLE_MALFORMED));
+    ck_assert_uint_gt(stg_report_truncated(r), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    free(b);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- limits at N and N + 1 */
 
 START_TEST(limit_stack)
@@ -648,6 +695,7 @@ int main(void)
     tcase_add_loop_test(tc, malformed_at_offset, 0, (int)(sizeof bad / sizeof bad[0]));
     tcase_add_test(tc, offsets_and_member);
     tcase_add_test(tc, repeated_globals_listed_once);
+    tcase_add_test(tc, repeats_stay_linear);
     tcase_add_test(tc, limit_stack);
     tcase_add_test(tc, limit_memo);
     tcase_add_test(tc, limit_string);

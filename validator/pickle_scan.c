@@ -22,8 +22,13 @@
 
 /* Resync attempts after bytes that do not parse (a later pickle may hide behind junk). */
 #define STG_PICKLE_RESYNC_MAX 16
-/* Distinct globals remembered per scan (each is reported once, at its first offset). */
+/* Distinct globals remembered per scan (each is reported once, at its first offset); past
+ * this, globals are still classified and reported as findings but no longer listed. */
 #define STG_SEEN_MAX 65536u
+/* Distinct nested-loader payloads scanned per scan; a payload repeated through the memo is
+ * scanned once. Longest storage key looked at (torch keys are short decimal strings). */
+#define STG_NESTED_MAX 256u
+#define STG_KEY_MAX 4096u
 
 static const struct {
     const char *module, *name;
@@ -122,6 +127,10 @@ typedef struct stg_pscan {
     char *keybuf;
     size_t keybuf_len, keybuf_cap;
     stg_pickle_walker *w;
+    /* nested payloads already scanned: (offset, length) of their source values */
+    uint64_t nested_seen[STG_NESTED_MAX][2];
+    uint32_t nested_count;
+    bool globals_capped;
 } stg_pscan;
 
 static uint64_t fnv(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
@@ -269,8 +278,18 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     stg_policy_verdict v = stg_policy_classify(s->ctx->policy, (const char *)m, ml,
                                                (const char *)n, nl);
     stg_report *r = s->ctx->report;
-    stg_report_add_global(r, (const char *)m, ml, (const char *)n, nl, s->base + off,
-                          s->ctx->member, v.klass);
+    if (g != NULL) {
+        stg_report_add_global(r, (const char *)m, ml, (const char *)n, nl, s->base + off,
+                              s->ctx->member, v.klass);
+    } else if (!s->globals_capped && !s->failed_alloc) {
+        s->globals_capped = true;
+        stg_finding *lf = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, s->base + off,
+                                         "more than %u distinct globals: later ones are "
+                                         "classified and reported but not listed",
+                                         STG_SEEN_MAX);
+        stg_report_set_limit(r, lf, "max_findings");
+        set_member(s, lf);
+    }
     stg_finding *f = NULL;
     switch (v.klass) {
     case STG_GLOBAL_ALLOWED:
@@ -410,23 +429,46 @@ static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *
         (callable->n & TAG_NESTED_LOADER) == 0) {
         return;
     }
+    /* The same payload (the same input bytes, reached again through the memo) is decoded and
+     * scanned once; past STG_NESTED_MAX distinct payloads the rest are flagged, not scanned. */
+    bool repeat = false;
+    stg_pv a0;
+    if (stg_pickle_tuple_at(w, args, 0, &a0)) {
+        uint64_t key0 = a0.kind == STG_PV_CALL ? a0.a | (1ull << 63) : a0.a, key1 = a0.n;
+        for (uint32_t i = 0; i < s->nested_count && !repeat; i++) {
+            repeat = s->nested_seen[i][0] == key0 && s->nested_seen[i][1] == key1;
+        }
+        if (!repeat && s->nested_count < STG_NESTED_MAX) {
+            s->nested_seen[s->nested_count][0] = key0;
+            s->nested_seen[s->nested_count][1] = key1;
+            s->nested_count++;
+        } else {
+            repeat = true;
+        }
+    }
     const uint8_t *p = NULL;
     size_t n = 0;
     uint8_t *copy = NULL;
-    bool have = nested_bytes(w, args, &p, &n, &copy);
+    bool have = !repeat && nested_bytes(w, args, &p, &n, &copy);
+    bool scan_it = have;
     stg_finding *f;
     if (have) {
         f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
                            "%s calls a nested loader; the %zu bytes it is given are scanned as "
                            "member nested@%llu",
                            stg_pickle_opcode_name(op), n, (unsigned long long)(s->base + off));
+    } else if (repeat) {
+        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
+                           "%s calls a nested loader on a payload already scanned (or past %u "
+                           "payloads)",
+                           stg_pickle_opcode_name(op), STG_NESTED_MAX);
     } else {
         f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
                            "%s calls a nested loader on an argument that is not a literal",
                            stg_pickle_opcode_name(op));
     }
     set_member(s, f);
-    if (have) {
+    if (scan_it) {
         char member[48];
         snprintf(member, sizeof member, "nested@%llu", (unsigned long long)(s->base + off));
         stg_check_member(p, n, member, s->base + off, s->ctx);
@@ -584,9 +626,10 @@ static void on_persid(void *vctx, stg_pickle_walker *w, const stg_pv *pid, uint6
     stg_pv tag, cls, key;
     const uint8_t *p;
     size_t n;
-    if (!stg_pickle_tuple_at(w, pid, 0, &tag) || !stg_pickle_bytes(w, &tag, &p, &n) ||
+    if (!stg_pickle_tuple_at(w, pid, 0, &tag) || tag.n > 16 || !stg_pickle_bytes(w, &tag, &p, &n) ||
         !eq(p, n, "storage") || !stg_pickle_tuple_at(w, pid, 1, &cls) ||
-        !stg_pickle_tuple_at(w, pid, 2, &key) || !stg_pickle_bytes(w, &key, &p, &n)) {
+        !stg_pickle_tuple_at(w, pid, 2, &key) || key.n > STG_KEY_MAX ||
+        !stg_pickle_bytes(w, &key, &p, &n)) {
         return;
     }
     struct storage_key *e = skey_find(s, p, n, true);
@@ -604,8 +647,8 @@ static void on_append(void *vctx, stg_pickle_walker *w, const stg_pv *item)
     if (s->flavor != STG_PICKLE_TORCH_LEGACY || s->pickle_index != 4) {
         return;
     }
-    if (!stg_pickle_bytes(w, item, &p, &n)) {
-        n = SIZE_MAX; /* not a string: remembered as a key no storage has */
+    if (item->n > STG_KEY_MAX || !stg_pickle_bytes(w, item, &p, &n)) {
+        n = SIZE_MAX; /* not a (short) string: remembered as a key no storage has */
         p = NULL;
     }
     struct storage_key *e = p != NULL ? skey_find(s, p, n, false) : NULL;
