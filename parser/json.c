@@ -25,14 +25,14 @@ struct stg_json_dup {
 
 /* Objects with up to this many keys are checked pairwise, without sorting. */
 #define SMALL_OBJECT_KEYS 8u
-/* Objects up to this many keys are sorted by insertion sort (radix above). */
+/* Objects up to this many keys are sorted by insertion sort (in-place radix above). */
 #define INSERTION_SORT_KEYS 32u
 
 enum parse_state {
-    ST_VALUE = 0,  /* a value must come: top level, after ':' or after ',' in an array */
+    ST_VALUE = 0,  /* the top-level value must come (values after ':' or ',' are read in the
+                      same call as their separator) */
     ST_ARR_FIRST,  /* just after '[': a value or ']' */
     ST_OBJ_FIRST,  /* just after '{': a key or '}' */
-    ST_OBJ_KEY,    /* after ',' in an object: a key */
     ST_OBJ_COLON,  /* after a key: ':' */
     ST_AFTER       /* after a member or element: ',' or the closing bracket */
 };
@@ -1354,7 +1354,7 @@ stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
         }
         want_key = false;
     } else {
-        want_key = st == ST_OBJ_KEY; /* ST_VALUE: the top-level value */
+        want_key = false; /* ST_VALUE: the top-level value */
     }
     if (want_key) {
         if (b[i] != '"') {
