@@ -532,8 +532,20 @@ static bool prefix_is_safetensors(const uint8_t *p, size_t len)
     return false;
 }
 
-static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
-                                 const stg_scan_options *opt, stg_report **out, int *read_err)
+/* The streaming validator keeps taking bytes after it found the content invalid (for the size
+ * and digest): only these statuses mean it cannot go on. */
+static bool stream_broken(stg_status st)
+{
+    return st != STG_OK && st != STG_E_INVALID;
+}
+
+/* Safetensors on a stream. by_name: the name hint chose this route; otherwise the first bytes
+ * did, and content whose header turns out to run past the end is not safetensors by content
+ * (stg_sniff_is_safetensors): then the bytes kept until the header's end are scanned as a buffer
+ * instead, so standard input gets the verdict the same bytes in a file get. */
+static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len, bool by_name,
+                                 const char *name_hint, const stg_scan_options *opt,
+                                 stg_report **out, int *read_err)
 {
     stg_stream_options so;
     stg_stream_options_default(&so);
@@ -544,13 +556,28 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
     if (st != STG_OK) {
         return st;
     }
+    /* Keep a copy until 8 + n bytes arrived (at most the buffering cap). */
+    uint64_t need = 0;
+    uint64_t cap = buffer_cap(&opt->limits);
+    bool keep = !by_name && !stg_add_u64(stg_le64(first), 8, &need) && need <= cap &&
+                first_len < need;
+    uint8_t *copy = NULL;
+    size_t copy_len = 0;
+    if (keep) {
+        copy = stg_mem_alloc(first_len);
+        if (copy == NULL) {
+            stg_stream_free(s);
+            return STG_E_NOMEM;
+        }
+        memcpy(copy, first, first_len);
+        copy_len = first_len;
+    }
     st = stg_stream_feed(s, first, first_len);
     uint8_t *chunk = stg_mem_alloc(READ_CHUNK);
     if (chunk == NULL) {
-        stg_stream_free(s);
-        return STG_E_NOMEM;
+        st = STG_E_NOMEM;
     }
-    while (st == STG_OK) {
+    while (!stream_broken(st)) {
         ssize_t n = read(fd, chunk, READ_CHUNK);
         if (n < 0 && errno == EINTR) {
             continue;
@@ -562,9 +589,45 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
         if (n == 0) {
             break;
         }
-        st = stg_stream_feed(s, chunk, (size_t)n);
+        size_t got = (size_t)n;
+        if (keep) {
+            if ((uint64_t)copy_len + got >= need) {
+                keep = false; /* the whole header arrived: safetensors by content */
+                stg_mem_free(copy);
+                copy = NULL;
+            } else {
+                uint8_t *grown = stg_mem_realloc(copy, copy_len + got);
+                if (grown == NULL) {
+                    st = STG_E_NOMEM;
+                    break;
+                }
+                copy = grown;
+                memcpy(copy + copy_len, chunk, got);
+                copy_len += got;
+            }
+        }
+        st = stg_stream_feed(s, chunk, got);
     }
     stg_mem_free(chunk);
+    if (stream_broken(st)) {
+        stg_mem_free(copy);
+        stg_stream_free(s);
+        return st;
+    }
+    if (keep && *read_err == 0) {
+        /* End of input inside the claimed header: not safetensors by content. */
+        stg_stream_free(s);
+        stg_report *r = stg_report_new(&opt->limits);
+        if (r == NULL) {
+            stg_mem_free(copy);
+            return STG_E_NOMEM;
+        }
+        scan_bytes(copy, copy_len, name_hint, NULL, NULL, NULL, opt, r);
+        stg_mem_free(copy);
+        *out = r;
+        return STG_OK;
+    }
+    stg_mem_free(copy);
     stg_report *r = NULL;
     stg_status fin = stg_stream_finish(s, &r);
     stg_stream_free(s);
@@ -694,9 +757,9 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     size_t first_len = (size_t)got;
     stg_report *r = NULL;
     stg_status st;
-    if (read_err == 0 &&
-        (stg_name_hint_of(name_hint).safetensors || prefix_is_safetensors(first, first_len))) {
-        st = scan_fd_stream(fd, first, first_len, opt, &r, &read_err);
+    bool by_name = stg_name_hint_of(name_hint).safetensors;
+    if (read_err == 0 && (by_name || prefix_is_safetensors(first, first_len))) {
+        st = scan_fd_stream(fd, first, first_len, by_name, name_hint, opt, &r, &read_err);
         stg_mem_free(first);
     } else if (read_err == 0) {
         st = scan_fd_buffered(fd, first, first_len, name_hint, opt, &r, &read_err);

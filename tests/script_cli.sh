@@ -491,6 +491,24 @@ a = json.loads(open("stdin.json").readline())
 b = json.loads(open("file.json").readline())
 assert a["findings"] == b["findings"] and a["verdict"] == b["verdict"] == "invalid", (a, b)
 EOF
+# a header length past the end: a file without a hint is no format (warn); stdin agrees
+python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<Q", 4096) + b"{\"a\":1}")' >trunc.dat
+"$CLI" scan --format json trunc.dat >file.json 2>/dev/null
+"$CLI" scan --format json - <trunc.dat >stdin.json 2>/dev/null
+py "truncated header: stdin verdict equals the file's" <<'EOF'
+import json
+a = json.loads(open("stdin.json").readline())
+b = json.loads(open("file.json").readline())
+assert (a["format"], a["verdict"], a["findings"]) == (b["format"], b["verdict"], b["findings"]), (a, b)
+EOF
+# a broken header early in a long stream: the whole input is still read and digested
+python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<Q", 5) + b"{\"a\":" + b"x" * 300000)' >badhdr.dat
+"$CLI" scan --format json - <badhdr.dat >out.txt 2>/dev/null
+py "stream reads to the end after a header error" "$(sha256sum badhdr.dat | cut -c1-64)" <<'EOF'
+import json, sys
+r = json.loads(open("out.txt").readline())
+assert r["verdict"] == "invalid" and r["size"] == 300013 and r["sha256"] == sys.argv[1], r
+EOF
 # over --max-memory: limit_exceeded with limit max_memory
 head -c 300000 /dev/zero | tr '\0' 'x' | "$CLI" scan --format json --max-memory 100000 - >out.txt 2>err.txt
 [ $? -eq 1 ] || fail "stdin over max_memory exit"
