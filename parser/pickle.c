@@ -433,8 +433,8 @@ static stg_pv *memo_get(stg_pickle_walker *w, uint64_t key)
 }
 
 /* The dense array is allocated once, zeroed by the allocator (large blocks come as fresh pages,
- * so untouched entries cost nothing), sized for the largest memo this buffer can hold: every
- * memo entry takes at least one opcode byte. Keys it does not cover go to the hash. */
+ * so untouched entries cost nothing, and small ones are few), sized for the memo of a real
+ * pickle of this length. Keys it does not cover go to the hash. */
 static bool dense_cover(stg_pickle_walker *w, uint64_t key)
 {
     if (key < w->dense_cap) {
@@ -443,7 +443,8 @@ static bool dense_cover(stg_pickle_walker *w, uint64_t key)
     if (w->level != 0 || w->dense != NULL) {
         return false;
     }
-    uint64_t want = (uint64_t)w->len + 1024;
+    uint64_t want = (uint64_t)w->len / 4 + 1024; /* a memoized value takes >= 4 bytes in
+                                                    real pickles; the hash takes the rest */
     if (want > w->lim.max_memo) {
         want = w->lim.max_memo;
     }
