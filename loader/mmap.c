@@ -264,6 +264,9 @@ stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out
     }
     stg_file *f = NULL;
     stg_status s = stg_file_open_report(path, lim, r, &f);
+    if (s == STG_E_NOMEM) {
+        r->out_of_memory = true; /* the report is incomplete: its verdict must say error */
+    }
     stg_report_set_format(r, STG_FMT_SAFETENSORS);
     if (f != NULL) {
         stg_report_set_size(r, f->size);

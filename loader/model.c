@@ -399,6 +399,9 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     if (s == STG_OK && !build_table(m)) {
         s = STG_E_NOMEM;
     }
+    if (s == STG_E_NOMEM) {
+        r->out_of_memory = true; /* the report is incomplete: its verdict must say error */
+    }
     if (s != STG_OK) {
         model_release(m);
         stg_mem_free(m);
