@@ -465,16 +465,19 @@ END_TEST
 START_TEST(test_bypass_unusual_member_name)
 {
     /* Class 2: the pickle member is picked by content, whatever its name or folder. */
-    zb_entry e[2] = {zb_file("x/version", "3\n", 2), zb_file("x/weights", EVIL, sizeof EVIL - 1)};
+    zb_entry e[3] = {zb_file("x/version", "3\n", 2), zb_file("x/weights", EVIL, sizeof EVIL - 1),
+                     zb_file("x/constants.pkl", BENIGN, sizeof BENIGN - 1)};
     size_t len;
-    uint64_t offs[2];
-    uint8_t *z = zb_build(e, 2, NULL, &len, offs);
+    uint64_t offs[3];
+    uint8_t *z = zb_build(e, 3, NULL, &len, offs);
     stg_report *r = check(z, len, "model.pt");
     const stg_finding *f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
     assert_member(f, "x/weights", offs[1]);
     ck_assert_uint_eq(f->offset, 2);
     ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_ZIP);
+    /* once per file, however many pickle members it has */
     ck_assert_uint_eq(tu_count(r, STG_PICKLE_FILE), 1);
+    ck_assert_uint_eq(stg_report_global_count(r), 2);
     stg_report_free(r);
     free(z);
 }

@@ -268,6 +268,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
 
 void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg_check_ctx *ctx)
 {
+    /* top_level with the caller's name: the mode only matters for forced pickles and streams. */
     stg_member_result res = dispatch(buf, len, name_hint, true, STG_MEMBER_ARCHIVE, ctx);
     if (res.pickle_based) {
         stg_report_add(ctx->report, STG_PICKLE_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
