@@ -71,6 +71,10 @@ def main():
     joblib.dump({"weights": rng.standard_normal((3, 4)), "ids": np.arange(5, dtype=np.int32),
                  "names": ["a", "b"], "flags": np.zeros(4, dtype=np.bool_)}, p("dict.joblib"))
     joblib.dump(np.array([1, "a", None], dtype=object), p("object.joblib"))
+    joblib.dump({"labels": np.array(["cat", "dog", "mouse"]), "raw": np.array([b"ab", b"c"]),
+                 "void": np.zeros(2, dtype="V3"), "x": np.arange(3)}, p("strings.joblib"))
+    joblib.dump({"labels": np.array(["cat", "dog", "mouse"])}, p("strings_p2.joblib"),
+                protocol=2)
 
     np.save(p("plain.npy"), rng.standard_normal((2, 3)).astype(np.float32))
     np.save(p("object.npy"), np.array([1, "x", {"k": 2}], dtype=object), allow_pickle=True)

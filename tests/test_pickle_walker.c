@@ -520,6 +520,9 @@ static const struct {
      "NumpyArrayWrapper"},
     {"dict.joblib", STG_PICKLE_RAW, STG_VERDICT_OK, "numpy", "dtype"},
     {"object.joblib", STG_PICKLE_RAW, STG_VERDICT_OK, "numpy.core.multiarray", "_reconstruct"},
+    {"strings.joblib", STG_PICKLE_RAW, STG_VERDICT_OK, "numpy", "dtype"},
+    {"strings_p2.joblib", STG_PICKLE_RAW, STG_VERDICT_OK, "joblib.numpy_pickle",
+     "NumpyArrayWrapper"},
     {"numpy_p0.pkl", STG_PICKLE_RAW, STG_VERDICT_OK, "numpy.core.multiarray", "_reconstruct"},
     {"numpy_p2.pkl", STG_PICKLE_RAW, STG_VERDICT_OK, "numpy.core.multiarray", "scalar"},
     {"numpy_p4.pkl", STG_PICKLE_RAW, STG_VERDICT_OK, "numpy", "ndarray"},
@@ -611,6 +614,17 @@ START_TEST(joblib_inline_arrays)
     uint8_t *b = fixture("dict.joblib", &len);
     stg_report *r = scan(b, len - 1, STG_PICKLE_RAW);
     ck_assert_int_ge(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    free(b);
+    /* A string array's item size comes from the dtype's state (numpy's __setstate__ sets it
+     * for flexible types): U5 with a state saying 8 bytes instead of 20 leaves bytes that do
+     * not parse. */
+    b = fixture("strings_p2.joblib", &len);
+    const uint8_t *el = memmem(b, len, "NNNK\x14K\x04", 7);
+    ck_assert_ptr_nonnull(el);
+    b[(size_t)(el - b) + 4] = 8;
+    r = scan(b, len, STG_PICKLE_RAW);
+    ck_assert_msg(tu_find(r, STG_PICKLE_MALFORMED) >= 0, "%s", tu_describe(r));
     stg_report_free(r);
     free(b);
     /* An object array is a pickle inline: its globals are scanned. */

@@ -130,6 +130,15 @@ typedef struct stg_pscan {
     /* nested payloads already scanned: (offset, length) of their source values */
     uint64_t nested_seen[STG_NESTED_MAX][2];
     uint32_t nested_count;
+    /* numpy.dtype objects given a state by BUILD in the current pickle, by the pool index of
+     * their constructor arguments (memo copies share it): the state's element size, and whether
+     * the type is plain (no fields, names or subarray) */
+    struct dtype_state {
+        uint64_t args;
+        int64_t elsize;
+        bool plain;
+    } dtypes[64];
+    uint32_t dtype_count;
     bool globals_capped;
 } stg_pscan;
 
@@ -506,6 +515,67 @@ static bool dtype_itemsize(const uint8_t *p, size_t n, uint64_t *size, bool *obj
     return true;
 }
 
+/* BUILD(numpy.dtype(...), state): numpy's __setstate__ takes the element size from state[5]
+ * for flexible types (S, U, V); fields, names or a subarray make the type not plain. */
+static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv *dtype,
+                               const stg_pv *state)
+{
+    stg_pv el, part;
+    int64_t elsize = 0;
+    bool plain = state->kind == STG_PV_TUPLE && state->n != STG_PV_UNTRACKED && state->n >= 6 &&
+                 stg_pickle_tuple_at(w, state, 5, &el) && stg_pickle_int(&el, &elsize);
+    for (uint32_t i = 2; plain && i <= 4; i++) {
+        plain = stg_pickle_tuple_at(w, state, i, &part) && part.kind == STG_PV_NONE;
+    }
+    struct dtype_state *d = NULL;
+    for (uint32_t i = 0; i < s->dtype_count && d == NULL; i++) {
+        d = s->dtypes[i].args == dtype->a ? &s->dtypes[i] : NULL;
+    }
+    if (d == NULL) {
+        if (s->dtype_count == sizeof s->dtypes / sizeof s->dtypes[0]) {
+            /* Table full: forget the oldest. A forgotten dtype is only "not understood"
+             * later, which fails closed. */
+            memmove(&s->dtypes[0], &s->dtypes[1], sizeof s->dtypes - sizeof s->dtypes[0]);
+            s->dtype_count--;
+        }
+        d = &s->dtypes[s->dtype_count++];
+        d->args = dtype->a;
+    }
+    d->elsize = plain ? elsize : -1;
+    d->plain = plain;
+}
+
+/* Item size of a flexible dtype ("S7", "U5", "V16"): the state's element size when BUILD gave
+ * one, else what the type string says (U counts 4 bytes per character). */
+static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uint8_t *p,
+                              size_t n, uint64_t *size)
+{
+    if (n < 2 || n > 12 || (p[0] != 'S' && p[0] != 'U' && p[0] != 'V')) {
+        return false;
+    }
+    uint64_t v = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') {
+            return false;
+        }
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    for (uint32_t i = 0; i < s->dtype_count; i++) {
+        if (s->dtypes[i].args == dtype->a) {
+            if (!s->dtypes[i].plain || s->dtypes[i].elsize <= 0) {
+                return false;
+            }
+            *size = (uint64_t)s->dtypes[i].elsize;
+            return true;
+        }
+    }
+    if (p[0] == 'V') {
+        return false; /* a void type without its state may carry fields: not understood */
+    }
+    *size = p[0] == 'U' ? v * 4 : v;
+    return true;
+}
+
 /* joblib: BUILD of a NumpyArrayWrapper is followed inline by the array (joblib's
  * NumpyArrayWrapper.write_array): a pickle for object arrays; else an optional padding-length
  * byte plus padding (when the state has numpy_array_alignment_bytes), then count x itemsize. */
@@ -513,6 +583,10 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
                                   const stg_pv *state, uint64_t after, uint64_t *skip)
 {
     stg_pscan *s = vctx;
+    if (target->kind == STG_PV_CALL && (target->n & TAG_NUMPY_DTYPE) != 0) {
+        record_dtype_state(s, w, target, state);
+        return STG_PICKLE_CONTINUE;
+    }
     if (target->kind != STG_PV_CALL || (target->n & TAG_JOBLIB_WRAPPER) == 0) {
         return STG_PICKLE_CONTINUE;
     }
@@ -523,8 +597,10 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
     bool object;
     if (!stg_pickle_dict_get(w, state, "dtype", &dtype) || dtype.kind != STG_PV_CALL ||
         (dtype.n & TAG_NUMPY_DTYPE) == 0 || !stg_pickle_call_args(w, &dtype, &dargs) ||
-        !stg_pickle_tuple_at(w, &dargs, 0, &typestr) || !stg_pickle_bytes(w, &typestr, &tp, &tl) ||
-        !dtype_itemsize(tp, tl, &itemsize, &object)) {
+        !stg_pickle_tuple_at(w, &dargs, 0, &typestr) || typestr.n > 32 ||
+        !stg_pickle_bytes(w, &typestr, &tp, &tl) ||
+        !(dtype_itemsize(tp, tl, &itemsize, &object) ||
+          flexible_itemsize(s, &dtype, tp, tl, &itemsize))) {
         return STG_PICKLE_CONTINUE; /* not understood: the bytes are walked (and fail closed) */
     }
     if (object) {
@@ -767,6 +843,7 @@ static bool run(stg_pscan *s, const stg_limits *lim, size_t *first_stop)
     }
     while (pos < s->len) {
         size_t end = 0;
+        s->dtype_count = 0; /* pool indexes start again with every walk */
         stg_pickle_status st = stg_pickle_walk(&w, s->buf, s->len, pos, &end);
         if (st == STG_PW_STOP) {
             if (s->pickle_index == 0 && !resyncing) {
