@@ -1223,8 +1223,15 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
     if (S_ISLNK(lst.st_mode)) {
         char resolved[PATH_MAX];
         if (realpath(display, resolved) == NULL || stat(resolved, &st) != 0) {
-            if (argument || file_selected(w, rel, base)) {
-                add_fixed_errno(w, display, "the link's target could not be resolved", errno);
+            int err = errno;
+            if (!argument && !file_selected(w, rel, base)) {
+                return;
+            }
+            if (err == ELOOP) {
+                add_fixed(w, display, STG_SYMLINK_SKIPPED, STG_SEV_WARNING,
+                          "the link is part of a cycle of links: not followed");
+            } else {
+                add_fixed_errno(w, display, "the link's target could not be resolved", err);
             }
             return;
         }

@@ -321,6 +321,8 @@ ln -s ../outside/secret.safetensors tree/out_link.safetensors
 ln -s ../outside tree/out_dir
 ln -s .. tree/sub/cycle
 ln -s "$T/nowhere" tree/dangling
+ln -s loop_b tree/loop_a
+ln -s loop_a tree/loop_b
 mkfifo tree/fifo.safetensors
 timeout 20 "$CLI" scan --format json tree >out.txt 2>err.txt
 rc=$?
@@ -334,6 +336,7 @@ assert list(by) == sorted(by), list(by)
 assert codes("tree/out_link.safetensors") == ["symlink_skipped"], by["tree/out_link.safetensors"]
 assert codes("tree/out_dir") == ["symlink_skipped"]
 assert codes("tree/sub/cycle") == ["symlink_skipped"]
+assert codes("tree/loop_a") == ["symlink_skipped"] and codes("tree/loop_b") == ["symlink_skipped"]
 assert codes("tree/dangling") == ["io_error"] and by["tree/dangling"]["verdict"] == "error"
 fifo = by["tree/fifo.safetensors"]
 assert codes("tree/fifo.safetensors") == ["not_regular_file"] and fifo["verdict"] == "warn", fifo
