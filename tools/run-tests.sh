@@ -175,7 +175,7 @@ if selected fuzz; then
         grep -E -B2 -A6 'error|Error' "$logdir/fuzz.build.log" | head -150; ok=0
     else
         harnesses=()
-        for t in "${targets[@]}"; do harnesses+=("$dir/fuzz/$t"); done
+        for target in "${targets[@]}"; do harnesses+=("$dir/fuzz/$target"); done
         declare -A pids=()
         finish_one() { # pid
             local p=$1 e=${pids[$1]} st
