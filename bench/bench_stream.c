@@ -27,9 +27,10 @@
 static int gen(const char *path, uint64_t mib, int sparse, size_t extra_pad)
 {
     /* 32 layers x 9 tensors (names as in Llama checkpoints), sizes scaled to the target */
-    static const char *const parts[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                                        "self_attn.o_proj", "mlp.gate_proj",    "mlp.up_proj",
-                                        "mlp.down_proj",    "input_layernorm",  "post_attention_layernorm"};
+    static const char *const parts[] = {
+        "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+        "self_attn.o_proj", "mlp.gate_proj",    "mlp.up_proj",
+        "mlp.down_proj",    "input_layernorm",  "post_attention_layernorm"};
     const size_t layers = 32, per = 9, nt = layers * per;
     uint64_t total = mib << 20;
     uint64_t each = (total / nt) & ~(uint64_t)7; /* bytes per tensor, F16 elements */
@@ -47,11 +48,12 @@ static int gen(const char *path, uint64_t mib, int sparse, size_t extra_pad)
     uint64_t off = 8192;
     for (size_t l = 0; l < layers; l++) {
         for (size_t p = 0; p < per; p++) {
-            hl += (size_t)snprintf(hdr + hl, cap - hl,
-                                   ",\"model.layers.%zu.%s.weight\":{\"dtype\":\"F16\",\"shape\":[%llu],"
-                                   "\"data_offsets\":[%llu,%llu]}",
-                                   l, parts[p], (unsigned long long)(each / 2),
-                                   (unsigned long long)off, (unsigned long long)(off + each));
+            hl += (size_t)snprintf(
+                hdr + hl, cap - hl,
+                ",\"model.layers.%zu.%s.weight\":{\"dtype\":\"F16\",\"shape\":[%llu],"
+                "\"data_offsets\":[%llu,%llu]}",
+                l, parts[p], (unsigned long long)(each / 2), (unsigned long long)off,
+                (unsigned long long)(off + each));
             off += each;
         }
     }
@@ -101,7 +103,8 @@ static int gen(const char *path, uint64_t mib, int sparse, size_t extra_pad)
         free(buf);
     }
     close(fd);
-    printf("generated=%s tensors=%zu header=%zu data=%llu\n", path, nt, hl, (unsigned long long)off);
+    printf("generated=%s tensors=%zu header=%zu data=%llu\n", path, nt, hl,
+           (unsigned long long)off);
     free(hdr);
     return 0;
 }
@@ -197,7 +200,8 @@ static int mmap_bench(const char *path, int repeat)
 int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "gen") == 0) {
-        return gen(argv[2], strtoull(argv[3], NULL, 10), argc >= 5 && strcmp(argv[4], "sparse") == 0,
+        return gen(argv[2], strtoull(argv[3], NULL, 10),
+                   argc >= 5 && strcmp(argv[4], "sparse") == 0,
                    argc >= 6 ? (size_t)strtoull(argv[5], NULL, 10) : 0);
     }
     if (argc == 3 && strcmp(argv[1], "stream") == 0) {

@@ -172,10 +172,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             case STG_INDEX_TENSOR_UNLISTED:
             case STG_INDEX_TENSOR_DUPLICATE:
             case STG_INDEX_TOTAL_SIZE_MISMATCH:
-            case STG_FINDINGS_TRUNCATED:
-                break;
-            default:
-                abort();
+            case STG_FINDINGS_TRUNCATED: break;
+            default: abort();
             }
         }
         stg_report_free(c);

@@ -147,10 +147,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (n > 0) {
         uint64_t covered = 0, data_start = 0;
         /* data start: 8 + the header length field */
-        data_start = 8 + ((uint64_t)file[0] | ((uint64_t)file[1] << 8) |
-                          ((uint64_t)file[2] << 16) | ((uint64_t)file[3] << 24) |
-                          ((uint64_t)file[4] << 32) | ((uint64_t)file[5] << 40) |
-                          ((uint64_t)file[6] << 48) | ((uint64_t)file[7] << 56));
+        data_start = 8 + ((uint64_t)file[0] | ((uint64_t)file[1] << 8) | ((uint64_t)file[2] << 16) |
+                          ((uint64_t)file[3] << 24) | ((uint64_t)file[4] << 32) |
+                          ((uint64_t)file[5] << 40) | ((uint64_t)file[6] << 48) |
+                          ((uint64_t)file[7] << 56));
         for (size_t i = 0; i < n; i++) {
             const stg_tensor *t = stg_stream_tensor_at(s, i);
             if (t == NULL || t->begin != covered || t->end < t->begin ||

@@ -240,8 +240,7 @@ bool stg_file_unchanged(const stg_file *f)
     return true;
 }
 
-stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out,
-                         stg_report **rep)
+stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out, stg_report **rep)
 {
     if (rep != NULL) {
         *rep = NULL;
@@ -344,8 +343,7 @@ static const stg_st_tensor *own_tensor(const stg_file *f, const stg_tensor *t)
     return &f->h.tensors[(p - base) / sizeof(stg_st_tensor)];
 }
 
-stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst,
-                                size_t dst_len)
+stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst, size_t dst_len)
 {
     const stg_st_tensor *own = own_tensor(f, t);
     if (own == NULL) {

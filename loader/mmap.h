@@ -14,16 +14,16 @@
 
 struct stg_file {
     int fd;
-    char *path;              /* as opened: used to notice that the path was replaced */
+    char *path; /* as opened: used to notice that the path was replaced */
     dev_t dev;
     ino_t ino;
-    uint64_t size;           /* size when validated */
-    struct timespec mtime;   /* modification time when validated */
-    const uint8_t *map;      /* read-only mapping of size bytes (NULL when size is 0) */
-    uint8_t *hdr;            /* private copy of the n header bytes: names may point into it */
-    stg_st_header h;         /* tensors sorted by (begin, end) once the layout stage ran */
-    size_t *by_name;         /* indices into h.tensors sorted by name bytes (schema_ok only) */
-    uint32_t shard;          /* stamped into every tensor's `shard` (stg_model) */
+    uint64_t size;         /* size when validated */
+    struct timespec mtime; /* modification time when validated */
+    const uint8_t *map;    /* read-only mapping of size bytes (NULL when size is 0) */
+    uint8_t *hdr;          /* private copy of the n header bytes: names may point into it */
+    stg_st_header h;       /* tensors sorted by (begin, end) once the layout stage ran */
+    size_t *by_name;       /* indices into h.tensors sorted by name bytes (schema_ok only) */
+    uint32_t shard;        /* stamped into every tensor's `shard` (stg_model) */
 };
 
 /* Opens, maps and validates path, adding findings to r (not finished). On STG_OK *out is the

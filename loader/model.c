@@ -24,10 +24,10 @@
 
 struct stg_model {
     stg_index ix;
-    stg_file **files;             /* per shard; NULL when not opened */
-    const stg_tensor **table;     /* every tensor: shard by shard, data order inside each */
+    stg_file **files;         /* per shard; NULL when not opened */
+    const stg_tensor **table; /* every tensor: shard by shard, data order inside each */
     size_t count;
-    size_t *by_name;              /* indices into table sorted by name bytes */
+    size_t *by_name; /* indices into table sorted by name bytes */
 };
 
 /* Folder part of a path ("." when it has none), as a new string. */
@@ -70,8 +70,8 @@ static bool inside_root(const char *root, const char *path)
     return strncmp(rr, rp, n) == 0 && (rp[n] == '/' || rp[n] == '\0');
 }
 
-static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code,
-                                  stg_severity sev, uint64_t off, const char *msg)
+static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, stg_severity sev,
+                                  uint64_t off, const char *msg)
 {
     stg_finding *f = stg_report_add(r, code, sev, off, "%s", msg);
     stg_report_set_member(r, f, shard, STG_NO_OFFSET);
@@ -451,8 +451,7 @@ const stg_tensor *stg_model_tensor_find(const stg_model *m, const char *name, si
     return NULL;
 }
 
-stg_status stg_model_read_tensor(const stg_model *m, const stg_tensor *t, void *dst,
-                                 size_t dst_len)
+stg_status stg_model_read_tensor(const stg_model *m, const stg_tensor *t, void *dst, size_t dst_len)
 {
     if (m == NULL || t == NULL || t->shard >= m->ix.shard_count || m->files[t->shard] == NULL) {
         return STG_E_BAD_ARG;

@@ -27,10 +27,10 @@
 #include "stream.h"
 
 typedef enum stream_state {
-    ST_FRAME = 0,   /* collecting the 8 length bytes */
-    ST_HEADER,      /* collecting the n header bytes */
-    ST_DATA,        /* header parsed: data bytes pass through */
-    ST_DONE_EARLY,  /* framing failed: the rest only goes through the digest and the window */
+    ST_FRAME = 0,  /* collecting the 8 length bytes */
+    ST_HEADER,     /* collecting the n header bytes */
+    ST_DATA,       /* header parsed: data bytes pass through */
+    ST_DONE_EARLY, /* framing failed: the rest only goes through the digest and the window */
     ST_FINISHED
 } stream_state;
 
@@ -40,33 +40,33 @@ struct stg_stream {
     bool tensor_digests;
     bool has_expected;
     uint8_t expected[32];
-    bool expected_bad;          /* expected_sha256 was not 64 hex digits */
+    bool expected_bad; /* expected_sha256 was not 64 hex digits */
     stream_state state;
-    bool broken;                /* memory or crypto failed: finish reports STG_E_NOMEM/CRYPTO */
+    bool broken; /* memory or crypto failed: finish reports STG_E_NOMEM/CRYPTO */
     stg_status broken_status;
-    uint64_t total;             /* bytes fed so far */
+    uint64_t total; /* bytes fed so far */
     uint8_t first[8];
     size_t first_have;
     uint64_t header_len;
-    uint8_t *hdr;               /* 8 + n bytes */
+    uint8_t *hdr; /* 8 + n bytes */
     size_t hdr_have;
     stg_report *report;
     stg_st_header h;
     bool header_parsed;
-    bool header_failed;         /* findings so far already make the stream invalid */
+    bool header_failed; /* findings so far already make the stream invalid */
     stg_sha256 *whole;
-    uint8_t *head;              /* the first STG_STREAM_TAIL bytes (pickle at offset 0) */
+    uint8_t *head; /* the first STG_STREAM_TAIL bytes (pickle at offset 0) */
     size_t head_have;
-    uint8_t *tail;              /* ring of the last STG_STREAM_TAIL bytes */
-    size_t tail_pos;            /* next write position in the ring */
+    uint8_t *tail;   /* ring of the last STG_STREAM_TAIL bytes */
+    size_t tail_pos; /* next write position in the ring */
     /* per-tensor digests, in data order (contiguous layouts only) */
     stg_sha256 *tdig;
-    uint64_t (*ranges)[2];      /* (begin, end) of every tensor, sorted */
-    uint8_t (*tsha)[32];        /* digest of ranges[k] */
-    size_t tnext;               /* next tensor (in order) not finished yet */
-    bool tplan_ok;              /* ranges are contiguous from 0: one tensor at a time */
-    bool tdone;                 /* digests of every tensor were completed */
-    bool table_ok;              /* after finish: the table may be exposed */
+    uint64_t (*ranges)[2]; /* (begin, end) of every tensor, sorted */
+    uint8_t (*tsha)[32];   /* digest of ranges[k] */
+    size_t tnext;          /* next tensor (in order) not finished yet */
+    bool tplan_ok;         /* ranges are contiguous from 0: one tensor at a time */
+    bool tdone;            /* digests of every tensor were completed */
+    bool table_ok;         /* after finish: the table may be exposed */
 };
 
 void stg_stream_options_default(stg_stream_options *out)
@@ -377,9 +377,7 @@ stg_status stg_stream_feed(stg_stream *s, const void *chunk, size_t len)
             len = 0;
             break;
         case ST_DONE_EARLY:
-        case ST_FINISHED:
-            len = 0;
-            break;
+        case ST_FINISHED: len = 0; break;
         }
     }
     if (s->broken) {
@@ -436,8 +434,8 @@ static bool stream_polyglot(stg_stream *s, stg_report *r)
     }
     size_t stop_end = 0;
     if (stg_pickle_sniff(prefix, prefix_len, &stop_end)) {
-        stg_report_add(r, STG_POLYGLOT_PICKLE, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING),
-                       0, "the first %zu bytes are also a pickle that runs to STOP", stop_end);
+        stg_report_add(r, STG_POLYGLOT_PICKLE, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
+                       "the first %zu bytes are also a pickle that runs to STOP", stop_end);
         if (s->lim.profile == STG_PROFILE_STRICT) {
             stg_check_pickles(prefix, stop_end, 0, STG_PICKLE_RAW, &ctx);
         }
@@ -498,8 +496,7 @@ stg_status stg_stream_finish(stg_stream *s, stg_report **out)
         }
         break;
     case ST_DONE_EARLY:
-    case ST_FINISHED:
-        break;
+    case ST_FINISHED: break;
     }
     if (!stream_polyglot(s, r)) {
         s->state = ST_FINISHED;

@@ -17,12 +17,12 @@
 static const struct icase {
     const char *name;
     const char *json;
-    size_t len;            /* 0: strlen */
+    size_t len; /* 0: strlen */
     stg_code code;
     stg_severity strict_sev, compat_sev;
-    const char *marker;    /* the finding is at this substring's first occurrence */
-    const char *near;      /* must not produce the code */
-    uint32_t depth;        /* max_json_depth (0: default) */
+    const char *marker; /* the finding is at this substring's first occurrence */
+    const char *near;   /* must not produce the code */
+    uint32_t depth;     /* max_json_depth (0: default) */
 } cases[] = {
     {"syntax_truncated", "{\"weight_map\":{}", 0, STG_JSON_SYNTAX, E, E, NULL,
      "{\"weight_map\":{}}", 0},
@@ -30,10 +30,10 @@ static const struct icase {
      "{\"weight_map\":{}} \n", 0},
     {"utf8", "{\"weight_map\":{\"a\xff\":\"s.safetensors\"}}", 0, STG_JSON_INVALID_UTF8, E, E,
      "\xff", "{\"weight_map\":{\"a\xc3\xa9\":\"s.safetensors\"}}", 0},
-    {"too_deep", "{\"metadata\":{\"x\":[[1]]},\"weight_map\":{}}", 0, STG_JSON_TOO_DEEP, E, E,
-     "[1", "{\"metadata\":{\"x\":[1]},\"weight_map\":{}}", 3},
-    {"dup_tensor", "{\"weight_map\":{\"a\":\"s1\",\"a\":\"s2\"}}", 0, STG_JSON_DUPLICATE_KEY, E,
-     W, ",\"a\"", "{\"weight_map\":{\"a\":\"s1\",\"b\":\"s1\"}}", 0},
+    {"too_deep", "{\"metadata\":{\"x\":[[1]]},\"weight_map\":{}}", 0, STG_JSON_TOO_DEEP, E, E, "[1",
+     "{\"metadata\":{\"x\":[1]},\"weight_map\":{}}", 3},
+    {"dup_tensor", "{\"weight_map\":{\"a\":\"s1\",\"a\":\"s2\"}}", 0, STG_JSON_DUPLICATE_KEY, E, W,
+     ",\"a\"", "{\"weight_map\":{\"a\":\"s1\",\"b\":\"s1\"}}", 0},
     {"dup_top", "{\"weight_map\":{},\"weight_map\":{}}", 0, STG_JSON_DUPLICATE_KEY, E, W,
      ",\"weight_map\"", "{\"weight_map\":{},\"weight_maps\":{}}", 0},
     {"overflow", "{\"metadata\":{\"total_size\":18446744073709551616},\"weight_map\":{}}", 0,
@@ -54,20 +54,20 @@ static const struct icase {
      STG_INDEX_INVALID, E, E, "1.5", "{\"metadata\":{\"total\":1.5},\"weight_map\":{}}", 0},
     {"unsafe_dotdot", "{\"weight_map\":{\"a\":\"../x.safetensors\"}}", 0,
      STG_INDEX_SHARD_PATH_UNSAFE, C, C, "\"../", "{\"weight_map\":{\"a\":\"x.safetensors\"}}", 0},
-    {"unsafe_abs", "{\"weight_map\":{\"a\":\"/etc/passwd\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE, C,
-     C, "\"/etc", "{\"weight_map\":{\"a\":\"etc_passwd\"}}", 0},
+    {"unsafe_abs", "{\"weight_map\":{\"a\":\"/etc/passwd\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE, C, C,
+     "\"/etc", "{\"weight_map\":{\"a\":\"etc_passwd\"}}", 0},
     {"unsafe_sep", "{\"weight_map\":{\"a\":\"s\",\"b\":\"d/s\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE,
      C, C, "\"d/s", "{\"weight_map\":{\"a\":\"s\",\"b\":\"d.s\"}}", 0},
-    {"unsafe_escaped_sep", "{\"weight_map\":{\"a\":\"d\\/s\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE,
-     C, C, "\"d", "{\"weight_map\":{\"a\":\"d\\u002es\"}}", 0},
-    {"unsafe_backslash", "{\"weight_map\":{\"a\":\"d\\\\s\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE,
-     C, C, "\"d", "{\"weight_map\":{\"a\":\"d_s\"}}", 0},
-    {"unsafe_nul", "{\"weight_map\":{\"a\":\"s\\u0000.x\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE, C,
-     C, "\"s", "{\"weight_map\":{\"a\":\"s\\u0001.x\"}}", 0},
+    {"unsafe_escaped_sep", "{\"weight_map\":{\"a\":\"d\\/s\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE, C,
+     C, "\"d", "{\"weight_map\":{\"a\":\"d\\u002es\"}}", 0},
+    {"unsafe_backslash", "{\"weight_map\":{\"a\":\"d\\\\s\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE, C,
+     C, "\"d", "{\"weight_map\":{\"a\":\"d_s\"}}", 0},
+    {"unsafe_nul", "{\"weight_map\":{\"a\":\"s\\u0000.x\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE, C, C,
+     "\"s", "{\"weight_map\":{\"a\":\"s\\u0001.x\"}}", 0},
     {"unsafe_escaped_dotdot", "{\"weight_map\":{\"a\":\"\\u002e\\u002e\"}}", 0,
      STG_INDEX_SHARD_PATH_UNSAFE, C, C, "\"\\u", "{\"weight_map\":{\"a\":\"\\u002ex\"}}", 0},
-    {"unsafe_empty", "{\"weight_map\":{\"a\":\"\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE, C, C,
-     "\"\"", "{\"weight_map\":{\"a\":\"e\"}}", 0},
+    {"unsafe_empty", "{\"weight_map\":{\"a\":\"\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE, C, C, "\"\"",
+     "{\"weight_map\":{\"a\":\"e\"}}", 0},
     {"unsafe_drive", "{\"weight_map\":{\"a\":\"C:x\"}}", 0, STG_INDEX_SHARD_PATH_UNSAFE, C, C,
      "\"C:", "{\"weight_map\":{\"a\":\"Cx:\"}}", 0},
 };
@@ -116,7 +116,8 @@ START_TEST(test_codes)
             ck_assert(f->has_offset);
             ck_assert_uint_eq(f->offset, len); /* the end of a truncated document */
         }
-        bool structural = c->code != STG_JSON_DUPLICATE_KEY && c->code != STG_INDEX_SHARD_PATH_UNSAFE;
+        bool structural = c->code != STG_JSON_DUPLICATE_KEY &&
+                          c->code != STG_INDEX_SHARD_PATH_UNSAFE;
         ck_assert_int_eq(ix.ok, !structural);
         stg_index_release(&ix);
         stg_report_free(r);
@@ -146,7 +147,7 @@ START_TEST(test_table)
     ck_assert_uint_eq(ix.entry_count, 4);
     ck_assert_uint_eq(ix.entries[0].tensor_len, 2);
     ck_assert_mem_eq(ix.entries[0].tensor, "w\0", 2);
-    ck_assert(ix.entries[1].dropped);  /* last wins */
+    ck_assert(ix.entries[1].dropped); /* last wins */
     ck_assert(!ix.entries[3].dropped);
     /* shards in order of first appearance; the dropped entry's shard is not one */
     ck_assert_uint_eq(ix.shard_count, 2);

@@ -37,10 +37,10 @@ static const char *path_in(const char *name)
     return p[k];
 }
 
-#define HDR3                                                                                    \
-    "{\"__metadata__\":{\"format\":\"pt\",\"k\\u0000\":\"v\"},"                                 \
-    "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"                          \
-    "\"a\\u0000x\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]},"                    \
+#define HDR3                                                                  \
+    "{\"__metadata__\":{\"format\":\"pt\",\"k\\u0000\":\"v\"},"               \
+    "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"        \
+    "\"a\\u0000x\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]}," \
     "\"c\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[16,16]}}"
 
 static const char DATA3[] = "AAAAAAAABBBBBBBB";
@@ -248,9 +248,10 @@ START_TEST(test_find_many)
     hl += (size_t)snprintf(hdr, cap, "{");
     for (size_t i = 0; i < n; i++) {
         size_t t = (i * 7919) % n;
-        hl += (size_t)snprintf(hdr + hl, cap - hl,
-                               "%s\"w%zu\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%zu,%zu]}",
-                               i == 0 ? "" : ",", t, t, t + 1);
+        hl += (size_t)snprintf(
+            hdr + hl, cap - hl,
+            "%s\"w%zu\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%zu,%zu]}",
+            i == 0 ? "" : ",", t, t, t + 1);
     }
     snprintf(hdr + hl, cap - hl, "}");
     uint8_t *data = calloc(1, n);

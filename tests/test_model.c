@@ -14,7 +14,7 @@
 #include "stguard/stguard.h"
 #include "testutil.h"
 
-static char *dir;   /* the temporary root */
+static char *dir; /* the temporary root */
 static char mdir[4096];
 
 static void setup(void)
@@ -52,8 +52,8 @@ static void write_shard(const char *path, const char *hdr, const char *data, siz
 
 #define S1 "model-00001-of-00002.safetensors"
 #define S2 "model-00002-of-00002.safetensors"
-#define S1_HDR                                                                                  \
-    "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"                          \
+#define S1_HDR                                                         \
+    "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}," \
     "\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[8,11]}}"
 #define S2_HDR "{\"c\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]}}"
 
@@ -61,9 +61,8 @@ static void write_model(const char *index_json)
 {
     write_shard(in_model(S1), S1_HDR, "AAAAAAAAbbb", 11);
     write_shard(in_model(S2), S2_HDR, "CCCCCCCC", 8);
-    ck_assert_int_eq(tu_write_file(in_model("model.safetensors.index.json"), index_json,
-                                   strlen(index_json)),
-                     0);
+    ck_assert_int_eq(
+        tu_write_file(in_model("model.safetensors.index.json"), index_json, strlen(index_json)), 0);
 }
 
 static const char *GOOD = "{\"metadata\":{\"total_size\":19},\"weight_map\":{\"a\":\"" S1
@@ -149,7 +148,8 @@ START_TEST(test_missing_shard)
     at = tu_find(r, STG_INDEX_TENSOR_MISSING);
     ck_assert(at >= 0);
     ck_assert_str_eq(stg_report_at(r, (size_t)at)->tensor, "ghost");
-    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset, (uint64_t)(strstr(json, "\"ghost") - json));
+    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset,
+                      (uint64_t)(strstr(json, "\"ghost") - json));
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
     stg_report_free(r);
     stg_model *m = (stg_model *)1;
@@ -175,7 +175,8 @@ START_TEST(test_unsafe_never_opened)
     long at = tu_find(r, STG_INDEX_SHARD_PATH_UNSAFE);
     ck_assert_msg(at >= 0, "%s", tu_describe(r));
     ck_assert_int_eq(stg_report_at(r, (size_t)at)->severity, STG_SEV_CRITICAL);
-    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset, (uint64_t)(strstr(json, "\"../") - json));
+    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset,
+                      (uint64_t)(strstr(json, "\"../") - json));
     ck_assert_int_lt(tu_find(r, STG_DATA_TRAILING), 0);
     ck_assert_int_lt(tu_find(r, STG_INDEX_SHARD_MISSING), 0);
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
@@ -208,11 +209,13 @@ START_TEST(test_shard_findings_and_consistency)
     long d = tu_find(r, STG_INDEX_TENSOR_DUPLICATE);
     ck_assert(d >= 0);
     ck_assert_str_eq(stg_report_at(r, (size_t)d)->member, S2);
-    ck_assert_uint_eq(stg_report_at(r, (size_t)d)->offset, 8 + (uint64_t)(strstr(h2, "\"a\":") - h2));
+    ck_assert_uint_eq(stg_report_at(r, (size_t)d)->offset,
+                      8 + (uint64_t)(strstr(h2, "\"a\":") - h2));
     long u = tu_find(r, STG_INDEX_TENSOR_UNLISTED);
     ck_assert(u >= 0);
     ck_assert_str_eq(stg_report_at(r, (size_t)u)->tensor, "d");
-    ck_assert_uint_eq(stg_report_at(r, (size_t)u)->offset, 8 + (uint64_t)(strstr(h2, "\"d\":") - h2));
+    ck_assert_uint_eq(stg_report_at(r, (size_t)u)->offset,
+                      8 + (uint64_t)(strstr(h2, "\"d\":") - h2));
     ck_assert_int_ge(tu_find(r, STG_INDEX_TOTAL_SIZE_MISMATCH), 0); /* 21 != 19 */
     stg_report_free(r);
 }

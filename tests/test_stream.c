@@ -18,34 +18,41 @@
 /* Headers used by the differential tests, each with the data length it is paired with. */
 static const struct scase {
     const char *name;
-    const char *hdr;   /* NULL: raw bytes below */
+    const char *hdr; /* NULL: raw bytes below */
     size_t pad;
     size_t data;
-    const char *raw;   /* for framing cases */
+    const char *raw; /* for framing cases */
     size_t raw_len;
 } cases[] = {
     {"valid_one", "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", 0, 4, NULL, 0},
-    {"valid_padded", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 6, 8,
-     NULL, 0},
+    {"valid_padded", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 6, 8, NULL,
+     0},
     {"two_tensors",
-     "{\"__metadata__\":{\"k\":\"v\"},\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[2,5]},"
+     "{\"__metadata__\":{\"k\":\"v\"},\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[2,5]}"
+     ","
      "\"a\":{\"dtype\":\"I16\",\"shape\":[1],\"data_offsets\":[0,2]}}",
      0, 5, NULL, 0},
-    {"zero_size", "{\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]},"
-                  "\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}",
+    {"zero_size",
+     "{\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]},"
+     "\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}",
      0, 2, NULL, 0},
     {"trailing", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 0, 5, NULL, 0},
-    {"short_data", "{\"a\":{\"dtype\":\"U8\",\"shape\":[9],\"data_offsets\":[0,9]}}", 0, 3, NULL, 0},
+    {"short_data", "{\"a\":{\"dtype\":\"U8\",\"shape\":[9],\"data_offsets\":[0,9]}}", 0, 3, NULL,
+     0},
     {"gap", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[1,3]}}", 0, 3, NULL, 0},
-    {"overlap", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
-                "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[1,3]}}",
+    {"overlap",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+     "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[1,3]}}",
      0, 3, NULL, 0},
-    {"misaligned", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
-                   "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[1,5]}}",
+    {"misaligned",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+     "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[1,5]}}",
      0, 5, NULL, 0},
-    {"size_mismatch", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 0, 4, NULL, 0},
-    {"dup_key", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
-                "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+    {"size_mismatch", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 0, 4,
+     NULL, 0},
+    {"dup_key",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+     "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
      0, 1, NULL, 0},
     {"bad_json", "{\"a\":}", 0, 0, NULL, 0},
     {"leading_ws", " {}", 0, 0, NULL, 0},
@@ -81,14 +88,13 @@ static void assert_same(const stg_report *want, const stg_report *got, const cha
 {
     char w[8192];
     snprintf(w, sizeof w, "%s", tu_describe(want));
-    ck_assert_msg(stg_report_count(want) == stg_report_count(got), "%s: buffer %s stream %s",
-                  what, w, tu_describe(got));
+    ck_assert_msg(stg_report_count(want) == stg_report_count(got), "%s: buffer %s stream %s", what,
+                  w, tu_describe(got));
     for (size_t i = 0; i < stg_report_count(want); i++) {
         const stg_finding *a = stg_report_at(want, i), *b = stg_report_at(got, i);
         ck_assert_msg(a->code == b->code && a->severity == b->severity &&
                           a->has_offset == b->has_offset && a->offset == b->offset,
-                      "%s: finding %zu differs: buffer %s stream %s", what, i, w,
-                      tu_describe(got));
+                      "%s: finding %zu differs: buffer %s stream %s", what, i, w, tu_describe(got));
         ck_assert_msg((a->tensor == NULL) == (b->tensor == NULL) &&
                           (a->tensor == NULL || (a->tensor_len == b->tensor_len &&
                                                  memcmp(a->tensor, b->tensor, a->tensor_len) == 0)),
@@ -173,10 +179,11 @@ START_TEST(test_random_splits_and_digests)
     char *hdr = malloc(cap);
     hl += (size_t)snprintf(hdr + hl, cap - hl, "{");
     for (size_t i = 0; i < nt; i++) {
-        hl += (size_t)snprintf(hdr + hl, cap - hl,
-                               "%s\"t%03zu\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
-                               i == 0 ? "" : ",", (i * 7) % nt, each, ((i * 7) % nt) * each,
-                               ((i * 7) % nt + 1) * each);
+        hl += (size_t)snprintf(
+            hdr + hl, cap - hl,
+            "%s\"t%03zu\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
+            i == 0 ? "" : ",", (i * 7) % nt, each, ((i * 7) % nt) * each,
+            ((i * 7) % nt + 1) * each);
     }
     hl += (size_t)snprintf(hdr + hl, cap - hl, "}");
     size_t dlen = nt * each;
@@ -229,8 +236,7 @@ START_TEST(test_random_splits_and_digests)
             ck_assert_uint_eq(t->begin, i * each); /* data order */
             uint8_t got_d[32], want_d[32];
             ck_assert_int_eq(stg_stream_tensor_sha256(s, i, got_d), STG_OK);
-            ck_assert_int_eq(stg_sha256_buffer(data + t->begin, t->end - t->begin, want_d),
-                             STG_OK);
+            ck_assert_int_eq(stg_sha256_buffer(data + t->begin, t->end - t->begin, want_d), STG_OK);
             ck_assert_mem_eq(got_d, want_d, 32);
         }
         ck_assert_int_eq(stg_stream_tensor_sha256(s, nt, whole), STG_E_RANGE);
@@ -279,7 +285,7 @@ START_TEST(test_zero_size_digests)
     ck_assert_int_eq(stg_stream_tensor_sha256(s, 0, d), STG_E_STATE); /* not finished */
     ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
     ck_assert_int_eq(stg_stream_tensor_sha256(s, 0, d), STG_E_STATE); /* digests were off */
-    ck_assert_ptr_nonnull(stg_report_sha256(r));                        /* on by default */
+    ck_assert_ptr_nonnull(stg_report_sha256(r));                      /* on by default */
     stg_report_free(r);
     stg_stream_free(s);
     free(buf);
@@ -291,10 +297,10 @@ END_TEST
 START_TEST(test_early_end_and_extra)
 {
     size_t len;
-    uint8_t *buf = tu_st_file("{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}",
-                              0, "abcdEXTRA", 9, &len);
+    uint8_t *buf = tu_st_file("{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", 0,
+                              "abcdEXTRA", 9, &len);
     size_t ends[] = {len, len - 5, len - 7, 20, 8, 3};
-    stg_code expect[] = {STG_DATA_TRAILING, STG_CODE_MAX, STG_OFFSETS_OUT_OF_RANGE,
+    stg_code expect[] = {STG_DATA_TRAILING,    STG_CODE_MAX,         STG_OFFSETS_OUT_OF_RANGE,
                          STG_HEADER_TRUNCATED, STG_HEADER_TRUNCATED, STG_FILE_TOO_SMALL};
     for (size_t k = 0; k < sizeof ends / sizeof ends[0]; k++) {
         stg_report *want = tu_validate(buf, ends[k], STG_PROFILE_STRICT);
@@ -402,7 +408,8 @@ START_TEST(test_memory_bound)
                                "%s\"layer.%zu.weight\":{\"dtype\":\"F32\",\"shape\":[%llu],"
                                "\"data_offsets\":[%llu,%llu]}",
                                i == 0 ? "" : ",", i, (unsigned long long)(each / 4),
-                               (unsigned long long)(i * each), (unsigned long long)((i + 1) * each));
+                               (unsigned long long)(i * each),
+                               (unsigned long long)((i + 1) * each));
     }
     hl += (size_t)snprintf(hdr + hl, cap - hl, "}");
     size_t pad = (8 - (hl % 8)) % 8;
@@ -473,7 +480,6 @@ START_TEST(test_limits_identical)
     free(buf);
 }
 END_TEST
-
 
 /* A stored zip with one member "a.txt" ("hello"), as Python's zipfile writes it. */
 static const char ZIP[] =

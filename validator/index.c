@@ -70,12 +70,12 @@ typedef struct index_value {
 
 typedef struct index_parse {
     stg_json_parser json;
-    index_value *values;      /* parallel to ix->entries */
+    index_value *values; /* parallel to ix->entries */
     size_t values_cap_bytes;
     const stg_limits *lim;
     stg_report *r;
     stg_index *ix;
-    bool stop;                /* a JSON error, a limit or memory: nothing more is reliable */
+    bool stop; /* a JSON error, a limit or memory: nothing more is reliable */
 } index_parse;
 
 static void report_json_error(index_parse *ps)
@@ -150,8 +150,8 @@ static bool key_is(index_parse *ps, const stg_json_event *ev, const char *lit)
 
 static void report_duplicate(index_parse *ps, const stg_json_event *ev)
 {
-    stg_report_add(ps->r, STG_JSON_DUPLICATE_KEY,
-                   stg_sev(ps->lim, STG_SEV_ERROR, STG_SEV_WARNING), (uint64_t)ev->offset,
+    stg_report_add(ps->r, STG_JSON_DUPLICATE_KEY, stg_sev(ps->lim, STG_SEV_ERROR, STG_SEV_WARNING),
+                   (uint64_t)ev->offset,
                    "a key is repeated in one object of the index (the earlier one at %llu); "
                    "loaders keep the last",
                    (unsigned long long)ev->prev_offset);
@@ -382,8 +382,8 @@ static void build_shards(index_parse *ps)
     qsort(refs, kept, sizeof *refs, cmp_name_ref);
     size_t distinct = 0;
     for (size_t i = 0; i < kept; i++) {
-        distinct += i == 0 || cmp_bytes(refs[i - 1].name, refs[i - 1].len, refs[i].name,
-                                         refs[i].len) != 0;
+        distinct += i == 0 ||
+                    cmp_bytes(refs[i - 1].name, refs[i - 1].len, refs[i].name, refs[i].len) != 0;
     }
     if (distinct > UINT32_MAX) {
         stg_mem_free(refs);
@@ -400,7 +400,8 @@ static void build_shards(index_parse *ps)
      * order, so the smallest idx of a run is the first appearance). */
     size_t s = 0;
     for (size_t i = 0; i < kept; i++) {
-        if (i == 0 || cmp_bytes(refs[i - 1].name, refs[i - 1].len, refs[i].name, refs[i].len) != 0) {
+        if (i == 0 ||
+            cmp_bytes(refs[i - 1].name, refs[i - 1].len, refs[i].name, refs[i].len) != 0) {
             const index_value *v = &ps->values[refs[i].idx];
             ix->shards[s].name = v->name;
             ix->shards[s].name_len = v->name_len;
@@ -505,8 +506,8 @@ bool stg_index_parse(const uint8_t *buf, size_t len, const stg_limits *lim, stg_
     if (!ps.stop && next_event(&ps, &ev) && ev.type == STG_JSON_END) {
         size_t end = ev.offset;
         if (!stg_json_rest_is_ws(buf, len, end)) {
-            while (end < len && (buf[end] == ' ' || buf[end] == '\t' || buf[end] == '\r' ||
-                                 buf[end] == '\n')) {
+            while (end < len &&
+                   (buf[end] == ' ' || buf[end] == '\t' || buf[end] == '\r' || buf[end] == '\n')) {
                 end++;
             }
             stg_report_add(r, STG_JSON_SYNTAX, STG_SEV_ERROR, (uint64_t)end,
@@ -536,7 +537,7 @@ typedef struct tensor_ref {
     const char *name;
     size_t len;
     uint32_t shard;
-    uint64_t offset;      /* map: key offset in the index; shard: key offset in the shard */
+    uint64_t offset; /* map: key offset in the index; shard: key offset in the shard */
     uint64_t byte_size;
 } tensor_ref;
 
@@ -631,8 +632,7 @@ void stg_index_check_shards(const stg_index *ix, const stg_index_shard_table *ta
             continue; /* missing, unsafe or unreadable shard: already reported */
         }
         if (find_ref(held, shard_n, m->name, m->len, true, m->shard) == NULL) {
-            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_MISSING, STG_SEV_ERROR,
-                                            m->offset,
+            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_MISSING, STG_SEV_ERROR, m->offset,
                                             "the index maps a tensor to a shard that does not "
                                             "hold it");
             stg_report_set_tensor(r, f, m->name, m->len);
@@ -648,16 +648,14 @@ void stg_index_check_shards(const stg_index *ix, const stg_index_shard_table *ta
         }
         if (i > 0 && cmp_bytes(held[i - 1].name, held[i - 1].len, h->name, h->len) == 0 &&
             held[i - 1].shard != h->shard) {
-            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_DUPLICATE, STG_SEV_ERROR,
-                                            h->offset,
+            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_DUPLICATE, STG_SEV_ERROR, h->offset,
                                             "a tensor is held by more than one shard (also in "
                                             "an earlier shard of the index)");
             stg_report_set_tensor(r, f, h->name, h->len);
             stg_report_set_member(r, f, shard_name, STG_NO_OFFSET);
         }
         if (find_ref(map, map_n, h->name, h->len, false, 0) == NULL) {
-            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_UNLISTED, STG_SEV_ERROR,
-                                            h->offset,
+            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_UNLISTED, STG_SEV_ERROR, h->offset,
                                             "a shard holds a tensor the index does not list");
             stg_report_set_tensor(r, f, h->name, h->len);
             stg_report_set_member(r, f, shard_name, STG_NO_OFFSET);

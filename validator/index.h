@@ -17,18 +17,18 @@
 #include "stguard/stguard.h"
 
 typedef struct stg_index_entry {
-    const char *tensor;       /* decoded name (NUL-terminated, may hold NUL: use tensor_len) */
+    const char *tensor; /* decoded name (NUL-terminated, may hold NUL: use tensor_len) */
     size_t tensor_len;
-    uint32_t shard;           /* index into stg_index.shards */
-    uint64_t key_offset;      /* offset of the tensor's key token in the index */
-    bool dropped;             /* compat: an earlier duplicate key that a later one replaced */
+    uint32_t shard;      /* index into stg_index.shards */
+    uint64_t key_offset; /* offset of the tensor's key token in the index */
+    bool dropped;        /* compat: an earlier duplicate key that a later one replaced */
 } stg_index_entry;
 
 typedef struct stg_index_shard {
-    const char *name;         /* decoded file name (NUL-terminated; may hold NUL when unsafe) */
+    const char *name; /* decoded file name (NUL-terminated; may hold NUL when unsafe) */
     size_t name_len;
-    uint64_t offset;          /* offset of the first map value naming this shard */
-    bool unsafe;              /* index_shard_path_unsafe was reported: never open it */
+    uint64_t offset; /* offset of the first map value naming this shard */
+    bool unsafe;     /* index_shard_path_unsafe was reported: never open it */
 } stg_index_shard;
 
 typedef struct stg_index {
@@ -41,19 +41,19 @@ typedef struct stg_index {
     bool has_total_size;
     uint64_t total_size;
     uint64_t total_size_offset;
-    bool ok;                  /* JSON and shape are valid: stage 2 may run */
+    bool ok; /* JSON and shape are valid: stage 2 may run */
 } stg_index;
 
 /* A shard's tensor table as the loader found it. */
 typedef struct stg_index_shard_tensor {
     const char *name;
     size_t name_len;
-    uint64_t name_offset;     /* offset of the tensor's key in the shard */
-    uint64_t byte_size;       /* end - begin */
+    uint64_t name_offset; /* offset of the tensor's key in the shard */
+    uint64_t byte_size;   /* end - begin */
 } stg_index_shard_tensor;
 
 typedef struct stg_index_shard_table {
-    bool available;           /* opened and its header passed schema: tensors below are real */
+    bool available; /* opened and its header passed schema: tensors below are real */
     const stg_index_shard_tensor *tensors;
     size_t count;
 } stg_index_shard_table;
