@@ -483,6 +483,33 @@ START_TEST(test_bypass_unusual_member_name)
 }
 END_TEST
 
+START_TEST(test_zip64_and_prepended)
+{
+    /* A ZIP64 archive (placeholders, extra fields, end records) is read like any other. */
+    zb_entry e = zb_file("big/data.pkl", EVIL, sizeof EVIL - 1);
+    zb_opts o = {.zip64 = true};
+    size_t len;
+    uint64_t offs[1];
+    uint8_t *z = zb_build(&e, 1, &o, &len, offs);
+    stg_report *r = check(z, len, NULL);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_ZIP);
+    assert_member(first(r, STG_PICKLE_GLOBAL_DANGEROUS), "big/data.pkl", offs[0]);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_MALFORMED), -1);
+    stg_report_free(r);
+    free(z);
+    /* Bytes prepended to an archive: nothing known at offset 0, but zip tools open it. */
+    static const char junk[] = "#!/bin/sh\nexit 0\n";
+    zb_opts p = {.prefix = junk, .prefix_len = sizeof junk - 1};
+    z = zb_build(&e, 1, &p, &len, offs);
+    r = check(z, len, NULL);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_ZIP);
+    assert_member(first(r, STG_PICKLE_GLOBAL_DANGEROUS), "big/data.pkl", sizeof junk - 1);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNKNOWN), -1);
+    stg_report_free(r);
+    free(z);
+}
+END_TEST
+
 START_TEST(test_bypass_bad_crc)
 {
     /* Class 5: the CRC is never required (this one is wrong on purpose). */
@@ -722,6 +749,7 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_zip_bomb);
     tcase_add_test(tc, test_container_malformed);
     tcase_add_test(tc, test_bypass_unusual_member_name);
+    tcase_add_test(tc, test_zip64_and_prepended);
     tcase_add_test(tc, test_bypass_bad_crc);
     tcase_add_test(tc, test_bypass_raw_pickle_named_bin);
     tcase_add_test(tc, test_bypass_stacked_and_legacy);

@@ -193,6 +193,35 @@ START_TEST(test_pickle_then_zip)
 }
 END_TEST
 
+START_TEST(test_legacy_then_zip)
+{
+    /* A legacy torch file (magic, protocol, sys_info, object, storage keys) with an archive
+     * appended: routed as torch-legacy, the archive reported and scanned. */
+    static const char legacy[] = "\x80\x02\x8a\nl\xfc\x9c"
+                                 "F\xf9 j\xa8P\x19.\x80\x02M\xe9\x03.\x80\x02}q\x00."
+                                 "\x80\x02}q\x00.\x80\x02]q\x00.";
+    zb_entry e = zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1);
+    size_t z_len;
+    uint8_t *z = zb_build(&e, 1, NULL, &z_len, NULL);
+    size_t len = sizeof legacy - 1 + z_len;
+    uint8_t *p = malloc(len);
+    memcpy(p, legacy, sizeof legacy - 1);
+    memcpy(p + sizeof legacy - 1, z, z_len);
+    stg_report *r = check_profile(p, len, "old.pt", STG_PROFILE_STRICT);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_LEGACY);
+    ck_assert_uint_eq(first(r, STG_POLYGLOT_ZIP)->offset, sizeof legacy - 1);
+    ck_assert_str_eq(first(r, STG_PICKLE_GLOBAL_DANGEROUS)->member, "archive/data.pkl");
+    stg_report_free(r);
+    /* near miss: the legacy file alone */
+    r = check_profile(legacy, sizeof legacy - 1, "old.pt", STG_PROFILE_STRICT);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_LEGACY);
+    ck_assert_int_eq(tu_find(r, STG_POLYGLOT_ZIP), -1);
+    stg_report_free(r);
+    free(p);
+    free(z);
+}
+END_TEST
+
 START_TEST(test_direct_call)
 {
     /* The entry point stg_validate_buffer uses: findings land in the given report. */
@@ -221,6 +250,7 @@ static Suite *polyglot_suite(void)
     tcase_add_test(tc, test_polyglot_zip_compat);
     tcase_add_test(tc, test_polyglot_pickle);
     tcase_add_test(tc, test_pickle_then_zip);
+    tcase_add_test(tc, test_legacy_then_zip);
     tcase_add_test(tc, test_direct_call);
     suite_add_tcase(s, tc);
     return s;
