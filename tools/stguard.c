@@ -127,6 +127,14 @@ typedef struct cli_config {
     const char *scan_only_name;
 } cli_config;
 
+/* "stguard: BEFORE<path>AFTER\n" on stderr, the path escaped for the terminal. */
+static void say_path(const char *before, const char *path, const char *after)
+{
+    fprintf(stderr, "stguard: %s", before);
+    cli_text_escape(stderr, path, strlen(path), false);
+    fprintf(stderr, "%s\n", after);
+}
+
 static int set_limit(stg_limits *lim, const char *name, const char *value, const char *opt)
 {
     stg_status st = stg_limits_set(lim, name, value);
@@ -159,7 +167,8 @@ static int load_policy_file(cli_config *c, const char *path)
     }
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
-        fprintf(stderr, "stguard: cannot read policy file %s: %s\n", path, strerror(errno));
+        say_path("cannot read policy file ", path,
+                 errno == ENOENT ? ": no such file" : ": unreadable");
         return EXIT_USAGE;
     }
     char *buf = malloc(POLICY_FILE_MAX + 1);
@@ -167,8 +176,8 @@ static int load_policy_file(cli_config *c, const char *path)
     bool err = buf == NULL || ferror(f) != 0;
     fclose(f);
     if (err || len > POLICY_FILE_MAX) {
-        fprintf(stderr, "stguard: cannot read policy file %s%s\n", path,
-                len > POLICY_FILE_MAX ? ": larger than 16 MiB" : "");
+        say_path("cannot read policy file ", path,
+                 len > POLICY_FILE_MAX ? ": larger than 16 MiB" : "");
         free(buf);
         return EXIT_USAGE;
     }
@@ -176,8 +185,10 @@ static int load_policy_file(cli_config *c, const char *path)
     stg_status st = stg_policy_load(p, buf, len, &line);
     free(buf);
     if (st != STG_OK) {
-        fprintf(stderr, "stguard: %s:%" PRIu64 ": invalid policy entry (%s)\n", path, line,
-                stg_status_name(st));
+        char where[64];
+        snprintf(where, sizeof where, ":%" PRIu64 ": invalid policy entry (%s)", line,
+                 stg_status_name(st));
+        say_path("", path, where);
         return EXIT_USAGE;
     }
     return 0;
@@ -520,7 +531,7 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
         stg_scan_options so = c->walk.scan;
         so.digest = false;
         if (stg_scan_path(path, &so, &r) != STG_OK) {
-            fprintf(stderr, "stguard: cannot inspect %s\n", path);
+            say_path("cannot inspect ", path, "");
             return 2;
         }
         int status = print_failed_open(c, path, r);
@@ -535,7 +546,8 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
         if (rep != NULL) {
             status = print_failed_open(c, path, rep);
         } else {
-            fprintf(stderr, "stguard: cannot open %s: %s\n", path, stg_status_name(st_open));
+            say_path("cannot open ", path, "");
+            fprintf(stderr, "stguard: status %s\n", stg_status_name(st_open));
         }
         stg_report_free(rep);
         return status;
@@ -580,11 +592,10 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
             tensors[i].has_sha256 = true;
         } else if (rs == STG_FILE_CHANGED) {
             /* The finding's name a scan gives, so a script sees one vocabulary. */
-            fprintf(stderr, "stguard: file_changed: %s changed while it was read\n", path);
+            say_path("file_changed: ", path, " changed while it was read");
             status = 2;
         } else {
-            fprintf(stderr, "stguard: io_error: cannot read a tensor of %s: %s\n", path,
-                    stg_status_name(rs));
+            say_path("io_error: cannot read a tensor of ", path, "");
             status = 2;
         }
         free(buf);
