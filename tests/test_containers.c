@@ -592,6 +592,47 @@ START_TEST(test_bypass_torch_tar)
 }
 END_TEST
 
+START_TEST(test_torch01_records)
+{
+    /* Storages and tensors members framed as torch 0.1 wrote them: the raw records between the
+     * pickles are skipped by their sizes, so a real file is not malformed... */
+    size_t len;
+    uint8_t *t = fixture("torch01-framed.tar", &len);
+    stg_report *r = check(t, len, NULL);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_TAR);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_WARN, "%s", tu_describe(r));
+    ck_assert_uint_eq(stg_report_global_count(r), 5); /* 2 sys_info/pickle, 2 storages, 1 tensor */
+    stg_report_free(r);
+    /* ...and a record whose element count fits no element size falls back to a pickle walk
+     * of the rest: reported, never skipped. */
+    size_t storages = 0;
+    for (size_t off = 0; off + 512 <= len; off += 512) {
+        if (memcmp(t + off, "storages", 9) == 0 && memcmp(t + off + 257, "ustar", 5) == 0) {
+            storages = off + 512;
+        }
+    }
+    ck_assert_uint_gt(storages, 0);
+    static const char args_end[] = "\x87q\x03.";
+    uint8_t *count = memmem(t + storages, 200, args_end, 4);
+    ck_assert_ptr_nonnull(count);
+    count[4 + 3] = 0x01; /* element count 4 -> 4 + 2^24 */
+    r = check(t, len, NULL);
+    const stg_finding *f = first(r, STG_PICKLE_MALFORMED);
+    ck_assert_str_eq(f->member, "storages");
+    stg_report_free(r);
+    free(t);
+    /* The payload in the second storage's argument pickle is found at its offset. */
+    t = fixture("torch01-framed-evil.tar", &len);
+    r = check(t, len, NULL);
+    f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_str_eq(f->member, "storages");
+    ck_assert_uint_eq(f->offset, 5 + 46 + 24 + 2);
+    ck_assert_int_eq(tu_find(r, STG_PICKLE_MALFORMED), -1);
+    stg_report_free(r);
+    free(t);
+}
+END_TEST
+
 START_TEST(test_bypass_compressed)
 {
     /* Class 18: zlib and gzip pickles are inflated and scanned; joblib's label. */
@@ -754,6 +795,7 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_bypass_raw_pickle_named_bin);
     tcase_add_test(tc, test_bypass_stacked_and_legacy);
     tcase_add_test(tc, test_bypass_torch_tar);
+    tcase_add_test(tc, test_torch01_records);
     tcase_add_test(tc, test_bypass_compressed);
     tcase_add_test(tc, test_deflate_fails_closed_without_zlib);
     tcase_add_test(tc, test_safetensors_index_by_name);

@@ -137,6 +137,12 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         res.pickle_based = true;
         return res;
     }
+    if (mode == STG_MEMBER_TORCH01_STORAGES || mode == STG_MEMBER_TORCH01_TENSORS) {
+        stg_containers_scan_torch01(buf, len, mode == STG_MEMBER_TORCH01_TENSORS, ctx);
+        res.format = STG_FMT_PICKLE;
+        res.pickle_based = true;
+        return res;
+    }
     if (hint.safetensors_index) {
         check_safetensors_index(buf, len, ctx);
         res.format = STG_FMT_SAFETENSORS_INDEX;

@@ -9,6 +9,8 @@
 #include "../parser/inflate.h"
 #include "../parser/mem.h"
 #include "../parser/tar.h"
+#include "../parser/util.h"
+#include "pickle_scan.h"
 #include "sniff.h"
 
 /* Adds a finding about one entry: offset = member_offset = the entry's header offset. */
@@ -337,8 +339,13 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
         if (!is_regular(e->type)) {
             continue;
         }
-        stg_member_mode mode = torch && is_torch_tar_member(e->name) ? STG_MEMBER_PICKLES
-                                                                     : STG_MEMBER_ARCHIVE;
+        stg_member_mode mode = STG_MEMBER_ARCHIVE;
+        if (torch && is_torch_tar_member(e->name)) {
+            const char *b = base_name(e->name);
+            mode = strcmp(b, "storages") == 0  ? STG_MEMBER_TORCH01_STORAGES
+                   : strcmp(b, "tensors") == 0 ? STG_MEMBER_TORCH01_TENSORS
+                                               : STG_MEMBER_PICKLE;
+        }
         stg_member_result mr = stg_check_member_ex(buf + e->data_offset, (size_t)e->size, e->name,
                                                    e->header_offset, mode, limit - inflated, ctx);
         any_pickle = any_pickle || mr.pickle_based;
@@ -348,6 +355,67 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
     res->pickle_based = res->pickle_based || any_pickle;
     res->inflated += inflated;
     return torch ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
+}
+
+/* Element sizes a 0.1 storage can have, most common first: the record's length is
+ * count x size, and the right size is the one after which the next pickle (or the end) follows. */
+static const uint64_t torch01_elem_sizes[] = {4, 8, 2, 1, 16};
+
+void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, stg_check_ctx *ctx)
+{
+    size_t pos = 0;
+    bool first = true;
+    while (pos < len) {
+        size_t stop_end = 0;
+        if (!stg_pickle_sniff(buf + pos, len - pos, &stop_end) || stop_end == 0) {
+            break;
+        }
+        stg_check_pickles(buf + pos, stop_end, pos, STG_PICKLE_MEMBER, ctx);
+        pos += stop_end;
+        if (first) {
+            first = false; /* the count */
+            continue;
+        }
+        size_t left = len - pos;
+        if (tensors) {
+            if (left < 8) {
+                break;
+            }
+            uint32_t ndim = stg_le32(buf + pos);
+            uint64_t skip = 8 + 16 * (uint64_t)ndim + 8;
+            if (ndim > 64 || skip > left) {
+                break;
+            }
+            pos += (size_t)skip;
+            continue;
+        }
+        if (left < 8) {
+            break;
+        }
+        uint64_t count = stg_le64(buf + pos);
+        size_t data = pos + 8;
+        bool framed = false;
+        for (size_t i = 0; i < sizeof torch01_elem_sizes / sizeof torch01_elem_sizes[0]; i++) {
+            uint64_t bytes;
+            size_t unused;
+            if (stg_mul_u64(count, torch01_elem_sizes[i], &bytes) || bytes > len - data) {
+                continue;
+            }
+            size_t next = data + (size_t)bytes;
+            if (next == len || stg_pickle_sniff(buf + next, len - next, &unused)) {
+                pos = next;
+                framed = true;
+                break;
+            }
+        }
+        if (!framed) {
+            break;
+        }
+    }
+    if (pos < len) {
+        /* Not framed as the format says: walk the rest as pickles, so nothing goes unseen. */
+        stg_check_pickles(buf + pos, len - pos, pos, STG_PICKLE_RAW, ctx);
+    }
 }
 
 /* ------------------------------------------------------------------- compressed streams */

@@ -58,9 +58,18 @@ typedef enum stg_member_mode {
                                walked as pickles (a loader unpickles it as a whole file) */
     STG_MEMBER_PICKLE,      /* one pickle member whatever it looks like (its name says pickle,
                                so a loader will unpickle it): STG_PICKLE_MEMBER */
-    STG_MEMBER_PICKLES      /* pickles interleaved with raw data (PyTorch 0.1 tar members):
-                               STG_PICKLE_RAW */
+    STG_MEMBER_PICKLES,     /* a stream of pickles (STG_PICKLE_RAW) */
+    STG_MEMBER_TORCH01_STORAGES, /* PyTorch 0.1 `storages`: count pickle, then per storage an
+                                    argument pickle, an 8-byte element count and the elements */
+    STG_MEMBER_TORCH01_TENSORS   /* PyTorch 0.1 `tensors`: count pickle, then per tensor an
+                                    argument pickle, ndim (i32), 4 pad bytes, sizes, strides and
+                                    the storage offset (8 bytes each) */
 } stg_member_mode;
+
+/* Scans a PyTorch 0.1 `storages` or `tensors` member: every pickle with STG_PICKLE_MEMBER, the
+ * raw records between them skipped by their sizes. Whatever cannot be framed that way is walked
+ * as a pickle stream (fails closed: it is reported, never skipped). */
+void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, stg_check_ctx *ctx);
 
 /* stg_check_member with a mode, an inflate budget for the member's subtree, and a result.
  * member is the entry's name (NUL-terminated);

@@ -2,7 +2,7 @@
 """Regenerates the container fixtures of tests/test_containers.c and tests/test_zip.c.
 Python standard library only; every file stays small. Pickles are written byte by byte so no
 class has to exist. Run from anywhere: python3 make_fixtures.py (writes next to itself)."""
-import bz2, gzip, io, lzma, os, tarfile, zipfile, zlib
+import bz2, gzip, io, lzma, os, struct, tarfile, zipfile, zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -63,6 +63,21 @@ def main():
     put("torch01-benign.tar", tar_of([("sys_info", BENIGN), ("pickle", BENIGN),
                                       ("storages", b"\x80\x02K\x00."),
                                       ("tensors", b"\x80\x02K\x00.")]))
+    # PyTorch 0.1 records as torch 0.1 wrote them: storages = count pickle, then per storage an
+    # argument pickle, an 8-byte element count and the elements; tensors = count pickle, then per
+    # tensor an argument pickle, ndim (i32), 4 pad bytes, sizes, strides, storage offset.
+    args = b"\x80\x02X\x01\x00\x00\x000q\x00X\x03\x00\x00\x00cpuq\x01ctorch\nFloatStorage\nq\x02\x87q\x03."
+    floats = struct.pack("<q", 4) + struct.pack("<4f", 1.5, -2.25, 3.0, 1e-3)
+    storages = b"\x80\x02K\x02." + args + floats + args + floats
+    tensors = (b"\x80\x02K\x01." +
+               b"\x80\x02X\x01\x00\x00\x001q\x00X\x01\x00\x00\x000q\x01ctorch\nFloatTensor\nq\x02\x87q\x03." +
+               struct.pack("<i", 1) + b"\0" * 4 + struct.pack("<q", 4) + struct.pack("<q", 1) + struct.pack("<q", 0))
+    put("torch01-framed.tar", tar_of([("sys_info", BENIGN), ("pickle", BENIGN), ("storages", storages),
+                                      ("tensors", tensors)]))
+    # The second storage's argument pickle is the payload.
+    put("torch01-framed-evil.tar", tar_of([("sys_info", BENIGN), ("pickle", BENIGN),
+                                           ("storages", b"\x80\x02K\x02." + args + floats + EVIL + floats),
+                                           ("tensors", tensors)]))
     put("plain-evil.tar", tar_of([("dir/readme.txt", b"hello\n"), ("dir/model.bin", EVIL)]))
     long_name = "d/" + "x" * 150 + "/payload.pkl"
     put("longname-evil.tar", tar_of([(long_name, EVIL)]))
