@@ -533,6 +533,101 @@ START_TEST(test_walk_order_threads_and_hf)
 }
 END_TEST
 
+static bool has_line(const collected *c, const char *needle)
+{
+    for (size_t i = 0; i < c->count; i++) {
+        if (strstr(c->lines[i], needle) != NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+START_TEST(test_walk_links_specials_and_filters)
+{
+    char *dir = tu_tempdir();
+    char *root = path_in(dir, "root");
+    char *sub = path_in(root, "sub");
+    char *outside = path_in(dir, "outside.txt");
+    ck_assert_int_eq(mkdir(root, 0700), 0);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    ck_assert_int_eq(tu_write_file(outside, "abc", 3), 0);
+    size_t len;
+    uint8_t *b = valid_file(&len);
+    char *a = path_in(root, "a.safetensors");
+    ck_assert_int_eq(tu_write_file(a, b, len), 0);
+    char *fifo = path_in(sub, "f.safetensors");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    char *l_out = path_in(root, "out.txt");
+    ck_assert_int_eq(symlink(outside, l_out), 0);
+    char *l_in = path_in(sub, "in.safetensors");
+    ck_assert_int_eq(symlink("../a.safetensors", l_in), 0);
+    char *l_cycle = path_in(sub, "up");
+    ck_assert_int_eq(symlink("..", l_cycle), 0);
+    char *l_dangling = path_in(root, "gone.bin");
+    ck_assert_int_eq(symlink("nowhere", l_dangling), 0);
+
+    stg_walk_options wo;
+    stg_walk_options_default(&wo);
+    const char *paths[] = {root};
+    collected c;
+    memset(&c, 0, sizeof c);
+    stg_walk_result res;
+    ck_assert_int_eq(stg_walk(paths, 1, &wo, collect, NULL, &c, &res), STG_OK);
+    /* sorted: a.safetensors, gone.bin, out.txt, sub/f.safetensors, sub/in.safetensors, sub/up */
+    ck_assert_uint_eq(c.count, 6);
+    ck_assert_msg(strstr(c.lines[0], "/a.safetensors||ok|") != NULL, "%s", c.lines[0]);
+    ck_assert_msg(strstr(c.lines[1], "/gone.bin||error|io_error") != NULL, "%s", c.lines[1]);
+    ck_assert_msg(strstr(c.lines[2], "/out.txt||warn|symlink_skipped") != NULL, "%s", c.lines[2]);
+    ck_assert_msg(strstr(c.lines[3], "/sub/f.safetensors||warn|not_regular_file") != NULL, "%s",
+                  c.lines[3]);
+    ck_assert_msg(strstr(c.lines[4], "/sub/in.safetensors|") != NULL &&
+                      strstr(c.lines[4], "/a.safetensors|ok|") != NULL,
+                  "%s", c.lines[4]);
+    ck_assert_msg(strstr(c.lines[5], "/sub/up||warn|symlink_skipped") != NULL, "%s", c.lines[5]);
+    ck_assert_uint_eq(res.bytes, len); /* a.safetensors once, through two paths */
+    ck_assert_uint_eq(res.distinct_scanned, 1);
+
+    /* include: files whose relative path or base name match; directories still walked */
+    const char *inc[] = {"*.safetensors"};
+    wo.include = inc;
+    wo.include_count = 1;
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(stg_walk(paths, 1, &wo, collect, NULL, &c, NULL), STG_OK);
+    ck_assert(!has_line(&c, "gone.bin") && !has_line(&c, "out.txt"));
+    ck_assert(has_line(&c, "/sub/in.safetensors|") && has_line(&c, "/a.safetensors||"));
+    /* exclude a directory by name: not walked */
+    const char *exc[] = {"sub"};
+    wo.include_count = 0;
+    wo.exclude = exc;
+    wo.exclude_count = 1;
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(stg_walk(paths, 1, &wo, collect, NULL, &c, NULL), STG_OK);
+    ck_assert_uint_eq(c.count, 3);
+    ck_assert(!has_line(&c, "/sub/"));
+    /* a relative-path pattern */
+    const char *exc2[] = {"sub/f*"};
+    wo.exclude = exc2;
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(stg_walk(paths, 1, &wo, collect, NULL, &c, NULL), STG_OK);
+    ck_assert_uint_eq(c.count, 5);
+    ck_assert(!has_line(&c, "/sub/f.safetensors"));
+
+    free(b);
+    free(root);
+    free(sub);
+    free(outside);
+    free(a);
+    free(fifo);
+    free(l_out);
+    free(l_in);
+    free(l_cycle);
+    free(l_dangling);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static Suite *scan_suite(void)
 {
     Suite *s = suite_create("scan");
@@ -546,6 +641,7 @@ static Suite *scan_suite(void)
     tcase_add_test(tc, test_path_file_changed);
     tcase_add_test(tc, test_fd_routes);
     tcase_add_test(tc, test_walk_order_threads_and_hf);
+    tcase_add_test(tc, test_walk_links_specials_and_filters);
     suite_add_tcase(s, tc);
     return s;
 }
