@@ -565,6 +565,14 @@ EOF
 expect_rc 1 "--progress never" -- "$CLI" scan --progress never many
 [ ! -s err.txt ] && ok || fail "progress never"
 
+# auto: on a terminal (script(1) gives stderr a pty) the line shows for several files only
+if command -v script >/dev/null 2>&1; then
+    script -qec "'$CLI' scan -q many >/dev/null" /dev/null >tty.txt 2>&1
+    grep -q 'stguard: [0-9]*/24 files' tty.txt && ok || fail "progress on a terminal: $(od -c tty.txt | head -3)"
+    script -qec "'$CLI' scan -q ok.safetensors >/dev/null" /dev/null >tty.txt 2>&1
+    grep -q 'files,' tty.txt && fail "progress for one quick file: $(od -c tty.txt | head -3)" || ok
+fi
+
 # ------------------------------------------------------------------ inspect
 expect_rc 0 "inspect text" -- "$CLI" inspect ok.safetensors
 grep -q 'header length: ' out.txt && grep -q '"weight" F32 \[2, 2\] 0..16' out.txt &&
