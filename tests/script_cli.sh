@@ -608,6 +608,10 @@ expect_rc 1 "inspect an invalid file" -- "$CLI" inspect invalid.safetensors
 grep -q 'offsets_overlap' out.txt && ok || fail "inspect invalid findings: $(cat out.txt)"
 expect_rc 1 "inspect an invalid file, json" -- "$CLI" inspect --format json invalid.safetensors
 grep -q '"code":"offsets_overlap"' out.txt && ok || fail "inspect invalid json: $(cat out.txt)"
+expect_rc 1 "inspect strict: leading whitespace is invalid" -- "$CLI" inspect leading_ws.safetensors
+expect_rc 0 "inspect --profile compat" -- "$CLI" inspect --profile compat leading_ws.safetensors
+grep -q '^  note: header_not_json_object: ' out.txt && grep -q '"a" U8 \[4\] 0..4' out.txt && ok ||
+    fail "inspect compat warnings: $(cat out.txt)"
 expect_rc 2 "inspect a missing file" -- "$CLI" inspect "$T/nope.safetensors"
 expect_rc 0 "inspect with a limit option" -- "$CLI" inspect --max-rank 2 rank2.safetensors
 expect_rc 1 "inspect with a limit that is hit" -- "$CLI" inspect --max-rank 1 rank2.safetensors
