@@ -87,4 +87,25 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
 /* true when name (a base name) is exactly 64 hex digits (a Hugging Face LFS blob name). */
 bool stg_scan_is_blob_name(const char *name);
 
+/* ---- shared by scan.c and walk.c (loader-internal) ---- */
+
+/* Last component of path (after the last '/'). */
+const char *stg_path_base(const char *path);
+/* true when path's last component is a 64-hex blob name inside a folder named `blobs`. */
+bool stg_path_is_blob(const char *path);
+/* true when path (a real path) is root_real or lies below it. */
+bool stg_path_inside(const char *path, const char *root_real);
+/* Adds `code` (error, no offset) with "what: <strerror(err)>" as message. */
+void stg_scan_add_errno(stg_report *r, stg_code code, const char *what, int err);
+/* A finished report holding one finding without offset; NULL when memory ran out. */
+stg_report *stg_scan_fixed_report(const stg_limits *lim, stg_code code, stg_severity sev,
+                                  const char *message);
+/* Scans one regular file into r (not finished): open_path is opened (without following a final
+ * link when nofollow), checked with fstat before and after, read or mapped, digested; hint is the
+ * name hint and, for `*.safetensors.index.json`, the path next to which shards are looked up;
+ * blob_hex (or NULL) is the digest a blob's name promises. *bytes gets the size read. */
+void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
+                        const char *blob_hex, const stg_scan_options *opt, stg_report *r,
+                        uint64_t *bytes);
+
 #endif

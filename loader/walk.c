@@ -1,0 +1,878 @@
+/* The tree walk behind `stguard scan` (rules in scan.h and docs/cli.md): turn command-line
+ * paths into records in a deterministic order (sorted, depth first, with an explicit stack),
+ * follow links only inside the root, report specials and skipped links, read every distinct file
+ * once on worker threads and hand the records back in order. */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../parser/mem.h"
+#include "digest.h"
+#include "scan.h"
+
+/* ------------------------------------------------------------------------------ the walk */
+
+/* (device, inode) -> index, open addressing; capacity a power of two, at most half full. */
+typedef struct id_slot {
+    uint64_t dev, ino;
+    size_t value;
+    bool used;
+} id_slot;
+
+typedef struct id_map {
+    id_slot *slots;
+    size_t cap, count;
+} id_map;
+
+static size_t id_hash(uint64_t dev, uint64_t ino)
+{
+    uint64_t h = ino * 0x9E3779B97F4A7C15u ^ (dev + 0x632BE59BD9B4E019u) * 0xC2B2AE3D27D4EB4Fu;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static bool id_find(const id_map *m, uint64_t dev, uint64_t ino, size_t *value)
+{
+    if (m->cap == 0) {
+        return false;
+    }
+    for (size_t i = id_hash(dev, ino) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        const id_slot *s = &m->slots[i];
+        if (!s->used) {
+            return false;
+        }
+        if (s->dev == dev && s->ino == ino) {
+            *value = s->value;
+            return true;
+        }
+    }
+}
+
+static bool id_put(id_map *m, uint64_t dev, uint64_t ino, size_t value)
+{
+    if (2 * (m->count + 1) > m->cap) {
+        size_t ncap = m->cap == 0 ? 64 : m->cap * 2;
+        id_slot *ns = stg_mem_calloc(ncap, sizeof *ns);
+        if (ns == NULL) {
+            return false;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->slots[i].used) {
+                size_t j = id_hash(m->slots[i].dev, m->slots[i].ino) & (ncap - 1);
+                while (ns[j].used) {
+                    j = (j + 1) & (ncap - 1);
+                }
+                ns[j] = m->slots[i];
+            }
+        }
+        stg_mem_free(m->slots);
+        m->slots = ns;
+        m->cap = ncap;
+    }
+    size_t i = id_hash(dev, ino) & (m->cap - 1);
+    while (m->slots[i].used) {
+        i = (i + 1) & (m->cap - 1);
+    }
+    m->slots[i] = (id_slot){dev, ino, value, true};
+    m->count++;
+    return true;
+}
+
+static void id_free(id_map *m)
+{
+    stg_mem_free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+/* A distinct thing to read: a file (by identity) or standard input. */
+typedef struct walk_target {
+    char *open_path; /* what is opened: the walked path, or a link's resolved target */
+    char *hint;      /* display path of the first record shown: name hint and index path */
+    bool nofollow;
+    bool is_stdin;
+    bool linked;        /* some record reached it through a symbolic link */
+    char blob_hex[65];  /* expected digest from a blob name, "" when none */
+    stg_report *report; /* set by a worker */
+    bool done;
+    size_t last_record; /* report is freed after this record is handed out */
+} walk_target;
+
+typedef struct walk_record {
+    char *display;
+    char *blob;          /* resolved target shown for links, NULL */
+    size_t target;       /* index in targets, when fixed is NULL */
+    stg_report *fixed;   /* a report made during the walk (skipped links, specials, errors) */
+    bool hf_blob_direct; /* a file walked directly inside a Hugging Face `blobs` folder */
+    bool suppressed;     /* not handed out: its blob is reported under a link's path */
+} walk_record;
+
+typedef struct dir_frame {
+    char *path; /* display path */
+    char *rel;  /* relative to the argument ("" for the argument itself) */
+    char **names;
+    size_t count, next;
+    uint64_t dev, ino;
+} dir_frame;
+
+typedef struct walk {
+    const stg_walk_options *opt;
+    walk_target *targets;
+    size_t target_count, target_cap;
+    walk_record *records;
+    size_t record_count, record_cap;
+    id_map target_ids; /* file identity -> target */
+    id_map dirs_seen;  /* directories walked for the current argument */
+    dir_frame *stack;
+    size_t depth, stack_cap;
+    /* the current argument */
+    const char *root_display; /* Hugging Face repo folder as given, or the argument */
+    size_t root_display_len;
+    char root_real[PATH_MAX];
+    bool root_is_hf;
+    bool stdin_seen;
+    bool nomem;
+    /* worker state */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    size_t next_job;
+    uint64_t bytes_done;
+    uint64_t distinct;
+} walk;
+
+static char *dup_str(walk *w, const char *s)
+{
+    char *d = stg_mem_strndup(s, strlen(s));
+    if (d == NULL) {
+        w->nomem = true;
+    }
+    return d;
+}
+
+static char *join_path(walk *w, const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    bool slash = a > 0 && dir[a - 1] != '/';
+    char *p = stg_mem_alloc(a + (slash ? 1 : 0) + b + 1);
+    if (p == NULL) {
+        w->nomem = true;
+        return NULL;
+    }
+    memcpy(p, dir, a);
+    if (slash) {
+        p[a++] = '/';
+    }
+    memcpy(p + a, name, b + 1);
+    return p;
+}
+
+static walk_record *new_record(walk *w, const char *display)
+{
+    if (w->record_count == w->record_cap) {
+        size_t ncap = w->record_cap == 0 ? 64 : w->record_cap * 2;
+        walk_record *nr = stg_mem_realloc(w->records, ncap * sizeof *nr);
+        if (nr == NULL) {
+            w->nomem = true;
+            return NULL;
+        }
+        w->records = nr;
+        w->record_cap = ncap;
+    }
+    char *d = dup_str(w, display);
+    if (d == NULL) {
+        return NULL;
+    }
+    walk_record *rec = &w->records[w->record_count++];
+    memset(rec, 0, sizeof *rec);
+    rec->display = d;
+    return rec;
+}
+
+static void add_fixed(walk *w, const char *display, stg_code code, stg_severity sev,
+                      const char *message)
+{
+    walk_record *rec = new_record(w, display);
+    if (rec == NULL) {
+        return;
+    }
+    rec->fixed = stg_scan_fixed_report(&w->opt->scan.limits, code, sev, message);
+    if (rec->fixed == NULL) {
+        w->nomem = true;
+    }
+}
+
+static void add_fixed_errno(walk *w, const char *display, const char *what, int err)
+{
+    walk_record *rec = new_record(w, display);
+    if (rec == NULL) {
+        return;
+    }
+    rec->fixed = stg_report_new(&w->opt->scan.limits);
+    if (rec->fixed == NULL) {
+        w->nomem = true;
+        return;
+    }
+    stg_scan_add_errno(rec->fixed, STG_IO_ERROR, what, err);
+    stg_report_finish(rec->fixed);
+}
+
+/* The target for a file identity, created on first sight. */
+static size_t target_for(walk *w, const struct stat *st, const char *open_path, bool nofollow,
+                         bool *fresh)
+{
+    size_t idx;
+    *fresh = false;
+    if (id_find(&w->target_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, &idx)) {
+        return idx;
+    }
+    if (w->target_count == w->target_cap) {
+        size_t ncap = w->target_cap == 0 ? 64 : w->target_cap * 2;
+        walk_target *nt = stg_mem_realloc(w->targets, ncap * sizeof *nt);
+        if (nt == NULL) {
+            w->nomem = true;
+            return SIZE_MAX;
+        }
+        w->targets = nt;
+        w->target_cap = ncap;
+    }
+    idx = w->target_count;
+    walk_target *t = &w->targets[idx];
+    memset(t, 0, sizeof *t);
+    t->open_path = dup_str(w, open_path);
+    if (t->open_path == NULL) {
+        return SIZE_MAX;
+    }
+    t->nofollow = nofollow;
+    if (stg_path_is_blob(open_path)) {
+        memcpy(t->blob_hex, stg_path_base(open_path), 64);
+        t->blob_hex[64] = '\0';
+    }
+    if (st->st_dev != 0 || st->st_ino != 0) {
+        if (!id_put(&w->target_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, idx)) {
+            stg_mem_free(t->open_path);
+            w->nomem = true;
+            return SIZE_MAX;
+        }
+    }
+    w->target_count++;
+    *fresh = true;
+    return idx;
+}
+
+static void add_file(walk *w, const char *display, const struct stat *st, const char *open_path,
+                     bool nofollow, const char *blob, bool linked)
+{
+    bool fresh;
+    size_t t = target_for(w, st, open_path, nofollow, &fresh);
+    if (t == SIZE_MAX) {
+        return;
+    }
+    walk_record *rec = new_record(w, display);
+    if (rec == NULL) {
+        return;
+    }
+    rec->target = t;
+    if (blob != NULL) {
+        rec->blob = dup_str(w, blob);
+    }
+    if (linked) {
+        w->targets[t].linked = true;
+    }
+    rec->hf_blob_direct = !linked && w->root_is_hf && stg_path_is_blob(display);
+}
+
+static bool glob_any(const char *const *globs, size_t n, const char *rel, const char *base)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (fnmatch(globs[i], rel, 0) == 0 || fnmatch(globs[i], base, 0) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool file_selected(const walk *w, const char *rel, const char *base)
+{
+    const stg_walk_options *o = w->opt;
+    if (o->include_count > 0 && !glob_any(o->include, o->include_count, rel, base)) {
+        return false;
+    }
+    return !glob_any(o->exclude, o->exclude_count, rel, base);
+}
+
+static bool dir_selected(const walk *w, const char *rel, const char *base)
+{
+    return !glob_any(w->opt->exclude, w->opt->exclude_count, rel, base);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void free_frame(dir_frame *f)
+{
+    for (size_t i = 0; i < f->count; i++) {
+        stg_mem_free(f->names[i]);
+    }
+    stg_mem_free(f->names);
+    stg_mem_free(f->path);
+    stg_mem_free(f->rel);
+    memset(f, 0, sizeof *f);
+}
+
+/* Lists a directory (sorted) onto the stack; an unreadable one becomes an io_error record. */
+static void push_dir(walk *w, const char *display, const char *rel, const struct stat *st)
+{
+    if (!id_put(&w->dirs_seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino, w->depth)) {
+        w->nomem = true;
+        return;
+    }
+    DIR *d = opendir(display);
+    if (d == NULL) {
+        add_fixed_errno(w, display, "the directory could not be read", errno);
+        return;
+    }
+    dir_frame f;
+    memset(&f, 0, sizeof f);
+    f.dev = (uint64_t)st->st_dev;
+    f.ino = (uint64_t)st->st_ino;
+    size_t cap = 0;
+    bool failed = false;
+    for (;;) {
+        errno = 0;
+        struct dirent *e = readdir(d);
+        if (e == NULL) {
+            if (errno != 0) {
+                add_fixed_errno(w, display, "the directory could not be read completely", errno);
+            }
+            break;
+        }
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+            continue;
+        }
+        if (f.count == cap) {
+            size_t ncap = cap == 0 ? 32 : cap * 2;
+            char **nn = stg_mem_realloc(f.names, ncap * sizeof *nn);
+            if (nn == NULL) {
+                failed = true;
+                break;
+            }
+            f.names = nn;
+            cap = ncap;
+        }
+        char *name = stg_mem_strndup(e->d_name, strlen(e->d_name));
+        if (name == NULL) {
+            failed = true;
+            break;
+        }
+        f.names[f.count++] = name;
+    }
+    closedir(d);
+    f.path = stg_mem_strndup(display, strlen(display));
+    f.rel = stg_mem_strndup(rel, strlen(rel));
+    if (f.path == NULL || f.rel == NULL) {
+        failed = true;
+    }
+    if (w->depth == w->stack_cap && !failed) {
+        size_t ncap = w->stack_cap == 0 ? 16 : w->stack_cap * 2;
+        dir_frame *ns = stg_mem_realloc(w->stack, ncap * sizeof *ns);
+        if (ns == NULL) {
+            failed = true;
+        } else {
+            w->stack = ns;
+            w->stack_cap = ncap;
+        }
+    }
+    if (failed) {
+        free_frame(&f);
+        w->nomem = true;
+        return;
+    }
+    if (f.count > 1) {
+        qsort(f.names, f.count, sizeof *f.names, cmp_names);
+    }
+    w->stack[w->depth++] = f;
+}
+
+/* true when (dev, ino) is a directory on the current walk path (a link to it is a cycle). */
+static bool is_ancestor(const walk *w, const struct stat *st)
+{
+    for (size_t i = 0; i < w->depth; i++) {
+        if (w->stack[i].dev == (uint64_t)st->st_dev && w->stack[i].ino == (uint64_t)st->st_ino) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Shown form of a resolved path inside the root: the root as given + the part below it. */
+static char *blob_display(walk *w, const char *resolved)
+{
+    size_t n = strlen(w->root_real);
+    if (strcmp(w->root_real, "/") == 0) {
+        n = 0;
+    }
+    if (!stg_path_inside(resolved, w->root_real) || resolved[n] == '\0') {
+        return dup_str(w, resolved);
+    }
+    char *rootd = stg_mem_strndup(w->root_display, w->root_display_len);
+    if (rootd == NULL) {
+        w->nomem = true;
+        return NULL;
+    }
+    char *p = join_path(w, rootd, resolved + n + 1);
+    stg_mem_free(rootd);
+    return p;
+}
+
+static void visit_dir(walk *w, const char *display, const char *rel, const struct stat *st,
+                      bool via_link)
+{
+    size_t seen;
+    if (id_find(&w->dirs_seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino, &seen)) {
+        add_fixed(w, display, STG_SYMLINK_SKIPPED, STG_SEV_WARNING,
+                  is_ancestor(w, st)
+                      ? "the link leads to a directory that contains it (a cycle): not followed"
+                      : (via_link ? "the link leads to a directory already walked: not followed"
+                                  : "the directory was already walked (a cycle): skipped"));
+        return;
+    }
+    push_dir(w, display, rel, st);
+}
+
+/* One path met by the walk (argument: a command-line path, never filtered). */
+static void visit(walk *w, const char *display, const char *rel, bool argument)
+{
+    const char *base = stg_path_base(display);
+    struct stat lst, st;
+    if (lstat(display, &lst) != 0) {
+        if (argument || file_selected(w, rel, base)) {
+            add_fixed_errno(w, display, "the path could not be read", errno);
+        }
+        return;
+    }
+    if (S_ISLNK(lst.st_mode)) {
+        char resolved[PATH_MAX];
+        if (realpath(display, resolved) == NULL || stat(resolved, &st) != 0) {
+            int err = errno;
+            if (!argument && !file_selected(w, rel, base)) {
+                return;
+            }
+            if (err == ELOOP) {
+                add_fixed(w, display, STG_SYMLINK_SKIPPED, STG_SEV_WARNING,
+                          "the link is part of a cycle of links: not followed");
+            } else {
+                add_fixed_errno(w, display, "the link's target could not be resolved", err);
+            }
+            return;
+        }
+        bool is_dir = S_ISDIR(st.st_mode);
+        if (!argument && !(is_dir ? dir_selected(w, rel, base) : file_selected(w, rel, base))) {
+            return;
+        }
+        if (!stg_path_inside(resolved, w->root_real)) {
+            add_fixed(w, display, STG_SYMLINK_SKIPPED, STG_SEV_WARNING,
+                      "the link leads outside the scan root: not followed");
+            return;
+        }
+        if (is_dir) {
+            visit_dir(w, display, rel, &st, true);
+        } else if (S_ISREG(st.st_mode)) {
+            char *blob = blob_display(w, resolved);
+            if (blob != NULL) {
+                add_file(w, display, &st, resolved, true, blob, true);
+                stg_mem_free(blob);
+            }
+        } else {
+            add_fixed(w, display, STG_NOT_REGULAR_FILE, STG_SEV_WARNING,
+                      "the link leads to a FIFO, device or socket: not opened");
+        }
+        return;
+    }
+    if (S_ISDIR(lst.st_mode)) {
+        if (argument || dir_selected(w, rel, base)) {
+            visit_dir(w, display, rel, &lst, false);
+        }
+        return;
+    }
+    if (!argument && !file_selected(w, rel, base)) {
+        return;
+    }
+    if (S_ISREG(lst.st_mode)) {
+        add_file(w, display, &lst, display, true, NULL, false);
+    } else {
+        add_fixed(w, display, STG_NOT_REGULAR_FILE, STG_SEV_WARNING,
+                  "not a regular file (FIFO, device or socket): not opened");
+    }
+}
+
+/* Length of path up to and including its last `models--*` component; 0 when none. */
+static size_t hf_prefix_len(const char *path)
+{
+    size_t found = 0;
+    const char *p = path;
+    while (*p != '\0') {
+        const char *start = p;
+        while (*p != '\0' && *p != '/') {
+            p++;
+        }
+        if ((size_t)(p - start) > 8 && memcmp(start, "models--", 8) == 0) {
+            found = (size_t)(p - path);
+        }
+        while (*p == '/') {
+            p++;
+        }
+    }
+    return found;
+}
+
+/* Root of an argument: its `models--ORG--NAME` ancestor in a Hugging Face cache (found in the
+ * path as given, else in its real path, so `scan .` inside a snapshot works), else the argument.
+ * Sets root_display/root_real; false (with a record) when unresolvable. */
+static bool set_root(walk *w, const char *arg)
+{
+    size_t hf = hf_prefix_len(arg);
+    w->root_is_hf = hf > 0;
+    w->root_display = arg;
+    w->root_display_len = hf > 0 ? hf : strlen(arg);
+    char tmp[PATH_MAX];
+    if (w->root_display_len >= sizeof tmp) {
+        add_fixed(w, arg, STG_IO_ERROR, STG_SEV_ERROR, "the path is too long");
+        return false;
+    }
+    memcpy(tmp, arg, w->root_display_len);
+    tmp[w->root_display_len] = '\0';
+    if (realpath(tmp, w->root_real) == NULL) {
+        add_fixed_errno(w, arg, "the path could not be read", errno);
+        return false;
+    }
+    if (!w->root_is_hf) {
+        hf = hf_prefix_len(w->root_real);
+        if (hf > 0) {
+            /* The cache is only visible in the real path: show blobs by their real paths. */
+            w->root_is_hf = true;
+            w->root_real[hf] = '\0';
+            w->root_display = w->root_real;
+            w->root_display_len = hf;
+        }
+    }
+    return true;
+}
+
+static void walk_argument(walk *w, const char *arg)
+{
+    id_free(&w->dirs_seen);
+    if (!set_root(w, arg)) {
+        return;
+    }
+    visit(w, arg, "", true);
+    while (w->depth > 0 && !w->nomem) {
+        dir_frame *f = &w->stack[w->depth - 1];
+        if (f->next == f->count) {
+            free_frame(f);
+            w->depth--;
+            continue;
+        }
+        const char *name = f->names[f->next++];
+        char *child = join_path(w, f->path, name);
+        char *rel = f->rel[0] == '\0' ? dup_str(w, name) : join_path(w, f->rel, name);
+        if (child != NULL && rel != NULL) {
+            visit(w, child, rel, false); /* may push: f is not used after this */
+        }
+        stg_mem_free(child);
+        stg_mem_free(rel);
+    }
+    while (w->depth > 0) {
+        free_frame(&w->stack[--w->depth]);
+    }
+}
+
+static void add_stdin(walk *w)
+{
+    const char *display = w->opt->stdin_name != NULL ? w->opt->stdin_name : "-";
+    struct stat none;
+    memset(&none, 0, sizeof none);
+    bool fresh;
+    size_t t = target_for(w, &none, "-", false, &fresh);
+    if (t == SIZE_MAX) {
+        return;
+    }
+    w->targets[t].is_stdin = true;
+    w->targets[t].blob_hex[0] = '\0';
+    walk_record *rec = new_record(w, display);
+    if (rec != NULL) {
+        rec->target = t;
+    }
+}
+
+/* ------------------------------------------------------------------------------ workers */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static stg_report *scan_target(walk *w, const walk_target *t, uint64_t *bytes)
+{
+    const stg_scan_options *opt = &w->opt->scan;
+    *bytes = 0;
+    if (t->is_stdin) {
+        stg_report *r = NULL;
+        const char *hint = w->opt->stdin_name;
+        if (stg_scan_fd(w->opt->stdin_fd, hint != NULL ? hint : "-", hint, opt, &r) != STG_OK) {
+            return NULL;
+        }
+        *bytes = stg_report_size(r);
+        return r;
+    }
+    stg_report *r = stg_report_new(&opt->limits);
+    if (r == NULL) {
+        return NULL;
+    }
+    /* The shown path is the name hint and, for an index, where its shards are looked up: it
+     * is a walked path (file or link), so the shards' links next to it are found. */
+    stg_scan_file_into(t->open_path, t->hint != NULL ? t->hint : t->open_path, t->nofollow,
+                       t->blob_hex[0] != '\0' ? t->blob_hex : NULL, opt, r, bytes);
+    stg_report_finish(r);
+    return r;
+}
+
+static void *worker_main(void *arg)
+{
+    walk *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        size_t i = w->next_job;
+        if (i >= w->target_count) {
+            pthread_mutex_unlock(&w->lock);
+            return NULL;
+        }
+        w->next_job++;
+        pthread_mutex_unlock(&w->lock);
+        uint64_t bytes = 0;
+        stg_report *r = scan_target(w, &w->targets[i], &bytes);
+        pthread_mutex_lock(&w->lock);
+        w->targets[i].report = r;
+        w->targets[i].done = true;
+        w->bytes_done += bytes;
+        w->distinct++;
+        pthread_cond_broadcast(&w->changed);
+        pthread_mutex_unlock(&w->lock);
+    }
+}
+
+static void wait_deadline(struct timespec *ts, uint32_t ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void free_walk(walk *w)
+{
+    for (size_t i = 0; i < w->record_count; i++) {
+        stg_mem_free(w->records[i].display);
+        stg_mem_free(w->records[i].blob);
+        stg_report_free(w->records[i].fixed);
+    }
+    for (size_t i = 0; i < w->target_count; i++) {
+        stg_mem_free(w->targets[i].open_path);
+        stg_mem_free(w->targets[i].hint);
+        stg_report_free(w->targets[i].report);
+    }
+    while (w->depth > 0) {
+        free_frame(&w->stack[--w->depth]);
+    }
+    stg_mem_free(w->stack);
+    stg_mem_free(w->records);
+    stg_mem_free(w->targets);
+    id_free(&w->target_ids);
+    id_free(&w->dirs_seen);
+}
+
+void stg_walk_options_default(stg_walk_options *out)
+{
+    memset(out, 0, sizeof *out);
+    stg_scan_options_default(&out->scan);
+    out->threads = 1;
+    out->stdin_fd = 0;
+    out->progress_ms = 250;
+}
+
+/* Hugging Face: a blob some link leads to is shown only under the link's path. Then each
+ * target's name hint is the first shown record's path, and its report is freed after its last
+ * shown record. Returns the number of records shown. */
+static size_t settle_records(walk *w)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < w->record_count; i++) {
+        walk_record *rec = &w->records[i];
+        if (rec->fixed == NULL && rec->hf_blob_direct && w->targets[rec->target].linked) {
+            rec->suppressed = true;
+        }
+        if (rec->suppressed) {
+            continue;
+        }
+        shown++;
+        if (rec->fixed == NULL) {
+            walk_target *t = &w->targets[rec->target];
+            if (t->hint == NULL && !t->is_stdin) {
+                t->hint = dup_str(w, rec->display);
+            }
+            t->last_record = i;
+        }
+    }
+    return shown;
+}
+
+stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_options *opt,
+                    stg_walk_record_fn on_record, stg_walk_progress_fn on_progress, void *user,
+                    stg_walk_result *result)
+{
+    if (paths == NULL || count == 0 || opt == NULL || on_record == NULL ||
+        opt->threads > STG_WALK_MAX_THREADS) {
+        return STG_E_BAD_ARG;
+    }
+    uint8_t parsed[32];
+    if (opt->scan.expected_sha256 != NULL &&
+        !stg_sha256_parse_hex(opt->scan.expected_sha256, parsed)) {
+        return STG_E_BAD_ARG;
+    }
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.opt = opt;
+    double start = now_seconds();
+    stg_status status = STG_OK;
+    for (size_t i = 0; i < count && !w.nomem; i++) {
+        if (paths[i] == NULL) {
+            status = STG_E_BAD_ARG;
+            break;
+        }
+        if (strcmp(paths[i], "-") == 0) {
+            if (w.stdin_seen) {
+                status = STG_E_BAD_ARG;
+                break;
+            }
+            w.stdin_seen = true;
+            add_stdin(&w);
+        } else {
+            walk_argument(&w, paths[i]);
+        }
+    }
+    size_t shown = 0;
+    if (status == STG_OK && !w.nomem) {
+        shown = settle_records(&w);
+    }
+    if (w.nomem) {
+        status = STG_E_NOMEM;
+    }
+    if (status == STG_OK && opt->scan.expected_sha256 != NULL && shown != 1) {
+        status = STG_E_BAD_ARG; /* an expected digest names one file */
+    }
+    if (status != STG_OK) {
+        free_walk(&w);
+        return status;
+    }
+
+    unsigned nthreads = opt->threads == 0 ? 1 : opt->threads;
+    if (nthreads > w.target_count) {
+        nthreads = (unsigned)w.target_count;
+    }
+    pthread_t tids[STG_WALK_MAX_THREADS];
+    unsigned started = 0;
+    pthread_mutex_init(&w.lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w.changed, &ca);
+    pthread_condattr_destroy(&ca);
+    for (; started < nthreads; started++) {
+        if (pthread_create(&tids[started], NULL, worker_main, &w) != 0) {
+            break;
+        }
+    }
+    if (started == 0 && w.target_count > 0) {
+        worker_main(&w); /* no thread could start: scan here */
+    }
+
+    uint32_t period = opt->progress_ms == 0 ? 250 : opt->progress_ms;
+    stg_walk_progress prog;
+    memset(&prog, 0, sizeof prog);
+    prog.files_total = shown;
+    for (size_t i = 0; i < w.record_count; i++) {
+        walk_record *rec = &w.records[i];
+        if (rec->suppressed) {
+            continue;
+        }
+        stg_report *r = rec->fixed;
+        if (r == NULL) {
+            walk_target *t = &w.targets[rec->target];
+            pthread_mutex_lock(&w.lock);
+            while (!t->done) {
+                struct timespec ts;
+                wait_deadline(&ts, period);
+                int rc = pthread_cond_timedwait(&w.changed, &w.lock, &ts);
+                if (rc == ETIMEDOUT && on_progress != NULL) {
+                    prog.bytes_done = w.bytes_done;
+                    prog.seconds = now_seconds() - start;
+                    pthread_mutex_unlock(&w.lock);
+                    on_progress(user, &prog);
+                    pthread_mutex_lock(&w.lock);
+                }
+            }
+            r = t->report;
+            pthread_mutex_unlock(&w.lock);
+            if (r == NULL) {
+                status = STG_E_NOMEM;
+                break;
+            }
+            stg_report_set_blob(r, rec->blob);
+        }
+        stg_report_set_path(r, rec->display);
+        on_record(user, r);
+        prog.files_done++;
+        if (rec->fixed == NULL && w.targets[rec->target].last_record == i) {
+            pthread_mutex_lock(&w.lock);
+            stg_report_free(w.targets[rec->target].report);
+            w.targets[rec->target].report = NULL;
+            pthread_mutex_unlock(&w.lock);
+        }
+        if (on_progress != NULL) {
+            pthread_mutex_lock(&w.lock);
+            prog.bytes_done = w.bytes_done;
+            pthread_mutex_unlock(&w.lock);
+            prog.seconds = now_seconds() - start;
+            on_progress(user, &prog);
+        }
+    }
+    if (status != STG_OK) {
+        /* Stop handing out work; let running scans end. */
+        pthread_mutex_lock(&w.lock);
+        w.next_job = w.target_count;
+        pthread_mutex_unlock(&w.lock);
+    }
+    for (unsigned i = 0; i < started; i++) {
+        pthread_join(tids[i], NULL);
+    }
+    pthread_cond_destroy(&w.changed);
+    pthread_mutex_destroy(&w.lock);
+    if (result != NULL) {
+        result->files = prog.files_done;
+        result->bytes = w.bytes_done;
+        result->distinct_scanned = w.distinct;
+    }
+    free_walk(&w);
+    return status;
+}
