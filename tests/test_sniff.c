@@ -30,11 +30,17 @@ START_TEST(test_safetensors_rule)
 {
     ck_assert(stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0{}")));
     ck_assert(stg_sniff_is_safetensors(B("\x04\0\0\0\0\0\0\0 \n{}")));
-    /* near misses: n < 2, n past the end, first non-space byte not '{', too short, all space */
+    /* A header running past the end is still safetensors (a cut-off download is
+     * header_truncated, not unknown): only the bytes present are looked at. */
+    ck_assert(stg_sniff_is_safetensors(B("\x03\0\0\0\0\0\0\0{}")));
+    ck_assert(stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0{")));
+    ck_assert(stg_sniff_is_safetensors(B("\x00\xe1\xf5\x05\0\0\0\0{")));   /* n = 100,000,000 */
+    /* near misses: n < 2, n over the reference's cap, first non-space byte not '{', too short,
+     * all space */
     ck_assert(!stg_sniff_is_safetensors(B("\x01\0\0\0\0\0\0\0{}")));
-    ck_assert(!stg_sniff_is_safetensors(B("\x03\0\0\0\0\0\0\0{}")));
+    ck_assert(!stg_sniff_is_safetensors(B("\x01\xe1\xf5\x05\0\0\0\0{}"))); /* 100,000,001 */
     ck_assert(!stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0[]")));
-    ck_assert(!stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0{")));
+    ck_assert(!stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0")));
     ck_assert(!stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0  ")));
     ck_assert(!stg_sniff_is_safetensors(B("\xff\xff\xff\xff\xff\xff\xff\xff{}")));
     ck_assert_int_eq(stg_sniff(B("\x02\0\0\0\0\0\0\0{}"), NULL), STG_FMT_SAFETENSORS);

@@ -57,6 +57,9 @@ stg_name_hint stg_name_hint_of(const char *name)
     return h;
 }
 
+/* The reference's header cap: a larger length is not sniffed as safetensors by content. */
+#define STG_SNIFF_MAX_HEADER_LEN 100000000u
+
 static bool is_json_ws(uint8_t b)
 {
     return b == ' ' || b == '\t' || b == '\r' || b == '\n';
@@ -64,14 +67,18 @@ static bool is_json_ws(uint8_t b)
 
 bool stg_sniff_is_safetensors(const uint8_t *buf, size_t len)
 {
-    if (len < 10) {
+    if (len < 9) {
         return false;
     }
     uint64_t n = stg_le64(buf);
-    if (n < 2 || n > (uint64_t)(len - 8)) {
+    /* A header may run past the end (a cut-off download is then header_truncated, not
+     * unknown): only the bytes present are looked at. The length must still be plausible, so
+     * pickles, zips and text (whose first 8 bytes make a huge n) never match. */
+    if (n < 2 || n > STG_SNIFF_MAX_HEADER_LEN) {
         return false;
     }
-    for (uint64_t i = 0; i < n; i++) {
+    uint64_t present = n < (uint64_t)(len - 8) ? n : (uint64_t)(len - 8);
+    for (uint64_t i = 0; i < present; i++) {
         uint8_t b = buf[8 + i];
         if (!is_json_ws(b)) {
             return b == '{';
