@@ -1365,6 +1365,101 @@ stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
     return parse_value(p, ev, i);
 }
 
+/* A plain unsigned integer of at most 19 digits at b[*at] (no sign, fraction, exponent or
+ * leading zero): true with *value set and *at past it. False for anything else, including
+ * longer digit runs: those may overflow, and the event path decides. */
+HOT bool short_uint(const uint8_t *b, size_t n, size_t *at, uint64_t *value)
+{
+    size_t i = *at;
+    if (i >= n || b[i] < '0' || b[i] > '9') {
+        return false;
+    }
+    uint64_t v = 0;
+    if (b[i] == '0') {
+        i++;
+    } else {
+        size_t first = i;
+        for (;;) {
+            if (n - i < 8) {
+                unsigned dgt;
+                while (i < n && (dgt = (unsigned)b[i] - '0') < 10u && i - first < 20) {
+                    v = v * 10u + dgt;
+                    i++;
+                }
+                break;
+            }
+            uint64_t x = stg_le64(b + i) ^ (ONES * 0x30u);
+            uint64_t nondigit = ((x + ONES * 0x76u) | x) & HIGHS;
+            unsigned k = nondigit == 0 ? 8u : (unsigned)__builtin_ctzll(nondigit) >> 3;
+            if (k == 0) {
+                break;
+            }
+            if (i - first + k > 19) {
+                return false;
+            }
+            v = v * pow10_table[k] + eight_digits(x << (8 * (8 - k)));
+            i += k;
+            if (k < 8) {
+                break;
+            }
+        }
+        if (i - first > 19) {
+            return false;
+        }
+    }
+    /* a digit after a leading zero, a fraction or an exponent: not plain */
+    if (i < n && ((b[i] >= '0' && b[i] <= '9') || b[i] == '.' || b[i] == 'e' || b[i] == 'E')) {
+        return false;
+    }
+    *at = i;
+    *value = v;
+    return true;
+}
+
+bool stg_json_uint_array(stg_json_parser *p, uint64_t *out, size_t max, size_t *count)
+{
+    if (p->slow) {
+        return false;
+    }
+    uint32_t d = p->depth;
+    if (d == 0 || p->kind[d] != '[' || p->state[d] != ST_ARR_FIRST) {
+        return false;
+    }
+    const uint8_t *b = p->buf;
+    size_t n = p->len;
+    size_t i = skip_ws(b, n, p->pos);
+    size_t k = 0;
+    if (i >= n) {
+        return false;
+    }
+    if (b[i] != ']') {
+        for (;;) {
+            uint64_t v;
+            if (k >= max || !short_uint(b, n, &i, &v)) {
+                return false;
+            }
+            out[k++] = v;
+            i = skip_ws(b, n, i);
+            if (i >= n) {
+                return false;
+            }
+            if (b[i] == ']') {
+                break;
+            }
+            if (b[i] != ',') {
+                return false;
+            }
+            i = skip_ws(b, n, i + 1);
+        }
+    }
+    /* what close_array does for the ']' at i */
+    p->pos = i + 1;
+    p->depth = d - 1;
+    value_done(p, d - 1);
+    *count = k;
+    return true;
+}
+
 stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,
                             stg_json_event *first_dup)
 {

@@ -117,6 +117,15 @@ stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev);
 stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,
                             stg_json_event *first_dup);
 
+/* Fast path for the common case, right after an ARRAY_BEGIN event: when the array holds only
+ * plain unsigned integers (digits only, at most 19 of them, so no overflow is possible) and at
+ * most `max` of them, stores them in out[0..*count), consumes the array up to and including its
+ * ']' (as the NUMBER and ARRAY_END events would have) and returns true. Otherwise (anything
+ * else in the array, malformed input, more than `max` elements, not just after an ARRAY_BEGIN)
+ * it consumes nothing and returns false: the caller reads the same array event by event, and
+ * gets every error and offset from there. */
+bool stg_json_uint_array(stg_json_parser *p, uint64_t *out, size_t max, size_t *count);
+
 /* Decodes the raw content of a STRING or KEY event (escapes resolved, already validated by the
  * parser) into dst, which must hold at least raw_len bytes: the decoded form is never longer.
  * Returns the decoded length. */

@@ -32,6 +32,10 @@
 #define ST_SMALL_KEY 96
 /* Marks a record dropped by a later entry of the same name (compat: last wins). */
 #define ST_SUPERSEDED UINT32_MAX
+/* Shapes up to this rank are read by the parser's fast path (stg_json_uint_array). */
+#define ST_QUICK_RANK 8u
+/* dtype strings up to this length are remembered: the next equal string needs no lookup. */
+#define ST_DTYPE_SEEN 16u
 
 uint64_t stg_st_memory_budget(const stg_limits *lim, uint64_t n)
 {
@@ -124,6 +128,9 @@ typedef struct st_ctx {
     uint64_t meta_entries;
     size_t meta_cap_entries;
     uint64_t *shape_buf; /* rank scratch of the entry being read */
+    uint8_t dtype_seen[ST_DTYPE_SEEN]; /* raw bytes of the last dtype string found known */
+    size_t dtype_seen_len;             /* 0: none yet */
+    stg_dtype dtype_seen_value;
     size_t shape_cap_bytes;
     size_t *meta_keyoff; /* header position of each metadata key (duplicate resolution) */
     size_t meta_keyoff_cap_bytes;
@@ -399,10 +406,26 @@ static size_t grown(size_t cap, size_t need)
     return want < 16 ? 16 : want;
 }
 
+#define ST_ONES 0x0101010101010101ull
+#define ST_HIGHS 0x8080808080808080ull
+
+/* High bit set in a byte of w that is < 0x20, 0x7f or >= 0x80 (borrows may flag more bytes
+ * above a true hit, never when there is none): words without a flag hold plain printable ASCII. */
+static inline uint64_t not_printable_ascii(uint64_t w)
+{
+    uint64_t del = w ^ (ST_ONES * 0x7fu);
+    return (((w - ST_ONES * 0x20u) & ~w) | ((del - ST_ONES) & ~del) | w) & ST_HIGHS;
+}
+
 static bool control_in_name(const char *s, size_t len)
 {
     const uint8_t *b = (const uint8_t *)s;
-    for (size_t i = 0; i < len; i++) {
+    size_t i = 0;
+    /* plain ASCII words first; the byte loop below sees everything from the first other one */
+    while (len - i >= 8 && not_printable_ascii(stg_le64(b + i)) == 0) {
+        i += 8;
+    }
+    for (; i < len; i++) {
         if (b[i] < 0x20 || b[i] == 0x7f) {
             return true;
         }
@@ -419,11 +442,21 @@ static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
 {
     e->has_dtype = true;
     if (ev->type == STG_JSON_STRING) {
+        if (!ev->has_escapes && ev->str_len != 0 && ev->str_len == c->dtype_seen_len &&
+            memcmp(ev->str, c->dtype_seen, ev->str_len) == 0) {
+            e->dtype = c->dtype_seen_value; /* the same bytes as the last known dtype */
+            return;
+        }
         uint8_t buf[ST_SMALL_KEY];
         const uint8_t *k;
         size_t kl;
         if (small_decode(ev->str, ev->str_len, ev->has_escapes, buf, &k, &kl) &&
             stg_dtype_lookup(k, kl, &e->dtype)) {
+            if (!ev->has_escapes && ev->str_len > 0 && ev->str_len <= ST_DTYPE_SEEN) {
+                memcpy(c->dtype_seen, ev->str, ev->str_len);
+                c->dtype_seen_len = ev->str_len;
+                c->dtype_seen_value = e->dtype;
+            }
             return;
         }
         note_tensor(c,
@@ -557,6 +590,22 @@ static size_t read_uint_array(st_ctx *c, st_entry *e, stg_code bad_code, const c
     }
 }
 
+/* Copies a shape of `rank` (<= max_rank) dimensions into the arena. */
+static void set_shape(st_ctx *c, st_entry *e, const stg_json_event *ev, const uint64_t *dims,
+                      size_t rank)
+{
+    e->rank = (uint32_t)rank; /* rank <= max_rank, a uint32_t */
+    e->shape = NULL;
+    if (rank > 0) {
+        e->shape = stg_arena_alloc(&c->h->arena, rank * sizeof(uint64_t), 8);
+        if (e->shape == NULL) {
+            fatal_memory(c, ev->offset);
+            return;
+        }
+        memcpy(e->shape, dims, rank * sizeof(uint64_t));
+    }
+}
+
 static void parse_shape(st_ctx *c, st_entry *e, stg_json_event *ev)
 {
     e->has_shape = true;
@@ -571,8 +620,15 @@ static void parse_shape(st_ctx *c, st_entry *e, stg_json_event *ev)
         return;
     }
     bool bad = false;
-    size_t rank = read_uint_array(c, e, STG_SHAPE_INVALID, "shape", c->lim->max_rank, "max_rank",
-                                  &bad);
+    uint64_t quick[ST_QUICK_RANK];
+    size_t rank;
+    size_t quick_max = c->lim->max_rank < ST_QUICK_RANK ? c->lim->max_rank : ST_QUICK_RANK;
+    if (stg_json_uint_array(&c->p, quick, quick_max, &rank)) {
+        /* the common shape: plain integers within max_rank, nothing to report */
+        set_shape(c, e, ev, quick, rank);
+        return;
+    }
+    rank = read_uint_array(c, e, STG_SHAPE_INVALID, "shape", c->lim->max_rank, "max_rank", &bad);
     if (rank == SIZE_MAX) {
         return;
     }
@@ -580,16 +636,7 @@ static void parse_shape(st_ctx *c, st_entry *e, stg_json_event *ev)
         e->bad = true;
         return;
     }
-    e->rank = (uint32_t)rank; /* rank <= max_rank, a uint32_t */
-    e->shape = NULL;
-    if (rank > 0) {
-        e->shape = stg_arena_alloc(&c->h->arena, rank * sizeof(uint64_t), 8);
-        if (e->shape == NULL) {
-            fatal_memory(c, ev->offset);
-            return;
-        }
-        memcpy(e->shape, c->shape_buf, rank * sizeof(uint64_t));
-    }
+    set_shape(c, e, ev, c->shape_buf, rank);
 }
 
 static void parse_offsets(st_ctx *c, st_entry *e, stg_json_event *ev)
@@ -605,8 +652,18 @@ static void parse_offsets(st_ctx *c, st_entry *e, stg_json_event *ev)
         skip_value(c, ev, e);
         return;
     }
+    uint64_t pair[2];
+    size_t count = 0;
     bool bad = false;
-    size_t count = read_uint_array(c, e, STG_OFFSETS_INVALID, "data_offsets", 2, NULL, &bad);
+    if (stg_json_uint_array(&c->p, pair, 2, &count)) {
+        if (count == 2) {
+            e->begin = pair[0];
+            e->end = pair[1];
+            return;
+        }
+    } else {
+        count = read_uint_array(c, e, STG_OFFSETS_INVALID, "data_offsets", 2, NULL, &bad);
+    }
     if (count == SIZE_MAX) {
         return;
     }
@@ -638,6 +695,13 @@ static void parse_field(st_ctx *c, st_entry *e, int which, stg_json_event *v)
 
 static int field_index(const stg_json_event *k)
 {
+    if (!k->has_escapes) {
+        /* the raw bytes are the key: lengths first */
+        if (k->str_len == 5) {
+            return memcmp(k->str, "dtype", 5) == 0 ? 0 : (memcmp(k->str, "shape", 5) == 0 ? 1 : -1);
+        }
+        return k->str_len == 12 && memcmp(k->str, "data_offsets", 12) == 0 ? 2 : -1;
+    }
     if (key_is(k, "dtype")) {
         return 0;
     }
@@ -1106,8 +1170,12 @@ static void reserve_table(st_ctx *c)
     if (__builtin_mul_overflow(braces, sizeof(stg_st_tensor), &want)) {
         return;
     }
-    /* Only when it leaves room for the rest (crafted headers full of '{' fall back to growth). */
-    if (want / 2 > c->h->arena.cap / 3) {
+    /* Only when it leaves room for the rest under the default budget (crafted headers full of
+     * '{' fall back to growth). Judged on the default budget, not the cap, so the decision and the
+     * peak do not depend on max_memory: a cap equal to an uncapped run's peak is always enough. */
+    stg_limits derived = *c->lim;
+    derived.max_memory = 0;
+    if (want / 2 > stg_st_memory_budget(&derived, (uint64_t)c->n) / 3) {
         return;
     }
     void *buf = c->h->tensors;
