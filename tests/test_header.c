@@ -351,7 +351,7 @@ START_TEST(test_header_precedence)
     for (int p = 0; p < 2; p++) {
         stg_report *r = st_run(deep, 0, 0, (stg_profile)p);
         ck_assert_uint_eq(stg_report_count(r), 1);
-        st_expect(r, STG_JSON_TOO_DEEP, E, st_at(deep, "[[[") + 126);
+        st_expect(r, STG_JSON_TOO_DEEP, E, st_at(deep, "[[[") + 125);
         stg_report_free(r);
     }
     /* a repeated name with the same range is json_duplicate_key, never offsets_overlap */

@@ -71,7 +71,7 @@ START_TEST(test_max_json_depth)
     st_expect_verdict(r, STG_VERDICT_WARN);
     stg_report_free(r);
     rejected(d5, 0, 1, lim, STG_JSON_TOO_DEEP, "max_json_depth", st_at(d5, "[[[") + 2);
-    /* the default (128) accepts the reference's own 127-deep probe */
+    /* the default (127) accepts the reference's own 127-deep probe */
     char deep[1024];
     int n = snprintf(deep, sizeof deep,
                      "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":");
@@ -87,6 +87,17 @@ START_TEST(test_max_json_depth)
     r = run_with(deep, 0, 1, &lim);
     st_expect_verdict(r, STG_VERDICT_WARN);
     stg_report_free(r);
+    /* ... and one level more (128 containers) is refused, as serde in the reference refuses it */
+    n = snprintf(deep, sizeof deep,
+                 "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":");
+    for (int i = 0; i < 126; i++) {
+        deep[n++] = '[';
+    }
+    for (int i = 0; i < 126; i++) {
+        deep[n++] = ']';
+    }
+    strcpy(deep + n, "}}");
+    rejected(deep, 0, 1, lim, STG_JSON_TOO_DEEP, "max_json_depth", st_at(deep, "[[[") + 125);
 }
 END_TEST
 

@@ -171,7 +171,7 @@ void stg_limits_default(stg_limits *out)
     out->max_header_len = 100000000u;
     out->max_tensors = 10000000u;
     out->max_rank = 64;
-    out->max_json_depth = 128;
+    out->max_json_depth = 127; /* serde_json in the reference fails at the 128th level */
     out->max_name_len = 65536;
     out->max_metadata_entries = 1000000;
     out->max_memory = 0;

@@ -182,7 +182,7 @@ typedef struct stg_limits {
     uint64_t max_header_len;       /**< 100,000,000 (the reference's cap); ceiling 4 GiB - 1 */
     uint64_t max_tensors;          /**< 10,000,000: more than a max-size header can hold */
     uint32_t max_rank;             /**< 64 */
-    uint32_t max_json_depth;       /**< 128 (the reference's serde limit); ceiling 4096 */
+    uint32_t max_json_depth;       /**< 127: deepest nesting accepted, as serde in the reference (whose limit of 128 fails at the 128th level); ceiling 4096 */
     uint32_t max_name_len;         /**< 65,536 bytes, after unescaping */
     uint32_t max_metadata_entries; /**< 1,000,000 */
     uint64_t max_memory;           /**< 0 = derived: 2 x header length + 8 MiB; else a hard cap */
