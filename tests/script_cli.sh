@@ -10,6 +10,10 @@ if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
     exit 77
 fi
 command -v python3 >/dev/null || { echo "python3 missing: skipped"; exit 77; }
+CLI=$(cd "$(dirname "$CLI")" && pwd)/$(basename "$CLI") # the tests run in a temporary folder
+if [ -n "${STG_SOURCE_DIR:-}" ]; then
+    STG_SOURCE_DIR=$(cd "$STG_SOURCE_DIR" && pwd)
+fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/stgcli.XXXXXX")
 trap 'rm -rf "$T"' EXIT
