@@ -151,9 +151,9 @@ static bool apply_zip64_extra(const uint8_t *buf, size_t len, uint64_t pos, uint
         return false;
     }
     while (stg_cur_avail(&ex) >= 4) {
-        uint16_t id, size;
+        uint16_t id = 0, size = 0;
         stg_cursor field;
-        (void)stg_cur_le16(&ex, &id);
+        (void)stg_cur_le16(&ex, &id); /* 4 bytes are available: these cannot fail */
         (void)stg_cur_le16(&ex, &size);
         if (stg_cur_sub(&ex, size, &field) != STG_OK) {
             return false;
