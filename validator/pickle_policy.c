@@ -487,8 +487,8 @@ stg_status stg_policy_load(stg_policy *p, const void *buf, size_t len, uint64_t 
             n = (size_t)(hash - line);
         }
         size_t i = 0;
-        const char *w1, *w2, *w3, *w4;
-        size_t l1, l2, l3, l4;
+        const char *w1 = NULL, *w2 = NULL, *w3 = NULL, *w4 = NULL;
+        size_t l1 = 0, l2 = 0, l3 = 0, l4 = 0;
         bool has1 = st == STG_OK && next_word(line, n, &i, &w1, &l1);
         if (st == STG_OK && !header) {
             /* The first line is the format header, exactly "stguard-policy 1". */
