@@ -7,6 +7,9 @@
 #include "json.h"
 
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "util.h"
 
@@ -48,11 +51,19 @@ static const uint8_t json_ws[256] = {[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] =
 static inline void ev_set(stg_json_event *ev, stg_json_type type, size_t offset, size_t len,
                           uint32_t depth)
 {
-    memset(ev, 0, sizeof *ev); /* fields that do not apply to `type` read as 0 / NULL / false */
+    /* Fields that do not apply to `type` read as 0 / NULL / false. Assigned one by one rather
+     * than by memset, so the compiler drops the stores a caller overwrites right after. */
     ev->type = type;
     ev->offset = offset;
     ev->len = len;
     ev->depth = depth;
+    ev->str = NULL;
+    ev->str_len = 0;
+    ev->has_escapes = false;
+    ev->is_uint = false;
+    ev->uint_overflow = false;
+    ev->uint_value = 0;
+    ev->prev_offset = 0;
 }
 
 static void set_error(stg_json_parser *p, stg_json_error error, size_t offset)
@@ -1227,6 +1238,24 @@ HOT stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
     }
 }
 
+/* A key stack this large belongs to an object of ~250,000 keys or more: on Linux, ask for
+ * transparent huge pages so that its first touches fault 2 MiB at a time. Only advice. */
+#define HUGE_KEY_STACK ((size_t)4 << 20)
+COLD void advise_huge(void *buf, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const size_t page = (size_t)2 << 20;
+    uintptr_t start = ((uintptr_t)buf + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t end = ((uintptr_t)buf + bytes) & ~(uintptr_t)(page - 1);
+    if (end > start) {
+        (void)madvise((void *)start, (size_t)(end - start), MADV_HUGEPAGE);
+    }
+#else
+    (void)buf;
+    (void)bytes;
+#endif
+}
+
 HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
 {
     const uint8_t *b = p->buf;
@@ -1244,6 +1273,9 @@ HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
             return fail(p, ev, STG_JSON_E_MEMORY, i);
         }
         p->keys = kb;
+        if (p->keys_cap_bytes >= HUGE_KEY_STACK) {
+            advise_huge(kb, p->keys_cap_bytes);
+        }
     }
     uint32_t d = p->depth;
     size_t base = p->key_base[d];
