@@ -57,8 +57,8 @@ options_flags() { # entry
 
 corpus_size() { # dir
     local n bytes
-    n=$(find "$1" -type f | wc -l)
-    bytes=$(find "$1" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+    n=$(find "$1" -maxdepth 1 -type f | wc -l)
+    bytes=$(find "$1" -maxdepth 1 -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
     echo "$n files, $bytes bytes"
 }
 
