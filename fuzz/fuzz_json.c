@@ -20,11 +20,11 @@
 #include "parser/arena.h"
 #include "parser/json.h"
 
-#define CHECK(c)                                                                                 \
-    do {                                                                                         \
-        if (!(c)) {                                                                              \
-            abort();                                                                             \
-        }                                                                                        \
+#define CHECK(c)     \
+    do {             \
+        if (!(c)) {  \
+            abort(); \
+        }            \
     } while (0)
 
 /* Inputs above this are only parsed (corpus replay may hand us large files of other formats). */
@@ -151,7 +151,8 @@ static void parse_checked(const uint8_t *data, size_t size, uint32_t max_depth, 
             break;
         case STG_JSON_KEY:
         case STG_JSON_STRING:
-            CHECK(ev.depth == open && ev.offset < size && ev.len >= 2 && ev.len <= size - ev.offset);
+            CHECK(ev.depth == open && ev.offset < size && ev.len >= 2 &&
+                  ev.len <= size - ev.offset);
             CHECK(t != STG_JSON_KEY || (open > 0 && kinds[open] == '{'));
             CHECK(ev.offset >= last_value_offset);
             last_value_offset = ev.offset;
@@ -166,7 +167,8 @@ static void parse_checked(const uint8_t *data, size_t size, uint32_t max_depth, 
             }
             break;
         case STG_JSON_NUMBER:
-            CHECK(ev.depth == open && ev.offset < size && ev.len >= 1 && ev.len <= size - ev.offset);
+            CHECK(ev.depth == open && ev.offset < size && ev.len >= 1 &&
+                  ev.len <= size - ev.offset);
             CHECK(ev.offset >= last_value_offset);
             last_value_offset = ev.offset;
             if (ev.is_uint) {
@@ -186,8 +188,10 @@ static void parse_checked(const uint8_t *data, size_t size, uint32_t max_depth, 
                 CHECK(over || v == ev.uint_value);
             } else {
                 CHECK(!ev.uint_overflow);
-                CHECK(memchr(data + ev.offset, '-', ev.len) || memchr(data + ev.offset, '.', ev.len) ||
-                      memchr(data + ev.offset, 'e', ev.len) || memchr(data + ev.offset, 'E', ev.len));
+                CHECK(memchr(data + ev.offset, '-', ev.len) ||
+                      memchr(data + ev.offset, '.', ev.len) ||
+                      memchr(data + ev.offset, 'e', ev.len) ||
+                      memchr(data + ev.offset, 'E', ev.len));
             }
             break;
         case STG_JSON_TRUE:
@@ -213,11 +217,11 @@ static void parse_checked(const uint8_t *data, size_t size, uint32_t max_depth, 
         case STG_JSON_ERROR:
             CHECK(p.error != STG_JSON_E_NONE && p.error_offset <= size);
             CHECK(ev.offset == p.error_offset);
-            CHECK(p.error != STG_JSON_E_DEPTH ||
-                  (open == clamped && (data[p.error_offset] == '{' || data[p.error_offset] == '[')));
+            CHECK(
+                p.error != STG_JSON_E_DEPTH ||
+                (open == clamped && (data[p.error_offset] == '{' || data[p.error_offset] == '[')));
             break;
-        case STG_JSON_NONE:
-            CHECK(false);
+        case STG_JSON_NONE: CHECK(false);
         }
         if (t == STG_JSON_END || t == STG_JSON_ERROR) {
             stg_json_event again;

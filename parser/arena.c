@@ -4,8 +4,8 @@
 
 struct stg_arena_block {
     stg_arena_block *prev;
-    size_t size;  /* usable bytes after this header */
-    size_t used;  /* used <= size */
+    size_t size; /* usable bytes after this header */
+    size_t used; /* used <= size */
 };
 
 #define STG_ARENA_MIN_BLOCK ((size_t)64 * 1024)

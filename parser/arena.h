@@ -11,12 +11,12 @@
 typedef struct stg_arena_block stg_arena_block;
 
 typedef struct stg_arena {
-    stg_arena_block *head;   /* current block; older blocks linked behind it */
-    size_t cap;              /* hard budget for the sum of block sizes */
-    size_t reserved;         /* sum of block sizes now allocated */
-    size_t peak;             /* highest `reserved` seen: what tests compare with the formula */
-    int failed;              /* an allocation was refused (over cap or out of memory) */
-    int out_of_memory;       /* ... and it was the system allocator, not the cap */
+    stg_arena_block *head; /* current block; older blocks linked behind it */
+    size_t cap;            /* hard budget for the sum of block sizes */
+    size_t reserved;       /* sum of block sizes now allocated */
+    size_t peak;           /* highest `reserved` seen: what tests compare with the formula */
+    int failed;            /* an allocation was refused (over cap or out of memory) */
+    int out_of_memory;     /* ... and it was the system allocator, not the cap */
 } stg_arena;
 
 void stg_arena_init(stg_arena *a, size_t cap);

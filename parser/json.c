@@ -22,8 +22,8 @@ struct stg_json_key {
 };
 
 struct stg_json_dup {
-    size_t offset;       /* the repeat's opening quote */
-    size_t prev_offset;  /* the occurrence before it */
+    size_t offset;      /* the repeat's opening quote */
+    size_t prev_offset; /* the occurrence before it */
 };
 
 /* Objects with up to this many keys are checked pairwise, without sorting. */
@@ -32,12 +32,12 @@ struct stg_json_dup {
 #define INSERTION_SORT_KEYS 32u
 
 enum parse_state {
-    ST_VALUE = 0,  /* the top-level value must come (values after ':' or ',' are read in the
+    ST_VALUE = 0, /* the top-level value must come (values after ':' or ',' are read in the
                       same call as their separator) */
-    ST_ARR_FIRST,  /* just after '[': a value or ']' */
-    ST_OBJ_FIRST,  /* just after '{': a key or '}' */
-    ST_OBJ_COLON,  /* after a key: ':' */
-    ST_AFTER       /* after a member or element: ',' or the closing bracket */
+    ST_ARR_FIRST, /* just after '[': a value or ']' */
+    ST_OBJ_FIRST, /* just after '{': a key or '}' */
+    ST_OBJ_COLON, /* after a key: ':' */
+    ST_AFTER      /* after a member or element: ',' or the closing bracket */
 };
 
 #define HOT static inline __attribute__((always_inline))
@@ -75,8 +75,7 @@ static void set_error(stg_json_parser *p, stg_json_error error, size_t offset)
     p->slow = 1;
 }
 
-COLD stg_json_type fail(stg_json_parser *p, stg_json_event *ev, stg_json_error error,
-                        size_t offset)
+COLD stg_json_type fail(stg_json_parser *p, stg_json_event *ev, stg_json_error error, size_t offset)
 {
     set_error(p, error, offset);
     ev_set(ev, STG_JSON_ERROR, p->error_offset, 0, p->depth);
@@ -186,14 +185,9 @@ static int scan_escape(stg_json_parser *p, size_t i, size_t *adv)
     case 'f':
     case 'n':
     case 'r':
-    case 't':
-        *adv = 2;
-        return 0;
-    case 'u':
-        break;
-    default:
-        set_error(p, STG_JSON_E_SYNTAX, i);
-        return -1;
+    case 't': *adv = 2; return 0;
+    case 'u': break;
+    default: set_error(p, STG_JSON_E_SYNTAX, i); return -1;
     }
     uint32_t cp = 0;
     int h = hex4(b, i + 2, n, &cp);
@@ -363,26 +357,13 @@ static size_t decode_escape(const uint8_t *s, size_t i, size_t n, uint8_t out[4]
     switch (c) {
     case '"':
     case '\\':
-    case '/':
-        out[0] = c;
-        return 1;
-    case 'b':
-        out[0] = '\b';
-        return 1;
-    case 'f':
-        out[0] = '\f';
-        return 1;
-    case 'n':
-        out[0] = '\n';
-        return 1;
-    case 'r':
-        out[0] = '\r';
-        return 1;
-    case 't':
-        out[0] = '\t';
-        return 1;
-    case 'u':
-        break;
+    case '/': out[0] = c; return 1;
+    case 'b': out[0] = '\b'; return 1;
+    case 'f': out[0] = '\f'; return 1;
+    case 'n': out[0] = '\n'; return 1;
+    case 'r': out[0] = '\r'; return 1;
+    case 't': out[0] = '\t'; return 1;
+    case 'u': break;
     default:
         out[0] = s[i];
         *adv = 1;
@@ -1031,7 +1012,7 @@ static stg_json_type close_object(stg_json_parser *p, stg_json_event *ev, size_t
 }
 
 static const uint64_t pow10_table[9] = {1u,      10u,      100u,      1000u,     10000u,
-                                         100000u, 1000000u, 10000000u, 100000000u};
+                                        100000u, 1000000u, 10000000u, 100000000u};
 
 /* Value of 8 decimal digits (byte values 0..9, the first digit in the lowest byte). Shifting a
  * shorter run up first gives it leading zeros. */
@@ -1219,8 +1200,7 @@ HOT stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
     }
     case 't':
     case 'f':
-    case 'n':
-        return parse_literal(p, ev, i);
+    case 'n': return parse_literal(p, ev, i);
     case '-':
     case '0':
     case '1':
@@ -1231,10 +1211,8 @@ HOT stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
     case '6':
     case '7':
     case '8':
-    case '9':
-        return parse_number(p, ev, i);
-    default:
-        return unexpected(p, ev, i);
+    case '9': return parse_number(p, ev, i);
+    default: return unexpected(p, ev, i);
     }
 }
 
@@ -1530,8 +1508,7 @@ stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, siz
         case STG_JSON_NUMBER:
         case STG_JSON_TRUE:
         case STG_JSON_FALSE:
-        case STG_JSON_NULL:
-            break;
+        case STG_JSON_NULL: break;
         }
     }
 }

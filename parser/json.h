@@ -35,7 +35,7 @@ typedef enum stg_json_type {
     STG_JSON_OBJECT_END = 2,
     STG_JSON_ARRAY_BEGIN = 3,
     STG_JSON_ARRAY_END = 4,
-    STG_JSON_KEY = 5,       /* an object member name; its value's events follow */
+    STG_JSON_KEY = 5, /* an object member name; its value's events follow */
     STG_JSON_STRING = 6,
     STG_JSON_NUMBER = 7,
     STG_JSON_TRUE = 8,
@@ -56,20 +56,20 @@ typedef enum stg_json_error {
 
 typedef struct stg_json_event {
     stg_json_type type;
-    size_t offset;        /* first byte of the token (the opening quote of strings and keys) */
-    size_t len;           /* raw token length (strings and keys: quotes included) */
-    uint32_t depth;       /* containers open around this token (inside the top object: 1);
+    size_t offset;  /* first byte of the token (the opening quote of strings and keys) */
+    size_t len;     /* raw token length (strings and keys: quotes included) */
+    uint32_t depth; /* containers open around this token (inside the top object: 1);
                              a container's BEGIN and END carry the depth around it, so the
                              top-level OBJECT_BEGIN has depth 0 and its keys depth 1 */
     /* STG_JSON_KEY, STG_JSON_STRING and STG_JSON_DUPLICATE (the repeated key) */
-    const uint8_t *str;   /* raw content between the quotes; escapes not decoded */
+    const uint8_t *str; /* raw content between the quotes; escapes not decoded */
     size_t str_len;
-    bool has_escapes;     /* when false, str[0..str_len) is already the decoded value */
+    bool has_escapes; /* when false, str[0..str_len) is already the decoded value */
     /* STG_JSON_NUMBER */
-    bool is_uint;         /* digits only: no sign, fraction or exponent (leading zeros are
+    bool is_uint;        /* digits only: no sign, fraction or exponent (leading zeros are
                              already a syntax error) */
-    bool uint_overflow;   /* is_uint and the value is >= 2^64 */
-    uint64_t uint_value;  /* valid when is_uint && !uint_overflow */
+    bool uint_overflow;  /* is_uint and the value is >= 2^64 */
+    uint64_t uint_value; /* valid when is_uint && !uint_overflow */
     /* STG_JSON_DUPLICATE: `offset` is the repeat's key, prev_offset the occurrence before it
      * (keys compare after decoding, so "a\u0062" repeats "ab"). Fields that do not apply to an
      * event's type are 0 / NULL / false. */
@@ -84,20 +84,20 @@ typedef struct stg_json_parser {
     const uint8_t *buf;
     size_t len, pos;
     uint32_t max_depth, depth;
-    uint8_t *kind;            /* [max_depth + 1]: '{' or '[' per open level */
-    size_t *key_base;         /* [max_depth + 1]: index of each open object's first key */
-    uint8_t *state;           /* [max_depth + 1]: what the parser expects next at each level */
-    stg_json_key *keys;       /* keys of all open objects, stack-like */
+    uint8_t *kind;      /* [max_depth + 1]: '{' or '[' per open level */
+    size_t *key_base;   /* [max_depth + 1]: index of each open object's first key */
+    uint8_t *state;     /* [max_depth + 1]: what the parser expects next at each level */
+    stg_json_key *keys; /* keys of all open objects, stack-like */
     size_t keys_count, keys_cap_bytes;
-    stg_json_dup *pending;    /* duplicates waiting to be handed out, then OBJECT_END; they live
+    stg_json_dup *pending; /* duplicates waiting to be handed out, then OBJECT_END; they live
                                  in `keys` or `sort_tmp`, whichever the sort left free */
     size_t pending_count, pending_next;
-    stg_json_key *sort_tmp;   /* scratch for sorting one closing object's keys by hash */
+    stg_json_key *sort_tmp; /* scratch for sorting one closing object's keys by hash */
     size_t sort_tmp_cap_bytes;
-    size_t close_offset;      /* offset of the '}' whose events are pending */
+    size_t close_offset; /* offset of the '}' whose events are pending */
     stg_arena *arena;
-    int started, finished;    /* finished: the top-level value is complete; started: unused */
-    int slow;                 /* next() leaves its fast path: finished, an error, or pending
+    int started, finished; /* finished: the top-level value is complete; started: unused */
+    int slow;              /* next() leaves its fast path: finished, an error, or pending
                                  duplicates */
     stg_json_error error;
     size_t error_offset;

@@ -8,21 +8,73 @@
 
 /* Opcodes of protocols 0-5 (Lib/pickletools.py names). */
 enum {
-    OP_MARK = '(', OP_STOP = '.', OP_POP = '0', OP_POP_MARK = '1', OP_DUP = '2',
-    OP_FLOAT = 'F', OP_INT = 'I', OP_BININT = 'J', OP_BININT1 = 'K', OP_LONG = 'L',
-    OP_BININT2 = 'M', OP_NONE = 'N', OP_PERSID = 'P', OP_BINPERSID = 'Q', OP_REDUCE = 'R',
-    OP_STRING = 'S', OP_BINSTRING = 'T', OP_SHORT_BINSTRING = 'U', OP_UNICODE = 'V',
-    OP_BINUNICODE = 'X', OP_APPEND = 'a', OP_BUILD = 'b', OP_GLOBAL = 'c', OP_DICT = 'd',
-    OP_EMPTY_DICT = '}', OP_APPENDS = 'e', OP_GET = 'g', OP_BINGET = 'h', OP_INST = 'i',
-    OP_LONG_BINGET = 'j', OP_LIST = 'l', OP_EMPTY_LIST = ']', OP_OBJ = 'o', OP_PUT = 'p',
-    OP_BINPUT = 'q', OP_LONG_BINPUT = 'r', OP_SETITEM = 's', OP_TUPLE = 't',
-    OP_EMPTY_TUPLE = ')', OP_SETITEMS = 'u', OP_BINFLOAT = 'G',
-    OP_PROTO = 0x80, OP_NEWOBJ = 0x81, OP_EXT1 = 0x82, OP_EXT2 = 0x83, OP_EXT4 = 0x84,
-    OP_TUPLE1 = 0x85, OP_TUPLE2 = 0x86, OP_TUPLE3 = 0x87, OP_NEWTRUE = 0x88, OP_NEWFALSE = 0x89,
-    OP_LONG1 = 0x8a, OP_LONG4 = 0x8b, OP_BINBYTES = 'B', OP_SHORT_BINBYTES = 'C',
-    OP_SHORT_BINUNICODE = 0x8c, OP_BINUNICODE8 = 0x8d, OP_BINBYTES8 = 0x8e, OP_EMPTY_SET = 0x8f,
-    OP_ADDITEMS = 0x90, OP_FROZENSET = 0x91, OP_NEWOBJ_EX = 0x92, OP_STACK_GLOBAL = 0x93,
-    OP_MEMOIZE = 0x94, OP_FRAME = 0x95, OP_BYTEARRAY8 = 0x96, OP_NEXT_BUFFER = 0x97,
+    OP_MARK = '(',
+    OP_STOP = '.',
+    OP_POP = '0',
+    OP_POP_MARK = '1',
+    OP_DUP = '2',
+    OP_FLOAT = 'F',
+    OP_INT = 'I',
+    OP_BININT = 'J',
+    OP_BININT1 = 'K',
+    OP_LONG = 'L',
+    OP_BININT2 = 'M',
+    OP_NONE = 'N',
+    OP_PERSID = 'P',
+    OP_BINPERSID = 'Q',
+    OP_REDUCE = 'R',
+    OP_STRING = 'S',
+    OP_BINSTRING = 'T',
+    OP_SHORT_BINSTRING = 'U',
+    OP_UNICODE = 'V',
+    OP_BINUNICODE = 'X',
+    OP_APPEND = 'a',
+    OP_BUILD = 'b',
+    OP_GLOBAL = 'c',
+    OP_DICT = 'd',
+    OP_EMPTY_DICT = '}',
+    OP_APPENDS = 'e',
+    OP_GET = 'g',
+    OP_BINGET = 'h',
+    OP_INST = 'i',
+    OP_LONG_BINGET = 'j',
+    OP_LIST = 'l',
+    OP_EMPTY_LIST = ']',
+    OP_OBJ = 'o',
+    OP_PUT = 'p',
+    OP_BINPUT = 'q',
+    OP_LONG_BINPUT = 'r',
+    OP_SETITEM = 's',
+    OP_TUPLE = 't',
+    OP_EMPTY_TUPLE = ')',
+    OP_SETITEMS = 'u',
+    OP_BINFLOAT = 'G',
+    OP_PROTO = 0x80,
+    OP_NEWOBJ = 0x81,
+    OP_EXT1 = 0x82,
+    OP_EXT2 = 0x83,
+    OP_EXT4 = 0x84,
+    OP_TUPLE1 = 0x85,
+    OP_TUPLE2 = 0x86,
+    OP_TUPLE3 = 0x87,
+    OP_NEWTRUE = 0x88,
+    OP_NEWFALSE = 0x89,
+    OP_LONG1 = 0x8a,
+    OP_LONG4 = 0x8b,
+    OP_BINBYTES = 'B',
+    OP_SHORT_BINBYTES = 'C',
+    OP_SHORT_BINUNICODE = 0x8c,
+    OP_BINUNICODE8 = 0x8d,
+    OP_BINBYTES8 = 0x8e,
+    OP_EMPTY_SET = 0x8f,
+    OP_ADDITEMS = 0x90,
+    OP_FROZENSET = 0x91,
+    OP_NEWOBJ_EX = 0x92,
+    OP_STACK_GLOBAL = 0x93,
+    OP_MEMOIZE = 0x94,
+    OP_FRAME = 0x95,
+    OP_BYTEARRAY8 = 0x96,
+    OP_NEXT_BUFFER = 0x97,
     OP_READONLY_BUFFER = 0x98
 };
 
@@ -165,11 +217,11 @@ void stg_pickle_free(stg_pickle_walker *w)
 
 /* ---------------------------------------------------------------- errors */
 
-#define FAIL(w, off, msg)                                                                         \
-    do {                                                                                          \
-        (w)->err_offset = (off);                                                                  \
-        (w)->err_msg = (msg);                                                                     \
-        return STG_PW_MALFORMED;                                                              \
+#define FAIL(w, off, msg)        \
+    do {                         \
+        (w)->err_offset = (off); \
+        (w)->err_msg = (msg);    \
+        return STG_PW_MALFORMED; \
     } while (0)
 
 static stg_pickle_status limit_hit(stg_pickle_walker *w, uint64_t off, const char *limit,
@@ -465,8 +517,7 @@ static bool dense_cover(stg_pickle_walker *w, uint64_t key)
     return true;
 }
 
-static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_pv *v,
-                                  uint64_t off)
+static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_pv *v, uint64_t off)
 {
     struct stg_pickle_level *lv = &w->levels[w->level];
     if (dense_cover(w, key)) {
@@ -646,8 +697,9 @@ static bool float_line(const uint8_t *p, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         uint8_t ch = p[i];
-        bool ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                  ch == '_' || ch == '+' || ch == '-' || ch == '.' || py_space(ch) || ch == 0;
+        bool ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+                  (ch >= 'A' && ch <= 'Z') || ch == '_' || ch == '+' || ch == '-' || ch == '.' ||
+                  py_space(ch) || ch == 0;
         if (!ok) {
             return false;
         }
@@ -758,7 +810,14 @@ static bool decode_escaped(const uint8_t *s, size_t n, uint8_t *out, size_t *out
         case 'r': val = '\r'; break;
         case 'v': val = '\v'; break;
         case 'a': val = '\a'; break;
-        case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7':
+        case '0':
+        case '1':
+        case '2':
+        case '3':
+        case '4':
+        case '5':
+        case '6':
+        case '7':
             val = ch - '0';
             if (i < n && s[i] >= '0' && s[i] <= '7') {
                 val = val * 8 + (s[i++] - '0');
@@ -921,8 +980,8 @@ bool stg_pickle_int(const stg_pv *v, int64_t *out)
 
 bool stg_pickle_tuple_at(const stg_pickle_walker *w, const stg_pv *t, uint32_t i, stg_pv *out)
 {
-    if (t->kind != STG_PV_TUPLE || t->n == STG_PV_UNTRACKED || i >= t->n ||
-        t->a >= w->npool || t->n > w->npool - t->a) {
+    if (t->kind != STG_PV_TUPLE || t->n == STG_PV_UNTRACKED || i >= t->n || t->a >= w->npool ||
+        t->n > w->npool - t->a) {
         return false;
     }
     *out = w->pool[t->a + i];
@@ -951,8 +1010,7 @@ bool stg_pickle_dict_get(stg_pickle_walker *w, const stg_pv *d, const char *key,
         const uint8_t *kb;
         size_t kl;
         if (k->kind == STG_PV_STR && k->n <= 4 * klen + 2 && stg_pickle_bytes(w, k, &kb, &kl) &&
-            kl == klen &&
-            memcmp(kb, key, klen) == 0) {
+            kl == klen && memcmp(kb, key, klen) == 0) {
             *out = w->pool[d->a + 2u * i + 1]; /* last one wins, as in a dict */
             found = true;
         }
@@ -995,8 +1053,8 @@ static uint32_t call_global_hook(stg_pickle_walker *w, const uint8_t *m, size_t 
     return w->hooks->global(w->hooks->ctx, m, ml, nm, nl, off);
 }
 
-static void call_hook(stg_pickle_walker *w, uint8_t op, const stg_pv *callable,
-                      const stg_pv *args, uint64_t off)
+static void call_hook(stg_pickle_walker *w, uint8_t op, const stg_pv *callable, const stg_pv *args,
+                      uint64_t off)
 {
     if (w->hooks != NULL && w->hooks->call != NULL) {
         w->hooks->call(w->hooks->ctx, w, op, callable, args, off);
@@ -1037,19 +1095,19 @@ static stg_pickle_status read_global_lines(stg_pickle_walker *w, stg_cursor *c, 
     return STG_PW_STOP;
 }
 
-#define CHECK(expr)                                                                               \
-    do {                                                                                          \
-        stg_pickle_status st_ = (expr);                                                           \
-        if (st_ != STG_PW_STOP) {                                                             \
-            return st_;                                                                           \
-        }                                                                                         \
+#define CHECK(expr)                     \
+    do {                                \
+        stg_pickle_status st_ = (expr); \
+        if (st_ != STG_PW_STOP) {       \
+            return st_;                 \
+        }                               \
     } while (0)
 
-#define NEED(cond, msg)                                                                           \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            FAIL(w, op_off, msg);                                                                 \
-        }                                                                                         \
+#define NEED(cond, msg)           \
+    do {                          \
+        if (!(cond)) {            \
+            FAIL(w, op_off, msg); \
+        }                         \
     } while (0)
 
 static const char UNDERFLOW[] = "the stack has no value there (underflow or below a MARK)";
@@ -1355,7 +1413,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                 NEED(cnt % 2 == 0, "odd number of items for DICT");
             }
             w->sp = k;
-            stg_pv_kind kind = op == OP_TUPLE ? STG_PV_TUPLE
+            stg_pv_kind kind = op == OP_TUPLE  ? STG_PV_TUPLE
                                : op == OP_LIST ? STG_PV_LIST
                                : op == OP_DICT ? STG_PV_DICT
                                                : STG_PV_SET;
@@ -1548,8 +1606,8 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             mutate_hook(w, op, target, op_off);
             if (w->hooks != NULL && w->hooks->build != NULL) {
                 uint64_t skip = 0;
-                stg_pickle_action act =
-                    w->hooks->build(w->hooks->ctx, w, target, &v, c->pos, &skip);
+                stg_pickle_action act = w->hooks->build(w->hooks->ctx, w, target, &v, c->pos,
+                                                        &skip);
                 if (act != STG_PICKLE_CONTINUE) {
                     if (w->frame_end != 0 && c->pos != w->frame_end) {
                         /* The payload is read from the file, past any frame: the readers
@@ -1594,11 +1652,8 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             v = pv_make(STG_PV_OTHER);
             CHECK(push(w, &v, op_off));
             break;
-        case OP_READONLY_BUFFER:
-            NEED(w->sp > fence(w), UNDERFLOW);
-            break;
-        default:
-            FAIL(w, op_off, "an unknown opcode");
+        case OP_READONLY_BUFFER: NEED(w->sp > fence(w), UNDERFLOW); break;
+        default: FAIL(w, op_off, "an unknown opcode");
         }
         if (w->frame_end != 0 && c->pos >= w->frame_end) {
             if (c->pos > w->frame_end && op_off < w->frame_end && w->hooks != NULL &&

@@ -21,20 +21,20 @@
 typedef enum stg_pv_kind {
     STG_PV_NONE = 0,
     STG_PV_BOOL,
-    STG_PV_INT,      /* a = value as int64 bits (fits) */
-    STG_PV_BIGINT,   /* an integer that does not fit int64 */
+    STG_PV_INT,    /* a = value as int64 bits (fits) */
+    STG_PV_BIGINT, /* an integer that does not fit int64 */
     STG_PV_FLOAT,
-    STG_PV_STR,      /* text: a = offset of the encoded bytes, n = their length, enc says how */
-    STG_PV_BYTES,    /* bytes / bytearray: same fields as STR */
-    STG_PV_TUPLE,    /* a = pool index, n = element count (STG_PV_UNTRACKED: not kept) */
+    STG_PV_STR,   /* text: a = offset of the encoded bytes, n = their length, enc says how */
+    STG_PV_BYTES, /* bytes / bytearray: same fields as STR */
+    STG_PV_TUPLE, /* a = pool index, n = element count (STG_PV_UNTRACKED: not kept) */
     STG_PV_LIST,
-    STG_PV_DICT,     /* a = pool index of key/value pairs, n = pair count (or untracked) */
+    STG_PV_DICT, /* a = pool index of key/value pairs, n = pair count (or untracked) */
     STG_PV_SET,
-    STG_PV_GLOBAL,   /* a module attribute from GLOBAL/STACK_GLOBAL/INST lookup/EXT: tag = hook's */
-    STG_PV_CALL,     /* result of REDUCE/INST/OBJ/NEWOBJ(_EX): tag = callable's, a = pool index
+    STG_PV_GLOBAL, /* a module attribute from GLOBAL/STACK_GLOBAL/INST lookup/EXT: tag = hook's */
+    STG_PV_CALL,   /* result of REDUCE/INST/OBJ/NEWOBJ(_EX): tag = callable's, a = pool index
                         of the argument value (or STG_PV_NO_POOL) */
     STG_PV_PERSISTENT, /* result of persistent_load */
-    STG_PV_OTHER     /* buffers and anything else that cannot be named */
+    STG_PV_OTHER       /* buffers and anything else that cannot be named */
 } stg_pv_kind;
 
 /* How the bytes of a STR/BYTES value are encoded in the input. */
@@ -131,9 +131,9 @@ struct stg_pickle_walker {
     uint32_t nmarks;
     struct stg_memo_slot *memo;
     size_t memo_bytes;
-    uint32_t memo_cap;   /* slots, power of two (0: none yet) */
-    uint32_t memo_count; /* hash slots used by this walk */
-    uint32_t memo_total; /* distinct memo entries of this walk (max_pickle_memo) */
+    uint32_t memo_cap;            /* slots, power of two (0: none yet) */
+    uint32_t memo_count;          /* hash slots used by this walk */
+    uint32_t memo_total;          /* distinct memo entries of this walk (max_pickle_memo) */
     struct stg_memo_dense *dense; /* level 0, small indexes: see pickle.c */
     size_t dense_bytes;
     uint32_t dense_cap;

@@ -13,11 +13,11 @@
 
 /* Check logs every passing ck_assert (a write per call): hot loops use these instead, which only
  * call into Check when they fail. */
-#define REQ(c)                                                                                   \
-    do {                                                                                         \
-        if (!(c)) {                                                                              \
-            ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c);                                   \
-        }                                                                                        \
+#define REQ(c)                                                 \
+    do {                                                       \
+        if (!(c)) {                                            \
+            ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c); \
+        }                                                      \
     } while (0)
 #define REQ_CMP(a, op, b)                                                                        \
     do {                                                                                         \
@@ -91,16 +91,11 @@ static void text_str(text *t, const stg_json_event *ev)
 static const char *error_name(stg_json_error e)
 {
     switch (e) {
-    case STG_JSON_E_NONE:
-        return "none";
-    case STG_JSON_E_SYNTAX:
-        return "syntax";
-    case STG_JSON_E_UTF8:
-        return "utf8";
-    case STG_JSON_E_DEPTH:
-        return "depth";
-    case STG_JSON_E_MEMORY:
-        return "memory";
+    case STG_JSON_E_NONE: return "none";
+    case STG_JSON_E_SYNTAX: return "syntax";
+    case STG_JSON_E_UTF8: return "utf8";
+    case STG_JSON_E_DEPTH: return "depth";
+    case STG_JSON_E_MEMORY: return "memory";
     }
     return "?";
 }
@@ -156,15 +151,9 @@ static char *render(const uint8_t *in, size_t len, uint32_t depth, size_t cap, s
                 text_fmt(&t, "u%llu", (unsigned long long)ev.uint_value);
             }
             break;
-        case STG_JSON_TRUE:
-            text_put(&t, "t", 1);
-            break;
-        case STG_JSON_FALSE:
-            text_put(&t, "f", 1);
-            break;
-        case STG_JSON_NULL:
-            text_put(&t, "z", 1);
-            break;
+        case STG_JSON_TRUE: text_put(&t, "t", 1); break;
+        case STG_JSON_FALSE: text_put(&t, "f", 1); break;
+        case STG_JSON_NULL: text_put(&t, "z", 1); break;
         case STG_JSON_DUPLICATE:
             REQ_CMP_EQ(ev.depth, open);
             REQ_CMP_LT(ev.prev_offset, ev.offset);
@@ -178,8 +167,7 @@ static char *render(const uint8_t *in, size_t len, uint32_t depth, size_t cap, s
             REQ_CMP_LE(p.error_offset, len);
             text_fmt(&t, "E%s@%zu", error_name(p.error), p.error_offset);
             break;
-        case STG_JSON_NONE:
-            ck_abort_msg("NONE event");
+        case STG_JSON_NONE: ck_abort_msg("NONE event");
         }
         if (ty == STG_JSON_END || ty == STG_JSON_ERROR) {
             /* sticky */
@@ -298,8 +286,10 @@ static const json_case cases[] = {
      "s\\xc3\\xa9\\xe2\\x82\\xac\\xf0\\x9f\\x98\\x80 $@11"},
     {"utf8 long run", "\"abcdefgh\xc3\xa9ijklmnop\xe4\xb8\xad\"", 0,
      "sabcdefgh\\xc3\\xa9ijklmnop\\xe4\\xb8\\xad $@23"},
-    {"utf8 edges", "\"\xc2\x80\xdf\xbf\xe0\xa0\x80\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\"", 0,
-     "s\\xc2\\x80\\xdf\\xbf\\xe0\\xa0\\x80\\xef\\xbf\\xbf\\xf0\\x90\\x80\\x80\\xf4\\x8f\\xbf\\xbf $@20"},
+    {"utf8 edges", "\"\xc2\x80\xdf\xbf\xe0\xa0\x80\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\"",
+     0,
+     "s\\xc2\\x80\\xdf\\xbf\\xe0\\xa0\\x80\\xef\\xbf\\xbf\\xf0\\x90\\x80\\x80\\xf4\\x8f\\xbf\\xbf "
+     "$@20"},
     {"ed 9f ok", "\"\xed\x9f\xbf\"", 0, "s\\xed\\x9f\\xbf $@5"},
     {"overlong 2 c0", "\"\xc0\xaf\"", 0, "Eutf8@1"},
     {"overlong 2 c1", "\"ab\xc1\xbf\"", 0, "Eutf8@3"},
@@ -395,9 +385,11 @@ START_TEST(test_json_token_offsets)
         size_t offset, len;
         uint32_t depth;
     } want[] = {
-        {STG_JSON_OBJECT_BEGIN, 0, 1, 0}, {STG_JSON_KEY, 2, 4, 1},    {STG_JSON_ARRAY_BEGIN, 9, 1, 1},
-        {STG_JSON_NUMBER, 11, 2, 2},      {STG_JSON_STRING, 16, 5, 2}, {STG_JSON_TRUE, 24, 4, 2},
-        {STG_JSON_ARRAY_END, 29, 1, 1},   {STG_JSON_OBJECT_END, 31, 1, 0}, {STG_JSON_END, 32, 0, 0},
+        {STG_JSON_OBJECT_BEGIN, 0, 1, 0}, {STG_JSON_KEY, 2, 4, 1},
+        {STG_JSON_ARRAY_BEGIN, 9, 1, 1},  {STG_JSON_NUMBER, 11, 2, 2},
+        {STG_JSON_STRING, 16, 5, 2},      {STG_JSON_TRUE, 24, 4, 2},
+        {STG_JSON_ARRAY_END, 29, 1, 1},   {STG_JSON_OBJECT_END, 31, 1, 0},
+        {STG_JSON_END, 32, 0, 0},
     };
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
         stg_json_event ev;
@@ -507,9 +499,9 @@ START_TEST(test_json_depth_exact)
         memcpy(full + half + 2, okobj + half, lo - half + 1);
         ck_assert_int_eq(run_all(full, strlen(full), md, BIG_CAP, &e, &off, NULL), STG_JSON_END);
         /* one more level: fails at the '{' that would be level md + 1 */
-        ck_assert_int_eq(run_all(full, strlen(full), md - 1 == 0 ? 1 : md - 1, BIG_CAP, &e, &off,
-                                 NULL),
-                         md - 1 == 0 ? STG_JSON_END : STG_JSON_ERROR);
+        ck_assert_int_eq(
+            run_all(full, strlen(full), md - 1 == 0 ? 1 : md - 1, BIG_CAP, &e, &off, NULL),
+            md - 1 == 0 ? STG_JSON_END : STG_JSON_ERROR);
         if (md > 1) {
             ck_assert_int_eq(e, STG_JSON_E_DEPTH);
             ck_assert_uint_eq(off, half);
@@ -676,12 +668,38 @@ static size_t check_dups_against_reference(const char *in, size_t len, uint32_t 
 
 /* Spellings of a few keys; some decode to the same bytes. */
 static const char *const key_pool[] = {
-    "a", "b", "ab", "a\\u0062", "\\u0061b", "\\u0061\\u0062", "", "a\\u0000", "a\\u0000b",
-    "\xc3\xa9", "\\u00e9", "\\u00E9", "\xf0\x9f\x98\x80", "\\ud83d\\ude00", "\\uD83D\\uDE00",
-    "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.q_proj.weigh\\u0074",
-    "model.layers.0.self_attn.q_proj.weights", "\\/x", "/x", "dtype", "shape", "data_offsets",
-    "0123456789abcdef", "0123456789abcdeg", "01234567", "0123456\\u0037", "\\\\", "\\\"",
-    "\\n", "\\u000a", "\\u000A",
+    "a",
+    "b",
+    "ab",
+    "a\\u0062",
+    "\\u0061b",
+    "\\u0061\\u0062",
+    "",
+    "a\\u0000",
+    "a\\u0000b",
+    "\xc3\xa9",
+    "\\u00e9",
+    "\\u00E9",
+    "\xf0\x9f\x98\x80",
+    "\\ud83d\\ude00",
+    "\\uD83D\\uDE00",
+    "model.layers.0.self_attn.q_proj.weight",
+    "model.layers.0.self_attn.q_proj.weigh\\u0074",
+    "model.layers.0.self_attn.q_proj.weights",
+    "\\/x",
+    "/x",
+    "dtype",
+    "shape",
+    "data_offsets",
+    "0123456789abcdef",
+    "0123456789abcdeg",
+    "01234567",
+    "0123456\\u0037",
+    "\\\\",
+    "\\\"",
+    "\\n",
+    "\\u000a",
+    "\\u000A",
 };
 
 typedef struct gen {
@@ -737,7 +755,8 @@ static void gen_object(gen *g, size_t keys, unsigned depth_left, unsigned pool_s
 
 START_TEST(test_json_dups_random)
 {
-    static const size_t sizes[] = {0, 1, 2, 3, 7, 8, 9, 10, 16, 31, 32, 33, 64, 100, 257, 1000, 5000};
+    static const size_t sizes[] = {0,  1,  2,  3,  7,   8,   9,    10,  16,
+                                   31, 32, 33, 64, 100, 257, 1000, 5000};
     rng_state = 12345;
     size_t dups = 0;
     for (size_t round = 0; round < 6; round++) {
@@ -885,7 +904,7 @@ START_TEST(test_json_skip)
     ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY); /* c */
     ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_NUMBER);
     ck_assert_int_eq(stg_json_skip(&p, &ev, &dups, NULL), STG_JSON_NUMBER); /* no-op */
-    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY); /* d */
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY);                 /* d */
     ck_assert_uint_eq(ev.offset, 53);
     ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
     ck_assert_int_eq(stg_json_skip(&p, &ev, &dups, NULL), STG_JSON_OBJECT_END);
@@ -973,8 +992,8 @@ static char *make_many_keys(size_t members, int mode, size_t *len)
             snprintf(key, sizeof key, "%s\"\":0", i ? "," : "");
             break;
         case 2: /* long escaped keys, every third one repeated */
-            snprintf(key, sizeof key, "%s\"\\u0041\\u00e9\\ud83d\\ude00long-key-%zu\":[]", i ? "," : "",
-                     i - i % 3);
+            snprintf(key, sizeof key, "%s\"\\u0041\\u00e9\\ud83d\\ude00long-key-%zu\":[]",
+                     i ? "," : "", i - i % 3);
             break;
         default: /* small nested objects full of keys */
             snprintf(key, sizeof key, "%s\"%zu\":{\"a\":0,\"b\":0,\"a\":1}", i ? "," : "", i % 7);

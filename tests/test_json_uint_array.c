@@ -121,7 +121,7 @@ START_TEST(test_uint_array_accepts)
     ck_assert(check_array("[0]", 8));
     ck_assert(check_array("[4096,4096]", 8));
     ck_assert(check_array("[ 1 ,\t2\n,\r3 ]", 8));
-    ck_assert(check_array("[9999999999999999999]", 8));  /* 19 digits */
+    ck_assert(check_array("[9999999999999999999]", 8)); /* 19 digits */
     ck_assert(check_array("[1234567890123456789,0]", 8));
     ck_assert(check_array("[12345678,123456789,1234567]", 8));
     ck_assert(check_array("[1,2]", 2));
@@ -131,7 +131,7 @@ END_TEST
 
 START_TEST(test_uint_array_declines)
 {
-    ck_assert(!check_array("[1,2,3]", 2));                 /* more than max */
+    ck_assert(!check_array("[1,2,3]", 2)); /* more than max */
     ck_assert(!check_array("[1]", 0));
     ck_assert(!check_array("[18446744073709551615]", 8)); /* 20 digits: may overflow */
     ck_assert(!check_array("[18446744073709551616]", 8));
@@ -157,7 +157,8 @@ END_TEST
 /* Not right after an ARRAY_BEGIN, or at the end of the input: declines, consumes nothing. */
 START_TEST(test_uint_array_wrong_place)
 {
-    static const char *cut[] = {"{\"k\":[", "{\"k\":[1", "{\"k\":[1,", "{\"k\":[12345678901", "{\"k\":[1 "};
+    static const char *cut[] = {"{\"k\":[", "{\"k\":[1", "{\"k\":[1,", "{\"k\":[12345678901",
+                                "{\"k\":[1 "};
     for (size_t c = 0; c < sizeof cut / sizeof cut[0]; c++) {
         stg_arena arena;
         stg_arena_init(&arena, CAP);
@@ -209,8 +210,17 @@ END_TEST
 START_TEST(test_uint_array_random)
 {
     srand(12345);
-    static const char *odd[] = {"-1", "1.5", "2e3", "01", "true", "\"7\"", "[]", "{}", "00",
-                                "12345678901234567890", "99999999999999999999999"};
+    static const char *odd[] = {"-1",
+                                "1.5",
+                                "2e3",
+                                "01",
+                                "true",
+                                "\"7\"",
+                                "[]",
+                                "{}",
+                                "00",
+                                "12345678901234567890",
+                                "99999999999999999999999"};
     static const char *ws[] = {"", "", "", " ", "\n", " \t "};
     size_t took = 0;
     for (int iter = 0; iter < 4000; iter++) {

@@ -64,8 +64,7 @@ static void expect_code(const stg_report *r, stg_code code, uint64_t offset)
     ck_assert_msg(i >= 0, "no %s in %s", stg_code_name(code), tu_describe(r));
     const stg_finding *f = stg_report_at(r, (size_t)i);
     ck_assert_msg(f->has_offset && f->offset == offset, "%s at %llu, want %llu",
-                  stg_code_name(code), (unsigned long long)f->offset,
-                  (unsigned long long)offset);
+                  stg_code_name(code), (unsigned long long)f->offset, (unsigned long long)offset);
 }
 
 /* 1. Callables missing from denylists: default deny labels them unknown or dangerous. */
@@ -84,8 +83,7 @@ START_TEST(class01_default_deny)
          "numpy.testing._private.utils", "runstring"},
         {"cuuid\n_get_command_stdout\n.", 27, STG_PICKLE_GLOBAL_DANGEROUS, "uuid",
          "_get_command_stdout"},
-        {"cimaplib\nIMAP4_stream\n.", 23, STG_PICKLE_GLOBAL_DANGEROUS, "imaplib",
-         "IMAP4_stream"},
+        {"cimaplib\nIMAP4_stream\n.", 23, STG_PICKLE_GLOBAL_DANGEROUS, "imaplib", "IMAP4_stream"},
         {"ccProfile\nrun\n.", 15, STG_PICKLE_GLOBAL_DANGEROUS, "cProfile", "run"},
         {"ctimeit\ntimeit\n.", 16, STG_PICKLE_GLOBAL_DANGEROUS, "timeit", "timeit"},
         {"cctypes\nCDLL\n.", 14, STG_PICKLE_GLOBAL_DANGEROUS, "ctypes", "CDLL"},
@@ -107,11 +105,14 @@ END_TEST
 START_TEST(class06_raw_pickle_sniffed)
 {
     size_t end = 0;
-    ck_assert(stg_pickle_sniff(B("\x80\x02" "cposix\nsystem\nq\x00.trailing"), &end));
+    ck_assert(stg_pickle_sniff(B("\x80\x02"
+                                 "cposix\nsystem\nq\x00.trailing"),
+                               &end));
     ck_assert_uint_eq(end, 19);
     ck_assert(!stg_pickle_sniff(B("PK\x03\x04"), &end));
-    expect_global(B("\x80\x02" "cposix\nsystem\nq\x00."), STG_PICKLE_GLOBAL_DANGEROUS, "posix",
-                  "system", 2);
+    expect_global(B("\x80\x02"
+                    "cposix\nsystem\nq\x00."),
+                  STG_PICKLE_GLOBAL_DANGEROUS, "posix", "system", 2);
 }
 END_TEST
 
@@ -131,10 +132,16 @@ START_TEST(class08_memo_decoys)
     /* 'posix' MEMOIZE POP 'builtins' MEMOIZE POP 'system' MEMOIZE POP; decoy strings pushed
      * right before STACK_GLOBAL; the real operands come from BINGET 0 and BINGET 2. */
     expect_global(B("\x80\x04"
-                    "\x8c\x05posix\x94" "0"
-                    "\x8c\x08" "builtins\x94" "0"
-                    "\x8c\x06system\x94" "0"
-                    "\x8c\x0b" "collections\x8c\x0bOrderedDict" "00"
+                    "\x8c\x05posix\x94"
+                    "0"
+                    "\x8c\x08"
+                    "builtins\x94"
+                    "0"
+                    "\x8c\x06system\x94"
+                    "0"
+                    "\x8c\x0b"
+                    "collections\x8c\x0bOrderedDict"
+                    "00"
                     "h\x00h\x02\x93"
                     "\x8c\x02id\x85R."),
                   STG_PICKLE_GLOBAL_DANGEROUS, "posix", "system", 65);
@@ -155,8 +162,8 @@ START_TEST(class09_old_string_opcodes)
     expect_global(B("\x80\x04U\x02osT\x06\x00\x00\x00system\x93."), STG_PICKLE_GLOBAL_DANGEROUS,
                   "os", "system", 17);
     /* Escapes decode before the policy sees the name: '\x6fs' is "os". */
-    expect_global(B("\x80\x04S'\\x6fs'\nS'sys\\164em'\n\x93."), STG_PICKLE_GLOBAL_DANGEROUS,
-                  "os", "system", 24);
+    expect_global(B("\x80\x04S'\\x6fs'\nS'sys\\164em'\n\x93."), STG_PICKLE_GLOBAL_DANGEROUS, "os",
+                  "system", 24);
     expect_global(B("\x80\x04V\\u006fs\nVsystem\n\x93."), STG_PICKLE_GLOBAL_DANGEROUS, "os",
                   "system", 19);
 }
@@ -186,13 +193,12 @@ START_TEST(class11_dotted_and_dunder_names)
 {
     expect_global(B("\x80\x04\x8c\x05torch\x8c\x17serialization.os.system\x93."),
                   STG_PICKLE_GLOBAL_DANGEROUS, "torch", "serialization.os.system", 34);
-    expect_global(B("\x80\x04\x8c\x05numpy\x8c\x0c__builtins__\x93."),
-                  STG_PICKLE_GLOBAL_DANGEROUS, "numpy", "__builtins__", 23);
+    expect_global(B("\x80\x04\x8c\x05numpy\x8c\x0c__builtins__\x93."), STG_PICKLE_GLOBAL_DANGEROUS,
+                  "numpy", "__builtins__", 23);
     expect_global(B("\x80\x04\x8c\x05torch\x8c\x10Tensor.__class__\x93."),
                   STG_PICKLE_GLOBAL_DANGEROUS, "torch", "Tensor.__class__", 27);
     expect_global(B("ctorch._utils\n_rebuild_tensor_v2.__globals__\n."),
-                  STG_PICKLE_GLOBAL_DANGEROUS, "torch._utils", "_rebuild_tensor_v2.__globals__",
-                  0);
+                  STG_PICKLE_GLOBAL_DANGEROUS, "torch._utils", "_rebuild_tensor_v2.__globals__", 0);
     /* Allowed pairs are exact: a prefix of an allowed name is not allowed. */
     expect_global(B("ctorch\nnn.Module\n."), STG_PICKLE_GLOBAL_UNKNOWN, "torch", "nn.Module", 0);
 }
@@ -202,10 +208,10 @@ END_TEST
 START_TEST(class12_universal_resolvers)
 {
     static const char *const pairs[][2] = {
-        {"pkgutil", "resolve_name"}, {"pydoc", "locate"},        {"importlib", "import_module"},
-        {"builtins", "__import__"},  {"builtins", "getattr"},    {"operator", "attrgetter"},
+        {"pkgutil", "resolve_name"}, {"pydoc", "locate"},          {"importlib", "import_module"},
+        {"builtins", "__import__"},  {"builtins", "getattr"},      {"operator", "attrgetter"},
         {"operator", "itemgetter"},  {"operator", "methodcaller"}, {"functools", "partial"},
-        {"types", "FunctionType"},   {"marshal", "loads"},       {"copyreg", "_reconstructor"},
+        {"types", "FunctionType"},   {"marshal", "loads"},         {"copyreg", "_reconstructor"},
         {"__builtin__", "eval"},     {"builtins", "exec"},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
@@ -221,7 +227,9 @@ END_TEST
 START_TEST(class13_nested_loader)
 {
     /* _pickle.loads(b"cos\nsystem\n(S'id'\ntR.") (21 bytes); REDUCE at 40 */
-    stg_report *r = scan(B("c_pickle\nloads\n(C\x15" "cos\nsystem\n(S'id'\ntR." "tR."));
+    stg_report *r = scan(B("c_pickle\nloads\n(C\x15"
+                           "cos\nsystem\n(S'id'\ntR."
+                           "tR."));
     expect_code(r, STG_PICKLE_NESTED, 40);
     const stg_finding *f = find_global(r, STG_PICKLE_GLOBAL_DANGEROUS, "os", "system");
     ck_assert_msg(f != NULL, "%s", tu_describe(r));
@@ -230,8 +238,10 @@ START_TEST(class13_nested_loader)
     ck_assert_uint_eq(f->offset, 0);
     stg_report_free(r);
     /* Protocol 2 bytes: torch.storage._load_from_bytes(_codecs.encode(text, 'latin1')). */
-    r = scan(B("\x80\x02" "ctorch.storage\n_load_from_bytes\nq\x00"
-               "c_codecs\nencode\nq\x01X\x0f\x00\x00\x00" "cposix\nsystem\n."
+    r = scan(B("\x80\x02"
+               "ctorch.storage\n_load_from_bytes\nq\x00"
+               "c_codecs\nencode\nq\x01X\x0f\x00\x00\x00"
+               "cposix\nsystem\n."
                "X\x06\x00\x00\x00latin1\x86R\x85R."));
     f = find_global(r, STG_PICKLE_GLOBAL_DANGEROUS, "posix", "system");
     ck_assert_msg(f != NULL, "%s", tu_describe(r));
@@ -247,9 +257,11 @@ END_TEST
 /* 14. A payload in a later pickle, also behind junk. */
 START_TEST(class14_later_pickle)
 {
-    expect_global(B("\x80\x02N.\x80\x02N.\x80\x02" "cos\nsystem\n."), STG_PICKLE_GLOBAL_DANGEROUS,
-                  "os", "system", 10);
-    stg_report *r = scan(B("\x80\x02N.\xff\xfe\xfd\x80\x02" "cos\nsystem\n."));
+    expect_global(B("\x80\x02N.\x80\x02N.\x80\x02"
+                    "cos\nsystem\n."),
+                  STG_PICKLE_GLOBAL_DANGEROUS, "os", "system", 10);
+    stg_report *r = scan(B("\x80\x02N.\xff\xfe\xfd\x80\x02"
+                           "cos\nsystem\n."));
     expect_code(r, STG_PICKLE_MALFORMED, 4);
     ck_assert_ptr_nonnull(find_global(r, STG_PICKLE_GLOBAL_DANGEROUS, "os", "system"));
     stg_report_free(r);
@@ -311,7 +323,10 @@ START_TEST(class20_discarded_calls)
 {
     expect_global(B("(cos\nsystem\nS'id'\no0N."), STG_PICKLE_GLOBAL_DANGEROUS, "os", "system", 1);
     expect_global(B("(S'id'\nios\nsystem\n0N."), STG_PICKLE_GLOBAL_DANGEROUS, "os", "system", 7);
-    expect_global(B("\x80\x02" "cposix\nsystem\n" "X\x02\x00\x00\x00id\x85\x81" "0N."),
+    expect_global(B("\x80\x02"
+                    "cposix\nsystem\n"
+                    "X\x02\x00\x00\x00id\x85\x81"
+                    "0N."),
                   STG_PICKLE_GLOBAL_DANGEROUS, "posix", "system", 2);
 }
 END_TEST
@@ -321,8 +336,8 @@ START_TEST(class21_private_modules)
 {
     expect_global(B("c_posixsubprocess\nfork_exec\n."), STG_PICKLE_GLOBAL_DANGEROUS,
                   "_posixsubprocess", "fork_exec", 0);
-    expect_global(B("c_interpreters\nrun_string\n."), STG_PICKLE_GLOBAL_DANGEROUS,
-                  "_interpreters", "run_string", 0);
+    expect_global(B("c_interpreters\nrun_string\n."), STG_PICKLE_GLOBAL_DANGEROUS, "_interpreters",
+                  "run_string", 0);
     expect_global(B("c_winapi\nCreateProcess\n."), STG_PICKLE_GLOBAL_DANGEROUS, "_winapi",
                   "CreateProcess", 0);
     expect_global(B("c_someprivate\nthing\n."), STG_PICKLE_GLOBAL_DANGEROUS, "_someprivate",
@@ -363,8 +378,17 @@ END_TEST
 START_TEST(class23_never_clean_on_failure)
 {
     static const char *const bad[] = {
-        "", "\x80", "\x80\x02", "cos\nsys", "\x80\x02X\xff\xff\xff\x7f", "(((((",
-        "\x80\x09N.", "N", "0.", "\xff", "\x80\x02\x95\xff\xff\xff\xff\xff\xff\xff\x7fN.",
+        "",
+        "\x80",
+        "\x80\x02",
+        "cos\nsys",
+        "\x80\x02X\xff\xff\xff\x7f",
+        "(((((",
+        "\x80\x09N.",
+        "N",
+        "0.",
+        "\xff",
+        "\x80\x02\x95\xff\xff\xff\xff\xff\xff\xff\x7fN.",
     };
     static const size_t lens[] = {0, 1, 2, 7, 7, 5, 4, 1, 2, 1, 13};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

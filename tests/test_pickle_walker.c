@@ -39,8 +39,8 @@ static void expect_code(const stg_report *r, stg_code code, uint64_t offset)
     ck_assert_msg(i >= 0, "no %s in %s", stg_code_name(code), tu_describe(r));
     const stg_finding *f = stg_report_at(r, (size_t)i);
     ck_assert_msg(f->has_offset && f->offset == offset, "%s at %llu, want %llu (%s)",
-                  stg_code_name(code), (unsigned long long)f->offset,
-                  (unsigned long long)offset, tu_describe(r));
+                  stg_code_name(code), (unsigned long long)f->offset, (unsigned long long)offset,
+                  tu_describe(r));
 }
 
 /* ---------------------------------------------------------------- valid streams */
@@ -50,12 +50,122 @@ static const struct {
     const char *bytes;
     size_t len;
 } valid[] = {
-    {"protocol 0 sample", "(dp0\nVa\np1\n(lp2\nI1\naL1180591620717411303424L\naI-3\naF1.5\naNaI01\naI00\naVh\xe9llo\np3\nac_codecs\nencode\np4\n(Vbytes\np5\nVlatin1\np6\ntp7\nRp8\nac__builtin__\nbytearray\np9\n(g4\n(Vba\np10\ng6\ntp11\nRp12\ntp13\nRp14\na(I1\ntp15\na(I1\nI2\ntp16\na(I1\nI2\nI3\ntp17\na(tac__builtin__\nset\np18\n((lp19\nI1\natp20\nRp21\nac__builtin__\nfrozenset\np22\n((lp23\nI2\natp24\nRp25\na(dp26\nVn\np27\nI1\nsaI70000\naI-70000\naL1099511627776L\nasVbig\np28\nVxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\np29\nsVod\np30\nccollections\nOrderedDict\np31\n(tRp32\nVk\np33\nI1\nss.", 753},
-    {"protocol 1 sample", "}q\x00(X\x01\x00\x00\x00" "aq\x01]q\x02(K\x01L1180591620717411303424L\nJ\xfd\xff\xff\xffG?\xf8\x00\x00\x00\x00\x00\x00NI01\nI00\nX\x06\x00\x00\x00h\xc3\xa9lloq\x03" "c_codecs\nencode\nq\x04(X\x05\x00\x00\x00" "bytesq\x05X\x06\x00\x00\x00latin1q\x06tq\x07Rq\x08" "c__builtin__\nbytearray\nq\x09(h\x04(X\x02\x00\x00\x00" "baq\nh\x06tq\x0bRq\x0ctq\x0dRq\x0e(K\x01tq\x0f(K\x01K\x02tq\x10(K\x01K\x02K\x03tq\x11)c__builtin__\nset\nq\x12(]q\x13K\x01" "atq\x14Rq\x15" "c__builtin__\nfrozenset\nq\x16(]q\x17K\x02" "atq\x18Rq\x19}q\x1aX\x01\x00\x00\x00nq\x1bK\x01sJp\x11\x01\x00J\x90\xee\xfe\xffL1099511627776L\neX\x03\x00\x00\x00" "bigq\x1cX,\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxq\x1dX\x02\x00\x00\x00odq\x1e" "ccollections\nOrderedDict\nq\x1f)Rq X\x01\x00\x00\x00kq!K\x01su.", 687},
-    {"protocol 2 sample", "\x80\x02}q\x00(X\x01\x00\x00\x00" "aq\x01]q\x02(K\x01\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00@J\xfd\xff\xff\xffG?\xf8\x00\x00\x00\x00\x00\x00N\x88\x89X\x06\x00\x00\x00h\xc3\xa9lloq\x03" "c_codecs\nencode\nq\x04X\x05\x00\x00\x00" "bytesq\x05X\x06\x00\x00\x00latin1q\x06\x86q\x07Rq\x08" "c__builtin__\nbytearray\nq\x09h\x04X\x02\x00\x00\x00" "baq\nh\x06\x86q\x0bRq\x0c\x85q\x0dRq\x0eK\x01\x85q\x0fK\x01K\x02\x86q\x10K\x01K\x02K\x03\x87q\x11)c__builtin__\nset\nq\x12]q\x13K\x01" "a\x85q\x14Rq\x15" "c__builtin__\nfrozenset\nq\x16]q\x17K\x02" "a\x85q\x18Rq\x19}q\x1aX\x01\x00\x00\x00nq\x1bK\x01sJp\x11\x01\x00J\x90\xee\xfe\xff\x8a\x06\x00\x00\x00\x00\x00\x01" "eX\x03\x00\x00\x00" "bigq\x1cX,\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxq\x1dX\x02\x00\x00\x00odq\x1e" "ccollections\nOrderedDict\nq\x1f)Rq X\x01\x00\x00\x00kq!K\x01su.", 653},
-    {"protocol 3 sample", "\x80\x03}q\x00(X\x01\x00\x00\x00" "aq\x01]q\x02(K\x01\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00@J\xfd\xff\xff\xffG?\xf8\x00\x00\x00\x00\x00\x00N\x88\x89X\x06\x00\x00\x00h\xc3\xa9lloq\x03" "C\x05" "bytesq\x04" "cbuiltins\nbytearray\nq\x05" "C\x02" "baq\x06\x85q\x07Rq\x08K\x01\x85q\x09K\x01K\x02\x86q\nK\x01K\x02K\x03\x87q\x0b)cbuiltins\nset\nq\x0c]q\x0dK\x01" "a\x85q\x0eRq\x0f" "cbuiltins\nfrozenset\nq\x10]q\x11K\x02" "a\x85q\x12Rq\x13}q\x14X\x01\x00\x00\x00nq\x15K\x01sJp\x11\x01\x00J\x90\xee\xfe\xff\x8a\x06\x00\x00\x00\x00\x00\x01" "eX\x03\x00\x00\x00" "bigq\x16X,\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxq\x17X\x02\x00\x00\x00odq\x18" "ccollections\nOrderedDict\nq\x19)Rq\x1aX\x01\x00\x00\x00kq\x1bK\x01su.", 591},
-    {"protocol 4 sample", "\x80\x04\x95\xfc\x01\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01" "a\x94]\x94(K\x01\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00@J\xfd\xff\xff\xffG?\xf8\x00\x00\x00\x00\x00\x00N\x88\x89\x8c\x06h\xc3\xa9llo\x94" "C\x05" "bytes\x94\x8c\x08" "builtins\x94\x8c\x09" "bytearray\x94\x93\x94" "C\x02" "ba\x94\x85\x94R\x94K\x01\x85\x94K\x01K\x02\x86\x94K\x01K\x02K\x03\x87\x94)\x8f\x94(K\x01\x90(K\x02\x91\x94}\x94\x8c\x01n\x94K\x01sJp\x11\x01\x00J\x90\xee\xfe\xff\x8a\x06\x00\x00\x00\x00\x00\x01" "e\x8c\x03" "big\x94X,\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\x94\x8c\x02od\x94\x8c\x0b" "collections\x94\x8c\x0bOrderedDict\x94\x93\x94)R\x94\x8c\x01k\x94K\x01su.", 519},
-    {"protocol 5 sample", "\x80\x05\x95\xe6\x01\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01" "a\x94]\x94(K\x01\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00@J\xfd\xff\xff\xffG?\xf8\x00\x00\x00\x00\x00\x00N\x88\x89\x8c\x06h\xc3\xa9llo\x94" "C\x05" "bytes\x94\x96\x02\x00\x00\x00\x00\x00\x00\x00" "ba\x94K\x01\x85\x94K\x01K\x02\x86\x94K\x01K\x02K\x03\x87\x94)\x8f\x94(K\x01\x90(K\x02\x91\x94}\x94\x8c\x01n\x94K\x01sJp\x11\x01\x00J\x90\xee\xfe\xff\x8a\x06\x00\x00\x00\x00\x00\x01" "e\x8c\x03" "big\x94X,\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\x94\x8c\x02od\x94\x8c\x0b" "collections\x94\x8c\x0bOrderedDict\x94\x93\x94)R\x94\x8c\x01k\x94K\x01su.", 497},
+    {"protocol 0 sample",
+     "(dp0\nVa\np1\n(lp2\nI1\naL1180591620717411303424L\naI-3\naF1."
+     "5\naNaI01\naI00\naVh\xe9llo\np3\nac_codecs\nencode\np4\n("
+     "Vbytes\np5\nVlatin1\np6\ntp7\nRp8\nac__builtin__\nbytearray\np9\n(g4\n("
+     "Vba\np10\ng6\ntp11\nRp12\ntp13\nRp14\na(I1\ntp15\na(I1\nI2\ntp16\na(I1\nI2\nI3\ntp17\na(tac__"
+     "builtin__\nset\np18\n((lp19\nI1\natp20\nRp21\nac__builtin__\nfrozenset\np22\n(("
+     "lp23\nI2\natp24\nRp25\na(dp26\nVn\np27\nI1\nsaI70000\naI-"
+     "70000\naL1099511627776L\nasVbig\np28\nVxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\np29\nsVod\np30\nccollections\nO"
+     "rderedDict\np31\n(tRp32\nVk\np33\nI1\nss.",
+     753},
+    {"protocol 1 sample",
+     "}q\x00(X\x01\x00\x00\x00"
+     "aq\x01]q\x02(K\x01L1180591620717411303424L\nJ\xfd\xff\xff\xffG?"
+     "\xf8\x00\x00\x00\x00\x00\x00NI01\nI00\nX\x06\x00\x00\x00h\xc3\xa9lloq\x03"
+     "c_codecs\nencode\nq\x04(X\x05\x00\x00\x00"
+     "bytesq\x05X\x06\x00\x00\x00latin1q\x06tq\x07Rq\x08"
+     "c__builtin__\nbytearray\nq\x09(h\x04(X\x02\x00\x00\x00"
+     "baq\nh\x06tq\x0bRq\x0ctq\x0dRq\x0e(K\x01tq\x0f(K\x01K\x02tq\x10(K\x01K\x02K\x03tq\x11)c__"
+     "builtin__\nset\nq\x12(]q\x13K\x01"
+     "atq\x14Rq\x15"
+     "c__builtin__\nfrozenset\nq\x16(]q\x17K\x02"
+     "atq\x18Rq\x19}"
+     "q\x1aX\x01\x00\x00\x00nq\x1bK\x01sJp\x11\x01\x00J\x90\xee\xfe\xffL1099511627776L\neX\x03\x00"
+     "\x00\x00"
+     "bigq\x1cX,"
+     "\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxq\x1dX\x02\x00\x00\x00odq\x1e"
+     "ccollections\nOrderedDict\nq\x1f)Rq X\x01\x00\x00\x00kq!K\x01su.",
+     687},
+    {"protocol 2 sample",
+     "\x80\x02}q\x00(X\x01\x00\x00\x00"
+     "aq\x01]q\x02(K\x01\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00@J\xfd\xff\xff\xffG?"
+     "\xf8\x00\x00\x00\x00\x00\x00N\x88\x89X\x06\x00\x00\x00h\xc3\xa9lloq\x03"
+     "c_codecs\nencode\nq\x04X\x05\x00\x00\x00"
+     "bytesq\x05X\x06\x00\x00\x00latin1q\x06\x86q\x07Rq\x08"
+     "c__builtin__\nbytearray\nq\x09h\x04X\x02\x00\x00\x00"
+     "baq\nh\x06\x86q\x0bRq\x0c\x85q\x0dRq\x0eK\x01\x85q\x0fK\x01K\x02\x86q\x10K\x01K\x02K\x03\x87q"
+     "\x11)c__builtin__\nset\nq\x12]q\x13K\x01"
+     "a\x85q\x14Rq\x15"
+     "c__builtin__\nfrozenset\nq\x16]q\x17K\x02"
+     "a\x85q\x18Rq\x19}"
+     "q\x1aX\x01\x00\x00\x00nq\x1bK\x01sJp\x11\x01\x00J\x90\xee\xfe\xff\x8a\x06\x00\x00\x00\x00\x00"
+     "\x01"
+     "eX\x03\x00\x00\x00"
+     "bigq\x1cX,"
+     "\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxq\x1dX\x02\x00\x00\x00odq\x1e"
+     "ccollections\nOrderedDict\nq\x1f)Rq X\x01\x00\x00\x00kq!K\x01su.",
+     653},
+    {"protocol 3 sample",
+     "\x80\x03}q\x00(X\x01\x00\x00\x00"
+     "aq\x01]q\x02(K\x01\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00@J\xfd\xff\xff\xffG?"
+     "\xf8\x00\x00\x00\x00\x00\x00N\x88\x89X\x06\x00\x00\x00h\xc3\xa9lloq\x03"
+     "C\x05"
+     "bytesq\x04"
+     "cbuiltins\nbytearray\nq\x05"
+     "C\x02"
+     "baq\x06\x85q\x07Rq\x08K\x01\x85q\x09K\x01K\x02\x86q\nK\x01K\x02K\x03\x87q\x0b)"
+     "cbuiltins\nset\nq\x0c]q\x0dK\x01"
+     "a\x85q\x0eRq\x0f"
+     "cbuiltins\nfrozenset\nq\x10]q\x11K\x02"
+     "a\x85q\x12Rq\x13}"
+     "q\x14X\x01\x00\x00\x00nq\x15K\x01sJp\x11\x01\x00J\x90\xee\xfe\xff\x8a\x06\x00\x00\x00\x00\x00"
+     "\x01"
+     "eX\x03\x00\x00\x00"
+     "bigq\x16X,"
+     "\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxq\x17X\x02\x00\x00\x00odq\x18"
+     "ccollections\nOrderedDict\nq\x19)Rq\x1aX\x01\x00\x00\x00kq\x1bK\x01su.",
+     591},
+    {"protocol 4 sample",
+     "\x80\x04\x95\xfc\x01\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01"
+     "a\x94]\x94(K\x01\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00@J\xfd\xff\xff\xffG?"
+     "\xf8\x00\x00\x00\x00\x00\x00N\x88\x89\x8c\x06h\xc3\xa9llo\x94"
+     "C\x05"
+     "bytes\x94\x8c\x08"
+     "builtins\x94\x8c\x09"
+     "bytearray\x94\x93\x94"
+     "C\x02"
+     "ba\x94\x85\x94R\x94K\x01\x85\x94K\x01K\x02\x86\x94K\x01K\x02K\x03\x87\x94)\x8f\x94(K\x01\x90("
+     "K\x02\x91\x94}"
+     "\x94\x8c\x01n\x94K\x01sJp\x11\x01\x00J\x90\xee\xfe\xff\x8a\x06\x00\x00\x00\x00\x00\x01"
+     "e\x8c\x03"
+     "big\x94X,"
+     "\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\x94\x8c\x02od\x94\x8c\x0b"
+     "collections\x94\x8c\x0bOrderedDict\x94\x93\x94)R\x94\x8c\x01k\x94K\x01su.",
+     519},
+    {"protocol 5 sample",
+     "\x80\x05\x95\xe6\x01\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01"
+     "a\x94]\x94(K\x01\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00@J\xfd\xff\xff\xffG?"
+     "\xf8\x00\x00\x00\x00\x00\x00N\x88\x89\x8c\x06h\xc3\xa9llo\x94"
+     "C\x05"
+     "bytes\x94\x96\x02\x00\x00\x00\x00\x00\x00\x00"
+     "ba\x94K\x01\x85\x94K\x01K\x02\x86\x94K\x01K\x02K\x03\x87\x94)\x8f\x94(K\x01\x90("
+     "K\x02\x91\x94}"
+     "\x94\x8c\x01n\x94K\x01sJp\x11\x01\x00J\x90\xee\xfe\xff\x8a\x06\x00\x00\x00\x00\x00\x01"
+     "e\x8c\x03"
+     "big\x94X,"
+     "\x01\x00\x00xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\x94\x8c\x02od\x94\x8c\x0b"
+     "collections\x94\x8c\x0bOrderedDict\x94\x93\x94)R\x94\x8c\x01k\x94K\x01su.",
+     497},
     {"INT bool and value", "(I01\nI00\nI12\nI-5\nt.", 19},
     {"LONG and LONG4", "(L123456789012345678901234567890L\n\x8b\x01\x00\x00\x00\x05\x8a\x00t.", 44},
     {"FLOAT and BINFLOAT", "(F1.5\nG?\xf8\x00\x00\x00\x00\x00\x00t.", 17},
@@ -64,10 +174,25 @@ static const struct {
     {"DUP", "\x80\x02N2\x86.", 6},
     {"PUT GET text", "(S'a'\np7\n0g7\nt.", 15},
     {"LONG_BINPUT LONG_BINGET", "\x80\x02Nr\x00\x01\x00\x00j\x00\x01\x00\x00\x86.", 15},
-    {"BINSTRING SHORT_BINSTRING", "(T\x02\x00\x00\x00" "abU\x01" "ct.", 13},
-    {"BINUNICODE8 BINBYTES8 BYTEARRAY8", "\x80\x05\x8d\x01\x00\x00\x00\x00\x00\x00\x00" "a\x8e\x01\x00\x00\x00\x00\x00\x00\x00" "b\x96\x01\x00\x00\x00\x00\x00\x00\x00" "c\x87.", 34},
-    {"STACK_GLOBAL NEWOBJ_EX", "\x80\x04\x8c\x0b" "collections\x8c\x0bOrderedDict\x93)}\x92.", 33},
-    {"NEWOBJ", "\x80\x02" "ccollections\nOrderedDict\n)\x81.", 30},
+    {"BINSTRING SHORT_BINSTRING",
+     "(T\x02\x00\x00\x00"
+     "abU\x01"
+     "ct.",
+     13},
+    {"BINUNICODE8 BINBYTES8 BYTEARRAY8",
+     "\x80\x05\x8d\x01\x00\x00\x00\x00\x00\x00\x00"
+     "a\x8e\x01\x00\x00\x00\x00\x00\x00\x00"
+     "b\x96\x01\x00\x00\x00\x00\x00\x00\x00"
+     "c\x87.",
+     34},
+    {"STACK_GLOBAL NEWOBJ_EX",
+     "\x80\x04\x8c\x0b"
+     "collections\x8c\x0bOrderedDict\x93)}\x92.",
+     33},
+    {"NEWOBJ",
+     "\x80\x02"
+     "ccollections\nOrderedDict\n)\x81.",
+     30},
     {"APPEND SETITEM BUILD", "\x80\x02]Na}N]s(ccollections\nOrderedDict\n)\x81}bt.", 41},
     {"PERSID BINPERSID", "\x80\x02(Pstorage0\nU\x03keyQt.", 21},
     {"NEXT_BUFFER READONLY_BUFFER", "\x80\x05\x97\x98.", 5},
@@ -93,14 +218,14 @@ static uint32_t rec_global(void *ctx, const uint8_t *m, size_t ml, const uint8_t
 {
     rec *r = ctx;
     r->globals++;
-    snprintf(r->last_global, sizeof r->last_global, "%.*s.%.*s", (int)ml, (const char *)m,
-             (int)nl, (const char *)n);
+    snprintf(r->last_global, sizeof r->last_global, "%.*s.%.*s", (int)ml, (const char *)m, (int)nl,
+             (const char *)n);
     r->last_global_off = off;
     return 0;
 }
 
-static void rec_call(void *ctx, stg_pickle_walker *w, uint8_t op, const stg_pv *c,
-                     const stg_pv *a, uint64_t off)
+static void rec_call(void *ctx, stg_pickle_walker *w, uint8_t op, const stg_pv *c, const stg_pv *a,
+                     uint64_t off)
 {
     (void)w, (void)op, (void)c, (void)a, (void)off;
     ((rec *)ctx)->calls++;
@@ -188,9 +313,9 @@ START_TEST(events_are_reported)
     rec r;
     size_t end;
     /* INST + OBJ: two globals and two calls. */
-    ck_assert_int_eq(walk(B("(icollections\nOrderedDict\n(ccollections\nOrderedDict\no\x86."),
-                          &r, &end, NULL),
-                     STG_PW_STOP);
+    ck_assert_int_eq(
+        walk(B("(icollections\nOrderedDict\n(ccollections\nOrderedDict\no\x86."), &r, &end, NULL),
+        STG_PW_STOP);
     ck_assert_uint_eq(r.globals, 2);
     ck_assert_uint_eq(r.calls, 2);
     ck_assert_str_eq(r.last_global, "collections.OrderedDict");
@@ -199,17 +324,22 @@ START_TEST(events_are_reported)
     ck_assert_int_eq(walk(B("\x80\x02(Pstorage0\nU\x03keyQt."), &r, &end, NULL), STG_PW_STOP);
     ck_assert_uint_eq(r.persids, 2);
     /* APPEND and APPENDS onto a list. */
-    ck_assert_int_eq(walk(B("\x80\x02]K\x01" "a(K\x02K\x03" "e."), &r, &end, NULL), STG_PW_STOP);
+    ck_assert_int_eq(walk(B("\x80\x02]K\x01"
+                            "a(K\x02K\x03"
+                            "e."),
+                          &r, &end, NULL),
+                     STG_PW_STOP);
     ck_assert_uint_eq(r.appends, 3);
     /* MEMOIZE numbers entries by count, not by the last PUT index: PUT 5 then MEMOIZE is 1. */
-    ck_assert_int_eq(walk(B("\x80\x04\x8c\x02osq\x05\x8c\x06system\x94h\x05h\x01\x93."), &r,
-                          &end, NULL),
-                     STG_PW_STOP);
+    ck_assert_int_eq(
+        walk(B("\x80\x04\x8c\x02osq\x05\x8c\x06system\x94h\x05h\x01\x93."), &r, &end, NULL),
+        STG_PW_STOP);
     ck_assert_str_eq(r.last_global, "os.system");
     ck_assert_uint_eq(r.last_global_off, 21);
     /* Memo entries made inside a MARK stay visible after it. */
-    ck_assert_int_eq(walk(B("\x80\x02(\x8c\x02os\x94\x8c\x04path\x94" "1h\x00h\x01\x93."), &r,
-                          &end, NULL),
+    ck_assert_int_eq(walk(B("\x80\x02(\x8c\x02os\x94\x8c\x04path\x94"
+                            "1h\x00h\x01\x93."),
+                          &r, &end, NULL),
                      STG_PW_STOP);
     ck_assert_str_eq(r.last_global, "os.path");
     /* A second walk starts with an empty memo: GET of an index from the first walk fails. */
@@ -253,13 +383,19 @@ static const struct {
     {"GLOBAL one line", "cos\n", 4, 0},
     {"BINSTRING negative", "T\xff\xff\xff\xffN.", 7, 0},
     {"LONG4 negative", "\x8b\xff\xff\xff\xff.", 6, 0},
-    {"BINUNICODE truncated", "X\x05\x00\x00\x00" "ab", 7, 0},
+    {"BINUNICODE truncated",
+     "X\x05\x00\x00\x00"
+     "ab",
+     7, 0},
     {"BINBYTES8 over SSIZE_MAX", "\x8e\xff\xff\xff\xff\xff\xff\xff\xff.", 10, 0},
     {"FRAME past the end", "\x95\x10\x00\x00\x00\x00\x00\x00\x00N.", 11, 0},
     {"EXT1 code 0", "\x82\x00.", 3, 0},
     {"unknown opcode 0xff", "N\xff.", 3, 1},
     {"unknown opcode 0x99", "\x99", 1, 0},
-    {"PERSID not ASCII", "Pa\xff" "b\nN.", 7, 0},
+    {"PERSID not ASCII",
+     "Pa\xff"
+     "b\nN.",
+     7, 0},
     {"STACK_GLOBAL below MARK", "N(N\x93.", 5, 3},
     {"TUPLE3 underflow", "NN\x87.", 4, 2},
     {"BINGET missing after MEMOIZE", "\x80\x02N\x94h\x00h\x01.", 9, 6},
@@ -282,8 +418,7 @@ START_TEST(malformed_at_offset)
     ck_assert_msg(i >= 0, "%s: %s", bad[_i].name, tu_describe(r));
     const stg_finding *f = stg_report_at(r, (size_t)i);
     ck_assert_msg(f->has_offset && f->offset == bad[_i].offset, "%s: offset %llu, want %llu",
-                  bad[_i].name, (unsigned long long)f->offset,
-                  (unsigned long long)bad[_i].offset);
+                  bad[_i].name, (unsigned long long)f->offset, (unsigned long long)bad[_i].offset);
     ck_assert_int_ge(stg_report_verdict(r), STG_VERDICT_INVALID);
     stg_report_free(r);
     ck_assert(!stg_pickle_sniff((const uint8_t *)bad[_i].bytes, bad[_i].len, NULL));
@@ -297,7 +432,9 @@ START_TEST(offsets_and_member)
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
     stg_check_ctx ctx = {&lim, NULL, r, 1, "archive/data.pkl", 77};
-    stg_check_pickles(B("\x80\x02" "cos\nsystem\n."), 1000, STG_PICKLE_MEMBER, &ctx);
+    stg_check_pickles(B("\x80\x02"
+                        "cos\nsystem\n."),
+                      1000, STG_PICKLE_MEMBER, &ctx);
     stg_report_finish(r);
     expect_code(r, STG_PICKLE_GLOBAL_DANGEROUS, 1002);
     const stg_finding *f = stg_report_at(r, (size_t)tu_find(r, STG_PICKLE_GLOBAL_DANGEROUS));
@@ -325,7 +462,6 @@ START_TEST(repeated_globals_listed_once)
 }
 END_TEST
 
-
 /* Work stays linear when the memo repeats big operands: a nested payload reached again is
  * scanned once, and STACK_GLOBAL operands over 1024 bytes are unresolved, never decoded. */
 START_TEST(repeats_stay_linear)
@@ -334,7 +470,13 @@ START_TEST(repeats_stay_linear)
     size_t cap = 64 + reps * 16 + 300000, n = 0;
     uint8_t *b = malloc(cap);
     ck_assert_ptr_nonnull(b);
-    memcpy(b + n, "\x80\x02" "cpickle\nloads\nq\x00" "C\x0c" "cos\nsystem\n.q\x01" "0", 34);
+    memcpy(b + n,
+           "\x80\x02"
+           "cpickle\nloads\nq\x00"
+           "C\x0c"
+           "cos\nsystem\n.q\x01"
+           "0",
+           34);
     n += 34;
     for (size_t i = 0; i < reps; i++) {
         memcpy(b + n, "h\x00h\x01\x85R0", 7); /* pickle.loads(payload), result dropped */
@@ -347,10 +489,16 @@ START_TEST(repeats_stay_linear)
         memcpy(b + n, "\\x41", 4);
         n += 4;
     }
-    memcpy(b + n, "'\nq\x02" "0", 5);
+    memcpy(b + n,
+           "'\nq\x02"
+           "0",
+           5);
     n += 5;
     for (size_t i = 0; i < 1000; i++) {
-        memcpy(b + n, "h\x02h\x02\x93" "0", 6);
+        memcpy(b + n,
+               "h\x02h\x02\x93"
+               "0",
+               6);
         n += 6;
     }
     b[n++] = 'N';
@@ -415,12 +563,18 @@ START_TEST(limit_string)
     stg_limits lim;
     stg_limits_default(&lim);
     lim.max_pickle_string = 4;
-    stg_report *r = scan_lim(B("\x80\x03" "C\x04" "abcd."), STG_PICKLE_RAW, &lim);
+    stg_report *r = scan_lim(B("\x80\x03"
+                               "C\x04"
+                               "abcd."),
+                             STG_PICKLE_RAW, &lim);
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_OK);
     stg_report_free(r);
     /* Over the limit: reported, and the walk goes on past the argument (the global after it
      * is still seen). */
-    r = scan_lim(B("\x80\x03" "C\x05" "abcde0cos\nsystem\n."), STG_PICKLE_RAW, &lim);
+    r = scan_lim(B("\x80\x03"
+                   "C\x05"
+                   "abcde0cos\nsystem\n."),
+                 STG_PICKLE_RAW, &lim);
     expect_code(r, STG_LIMIT_EXCEEDED, 2);
     ck_assert_str_eq(stg_report_at(r, (size_t)tu_find(r, STG_LIMIT_EXCEEDED))->limit,
                      "max_pickle_string");
@@ -504,20 +658,17 @@ static const struct {
 } real[] = {
     {"state_dict.legacy.pt", STG_PICKLE_TORCH_LEGACY, STG_VERDICT_OK, "torch._utils",
      "_rebuild_tensor_v2"},
-    {"checkpoint.legacy.pt", STG_PICKLE_TORCH_LEGACY, STG_VERDICT_OK, "collections",
-     "OrderedDict"},
-    {"bf16_param.legacy.pt", STG_PICKLE_TORCH_LEGACY, STG_VERDICT_OK, "torch",
-     "BFloat16Storage"},
-    {"module.legacy.pt", STG_PICKLE_TORCH_LEGACY, STG_VERDICT_WARN,
-     "torch.nn.modules.linear", "Linear"},
+    {"checkpoint.legacy.pt", STG_PICKLE_TORCH_LEGACY, STG_VERDICT_OK, "collections", "OrderedDict"},
+    {"bf16_param.legacy.pt", STG_PICKLE_TORCH_LEGACY, STG_VERDICT_OK, "torch", "BFloat16Storage"},
+    {"module.legacy.pt", STG_PICKLE_TORCH_LEGACY, STG_VERDICT_WARN, "torch.nn.modules.linear",
+     "Linear"},
     {"state_dict.data.pkl", STG_PICKLE_MEMBER, STG_VERDICT_OK, "torch._utils",
      "_rebuild_tensor_v2"},
     {"checkpoint.data.pkl", STG_PICKLE_MEMBER, STG_VERDICT_OK, "torch._utils",
      "_rebuild_tensor_v2"},
     {"bf16_param.data.pkl", STG_PICKLE_MEMBER, STG_VERDICT_OK, "torch._utils",
      "_rebuild_parameter"},
-    {"array.joblib", STG_PICKLE_RAW, STG_VERDICT_OK, "joblib.numpy_pickle",
-     "NumpyArrayWrapper"},
+    {"array.joblib", STG_PICKLE_RAW, STG_VERDICT_OK, "joblib.numpy_pickle", "NumpyArrayWrapper"},
     {"dict.joblib", STG_PICKLE_RAW, STG_VERDICT_OK, "numpy", "dtype"},
     {"object.joblib", STG_PICKLE_RAW, STG_VERDICT_OK, "numpy.core.multiarray", "_reconstruct"},
     {"strings.joblib", STG_PICKLE_RAW, STG_VERDICT_OK, "numpy", "dtype"},

@@ -34,7 +34,7 @@ START_TEST(test_safetensors_rule)
      * header_truncated, not unknown): only the bytes present are looked at. */
     ck_assert(stg_sniff_is_safetensors(B("\x03\0\0\0\0\0\0\0{}")));
     ck_assert(stg_sniff_is_safetensors(B("\x02\0\0\0\0\0\0\0{")));
-    ck_assert(stg_sniff_is_safetensors(B("\x00\xe1\xf5\x05\0\0\0\0{")));   /* n = 100,000,000 */
+    ck_assert(stg_sniff_is_safetensors(B("\x00\xe1\xf5\x05\0\0\0\0{"))); /* n = 100,000,000 */
     /* near misses: n < 2, n over the reference's cap, first non-space byte not '{', too short,
      * all space */
     ck_assert(!stg_sniff_is_safetensors(B("\x01\0\0\0\0\0\0\0{}")));

@@ -12,11 +12,11 @@
 
 typedef struct stg_check_ctx {
     const stg_limits *lim;
-    const stg_policy *policy;   /* NULL: built-in lists */
-    stg_report *report;         /* findings go here */
-    uint32_t depth;             /* containers/pickles entered so far */
-    const char *member;         /* set while inside an archive member (findings carry it) */
-    uint64_t member_offset;     /* file offset of that member's local header */
+    const stg_policy *policy; /* NULL: built-in lists */
+    stg_report *report;       /* findings go here */
+    uint32_t depth;           /* containers/pickles entered so far */
+    const char *member;       /* set while inside an archive member (findings carry it) */
+    uint64_t member_offset;   /* file offset of that member's local header */
 } stg_check_ctx;
 
 /* Format of buf by content; name_hint may be NULL. */

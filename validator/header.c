@@ -130,7 +130,7 @@ typedef struct st_ctx {
     uint64_t tensor_keys; /* tensor entries seen (duplicates included) */
     uint64_t meta_entries;
     size_t meta_cap_entries;
-    uint64_t *shape_buf; /* rank scratch of the entry being read */
+    uint64_t *shape_buf;               /* rank scratch of the entry being read */
     uint8_t dtype_seen[ST_DTYPE_SEEN]; /* raw bytes of the last dtype string found known */
     size_t dtype_seen_len;             /* 0: none yet */
     stg_dtype dtype_seen_value;

@@ -10,28 +10,90 @@
 
 /* (1) Hard-block: universal resolvers, code execution, nested loaders. No option overrides. */
 static const char *const hard_block[] = {
-    "builtins.eval", "builtins.exec", "builtins.compile", "builtins.__import__",
-    "builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.open",
-    "builtins.breakpoint", "builtins.input", "builtins.globals", "builtins.locals",
-    "builtins.vars", "builtins.help",
-    "__builtin__.eval", "__builtin__.exec", "__builtin__.compile", "__builtin__.__import__",
-    "__builtin__.getattr", "__builtin__.setattr", "__builtin__.delattr", "__builtin__.open",
-    "__builtin__.execfile", "__builtin__.file", "__builtin__.input", "__builtin__.raw_input",
+    "builtins.eval",
+    "builtins.exec",
+    "builtins.compile",
+    "builtins.__import__",
+    "builtins.getattr",
+    "builtins.setattr",
+    "builtins.delattr",
+    "builtins.open",
+    "builtins.breakpoint",
+    "builtins.input",
+    "builtins.globals",
+    "builtins.locals",
+    "builtins.vars",
+    "builtins.help",
+    "__builtin__.eval",
+    "__builtin__.exec",
+    "__builtin__.compile",
+    "__builtin__.__import__",
+    "__builtin__.getattr",
+    "__builtin__.setattr",
+    "__builtin__.delattr",
+    "__builtin__.open",
+    "__builtin__.execfile",
+    "__builtin__.file",
+    "__builtin__.input",
+    "__builtin__.raw_input",
     "__builtins__",
-    "os", "posix", "nt", "subprocess", "_posixsubprocess", "pty", "commands", "runpy",
-    "code", "codeop", "importlib", "imp", "zipimport", "pkgutil.resolve_name",
-    "pkgutil.get_importer", "pkgutil.find_loader", "pydoc.locate", "pydoc.pipepager",
-    "pydoc.tempfilepager", "marshal", "types.FunctionType", "types.CodeType",
-    "types.LambdaType", "types.MethodType", "ctypes", "_ctypes",
-    "operator.attrgetter", "operator.itemgetter", "operator.methodcaller",
-    "_operator.attrgetter", "_operator.itemgetter", "_operator.methodcaller",
-    "functools.partial", "functools.reduce", "_functools",
-    "pickle", "_pickle", "cPickle", "dill", "cloudpickle",
-    "torch.load", "torch.serialization.load", "torch.serialization._load",
-    "torch.serialization._legacy_load", "torch.storage._load_from_bytes", "torch.hub",
-    "numpy.load", "numpy.lib.npyio.load", "joblib.load", "joblib.numpy_pickle.load",
-    "sys", "webbrowser", "_interpreters", "_xxsubinterpreters", "_frozen_importlib",
-    "_frozen_importlib_external", "_imp",
+    "os",
+    "posix",
+    "nt",
+    "subprocess",
+    "_posixsubprocess",
+    "pty",
+    "commands",
+    "runpy",
+    "code",
+    "codeop",
+    "importlib",
+    "imp",
+    "zipimport",
+    "pkgutil.resolve_name",
+    "pkgutil.get_importer",
+    "pkgutil.find_loader",
+    "pydoc.locate",
+    "pydoc.pipepager",
+    "pydoc.tempfilepager",
+    "marshal",
+    "types.FunctionType",
+    "types.CodeType",
+    "types.LambdaType",
+    "types.MethodType",
+    "ctypes",
+    "_ctypes",
+    "operator.attrgetter",
+    "operator.itemgetter",
+    "operator.methodcaller",
+    "_operator.attrgetter",
+    "_operator.itemgetter",
+    "_operator.methodcaller",
+    "functools.partial",
+    "functools.reduce",
+    "_functools",
+    "pickle",
+    "_pickle",
+    "cPickle",
+    "dill",
+    "cloudpickle",
+    "torch.load",
+    "torch.serialization.load",
+    "torch.serialization._load",
+    "torch.serialization._legacy_load",
+    "torch.storage._load_from_bytes",
+    "torch.hub",
+    "numpy.load",
+    "numpy.lib.npyio.load",
+    "joblib.load",
+    "joblib.numpy_pickle.load",
+    "sys",
+    "webbrowser",
+    "_interpreters",
+    "_xxsubinterpreters",
+    "_frozen_importlib",
+    "_frozen_importlib_external",
+    "_imp",
 };
 
 /* (2) Allowlist: exact module.name pairs a weights-only checkpoint uses. */
@@ -52,26 +114,40 @@ static const char *const allow_list[][2] = {
     {"torch.storage", "TypedStorage"},
     {"torch.storage", "UntypedStorage"},
     {"torch", "UntypedStorage"},
-#define STG_TORCH_STORAGE(prefix)                                                                 \
-    {prefix, "ByteStorage"}, {prefix, "CharStorage"}, {prefix, "ShortStorage"},                   \
-        {prefix, "IntStorage"}, {prefix, "LongStorage"}, {prefix, "HalfStorage"},                 \
-        {prefix, "FloatStorage"}, {prefix, "DoubleStorage"}, {prefix, "BFloat16Storage"},         \
-        {prefix, "BoolStorage"}, {prefix, "ComplexFloatStorage"},                                 \
-        {prefix, "ComplexDoubleStorage"}, {prefix, "QUInt8Storage"}, {prefix, "QInt8Storage"},    \
-        {prefix, "QInt32Storage"}, {prefix, "QUInt4x2Storage"}, {prefix, "QUInt2x4Storage"}
+#define STG_TORCH_STORAGE(prefix)                                                              \
+    {prefix, "ByteStorage"}, {prefix, "CharStorage"}, {prefix, "ShortStorage"},                \
+        {prefix, "IntStorage"}, {prefix, "LongStorage"}, {prefix, "HalfStorage"},              \
+        {prefix, "FloatStorage"}, {prefix, "DoubleStorage"}, {prefix, "BFloat16Storage"},      \
+        {prefix, "BoolStorage"}, {prefix, "ComplexFloatStorage"},                              \
+        {prefix, "ComplexDoubleStorage"}, {prefix, "QUInt8Storage"}, {prefix, "QInt8Storage"}, \
+        {prefix, "QInt32Storage"}, {prefix, "QUInt4x2Storage"},                                \
+    {                                                                                          \
+        prefix, "QUInt2x4Storage"                                                              \
+    }
     STG_TORCH_STORAGE("torch"),
     STG_TORCH_STORAGE("torch.cuda"),
-#define STG_TORCH_TENSOR(prefix)                                                                  \
-    {prefix, "ByteTensor"}, {prefix, "CharTensor"}, {prefix, "ShortTensor"},                      \
-        {prefix, "IntTensor"}, {prefix, "LongTensor"}, {prefix, "HalfTensor"},                    \
-        {prefix, "FloatTensor"}, {prefix, "DoubleTensor"}, {prefix, "BFloat16Tensor"},            \
-        {prefix, "BoolTensor"}
+#define STG_TORCH_TENSOR(prefix)                                                       \
+    {prefix, "ByteTensor"}, {prefix, "CharTensor"}, {prefix, "ShortTensor"},           \
+        {prefix, "IntTensor"}, {prefix, "LongTensor"}, {prefix, "HalfTensor"},         \
+        {prefix, "FloatTensor"}, {prefix, "DoubleTensor"}, {prefix, "BFloat16Tensor"}, \
+    {                                                                                  \
+        prefix, "BoolTensor"                                                           \
+    }
     STG_TORCH_TENSOR("torch"),
     STG_TORCH_TENSOR("torch.cuda"),
-    {"torch", "float16"}, {"torch", "float32"}, {"torch", "float64"}, {"torch", "bfloat16"},
-    {"torch", "int8"}, {"torch", "int16"}, {"torch", "int32"}, {"torch", "int64"},
-    {"torch", "uint8"}, {"torch", "bool"},
-    {"torch", "complex32"}, {"torch", "complex64"}, {"torch", "complex128"},
+    {"torch", "float16"},
+    {"torch", "float32"},
+    {"torch", "float64"},
+    {"torch", "bfloat16"},
+    {"torch", "int8"},
+    {"torch", "int16"},
+    {"torch", "int32"},
+    {"torch", "int64"},
+    {"torch", "uint8"},
+    {"torch", "bool"},
+    {"torch", "complex32"},
+    {"torch", "complex64"},
+    {"torch", "complex128"},
     {"numpy.core.multiarray", "_reconstruct"},
     {"numpy._core.multiarray", "_reconstruct"},
     {"numpy.core.multiarray", "scalar"},
@@ -81,10 +157,16 @@ static const char *const allow_list[][2] = {
     {"numpy", "ndarray"},
     {"numpy", "dtype"},
     {"_codecs", "encode"},
-    {"builtins", "set"}, {"builtins", "frozenset"}, {"builtins", "bytearray"},
-    {"builtins", "slice"}, {"builtins", "complex"},
-    {"__builtin__", "set"}, {"__builtin__", "frozenset"}, {"__builtin__", "bytearray"},
-    {"__builtin__", "slice"}, {"__builtin__", "complex"},
+    {"builtins", "set"},
+    {"builtins", "frozenset"},
+    {"builtins", "bytearray"},
+    {"builtins", "slice"},
+    {"builtins", "complex"},
+    {"__builtin__", "set"},
+    {"__builtin__", "frozenset"},
+    {"__builtin__", "bytearray"},
+    {"__builtin__", "slice"},
+    {"__builtin__", "complex"},
     {"joblib.numpy_pickle", "NumpyArrayWrapper"},
     {"joblib.numpy_pickle_compat", "NDArrayWrapper"},
 };
@@ -129,35 +211,153 @@ static const char *const benign_list[][2] = {
 /* (4) Denylist (for the label only: anything not allowed blocks anyway). A module entry covers
  * its submodules; "io.FileIO"-style entries name one attribute. */
 static const char *const deny_list[] = {
-    "os", "posix", "nt", "subprocess", "sys", "pty", "commands", "runpy", "code", "codeop",
-    "compileall", "py_compile", "importlib", "imp", "zipimport", "pkgutil", "site", "gc",
-    "inspect", "builtins", "__builtin__", "__builtins__", "types", "marshal", "pickle",
-    "_pickle", "cPickle", "dill", "cloudpickle", "joblib", "operator", "_operator", "functools",
-    "_functools", "ctypes", "_ctypes", "multiprocessing", "threading", "_thread", "signal",
-    "_signal", "atexit", "socket", "ssl", "http", "httplib", "urllib", "urllib2", "requests",
-    "aiohttp", "asyncio", "smtplib", "imaplib", "poplib", "ftplib", "telnetlib", "nntplib",
-    "xmlrpc", "socketserver", "select", "selectors", "webbrowser", "shutil", "tempfile",
-    "filecmp", "fileinput", "glob", "tarfile", "zipfile", "shelve", "sqlite3", "_sqlite3",
-    "mmap", "logging", "syslog", "linecache", "difflib", "platform", "distutils", "pydoc",
-    "pexpect", "pipes", "venv", "ensurepip", "pip", "unittest", "test", "doctest", "pdb", "bdb",
-    "cProfile", "profile", "timeit", "trace", "idlelib", "lib2to3", "uuid", "copyreg",
-    "copy_reg", "_osx_support", "_aix_support", "_pyrepl", "_posixsubprocess", "_interpreters",
-    "_xxsubinterpreters", "_frozen_importlib", "_frozen_importlib_external", "_imp",
-    "_winapi", "msvcrt", "winreg", "_io.FileIO", "io.FileIO", "io.open", "_io.open",
-    "codecs.open", "_codecs.open", "torch.hub", "torch.jit", "torch._dynamo", "torch._inductor",
-    "torch.utils.collect_env", "torch.utils.bottleneck", "torch.utils._config_module",
-    "torch.fx.experimental.symbolic_shapes", "torch.distributed.rpc", "torch.load",
-    "torch.storage._load_from_bytes", "torch.serialization.load", "torch.package",
-    "torch._C._jit", "numpy.f2py", "numpy.distutils", "numpy.testing", "numpy.load",
-    "numpy.lib.npyio", "numpy.ctypeslib", "numpy.lib.utils",
+    "os",
+    "posix",
+    "nt",
+    "subprocess",
+    "sys",
+    "pty",
+    "commands",
+    "runpy",
+    "code",
+    "codeop",
+    "compileall",
+    "py_compile",
+    "importlib",
+    "imp",
+    "zipimport",
+    "pkgutil",
+    "site",
+    "gc",
+    "inspect",
+    "builtins",
+    "__builtin__",
+    "__builtins__",
+    "types",
+    "marshal",
+    "pickle",
+    "_pickle",
+    "cPickle",
+    "dill",
+    "cloudpickle",
+    "joblib",
+    "operator",
+    "_operator",
+    "functools",
+    "_functools",
+    "ctypes",
+    "_ctypes",
+    "multiprocessing",
+    "threading",
+    "_thread",
+    "signal",
+    "_signal",
+    "atexit",
+    "socket",
+    "ssl",
+    "http",
+    "httplib",
+    "urllib",
+    "urllib2",
+    "requests",
+    "aiohttp",
+    "asyncio",
+    "smtplib",
+    "imaplib",
+    "poplib",
+    "ftplib",
+    "telnetlib",
+    "nntplib",
+    "xmlrpc",
+    "socketserver",
+    "select",
+    "selectors",
+    "webbrowser",
+    "shutil",
+    "tempfile",
+    "filecmp",
+    "fileinput",
+    "glob",
+    "tarfile",
+    "zipfile",
+    "shelve",
+    "sqlite3",
+    "_sqlite3",
+    "mmap",
+    "logging",
+    "syslog",
+    "linecache",
+    "difflib",
+    "platform",
+    "distutils",
+    "pydoc",
+    "pexpect",
+    "pipes",
+    "venv",
+    "ensurepip",
+    "pip",
+    "unittest",
+    "test",
+    "doctest",
+    "pdb",
+    "bdb",
+    "cProfile",
+    "profile",
+    "timeit",
+    "trace",
+    "idlelib",
+    "lib2to3",
+    "uuid",
+    "copyreg",
+    "copy_reg",
+    "_osx_support",
+    "_aix_support",
+    "_pyrepl",
+    "_posixsubprocess",
+    "_interpreters",
+    "_xxsubinterpreters",
+    "_frozen_importlib",
+    "_frozen_importlib_external",
+    "_imp",
+    "_winapi",
+    "msvcrt",
+    "winreg",
+    "_io.FileIO",
+    "io.FileIO",
+    "io.open",
+    "_io.open",
+    "codecs.open",
+    "_codecs.open",
+    "torch.hub",
+    "torch.jit",
+    "torch._dynamo",
+    "torch._inductor",
+    "torch.utils.collect_env",
+    "torch.utils.bottleneck",
+    "torch.utils._config_module",
+    "torch.fx.experimental.symbolic_shapes",
+    "torch.distributed.rpc",
+    "torch.load",
+    "torch.storage._load_from_bytes",
+    "torch.serialization.load",
+    "torch.package",
+    "torch._C._jit",
+    "numpy.f2py",
+    "numpy.distutils",
+    "numpy.testing",
+    "numpy.load",
+    "numpy.lib.npyio",
+    "numpy.ctypeslib",
+    "numpy.lib.utils",
 };
 
 /* Dunder attribute names that reach interpreter internals. */
 static const char *const dunders[] = {
-    "__builtins__", "__globals__", "__class__", "__subclasses__", "__dict__", "__reduce__",
-    "__reduce_ex__", "__import__", "__getattribute__", "__getattr__", "__setattr__",
-    "__delattr__", "__mro__", "__bases__", "__base__", "__code__", "__closure__", "__func__",
-    "__self__", "__loader__", "__spec__", "__init_subclass__", "__call__", "__setstate__",
+    "__builtins__", "__globals__",       "__class__",  "__subclasses__",   "__dict__",
+    "__reduce__",   "__reduce_ex__",     "__import__", "__getattribute__", "__getattr__",
+    "__setattr__",  "__delattr__",       "__mro__",    "__bases__",        "__base__",
+    "__code__",     "__closure__",       "__func__",   "__self__",         "__loader__",
+    "__spec__",     "__init_subclass__", "__call__",   "__setstate__",
 };
 
 #define STG_MAX_COMPONENTS 64
@@ -206,8 +406,7 @@ static bool split(const char *s, size_t len, size_t *starts, size_t *count)
 
 /* An entry matches when it equals a dotted prefix of the name starting at ANY component: so
  * ('torch', 'serialization.os.system') meets "os" and "os.system". */
-static bool match_any(const char *s, size_t len, const size_t *starts, size_t count,
-                      const char *e)
+static bool match_any(const char *s, size_t len, const size_t *starts, size_t count, const char *e)
 {
     size_t elen = strlen(e);
     for (size_t i = 0; i < count; i++) {
@@ -221,8 +420,7 @@ static bool match_any(const char *s, size_t len, const size_t *starts, size_t co
 static bool pair_eq(const char *m, size_t ml, const char *n, size_t nl, const char *em,
                     const char *en)
 {
-    return strlen(em) == ml && strlen(en) == nl && memcmp(m, em, ml) == 0 &&
-           memcmp(n, en, nl) == 0;
+    return strlen(em) == ml && strlen(en) == nl && memcmp(m, em, ml) == 0 && memcmp(n, en, nl) == 0;
 }
 
 static bool hard_blocked(const char *full, size_t len, const size_t *starts, size_t count)
@@ -271,8 +469,7 @@ stg_policy_verdict stg_policy_classify(const stg_policy *p, const char *module, 
     }
     if (p != NULL) {
         for (size_t i = 0; i < p->nallow; i++) {
-            if (pair_eq(module, module_len, name, name_len, p->allow[i].module,
-                        p->allow[i].name)) {
+            if (pair_eq(module, module_len, name, name_len, p->allow[i].module, p->allow[i].name)) {
                 return verdict(STG_GLOBAL_ALLOWED, false, "caller's allowlist");
             }
         }
@@ -409,8 +606,7 @@ static stg_status add_n(stg_policy *p, stg_policy_list list, const char *m, size
     return STG_OK;
 }
 
-stg_status stg_policy_add(stg_policy *p, stg_policy_list list, const char *module,
-                          const char *name)
+stg_status stg_policy_add(stg_policy *p, stg_policy_list list, const char *module, const char *name)
 {
     if (p == NULL || module == NULL) {
         return STG_E_BAD_ARG;

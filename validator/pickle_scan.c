@@ -61,11 +61,12 @@ static const struct {
     const char *name;
     uint32_t elsize;
 } storage_sizes[] = {
-    {"ByteStorage", 1}, {"CharStorage", 1}, {"BoolStorage", 1}, {"QUInt8Storage", 1},
-    {"QInt8Storage", 1}, {"QUInt4x2Storage", 1}, {"QUInt2x4Storage", 1}, {"UntypedStorage", 1},
-    {"ShortStorage", 2}, {"HalfStorage", 2}, {"BFloat16Storage", 2}, {"IntStorage", 4},
-    {"FloatStorage", 4}, {"QInt32Storage", 4}, {"LongStorage", 8}, {"DoubleStorage", 8},
-    {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
+    {"ByteStorage", 1},     {"CharStorage", 1},         {"BoolStorage", 1},
+    {"QUInt8Storage", 1},   {"QInt8Storage", 1},        {"QUInt4x2Storage", 1},
+    {"QUInt2x4Storage", 1}, {"UntypedStorage", 1},      {"ShortStorage", 2},
+    {"HalfStorage", 2},     {"BFloat16Storage", 2},     {"IntStorage", 4},
+    {"FloatStorage", 4},    {"QInt32Storage", 4},       {"LongStorage", 8},
+    {"DoubleStorage", 8},   {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
 };
 
 static bool eq(const uint8_t *s, size_t n, const char *lit)
@@ -93,7 +94,7 @@ static uint32_t special_tag(const uint8_t *m, size_t ml, const uint8_t *n, size_
 /* One distinct global seen in this scan. */
 struct seen_global {
     uint64_t hash;
-    size_t at;          /* offset of module bytes in names; name follows */
+    size_t at; /* offset of module bytes in names; name follows */
     size_t ml, nl;
     uint32_t tag;
 };
@@ -101,7 +102,7 @@ struct seen_global {
 /* Legacy torch: a storage key and its element size. */
 struct storage_key {
     uint64_t hash;
-    size_t at, len;     /* bytes in keybuf */
+    size_t at, len; /* bytes in keybuf */
     uint32_t elsize;
     bool used;
 };
@@ -122,7 +123,7 @@ typedef struct stg_pscan {
     /* legacy torch: storages from the data pickle's persistent ids, keys in file order */
     struct storage_key *skeys;
     uint32_t skeys_cap, skeys_count;
-    size_t *order;     /* indexes into keybuf: start, len pairs of the key list */
+    size_t *order; /* indexes into keybuf: start, len pairs of the key list */
     size_t order_count, order_cap;
     char *keybuf;
     size_t keybuf_len, keybuf_cap;
@@ -201,15 +202,15 @@ static void report_limit(stg_pscan *s, uint64_t off, const char *limit, uint64_t
         return;
     }
     stg_finding *f = stg_report_add(s->ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR,
-                                    s->base + off, "the pickle walk hit the limit %s (%llu)",
-                                    limit, (unsigned long long)value);
+                                    s->base + off, "the pickle walk hit the limit %s (%llu)", limit,
+                                    (unsigned long long)value);
     stg_report_set_limit(s->ctx->report, f, limit);
     set_member(s, f);
 }
 
 /* Looks module.name up among the globals already seen; adds it when new. *fresh says which. */
-static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml,
-                                       const uint8_t *n, size_t nl, bool *fresh)
+static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml, const uint8_t *n,
+                                       size_t nl, bool *fresh)
 {
     *fresh = true;
     if (s->seen_count + 1 > s->seen_cap / 2) {
@@ -240,8 +241,8 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
     while (s->seen[j].hash != 0) {
         struct seen_global *g = &s->seen[j];
         if (g->hash == h && g->ml == ml && g->nl == nl &&
-            (ml + nl == 0 || (memcmp(s->names + g->at, m, ml) == 0 &&
-                              memcmp(s->names + g->at + ml, n, nl) == 0))) {
+            (ml + nl == 0 ||
+             (memcmp(s->names + g->at, m, ml) == 0 && memcmp(s->names + g->at + ml, n, nl) == 0))) {
             *fresh = false;
             return g;
         }
@@ -284,8 +285,8 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     if (s->ctx == NULL) {
         return tag;
     }
-    stg_policy_verdict v = stg_policy_classify(s->ctx->policy, (const char *)m, ml,
-                                               (const char *)n, nl);
+    stg_policy_verdict v = stg_policy_classify(s->ctx->policy, (const char *)m, ml, (const char *)n,
+                                               nl);
     stg_report *r = s->ctx->report;
     if (g != NULL) {
         stg_report_add_global(r, (const char *)m, ml, (const char *)n, nl, s->base + off,
@@ -301,8 +302,7 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     }
     stg_finding *f = NULL;
     switch (v.klass) {
-    case STG_GLOBAL_ALLOWED:
-        break;
+    case STG_GLOBAL_ALLOWED: break;
     case STG_GLOBAL_BENIGN:
         f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, STG_SEV_WARNING, s->base + off,
                            "a reviewed framework class (%s): only a full unpickler loads it",
@@ -330,8 +330,8 @@ static void on_unresolved(void *vctx, uint64_t off, const char *why)
     if (s->ctx == NULL) {
         return;
     }
-    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_GLOBAL_UNRESOLVED,
-                                    STG_SEV_CRITICAL, s->base + off,
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_GLOBAL_UNRESOLVED, STG_SEV_CRITICAL,
+                                    s->base + off,
                                     "a global that cannot be resolved statically: %s", why);
     set_member(s, f);
 }
@@ -343,12 +343,11 @@ static void on_mutate(void *vctx, uint8_t op, const stg_pv *target, uint64_t off
     if (s->ctx == NULL) {
         return;
     }
-    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_BUILD_ON_GLOBAL, STG_SEV_CRITICAL,
-                                    s->base + off,
-                                    "%s changes a module, function or class obtained from a "
-                                    "global (the global at offset %llu)",
-                                    stg_pickle_opcode_name(op),
-                                    (unsigned long long)(s->base + target->a));
+    stg_finding *f = stg_report_add(
+        s->ctx->report, STG_PICKLE_BUILD_ON_GLOBAL, STG_SEV_CRITICAL, s->base + off,
+        "%s changes a module, function or class obtained from a "
+        "global (the global at offset %llu)",
+        stg_pickle_opcode_name(op), (unsigned long long)(s->base + target->a));
     set_member(s, f);
 }
 
@@ -358,8 +357,8 @@ static void on_frame(void *vctx, uint64_t off)
     if (s->ctx == NULL) {
         return;
     }
-    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_FRAME_DIVERGENCE,
-                                    STG_SEV_CRITICAL, s->base + off,
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_FRAME_DIVERGENCE, STG_SEV_CRITICAL,
+                                    s->base + off,
                                     "an opcode crosses a FRAME boundary: the C and Python "
                                     "unpicklers would read different opcodes");
     set_member(s, f);
@@ -378,8 +377,8 @@ static void on_string_limit(void *vctx, uint64_t off, uint64_t length)
  * protocol 2 writes bytes, or one wrapping call such as io.BytesIO(b"..."). Text is passed as
  * its UTF-8 bytes except for _codecs.encode, which the pickler uses with latin-1. *copy owns
  * the result when decoding was needed. */
-static bool nested_bytes(stg_pickle_walker *w, const stg_pv *args, const uint8_t **out,
-                         size_t *len, uint8_t **copy)
+static bool nested_bytes(stg_pickle_walker *w, const stg_pv *args, const uint8_t **out, size_t *len,
+                         uint8_t **copy)
 {
     stg_pv a0;
     *copy = NULL;
@@ -547,8 +546,8 @@ static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv 
 
 /* Item size of a flexible dtype ("S7", "U5", "V16"): the state's element size when BUILD gave
  * one, else what the type string says (U counts 4 bytes per character). */
-static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uint8_t *p,
-                              size_t n, uint64_t *size)
+static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uint8_t *p, size_t n,
+                              uint64_t *size)
 {
     if (n < 2 || n > 12 || (p[0] != 'S' && p[0] != 'U' && p[0] != 'V')) {
         return false;
@@ -1152,8 +1151,8 @@ void stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_che
         npy_bad(ctx, base_offset, "the magic \\x93NUMPY is missing");
         return;
     }
-    if (stg_cur_u8(&c, &major) != STG_OK || stg_cur_u8(&c, &minor) != STG_OK ||
-        major < 1 || major > 3) {
+    if (stg_cur_u8(&c, &major) != STG_OK || stg_cur_u8(&c, &minor) != STG_OK || major < 1 ||
+        major > 3) {
         npy_bad(ctx, base_offset + 6, "unsupported format version");
         return;
     }

@@ -235,9 +235,8 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
 {
     for (size_t i = 0; i < src->count; i++) {
         const stg_finding *s = &src->findings[i];
-        stg_finding *f = stg_report_add(dst, s->code, s->severity,
-                                        s->has_offset ? s->offset : STG_NO_OFFSET, "%s",
-                                        s->message);
+        stg_finding *f = stg_report_add(
+            dst, s->code, s->severity, s->has_offset ? s->offset : STG_NO_OFFSET, "%s", s->message);
         if (f == NULL) {
             continue;
         }
@@ -245,8 +244,7 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
             stg_report_set_tensor(dst, f, s->tensor, s->tensor_len);
         }
         if (s->module != NULL && s->name != NULL) {
-            stg_report_set_global(dst, f, s->module, strlen(s->module), s->name,
-                                  strlen(s->name));
+            stg_report_set_global(dst, f, s->module, strlen(s->module), s->name, strlen(s->name));
         }
         if (s->member != NULL) {
             stg_report_set_member(dst, f, s->member,
@@ -355,14 +353,10 @@ stg_verdict stg_report_verdict(const stg_report *r)
         return STG_VERDICT_OK;
     }
     switch (r->worst) {
-    case STG_SEV_CRITICAL:
-        return STG_VERDICT_UNSAFE;
-    case STG_SEV_ERROR:
-        return STG_VERDICT_INVALID;
-    case STG_SEV_WARNING:
-        return STG_VERDICT_WARN;
-    case STG_SEV_INFO:
-        return STG_VERDICT_OK;
+    case STG_SEV_CRITICAL: return STG_VERDICT_UNSAFE;
+    case STG_SEV_ERROR: return STG_VERDICT_INVALID;
+    case STG_SEV_WARNING: return STG_VERDICT_WARN;
+    case STG_SEV_INFO: return STG_VERDICT_OK;
     }
     return STG_VERDICT_ERROR;
 }

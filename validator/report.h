@@ -16,13 +16,13 @@
 struct stg_report {
     stg_finding *findings;
     size_t count, cap;
-    uint64_t truncated;       /* findings counted but not stored */
+    uint64_t truncated; /* findings counted but not stored */
     uint32_t max_findings;
-    stg_severity worst;       /* over stored and truncated findings */
-    bool any;                 /* at least one finding was added */
-    bool scan_error;          /* io_error / file_changed seen: verdict error */
-    bool out_of_memory;       /* a finding or string could not be stored: verdict error */
-    bool complete;            /* stg_report_finish ran */
+    stg_severity worst; /* over stored and truncated findings */
+    bool any;           /* at least one finding was added */
+    bool scan_error;    /* io_error / file_changed seen: verdict error */
+    bool out_of_memory; /* a finding or string could not be stored: verdict error */
+    bool complete;      /* stg_report_finish ran */
     stg_global *globals;
     size_t global_count, global_cap;
     stg_format format;
@@ -31,7 +31,7 @@ struct stg_report {
     bool has_sha256;
     char *path, *blob;
     stg_profile profile;
-    uint64_t seen_codes[2];   /* bit per stg_code added */
+    uint64_t seen_codes[2]; /* bit per stg_code added */
 };
 
 stg_report *stg_report_new(const stg_limits *lim);

@@ -16,10 +16,10 @@
 #include "stguard/stguard.h"
 
 typedef struct stg_st_tensor {
-    stg_tensor pub;           /* name and shape live in the header's arena */
-    uint64_t name_offset;     /* absolute file offset of the tensor's key token */
-    uint64_t offsets_offset;  /* absolute file offset of its data_offsets token */
-    uint64_t byte_size;       /* elements x bits / 8, valid when the entry passed schema */
+    stg_tensor pub;          /* name and shape live in the header's arena */
+    uint64_t name_offset;    /* absolute file offset of the tensor's key token */
+    uint64_t offsets_offset; /* absolute file offset of its data_offsets token */
+    uint64_t byte_size;      /* elements x bits / 8, valid when the entry passed schema */
 } stg_st_tensor;
 
 typedef struct stg_st_meta {
@@ -30,24 +30,24 @@ typedef struct stg_st_meta {
 } stg_st_meta;
 
 typedef struct stg_st_header {
-    stg_arena arena;          /* everything below lives here; capped by max_memory */
-    uint64_t header_len;      /* n */
-    uint64_t data_start;      /* 8 + n */
-    stg_st_tensor *tensors;   /* file order after stage 2; (begin, end) order after stage 3 */
+    stg_arena arena;        /* everything below lives here; capped by max_memory */
+    uint64_t header_len;    /* n */
+    uint64_t data_start;    /* 8 + n */
+    stg_st_tensor *tensors; /* file order after stage 2; (begin, end) order after stage 3 */
     size_t tensor_count;
-    stg_st_meta *metadata;    /* `__metadata__` entries in file order */
+    stg_st_meta *metadata; /* `__metadata__` entries in file order */
     size_t metadata_count;
-    bool schema_ok;           /* stages 1-2 found no error: stage 3 may run */
-    bool layout_ok;           /* stage 3 found no error */
-    size_t tensors_cap_bytes; /* bytes reserved for `tensors` (charged to `arena`) */
-    size_t metadata_cap_bytes;/* bytes reserved for `metadata` (charged to `arena`) */
+    bool schema_ok;            /* stages 1-2 found no error: stage 3 may run */
+    bool layout_ok;            /* stage 3 found no error */
+    size_t tensors_cap_bytes;  /* bytes reserved for `tensors` (charged to `arena`) */
+    size_t metadata_cap_bytes; /* bytes reserved for `metadata` (charged to `arena`) */
 } stg_st_header;
 
 /* Result of framing. */
 typedef enum stg_st_frame {
-    STG_ST_FRAME_OK = 0,      /* header_len valid and (if total known) fully present */
-    STG_ST_FRAME_NEED_MORE,   /* fewer than 8 bytes and total not known yet (streams) */
-    STG_ST_FRAME_FAILED       /* a framing finding was added */
+    STG_ST_FRAME_OK = 0,    /* header_len valid and (if total known) fully present */
+    STG_ST_FRAME_NEED_MORE, /* fewer than 8 bytes and total not known yet (streams) */
+    STG_ST_FRAME_FAILED     /* a framing finding was added */
 } stg_st_frame;
 
 #define STG_ST_TOTAL_UNKNOWN UINT64_MAX
@@ -64,8 +64,7 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
                          stg_st_header *h);
 
 /* Stage 3 for a data section of data_len bytes. Sorts h->tensors by (begin, end). */
-void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *lim,
-                         stg_report *r);
+void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *lim, stg_report *r);
 
 /* All three stages over a whole buffer. h may be NULL (then the table is released). */
 void stg_st_validate(const uint8_t *buf, size_t len, const stg_limits *lim, stg_report *r,

@@ -58,23 +58,23 @@ typedef enum stg_status {
     STG_E_INT_OVERFLOW = 5,
     STG_E_OFFSET_RANGE = 6,
     STG_E_UTF8 = 7,
-    STG_E_INVALID = 8,         /**< input rejected: the report has the findings */
+    STG_E_INVALID = 8, /**< input rejected: the report has the findings */
     /* 64..95: a configured limit was hit */
     STG_E_LIMIT_DEPTH = 64,
     STG_E_LIMIT_MEMORY = 65,
     STG_E_LIMIT_TENSORS = 66,
-    STG_E_LIMIT = 67,          /**< any other limit */
+    STG_E_LIMIT = 67, /**< any other limit */
     /* 96..127: caller misuse */
     STG_E_BAD_ARG = 96,
-    STG_E_INCOMPLETE = 97,     /**< operation needs more input or a finished object */
-    STG_E_STATE = 98,          /**< call out of order (feed after finish, ...) */
+    STG_E_INCOMPLETE = 97, /**< operation needs more input or a finished object */
+    STG_E_STATE = 98,      /**< call out of order (feed after finish, ...) */
     STG_E_NOT_FOUND = 99,
-    STG_E_RANGE = 100,         /**< destination too small, index out of range */
+    STG_E_RANGE = 100, /**< destination too small, index out of range */
     /* 128..159: environment */
     STG_E_IO = 128,
     STG_E_CRYPTO = 129,
     STG_E_NOMEM = 130,
-    STG_FILE_CHANGED = 131     /**< the file shrank or was replaced after it was validated */
+    STG_FILE_CHANGED = 131 /**< the file shrank or was replaced after it was validated */
 } stg_status;
 
 /** Stable name of a status ("STG_E_IO"), never NULL. */
@@ -179,10 +179,12 @@ STG_API const char *stg_verdict_name(stg_verdict v);
 typedef enum stg_profile { STG_PROFILE_STRICT = 0, STG_PROFILE_COMPAT = 1 } stg_profile;
 
 typedef struct stg_limits {
-    uint64_t max_header_len;       /**< 100,000,000 (the reference's cap); ceiling 4 GiB - 1 */
-    uint64_t max_tensors;          /**< 10,000,000: more than a max-size header can hold */
-    uint32_t max_rank;             /**< 64 */
-    uint32_t max_json_depth;       /**< 127: deepest nesting accepted, as serde in the reference (whose limit of 128 fails at the 128th level); ceiling 4096 */
+    uint64_t max_header_len; /**< 100,000,000 (the reference's cap); ceiling 4 GiB - 1 */
+    uint64_t max_tensors;    /**< 10,000,000: more than a max-size header can hold */
+    uint32_t max_rank;       /**< 64 */
+    /** 127: the deepest nesting accepted, as serde in the reference (its limit of 128 fails at
+     *  the 128th level); ceiling 4096 */
+    uint32_t max_json_depth;
     uint32_t max_name_len;         /**< 65,536 bytes, after unescaping */
     uint32_t max_metadata_entries; /**< 1,000,000 */
     uint64_t max_memory;           /**< 0 = derived: 2 x header length + 8 MiB; else a hard cap */
@@ -214,14 +216,14 @@ typedef struct stg_report stg_report;
 typedef struct stg_finding {
     stg_code code;
     stg_severity severity;
-    bool has_offset;        /**< false: offset does not apply (JSON null) */
-    uint64_t offset;        /**< absolute byte offset in the file or buffer (or in `member`) */
-    const char *message;    /**< one sentence; never built from input bytes as a format */
-    const char *tensor;     /**< tensor name (may contain NUL: use tensor_len) */
+    bool has_offset;     /**< false: offset does not apply (JSON null) */
+    uint64_t offset;     /**< absolute byte offset in the file or buffer (or in `member`) */
+    const char *message; /**< one sentence; never built from input bytes as a format */
+    const char *tensor;  /**< tensor name (may contain NUL: use tensor_len) */
     size_t tensor_len;
-    const char *module;     /**< pickle global module */
-    const char *name;       /**< pickle global name */
-    const char *member;     /**< zip/tar member; then offset is inside the member's bytes */
+    const char *module; /**< pickle global module */
+    const char *name;   /**< pickle global name */
+    const char *member; /**< zip/tar member; then offset is inside the member's bytes */
     bool has_member_offset;
     uint64_t member_offset; /**< file offset of the member's local header */
     const char *limit;      /**< name of the limit that was hit */
@@ -242,8 +244,8 @@ STG_API const char *stg_global_class_name(stg_global_class c);
 typedef struct stg_global {
     const char *module;
     const char *name;
-    uint64_t offset;        /**< opcode offset (inside `member` when set) */
-    const char *member;     /**< NULL when not inside an archive member */
+    uint64_t offset;    /**< opcode offset (inside `member` when set) */
+    const char *member; /**< NULL when not inside an archive member */
     stg_global_class klass;
 } stg_global;
 
@@ -326,8 +328,7 @@ STG_API stg_status stg_policy_allow_spec(stg_policy *p, const char *spec);
 /**
  * Reads a policy file's bytes (format: docs/policy.md). On error *err_line is the 1-based line.
  */
-STG_API stg_status stg_policy_load(stg_policy *p, const void *buf, size_t len,
-                                   uint64_t *err_line);
+STG_API stg_status stg_policy_load(stg_policy *p, const void *buf, size_t len, uint64_t *err_line);
 STG_API void stg_policy_free(stg_policy *p);
 /** Version of the built-in lists ("2026.11.1"). */
 STG_API const char *stg_policy_version(void);
@@ -350,8 +351,7 @@ STG_API stg_status stg_scan_buffer(const void *buf, size_t len, const char *name
                                    const stg_scan_options *opt, stg_report **out);
 
 /** Scans one file (not a directory). Unreadable files give a report with io_error. */
-STG_API stg_status stg_scan_path(const char *path, const stg_scan_options *opt,
-                                 stg_report **out);
+STG_API stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_report **out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tensors and the mmap loader (DESIGN.md section 8).                                           */
@@ -388,13 +388,13 @@ STG_API uint32_t stg_dtype_bits(stg_dtype d);
 
 /** A validated tensor. begin/end are relative to the data section. */
 typedef struct stg_tensor {
-    const char *name;       /**< NUL-terminated, but may also contain NUL: use name_len */
+    const char *name; /**< NUL-terminated, but may also contain NUL: use name_len */
     size_t name_len;
     stg_dtype dtype;
     uint32_t rank;
-    const uint64_t *shape;  /**< rank entries */
+    const uint64_t *shape; /**< rank entries */
     uint64_t begin, end;
-    uint32_t shard;         /**< shard number inside a stg_model (0 for a plain file) */
+    uint32_t shard; /**< shard number inside a stg_model (0 for a plain file) */
 } stg_tensor;
 
 typedef struct stg_file stg_file;
@@ -429,8 +429,7 @@ STG_API uint64_t stg_file_data_start(const stg_file *f);
 STG_API size_t stg_file_metadata_count(const stg_file *f);
 /** i-th `__metadata__` entry (key order of the file); strings may hold NUL. */
 STG_API stg_status stg_file_metadata_at(const stg_file *f, size_t i, const char **key,
-                                        size_t *key_len, const char **value,
-                                        size_t *value_len);
+                                        size_t *key_len, const char **value, size_t *value_len);
 STG_API void stg_file_close(stg_file *f);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -438,8 +437,8 @@ STG_API void stg_file_close(stg_file *f);
 
 typedef struct stg_model stg_model;
 
-STG_API stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim,
-                                  stg_model **out, stg_report **rep);
+STG_API stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_model **out,
+                                  stg_report **rep);
 STG_API size_t stg_model_tensor_count(const stg_model *m);
 STG_API const stg_tensor *stg_model_tensor_at(const stg_model *m, size_t i);
 STG_API const stg_tensor *stg_model_tensor_find(const stg_model *m, const char *name,
