@@ -172,11 +172,13 @@ int main(int argc, char **argv)
     double mb = (double)header_len / 1e6;
     printf("file=%s profile=%s header_bytes=%llu tensors=%zu runs=%zu best_s=%.6f "
            "median_s=%.6f best_MBps=%.1f median_MBps=%.1f cpu_best_MBps=%.1f "
-           "cpu_median_MBps=%.1f tensors_per_s=%.0f hwm_base_kib=%llu hwm_kib=%llu arena_peak=%zu budget=%llu verdict=%s findings=%zu\n",
+           "cpu_median_MBps=%.1f tensors_per_s=%.0f hwm_base_kib=%llu hwm_kib=%llu arena_peak=%zu "
+           "budget=%llu verdict=%s findings=%zu\n",
            path, lim.profile == STG_PROFILE_COMPAT ? "compat" : "strict",
            (unsigned long long)header_len, tensors, runs, best, median, mb / best, mb / median,
-           mb / cpu_best, mb / cpu_median, (double)tensors / median, (unsigned long long)hwm_base, (unsigned long long)hwm,
-           arena_peak, (unsigned long long)budget, stg_verdict_name(verdict), findings);
+           mb / cpu_best, mb / cpu_median, (double)tensors / median, (unsigned long long)hwm_base,
+           (unsigned long long)hwm, arena_peak, (unsigned long long)budget,
+           stg_verdict_name(verdict), findings);
     free(times);
     free(cpu);
     munmap((void *)(uintptr_t)buf, len);

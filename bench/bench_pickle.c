@@ -106,8 +106,8 @@ int main(int argc, char **argv)
     size_t findings = stg_report_count(rep), globals = stg_report_global_count(rep);
     for (size_t i = 0; i < findings && i < 5; i++) {
         const stg_finding *f = stg_report_at(rep, i);
-        fprintf(stderr, "  %s (%s): %s\n", stg_code_name(f->code),
-                stg_severity_name(f->severity), f->message);
+        fprintf(stderr, "  %s (%s): %s\n", stg_code_name(f->code), stg_severity_name(f->severity),
+                f->message);
     }
     stg_report_free(rep);
 
@@ -134,7 +134,8 @@ int main(int argc, char **argv)
     double cpu_best = cpu[0];
     double mb = (double)len / 1e6;
     printf("file=%s bytes=%zu runs=%zu best_s=%.6f median_s=%.6f best_MBps=%.1f "
-           "median_MBps=%.1f cpu_best_MBps=%.1f cpu_median_MBps=%.1f hwm_kib=%llu format=%s verdict=%s findings=%zu globals=%zu\n",
+           "median_MBps=%.1f cpu_best_MBps=%.1f cpu_median_MBps=%.1f hwm_kib=%llu format=%s "
+           "verdict=%s findings=%zu globals=%zu\n",
            path, len, runs, best, median, mb / best, mb / median, mb / cpu_best, mb / cpu_median,
            (unsigned long long)bench_status_kib("VmHWM:"), stg_format_name(format),
            stg_verdict_name(verdict), findings, globals);
