@@ -42,6 +42,9 @@ typedef struct cli_inspect {
 
 /* ---- text (out_text.c) ---- */
 
+/* Decodes the UTF-8 sequence at s[0..len) into *cp; returns its length, or 0 when it is invalid
+ * (overlong forms, surrogates and code points past U+10FFFF are invalid). */
+size_t cli_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
 /* Writes bytes for a person's terminal: printable ASCII and valid UTF-8 as they are, control
  * characters, invalid UTF-8 and bidirectional formatting characters as escapes; with quoted,
  * also `"` and `\` are escaped. */

@@ -7,44 +7,12 @@
 
 #include "cli.h"
 
-/* Length of the valid UTF-8 sequence at s[0..len); 0 when invalid (overlong forms, surrogates
- * and code points past U+10FFFF are invalid). */
-static size_t utf8_len(const unsigned char *s, size_t len)
-{
-    unsigned char c = s[0];
-    size_t n;
-    uint32_t v, min;
-    if (c < 0x80) {
-        return 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-        n = 2, v = c & 0x1Fu, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3, v = c & 0x0Fu, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4, v = c & 0x07u, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len < n) {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            return 0;
-        }
-        v = (v << 6) | (s[i] & 0x3Fu);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-        return 0;
-    }
-    return n;
-}
-
 bool cli_utf8_valid(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_len(p + i, len - i);
+        uint32_t cp;
+        size_t n = cli_utf8_decode(p + i, len - i, &cp);
         if (n == 0) {
             return false;
         }
@@ -59,7 +27,8 @@ bool cli_json_string(FILE *out, const char *s, size_t len)
     bool replaced = false;
     fputc('"', out);
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_len(p + i, len - i);
+        uint32_t cp;
+        size_t n = cli_utf8_decode(p + i, len - i, &cp);
         if (n == 0) {
             fputs("\xEF\xBF\xBD", out); /* U+FFFD */
             replaced = true;

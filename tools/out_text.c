@@ -7,7 +7,7 @@
 #include "cli.h"
 
 /* Length of the valid UTF-8 sequence at s[0..len) and its code point; 0 when invalid. */
-static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+size_t cli_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
 {
     unsigned char c = s[0];
     size_t n;
@@ -53,7 +53,7 @@ void cli_text_escape(FILE *out, const char *s, size_t len, bool quoted)
     size_t i = 0;
     while (i < len) {
         uint32_t cp = 0;
-        size_t n = utf8_decode(p + i, len - i, &cp);
+        size_t n = cli_utf8_decode(p + i, len - i, &cp);
         if (n == 0) {
             fprintf(out, "\\x%02x", p[i]);
             i++;
