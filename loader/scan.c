@@ -177,6 +177,21 @@ static void scan_bytes(const uint8_t *buf, size_t len, const char *name_hint,
     apply_digest(r, digest, opt->expected_sha256, blob_hex);
 }
 
+/* Argument checks every scan entry shares: NULL options mean the defaults (kept in *def), and a
+ * malformed expected digest is the caller's error, not a finding. */
+static stg_status scan_prepare(const stg_scan_options **opt, stg_scan_options *def)
+{
+    if (*opt == NULL) {
+        stg_scan_options_default(def);
+        *opt = def;
+    }
+    uint8_t parsed[32];
+    if ((*opt)->expected_sha256 != NULL && !stg_sha256_parse_hex((*opt)->expected_sha256, parsed)) {
+        return STG_E_BAD_ARG;
+    }
+    return STG_OK;
+}
+
 stg_status stg_scan_buffer(const void *buf, size_t len, const char *name_hint,
                            const stg_scan_options *opt, stg_report **out)
 {
@@ -188,13 +203,9 @@ stg_status stg_scan_buffer(const void *buf, size_t len, const char *name_hint,
         return STG_E_BAD_ARG;
     }
     stg_scan_options def;
-    if (opt == NULL) {
-        stg_scan_options_default(&def);
-        opt = &def;
-    }
-    uint8_t parsed[32];
-    if (opt->expected_sha256 != NULL && !stg_sha256_parse_hex(opt->expected_sha256, parsed)) {
-        return STG_E_BAD_ARG;
+    stg_status prep = scan_prepare(&opt, &def);
+    if (prep != STG_OK) {
+        return prep;
     }
     stg_report *r = stg_report_new(&opt->limits);
     if (r == NULL) {
@@ -436,13 +447,9 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
         return STG_E_BAD_ARG;
     }
     stg_scan_options def;
-    if (opt == NULL) {
-        stg_scan_options_default(&def);
-        opt = &def;
-    }
-    uint8_t parsed[32];
-    if (opt->expected_sha256 != NULL && !stg_sha256_parse_hex(opt->expected_sha256, parsed)) {
-        return STG_E_BAD_ARG;
+    stg_status prep = scan_prepare(&opt, &def);
+    if (prep != STG_OK) {
+        return prep;
     }
     stg_report *r = stg_report_new(&opt->limits);
     if (r == NULL) {
@@ -731,13 +738,9 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     }
     *out = NULL;
     stg_scan_options def;
-    if (opt == NULL) {
-        stg_scan_options_default(&def);
-        opt = &def;
-    }
-    uint8_t parsed[32];
-    if (opt->expected_sha256 != NULL && !stg_sha256_parse_hex(opt->expected_sha256, parsed)) {
-        return STG_E_BAD_ARG;
+    stg_status prep = scan_prepare(&opt, &def);
+    if (prep != STG_OK) {
+        return prep;
     }
     /* A first chunk decides the route; it is handed on, never read twice. */
     uint8_t *first = stg_mem_alloc(READ_CHUNK);
