@@ -95,7 +95,8 @@ afl)
     in="$camp/seeds"
     rm -rf "$in"
     mkdir -p "$in"
-    [ -d "$seeds" ] && find "$seeds" -type f -size -1M -exec cp -t "$in" {} +
+    # Seeds under 1 MiB; counted in bytes: find rounds -size -1M up to whole MiB (empty files only).
+    [ -d "$seeds" ] && find "$seeds" -type f -size -1048576c -exec cp -t "$in" {} +
     # afl-fuzz needs at least one seed.
     [ -n "$(ls -A "$in")" ] || printf '{}' >"$in/empty"
     args=(-i "$in" -o "$camp/out" -V "$seconds" -c "$cmplog" -m none -t 5000)
