@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Minimises a campaign's corpus back into corpus/<entry>/ with libFuzzer's -merge=1.
+# Minimises a campaign's corpus back into corpus/<entry>/ with libFuzzer's -set_cover_merge=1
+# -use_counters=0: the smallest set found that reaches the same edges (hit counts are ignored, so
+# the replayed corpus stays small enough for CI).
 #
 #   fuzz/merge.sh HARNESS [--replace]
 #
@@ -36,16 +38,17 @@ count() { find "$1" -maxdepth 1 -type f | wc -l; }
 before=$(count "$seeds")
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+merge_flags=(-set_cover_merge=1 -use_counters=0)
 if [ $replace -eq 1 ]; then
     fresh=$(mktemp -d "build/campaigns/merge-$entry.XXXXXX")
-    "$bin" -merge=1 "$fresh" "$seeds" "${sources[@]}" >"$fresh.log" 2>&1 ||
+    "$bin" "${merge_flags[@]}" "$fresh" "$seeds" "${sources[@]}" >"$fresh.log" 2>&1 ||
         { tail -30 "$fresh.log"; exit 1; }
     find "$seeds" -maxdepth 1 -type f -delete
     find "$fresh" -maxdepth 1 -type f -exec mv -t "$seeds" {} +
     rm -rf "$fresh"
 else
     log=$(mktemp)
-    "$bin" -merge=1 "$seeds" "${sources[@]}" >"$log" 2>&1 || { tail -30 "$log"; rm -f "$log"; exit 1; }
+    "$bin" "${merge_flags[@]}" "$seeds" "${sources[@]}" >"$log" 2>&1 || { tail -30 "$log"; rm -f "$log"; exit 1; }
     rm -f "$log"
 fi
 echo "merge.sh: corpus/$entry: $before -> $(count "$seeds") files"

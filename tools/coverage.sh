@@ -3,14 +3,32 @@
 # replay: coverage preset (clang -fprofile-instr-generate -fcoverage-mapping), ctest with
 # LLVM_PROFILE_FILE, llvm-profdata merge, llvm-cov report. Prints the per-file table, then the
 # total line and branch percentages.
-#   tools/coverage.sh [--html DIR]    also writes an HTML report to DIR
+#   tools/coverage.sh [--html DIR] [--build-dir DIR] [--harness NAME] [--tests REGEX]
+#     --html DIR       also write an HTML report to DIR
+#     --build-dir DIR  build there instead of build/coverage (parallel work in one checkout)
+#     --harness NAME   only replay_NAME over corpus/NAME/ (what that harness's corpus reaches)
+#     --tests REGEX    only the ctest tests matching REGEX
+#     --missed FILE    after the report, list FILE's uncovered lines (path under the root)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 html=""
-[ "${1:-}" = "--html" ] && html=${2:?--html needs a directory}
-
 dir=build/coverage
+harness=""
+tests=""
+missed=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --html) html=${2:?--html needs a directory}; shift 2 ;;
+    --build-dir) dir=${2:?--build-dir needs a directory}; shift 2 ;;
+    --harness) harness=${2#fuzz_}; harness=${harness:?--harness needs a name}; shift 2 ;;
+    --tests) tests=${2:?--tests needs a regex}; shift 2 ;;
+    --missed) missed=${2:?--missed needs a file}; shift 2 ;;
+    *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    esac
+done
+dir=$(mkdir -p "$dir" && cd "$dir" && pwd)
+
 profiles="$dir/profiles"
 tool() { # llvm-profdata / llvm-cov, versioned names when the plain one is missing
     if command -v "$1" >/dev/null 2>&1; then echo "$1"; else echo "$1-14"; fi
@@ -18,15 +36,20 @@ tool() { # llvm-profdata / llvm-cov, versioned names when the plain one is missi
 profdata=$(tool llvm-profdata)
 cov=$(tool llvm-cov)
 
-cmake --preset coverage >/dev/null
-cmake --build --preset coverage -j2 >"$dir.build.log" 2>&1 || { tail -40 "$dir.build.log"; exit 1; }
+cmake --preset coverage -B "$dir" >/dev/null
+cmake --build "$dir" -j2 >"$dir.build.log" 2>&1 || { tail -40 "$dir.build.log"; exit 1; }
 rm -rf "$profiles"
 mkdir -p "$profiles"
-# The coverage test preset sets LLVM_PROFILE_FILE=build/coverage/profiles/%p-%m.profraw.
+export LLVM_PROFILE_FILE="$profiles/%p-%m.profraw"
 # A failing test still gives coverage; its status is reported, not fatal.
 test_status=0
-ctest --preset coverage -j2 >"$dir.ctest.log" 2>&1 || test_status=$?
-grep -E 'tests passed|tests failed' "$dir.ctest.log" || true
+if [ -n "$harness" ]; then
+    "$dir/fuzz/replay_$harness" "$root/corpus/$harness" >"$dir.ctest.log" 2>&1 || test_status=$?
+    echo "replay_$harness over corpus/$harness/: $(find "corpus/$harness" -type f | wc -l) files"
+else
+    ctest --test-dir "$dir" -j2 ${tests:+-R "$tests"} >"$dir.ctest.log" 2>&1 || test_status=$?
+    grep -E 'tests passed|tests failed' "$dir.ctest.log" || true
+fi
 
 shopt -s nullglob
 raw=("$profiles"/*.profraw)
@@ -48,6 +71,11 @@ if [ -n "$html" ]; then
     "$cov" show "${args[@]}" -instr-profile="$dir/merged.profdata" -format=html \
         -output-dir="$html" "${sources[@]}"
     echo "coverage: HTML report in $html/index.html"
+fi
+if [ -n "$missed" ]; then
+    # Lines whose execution count is 0: "  NN|      0|source".
+    "$cov" show "${args[@]}" -instr-profile="$dir/merged.profdata" -show-branches=count \
+        "$root/$missed" | grep -E '^ +[0-9]+\| +0\||Branch \([0-9]+:[0-9]+\): \[True: 0|False: 0\]' || true
 fi
 # TOTAL row: regions, missed, cover, functions, missed, cover, lines, missed, cover, branches, missed, cover
 awk '$1 == "TOTAL" {printf "coverage: lines %s, branches %s, functions %s (parser/ validator/ loader/)\n", $10, $13, $7}' \
