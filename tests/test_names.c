@@ -1,0 +1,559 @@
+/* The stable strings of every public enum and the limit names (validator/names.c):
+ * - every stg_code keeps its number and the name DESIGN.md section 4 gives it, and the codes a
+ *   single buffer can raise come out with the severity the table there lists, in both profiles;
+ * - every stg_status, severity, verdict, global class and format has its pinned number and name,
+ *   and values outside the enums get the documented fallback;
+ * - every limit name round-trips through stg_limits_set (and only that field changes), bad
+ *   names and values are rejected and leave the limits as they were; the defaults are DESIGN's. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stguard/stguard.h"
+#include "testutil.h"
+
+#define E STG_SEV_ERROR
+#define W STG_SEV_WARNING
+#define C STG_SEV_CRITICAL
+
+/* The findings table of DESIGN.md section 4, in its order, with the enum's pinned numbers. */
+static const struct code_row {
+    stg_code code;
+    int number;
+    const char *name;
+    stg_severity strict_sev, compat_sev; /* DESIGN's severity column */
+} codes[] = {
+    {STG_FILE_TOO_SMALL, 1, "file_too_small", E, E},
+    {STG_HEADER_LENGTH_INVALID, 2, "header_length_invalid", E, E},
+    {STG_HEADER_TOO_LARGE, 3, "header_too_large", E, E},
+    {STG_HEADER_TRUNCATED, 4, "header_truncated", E, E},
+    {STG_HEADER_NOT_JSON_OBJECT, 5, "header_not_json_object", E, W},
+    {STG_HEADER_TRAILING_BYTES, 6, "header_trailing_bytes", E, W},
+    {STG_JSON_SYNTAX, 7, "json_syntax", E, E},
+    {STG_JSON_INVALID_UTF8, 8, "json_invalid_utf8", E, E},
+    {STG_JSON_DUPLICATE_KEY, 9, "json_duplicate_key", E, W},
+    {STG_JSON_TOO_DEEP, 10, "json_too_deep", E, E},
+    {STG_JSON_NUMBER_OVERFLOW, 11, "json_number_overflow", E, E},
+    {STG_TENSOR_INFO_INVALID, 12, "tensor_info_invalid", E, W},
+    {STG_TENSOR_NAME_INVALID, 13, "tensor_name_invalid", E, W},
+    {STG_DTYPE_UNKNOWN, 14, "dtype_unknown", E, E},
+    {STG_SHAPE_INVALID, 15, "shape_invalid", E, E},
+    {STG_SHAPE_OVERFLOW, 16, "shape_overflow", E, E},
+    {STG_SUBBYTE_MISALIGNED, 17, "subbyte_misaligned", E, E},
+    {STG_SIZE_MISMATCH, 18, "size_mismatch", E, E},
+    {STG_OFFSETS_INVALID, 19, "offsets_invalid", E, E},
+    {STG_OFFSETS_OUT_OF_RANGE, 20, "offsets_out_of_range", E, E},
+    {STG_OFFSETS_OVERLAP, 21, "offsets_overlap", E, E},
+    {STG_DATA_GAP, 22, "data_gap", E, E},
+    {STG_DATA_TRAILING, 23, "data_trailing", E, E},
+    {STG_HEADER_NOT_PADDED, 24, "header_not_padded", W, W},
+    {STG_TENSOR_MISALIGNED, 25, "tensor_misaligned", W, W},
+    {STG_METADATA_INVALID, 26, "metadata_invalid", E, W},
+    {STG_LIMIT_EXCEEDED, 27, "limit_exceeded", E, E},
+    {STG_FINDINGS_TRUNCATED, 28, "findings_truncated", W, W},
+    {STG_POLYGLOT_ZIP, 29, "polyglot_zip", E, W},
+    {STG_POLYGLOT_PICKLE, 30, "polyglot_pickle", E, W},
+    {STG_FORMAT_UNKNOWN, 31, "format_unknown", W, W},
+    {STG_FORMAT_MISMATCH, 32, "format_mismatch", E, E},
+    {STG_FORMAT_NOT_VALIDATED, 33, "format_not_validated", W, W},
+    {STG_FORMAT_UNSCANNABLE, 34, "format_unscannable", E, E},
+    {STG_PICKLE_FILE, 35, "pickle_file", W, W},
+    {STG_PICKLE_GLOBAL_BENIGN, 36, "pickle_global_benign", W, W},
+    {STG_PICKLE_GLOBAL_DANGEROUS, 37, "pickle_global_dangerous", C, C},
+    {STG_PICKLE_GLOBAL_UNKNOWN, 38, "pickle_global_unknown", C, C},
+    {STG_PICKLE_GLOBAL_UNRESOLVED, 39, "pickle_global_unresolved", C, C},
+    {STG_PICKLE_FRAME_DIVERGENCE, 40, "pickle_frame_divergence", C, C},
+    {STG_PICKLE_MALFORMED, 41, "pickle_malformed", E, E},
+    {STG_PICKLE_NESTED, 42, "pickle_nested", C, C},
+    {STG_PICKLE_BUILD_ON_GLOBAL, 43, "pickle_build_on_global", C, C},
+    {STG_ZIP_MALFORMED, 44, "zip_malformed", E, E},
+    {STG_CONTAINER_MALFORMED, 45, "container_malformed", E, E},
+    {STG_ZIP_HEADER_MISMATCH, 46, "zip_header_mismatch", E, E},
+    {STG_ZIP_ENCRYPTED_FLAG, 47, "zip_encrypted_flag", W, W},
+    {STG_ZIP_BOMB, 48, "zip_bomb", E, E},
+    {STG_INDEX_INVALID, 49, "index_invalid", E, E},
+    {STG_INDEX_SHARD_PATH_UNSAFE, 50, "index_shard_path_unsafe", C, C},
+    {STG_INDEX_SHARD_MISSING, 51, "index_shard_missing", E, E},
+    {STG_INDEX_TENSOR_MISSING, 52, "index_tensor_missing", E, E},
+    {STG_INDEX_TENSOR_UNLISTED, 53, "index_tensor_unlisted", E, E},
+    {STG_INDEX_TENSOR_DUPLICATE, 54, "index_tensor_duplicate", E, E},
+    {STG_INDEX_TOTAL_SIZE_MISMATCH, 55, "index_total_size_mismatch", W, W},
+    {STG_DIGEST_MISMATCH, 56, "digest_mismatch", E, E},
+    {STG_SYMLINK_SKIPPED, 57, "symlink_skipped", W, W},
+    {STG_NOT_REGULAR_FILE, 58, "not_regular_file", W, W},
+    {STG_FILE_CHANGED_CODE, 59, "file_changed", E, E},
+    {STG_IO_ERROR, 60, "io_error", E, E},
+};
+#define NCODES (sizeof codes / sizeof codes[0])
+
+START_TEST(test_code_numbers_and_names)
+{
+    const struct code_row *c = &codes[_i];
+    ck_assert_int_eq((int)c->code, c->number);
+    ck_assert_int_eq(c->number, _i + 1); /* dense, in DESIGN's order, never renumbered */
+    const char *got = stg_code_name(c->code);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got, c->name);
+    /* stable strings are the JSON names: lower case, digits and '_' only */
+    for (const char *s = got; *s != '\0'; s++) {
+        ck_assert_msg((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_',
+                      "%s: bad char", got);
+    }
+    for (size_t j = 0; j < NCODES; j++) {
+        if (j != (size_t)_i) {
+            ck_assert_msg(strcmp(got, stg_code_name(codes[j].code)) != 0, "%s twice", got);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_code_out_of_range)
+{
+    /* Numbers outside the enum have no name: NULL, never a made-up string. */
+    ck_assert_ptr_null(stg_code_name((stg_code)0));
+    ck_assert_ptr_null(stg_code_name((stg_code)(NCODES + 1)));
+    ck_assert_ptr_null(stg_code_name((stg_code)-1));
+    ck_assert_ptr_null(stg_code_name((stg_code)1000));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Severity per profile, for the codes one buffer can raise through stg_scan_buffer. */
+
+typedef struct trigger {
+    const char *what;
+    stg_code code;
+    const char *bytes; /* NULL: a safetensors file is built from `header` */
+    size_t len;
+    const char *header;
+    size_t data;
+    const char *hint;
+} trigger;
+
+#define T1 "{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}"
+
+static const trigger triggers[] = {
+    {"too_small", STG_FILE_TOO_SMALL, "\x02\0\0\0", 4, NULL, 0, "m.safetensors"},
+    {"len_zero", STG_HEADER_LENGTH_INVALID, "\0\0\0\0\0\0\0\0{}", 10, NULL, 0, "m.safetensors"},
+    {"too_large", STG_HEADER_TOO_LARGE, "\xff\xff\xff\xff\0\0\0\0{}", 10, NULL, 0, "m.safetensors"},
+    {"truncated", STG_HEADER_TRUNCATED, "\x10\0\0\0\0\0\0\0{}", 10, NULL, 0, "m.safetensors"},
+    {"leading_ws", STG_HEADER_NOT_JSON_OBJECT, NULL, 0, " {}", 0, NULL},
+    {"trailing_tab", STG_HEADER_TRAILING_BYTES, NULL, 0, "{}\t", 0, NULL},
+    {"syntax", STG_JSON_SYNTAX, NULL, 0, "{\"a\":}", 0, NULL},
+    {"utf8", STG_JSON_INVALID_UTF8, NULL, 0, "{\"\xff\":1}", 0, NULL},
+    {"dup_tensor", STG_JSON_DUPLICATE_KEY, NULL, 0, "{\"a\":" T1 ",\"a\":" T1 "}", 1, NULL},
+    {"deep", STG_JSON_TOO_DEEP, NULL, 0,
+     "{\"__metadata__\":{\"a\":"
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+     0, NULL},
+    {"number", STG_JSON_NUMBER_OVERFLOW, NULL, 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,18446744073709551616]}}", 0, NULL},
+    {"extra_field", STG_TENSOR_INFO_INVALID, NULL, 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":1}}", 1, NULL},
+    {"empty_name", STG_TENSOR_NAME_INVALID, NULL, 0, "{\"\":" T1 "}", 1, NULL},
+    {"dtype", STG_DTYPE_UNKNOWN, NULL, 0,
+     "{\"a\":{\"dtype\":\"u8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1, NULL},
+    {"shape", STG_SHAPE_INVALID, NULL, 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[-1],\"data_offsets\":[0,1]}}", 1, NULL},
+    {"shape_overflow", STG_SHAPE_OVERFLOW, NULL, 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[4294967296,4294967296,0],\"data_offsets\":[0,0]}}", 0,
+     NULL},
+    {"subbyte", STG_SUBBYTE_MISALIGNED, NULL, 0,
+     "{\"a\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,1]}}", 1, NULL},
+    {"size", STG_SIZE_MISMATCH, NULL, 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,1]}}", 1, NULL},
+    {"offsets", STG_OFFSETS_INVALID, NULL, 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,0]}}", 1, NULL},
+    {"range", STG_OFFSETS_OUT_OF_RANGE, NULL, 0, "{\"a\":" T1 "}", 0, NULL},
+    {"overlap", STG_OFFSETS_OVERLAP, NULL, 0,
+     "{\"a\":" T1 ",\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1, NULL},
+    {"gap", STG_DATA_GAP, NULL, 0,
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, NULL},
+    {"trailing", STG_DATA_TRAILING, NULL, 0, "{\"a\":" T1 "}", 2, NULL},
+    {"not_padded", STG_HEADER_NOT_PADDED, NULL, 0, "{}", 0, NULL},
+    {"misaligned", STG_TENSOR_MISALIGNED, NULL, 0,
+     "{\"a\":" T1 ",\"b\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[1,3]}}", 3, NULL},
+    {"metadata_null", STG_METADATA_INVALID, NULL, 0, "{\"__metadata__\":null}", 0, NULL},
+    {"unknown", STG_FORMAT_UNKNOWN, "hello, world", 12, NULL, 0, NULL},
+    {"mismatch", STG_FORMAT_MISMATCH, "hello, world", 12, NULL, 0, "model.bin"},
+    {"gguf", STG_FORMAT_NOT_VALIDATED, "GGUF\3\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24, NULL, 0,
+     NULL},
+    {"pickle", STG_PICKLE_FILE, "\x80\x02K\x01.", 5, NULL, 0, NULL},
+    {"dangerous", STG_PICKLE_GLOBAL_DANGEROUS, "cos\nsystem\n.", 12, NULL, 0, NULL},
+    {"unknown_global", STG_PICKLE_GLOBAL_UNKNOWN, "cfoo\nbar\n.", 10, NULL, 0, NULL},
+    {"malformed", STG_PICKLE_MALFORMED, "\x80\x02K", 3, NULL, 0, "model.pkl"},
+};
+#define NTRIGGERS (sizeof triggers / sizeof triggers[0])
+
+static const struct code_row *row_of(stg_code code)
+{
+    for (size_t i = 0; i < NCODES; i++) {
+        if (codes[i].code == code) {
+            return &codes[i];
+        }
+    }
+    ck_abort_msg("code %d not in the table", (int)code);
+    return NULL;
+}
+
+START_TEST(test_code_severity)
+{
+    const trigger *t = &triggers[_i];
+    const struct code_row *row = row_of(t->code);
+    size_t len = t->len;
+    uint8_t *built = NULL;
+    const void *bytes = t->bytes;
+    if (bytes == NULL) {
+        built = tu_st_file(t->header, 0, NULL, t->data, &len);
+        bytes = built;
+    }
+    for (int p = 0; p < 2; p++) {
+        stg_scan_options opt;
+        stg_scan_options_default(&opt);
+        opt.limits.profile = (stg_profile)p;
+        opt.digest = false;
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_scan_buffer(bytes, len, t->hint, &opt, &r), STG_OK);
+        long at = tu_find(r, t->code);
+        ck_assert_msg(at >= 0, "%s: no %s in %s", t->what, row->name, tu_describe(r));
+        const stg_finding *f = stg_report_at(r, (size_t)at);
+        stg_severity want = p == 0 ? row->strict_sev : row->compat_sev;
+        ck_assert_msg(f->severity == want, "%s (%s): %s is %s, DESIGN says %s", t->what,
+                      p ? "compat" : "strict", row->name, stg_severity_name(f->severity),
+                      stg_severity_name(want));
+        ck_assert_ptr_nonnull(f->message);
+        ck_assert_uint_gt(strlen(f->message), 0);
+        stg_report_free(r);
+    }
+    free(built);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* The other enums */
+
+START_TEST(test_status_names)
+{
+    static const struct {
+        stg_status s;
+        int number;
+        const char *name;
+    } rows[] = {
+        {STG_OK, 0, "STG_OK"},
+        {STG_E_TRUNCATED, 1, "STG_E_TRUNCATED"},
+        {STG_E_HEADER_LEN, 2, "STG_E_HEADER_LEN"},
+        {STG_E_JSON_SYNTAX, 3, "STG_E_JSON_SYNTAX"},
+        {STG_E_JSON_DUP_KEY, 4, "STG_E_JSON_DUP_KEY"},
+        {STG_E_INT_OVERFLOW, 5, "STG_E_INT_OVERFLOW"},
+        {STG_E_OFFSET_RANGE, 6, "STG_E_OFFSET_RANGE"},
+        {STG_E_UTF8, 7, "STG_E_UTF8"},
+        {STG_E_INVALID, 8, "STG_E_INVALID"},
+        {STG_E_LIMIT_DEPTH, 64, "STG_E_LIMIT_DEPTH"},
+        {STG_E_LIMIT_MEMORY, 65, "STG_E_LIMIT_MEMORY"},
+        {STG_E_LIMIT_TENSORS, 66, "STG_E_LIMIT_TENSORS"},
+        {STG_E_LIMIT, 67, "STG_E_LIMIT"},
+        {STG_E_BAD_ARG, 96, "STG_E_BAD_ARG"},
+        {STG_E_INCOMPLETE, 97, "STG_E_INCOMPLETE"},
+        {STG_E_STATE, 98, "STG_E_STATE"},
+        {STG_E_NOT_FOUND, 99, "STG_E_NOT_FOUND"},
+        {STG_E_RANGE, 100, "STG_E_RANGE"},
+        {STG_E_IO, 128, "STG_E_IO"},
+        {STG_E_CRYPTO, 129, "STG_E_CRYPTO"},
+        {STG_E_NOMEM, 130, "STG_E_NOMEM"},
+        {STG_FILE_CHANGED, 131, "STG_FILE_CHANGED"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ck_assert_int_eq((int)rows[i].s, rows[i].number);
+        ck_assert_str_eq(stg_status_name(rows[i].s), rows[i].name);
+    }
+    /* Numbers no status has (the gaps between the ranges, and past the end). */
+    static const int unused[] = {9, 63, 68, 95, 101, 127, 132, -1};
+    for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++) {
+        ck_assert_str_eq(stg_status_name((stg_status)unused[i]), "STG_E_UNKNOWN_STATUS");
+    }
+}
+END_TEST
+
+START_TEST(test_severity_verdict_class_names)
+{
+    ck_assert_int_eq(STG_SEV_INFO, 0);
+    ck_assert_int_eq(STG_SEV_CRITICAL, 3);
+    ck_assert_str_eq(stg_severity_name(STG_SEV_INFO), "info");
+    ck_assert_str_eq(stg_severity_name(STG_SEV_WARNING), "warning");
+    ck_assert_str_eq(stg_severity_name(STG_SEV_ERROR), "error");
+    ck_assert_str_eq(stg_severity_name(STG_SEV_CRITICAL), "critical");
+    ck_assert_str_eq(stg_severity_name((stg_severity)4), "unknown");
+
+    ck_assert_int_eq(STG_VERDICT_OK, 0);
+    ck_assert_int_eq(STG_VERDICT_ERROR, 4);
+    ck_assert_str_eq(stg_verdict_name(STG_VERDICT_OK), "ok");
+    ck_assert_str_eq(stg_verdict_name(STG_VERDICT_WARN), "warn");
+    ck_assert_str_eq(stg_verdict_name(STG_VERDICT_INVALID), "invalid");
+    ck_assert_str_eq(stg_verdict_name(STG_VERDICT_UNSAFE), "unsafe");
+    ck_assert_str_eq(stg_verdict_name(STG_VERDICT_ERROR), "error");
+    /* fails closed: a value no verdict has reads as error, never as ok */
+    ck_assert_str_eq(stg_verdict_name((stg_verdict)5), "error");
+    ck_assert_str_eq(stg_verdict_name((stg_verdict)-1), "error");
+
+    ck_assert_int_eq(STG_GLOBAL_ALLOWED, 0);
+    ck_assert_int_eq(STG_GLOBAL_UNKNOWN, 3);
+    ck_assert_str_eq(stg_global_class_name(STG_GLOBAL_ALLOWED), "allowed");
+    ck_assert_str_eq(stg_global_class_name(STG_GLOBAL_BENIGN), "benign");
+    ck_assert_str_eq(stg_global_class_name(STG_GLOBAL_DANGEROUS), "dangerous");
+    ck_assert_str_eq(stg_global_class_name(STG_GLOBAL_UNKNOWN), "unknown");
+    ck_assert_str_eq(stg_global_class_name((stg_global_class)4), "unknown");
+}
+END_TEST
+
+/* DESIGN.md section 5, the `format` field: one of these, in this order. */
+static const char *const format_names[] = {
+    "unknown",   "safetensors", "safetensors-index",
+    "pickle",    "torch-zip",   "torch-legacy",
+    "torch-tar", "numpy",       "numpy-zip",
+    "joblib",    "zip",         "tar",
+    "gzip",      "zlib",        "bz2",
+    "xz",        "gguf",        "onnx",
+};
+#define NFORMATS (sizeof format_names / sizeof format_names[0])
+
+START_TEST(test_format_names)
+{
+    ck_assert_int_eq(STG_FMT_ONNX, (int)NFORMATS - 1);
+    for (size_t i = 0; i < NFORMATS; i++) {
+        ck_assert_str_eq(stg_format_name((stg_format)i), format_names[i]);
+        for (size_t j = 0; j < i; j++) {
+            ck_assert_str_ne(format_names[j], format_names[i]);
+        }
+    }
+    /* Out of range: the neutral "unknown", never NULL (the CLI prints it as is). */
+    ck_assert_str_eq(stg_format_name((stg_format)NFORMATS), "unknown");
+    ck_assert_str_eq(stg_format_name((stg_format)-1), "unknown");
+}
+END_TEST
+
+/* A scanned buffer reports the format its content has, under the name the JSON output uses. */
+START_TEST(test_format_of_scans)
+{
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *hint;
+        stg_format want;
+    } rows[] = {
+        {"\x02\0\0\0\0\0\0\0{}", 10, NULL, STG_FMT_SAFETENSORS},
+        {"\x80\x02K\x01.", 5, NULL, STG_FMT_PICKLE},
+        {"GGUF\3\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24, NULL, STG_FMT_GGUF},
+        {"\x1f\x8b\x08\0\0\0\0\0\0\x03", 10, NULL, STG_FMT_GZIP},
+        {"BZh91AY&SY", 10, NULL, STG_FMT_BZ2},
+        {"\xfd"
+         "7zXZ\0\0\0",
+         8, NULL, STG_FMT_XZ},
+        {"hello, world", 12, NULL, STG_FMT_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        stg_scan_options opt;
+        stg_scan_options_default(&opt);
+        opt.digest = false;
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_scan_buffer(rows[i].bytes, rows[i].len, rows[i].hint, &opt, &r),
+                         STG_OK);
+        ck_assert_msg(stg_report_format(r) == rows[i].want, "row %zu: format %s, want %s", i,
+                      stg_format_name(stg_report_format(r)), stg_format_name(rows[i].want));
+        ck_assert_str_eq(stg_format_name(stg_report_format(r)), format_names[rows[i].want]);
+        stg_report_free(r);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Limits */
+
+START_TEST(test_limits_default)
+{
+    stg_limits lim;
+    memset(&lim, 0xA5, sizeof lim);
+    stg_limits_default(&lim);
+    ck_assert_uint_eq(lim.max_header_len, 100000000u);
+    ck_assert_uint_eq(lim.max_tensors, 10000000u);
+    ck_assert_uint_eq(lim.max_rank, 64);
+    ck_assert_uint_eq(lim.max_json_depth, 127); /* documented deviation: docs/findings.md */
+    ck_assert_uint_eq(lim.max_name_len, 65536);
+    ck_assert_uint_eq(lim.max_metadata_entries, 1000000);
+    ck_assert_uint_eq(lim.max_memory, 0);
+    ck_assert_uint_eq(lim.max_findings, 1000);
+    ck_assert_uint_eq(lim.max_pickle_stack, 1000000);
+    ck_assert_uint_eq(lim.max_pickle_memo, 1000000);
+    ck_assert_uint_eq(lim.max_pickle_string, (uint64_t)256 << 20);
+    ck_assert_uint_eq(lim.max_nesting, 4);
+    ck_assert_uint_eq(lim.max_inflate_bytes, (uint64_t)4 << 30);
+    ck_assert_uint_eq(lim.max_inflate_ratio, 1000);
+    ck_assert_int_eq(lim.profile, STG_PROFILE_STRICT);
+}
+END_TEST
+
+/* Every settable field: its name, whether it is 64-bit, and where it lives. */
+#define FIELD(f, wide)                    \
+    {                                     \
+#f, offsetof(stg_limits, f), wide \
+    }
+static const struct limit_row {
+    const char *name;
+    size_t off;
+    int wide;
+} limit_rows[] = {
+    FIELD(max_header_len, 1),    FIELD(max_tensors, 1),       FIELD(max_rank, 0),
+    FIELD(max_json_depth, 0),    FIELD(max_name_len, 0),      FIELD(max_metadata_entries, 0),
+    FIELD(max_memory, 1),        FIELD(max_findings, 0),      FIELD(max_pickle_stack, 0),
+    FIELD(max_pickle_memo, 0),   FIELD(max_pickle_string, 1), FIELD(max_nesting, 0),
+    FIELD(max_inflate_bytes, 1), FIELD(max_inflate_ratio, 0),
+};
+#define NLIMITS (sizeof limit_rows / sizeof limit_rows[0])
+
+static uint64_t field_value(const stg_limits *lim, const struct limit_row *row)
+{
+    const unsigned char *p = (const unsigned char *)lim + row->off;
+    if (row->wide) {
+        uint64_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+START_TEST(test_limits_set_round_trip)
+{
+    const struct limit_row *row = &limit_rows[_i];
+    stg_limits def, lim;
+    stg_limits_default(&def);
+    lim = def;
+    const char *values[] = {"0", "1", "7", "4294967295"};
+    for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+        ck_assert_int_eq(stg_limits_set(&lim, row->name, values[v]), STG_OK);
+        char buf[32];
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)field_value(&lim, row));
+        ck_assert_str_eq(buf, values[v]);
+    }
+    /* Only that field changed. */
+    stg_limits other = lim;
+    memcpy((unsigned char *)&other + row->off, (const unsigned char *)&def + row->off,
+           row->wide ? 8 : 4);
+    ck_assert_int_eq(memcmp(&other, &def, sizeof def), 0);
+
+    /* The widest value of the field's type is accepted, one more is not. */
+    stg_limits keep = lim;
+    if (row->wide) {
+        ck_assert_int_eq(stg_limits_set(&lim, row->name, "18446744073709551615"), STG_OK);
+        ck_assert_uint_eq(field_value(&lim, row), UINT64_MAX);
+        keep = lim;
+        ck_assert_int_eq(stg_limits_set(&lim, row->name, "18446744073709551616"), STG_E_BAD_ARG);
+    } else {
+        ck_assert_int_eq(stg_limits_set(&lim, row->name, "4294967296"), STG_E_BAD_ARG);
+    }
+    ck_assert_int_eq(memcmp(&lim, &keep, sizeof lim), 0);
+    /* Digits only: no sign, space, hex, fraction or empty value; nothing changes. */
+    static const char *const bad[] = {"", "-1", "+1", " 1", "1 ", "0x10", "1.0", "1e3", "12a"};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        ck_assert_msg(stg_limits_set(&lim, row->name, bad[b]) == STG_E_BAD_ARG, "%s=\"%s\"",
+                      row->name, bad[b]);
+        ck_assert_int_eq(memcmp(&lim, &keep, sizeof lim), 0);
+    }
+}
+END_TEST
+
+START_TEST(test_limits_set_profile_and_errors)
+{
+    stg_limits lim, def;
+    stg_limits_default(&lim);
+    def = lim;
+    ck_assert_int_eq(stg_limits_set(&lim, "profile", "compat"), STG_OK);
+    ck_assert_int_eq(lim.profile, STG_PROFILE_COMPAT);
+    ck_assert_int_eq(stg_limits_set(&lim, "profile", "strict"), STG_OK);
+    ck_assert_int_eq(lim.profile, STG_PROFILE_STRICT);
+    ck_assert_int_eq(stg_limits_set(&lim, "profile", "compat"), STG_OK);
+    /* Exact and case-sensitive. */
+    ck_assert_int_eq(stg_limits_set(&lim, "profile", "Strict"), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_limits_set(&lim, "profile", ""), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_limits_set(&lim, "profile", "0"), STG_E_BAD_ARG);
+    ck_assert_int_eq(lim.profile, STG_PROFILE_COMPAT);
+    lim.profile = STG_PROFILE_STRICT;
+    ck_assert_int_eq(memcmp(&lim, &def, sizeof lim), 0);
+
+    /* Unknown names (prefixes, case, the struct's non-limit words) are not found. */
+    static const char *const unknown[] = {"max_ranks", "max_", "MAX_RANK", "rank", "", "limits"};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        ck_assert_msg(stg_limits_set(&lim, unknown[i], "1") == STG_E_NOT_FOUND, "\"%s\"",
+                      unknown[i]);
+    }
+    /* A known name with a bad value is a bad argument, even when the name is checked first. */
+    ck_assert_int_eq(stg_limits_set(&lim, "max_rank", "x"), STG_E_BAD_ARG);
+    ck_assert_int_eq(memcmp(&lim, &def, sizeof lim), 0);
+
+    ck_assert_int_eq(stg_limits_set(NULL, "max_rank", "1"), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_limits_set(&lim, NULL, "1"), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_limits_set(&lim, "max_rank", NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_limits_set(&lim, "profile", NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(memcmp(&lim, &def, sizeof lim), 0);
+}
+END_TEST
+
+/* A limit set by name is the one validation enforces (and reports by that name). */
+START_TEST(test_limits_set_is_enforced)
+{
+    stg_limits lim;
+    stg_limits_default(&lim);
+    ck_assert_int_eq(stg_limits_set(&lim, "max_rank", "2"), STG_OK);
+    size_t len;
+    uint8_t *b = tu_st_file("{\"a\":{\"dtype\":\"U8\",\"shape\":[1,1,1],\"data_offsets\":[0,1]}}",
+                            0, NULL, 1, &len);
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_validate_buffer(b, len, &lim, &r), STG_OK);
+    long at = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->limit, "max_rank");
+    stg_report_free(r);
+    ck_assert_int_eq(stg_limits_set(&lim, "max_rank", "3"), STG_OK);
+    ck_assert_int_eq(stg_validate_buffer(b, len, &lim, &r), STG_OK);
+    ck_assert_int_lt(tu_find(r, STG_LIMIT_EXCEEDED), 0);
+    stg_report_free(r);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_version)
+{
+    char want[64];
+    snprintf(want, sizeof want, "%d.%d.%d", STG_VERSION_MAJOR, STG_VERSION_MINOR,
+             STG_VERSION_PATCH);
+    ck_assert_str_eq(stg_version(), want);
+    ck_assert_str_eq(stg_version(), STG_VERSION_STRING);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("names");
+    TCase *tc = tcase_create("names");
+    tcase_add_loop_test(tc, test_code_numbers_and_names, 0, (int)NCODES);
+    tcase_add_test(tc, test_code_out_of_range);
+    tcase_add_loop_test(tc, test_code_severity, 0, (int)NTRIGGERS);
+    tcase_add_test(tc, test_status_names);
+    tcase_add_test(tc, test_severity_verdict_class_names);
+    tcase_add_test(tc, test_format_names);
+    tcase_add_test(tc, test_format_of_scans);
+    tcase_add_test(tc, test_limits_default);
+    tcase_add_loop_test(tc, test_limits_set_round_trip, 0, (int)NLIMITS);
+    tcase_add_test(tc, test_limits_set_profile_and_errors);
+    tcase_add_test(tc, test_limits_set_is_enforced);
+    tcase_add_test(tc, test_version);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
