@@ -411,14 +411,16 @@ static bool is_ancestor(const walk *w, const struct stat *st)
     return false;
 }
 
-/* Shown form of a resolved path inside the root: the root as given + the part below it. */
+/* Shown form of a resolved path inside the root (the caller checked stg_path_inside): the root
+ * as given + the part below it; the resolved path itself when it is the root (an argument that
+ * is a link to a file). */
 static char *blob_display(walk *w, const char *resolved)
 {
     size_t n = strlen(w->root_real);
     if (strcmp(w->root_real, "/") == 0) {
         n = 0;
     }
-    if (!stg_path_inside(resolved, w->root_real) || resolved[n] == '\0') {
+    if (resolved[n] == '\0') {
         return dup_str(w, resolved);
     }
     char *rootd = stg_mem_strndup(w->root_display, w->root_display_len);
@@ -440,7 +442,8 @@ static void visit_dir(walk *w, const char *display, const char *rel, const struc
                   is_ancestor(w, st)
                       ? "the link leads to a directory that contains it (a cycle): not followed"
                       : (via_link ? "the link leads to a directory already walked: not followed"
-                                  : "the directory was already walked (a cycle): skipped"));
+                                  : "the directory was already walked through a link: "
+                                    "skipped"));
         return;
     }
     push_dir(w, display, rel, st);
