@@ -8,8 +8,8 @@ struct stg_arena_block {
     size_t used; /* used <= size */
 };
 
-#define STG_ARENA_MIN_BLOCK ((size_t)64 * 1024)
 #define STG_ARENA_HDR ((sizeof(stg_arena_block) + 15u) & ~(size_t)15u)
+_Static_assert(STG_ARENA_HDR == STG_ARENA_BLOCK_OVERHEAD, "arena.h documents the block overhead");
 
 void stg_arena_init(stg_arena *a, size_t cap)
 {

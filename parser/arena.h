@@ -10,6 +10,13 @@
 
 typedef struct stg_arena_block stg_arena_block;
 
+/* The first block holds at least this many usable bytes (when the budget allows); each new
+ * block doubles the previous one, clamped to what is left of the budget. */
+#define STG_ARENA_MIN_BLOCK ((size_t)64 * 1024)
+/* Budget bytes each block's bookkeeping takes besides its usable bytes (a pointer and two
+ * sizes, rounded up to 16 so that usable bytes start 16-aligned). */
+#define STG_ARENA_BLOCK_OVERHEAD ((sizeof(void *) + 2 * sizeof(size_t) + 15u) & ~(size_t)15u)
+
 typedef struct stg_arena {
     stg_arena_block *head; /* current block; older blocks linked behind it */
     size_t cap;            /* hard budget for the sum of block sizes */
