@@ -285,6 +285,177 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* Keys are compared after decoding, as json.load does: an escaped "weight_map", "metadata" or
+ * "total_size" is that key; a key that only looks close, or one too long to decode to it, is
+ * another (ignored) key. */
+START_TEST(test_escaped_keys)
+{
+    const char *json = "{\"\\u006detadata\":{\"total_\\u0073ize\":5,\"\\u0061\":1},"
+                       "\"weight_\\u006dap\":{\"a\":\"s\"}}";
+    stg_index ix;
+    stg_report *r = run(json, strlen(json), STG_PROFILE_STRICT, 0, &ix);
+    ck_assert_msg(ix.ok && stg_report_count(r) == 0, "%s", tu_describe(r));
+    ck_assert_uint_eq(ix.entry_count, 1);
+    ck_assert(ix.has_total_size);
+    ck_assert_uint_eq(ix.total_size, 5);
+    ck_assert_uint_eq(ix.total_size_offset, (uint64_t)(strstr(json, "5,") - json));
+    stg_index_release(&ix);
+    stg_report_free(r);
+
+    /* an escaped key of 70 raw bytes cannot decode to a 10-byte name: ignored, so the map is
+     * missing; the same for an escaped "weight_mapx" */
+    const char *misses[] = {
+        "{\"\\u0077eight_map_________________________________________________________\":{}}",
+        "{\"weight_\\u006dapx\":{}}",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        r = run(misses[i], strlen(misses[i]), STG_PROFILE_STRICT, 0, &ix);
+        ck_assert(!ix.ok);
+        long at = tu_find(r, STG_INDEX_INVALID);
+        ck_assert_msg(at >= 0 && stg_report_count(r) == 1, "%s", tu_describe(r));
+        ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset, 0);
+        stg_index_release(&ix);
+        stg_report_free(r);
+    }
+}
+END_TEST
+
+/* Bytes after the index's value: json_syntax at the first byte that is not JSON whitespace. */
+START_TEST(test_trailing_after_whitespace)
+{
+    const char *json = "{\"weight_map\":{}} \t\r\n x";
+    stg_index ix;
+    stg_report *r = run(json, strlen(json), STG_PROFILE_COMPAT, 0, &ix);
+    ck_assert(!ix.ok);
+    long at = tu_find(r, STG_JSON_SYNTAX);
+    ck_assert_msg(at >= 0 && stg_report_count(r) == 1, "%s", tu_describe(r));
+    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset, strlen(json) - 1);
+    stg_index_release(&ix);
+    stg_report_free(r);
+}
+END_TEST
+
+/* max_name_len applies to tensor names (decoded), at the key's offset; at the limit it passes. */
+START_TEST(test_name_limit)
+{
+    const char *json = "{\"weight_map\":{\"abc\":\"s\",\"ab\\u0063d\":\"s\"}}";
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_name_len = 3;
+    stg_report *r = stg_report_new(&lim);
+    stg_index ix;
+    stg_index_init(&ix);
+    ck_assert(!stg_index_parse((const uint8_t *)json, strlen(json), &lim, r, &ix));
+    stg_report_finish(r);
+    long at = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_msg(at >= 0 && stg_report_count(r) == 1, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->limit, "max_name_len");
+    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset,
+                      (uint64_t)(strstr(json, "\"ab\\u") - json));
+    stg_index_release(&ix);
+    stg_report_free(r);
+    lim.max_name_len = 4;
+    r = stg_report_new(&lim);
+    stg_index_init(&ix);
+    ck_assert(stg_index_parse((const uint8_t *)json, strlen(json), &lim, r, &ix));
+    ck_assert_uint_eq(stg_report_count(r), 0);
+    stg_index_release(&ix);
+    stg_report_free(r);
+}
+END_TEST
+
+/* Every max_memory from 1 byte up to what the index needs: the answer is either exactly the
+ * unlimited one or limit_exceeded (max_memory) with the index not ok, never anything else; past
+ * some budget it is always the unlimited one. */
+START_TEST(test_memory_budget_sweep)
+{
+    static char json[16384];
+    size_t n = (size_t)snprintf(json, sizeof json,
+                                "{\"metadata\":{\"total_size\":7},"
+                                "\"weight_map\":{");
+    for (int i = 0; i < 200; i++) {
+        n += (size_t)snprintf(json + n, sizeof json - n, "%s\"t\\u00%02x%d\":\"s%d.st\"",
+                              i == 0 ? "" : ",", 0x41 + i % 26, i, i % 7);
+    }
+    n += (size_t)snprintf(json + n, sizeof json - n, "}}");
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_index ix;
+    stg_report *r = stg_report_new(&lim);
+    stg_index_init(&ix);
+    ck_assert(stg_index_parse((const uint8_t *)json, n, &lim, r, &ix));
+    ck_assert_uint_eq(ix.entry_count, 200);
+    ck_assert_uint_eq(ix.shard_count, 7);
+    stg_index_release(&ix);
+    stg_report_free(r);
+    size_t failures = 0, last_failure = 0;
+    for (size_t budget = 1; budget <= 256 * 1024; budget += budget < 4096 ? 1 : 64) {
+        lim.max_memory = budget;
+        r = stg_report_new(&lim);
+        stg_index_init(&ix);
+        bool ok = stg_index_parse((const uint8_t *)json, n, &lim, r, &ix);
+        stg_report_finish(r);
+        if (ok) {
+            ck_assert_msg(stg_report_count(r) == 0 && ix.entry_count == 200 && ix.shard_count == 7,
+                          "budget %zu: %s", budget, tu_describe(r));
+        } else {
+            failures++;
+            last_failure = budget;
+            long at = tu_find(r, STG_LIMIT_EXCEEDED);
+            ck_assert_msg(at >= 0 && stg_report_count(r) == 1, "budget %zu: %s", budget,
+                          tu_describe(r));
+            ck_assert_str_eq(stg_report_at(r, (size_t)at)->limit, "max_memory");
+            ck_assert(!stg_report_at(r, (size_t)at)->has_offset ||
+                      stg_report_at(r, (size_t)at)->offset <= n);
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+        }
+        stg_index_release(&ix);
+        stg_report_free(r);
+    }
+    ck_assert_uint_gt(failures, 0);
+    ck_assert_uint_lt(last_failure, 256 * 1024 - 64);
+}
+END_TEST
+
+/* Stage 2 details: nothing is checked for an index that failed stage 1; one shard listing a
+ * name twice is not index_tensor_duplicate (a tensor in two shards is); a sum of sizes that
+ * overflows u64 is a total_size mismatch that says so. */
+START_TEST(test_shards_edges)
+{
+    stg_index_shard_tensor s0[] = {{"a", 1, 100, 10}, {"b", 1, 140, 10}};
+    stg_index_shard_table t1[1] = {{true, s0, 2}};
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_index ix;
+    stg_report *r = run("[]", 2, STG_PROFILE_STRICT, 0, &ix);
+    stg_report_free(r);
+    r = stg_report_new(&lim);
+    stg_index_check_shards(&ix, t1, &lim, r);
+    ck_assert_uint_eq(stg_report_count(r), 0);
+    stg_index_release(&ix);
+    stg_report_free(r);
+
+    const char *json = "{\"metadata\":{\"total_size\":5},\"weight_map\":{\"a\":\"s0\"}}";
+    stg_index_shard_tensor twice[] = {{"a", 1, 300, 3}, {"a", 1, 200, 2}};
+    stg_index_shard_table t2[1] = {{true, twice, 2}};
+    r = check(t2, &ix, json);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r)); /* 3 + 2 = 5 */
+    stg_index_release(&ix);
+    stg_report_free(r);
+
+    stg_index_shard_tensor huge[] = {{"a", 1, 300, UINT64_MAX / 2 + 1},
+                                     {"a", 1, 200, UINT64_MAX / 2 + 6}};
+    stg_index_shard_table t3[1] = {{true, huge, 2}};
+    r = check(t3, &ix, json); /* the wrapped sum would be 5 */
+    long at = tu_find(r, STG_INDEX_TOTAL_SIZE_MISMATCH);
+    ck_assert_msg(at >= 0 && stg_report_count(r) == 1, "%s", tu_describe(r));
+    ck_assert(strstr(stg_report_at(r, (size_t)at)->message, "overflowed") != NULL);
+    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset, (uint64_t)(strstr(json, "5}") - json));
+    stg_index_release(&ix);
+    stg_report_free(r);
+}
+END_TEST
+
 static Suite *index_suite(void)
 {
     Suite *s = suite_create("index");
@@ -294,6 +465,11 @@ static Suite *index_suite(void)
     tcase_add_test(tc, test_name_rule);
     tcase_add_test(tc, test_shards);
     tcase_add_test(tc, test_limits);
+    tcase_add_test(tc, test_escaped_keys);
+    tcase_add_test(tc, test_trailing_after_whitespace);
+    tcase_add_test(tc, test_name_limit);
+    tcase_add_test(tc, test_memory_budget_sweep);
+    tcase_add_test(tc, test_shards_edges);
     suite_add_tcase(s, tc);
     return s;
 }

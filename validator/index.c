@@ -128,21 +128,19 @@ static const char *decode_copy(index_parse *ps, const stg_json_event *ev, size_t
     return (const char *)dst;
 }
 
-/* Compares a KEY event's decoded value with a literal without allocating. */
-static bool key_is(index_parse *ps, const stg_json_event *ev, const char *lit)
+/* Compares a KEY event's decoded value with a literal of at most 10 bytes ("weight_map",
+ * "metadata", "total_size") without allocating. Every decoded byte comes from at most 6 raw
+ * ones, so a key that can decode to such a literal has at most 60 raw bytes: a longer one is
+ * something else, and a shorter one decodes into tmp. */
+static bool key_is(const stg_json_event *ev, const char *lit)
 {
     size_t n = strlen(lit);
     if (!ev->has_escapes) {
         return ev->str_len == n && memcmp(ev->str, lit, n) == 0;
     }
-    if (ev->str_len > 6 * n) { /* every decoded byte comes from at most 6 raw ones */
-        return false;
-    }
     uint8_t tmp[64];
     if (ev->str_len > sizeof tmp) {
-        size_t dl = 0;
-        const char *d = decode_copy(ps, ev, &dl);
-        return d != NULL && dl == n && memcmp(d, lit, n) == 0;
+        return false;
     }
     size_t dl = stg_json_decode(ev->str, ev->str_len, tmp);
     return dl == n && memcmp(tmp, lit, n) == 0;
@@ -297,8 +295,8 @@ static void parse_metadata(index_parse *ps)
             report_duplicate(ps, &ev);
             continue;
         }
-        bool is_total = key_is(ps, &ev, "total_size");
-        if (ps->stop || !next_event(ps, &ev)) {
+        bool is_total = key_is(&ev, "total_size");
+        if (!next_event(ps, &ev)) {
             return;
         }
         if (!is_total) {
@@ -481,9 +479,9 @@ bool stg_index_parse(const uint8_t *buf, size_t len, const stg_limits *lim, stg_
             report_duplicate(&ps, &ev);
             continue;
         }
-        bool is_map = key_is(&ps, &ev, "weight_map");
-        bool is_meta = !is_map && key_is(&ps, &ev, "metadata");
-        if (ps.stop || !next_event(&ps, &ev)) {
+        bool is_map = key_is(&ev, "weight_map");
+        bool is_meta = !is_map && key_is(&ev, "metadata");
+        if (!next_event(&ps, &ev)) {
             break;
         }
         if (is_map) {
@@ -506,8 +504,8 @@ bool stg_index_parse(const uint8_t *buf, size_t len, const stg_limits *lim, stg_
     if (!ps.stop && next_event(&ps, &ev) && ev.type == STG_JSON_END) {
         size_t end = ev.offset;
         if (!stg_json_rest_is_ws(buf, len, end)) {
-            while (end < len &&
-                   (buf[end] == ' ' || buf[end] == '\t' || buf[end] == '\r' || buf[end] == '\n')) {
+            /* a byte other than JSON whitespace follows, so this stops before len */
+            while (buf[end] == ' ' || buf[end] == '\t' || buf[end] == '\r' || buf[end] == '\n') {
                 end++;
             }
             stg_report_add(r, STG_JSON_SYNTAX, STG_SEV_ERROR, (uint64_t)end,
