@@ -651,6 +651,7 @@ static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, con
     uint64_t cap = buffer_cap(&opt->limits);
     stg_sha256 *h = NULL;
     if (stg_sha256_new(&h) != STG_OK) {
+        stg_mem_free(first); /* ours from here on, as on every other path */
         return STG_E_CRYPTO;
     }
     uint8_t *buf = first;
