@@ -94,6 +94,9 @@ static void report_json_error(index_parse *ps)
         break;
     case STG_JSON_E_MEMORY:
         stg_report_limit(ps->r, off, "max_memory", (uint64_t)ps->ix->arena.cap);
+        if (ps->ix->arena.out_of_memory) {
+            ps->r->out_of_memory = true; /* the system refused, not the budget: fail closed */
+        }
         break;
     case STG_JSON_E_SYNTAX:
     case STG_JSON_E_NONE:
@@ -107,6 +110,9 @@ static void report_json_error(index_parse *ps)
 static void report_memory(index_parse *ps, uint64_t off)
 {
     stg_report_limit(ps->r, off, "max_memory", (uint64_t)ps->ix->arena.cap);
+    if (ps->ix->arena.out_of_memory) {
+        ps->r->out_of_memory = true; /* the system refused, not the budget: fail closed */
+    }
     ps->stop = true;
     ps->ix->ok = false;
 }
@@ -365,6 +371,7 @@ static void build_shards(index_parse *ps)
     }
     name_ref *refs = stg_mem_alloc(kept * sizeof *refs);
     if (refs == NULL) {
+        ps->r->out_of_memory = true; /* the system refused: the report fails closed */
         report_memory(ps, STG_NO_OFFSET);
         return;
     }
