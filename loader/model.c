@@ -56,16 +56,17 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
-/* true when `path` resolves to a place inside the real path of `root`. */
-static bool inside_root(const char *root, const char *path)
+/* 1 when `path` resolves to a place inside the real path of `root`, 0 when it resolves
+ * outside, -1 (errno set) when either cannot be resolved. */
+static int inside_root(const char *root, const char *path)
 {
     char rr[PATH_MAX], rp[PATH_MAX];
     if (realpath(root, rr) == NULL || realpath(path, rp) == NULL) {
-        return false;
+        return -1;
     }
     size_t n = strlen(rr);
     if (n == 1 && rr[0] == '/') {
-        return true;
+        return 1;
     }
     return strncmp(rr, rp, n) == 0 && (rp[n] == '/' || rp[n] == '\0');
 }
@@ -137,7 +138,18 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             stg_mem_free(path);
             continue;
         }
-        if (root != NULL && !inside_root(root, path)) {
+        int inside = root != NULL ? inside_root(root, path) : 1;
+        if (inside < 0) {
+            /* The shard exists but its place cannot be established: it was not read, which
+             * is an error, not a link to skip with a warning. */
+            stg_finding *f = stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, sh->offset,
+                                            "a shard's path could not be resolved (errno %d)",
+                                            errno);
+            stg_report_set_member(r, f, sh->name, STG_NO_OFFSET);
+            stg_mem_free(path);
+            continue;
+        }
+        if (inside == 0) {
             shard_finding(r, sh->name, STG_SYMLINK_SKIPPED, STG_SEV_WARNING, sh->offset,
                           "a shard resolves outside the scan root: not opened");
             stg_mem_free(path);
