@@ -313,7 +313,13 @@ static stg_status read_index(const char *path, uint64_t cap, uint8_t **out, size
         return STG_E_IO;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
+                       "the index could not be examined (errno %d)", errno);
+        close(fd);
+        return STG_E_IO;
+    }
+    if (!S_ISREG(st.st_mode)) {
         stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
                        "the index is not a readable regular file");
         close(fd);
