@@ -14,11 +14,12 @@
 #define OFF_MAGIC 257u
 #define OFF_PREFIX 345u
 
-/* Octal text (leading spaces/NULs, then digits, then space/NUL) or base-256 (high bit set). */
+/* Octal text (leading spaces/NULs, then digits, then space/NUL) or base-256 (high bit set).
+ * n is a field width: 8 (checksum) or 12 (size). */
 static bool parse_number(const uint8_t *p, size_t n, uint64_t *out)
 {
     uint64_t v = 0;
-    if (n > 0 && (p[0] & 0x80) != 0) {
+    if ((p[0] & 0x80) != 0) {
         if ((p[0] & 0x40) != 0) {
             return false; /* negative */
         }
@@ -37,10 +38,8 @@ static bool parse_number(const uint8_t *p, size_t n, uint64_t *out)
         i++;
     }
     bool digits = false;
+    /* At most 12 octal digits: 36 bits, so v cannot overflow. */
     for (; i < n && p[i] >= '0' && p[i] <= '7'; i++) {
-        if (v > (UINT64_MAX >> 3)) {
-            return false;
-        }
         v = (v << 3) | (uint64_t)(p[i] - '0');
         digits = true;
     }

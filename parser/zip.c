@@ -49,21 +49,20 @@ static uint64_t find_eocd64(const uint8_t *buf, size_t len, uint64_t locator_pos
     return UINT64_MAX;
 }
 
-/* Tries the end record at pos. Returns STG_ZIPR_OK and fills z, or NOT_FOUND when this candidate
- * does not describe a central directory inside the buffer. */
+/* Tries the end record at pos (the caller found its signature there, with its 22 bytes inside
+ * the buffer). Returns STG_ZIPR_OK and fills z, or NOT_FOUND when this candidate does not
+ * describe a central directory inside the buffer. */
 static stg_zip_result try_eocd(stg_zip *z, const uint8_t *buf, size_t len, uint64_t pos)
 {
     stg_cursor c = stg_cur_make(buf, len);
-    uint16_t disk, cd_disk, entries_disk, entries16, comment_len;
-    uint32_t sig, cd_size32, cd_offset32;
-    if (stg_cur_seek(&c, (size_t)pos) != STG_OK || stg_cur_le32(&c, &sig) != STG_OK ||
-        stg_cur_le16(&c, &disk) != STG_OK || stg_cur_le16(&c, &cd_disk) != STG_OK ||
-        stg_cur_le16(&c, &entries_disk) != STG_OK || stg_cur_le16(&c, &entries16) != STG_OK ||
-        stg_cur_le32(&c, &cd_size32) != STG_OK || stg_cur_le32(&c, &cd_offset32) != STG_OK ||
-        stg_cur_le16(&c, &comment_len) != STG_OK || sig != SIG_EOCD) {
+    const uint8_t *eocd;
+    (void)stg_cur_seek(&c, (size_t)pos); /* pos <= len - 22 */
+    if (stg_cur_take(&c, EOCD_LEN, &eocd) != STG_OK) {
         return STG_ZIPR_NOT_FOUND;
     }
-    uint64_t entries = entries16, cd_size = cd_size32, cd_offset = cd_offset32;
+    /* signature, disk numbers (4), entries on this disk (8), entries (10), size, offset */
+    uint64_t entries = stg_le16(eocd + 10), cd_size = stg_le32(eocd + 12),
+             cd_offset = stg_le32(eocd + 16);
     uint64_t cd_end = pos; /* where the central directory must end */
     bool zip64 = false;
     if (pos >= LOCATOR64_LEN && sig_at(buf, len, pos - LOCATOR64_LEN, SIG_LOCATOR64)) {
@@ -71,12 +70,18 @@ static stg_zip_result try_eocd(stg_zip *z, const uint8_t *buf, size_t len, uint6
         if (rec == UINT64_MAX) {
             return STG_ZIPR_NOT_FOUND;
         }
+        /* find_eocd64 checked that the whole record lies inside the buffer */
         stg_cursor r = stg_cur_make(buf, len);
-        (void)stg_cur_seek(&r, (size_t)rec + 24); /* sig, size, versions, disk numbers */
-        if (stg_cur_skip(&r, 8) != STG_OK || stg_cur_le64(&r, &entries) != STG_OK ||
-            stg_cur_le64(&r, &cd_size) != STG_OK || stg_cur_le64(&r, &cd_offset) != STG_OK) {
+        const uint8_t *r64;
+        (void)stg_cur_seek(&r, (size_t)rec);
+        if (stg_cur_take(&r, EOCD64_LEN, &r64) != STG_OK) {
             return STG_ZIPR_NOT_FOUND;
         }
+        /* sig, size, versions, disk numbers (24), entries on this disk (32), entries, size,
+         * offset */
+        entries = stg_le64(r64 + 32);
+        cd_size = stg_le64(r64 + 40);
+        cd_offset = stg_le64(r64 + 48);
         cd_end = rec;
         zip64 = true;
     }
@@ -139,17 +144,11 @@ stg_zip_result stg_zip_open(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_
     return STG_ZIPR_NOT_FOUND;
 }
 
-/* Walks extra fields [pos, pos + n) for the ZIP64 field (id 1) and replaces the 0xFFFFFFFF
+/* Walks the extra fields ex covers for the ZIP64 field (id 1) and replaces the 0xFFFFFFFF
  * placeholders in the order the specification gives. need_* say which are placeholders. */
-static bool apply_zip64_extra(const uint8_t *buf, size_t len, uint64_t pos, uint64_t n,
-                              bool need_usize, bool need_csize, bool need_offset, uint64_t *usize,
-                              uint64_t *csize, uint64_t *offset)
+static bool apply_zip64_extra(stg_cursor ex, bool need_usize, bool need_csize, bool need_offset,
+                              uint64_t *usize, uint64_t *csize, uint64_t *offset)
 {
-    stg_cursor c = stg_cur_make(buf, len);
-    stg_cursor ex;
-    if (stg_cur_seek(&c, (size_t)pos) != STG_OK || stg_cur_sub(&c, (size_t)n, &ex) != STG_OK) {
-        return false;
-    }
     while (stg_cur_avail(&ex) >= 4) {
         uint16_t id = 0, size = 0;
         stg_cursor field;
@@ -179,30 +178,29 @@ static bool apply_zip64_extra(const uint8_t *buf, size_t len, uint64_t pos, uint
 static stg_zip_result read_local(const stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
 {
     stg_cursor c = stg_cur_make(z->buf, z->len);
-    uint32_t sig, crc, csize32, usize32;
-    uint16_t version, flags, method, mtime, mdate, name_len, extra_len;
-    if (e->local_offset >= z->cd_start || stg_cur_seek(&c, (size_t)e->local_offset) != STG_OK) {
+    if (e->local_offset >= z->cd_start) {
         return fail(err, STG_ZIPR_ENTRY_BAD, e->cd_offset,
                     "local header offset lies outside the archive");
     }
-    if (stg_cur_le32(&c, &sig) != STG_OK || stg_cur_le16(&c, &version) != STG_OK ||
-        stg_cur_le16(&c, &flags) != STG_OK || stg_cur_le16(&c, &method) != STG_OK ||
-        stg_cur_le16(&c, &mtime) != STG_OK || stg_cur_le16(&c, &mdate) != STG_OK ||
-        stg_cur_le32(&c, &crc) != STG_OK || stg_cur_le32(&c, &csize32) != STG_OK ||
-        stg_cur_le32(&c, &usize32) != STG_OK || stg_cur_le16(&c, &name_len) != STG_OK ||
-        stg_cur_le16(&c, &extra_len) != STG_OK) {
+    (void)stg_cur_seek(&c, (size_t)e->local_offset); /* < cd_start <= len */
+    const uint8_t *h;
+    if (stg_cur_take(&c, LOCAL_LEN, &h) != STG_OK) {
         return fail(err, STG_ZIPR_ENTRY_BAD, e->local_offset, "local header truncated");
     }
+    /* signature, version (4), flags (6), method (8), time, date, crc (14), sizes (18, 22),
+     * name and extra lengths (26, 28) */
+    uint32_t sig = stg_le32(h), csize32 = stg_le32(h + 18), usize32 = stg_le32(h + 22);
+    uint16_t flags = stg_le16(h + 6), method = stg_le16(h + 8), name_len = stg_le16(h + 26),
+             extra_len = stg_le16(h + 28);
     if (sig != SIG_LOCAL) {
         return fail(err, STG_ZIPR_ENTRY_BAD, e->local_offset, "local header signature missing");
     }
     const uint8_t *name;
-    uint64_t extra_pos;
+    stg_cursor extra;
     if (stg_cur_take(&c, name_len, &name) != STG_OK) {
         return fail(err, STG_ZIPR_ENTRY_BAD, e->local_offset, "local header name truncated");
     }
-    extra_pos = c.pos;
-    if (stg_cur_skip(&c, extra_len) != STG_OK) {
+    if (stg_cur_sub(&c, extra_len, &extra) != STG_OK) {
         return fail(err, STG_ZIPR_ENTRY_BAD, e->local_offset, "local header extra truncated");
     }
     e->local_name = name;
@@ -212,8 +210,7 @@ static stg_zip_result read_local(const stg_zip *z, stg_zip_entry *e, stg_zip_err
     e->data_offset = c.pos;
     uint64_t lcsize = csize32, lusize = usize32, unused = 0;
     bool z64 = csize32 == UINT32_MAX || usize32 == UINT32_MAX;
-    if (z64 && !apply_zip64_extra(z->buf, z->len, extra_pos, extra_len, true, true, false, &lusize,
-                                  &lcsize, &unused)) {
+    if (z64 && !apply_zip64_extra(extra, true, true, false, &lusize, &lcsize, &unused)) {
         return fail(err, STG_ZIPR_ENTRY_BAD, e->local_offset, "local header lacks its ZIP64 sizes");
     }
     e->local_sizes_known = !((flags & FLAG_DATA_DESCRIPTOR) != 0 && lcsize == 0 && lusize == 0);
@@ -253,21 +250,18 @@ stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
         return STG_ZIPR_END;
     }
     stg_cursor c = stg_cur_make(z->buf, (size_t)cd_end);
-    uint32_t sig, crc, csize32, usize32, ext_attr, offset32;
-    uint16_t vmade, vneed, flags, method, mtime, mdate, name_len, extra_len, comment_len, disk,
-        int_attr;
     uint64_t here = z->next_pos;
-    if (stg_cur_seek(&c, (size_t)here) != STG_OK || stg_cur_le32(&c, &sig) != STG_OK ||
-        stg_cur_le16(&c, &vmade) != STG_OK || stg_cur_le16(&c, &vneed) != STG_OK ||
-        stg_cur_le16(&c, &flags) != STG_OK || stg_cur_le16(&c, &method) != STG_OK ||
-        stg_cur_le16(&c, &mtime) != STG_OK || stg_cur_le16(&c, &mdate) != STG_OK ||
-        stg_cur_le32(&c, &crc) != STG_OK || stg_cur_le32(&c, &csize32) != STG_OK ||
-        stg_cur_le32(&c, &usize32) != STG_OK || stg_cur_le16(&c, &name_len) != STG_OK ||
-        stg_cur_le16(&c, &extra_len) != STG_OK || stg_cur_le16(&c, &comment_len) != STG_OK ||
-        stg_cur_le16(&c, &disk) != STG_OK || stg_cur_le16(&c, &int_attr) != STG_OK ||
-        stg_cur_le32(&c, &ext_attr) != STG_OK || stg_cur_le32(&c, &offset32) != STG_OK) {
+    (void)stg_cur_seek(&c, (size_t)here); /* next_pos <= cd_end: it only moves inside it */
+    const uint8_t *h;
+    if (stg_cur_take(&c, CENTRAL_LEN, &h) != STG_OK) {
         return fail(err, STG_ZIPR_MALFORMED, here, "central directory entry truncated");
     }
+    /* signature, versions (4, 6), flags (8), method (10), time, date, crc (16), sizes (20,
+     * 24), name, extra and comment lengths (28, 30, 32), disk, attributes, offset (42) */
+    uint32_t sig = stg_le32(h), crc = stg_le32(h + 16), csize32 = stg_le32(h + 20),
+             usize32 = stg_le32(h + 24), offset32 = stg_le32(h + 42);
+    uint16_t flags = stg_le16(h + 8), method = stg_le16(h + 10), name_len = stg_le16(h + 28),
+             extra_len = stg_le16(h + 30), comment_len = stg_le16(h + 32);
     if (sig != SIG_CENTRAL) {
         return fail(err, STG_ZIPR_MALFORMED, here, "central directory entry signature missing");
     }
@@ -275,8 +269,8 @@ stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
     if (stg_cur_take(&c, name_len, &name) != STG_OK) {
         return fail(err, STG_ZIPR_MALFORMED, here, "central directory name truncated");
     }
-    uint64_t extra_pos = c.pos;
-    if (stg_cur_skip(&c, extra_len) != STG_OK || stg_cur_skip(&c, comment_len) != STG_OK) {
+    stg_cursor extra;
+    if (stg_cur_sub(&c, extra_len, &extra) != STG_OK || stg_cur_skip(&c, comment_len) != STG_OK) {
         return fail(err, STG_ZIPR_MALFORMED, here, "central directory entry truncated");
     }
     z->next_pos = c.pos;
@@ -288,14 +282,15 @@ stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
     e->method = method;
     e->crc32 = crc;
     uint64_t usize = usize32, csize = csize32, rel_offset = offset32;
-    if (!apply_zip64_extra(z->buf, (size_t)cd_end, extra_pos, extra_len, usize32 == UINT32_MAX,
-                           csize32 == UINT32_MAX, offset32 == UINT32_MAX, &usize, &csize,
-                           &rel_offset)) {
+    if (!apply_zip64_extra(extra, usize32 == UINT32_MAX, csize32 == UINT32_MAX,
+                           offset32 == UINT32_MAX, &usize, &csize, &rel_offset)) {
         return fail(err, STG_ZIPR_ENTRY_BAD, here, "ZIP64 extra field missing or truncated");
     }
     e->comp_size = csize;
     e->uncomp_size = usize;
     if (stg_add_u64(z->base, rel_offset, &e->local_offset)) {
+        /* past any buffer, so nobody takes the wrapped sum for a position */
+        e->local_offset = UINT64_MAX;
         return fail(err, STG_ZIPR_ENTRY_BAD, here, "local header offset overflows");
     }
     return read_local(z, e, err);

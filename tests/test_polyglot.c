@@ -241,6 +241,45 @@ START_TEST(test_direct_call)
 }
 END_TEST
 
+START_TEST(test_zip_offset_overflow_not_first_byte)
+{
+    /* Regression: an entry whose ZIP64 local-header offset wraps when the bytes before the
+     * archive are added (here to 2) was taken for the archive's first byte, so polyglot_zip
+     * pointed into the safetensors header. The first byte is the lowest real local header;
+     * the broken entry is zip_malformed at its central header. */
+    size_t st_len;
+    uint8_t *st = tu_st_file(HEADER, 0, "ABCDEFGH", 8, &st_len);
+    zb_entry e[2] = {zb_file("a.txt", "hello", 5), zb_file("b.pkl", EVIL, sizeof EVIL - 1)};
+    zb_opts o = {.zip64 = true};
+    size_t z_len;
+    uint64_t offs[2];
+    uint8_t *z = zb_build(e, 2, &o, &z_len, offs);
+    size_t len = st_len + z_len;
+    uint8_t *p = malloc(len);
+    memcpy(p, st, st_len);
+    memcpy(p + st_len, z, z_len);
+    /* entry 0's central header: right after the second entry's data */
+    size_t cd0 = st_len + (size_t)offs[1] + 30 + 5 + 20 + (sizeof EVIL - 1);
+    ck_assert(memcmp(p + cd0, "PK\x01\x02", 4) == 0);
+    uint64_t wrap = UINT64_MAX - (uint64_t)st_len + 3; /* st_len + wrap = 2^64 + 2 */
+    for (int i = 0; i < 8; i++) {
+        p[cd0 + 46 + 5 + 4 + 16 + (size_t)i] = (uint8_t)(wrap >> (8 * i));
+    }
+    stg_report *r = check_profile(p, len, "model.safetensors", STG_PROFILE_STRICT);
+    const stg_finding *f = first(r, STG_POLYGLOT_ZIP);
+    ck_assert_uint_eq(f->offset, st_len + offs[1]);
+    f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_uint_eq(f->offset, cd0);
+    ck_assert_str_eq(f->member, "a.txt");
+    f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_str_eq(f->member, "b.pkl");
+    stg_report_free(r);
+    free(p);
+    free(z);
+    free(st);
+}
+END_TEST
+
 static Suite *polyglot_suite(void)
 {
     Suite *s = suite_create("polyglot");
@@ -252,6 +291,7 @@ static Suite *polyglot_suite(void)
     tcase_add_test(tc, test_pickle_then_zip);
     tcase_add_test(tc, test_legacy_then_zip);
     tcase_add_test(tc, test_direct_call);
+    tcase_add_test(tc, test_zip_offset_overflow_not_first_byte);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -338,6 +338,122 @@ END_TEST
 
 /* ------------------------------------------------------------------------------ inflate */
 
+/* Position of entry k's central header (walks the directory). */
+static uint64_t central_of(const uint8_t *buf, size_t len, uint64_t k)
+{
+    stg_zip z;
+    stg_zip_error err;
+    stg_zip_entry e;
+    ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+    for (;;) {
+        stg_zip_result zr = stg_zip_next(&z, &e, &err);
+        ck_assert(zr == STG_ZIPR_OK || zr == STG_ZIPR_ENTRY_BAD);
+        if (e.index == k) {
+            return e.cd_offset;
+        }
+    }
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+START_TEST(test_zip64_offset_overflow)
+{
+    /* Three bytes before the archive (base 3) and a ZIP64 local-header offset of 2^64 - 1: the
+     * sum wraps. The entry is bad at its central header, its local_offset is UINT64_MAX (never
+     * the wrapped 2), and the next entry is read as usual. */
+    zb_opts o = {.zip64 = true, .prefix = "XYZ", .prefix_len = 3};
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, &o);
+    uint64_t cd0 = central_of(buf, len, 0);
+    /* central header (46) + name "a.txt" (5) + extra id and size (4) + usize, csize (16) */
+    put_le64(buf + cd0 + 46 + 5 + 4 + 16, UINT64_MAX);
+    stg_zip z;
+    stg_zip_error err;
+    stg_zip_entry e;
+    ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(z.base, 3);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_ENTRY_BAD);
+    ck_assert_uint_eq(err.offset, cd0);
+    ck_assert_str_eq(err.what, "local header offset overflows");
+    ck_assert_uint_eq(e.local_offset, UINT64_MAX);
+    ck_assert_uint_eq(e.name_len, 5);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(e.local_offset, offs[1]);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_END);
+    /* near miss: 2^64 - 4 + 3 = 2^64 - 1 does not wrap; it lies outside the archive */
+    put_le64(buf + cd0 + 46 + 5 + 4 + 16, UINT64_MAX - 3);
+    ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_ENTRY_BAD);
+    ck_assert_str_eq(err.what, "local header offset lies outside the archive");
+    ck_assert_uint_eq(e.local_offset, UINT64_MAX);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_zip64_placeholder_without_extra)
+{
+    /* A central header with only its compressed size as the 0xFFFFFFFF placeholder and no
+     * ZIP64 extra field: bad entry at that header; the uncompressed-size placeholder alone
+     * likewise. */
+    for (int which = 0; which < 2; which++) {
+        size_t len;
+        uint64_t offs[2];
+        uint8_t *buf = two_entries(&len, offs, NULL);
+        uint64_t cd1 = central_of(buf, len, 1);
+        put_le32(buf + cd1 + (which == 0 ? 20 : 24), UINT32_MAX);
+        stg_zip z;
+        stg_zip_error err;
+        stg_zip_entry e;
+        ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+        ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+        ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_ENTRY_BAD);
+        ck_assert_uint_eq(err.offset, cd1);
+        ck_assert_str_eq(err.what, "ZIP64 extra field missing or truncated");
+        ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_END);
+        free(buf);
+    }
+}
+END_TEST
+
+START_TEST(test_local_walk_positions)
+{
+    /* The walk's position is the caller's: past the end, at the end, or where fewer than four
+     * bytes are left, there is no local header. */
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, NULL);
+    stg_zip_entry e;
+    stg_zip_error err;
+    uint64_t pos = len + 5;
+    ck_assert_int_eq(stg_zip_local_next(buf, len, &pos, &e, &err), STG_ZIPR_END);
+    ck_assert_uint_eq(pos, len + 5);
+    pos = len;
+    ck_assert_int_eq(stg_zip_local_next(buf, len, &pos, &e, &err), STG_ZIPR_END);
+    pos = len - 3;
+    ck_assert_int_eq(stg_zip_local_next(buf, len, &pos, &e, &err), STG_ZIPR_END);
+    /* a signature with the header cut after 20 bytes: bad entry there */
+    pos = offs[1];
+    ck_assert_int_eq(stg_zip_local_next(buf, (size_t)offs[1] + 20, &pos, &e, &err),
+                     STG_ZIPR_ENTRY_BAD);
+    ck_assert_uint_eq(err.offset, offs[1]);
+    ck_assert_str_eq(err.what, "local header truncated");
+    free(buf);
+}
+END_TEST
+
 static uint8_t *fixture(const char *name, size_t *len)
 {
     char rel[256];
@@ -509,6 +625,9 @@ static Suite *zip_suite(void)
     tcase_add_test(tc, test_broken_structures);
     tcase_add_test(tc, test_local_walk);
     tcase_add_test(tc, test_empty_archive);
+    tcase_add_test(tc, test_zip64_offset_overflow);
+    tcase_add_test(tc, test_zip64_placeholder_without_extra);
+    tcase_add_test(tc, test_local_walk_positions);
     tcase_add_test(tc, test_inflate_caps);
     tcase_add_test(tc, test_inflate_zlib_gzip);
     tcase_add_test(tc, test_tar_members);

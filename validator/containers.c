@@ -48,7 +48,8 @@ static void check_overlaps(const stg_zip *zin, stg_check_ctx *ctx)
         if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED) {
             break;
         }
-        if (zr == STG_ZIPR_OK && n < z.entry_count) {
+        /* each OK entry has its own index below entry_count, so n < entry_count here */
+        if (zr == STG_ZIPR_OK) {
             ranges[n].begin = e.local_offset;
             ranges[n].end = e.data_offset + e.data_len;
             ranges[n].index = e.index;
@@ -141,15 +142,14 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
         return;
     }
     /* What was produced is scanned even after a failure: a truncated pickle still shows the
-     * globals a loader would import before it fails. */
-    if (data != NULL || data_len == 0) {
-        uint64_t budget = lim->max_inflate_bytes - zs->inflated_total;
-        stg_member_result mr = stg_check_member_ex(
-            data != NULL ? data : (const uint8_t *)"", data_len, name, e->local_offset,
-            force_pickle ? STG_MEMBER_PICKLE : STG_MEMBER_ARCHIVE, budget, ctx);
-        zs->any_pickle = zs->any_pickle || mr.pickle_based;
-        zs->inflated_total += mr.inflated <= budget ? mr.inflated : budget;
-    }
+     * globals a loader would import before it fails. data is NULL only when nothing was
+     * produced (a cap of 0 left). */
+    uint64_t budget = lim->max_inflate_bytes - zs->inflated_total;
+    stg_member_result mr = stg_check_member_ex(
+        data != NULL ? data : (const uint8_t *)"", data_len, name, e->local_offset,
+        force_pickle ? STG_MEMBER_PICKLE : STG_MEMBER_ARCHIVE, budget, ctx);
+    zs->any_pickle = zs->any_pickle || mr.pickle_based;
+    zs->inflated_total += mr.inflated <= budget ? mr.inflated : budget;
     stg_inflate_free(&out);
 }
 
@@ -222,7 +222,7 @@ stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_m
         if (zr == STG_ZIPR_END) {
             break;
         }
-        if (zr == STG_ZIPR_MALFORMED || zr == STG_ZIPR_NOT_FOUND) {
+        if (zr == STG_ZIPR_MALFORMED) {
             stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, err.offset, "%s",
                            err.what);
             break;
@@ -243,9 +243,9 @@ stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_m
         }
         scan_entry(&zs, &z, &e);
     }
-    res->pickle_based = res->pickle_based || zs.any_pickle;
     res->inflated += zs.inflated_total;
     if (zs.any_pickle) {
+        res->pickle_based = true;
         return STG_FMT_TORCH_ZIP;
     }
     return zs.all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
@@ -277,9 +277,12 @@ stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_che
         }
         break;
     }
-    res->pickle_based = res->pickle_based || zs.any_pickle;
     res->inflated += zs.inflated_total;
-    return zs.any_pickle ? STG_FMT_TORCH_ZIP : STG_FMT_ZIP;
+    if (zs.any_pickle) {
+        res->pickle_based = true;
+        return STG_FMT_TORCH_ZIP;
+    }
+    return STG_FMT_ZIP;
 }
 
 /* ---------------------------------------------------------------------------------- tar */
@@ -352,7 +355,9 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
         inflated += mr.inflated <= limit - inflated ? mr.inflated : limit - inflated;
     }
     stg_mem_free(e);
-    res->pickle_based = res->pickle_based || any_pickle;
+    if (any_pickle) {
+        res->pickle_based = true;
+    }
     res->inflated += inflated;
     return torch ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
 }

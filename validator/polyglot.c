@@ -15,7 +15,7 @@ static uint64_t zip_first_byte(const stg_zip *zin)
     stg_zip_error err;
     for (;;) {
         stg_zip_result zr = stg_zip_next(&z, &e, &err);
-        if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED || zr == STG_ZIPR_NOT_FOUND) {
+        if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED) {
             break;
         }
         if (e.local_offset < first) {
