@@ -220,10 +220,12 @@ stg_status stg_scan_buffer(const void *buf, size_t len, const char *name_hint,
 
 /* ------------------------------------------------------------------------------ one file */
 
-static bool same_identity(const struct stat *a, const struct stat *b)
+/* a and b are two fstat results of one open descriptor, so device and inode are the same by
+ * construction: what can differ is the size and the modification time. */
+static bool same_content_stamp(const struct stat *a, const struct stat *b)
 {
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+    return a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+           a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
 static void add_changed(stg_report *r)
@@ -411,7 +413,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     }
     scan_bytes(data, len, hint, hint, blob_hex, precomputed, opt, r);
     *bytes = size;
-    if (fstat(fd, &after) != 0 || !same_identity(&opened, &after)) {
+    if (fstat(fd, &after) != 0 || !same_content_stamp(&opened, &after)) {
         add_changed(r);
     } else if (!nofollow && stat(open_path, &after) == 0 &&
                (after.st_dev != opened.st_dev || after.st_ino != opened.st_ino)) {
@@ -545,7 +547,10 @@ static bool stream_broken(stg_status st)
 /* Safetensors on a stream. by_name: the name hint chose this route; otherwise the first bytes
  * did, and content whose header turns out to run past the end is not safetensors by content
  * (stg_sniff_is_safetensors): then the bytes kept until the header's end are scanned as a buffer
- * instead, so standard input gets the verdict the same bytes in a file get. */
+ * instead, so standard input gets the verdict the same bytes in a file get. The copy is kept
+ * while it fits the buffering cap, whatever length the header claims (even one past the cap or
+ * past u64): input that ends inside the claimed header after more than the cap gets the
+ * streaming validator's answer. */
 static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len, bool by_name,
                                  const char *name_hint, const stg_scan_options *opt,
                                  stg_report **out, int *read_err)
@@ -559,11 +564,13 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
     if (st != STG_OK) {
         return st;
     }
-    /* Keep a copy until 8 + n bytes arrived (at most the buffering cap). */
+    /* Keep a copy until 8 + n bytes arrived or it would outgrow the buffering cap. */
     uint64_t need = 0;
+    if (stg_add_u64(stg_le64(first), 8, &need)) {
+        need = UINT64_MAX; /* never arrives */
+    }
     uint64_t cap = buffer_cap(&opt->limits);
-    bool keep = !by_name && !stg_add_u64(stg_le64(first), 8, &need) && need <= cap &&
-                first_len < need;
+    bool keep = !by_name && first_len < need && first_len <= cap;
     uint8_t *copy = NULL;
     size_t copy_len = 0;
     if (keep) {
@@ -594,8 +601,10 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
         }
         size_t got = (size_t)n;
         if (keep) {
-            if ((uint64_t)copy_len + got >= need) {
-                keep = false; /* the whole header arrived: safetensors by content */
+            if ((uint64_t)copy_len + got >= need || (uint64_t)copy_len + got > cap) {
+                /* the whole header arrived (safetensors by content), or the input outgrew
+                 * what may be buffered: the streaming validator's answer stands */
+                keep = false;
                 stg_mem_free(copy);
                 copy = NULL;
             } else {
@@ -687,9 +696,8 @@ static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, con
             if (want > cap) {
                 want = (size_t)cap;
             }
-            if (want < len + got) {
-                want = len + got;
-            }
+            /* want >= len + got: doubling covers a chunk (got <= READ_CHUNK <= 2 x alloc or
+             * 2 x READ_CHUNK), and cap >= total = len + got since nothing went over. */
             uint8_t *grown = stg_mem_realloc(buf, want);
             if (grown == NULL) {
                 st = STG_E_NOMEM;

@@ -628,6 +628,331 @@ START_TEST(test_walk_links_specials_and_filters)
 }
 END_TEST
 
+/* Standard input gives the answer the same bytes give as a buffer, whichever route the first
+ * bytes choose: buffered (not safetensors by its first bytes), streamed (safetensors by its first
+ * bytes or by the name hint), or kept until the header's end and then buffered (a header that
+ * runs past the end of the input). */
+typedef struct fd_case {
+    const char *what;
+    uint8_t *bytes;
+    size_t len;
+    const char *hint;
+} fd_case;
+
+static fd_case make_case(const char *what, const void *bytes, size_t len, const char *hint)
+{
+    fd_case c = {what, malloc(len > 0 ? len : 1), len, hint};
+    if (len > 0) {
+        memcpy(c.bytes, bytes, len);
+    }
+    return c;
+}
+
+/* 8-byte little-endian n, then body (body_len bytes), then fill bytes up to total. */
+static fd_case framed_case(const char *what, uint64_t n, const char *body, size_t total, char fill)
+{
+    fd_case c = {what, malloc(total), total, NULL};
+    for (int i = 0; i < 8; i++) {
+        c.bytes[i] = (uint8_t)(n >> (8 * i));
+    }
+    size_t bl = strlen(body);
+    memcpy(c.bytes + 8, body, bl);
+    memset(c.bytes + 8 + bl, fill, total - 8 - bl);
+    return c;
+}
+
+START_TEST(test_fd_same_answer_as_buffer)
+{
+    fd_case cases[16];
+    size_t n = 0;
+    cases[n++] = make_case("empty", "", 0, NULL);
+    cases[n++] = make_case("length 1", "\x01\0\0\0\0\0\0\0{}", 10, NULL);
+    cases[n++] = make_case("only whitespace after the length", "\x10\0\0\0\0\0\0\0 \t", 10, NULL);
+    cases[n++] = make_case("leading whitespace", "\x0b\0\0\0\0\0\0\0 \t\r\n{\"a\":\"b\"}", 19,
+                           NULL);
+    cases[n++] = make_case("invalid JSON", "\x04\0\0\0\0\0\0\0{x}}0123", 16, NULL);
+    cases[n++] = make_case("length overflows u64 + 8", "\xfc\xff\xff\xff\xff\xff\xff\xff{}", 10,
+                           NULL);
+    cases[n++] = make_case("length over the buffering cap", "\0\0\0\x40\0\0\0\0{}", 10, NULL);
+    cases[n++] = make_case("named safetensors, too small", "abc", 3, "upload.safetensors");
+    cases[n++] = make_case("named safetensors, not safetensors", "PK\x05\x06 and more bytes", 20,
+                           "m.safetensors");
+    /* a header of 100,000 bytes claimed, the input ends at 80,000: kept, then buffered */
+    cases[n++] = framed_case("header past the end", 100000, "{\"a\":", 80000, ' ');
+    /* a header of 70,000 bytes that arrives whole (after the first 64 KiB chunk), then data */
+    {
+        const char *h = "{\"w\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}";
+        fd_case c = framed_case("long header, whole", 70000, h, 8 + 70000 + 4, ' ');
+        c.bytes[8 + 70000 - 1] = '}';
+        memcpy(c.bytes + 8 + 70000, "DATA", 4);
+        cases[n++] = c;
+        fd_case bad = framed_case("long header, trailing data", 70000, h, 8 + 70000 + 6, ' ');
+        bad.bytes[8 + 70000 - 1] = '}';
+        memcpy(bad.bytes + 8 + 70000, "DATAXY", 6);
+        cases[n++] = bad;
+    }
+    /* 300 KiB that is no format: buffered in growing steps under the default cap */
+    cases[n++] = framed_case("300 KiB of text", 0x2020202020202020u, "", 300 * 1024, 'x');
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    for (size_t i = 0; i < n; i++) {
+        stg_report *rf = scan_piped(cases[i].bytes, cases[i].len, cases[i].hint, &opt);
+        stg_report *rb = NULL;
+        ck_assert_int_eq(stg_scan_buffer(cases[i].bytes, cases[i].len, cases[i].hint, &opt, &rb),
+                         STG_OK);
+        char want[4096];
+        snprintf(want, sizeof want, "%s", tu_describe(rb));
+        ck_assert_msg(strcmp(tu_describe(rf), want) == 0, "%s: stdin %s, buffer %s", cases[i].what,
+                      tu_describe(rf), want);
+        ck_assert_int_eq(stg_report_verdict(rf), stg_report_verdict(rb));
+        ck_assert_msg(stg_report_format(rf) == stg_report_format(rb), "%s: format %d vs %d",
+                      cases[i].what, (int)stg_report_format(rf), (int)stg_report_format(rb));
+        ck_assert_uint_eq(stg_report_size(rf), cases[i].len);
+        ck_assert_str_eq(stg_report_sha256(rf), stg_report_sha256(rb));
+        stg_report_free(rf);
+        stg_report_free(rb);
+        free(cases[i].bytes);
+    }
+}
+END_TEST
+
+/* The buffering cap 2 x max_header_len + 8 MiB saturates: a max_header_len whose double
+ * overflows u64 means no cap, never a cap wrapped down to 8 MiB. */
+START_TEST(test_fd_cap_saturates)
+{
+    size_t big = (9u << 20) + 1;
+    uint8_t *junk = malloc(big);
+    memset(junk, 'x', big);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.limits.max_header_len = (UINT64_MAX / 2) + 1;
+    stg_report *r = scan_piped(junk, big, NULL, &opt);
+    ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) < 0, "%s", tu_describe(r));
+    ck_assert_int_ge(tu_find(r, STG_FORMAT_UNKNOWN), 0);
+    stg_report_free(r);
+    /* near miss: max_header_len 512 KiB gives a cap of 9 MiB, one byte short */
+    opt.limits.max_header_len = 512 * 1024;
+    r = scan_piped(junk, big, NULL, &opt);
+    long at = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset, 9u << 20);
+    stg_report_free(r);
+    r = scan_piped(junk, big - 1, NULL, &opt); /* at the cap */
+    ck_assert_int_lt(tu_find(r, STG_LIMIT_EXCEEDED), 0);
+    stg_report_free(r);
+    /* over the cap with the digest off: no sha256, the size still counted */
+    opt.digest = false;
+    r = scan_piped(junk, big, NULL, &opt);
+    ck_assert_int_ge(tu_find(r, STG_LIMIT_EXCEEDED), 0);
+    ck_assert_ptr_null(stg_report_sha256(r));
+    ck_assert_uint_eq(stg_report_size(r), big);
+    stg_report_free(r);
+    free(junk);
+    ck_assert_int_eq(stg_scan_fd(0, "-", NULL, NULL, NULL), STG_E_BAD_ARG);
+}
+END_TEST
+
+/* stg_scan_path's arguments and scan root: "/" holds everything; a root that does not resolve is
+ * io_error; a sibling whose name extends the root's is outside; a missing path under a root is
+ * io_error (nothing to resolve against the root). A mapped file with the digest off has none. */
+START_TEST(test_path_roots_and_arguments)
+{
+    char *dir = tu_tempdir();
+    char *root = path_in(dir, "root");
+    char *rootx = path_in(dir, "rootx");
+    ck_assert_int_eq(mkdir(root, 0700), 0);
+    ck_assert_int_eq(mkdir(rootx, 0700), 0);
+    char *in = path_in(root, "in.bin");
+    char *out = path_in(rootx, "out.bin");
+    ck_assert_int_eq(tu_write_file(in, "abc", 3), 0);
+    ck_assert_int_eq(tu_write_file(out, "abc", 3), 0);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_path(in, &opt, NULL), STG_E_BAD_ARG);
+    opt.expected_sha256 = "not hex";
+    r = (stg_report *)1;
+    ck_assert_int_eq(stg_scan_path(in, &opt, &r), STG_E_BAD_ARG);
+    ck_assert_ptr_null(r);
+    opt.expected_sha256 = NULL;
+
+    opt.root = "/";
+    ck_assert_int_eq(stg_scan_path(in, &opt, &r), STG_OK);
+    ck_assert_str_eq(stg_report_sha256(r), ABC_SHA256);
+    ck_assert_int_lt(tu_find(r, STG_SYMLINK_SKIPPED), 0);
+    stg_report_free(r);
+
+    opt.root = root;
+    ck_assert_int_eq(stg_scan_path(out, &opt, &r), STG_OK);
+    ck_assert_msg(stg_report_count(r) == 1 && tu_find(r, STG_SYMLINK_SKIPPED) == 0, "%s",
+                  tu_describe(r));
+    ck_assert_ptr_null(stg_report_sha256(r));
+    stg_report_free(r);
+    ck_assert_int_eq(stg_scan_path(in, &opt, &r), STG_OK);
+    ck_assert_int_lt(tu_find(r, STG_SYMLINK_SKIPPED), 0);
+    ck_assert_str_eq(stg_report_sha256(r), ABC_SHA256);
+    stg_report_free(r);
+
+    char *missing = path_in(root, "missing.bin");
+    ck_assert_int_eq(stg_scan_path(missing, &opt, &r), STG_OK);
+    ck_assert_msg(stg_report_count(r) == 1 && tu_find(r, STG_IO_ERROR) == 0, "%s", tu_describe(r));
+    ck_assert(strstr(stg_report_at(r, 0)->message, "the file could not be read") != NULL);
+    stg_report_free(r);
+
+    char *noroot = path_in(dir, "no-such-root");
+    opt.root = noroot;
+    ck_assert_int_eq(stg_scan_path(in, &opt, &r), STG_OK);
+    ck_assert_msg(stg_report_count(r) == 1 && tu_find(r, STG_IO_ERROR) == 0, "%s", tu_describe(r));
+    ck_assert(strstr(stg_report_at(r, 0)->message, "the scan root could not be resolved") != NULL);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+    stg_report_free(r);
+    opt.root = NULL;
+
+    /* a mapped file (over 64 KiB) with the digest off */
+    size_t big = 100 * 1024;
+    char *bigp = path_in(dir, "big.bin");
+    uint8_t *junk = malloc(big);
+    memset(junk, 'x', big);
+    ck_assert_int_eq(tu_write_file(bigp, junk, big), 0);
+    opt.digest = false;
+    ck_assert_int_eq(stg_scan_path(bigp, &opt, &r), STG_OK);
+    ck_assert_ptr_null(stg_report_sha256(r));
+    ck_assert_uint_eq(stg_report_size(r), big);
+    stg_report *rb = NULL;
+    ck_assert_int_eq(stg_scan_buffer(junk, big, "big.bin", &opt, &rb), STG_OK);
+    char want[1024];
+    snprintf(want, sizeof want, "%s", tu_describe(rb));
+    ck_assert_str_eq(tu_describe(r), want);
+    ck_assert_ptr_null(stg_report_sha256(rb));
+    stg_report_free(rb);
+    stg_report_free(r);
+    free(junk);
+    free(bigp);
+    free(noroot);
+    free(missing);
+    free(in);
+    free(out);
+    free(root);
+    free(rootx);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A blob is a 64-hex name (either case) directly inside a folder named exactly `blobs`. */
+START_TEST(test_blob_paths)
+{
+    char p[256];
+    snprintf(p, sizeof p, "blobs/%s", ABC_SHA256);
+    ck_assert(stg_path_is_blob(p));
+    snprintf(p, sizeof p, "/c/models--a--b/blobs/%s", ABC_SHA256);
+    ck_assert(stg_path_is_blob(p));
+    char upper[65];
+    for (int i = 0; i < 65; i++) {
+        upper[i] = (char)((ABC_SHA256[i] >= 'a' && ABC_SHA256[i] <= 'f') ? ABC_SHA256[i] - 32
+                                                                         : ABC_SHA256[i]);
+    }
+    ck_assert(stg_scan_is_blob_name(upper));
+    snprintf(p, sizeof p, "x/blobs/%s", upper);
+    ck_assert(stg_path_is_blob(p));
+    ck_assert(!stg_path_is_blob(ABC_SHA256)); /* no folder */
+    snprintf(p, sizeof p, "xlobs/%s", ABC_SHA256);
+    ck_assert(!stg_path_is_blob(p));
+    snprintf(p, sizeof p, "ablobs/%s", ABC_SHA256);
+    ck_assert(!stg_path_is_blob(p));
+    snprintf(p, sizeof p, "blobs/x%s", ABC_SHA256 + 1);
+    ck_assert(!stg_path_is_blob(p));
+    ck_assert_str_eq(stg_path_base("a/b/c"), "c");
+    ck_assert_str_eq(stg_path_base("c"), "c");
+    ck_assert(stg_path_inside("/a/b", "/a"));
+    ck_assert(stg_path_inside("/a", "/a"));
+    ck_assert(!stg_path_inside("/ab", "/a"));
+    ck_assert(stg_path_inside("/anything", "/"));
+}
+END_TEST
+
+/* A file rewritten in place (same size, new modification time) or replaced by a rename while it
+ * is scanned is file_changed, through stg_scan_path (following links) and through the walk (not
+ * following a final link). A child process keeps changing it; the scans retry until one
+ * overlaps a change. */
+static bool scan_sees_change(const char *p, bool via_walk)
+{
+    stg_report *r = NULL;
+    bool seen = false;
+    if (!via_walk) {
+        ck_assert_int_eq(stg_scan_path(p, NULL, &r), STG_OK);
+        seen = tu_find(r, STG_FILE_CHANGED_CODE) >= 0;
+        if (seen) {
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+        }
+        stg_report_free(r);
+        return seen;
+    }
+    collected c;
+    memset(&c, 0, sizeof c);
+    stg_walk_options wo;
+    stg_walk_options_default(&wo);
+    const char *paths[] = {p};
+    ck_assert_int_eq(stg_walk(paths, 1, &wo, collect, NULL, &c, NULL), STG_OK);
+    ck_assert_uint_eq(c.count, 1);
+    return strstr(c.lines[0], "file_changed") != NULL;
+}
+
+START_TEST(test_path_rewritten_or_replaced)
+{
+    char *dir = tu_tempdir();
+    char *p = path_in(dir, "model.safetensors");
+    char *tmp = path_in(dir, "next.tmp");
+    size_t data_len = 8u << 20;
+    char header[128];
+    snprintf(header, sizeof header,
+             "{\"w\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}", data_len,
+             data_len);
+    size_t pad = (8 - (8 + strlen(header)) % 8) % 8;
+    size_t len;
+    uint8_t *b = tu_st_file(header, pad, NULL, data_len, &len);
+    ck_assert_int_eq(tu_write_file(p, b, len), 0);
+    for (int mode = 0; mode < 2; mode++) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            for (int i = 0; i < 200000; i++) {
+                if (mode == 0) { /* the same byte, in place: only the mtime moves */
+                    int fd = open(p, O_WRONLY);
+                    if (fd < 0 || pwrite(fd, "\0", 1, (off_t)(len - 1)) != 1) {
+                        _exit(1);
+                    }
+                    close(fd);
+                } else if (tu_write_file(tmp, b, len) != 0 || rename(tmp, p) != 0) {
+                    _exit(1);
+                }
+                usleep(mode == 0 ? 50 : 500);
+            }
+            _exit(0);
+        }
+        bool seen_path = false, seen_walk = false;
+        for (int attempt = 0; attempt < 100 && !(seen_path && seen_walk); attempt++) {
+            seen_path = seen_path || scan_sees_change(p, false);
+            seen_walk = seen_walk || scan_sees_change(p, true);
+        }
+        kill(pid, SIGKILL);
+        int status;
+        waitpid(pid, &status, 0);
+        ck_assert_msg(seen_path && seen_walk, "mode %d: path %d, walk %d", mode, seen_path,
+                      seen_walk);
+    }
+    /* near miss: left alone, the same file is ok */
+    ck_assert_int_eq(tu_write_file(p, b, len), 0);
+    ck_assert(!scan_sees_change(p, false));
+    ck_assert(!scan_sees_change(p, true));
+    free(b);
+    free(p);
+    free(tmp);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 static Suite *scan_suite(void)
 {
     Suite *s = suite_create("scan");
@@ -642,6 +967,11 @@ static Suite *scan_suite(void)
     tcase_add_test(tc, test_fd_routes);
     tcase_add_test(tc, test_walk_order_threads_and_hf);
     tcase_add_test(tc, test_walk_links_specials_and_filters);
+    tcase_add_test(tc, test_fd_same_answer_as_buffer);
+    tcase_add_test(tc, test_fd_cap_saturates);
+    tcase_add_test(tc, test_path_roots_and_arguments);
+    tcase_add_test(tc, test_blob_paths);
+    tcase_add_test(tc, test_path_rewritten_or_replaced);
     suite_add_tcase(s, tc);
     return s;
 }
