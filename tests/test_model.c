@@ -259,6 +259,268 @@ START_TEST(test_bad_args_and_bad_index)
 }
 END_TEST
 
+/* The accessors accept NULL and out-of-range arguments with the documented answers. */
+START_TEST(test_accessor_arguments)
+{
+    ck_assert_ptr_null(stg_model_tensor_at(NULL, 0));
+    ck_assert_ptr_null(stg_model_tensor_find(NULL, "a", 1));
+    ck_assert_uint_eq(stg_model_shard_count(NULL), 0);
+    ck_assert_ptr_null(stg_model_shard_name(NULL, 0));
+    uint8_t buf[8];
+    ck_assert_int_eq(stg_model_read_tensor(NULL, NULL, buf, sizeof buf), STG_E_BAD_ARG);
+    write_model(GOOD);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_model *m = NULL;
+    ck_assert_int_eq(stg_model_open(mdir, &lim, &m, NULL), STG_OK); /* no report wanted */
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_null(stg_model_tensor_find(m, NULL, 1));
+    ck_assert_ptr_null(stg_model_tensor_find(m, NULL, 0)); /* no tensor has the empty name */
+    ck_assert_int_eq(stg_model_read_tensor(m, NULL, buf, sizeof buf), STG_E_BAD_ARG);
+    /* a tensor that names a shard the model does not have */
+    stg_tensor forged = *stg_model_tensor_at(m, 0);
+    forged.shard = 2;
+    ck_assert_int_eq(stg_model_read_tensor(m, &forged, buf, sizeof buf), STG_E_BAD_ARG);
+    forged.shard = 0; /* a copy is not one of the model's tensors */
+    ck_assert_int_eq(stg_model_read_tensor(m, &forged, buf, sizeof buf), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_model_read_tensor(m, stg_model_tensor_at(m, 0), buf, sizeof buf), STG_OK);
+    ck_assert_mem_eq(buf, "AAAAAAAA", 8);
+    stg_model_close(m);
+}
+END_TEST
+
+/* Lookup by name over names of different lengths, prefixes of each other, an empty name
+ * (compat accepts it with a warning) and a name holding NUL, spread over two shards. */
+START_TEST(test_find_by_name)
+{
+    const char *h1 = "{\"ba\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                     "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]},"
+                     "\"abc\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[2,3]},"
+                     "\"ab\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[3,4]}}";
+    const char *h2 = "{\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                     "\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]},"
+                     "\"z\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[2,3]},"
+                     "\"a\\u0000\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[3,4]},"
+                     "\"aa\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[4,5]}}";
+    write_shard(in_model(S1), h1, "1234", 4);
+    write_shard(in_model(S2), h2, "56789", 5);
+    const char *json = "{\"weight_map\":{\"ba\":\"" S1 "\",\"a\":\"" S1 "\",\"abc\":\"" S1
+                       "\",\"ab\":\"" S1 "\",\"b\":\"" S2 "\",\"\":\"" S2 "\",\"z\":\"" S2
+                       "\",\"a\\u0000\":\"" S2 "\",\"aa\":\"" S2 "\"}}";
+    ck_assert_int_eq(tu_write_file(in_model("model.safetensors.index.json"), json, strlen(json)),
+                     0);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_model *m = NULL;
+    stg_report *rep = NULL;
+    ck_assert_int_eq(stg_model_open(mdir, &lim, &m, &rep), STG_E_INVALID); /* strict: "" */
+    ck_assert_int_ge(tu_find(rep, STG_TENSOR_NAME_INVALID), 0);
+    stg_report_free(rep);
+    lim.profile = STG_PROFILE_COMPAT;
+    ck_assert_int_eq(stg_model_open(mdir, &lim, &m, &rep), STG_OK);
+    ck_assert_int_eq(stg_report_verdict(rep), STG_VERDICT_WARN);
+    stg_report_free(rep);
+    static const struct {
+        const char *name;
+        size_t len;
+        char byte;
+    } want[] = {{"ba", 2, '1'}, {"a", 1, '2'}, {"abc", 3, '3'}, {"ab", 2, '4'}, {"b", 1, '5'},
+                {"", 0, '6'},   {"z", 1, '7'}, {"a\0", 2, '8'}, {"aa", 2, '9'}};
+    ck_assert_uint_eq(stg_model_tensor_count(m), 9);
+    for (size_t i = 0; i < 9; i++) {
+        const stg_tensor *t = stg_model_tensor_find(m, want[i].name, want[i].len);
+        ck_assert_msg(t != NULL, "%zu", i);
+        ck_assert_uint_eq(t->name_len, want[i].len);
+        ck_assert(want[i].len == 0 || memcmp(t->name, want[i].name, want[i].len) == 0);
+        ck_assert_ptr_eq(stg_model_tensor_at(m, i), t); /* shard by shard, data order */
+        char b = 0;
+        ck_assert_int_eq(stg_model_read_tensor(m, t, &b, 1), STG_OK);
+        ck_assert_int_eq(b, want[i].byte);
+    }
+    ck_assert_ptr_eq(stg_model_tensor_find(m, NULL, 0), stg_model_tensor_find(m, "", 0));
+    const char *absent[] = {"abcd", "a\0\0", "bb", "0", "zz"};
+    const size_t absent_len[] = {4, 3, 2, 1, 2};
+    for (size_t i = 0; i < 5; i++) {
+        ck_assert_ptr_null(stg_model_tensor_find(m, absent[i], absent_len[i]));
+    }
+    stg_model_close(m);
+}
+END_TEST
+
+/* An empty weight_map is a model with no tensors and no shards. */
+START_TEST(test_empty_map)
+{
+    write_model("{\"weight_map\":{}}");
+    stg_model *m = NULL;
+    stg_report *rep = NULL;
+    ck_assert_int_eq(stg_model_open(mdir, NULL, &m, &rep), STG_OK);
+    ck_assert_uint_eq(stg_report_count(rep), 0);
+    ck_assert_uint_eq(stg_model_tensor_count(m), 0);
+    ck_assert_uint_eq(stg_model_shard_count(m), 0);
+    ck_assert_ptr_null(stg_model_tensor_at(m, 0));
+    ck_assert_ptr_null(stg_model_tensor_find(m, "a", 1));
+    ck_assert_ptr_null(stg_model_shard_name(m, 0));
+    stg_report_free(rep);
+    stg_model_close(m);
+}
+END_TEST
+
+/* The index named without a folder is looked up, with its shards, in the working directory. */
+START_TEST(test_relative_index_path)
+{
+    write_model(GOOD);
+    char cwd[4096];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(chdir(mdir), 0);
+    stg_model *m = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_model_open("model.safetensors.index.json", NULL, &m, &rep);
+    stg_report *r = stg_report_new(NULL);
+    stg_index_scan_file("model.safetensors.index.json", (const uint8_t *)GOOD, strlen(GOOD), NULL,
+                        r);
+    stg_report_finish(r);
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_int_eq(st, STG_OK);
+    ck_assert_str_eq(stg_report_path(rep), "model.safetensors.index.json");
+    ck_assert_uint_eq(stg_report_size(rep), strlen(GOOD));
+    ck_assert_uint_eq(stg_model_tensor_count(m), 3);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS_INDEX);
+    stg_report_free(r);
+    stg_report_free(rep);
+    stg_model_close(m);
+}
+END_TEST
+
+/* An index in the file system root has its shards looked up there ("/", not ""). */
+START_TEST(test_index_in_fs_root)
+{
+    const char *json = "{\"weight_map\":{\"a\":\"stguard-test-no-such-shard-7f3e.safetensors\"}}";
+    stg_report *r = stg_report_new(NULL);
+    stg_index_scan_file("/model.safetensors.index.json", (const uint8_t *)json, strlen(json), NULL,
+                        r);
+    stg_report_finish(r);
+    long at = tu_find(r, STG_INDEX_SHARD_MISSING);
+    ck_assert_msg(at >= 0 && stg_report_count(r) == 1, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->member,
+                     "stguard-test-no-such-shard-7f3e.safetensors");
+    stg_report_free(r);
+}
+END_TEST
+
+/* The index itself: missing, a folder, a FIFO (never waited on), over max_header_len. */
+START_TEST(test_index_file_problems)
+{
+    stg_model *m = (stg_model *)1;
+    stg_report *rep = NULL;
+    ck_assert_int_eq(stg_model_open(in_model("nope/model.safetensors.index.json"), NULL, &m, &rep),
+                     STG_E_IO);
+    ck_assert_ptr_null(m);
+    ck_assert_int_eq(tu_find(rep, STG_IO_ERROR), 0);
+    ck_assert_int_eq(stg_report_verdict(rep), STG_VERDICT_ERROR);
+    stg_report_free(rep);
+
+    ck_assert_int_eq(mkdir(in_model("model.safetensors.index.json"), 0700), 0);
+    ck_assert_int_eq(stg_model_open(mdir, NULL, &m, &rep), STG_E_IO);
+    ck_assert_int_eq(tu_find(rep, STG_IO_ERROR), 0);
+    stg_report_free(rep);
+    ck_assert_int_eq(rmdir(in_model("model.safetensors.index.json")), 0);
+
+    ck_assert_int_eq(mkfifo(in_model("model.safetensors.index.json"), 0600), 0);
+    ck_assert_int_eq(stg_model_open(mdir, NULL, &m, &rep), STG_E_IO);
+    ck_assert_int_eq(tu_find(rep, STG_IO_ERROR), 0);
+    stg_report_free(rep);
+    ck_assert_int_eq(unlink(in_model("model.safetensors.index.json")), 0);
+
+    write_model(GOOD);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_header_len = strlen(GOOD) - 1;
+    ck_assert_int_eq(stg_model_open(mdir, &lim, &m, &rep), STG_E_LIMIT);
+    ck_assert_ptr_null(m);
+    long at = tu_find(rep, STG_LIMIT_EXCEEDED);
+    ck_assert(at >= 0);
+    ck_assert_str_eq(stg_report_at(rep, (size_t)at)->limit, "max_header_len");
+    stg_report_free(rep);
+    lim.max_header_len = strlen(GOOD); /* at the limit */
+    ck_assert_int_eq(stg_model_open(mdir, &lim, &m, &rep), STG_OK);
+    ck_assert_uint_eq(stg_report_count(rep), 0);
+    stg_report_free(rep);
+    stg_model_close(m);
+}
+END_TEST
+
+/* Shards that exist but cannot be used: a link cycle and an over-long name (io_error at the
+ * value naming the shard), a folder (not_regular_file) and a broken header (its own finding):
+ * all carry member = the shard, and nothing is concluded about their tensors. */
+START_TEST(test_unusable_shards)
+{
+    char longname[301];
+    memset(longname, 'n', 300);
+    longname[300] = '\0';
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"metadata\":{\"total_size\":99},\"weight_map\":{\"a\":\"" S1 "\",\"b\":\"" S1
+             "\",\"c\":\"" S2 "\",\"d\":\"loop.safetensors\",\"e\":\"%s\","
+             "\"f\":\"dir.safetensors\",\"g\":\"broken.safetensors\"}}",
+             longname);
+    write_model(json);
+    ck_assert_int_eq(symlink("loop.safetensors", in_model("loop.safetensors")), 0);
+    ck_assert_int_eq(mkdir(in_model("dir.safetensors"), 0700), 0);
+    ck_assert_int_eq(tu_write_file(in_model("broken.safetensors"), "\x02\0\0\0\0\0\0\0{x", 10), 0);
+    stg_report *r = scan_index(json, NULL);
+    ck_assert_uint_eq(tu_count(r, STG_IO_ERROR), 2);
+    long at = tu_find(r, STG_IO_ERROR);
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->member, "loop.safetensors");
+    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset,
+                      (uint64_t)(strstr(json, "\"loop") - json));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at + 1)->member, longname);
+    ck_assert_uint_eq(stg_report_at(r, (size_t)at + 1)->offset,
+                      (uint64_t)(strstr(json, "\"nnn") - json));
+    at = tu_find(r, STG_NOT_REGULAR_FILE);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->member, "dir.safetensors");
+    at = tu_find(r, STG_JSON_SYNTAX);
+    ck_assert(at >= 0);
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->member, "broken.safetensors");
+    ck_assert_int_lt(tu_find(r, STG_INDEX_TENSOR_MISSING), 0);
+    ck_assert_int_lt(tu_find(r, STG_INDEX_TOTAL_SIZE_MISMATCH), 0); /* not all shards known */
+    ck_assert_int_lt(tu_find(r, STG_INDEX_SHARD_MISSING), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR); /* io_error */
+    stg_report_free(r);
+}
+END_TEST
+
+/* The scan root: "/" contains everything; a sibling whose name extends the root's is outside;
+ * a root that does not resolve lets no shard be read. */
+START_TEST(test_scan_roots)
+{
+    write_model(GOOD);
+    char sibling[8192], target[8300];
+    snprintf(sibling, sizeof sibling, "%s-2", mdir);
+    ck_assert_int_eq(mkdir(sibling, 0700), 0);
+    snprintf(target, sizeof target, "%s/" S2, sibling);
+    ck_assert_int_eq(rename(in_model(S2), target), 0);
+    ck_assert_int_eq(symlink(target, in_model(S2)), 0);
+    stg_report *r = scan_index(GOOD, "/");
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    r = scan_index(GOOD, mdir);
+    long at = tu_find(r, STG_SYMLINK_SKIPPED);
+    ck_assert_msg(at >= 0 && stg_report_count(r) == 1, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->member, S2);
+    ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset,
+                      (uint64_t)(strstr(GOOD, "\"" S2) - GOOD));
+    stg_report_free(r);
+    /* a root that does not resolve: the shards' places cannot be established, not read */
+    r = scan_index(GOOD, in_model("no-such-root"));
+    ck_assert_msg(tu_count(r, STG_IO_ERROR) == 2 && stg_report_count(r) == 2, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+    stg_report_free(r);
+    tu_rmtree(sibling);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -270,6 +532,14 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_shard_findings_and_consistency);
     tcase_add_test(tc, test_link_outside_root);
     tcase_add_test(tc, test_bad_args_and_bad_index);
+    tcase_add_test(tc, test_accessor_arguments);
+    tcase_add_test(tc, test_find_by_name);
+    tcase_add_test(tc, test_empty_map);
+    tcase_add_test(tc, test_relative_index_path);
+    tcase_add_test(tc, test_index_in_fs_root);
+    tcase_add_test(tc, test_index_file_problems);
+    tcase_add_test(tc, test_unusable_shards);
+    tcase_add_test(tc, test_scan_roots);
     suite_add_tcase(s, tc);
     return s;
 }
