@@ -73,13 +73,14 @@ typedef enum io_mode {
     MODE_SHORT,       /* half of what was asked (at least 1 byte) */
     MODE_EOF,         /* 0: the file ended here */
     MODE_OTHER_INODE, /* the stat call reports another inode */
+    MODE_OTHER_DEV,   /* the stat call reports another device */
     MODE_RESIZED,     /* the stat call reports one byte more */
     MODE_FIFO,        /* fstat reports a FIFO */
     MODE_HUGE         /* fstat reports a negative size (too large for off_t) */
 } io_mode;
 
-static const char *const MODE_NAMES[] = {"fail",  "EINTR", "short", "EOF",
-                                         "inode", "size",  "FIFO",  "huge"};
+static const char *const MODE_NAMES[] = {"fail",   "EINTR", "short", "EOF", "inode",
+                                         "device", "size",  "FIFO",  "huge"};
 
 typedef struct fault {
     io_fn fn;
@@ -107,6 +108,12 @@ static void arm(void)
     }
     atomic_store(&fired, false);
     atomic_store(&inj.read_bytes, 0);
+    atomic_store(&inj.armed, true);
+}
+
+/* Arms again after a pause, counting on from where the last arm() left off. */
+static void resume(void)
+{
     atomic_store(&inj.armed, true);
 }
 
@@ -201,6 +208,7 @@ static ssize_t disturbed_read(io_fn fn, size_t n, read_call real, const void *ct
     case MODE_EOF: return 0;
     case MODE_FAIL:
     case MODE_OTHER_INODE:
+    case MODE_OTHER_DEV:
     case MODE_RESIZED:
     case MODE_FIFO:
     case MODE_HUGE: break;
@@ -278,6 +286,7 @@ static int disturbed_stat(io_fn fn, int rc, struct stat *st)
     }
     switch (inj.f.mode) {
     case MODE_OTHER_INODE: st->st_ino += 1000003; break;
+    case MODE_OTHER_DEV: st->st_dev += 1; break;
     case MODE_RESIZED: st->st_size += 1; break;
     case MODE_FIFO: st->st_mode = (st->st_mode & ~(mode_t)S_IFMT) | S_IFIFO; break;
     case MODE_HUGE: st->st_size = -1; break;
@@ -813,7 +822,7 @@ static void check_reads(outcome *out, const char *path, size_t count,
         uint8_t *dst = malloc(n + 1);
         ck_assert_ptr_nonnull(dst);
         memset(dst, 0xAA, n + 1);
-        arm();
+        resume();
         stg_status s = read_fn(obj, t, dst, n);
         disarm();
         add_read(out, s);
@@ -882,7 +891,7 @@ static void run_model_open(const input *in, outcome *out)
             size_t n = (size_t)(t->end - t->begin);
             uint8_t dst[16];
             ck_assert_uint_le(n, sizeof dst);
-            arm();
+            resume();
             stg_status s = stg_model_read_tensor(m, t, dst, n);
             disarm();
             add_read(out, s);
@@ -1195,21 +1204,22 @@ static unsigned long sweep(const char *entry, entry_fn fn, const input *in, faul
 }
 
 static const fault SYSCALL_FAULTS[] = {
-    {IO_OPEN, MODE_FAIL, EACCES},    {IO_OPEN, MODE_FAIL, ELOOP},
-    {IO_READ, MODE_FAIL, EIO},       {IO_READ, MODE_EINTR, 0},
-    {IO_READ, MODE_SHORT, 0},        {IO_READ, MODE_EOF, 0},
-    {IO_PREAD, MODE_FAIL, EIO},      {IO_PREAD, MODE_EINTR, 0},
-    {IO_PREAD, MODE_SHORT, 0},       {IO_PREAD, MODE_EOF, 0},
-    {IO_FSTAT, MODE_FAIL, EIO},      {IO_FSTAT, MODE_OTHER_INODE, 0},
-    {IO_FSTAT, MODE_RESIZED, 0},     {IO_FSTAT, MODE_FIFO, 0},
-    {IO_FSTAT, MODE_HUGE, 0},        {IO_STAT, MODE_FAIL, EACCES},
-    {IO_STAT, MODE_OTHER_INODE, 0},  {IO_STAT, MODE_RESIZED, 0},
-    {IO_LSTAT, MODE_FAIL, EACCES},   {IO_LSTAT, MODE_OTHER_INODE, 0},
-    {IO_MMAP, MODE_FAIL, ENOMEM},    {IO_REALPATH, MODE_FAIL, EACCES},
-    {IO_OPENDIR, MODE_FAIL, EMFILE}, {IO_READDIR, MODE_FAIL, EIO},
-    {IO_THREAD, MODE_FAIL, EAGAIN},  {IO_EVP_NEW, MODE_FAIL, 0},
-    {IO_EVP_INIT, MODE_FAIL, 0},     {IO_EVP_UPDATE, MODE_FAIL, 0},
-    {IO_EVP_FINAL, MODE_FAIL, 0},
+    {IO_OPEN, MODE_FAIL, EACCES},     {IO_OPEN, MODE_FAIL, ELOOP},
+    {IO_READ, MODE_FAIL, EIO},        {IO_READ, MODE_EINTR, 0},
+    {IO_READ, MODE_SHORT, 0},         {IO_READ, MODE_EOF, 0},
+    {IO_PREAD, MODE_FAIL, EIO},       {IO_PREAD, MODE_EINTR, 0},
+    {IO_PREAD, MODE_SHORT, 0},        {IO_PREAD, MODE_EOF, 0},
+    {IO_FSTAT, MODE_OTHER_DEV, 0},    {IO_STAT, MODE_OTHER_DEV, 0},
+    {IO_LSTAT, MODE_OTHER_DEV, 0},    {IO_FSTAT, MODE_FAIL, EIO},
+    {IO_FSTAT, MODE_OTHER_INODE, 0},  {IO_FSTAT, MODE_RESIZED, 0},
+    {IO_FSTAT, MODE_FIFO, 0},         {IO_FSTAT, MODE_HUGE, 0},
+    {IO_STAT, MODE_FAIL, EACCES},     {IO_STAT, MODE_OTHER_INODE, 0},
+    {IO_STAT, MODE_RESIZED, 0},       {IO_LSTAT, MODE_FAIL, EACCES},
+    {IO_LSTAT, MODE_OTHER_INODE, 0},  {IO_MMAP, MODE_FAIL, ENOMEM},
+    {IO_REALPATH, MODE_FAIL, EACCES}, {IO_OPENDIR, MODE_FAIL, EMFILE},
+    {IO_READDIR, MODE_FAIL, EIO},     {IO_THREAD, MODE_FAIL, EAGAIN},
+    {IO_EVP_NEW, MODE_FAIL, 0},       {IO_EVP_INIT, MODE_FAIL, 0},
+    {IO_EVP_UPDATE, MODE_FAIL, 0},    {IO_EVP_FINAL, MODE_FAIL, 0},
 };
 #define N_SYSCALL_FAULTS (sizeof SYSCALL_FAULTS / sizeof SYSCALL_FAULTS[0])
 
@@ -1239,7 +1249,7 @@ START_TEST(scan_path_survives_io_faults)
         {"link, root given", fx.link, NULL, fx.dir}, {"index + shards", fx.index, NULL, fx.model},
     };
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("scan_path", run_scan_path, &ins[i], false);
+        sweep_all("scan_path", run_scan_path, &ins[i], true);
     }
     free_fixture();
     ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
@@ -1272,8 +1282,12 @@ START_TEST(file_open_survives_io_faults)
         {"big safetensors", fx.big, NULL, NULL},
         {"not safetensors", fx.pickle, NULL, NULL},
     };
+    /* Not for the pickle yet: stg_pickle_sniff (validator/pickle_scan.c) answers "not a pickle"
+     * when its walker runs out of memory, so a failed allocation there drops polyglot_pickle
+     * and the dangerous global (verdict invalid instead of unsafe or error). Reported; turn the
+     * allocation sweep on for it once that fails closed. */
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("file_open", run_file_open, &ins[i], false);
+        sweep_all("file_open", run_file_open, &ins[i], i < 2);
     }
     free_fixture();
     ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
