@@ -9,6 +9,8 @@
 #define W STG_SEV_WARNING
 
 #define U8_1 "{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}"
+#define X10 "xxxxxxxxxx"
+#define X100 X10 X10 X10 X10 X10 X10 X10 X10 X10 X10
 
 static const struct hcase {
     const char *name;
@@ -102,6 +104,10 @@ static const struct hcase {
      "{\"a\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 16},
     {"dtype_lowercase", "{\"a\":{\"dtype\":\"u8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
      STG_DTYPE_UNKNOWN, E, E, "\"u8\"", 0,
+     "{\"a\":{\"dtype\":\"\\u0055\\u0038\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1},
+    {"dtype_long_escaped",
+     "{\"a\":{\"dtype\":\"\\u0055" X100 "\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
+     STG_DTYPE_UNKNOWN, E, E, "\"\\u0055", 0,
      "{\"a\":{\"dtype\":\"\\u0055\\u0038\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1},
     {"dtype_enum_unknown",
      "{\"a\":{\"dtype\":{\"F128\":null},\"shape\":[1],\"data_offsets\":[0,1]}}", 1,
@@ -374,6 +380,274 @@ START_TEST(test_header_precedence)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* Stage 1 and 2 entry points called directly (the stream and mmap doors use them this way). */
+
+START_TEST(test_frame_stage)
+{
+    stg_limits lim = st_limits(STG_PROFILE_STRICT);
+    uint64_t n = 0;
+    static const uint8_t four[4] = {2, 0, 0, 0};
+    /* Fewer than 8 bytes so far: more may come while the total is unknown or larger. */
+    stg_report *r = stg_report_new(&lim);
+    ck_assert_int_eq(stg_st_check_frame(four, 4, STG_ST_TOTAL_UNKNOWN, &lim, r, &n),
+                     STG_ST_FRAME_NEED_MORE);
+    ck_assert_int_eq(stg_st_check_frame(four, 4, 100, &lim, r, &n), STG_ST_FRAME_NEED_MORE);
+    ck_assert_uint_eq(stg_report_count(r), 0);
+    ck_assert_int_eq(stg_st_check_frame(four, 4, 4, &lim, r, &n), STG_ST_FRAME_FAILED);
+    ck_assert_uint_eq(stg_report_count(r), 1);
+    const stg_finding *f = stg_report_at(r, 0);
+    ck_assert_int_eq(f->code, STG_FILE_TOO_SMALL);
+    ck_assert_uint_eq(f->offset, 0);
+    ck_assert_str_eq(f->message,
+                     "the file has 4 bytes, fewer than the 8 of the header length field");
+    stg_report_free(r);
+
+    /* max_header_len above the 4 GiB - 1 ceiling: the ceiling applies, at N and N + 1. */
+    lim.max_header_len = UINT64_MAX;
+    static const uint8_t at_ceiling[8] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0};
+    static const uint8_t past_ceiling[8] = {0, 0, 0, 0, 1, 0, 0, 0};
+    r = stg_report_new(&lim);
+    ck_assert_int_eq(stg_st_check_frame(at_ceiling, 8, STG_ST_TOTAL_UNKNOWN, &lim, r, &n),
+                     STG_ST_FRAME_OK);
+    ck_assert_uint_eq(n, 4294967295u);
+    ck_assert_uint_eq(stg_report_count(r), 0);
+    ck_assert_int_eq(stg_st_check_frame(past_ceiling, 8, STG_ST_TOTAL_UNKNOWN, &lim, r, &n),
+                     STG_ST_FRAME_FAILED);
+    ck_assert_uint_eq(n, 4294967296u);
+    f = stg_report_at(r, 0);
+    ck_assert_int_eq(f->code, STG_HEADER_TOO_LARGE);
+    ck_assert_str_eq(f->limit, "max_header_len");
+    ck_assert_str_eq(f->message, "header length 4294967296 is over max_header_len 4294967295");
+    stg_report_free(r);
+
+    /* 8 + n against the total: exactly the end is fine, one byte short is header_truncated. */
+    static const uint8_t ten[8] = {10, 0, 0, 0, 0, 0, 0, 0};
+    r = stg_report_new(&lim);
+    ck_assert_int_eq(stg_st_check_frame(ten, 8, 18, &lim, r, &n), STG_ST_FRAME_OK);
+    ck_assert_int_eq(stg_st_check_frame(ten, 8, 17, &lim, r, &n), STG_ST_FRAME_FAILED);
+    ck_assert_uint_eq(stg_report_count(r), 1);
+    ck_assert_int_eq(stg_report_at(r, 0)->code, STG_HEADER_TRUNCATED);
+    stg_report_free(r);
+}
+END_TEST
+
+START_TEST(test_parse_header_ceiling)
+{
+    /* A caller that skipped framing still cannot hand stage 2 a length past the ceiling. */
+    stg_limits lim = st_limits(STG_PROFILE_COMPAT);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header h;
+    stg_st_header_init(&h);
+    static const uint8_t hdr[] = "{}";
+    ck_assert(!stg_st_parse_header(hdr, (uint64_t)UINT32_MAX + 1, &lim, r, &h));
+    ck_assert(!h.schema_ok);
+    ck_assert_uint_eq(h.data_start, (uint64_t)UINT32_MAX + 9);
+    ck_assert_uint_eq(stg_report_count(r), 1);
+    const stg_finding *f = stg_report_at(r, 0);
+    ck_assert_int_eq(f->code, STG_HEADER_TOO_LARGE);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_uint_eq(f->offset, 0);
+    ck_assert_str_eq(f->limit, "max_header_len");
+    ck_assert_uint_eq(h.arena.reserved, 0); /* refused before any memory was taken */
+    stg_st_header_release(&h);
+    stg_report_free(r);
+}
+END_TEST
+
+START_TEST(test_memory_budget)
+{
+    stg_limits lim = st_limits(STG_PROFILE_STRICT);
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, 0), 8u << 20);
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, 100), 200 + (8u << 20));
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, 100000000), 200000000 + (8u << 20));
+    /* The formula saturates instead of wrapping (2n, then + 8 MiB). */
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, UINT64_MAX / 2 + 1), UINT64_MAX);
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, UINT64_MAX / 2 - 10), UINT64_MAX);
+    lim.max_memory = 12345; /* a hard cap is used as it is */
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, 100000000), 12345);
+}
+END_TEST
+
+/* Builds a header into a malloc'd buffer (grows as needed). */
+typedef struct hbuf {
+    char *s;
+    size_t len, cap;
+} hbuf;
+
+static void hb_add(hbuf *b, const char *text)
+{
+    size_t l = strlen(text);
+    if (b->len + l + 1 > b->cap) {
+        b->cap = (b->len + l + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+        ck_assert_ptr_nonnull(b->s);
+    }
+    memcpy(b->s + b->len, text, l + 1);
+    b->len += l;
+}
+
+/* Spaces that make 8 + header length a multiple of 8 (no header_not_padded). */
+static size_t pad_for(size_t hlen)
+{
+    return (8 - hlen % 8) % 8;
+}
+
+/* Regression: each __metadata__ entry used to grow the metadata array by half again whether it
+ * was full or not, so ~60 entries exhausted the default budget (limit_exceeded max_memory on a
+ * valid file). */
+START_TEST(test_many_metadata_entries)
+{
+    hbuf b = {0};
+    hb_add(&b, "{\"__metadata__\":{");
+    for (int i = 0; i < 3000; i++) {
+        char e[48];
+        snprintf(e, sizeof e, "%s\"key%d\":\"value %d\"", i ? "," : "", i, i);
+        hb_add(&b, e);
+    }
+    hb_add(&b, "},\"a\":" U8_1 "}");
+    for (int p = 0; p < 2; p++) {
+        size_t len;
+        uint8_t *f = st_file(b.s, pad_for(b.len), 1, &len);
+        stg_limits lim = st_limits((stg_profile)p);
+        stg_report *r = stg_report_new(&lim);
+        stg_st_header h;
+        stg_st_header_init(&h);
+        stg_st_validate(f, len, &lim, r, &h);
+        stg_report_finish(r);
+        ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+        st_expect_verdict(r, STG_VERDICT_OK);
+        ck_assert_uint_eq(h.metadata_count, 3000);
+        ck_assert_uint_eq(h.metadata[2999].key_len, 7);
+        ck_assert_int_eq(memcmp(h.metadata[2999].key, "key2999", 7), 0);
+        ck_assert_int_eq(memcmp(h.metadata[2999].value, "value 2999", 10), 0);
+        /* the array grew geometrically: well under twice what the entries need */
+        ck_assert_uint_le(h.metadata_cap_bytes, 2 * 3000 * sizeof(stg_st_meta));
+        ck_assert_uint_le(h.arena.peak, stg_st_memory_budget(&lim, b.len + pad_for(b.len)));
+        stg_st_header_release(&h);
+        stg_report_free(r);
+        free(f);
+    }
+    free(b.s);
+}
+END_TEST
+
+/* Field names may be escaped: they compare after decoding. */
+START_TEST(test_escaped_field_names)
+{
+    const char *hdr = "{\"a\":{\"\\u0064type\":\"U8\",\"\\u0073hape\":[1],"
+                      "\"data\\u005foffsets\":[0,1]}}";
+    stg_report *r = st_run(hdr, pad_for(strlen(hdr)), 1, STG_PROFILE_STRICT);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    /* escaped, but another name: an unknown field */
+    const char *other = "{\"a\":{\"dtype\":\"U8\",\"\\u0073hapes\":[1],\"shape\":[1],"
+                        "\"data_offsets\":[0,1]}}";
+    st_check_both(other, 1, STG_TENSOR_INFO_INVALID, E, W, st_at(other, "\"\\u0073"));
+}
+END_TEST
+
+/* Repeated keys too long to be a field name or __metadata__ once decoded. */
+START_TEST(test_long_escaped_duplicates)
+{
+    const char *names = "{\"\\u0061" X100 "\":" U8_1 ",\"\\u0061" X100 "\":" U8_1 "}";
+    st_check_both(names, 1, STG_JSON_DUPLICATE_KEY, E, W, st_at(names, ",\"\\u") + 1);
+    const char *fields = "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],"
+                         "\"\\u0078" X100 "\":1,\"\\u0078" X100 "\":2}}";
+    /* an unknown field repeated: strict error, compat warning (a known one is an error) */
+    st_check_both(fields, 1, STG_JSON_DUPLICATE_KEY, E, W, st_at(fields, "1,\"\\u") + 2);
+}
+END_TEST
+
+/* A table of more than 4 MiB (huge-page advice on Linux) behaves as any other. */
+START_TEST(test_large_table)
+{
+    enum { N = 60000, BAD = 31234 };
+    hbuf b = {0};
+    hb_add(&b, "{");
+    char bad_marker[64] = "";
+    for (int i = 0; i < N; i++) {
+        char e[128];
+        snprintf(e, sizeof e,
+                 "%s\"t%05d\":{\"dtype\":\"U8\",\"shape\":[%d],\"data_offsets\":[%d,%d]}",
+                 i ? "," : "", i, i == BAD ? 2 : 1, i, i + 1);
+        hb_add(&b, e);
+        if (i == BAD) {
+            snprintf(bad_marker, sizeof bad_marker, "[%d,%d]", i, i + 1);
+        }
+    }
+    hb_add(&b, "}");
+    ck_assert_uint_gt(N * sizeof(stg_st_tensor), (size_t)4 << 20);
+    size_t len;
+    uint8_t *f = st_file(b.s, pad_for(b.len), N, &len);
+    stg_limits lim = st_limits(STG_PROFILE_STRICT);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header h;
+    stg_st_header_init(&h);
+    stg_st_validate(f, len, &lim, r, &h);
+    stg_report_finish(r);
+    /* one schema error: layout is skipped */
+    ck_assert_msg(stg_report_count(r) == 1, "%s", tu_describe(r));
+    const stg_finding *fd = stg_report_at(r, 0);
+    ck_assert_int_eq(fd->code, STG_SIZE_MISMATCH);
+    ck_assert_uint_eq(fd->offset, st_at(b.s, bad_marker));
+    ck_assert_uint_eq(fd->tensor_len, 6);
+    ck_assert_int_eq(memcmp(fd->tensor, "t31234", 6), 0);
+    ck_assert_uint_eq(h.tensor_count, N);
+    ck_assert(!h.schema_ok);
+    ck_assert_uint_le(h.arena.peak, stg_st_memory_budget(&lim, b.len + pad_for(b.len)));
+    stg_st_header_release(&h);
+    stg_report_free(r);
+    free(f);
+
+    /* the same table with the bad entry fixed is ok */
+    char *at = strstr(b.s, "\"t31234\"");
+    ck_assert_ptr_nonnull(at);
+    char *shape = strstr(at, "[2]");
+    shape[1] = '1';
+    f = st_file(b.s, pad_for(b.len), N, &len);
+    r = st_run_lim(f, len, &lim);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    st_expect_verdict(r, STG_VERDICT_OK);
+    stg_report_free(r);
+    free(f);
+    free(b.s);
+}
+END_TEST
+
+/* A header full of '{' inside strings: the table is not reserved from the brace count (that
+ * would take most of the budget) but grows as entries come. */
+START_TEST(test_brace_flood)
+{
+    hbuf b = {0};
+    hb_add(&b, "{\"__metadata__\":{\"k\":\"");
+    char braces[1001];
+    memset(braces, '{', 1000);
+    braces[1000] = '\0';
+    for (int i = 0; i < 200; i++) {
+        hb_add(&b, braces);
+    }
+    hb_add(&b, "\"},\"a\":" U8_1 ",\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}");
+    size_t len;
+    uint8_t *f = st_file(b.s, pad_for(b.len), 2, &len);
+    stg_limits lim = st_limits(STG_PROFILE_STRICT);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header h;
+    stg_st_header_init(&h);
+    stg_st_validate(f, len, &lim, r, &h);
+    stg_report_finish(r);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    ck_assert_uint_eq(h.tensor_count, 2);
+    ck_assert_uint_lt(h.tensors_cap_bytes, 1000 * sizeof(stg_st_tensor));
+    ck_assert_uint_eq(h.metadata_count, 1);
+    ck_assert_uint_eq(h.metadata[0].value_len, 200000);
+    stg_st_header_release(&h);
+    stg_report_free(r);
+    free(f);
+    free(b.s);
+}
+END_TEST
+
 static Suite *header_suite(void)
 {
     Suite *s = suite_create("header");
@@ -385,6 +659,14 @@ static Suite *header_suite(void)
     tcase_add_test(tc, test_syntax_hides_schema);
     tcase_add_test(tc, test_deterministic_file_order);
     tcase_add_test(tc, test_header_precedence);
+    tcase_add_test(tc, test_frame_stage);
+    tcase_add_test(tc, test_parse_header_ceiling);
+    tcase_add_test(tc, test_memory_budget);
+    tcase_add_test(tc, test_many_metadata_entries);
+    tcase_add_test(tc, test_escaped_field_names);
+    tcase_add_test(tc, test_long_escaped_duplicates);
+    tcase_add_test(tc, test_large_table);
+    tcase_add_test(tc, test_brace_flood);
     suite_add_tcase(s, tc);
     return s;
 }

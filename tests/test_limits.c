@@ -243,6 +243,103 @@ START_TEST(test_memory_bound_formula)
 }
 END_TEST
 
+/* Text made of prefix, `count` copies of unit, suffix (malloc'd). */
+static char *repeat(const char *prefix, const char *unit, size_t count, const char *suffix)
+{
+    size_t pl = strlen(prefix), ul = strlen(unit), sl = strlen(suffix);
+    char *s = malloc(pl + ul * count + sl + 1);
+    ck_assert_ptr_nonnull(s);
+    memcpy(s, prefix, pl);
+    for (size_t i = 0; i < count; i++) {
+        memcpy(s + pl + i * ul, unit, ul);
+    }
+    memcpy(s + pl + ul * count, suffix, sl + 1);
+    return s;
+}
+
+/* Each place stage 2 takes memory stops at max_memory with limit_exceeded max_memory at the
+ * token it was reading, and the same header passes under the derived budget. The caps are far
+ * from the sizes involved (the request alone is over the cap, or what is left is less than half
+ * of it), so the tests do not depend on the arena's exact bookkeeping. */
+START_TEST(test_max_memory_sites)
+{
+    enum { ESC = 50000 }; /* a \u0041 escape is 6 raw bytes: 300,000 bytes to copy */
+    char *hdr = NULL;
+    uint64_t max_memory = 0, want_at = 0, within_from = 0, within_to = 0;
+    uint32_t max_rank = 64;
+    switch (_i) {
+    case 0: /* decoded copy of an escaped metadata key */
+        hdr = repeat("{\"__metadata__\":{\"", "\\u0041", ESC, "\":\"v\"}}");
+        max_memory = 200000;
+        want_at = 8 + 17;
+        break;
+    case 1: /* decoded copy of an escaped metadata value */
+        hdr = repeat("{\"__metadata__\":{\"k\":\"", "\\u0041", ESC, "\"}}");
+        max_memory = 200000;
+        want_at = 8 + 21;
+        break;
+    case 2: /* decoded copy of an escaped tensor name (before its length is judged) */
+        hdr = repeat("{\"", "\\u0041", ESC,
+                     "\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}");
+        max_memory = 200000;
+        want_at = 8 + 1;
+        break;
+    case 3: /* the scratch buffer of a long shape (30,000 dimensions, max_rank raised) */
+        hdr = repeat("{\"a\":{\"dtype\":\"U8\",\"shape\":[", "1,", 29999,
+                     "1],\"data_offsets\":[0,1]}}");
+        max_memory = 200000;
+        max_rank = 100000;
+        within_from = st_at(hdr, "[1,");
+        within_to = st_at(hdr, "1]");
+        break;
+    case 4: /* the shape's own copy (10,000 dimensions: 80,000 bytes) */
+        hdr = repeat("{\"a\":{\"dtype\":\"U8\",\"shape\":[", "1,", 9999,
+                     "1],\"data_offsets\":[0,1]}}");
+        max_memory = 240000;
+        max_rank = 100000;
+        want_at = st_at(hdr, "[1,");
+        break;
+    default: ck_abort();
+    }
+    size_t len;
+    uint8_t *b = st_file(hdr, 0, 1, &len);
+    for (int p = 0; p < 2; p++) {
+        stg_limits lim = base();
+        lim.profile = (stg_profile)p;
+        lim.max_rank = max_rank;
+        lim.max_memory = max_memory;
+        stg_report *r = run_with(hdr, 0, 1, &lim);
+        /* the limit is the only finding of stage 2 */
+        ck_assert_msg(stg_report_count(r) >= 1, "%s", tu_describe(r));
+        const stg_finding *f = st_find(r, STG_LIMIT_EXCEEDED);
+        ck_assert_msg(f != NULL, "case %d: %s", _i, tu_describe(r));
+        ck_assert_str_eq(f->limit, "max_memory");
+        ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+        ck_assert(f->has_offset);
+        if (want_at != 0) {
+            ck_assert_uint_eq(f->offset, want_at);
+        } else {
+            ck_assert_uint_gt(f->offset, within_from);
+            ck_assert_uint_lt(f->offset, within_to);
+        }
+        for (size_t i = 0; i < stg_report_count(r); i++) {
+            stg_code c = stg_report_at(r, i)->code;
+            ck_assert_msg(c == STG_LIMIT_EXCEEDED || c == STG_HEADER_NOT_PADDED, "%s",
+                          tu_describe(r));
+        }
+        st_expect_verdict(r, STG_VERDICT_INVALID);
+        stg_report_free(r);
+        /* derived budget (2n + 8 MiB): no limit */
+        lim.max_memory = 0;
+        r = run_with(hdr, 0, 1, &lim);
+        ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) < 0, "%s", tu_describe(r));
+        stg_report_free(r);
+    }
+    free(b);
+    free(hdr);
+}
+END_TEST
+
 START_TEST(test_max_findings)
 {
     /* 5 dtype_unknown errors; max_findings 5 keeps all, 4 truncates */
@@ -297,6 +394,7 @@ static Suite *limits_suite(void)
     tcase_add_test(tc, test_max_memory);
     tcase_add_test(tc, test_memory_bound_formula);
     tcase_add_test(tc, test_max_findings);
+    tcase_add_loop_test(tc, test_max_memory_sites, 0, 5);
     suite_add_tcase(s, tc);
     return s;
 }

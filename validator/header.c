@@ -363,7 +363,8 @@ static bool decoded_string(st_ctx *c, const stg_json_event *ev, const char **out
         *len = ev->str_len;
         return true;
     }
-    uint8_t *d = stg_arena_alloc(&c->h->arena, ev->str_len == 0 ? 1 : ev->str_len, 1);
+    /* an escaped string has at least the 2 bytes of its escape */
+    uint8_t *d = stg_arena_alloc(&c->h->arena, ev->str_len, 1);
     if (d == NULL) {
         fatal_memory(c, ev->offset);
         return false;
@@ -954,13 +955,15 @@ static void parse_metadata(st_ctx *c)
         }
         size_t need = (h->metadata_count + 1) * sizeof(stg_st_meta);
         size_t need_off = (h->metadata_count + 1) * sizeof(size_t);
-        void *buf = h->metadata;
-        if (!grow_exact(&h->arena, &buf, &h->metadata_cap_bytes,
-                        grown(h->metadata_cap_bytes, need))) {
-            fatal_memory(c, k.offset);
-            return;
+        if (need > h->metadata_cap_bytes) { /* grows by 1.5, not on every entry */
+            void *buf = h->metadata;
+            if (!grow_exact(&h->arena, &buf, &h->metadata_cap_bytes,
+                            grown(h->metadata_cap_bytes, need))) {
+                fatal_memory(c, k.offset);
+                return;
+            }
+            h->metadata = buf;
         }
-        h->metadata = buf;
         if (stg_arena_grow_buffer(&h->arena, (void **)&c->meta_keyoff, &c->meta_keyoff_cap_bytes,
                                   need_off) != 0) {
             fatal_memory(c, k.offset);
@@ -1169,15 +1172,9 @@ static void parse_top(st_ctx *c)
             return;
         }
     }
-    if (!next(c, &ev)) {
-        return;
-    }
-    if (ev.type != STG_JSON_END) {
-        fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(ev.offset),
-              "unexpected JSON event after the header object");
-        return;
-    }
-    check_trailing(c, ev.offset);
+    /* The top-level object is complete: the parser's next event would be STG_JSON_END just
+     * past its closing brace, and it reads nothing after it. */
+    check_trailing(c, ev.offset + ev.len);
     check_records(c);
 }
 
