@@ -203,6 +203,132 @@ START_TEST(test_many_overlaps_bounded_findings)
 }
 END_TEST
 
+/* Ties on (begin, end) are broken by the name bytes, a name that is a prefix first: the empty
+ * name (strict: only a warning's worth in compat) sorts before every other. */
+START_TEST(test_sort_ties_by_name)
+{
+    char hdr[1024];
+    char *p = hdr;
+    *p++ = '{';
+    p = entry(p, "b", "U8", "1", 0, 1);
+    *p++ = ',';
+    p = entry(p, "ab", "F32", "0", 0, 0);
+    *p++ = ',';
+    p = entry(p, "a", "F32", "0", 0, 0);
+    *p++ = ',';
+    p = entry(p, "", "U8", "0", 0, 0);
+    *p++ = '}';
+    *p = '\0';
+    size_t len;
+    uint8_t *b = st_file(hdr, 0, 1, &len);
+    stg_limits lim = st_limits(STG_PROFILE_COMPAT);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header h;
+    stg_st_header_init(&h);
+    stg_st_validate(b, len, &lim, r, &h);
+    stg_report_finish(r);
+    ck_assert(h.layout_ok);
+    ck_assert_uint_eq(h.tensor_count, 4);
+    static const char *const order[] = {"", "a", "ab", "b"};
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_uint_eq(h.tensors[i].pub.name_len, strlen(order[i]));
+        ck_assert_int_eq(memcmp(h.tensors[i].pub.name, order[i], strlen(order[i])), 0);
+    }
+    /* compat: the empty name is a warning, the layout is fine */
+    st_expect_verdict(r, STG_VERDICT_WARN);
+    ck_assert_uint_eq(tu_count(r, STG_TENSOR_NAME_INVALID), 1);
+    stg_st_header_release(&h);
+    stg_report_free(r);
+    free(b);
+}
+END_TEST
+
+/* The overlap message names the tensor whose bytes were claimed first. */
+START_TEST(test_overlap_names_owner)
+{
+    const char *h = "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+                    "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[2,4]}}";
+    stg_report *r = st_run(h, 0, 4, STG_PROFILE_STRICT);
+    const stg_finding *f = st_find(r, STG_OFFSETS_OVERLAP);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(f->offset, st_at(h, "[2,4]"));
+    char want[160];
+    snprintf(want, sizeof want,
+             "the tensor's range [2, 4) overlaps the tensor whose data_offsets are at byte %llu",
+             (unsigned long long)st_at(h, "[0,4]"));
+    ck_assert_str_eq(f->message, want);
+    stg_report_free(r);
+}
+END_TEST
+
+/* Stage 3 called directly: it needs a table that passed stage 2, and its sort index is charged
+ * to the same memory budget. */
+static stg_st_tensor make_tensor(const char *name, uint64_t begin, uint64_t end, uint64_t at)
+{
+    stg_st_tensor t;
+    memset(&t, 0, sizeof t);
+    t.pub.name = name;
+    t.pub.name_len = strlen(name);
+    t.pub.dtype = STG_DTYPE_U8;
+    t.pub.begin = begin;
+    t.pub.end = end;
+    t.offsets_offset = at;
+    t.byte_size = end - begin;
+    return t;
+}
+
+START_TEST(test_layout_direct)
+{
+    stg_limits lim = st_limits(STG_PROFILE_STRICT);
+    stg_st_tensor table[3] = {make_tensor("c", 2, 3, 300), make_tensor("a", 0, 1, 100),
+                              make_tensor("b", 1, 2, 200)};
+    stg_st_header h;
+    stg_st_header_init(&h);
+    h.tensors = table;
+    h.tensor_count = 3;
+    h.data_start = 64;
+
+    /* schema not ok: nothing is checked, nothing reported */
+    stg_report *r = stg_report_new(&lim);
+    h.schema_ok = false;
+    h.layout_ok = true;
+    stg_st_check_layout(&h, 1, &lim, r);
+    ck_assert(!h.layout_ok);
+    ck_assert_uint_eq(stg_report_count(r), 0);
+    stg_report_free(r);
+
+    /* the index for sorting 3 records does not fit a budget of 3 bytes */
+    h.schema_ok = true;
+    stg_arena_init(&h.arena, 3);
+    r = stg_report_new(&lim);
+    stg_st_check_layout(&h, 3, &lim, r);
+    stg_report_finish(r);
+    ck_assert(!h.layout_ok);
+    ck_assert_uint_eq(stg_report_count(r), 1);
+    const stg_finding *f = stg_report_at(r, 0);
+    ck_assert_int_eq(f->code, STG_LIMIT_EXCEEDED);
+    ck_assert_str_eq(f->limit, "max_memory");
+    ck_assert_uint_eq(f->offset, 64); /* the data section start */
+    ck_assert_str_eq(f->message, "the configured limit max_memory (3) was exceeded");
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID); /* the budget, not the system */
+    ck_assert_str_eq(table[0].pub.name, "c");                     /* left as it was */
+    stg_report_free(r);
+
+    /* with room for it: sorted, and a clean layout */
+    stg_arena_init(&h.arena, 1u << 20);
+    r = stg_report_new(&lim);
+    stg_st_check_layout(&h, 3, &lim, r);
+    stg_report_finish(r);
+    ck_assert(h.layout_ok);
+    ck_assert_uint_eq(stg_report_count(r), 0);
+    ck_assert_str_eq(table[0].pub.name, "a");
+    ck_assert_str_eq(table[1].pub.name, "b");
+    ck_assert_str_eq(table[2].pub.name, "c");
+    stg_report_free(r);
+    stg_arena_release(&h.arena); /* the table is the test's, not the arena's */
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
     Suite *s = suite_create("layout");
@@ -217,6 +343,9 @@ static Suite *layout_suite(void)
     tcase_add_test(tc, test_layout_skipped_after_schema_error);
     tcase_add_test(tc, test_sorted_table);
     tcase_add_test(tc, test_many_overlaps_bounded_findings);
+    tcase_add_test(tc, test_sort_ties_by_name);
+    tcase_add_test(tc, test_overlap_names_owner);
+    tcase_add_test(tc, test_layout_direct);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,6 +3,7 @@
  *   single buffer can raise come out with the severity the table there lists, in both profiles;
  * - every stg_status, severity, verdict, global class and format has its pinned number and name,
  *   and values outside the enums get the documented fallback;
+ * - every dtype name and size is the reference's, looked up exactly;
  * - every limit name round-trips through stg_limits_set (and only that field changes), bad
  *   names and values are rejected and leave the limits as they were; the defaults are DESIGN's. */
 #include <check.h>
@@ -13,6 +14,7 @@
 
 #include "stguard/stguard.h"
 #include "testutil.h"
+#include "validator/dtype.h"
 
 #define E STG_SEV_ERROR
 #define W STG_SEV_WARNING
@@ -524,6 +526,68 @@ START_TEST(test_limits_set_is_enforced)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* dtypes: the reference's names (exact, case-sensitive) and bits per element */
+
+static const struct {
+    stg_dtype d;
+    const char *name;
+    uint32_t bits;
+} dtypes[] = {
+    {STG_DTYPE_BOOL, "BOOL", 8},
+    {STG_DTYPE_F4, "F4", 4},
+    {STG_DTYPE_F6_E2M3, "F6_E2M3", 6},
+    {STG_DTYPE_F6_E3M2, "F6_E3M2", 6},
+    {STG_DTYPE_U8, "U8", 8},
+    {STG_DTYPE_I8, "I8", 8},
+    {STG_DTYPE_F8_E5M2, "F8_E5M2", 8},
+    {STG_DTYPE_F8_E4M3, "F8_E4M3", 8},
+    {STG_DTYPE_F8_E8M0, "F8_E8M0", 8},
+    {STG_DTYPE_F8_E4M3FNUZ, "F8_E4M3FNUZ", 8},
+    {STG_DTYPE_F8_E5M2FNUZ, "F8_E5M2FNUZ", 8},
+    {STG_DTYPE_I16, "I16", 16},
+    {STG_DTYPE_U16, "U16", 16},
+    {STG_DTYPE_F16, "F16", 16},
+    {STG_DTYPE_BF16, "BF16", 16},
+    {STG_DTYPE_I32, "I32", 32},
+    {STG_DTYPE_U32, "U32", 32},
+    {STG_DTYPE_F32, "F32", 32},
+    {STG_DTYPE_C64, "C64", 64},
+    {STG_DTYPE_F64, "F64", 64},
+    {STG_DTYPE_I64, "I64", 64},
+    {STG_DTYPE_U64, "U64", 64},
+};
+#define NDTYPES (sizeof dtypes / sizeof dtypes[0])
+
+START_TEST(test_dtype_names)
+{
+    ck_assert_int_eq(NDTYPES, STG_DTYPE_COUNT);
+    for (size_t i = 0; i < NDTYPES; i++) {
+        ck_assert_int_eq((int)dtypes[i].d, (int)i);
+        ck_assert_str_eq(stg_dtype_name(dtypes[i].d), dtypes[i].name);
+        ck_assert_uint_eq(stg_dtype_bits(dtypes[i].d), dtypes[i].bits);
+        stg_dtype got = (stg_dtype)-1;
+        ck_assert(stg_dtype_lookup((const uint8_t *)dtypes[i].name, strlen(dtypes[i].name), &got));
+        ck_assert_int_eq(got, dtypes[i].d);
+    }
+    /* Values outside the table: no name, no size. */
+    ck_assert_ptr_null(stg_dtype_name((stg_dtype)STG_DTYPE_COUNT));
+    ck_assert_ptr_null(stg_dtype_name((stg_dtype)-1));
+    ck_assert_uint_eq(stg_dtype_bits((stg_dtype)STG_DTYPE_COUNT), 0);
+    ck_assert_uint_eq(stg_dtype_bits((stg_dtype)-1), 0);
+    /* Exact matches only: no case folding, prefixes, extensions or trailing NUL. */
+    static const char *const bad[] = {"u8",  "F", "F8",   "F8_E4M3FNU", "F8_E4M3FNUZZ", "BOOL ",
+                                      " U8", "",  "Bf16", "F32\n",      "float32"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        stg_dtype got = STG_DTYPE_U64;
+        ck_assert_msg(!stg_dtype_lookup((const uint8_t *)bad[i], strlen(bad[i]), &got), "\"%s\"",
+                      bad[i]);
+        ck_assert_int_eq(got, STG_DTYPE_U64); /* untouched */
+    }
+    ck_assert(!stg_dtype_lookup((const uint8_t *)"U8\0", 3, &(stg_dtype){STG_DTYPE_U8}));
+}
+END_TEST
+
 START_TEST(test_version)
 {
     char want[64];
@@ -549,6 +613,7 @@ int main(void)
     tcase_add_loop_test(tc, test_limits_set_round_trip, 0, (int)NLIMITS);
     tcase_add_test(tc, test_limits_set_profile_and_errors);
     tcase_add_test(tc, test_limits_set_is_enforced);
+    tcase_add_test(tc, test_dtype_names);
     tcase_add_test(tc, test_version);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

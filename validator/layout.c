@@ -161,15 +161,14 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
             owner = t;
             continue;
         }
-        if (b < covered) {
+        if (b < covered) { /* covered > 0: owner is the tensor that ends there */
             errors = true;
-            tensor_finding(
-                r, t,
-                stg_report_add(r, STG_OFFSETS_OVERLAP, STG_SEV_ERROR, t->offsets_offset,
-                               "the tensor's range [%llu, %llu) overlaps the tensor "
-                               "whose data_offsets are at byte %llu",
-                               (unsigned long long)b, (unsigned long long)e,
-                               (unsigned long long)(owner != NULL ? owner->offsets_offset : 0)));
+            tensor_finding(r, t,
+                           stg_report_add(r, STG_OFFSETS_OVERLAP, STG_SEV_ERROR, t->offsets_offset,
+                                          "the tensor's range [%llu, %llu) overlaps the tensor "
+                                          "whose data_offsets are at byte %llu",
+                                          (unsigned long long)b, (unsigned long long)e,
+                                          (unsigned long long)owner->offsets_offset));
             if (e > covered) {
                 covered = e;
                 owner = t;
