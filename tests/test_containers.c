@@ -775,6 +775,78 @@ START_TEST(test_numpy_zip_and_npy)
 }
 END_TEST
 
+START_TEST(test_pickle_suffix_forces_pickle)
+{
+    /* A member named *.pickle is unpickled by whoever trusts its name: it is walked as a pickle
+     * whatever its bytes look like (so junk there is pickle_malformed in that member). */
+    static const char junk[] = "this is not a pickle";
+    zb_entry e = zb_file("weights/data.pickle", junk, sizeof junk - 1);
+    size_t len;
+    uint64_t offs[1];
+    uint8_t *z = zb_build(&e, 1, NULL, &len, offs);
+    stg_report *r = check(z, len, NULL);
+    const stg_finding *f = first(r, STG_PICKLE_MALFORMED);
+    assert_member(f, "weights/data.pickle", offs[0]);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_ZIP);
+    stg_report_free(r);
+    free(z);
+    /* near miss: the same bytes under a name that claims nothing are plain data */
+    e.name = "weights/data.pickles";
+    z = zb_build(&e, 1, NULL, &len, offs);
+    r = check(z, len, NULL);
+    ck_assert_int_eq(tu_find(r, STG_PICKLE_MALFORMED), -1);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_ZIP);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_inflate_budget_zero)
+{
+    /* max_inflate_bytes = 0: nothing may be inflated. A deflated zip member and a gzip stream
+     * are zip_bomb (size cap) at the member's header / offset 0; nothing is produced, and the
+     * empty result is what gets scanned (no other finding). */
+    if (!stg_inflate_available()) {
+        return;
+    }
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_inflate_bytes = 0;
+    static const uint8_t stored_hi[] = {0x01, 0x02, 0x00, 0xfd, 0xff, 'h', 'i'};
+    zb_entry e[2] = {zb_file("a.txt", "plain", 5), zb_file("b.bin", stored_hi, sizeof stored_hi)};
+    e[1].method = 8;
+    e[1].uncomp_size = 2;
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *z = zb_build(e, 2, NULL, &len, offs);
+    stg_report *r = check_with(z, len, NULL, &lim);
+    const stg_finding *f = first(r, STG_ZIP_BOMB);
+    assert_member(f, "b.bin", offs[1]);
+    ck_assert_str_eq(f->message, "member inflates past the size cap: the rest is not scanned");
+    ck_assert_uint_eq(tu_count(r, STG_ZIP_BOMB), 1);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_MALFORMED), -1);
+    stg_report_free(r);
+    /* near miss: a budget of 2 bytes inflates it */
+    lim.max_inflate_bytes = 2;
+    r = check_with(z, len, NULL, &lim);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(z);
+    size_t glen;
+    uint8_t *g = fixture("evil.pkl.gz", &glen);
+    lim.max_inflate_bytes = 0;
+    r = check_with(g, glen, NULL, &lim);
+    f = first(r, STG_ZIP_BOMB);
+    ck_assert_uint_eq(f->offset, 0);
+    ck_assert_ptr_null(f->member);
+    ck_assert_int_eq(tu_find(r, STG_PICKLE_GLOBAL_DANGEROUS), -1);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_GZIP);
+    stg_report_free(r);
+    free(g);
+}
+END_TEST
+
 static Suite *containers_suite(void)
 {
     Suite *s = suite_create("containers");
@@ -801,6 +873,8 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_safetensors_index_by_name);
     tcase_add_test(tc, test_nesting_limit);
     tcase_add_test(tc, test_numpy_zip_and_npy);
+    tcase_add_test(tc, test_pickle_suffix_forces_pickle);
+    tcase_add_test(tc, test_inflate_budget_zero);
     suite_add_tcase(s, tc);
     return s;
 }

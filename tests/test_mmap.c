@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "stguard/stguard.h"
+#include "loader/mmap.h"
 #include "testutil.h"
 
 static char *dir;
@@ -276,6 +277,216 @@ START_TEST(test_find_many)
 }
 END_TEST
 
+/* Every accessor's answer to NULL, out-of-range and foreign arguments. */
+START_TEST(test_accessor_edges)
+{
+    const char *p = write_st("e.safetensors", HDR3, DATA3, 16);
+    stg_file *f = NULL;
+    stg_report *r = (stg_report *)&f; /* must be reset */
+    ck_assert_int_eq(stg_file_open(p, NULL, NULL, &r), STG_E_BAD_ARG);
+    ck_assert_ptr_null(r);
+    f = (stg_file *)&r;
+    ck_assert_int_eq(stg_file_open(NULL, NULL, &f, NULL), STG_E_BAD_ARG);
+    ck_assert_ptr_null(f);
+    /* no report asked for: the status alone */
+    ck_assert_int_eq(stg_file_open(p, NULL, &f, NULL), STG_E_INVALID); /* strict: NUL in name */
+    ck_assert_ptr_null(f);
+    ck_assert_int_eq(stg_file_open(p, compat(), &f, NULL), STG_OK);
+    ck_assert_ptr_nonnull(f);
+
+    ck_assert_uint_eq(stg_file_tensor_count(NULL), 0);
+    ck_assert_ptr_null(stg_file_tensor_at(NULL, 0));
+    ck_assert_ptr_null(stg_file_tensor_at(f, 3));
+    ck_assert_ptr_null(stg_file_tensor_find(NULL, "b", 1));
+    ck_assert_ptr_null(stg_file_tensor_find(f, NULL, 1));
+    /* names that sort before, between and after the three present ("a\0x", "b", "c") */
+    ck_assert_ptr_null(stg_file_tensor_find(f, NULL, 0)); /* the empty name */
+    ck_assert_ptr_null(stg_file_tensor_find(f, "a", 1));
+    ck_assert_ptr_null(stg_file_tensor_find(f, "a\0", 2));
+    ck_assert_ptr_null(stg_file_tensor_find(f, "a\0xy", 4));
+    ck_assert_ptr_null(stg_file_tensor_find(f, "bb", 2));
+    ck_assert_ptr_null(stg_file_tensor_find(f, "d", 1));
+    ck_assert_ptr_nonnull(stg_file_tensor_find(f, "c", 1));
+
+    const stg_tensor *b = stg_file_tensor_find(f, "b", 1);
+    const stg_tensor *c = stg_file_tensor_find(f, "c", 1); /* zero-size */
+    uint8_t buf[16];
+    ck_assert_int_eq(stg_file_read_tensor(NULL, b, buf, sizeof buf), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_read_tensor(f, NULL, buf, sizeof buf), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_read_tensor(f, b, NULL, 8), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, 7), STG_E_RANGE);
+    ck_assert_int_eq(stg_file_read_tensor(f, c, NULL, 0), STG_OK);
+    /* a copy of a tensor, a pointer into the middle of one, one before the table */
+    stg_tensor copy = *b;
+    ck_assert_int_eq(stg_file_read_tensor(f, &copy, buf, sizeof buf), STG_E_BAD_ARG);
+    const stg_tensor *inside = (const stg_tensor *)(const void *)((const char *)b + 1);
+    ck_assert_int_eq(stg_file_read_tensor(f, inside, buf, sizeof buf), STG_E_BAD_ARG);
+    const stg_tensor *t0 = stg_file_tensor_at(f, 0);
+    const stg_tensor *before = (const stg_tensor *)(const void *)((const char *)t0 - 64);
+    ck_assert_int_eq(stg_file_read_tensor(f, before, buf, sizeof buf), STG_E_BAD_ARG);
+    ck_assert_ptr_null(stg_file_tensor_data(f, &copy));
+    ck_assert_ptr_null(stg_file_tensor_data(NULL, b));
+    const uint8_t *view = stg_file_tensor_data(f, b);
+    ck_assert_ptr_nonnull(view);
+    ck_assert(memcmp(view, "BBBBBBBB", 8) == 0);
+
+    ck_assert_uint_eq(stg_file_header_length(NULL), 0);
+    ck_assert_uint_eq(stg_file_data_start(NULL), 0);
+    ck_assert_uint_eq(stg_file_data_start(f), 8 + stg_file_header_length(f));
+    ck_assert_uint_eq(stg_file_metadata_count(NULL), 0);
+    ck_assert_uint_eq(stg_file_metadata_count(f), 2);
+    const char *k, *v;
+    size_t kl, vl;
+    ck_assert_int_eq(stg_file_metadata_at(NULL, 0, &k, &kl, &v, &vl), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_metadata_at(f, 0, NULL, &kl, &v, &vl), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_metadata_at(f, 0, &k, NULL, &v, &vl), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_metadata_at(f, 0, &k, &kl, NULL, &vl), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_metadata_at(f, 0, &k, &kl, &v, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_metadata_at(f, 2, &k, &kl, &v, &vl), STG_E_RANGE);
+    ck_assert_int_eq(stg_file_metadata_at(f, 1, &k, &kl, &v, &vl), STG_OK);
+    stg_file_close(f);
+    stg_file_close(NULL);
+
+    /* A file without tensors: nothing of another file's is its own. */
+    const char *empty = write_st("empty.safetensors", "{}", NULL, 0);
+    stg_file *g = NULL;
+    ck_assert_int_eq(stg_file_open(empty, NULL, &g, NULL), STG_OK);
+    ck_assert_uint_eq(stg_file_tensor_count(g), 0);
+    ck_assert_ptr_null(stg_file_tensor_find(g, "b", 1));
+    ck_assert_int_eq(stg_file_open(p, compat(), &f, NULL), STG_OK);
+    b = stg_file_tensor_find(f, "b", 1);
+    ck_assert_int_eq(stg_file_read_tensor(g, b, buf, sizeof buf), STG_E_BAD_ARG);
+    ck_assert_ptr_null(stg_file_tensor_data(g, b));
+    stg_file_close(f);
+    stg_file_close(g);
+}
+END_TEST
+
+/* The internal opener hands out the file whatever the findings (loader/model.c decides what to
+ * expose): on a file whose header did not parse, the accessors expose nothing. */
+START_TEST(test_open_report_unparsed_header)
+{
+    const char *p = write_st("bad.safetensors", "{\"a\":{\"dtype\":\"U8\"}}   ", "x", 1);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    stg_file *f = NULL;
+    ck_assert_int_eq(stg_file_open_report(p, &lim, r, &f), STG_OK);
+    ck_assert_ptr_nonnull(f);
+    ck_assert(!f->h.schema_ok);
+    ck_assert_int_ge(tu_find(r, STG_TENSOR_INFO_INVALID), 0);
+    ck_assert_uint_eq(stg_file_tensor_count(f), 0);
+    ck_assert_ptr_null(stg_file_tensor_at(f, 0));
+    ck_assert_ptr_null(stg_file_tensor_find(f, "a", 1));
+    ck_assert_uint_eq(stg_file_metadata_count(f), 0);
+    const char *k, *v;
+    size_t kl, vl;
+    ck_assert_int_eq(stg_file_metadata_at(f, 0, &k, &kl, &v, &vl), STG_E_RANGE);
+    ck_assert(stg_file_unchanged(f));
+    stg_file_close(f);
+    stg_report_free(r);
+}
+END_TEST
+
+/* Identity checks of the safe path: a modification time that moves by one nanosecond only,
+ * and a path that no longer exists. */
+START_TEST(test_changed_nanoseconds_and_unlinked)
+{
+    const char *p = write_st("n.safetensors", HDR3, DATA3, 16);
+    char keep[4096];
+    snprintf(keep, sizeof keep, "%s", p);
+    struct timespec ts[2] = {{0, UTIME_OMIT}, {1700000000, 5000}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, keep, ts, 0), 0);
+    stg_file *f = NULL;
+    ck_assert_int_eq(stg_file_open(keep, compat(), &f, NULL), STG_OK);
+    const stg_tensor *b = stg_file_tensor_find(f, "b", 1);
+    uint8_t buf[8];
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_OK);
+    ts[1].tv_nsec = 5001;
+    ck_assert_int_eq(utimensat(AT_FDCWD, keep, ts, 0), 0);
+    struct stat st;
+    ck_assert_int_eq(stat(keep, &st), 0);
+    if (st.st_mtim.tv_nsec == 5001) { /* the file system keeps nanoseconds */
+        ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_FILE_CHANGED);
+        ck_assert(!stg_file_unchanged(f));
+    }
+    stg_file_close(f);
+    ck_assert_int_eq(stg_file_open(keep, compat(), &f, NULL), STG_OK);
+    b = stg_file_tensor_find(f, "b", 1);
+    ck_assert_int_eq(unlink(keep), 0);
+    ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_FILE_CHANGED);
+    /* the raw view still shows the validated bytes: the descriptor keeps the inode */
+    ck_assert(memcmp(stg_file_tensor_data(f, b), "BBBBBBBB", 8) == 0);
+    stg_file_close(f);
+}
+END_TEST
+
+/* Files whose size says more than they hold: sysfs attributes report 4,096 bytes and give a
+ * few. Fewer than 8 readable bytes is a file that changed under us (file_changed, verdict
+ * error); one that holds more and cannot be mapped is io_error. Skipped where sysfs is not. */
+static const char *sysfs_attr(bool short_content)
+{
+    static const char *const cands[] = {
+        "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag",
+        "/sys/kernel/mm/transparent_hugepage/use_zero_page",
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+        "/sys/kernel/mm/transparent_hugepage/defrag",
+        "/sys/kernel/profiling",
+        "/sys/power/state",
+    };
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
+        struct stat st;
+        if (stat(cands[i], &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4096) {
+            continue;
+        }
+        int fd = open(cands[i], O_RDONLY);
+        if (fd < 0) {
+            continue;
+        }
+        char b[64];
+        ssize_t got = read(fd, b, sizeof b);
+        close(fd);
+        if (got > 0 && (short_content ? got < 8 : got >= 8)) {
+            return cands[i];
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_size_says_more_than_content)
+{
+    const char *p = sysfs_attr(true);
+    if (p != NULL) {
+        stg_file *f = NULL;
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_file_open(p, NULL, &f, &r), STG_FILE_CHANGED);
+        ck_assert_ptr_null(f);
+        ck_assert_int_eq(tu_find(r, STG_FILE_CHANGED_CODE), 0);
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+        stg_report_free(r);
+    } else {
+        fprintf(stderr, "test_size_says_more_than_content: no short sysfs attribute, skipped\n");
+    }
+    p = sysfs_attr(false);
+    if (p != NULL) {
+        stg_file *f = NULL;
+        stg_report *r = NULL;
+        stg_status st = stg_file_open(p, NULL, &f, &r);
+        ck_assert_ptr_null(f);
+        /* text is no header: header_too_large, then the mapping is refused (or, where sysfs
+         * maps, the file is simply invalid) */
+        ck_assert_int_ge(tu_find(r, STG_HEADER_TOO_LARGE), 0);
+        if (st == STG_E_IO) {
+            ck_assert_int_ge(tu_find(r, STG_IO_ERROR), 0);
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+        } else {
+            ck_assert_int_eq(st, STG_E_INVALID);
+        }
+        stg_report_free(r);
+    }
+}
+END_TEST
+
 static Suite *mmap_suite(void)
 {
     Suite *s = suite_create("mmap");
@@ -287,6 +498,10 @@ static Suite *mmap_suite(void)
     tcase_add_test(tc, test_truncated_after_open);
     tcase_add_test(tc, test_rewritten_or_replaced);
     tcase_add_test(tc, test_find_many);
+    tcase_add_test(tc, test_accessor_edges);
+    tcase_add_test(tc, test_open_report_unparsed_header);
+    tcase_add_test(tc, test_changed_nanoseconds_and_unlinked);
+    tcase_add_test(tc, test_size_says_more_than_content);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,7 @@
 #include "loader/stream.h"
 #include "stguard/stguard.h"
 #include "testutil.h"
+#include "zipbuild.h"
 
 #define U8(b, e) "{\"dtype\":\"U8\",\"shape\":[" #e "-" #b "],\"data_offsets\":[" #b "," #e "]}"
 
@@ -594,6 +595,189 @@ START_TEST(test_polyglot_large_documented)
 }
 END_TEST
 
+/* Every entry point's argument errors, and the accessors before finish and out of range. */
+START_TEST(test_argument_edges)
+{
+    uint8_t d[32];
+    stg_report *r = (stg_report *)d; /* must be reset to NULL */
+    ck_assert_int_eq(stg_stream_feed(NULL, "x", 1), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_stream_feed(NULL, NULL, 0), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_stream_finish(NULL, &r), STG_E_BAD_ARG);
+    ck_assert_ptr_null(r);
+    ck_assert_uint_eq(stg_stream_tensor_count(NULL), 0);
+    ck_assert_ptr_null(stg_stream_tensor_at(NULL, 0));
+    ck_assert_int_eq(stg_stream_tensor_sha256(NULL, 0, d), STG_E_BAD_ARG);
+    ck_assert_uint_eq(stg_stream_memory_peak(NULL), 0);
+    stg_stream_options o;
+    stg_stream_options_default(&o);
+    o.tensor_digests = true;
+    stg_stream *s = NULL;
+    ck_assert_int_eq(stg_stream_new(NULL, &o, &s), STG_OK);
+    size_t len;
+    uint8_t *buf = case_bytes(0, &len); /* valid_one: one tensor of 4 bytes */
+    ck_assert_int_eq(stg_stream_feed(s, buf, len), STG_OK);
+    /* the table is not exposed before finish */
+    ck_assert_uint_eq(stg_stream_tensor_count(s), 0);
+    ck_assert_ptr_null(stg_stream_tensor_at(s, 0));
+    ck_assert_int_eq(stg_stream_tensor_sha256(s, 0, d), STG_E_STATE);
+    ck_assert_int_eq(stg_stream_tensor_sha256(s, 0, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+    ck_assert_uint_eq(stg_stream_tensor_count(s), 1);
+    ck_assert_ptr_nonnull(stg_stream_tensor_at(s, 0));
+    ck_assert_ptr_null(stg_stream_tensor_at(s, 1));
+    ck_assert_int_eq(stg_stream_tensor_sha256(s, 0, d), STG_OK);
+    uint8_t want[32];
+    ck_assert_int_eq(stg_sha256_buffer(buf + len - 4, 4, want), STG_OK);
+    ck_assert(memcmp(d, want, 32) == 0);
+    ck_assert_int_eq(stg_stream_tensor_sha256(s, 1, d), STG_E_RANGE);
+    stg_report_free(r);
+    stg_stream_free(s);
+    free(buf);
+}
+END_TEST
+
+/* Without the whole-stream digest: no sha256 in the report; an expected digest still
+ * computes and compares one. */
+START_TEST(test_digest_off)
+{
+    size_t len;
+    uint8_t *buf = case_bytes(0, &len);
+    uint8_t sum[32];
+    char hex[65];
+    ck_assert_int_eq(stg_sha256_buffer(buf, len, sum), STG_OK);
+    stg_hex_encode(sum, 32, hex);
+    for (int k = 0; k < 3; k++) {
+        stg_stream_options o;
+        stg_stream_options_default(&o);
+        o.digest = false;
+        o.expected_sha256 = k == 0 ? NULL : k == 1 ? hex : "00";
+        stg_stream *s = NULL;
+        ck_assert_int_eq(stg_stream_new(NULL, &o, &s), STG_OK);
+        ck_assert_int_eq(stg_stream_feed(s, buf, len), STG_OK);
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+        ck_assert_ptr_null(stg_report_sha256(r));
+        if (k < 2) {
+            ck_assert_msg(tu_find(r, STG_DIGEST_MISMATCH) < 0, "%d: %s", k, tu_describe(r));
+        } else {
+            long i = tu_find(r, STG_DIGEST_MISMATCH);
+            ck_assert_int_ge(i, 0);
+            ck_assert_str_eq(stg_report_at(r, (size_t)i)->message,
+                             "the expected SHA-256 is not 64 hex digits");
+        }
+        stg_report_free(r);
+        stg_stream_free(s);
+    }
+    free(buf);
+}
+END_TEST
+
+/* Framing fails inside a chunk that carries more bytes: the rest of the chunk (and of the
+ * stream, even past the windows) only passes through; the findings are the buffer's. */
+START_TEST(test_framing_failure_mid_chunk)
+{
+    static const size_t sizes[] = {20, 70000};
+    for (size_t k = 0; k < 2; k++) {
+        size_t len = sizes[k];
+        uint8_t *buf = calloc(1, len); /* header length 0 */
+        stg_report *want = tu_validate(buf, len, STG_PROFILE_STRICT);
+        stg_stream *s = NULL;
+        ck_assert_int_eq(stg_stream_new(NULL, NULL, &s), STG_OK);
+        ck_assert_int_eq(stg_stream_feed(s, buf, len), STG_E_INVALID);
+        ck_assert_int_eq(stg_stream_feed(s, buf, 3), STG_E_INVALID);
+        ck_assert_int_eq(stg_stream_feed(s, buf, 0), STG_E_INVALID);
+        size_t peak = stg_stream_memory_peak(s); /* no header buffer, no digest slots */
+        ck_assert_uint_ge(peak, 2 * STG_STREAM_TAIL);
+        ck_assert_uint_lt(peak, 2 * STG_STREAM_TAIL + 4096);
+        stg_report *got = NULL;
+        ck_assert_int_eq(stg_stream_finish(s, &got), STG_OK);
+        ck_assert_str_eq(tu_describe(got), tu_describe(want));
+        ck_assert_int_eq(tu_find(got, STG_HEADER_LENGTH_INVALID), 0);
+        ck_assert_uint_eq(stg_report_size(got), len + 3);
+        stg_report_free(got);
+        stg_report_free(want);
+        stg_stream_free(s);
+        free(buf);
+    }
+}
+END_TEST
+
+/* A pickle at offset 0 of a stream longer than the windows: found in the head window (header
+ * shorter than it) or in the header buffer (header longer), as the buffer path finds it. */
+START_TEST(test_polyglot_pickle_long_stream)
+{
+    static const size_t hlens[] = {0x2e4e, 0x12e4e};
+    static const char obj[] = "{\"__metadata__\":{\"k\":\"v\"}}";
+    for (size_t k = 0; k < 2; k++) {
+        size_t n = hlens[k];
+        char *header = malloc(n + 1);
+        memset(header, ' ', n);
+        memcpy(header, obj, sizeof obj - 1);
+        header[n] = '\0';
+        size_t data = 70000, len;
+        uint8_t *zeros = calloc(1, data);
+        uint8_t *buf = tu_st_file(header, 0, zeros, data, &len);
+        ck_assert_uint_eq(buf[0], 'N');
+        ck_assert_uint_eq(buf[1], '.');
+        ck_assert_uint_gt(len, STG_STREAM_TAIL);
+        for (int prof = 0; prof < 2; prof++) {
+            stg_limits lim;
+            stg_limits_default(&lim);
+            lim.profile = prof == 0 ? STG_PROFILE_STRICT : STG_PROFILE_COMPAT;
+            stg_report *want = tu_validate(buf, len, lim.profile);
+            size_t cuts[2] = {5, 40000};
+            stg_report *got = stream_with_cuts(buf, len, cuts, 2, &lim, NULL);
+            long i = tu_find(got, STG_POLYGLOT_PICKLE);
+            ck_assert_msg(i >= 0, "%s", tu_describe(got));
+            const stg_finding *f = stg_report_at(got, (size_t)i);
+            ck_assert_uint_eq(f->offset, 0);
+            ck_assert_int_eq(f->severity, prof == 0 ? STG_SEV_ERROR : STG_SEV_WARNING);
+            ck_assert_str_eq(tu_describe(got), tu_describe(want));
+            stg_report_free(got);
+            stg_report_free(want);
+        }
+        free(buf);
+        free(zeros);
+        free(header);
+    }
+}
+END_TEST
+
+/* An archive in the tail window of a long stream: polyglot_zip at its lowest local header,
+ * whatever order the directory lists entries in, and never at an entry whose offset wraps. */
+START_TEST(test_polyglot_zip_first_byte_long_stream)
+{
+    zb_entry e[3] = {zb_file("a.txt", "aaaa", 4), zb_file("b.txt", "bbbb", 4),
+                     zb_file("c.txt", "cccc", 4)};
+    size_t z_len;
+    uint64_t offs[3];
+    zb_opts o = {.zip64 = true};
+    uint8_t *z = zb_build(e, 3, &o, &z_len, offs);
+    size_t len;
+    uint8_t *buf = st_with_tail(70000, z, z_len, &len);
+    size_t zip_at = len - z_len;
+    /* central headers follow the last entry's data; each is 46 + 5 + 28 bytes */
+    size_t cd = zip_at + (size_t)offs[2] + 30 + 5 + 20 + 4;
+    ck_assert(memcmp(buf + cd, "PK\x01\x02", 4) == 0);
+    /* entry 0 (the lowest) gets an offset that wraps when added to the archive's base */
+    uint64_t wrap = UINT64_MAX - (uint64_t)zip_at + 3;
+    for (int i = 0; i < 8; i++) {
+        buf[cd + 46 + 5 + 4 + 16 + (size_t)i] = (uint8_t)(wrap >> (8 * i));
+    }
+    stg_report *got = stream_with_cuts(buf, len, NULL, 0, NULL, NULL);
+    long i = tu_find(got, STG_POLYGLOT_ZIP);
+    ck_assert_msg(i >= 0, "%s", tu_describe(got));
+    ck_assert_uint_eq(stg_report_at(got, (size_t)i)->offset, zip_at + offs[1]);
+    stg_report *want = tu_validate(buf, len, STG_PROFILE_STRICT);
+    i = tu_find(want, STG_POLYGLOT_ZIP);
+    ck_assert_uint_eq(stg_report_at(want, (size_t)i)->offset, zip_at + offs[1]);
+    stg_report_free(want);
+    stg_report_free(got);
+    free(buf);
+    free(z);
+}
+END_TEST
+
 static Suite *stream_suite(void)
 {
     Suite *s = suite_create("stream");
@@ -609,6 +793,11 @@ static Suite *stream_suite(void)
     tcase_add_test(tc, test_limits_identical);
     tcase_add_test(tc, test_polyglot_small_exact);
     tcase_add_test(tc, test_polyglot_large_documented);
+    tcase_add_test(tc, test_argument_edges);
+    tcase_add_test(tc, test_digest_off);
+    tcase_add_test(tc, test_framing_failure_mid_chunk);
+    tcase_add_test(tc, test_polyglot_pickle_long_stream);
+    tcase_add_test(tc, test_polyglot_zip_first_byte_long_stream);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,147 @@
+/* loader/digest: SHA-256 against the FIPS 180-2 vectors (empty, "abc", the 448-bit message, a
+ * million 'a's fed in uneven pieces), empty updates, final resetting the context for the next
+ * message, the one-shot form; hex encoding; parsing 64 hex digits in either case and refusing
+ * everything else (NULL, wrong lengths, each class of non-hex character in either nibble). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/digest.h"
+
+static const char EMPTY_HEX[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+static const char ABC_HEX[] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+static const char TWO_BLOCK_HEX[] =
+    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
+static const char MILLION_A_HEX[] =
+    "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+
+static void hex_of(const uint8_t d[32], char out[65])
+{
+    stg_hex_encode(d, 32, out);
+}
+
+START_TEST(test_vectors_incremental)
+{
+    stg_sha256 *h = NULL;
+    ck_assert_int_eq(stg_sha256_new(&h), STG_OK);
+    ck_assert_ptr_nonnull(h);
+    uint8_t d[32];
+    char hex[65];
+    /* empty message, with an empty update in between */
+    ck_assert_int_eq(stg_sha256_update(h, NULL, 0), STG_OK);
+    ck_assert_int_eq(stg_sha256_final(h, d), STG_OK);
+    hex_of(d, hex);
+    ck_assert_str_eq(hex, EMPTY_HEX);
+    /* final reset the context: "abc" in three updates */
+    ck_assert_int_eq(stg_sha256_update(h, "a", 1), STG_OK);
+    ck_assert_int_eq(stg_sha256_update(h, "b", 1), STG_OK);
+    ck_assert_int_eq(stg_sha256_update(h, "", 0), STG_OK);
+    ck_assert_int_eq(stg_sha256_update(h, "c", 1), STG_OK);
+    ck_assert_int_eq(stg_sha256_final(h, d), STG_OK);
+    hex_of(d, hex);
+    ck_assert_str_eq(hex, ABC_HEX);
+    /* a million 'a's in pieces of 1..97 bytes */
+    char *a = malloc(1000000);
+    memset(a, 'a', 1000000);
+    size_t done = 0, step = 1;
+    while (done < 1000000) {
+        size_t n = step < 1000000 - done ? step : 1000000 - done;
+        ck_assert_int_eq(stg_sha256_update(h, a + done, n), STG_OK);
+        done += n;
+        step = step % 97 + 1;
+    }
+    ck_assert_int_eq(stg_sha256_final(h, d), STG_OK);
+    hex_of(d, hex);
+    ck_assert_str_eq(hex, MILLION_A_HEX);
+    free(a);
+    stg_sha256_free(h);
+    stg_sha256_free(NULL);
+}
+END_TEST
+
+START_TEST(test_one_shot)
+{
+    static const char msg[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    uint8_t d[32];
+    char hex[65];
+    ck_assert_int_eq(stg_sha256_buffer(msg, sizeof msg - 1, d), STG_OK);
+    hex_of(d, hex);
+    ck_assert_str_eq(hex, TWO_BLOCK_HEX);
+    ck_assert_int_eq(stg_sha256_buffer("", 0, d), STG_OK);
+    hex_of(d, hex);
+    ck_assert_str_eq(hex, EMPTY_HEX);
+}
+END_TEST
+
+START_TEST(test_hex_encode)
+{
+    static const uint8_t in[] = {0x00, 0x0f, 0xa5, 0xff};
+    char out[9];
+    memset(out, 'x', sizeof out);
+    stg_hex_encode(in, sizeof in, out);
+    ck_assert_str_eq(out, "000fa5ff");
+    stg_hex_encode(in, 0, out);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(test_parse_hex)
+{
+    uint8_t d[32], want[32];
+    ck_assert(stg_sha256_parse_hex(ABC_HEX, d));
+    ck_assert_int_eq(stg_sha256_buffer("abc", 3, want), STG_OK);
+    ck_assert(memcmp(d, want, 32) == 0);
+    /* upper case and mixed case are the same digest */
+    char up[65];
+    for (size_t i = 0; i < 64; i++) {
+        char c = ABC_HEX[i];
+        up[i] = (char)(c >= 'a' && c <= 'f' && i % 3 != 0 ? c - 'a' + 'A' : c);
+    }
+    up[64] = '\0';
+    memset(d, 0, sizeof d);
+    ck_assert(stg_sha256_parse_hex(up, d));
+    ck_assert(memcmp(d, want, 32) == 0);
+    /* not exactly 64 digits */
+    ck_assert(!stg_sha256_parse_hex(NULL, d));
+    ck_assert(!stg_sha256_parse_hex("", d));
+    char s[70];
+    memcpy(s, ABC_HEX, 64);
+    s[63] = '\0';
+    ck_assert(!stg_sha256_parse_hex(s, d));
+    memcpy(s, ABC_HEX, 64);
+    s[64] = '0';
+    s[65] = '\0';
+    ck_assert(!stg_sha256_parse_hex(s, d));
+    /* one bad character, in a high nibble or a low nibble, of each class around the digit
+     * ranges: below '0', between '9' and 'A', between 'F' and 'a', above 'f' */
+    static const char bad[] = {' ', '/', ':', '@', 'G', '`', 'g', '~'};
+    for (size_t k = 0; k < sizeof bad; k++) {
+        for (size_t pos = 10; pos <= 11; pos++) {
+            memcpy(s, ABC_HEX, 65);
+            s[pos] = bad[k];
+            ck_assert_msg(!stg_sha256_parse_hex(s, d), "'%c' at %zu accepted", bad[k], pos);
+        }
+    }
+}
+END_TEST
+
+static Suite *digest_suite(void)
+{
+    Suite *s = suite_create("digest");
+    TCase *tc = tcase_create("sha256");
+    tcase_add_test(tc, test_vectors_incremental);
+    tcase_add_test(tc, test_one_shot);
+    tcase_add_test(tc, test_hex_encode);
+    tcase_add_test(tc, test_parse_hex);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(digest_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
