@@ -176,6 +176,9 @@ const char *stg_pickle_opcode_name(uint8_t op)
     }
 }
 
+/* Stands in for NULL hooks, so the walk tests only the hook it wants to call. */
+static const stg_pickle_hooks no_hooks = {0};
+
 void stg_pickle_init(stg_pickle_walker *w, const stg_pickle_limits *lim,
                      const stg_pickle_hooks *hooks)
 {
@@ -184,7 +187,7 @@ void stg_pickle_init(stg_pickle_walker *w, const stg_pickle_limits *lim,
     if (w->lim.max_inline > 7) {
         w->lim.max_inline = 7;
     }
-    w->hooks = hooks;
+    w->hooks = hooks != NULL ? hooks : &no_hooks;
     w->max_pool = lim->max_stack;
     /* Budget: the count limits bound every buffer; the arena keeps the sum honest. Doubling
      * growth may reserve up to twice the bytes in use. */
@@ -293,6 +296,20 @@ static stg_pv pv_make(stg_pv_kind kind)
     return v;
 }
 
+/* A STR/BYTES value of n encoded bytes at offset `at`: 4 GiB or more is flagged huge. */
+static stg_pv pv_string(stg_pv_kind kind, stg_pv_enc enc, uint64_t at, uint64_t n)
+{
+    stg_pv v = pv_make(kind);
+    v.enc = (uint8_t)enc;
+    v.a = at;
+    if (n > UINT32_MAX) {
+        v.flags = STG_PV_F_HUGE;
+    } else {
+        v.n = (uint32_t)n;
+    }
+    return v;
+}
+
 /* Pops the top value if it lies above the fence (the innermost mark or inline level). */
 static inline bool pop(stg_pickle_walker *w, stg_pv *out)
 {
@@ -320,17 +337,16 @@ static uint64_t pool_put_slow(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
     if (n > w->max_pool || w->npool > w->max_pool - n) {
         return STG_PV_NO_POOL;
     }
+    /* Here npool + n <= max_pool but > pool_room, so pool_room is pool_bytes / 16 and the pool
+     * must grow; n > 0 (n = 0 always takes the fast path). */
     size_t need = ((size_t)w->npool + n) * sizeof(stg_pv);
-    if (need > w->pool_bytes &&
-        stg_arena_grow_buffer(&w->arena, (void **)&w->pool, &w->pool_bytes, need) != 0) {
+    if (stg_arena_grow_buffer(&w->arena, (void **)&w->pool, &w->pool_bytes, need) != 0) {
         w->arena.failed = 0; /* a full pool only means "not kept": no error */
         return STG_PV_NO_POOL;
     }
     size_t room = w->pool_bytes / sizeof(stg_pv);
     w->pool_room = room < w->max_pool ? (uint32_t)room : w->max_pool;
-    if (n > 0) {
-        memcpy(&w->pool[w->npool], v, n * sizeof(stg_pv));
-    }
+    memcpy(&w->pool[w->npool], v, n * sizeof(stg_pv));
     uint64_t at = w->npool;
     w->npool += n;
     return at;
@@ -365,10 +381,10 @@ static stg_pv make_container(stg_pickle_walker *w, stg_pv_kind kind, const stg_p
     return v;
 }
 
-/* Adds key/value pairs to a tracked dict value in place. */
+/* Adds npairs >= 1 key/value pairs to a tracked dict value in place. */
 static void dict_extend(stg_pickle_walker *w, stg_pv *d, const stg_pv *pairs, uint32_t npairs)
 {
-    if (d->n == STG_PV_UNTRACKED || npairs == 0) {
+    if (d->n == STG_PV_UNTRACKED) {
         return;
     }
     if (d->n + npairs > STG_POOL_DICT_MAX) {
@@ -424,24 +440,19 @@ static struct stg_memo_slot *memo_find(stg_pickle_walker *w, uint64_t key, uint3
     }
 }
 
-/* Inserts without growing; the caller keeps the load factor under 1/2. */
-static struct stg_memo_slot *memo_slot_for(stg_pickle_walker *w, uint64_t key, uint32_t id,
-                                           bool *fresh)
+/* Inserts a (key, id) the table does not hold (memo_find said so, or a rehash of distinct
+ * entries), without growing; the caller keeps the load factor under 1/2. */
+static struct stg_memo_slot *memo_insert(stg_pickle_walker *w, uint64_t key, uint32_t id)
 {
     uint32_t mask = w->memo_cap - 1;
-    for (uint32_t i = memo_hash(key, id) & mask;; i = (i + 1) & mask) {
-        struct stg_memo_slot *s = &w->memo[i];
-        if (!slot_live(w, s)) {
-            *fresh = true;
-            s->key = key;
-            s->id = id;
-            return s;
-        }
-        if (s->key == key && s->id == id) {
-            *fresh = false;
-            return s;
-        }
+    uint32_t i = memo_hash(key, id) & mask;
+    while (slot_live(w, &w->memo[i])) {
+        i = (i + 1) & mask;
     }
+    struct stg_memo_slot *s = &w->memo[i];
+    s->key = key;
+    s->id = id;
+    return s;
 }
 
 static stg_pickle_status memo_grow(stg_pickle_walker *w, uint64_t off)
@@ -462,9 +473,7 @@ static stg_pickle_status memo_grow(stg_pickle_walker *w, uint64_t off)
     w->memo_cap = ncap;
     for (uint32_t i = 0; i < old_cap; i++) {
         if (slot_live(w, &old[i])) {
-            bool fresh;
-            struct stg_memo_slot *s = memo_slot_for(w, old[i].key, old[i].id, &fresh);
-            s->v = old[i].v;
+            memo_insert(w, old[i].key, old[i].id)->v = old[i].v;
         }
     }
     stg_arena_free_buffer(&w->arena, (void **)&old, &old_bytes);
@@ -550,8 +559,7 @@ static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_
             return st;
         }
     }
-    bool fresh;
-    s = memo_slot_for(w, key, lv->id, &fresh);
+    s = memo_insert(w, key, lv->id);
     s->v = *v;
     w->memo_count++;
     w->memo_total++;
@@ -564,11 +572,9 @@ static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_
 /* Reads one line (through '\n'); the line p, n excludes the newline. */
 static bool read_line(stg_cursor *c, const uint8_t **p, size_t *n)
 {
-    const uint8_t *s;
+    const uint8_t *s = NULL;
     size_t avail = stg_cur_avail(c);
-    if (stg_cur_peek(c, avail, &s) != STG_OK) {
-        return false;
-    }
+    (void)stg_cur_peek(c, avail, &s); /* cannot fail: avail bytes are there */
     const uint8_t *nl = avail > 0 ? memchr(s, '\n', avail) : NULL;
     if (nl == NULL) {
         return false;
@@ -578,9 +584,10 @@ static bool read_line(stg_cursor *c, const uint8_t **p, size_t *n)
     return stg_cur_skip(c, *n + 1) == STG_OK;
 }
 
+/* Python's whitespace, less '\n': only the text of a line (read_line) is ever looked at. */
 static bool py_space(uint8_t ch)
 {
-    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == 0x0b || ch == 0x0c;
+    return ch == ' ' || ch == '\t' || ch == '\r' || ch == 0x0b || ch == 0x0c;
 }
 
 /* int(line, 10) as PyLong_FromString reads a NUL-terminated copy of the line: surrounding
@@ -652,7 +659,7 @@ static bool int_line(const uint8_t *p, size_t n, stg_pv *v)
         i++;
     }
     int base = 10;
-    if (n - i >= 2 && p[i] == '0' && strchr("xXoObB", p[i + 1]) != NULL && p[i + 1] != 0) {
+    if (n - i >= 2 && p[i] == '0' && strchr("xXoObB", p[i + 1]) != NULL) { /* no NUL before n */
         base = (p[i + 1] | 0x20) == 'x' ? 16 : (p[i + 1] | 0x20) == 'o' ? 8 : 2;
         i += 2;
         if (i < n && p[i] == '_') {
@@ -798,8 +805,7 @@ static bool decode_escaped(const uint8_t *s, size_t n, uint8_t *out, size_t *out
         }
         ch = s[i++];
         int val;
-        switch (ch) {
-        case '\n': continue; /* line continuation */
+        switch (ch) { /* a STRING argument is one line: no backslash-newline continuation */
         case '\\': val = '\\'; break;
         case '\'': val = '\''; break;
         case '"': val = '"'; break;
@@ -1026,17 +1032,10 @@ static stg_pickle_status push_string(stg_pickle_walker *w, stg_cursor *c, stg_pv
     if (n > stg_cur_avail(c)) {
         FAIL(w, op_off, "a string or bytes argument runs past the end of the data");
     }
-    if (n > w->lim.max_string && w->hooks != NULL && w->hooks->string_limit != NULL) {
+    if (n > w->lim.max_string && w->hooks->string_limit != NULL) {
         w->hooks->string_limit(w->hooks->ctx, op_off, n);
     }
-    stg_pv v = pv_make(kind);
-    v.enc = STG_ENC_RAW;
-    v.a = c->pos;
-    if (n > UINT32_MAX) {
-        v.flags = STG_PV_F_HUGE;
-    } else {
-        v.n = (uint32_t)n;
-    }
+    stg_pv v = pv_string(kind, STG_ENC_RAW, c->pos, n);
     if (check_utf8 && n <= w->lim.max_string && !utf8_valid(c->base + c->pos, (size_t)n, true)) {
         FAIL(w, op_off, "a BINUNICODE argument is not valid UTF-8");
     }
@@ -1047,7 +1046,7 @@ static stg_pickle_status push_string(stg_pickle_walker *w, stg_cursor *c, stg_pv
 static uint32_t call_global_hook(stg_pickle_walker *w, const uint8_t *m, size_t ml,
                                  const uint8_t *nm, size_t nl, uint64_t off)
 {
-    if (w->hooks == NULL || w->hooks->global == NULL) {
+    if (w->hooks->global == NULL) {
         return 0;
     }
     return w->hooks->global(w->hooks->ctx, m, ml, nm, nl, off);
@@ -1056,14 +1055,14 @@ static uint32_t call_global_hook(stg_pickle_walker *w, const uint8_t *m, size_t 
 static void call_hook(stg_pickle_walker *w, uint8_t op, const stg_pv *callable, const stg_pv *args,
                       uint64_t off)
 {
-    if (w->hooks != NULL && w->hooks->call != NULL) {
+    if (w->hooks->call != NULL) {
         w->hooks->call(w->hooks->ctx, w, op, callable, args, off);
     }
 }
 
 static void mutate_hook(stg_pickle_walker *w, uint8_t op, const stg_pv *target, uint64_t off)
 {
-    if (target->kind == STG_PV_GLOBAL && w->hooks != NULL && w->hooks->mutate_global != NULL) {
+    if (target->kind == STG_PV_GLOBAL && w->hooks->mutate_global != NULL) {
         w->hooks->mutate_global(w->hooks->ctx, op, target, off);
     }
 }
@@ -1199,8 +1198,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             break;
         case OP_STOP:
             NEED(pop(w, &v), UNDERFLOW);
-            if (w->frame_end != 0 && c->pos < w->frame_end && w->hooks != NULL &&
-                w->hooks->frame_divergence != NULL) {
+            if (w->frame_end != 0 && c->pos < w->frame_end && w->hooks->frame_divergence != NULL) {
                 /* The pure-Python reader drops the rest of the frame; _pickle does not. */
                 w->hooks->frame_divergence(w->hooks->ctx, op_off);
             }
@@ -1310,11 +1308,8 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             for (size_t i = 0; i < n; i++) {
                 NEED(p[i] < 0x80, "a PERSID argument is not ASCII");
             }
-            v = pv_make(STG_PV_STR);
-            v.a = (uint64_t)(p - buf);
-            v.n = (uint32_t)(n > UINT32_MAX ? 0 : n);
-            v.flags = n > UINT32_MAX ? STG_PV_F_HUGE : 0;
-            if (w->hooks != NULL && w->hooks->persid != NULL) {
+            v = pv_string(STG_PV_STR, STG_ENC_RAW, (uint64_t)(p - buf), n);
+            if (w->hooks->persid != NULL) {
                 w->hooks->persid(w->hooks->ctx, w, &v, op_off);
             }
             v = pv_make(STG_PV_PERSISTENT);
@@ -1322,7 +1317,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             break;
         case OP_BINPERSID:
             NEED(pop(w, &v), UNDERFLOW);
-            if (w->hooks != NULL && w->hooks->persid != NULL) {
+            if (w->hooks->persid != NULL) {
                 w->hooks->persid(w->hooks->ctx, w, &v, op_off);
             }
             v = pv_make(STG_PV_PERSISTENT);
@@ -1334,14 +1329,10 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                  "the STRING opcode argument must be quoted");
             size_t dl;
             NEED(decode_escaped(p + 1, n - 2, NULL, &dl), "a STRING argument has a bad escape");
-            if (n - 2 > w->lim.max_string && w->hooks != NULL && w->hooks->string_limit != NULL) {
+            if (n - 2 > w->lim.max_string && w->hooks->string_limit != NULL) {
                 w->hooks->string_limit(w->hooks->ctx, op_off, n - 2);
             }
-            v = pv_make(STG_PV_STR);
-            v.enc = STG_ENC_ESCAPED;
-            v.a = (uint64_t)(p + 1 - buf);
-            v.n = (uint32_t)(n - 2 > UINT32_MAX ? 0 : n - 2);
-            v.flags = n - 2 > UINT32_MAX ? STG_PV_F_HUGE : 0;
+            v = pv_string(STG_PV_STR, STG_ENC_ESCAPED, (uint64_t)(p + 1 - buf), n - 2);
             CHECK(push(w, &v, op_off));
             break;
         }
@@ -1349,14 +1340,10 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             NEED(read_line(c, &p, &n), TRUNC);
             size_t dl;
             NEED(decode_rawuni(p, n, NULL, &dl), "a UNICODE argument has a bad \\u escape");
-            if (n > w->lim.max_string && w->hooks != NULL && w->hooks->string_limit != NULL) {
+            if (n > w->lim.max_string && w->hooks->string_limit != NULL) {
                 w->hooks->string_limit(w->hooks->ctx, op_off, n);
             }
-            v = pv_make(STG_PV_STR);
-            v.enc = STG_ENC_RAWUNI;
-            v.a = (uint64_t)(p - buf);
-            v.n = (uint32_t)(n > UINT32_MAX ? 0 : n);
-            v.flags = n > UINT32_MAX ? STG_PV_F_HUGE : 0;
+            v = pv_string(STG_PV_STR, STG_ENC_RAWUNI, (uint64_t)(p - buf), n);
             CHECK(push(w, &v, op_off));
             break;
         }
@@ -1438,8 +1425,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             NEED(w->sp >= fence(w) + 2, UNDERFLOW);
             v = w->stack[--w->sp];
             mutate_hook(w, op, &w->stack[w->sp - 1], op_off);
-            if (w->stack[w->sp - 1].kind == STG_PV_LIST && w->hooks != NULL &&
-                w->hooks->append != NULL) {
+            if (w->stack[w->sp - 1].kind == STG_PV_LIST && w->hooks->append != NULL) {
                 w->hooks->append(w->hooks->ctx, w, &v);
             }
             break;
@@ -1459,7 +1445,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                 if (target->kind == STG_PV_DICT) {
                     dict_extend(w, target, &w->stack[k], cnt / 2);
                 }
-            } else if (op == OP_APPENDS && target->kind == STG_PV_LIST && w->hooks != NULL &&
+            } else if (op == OP_APPENDS && target->kind == STG_PV_LIST &&
                        w->hooks->append != NULL) {
                 for (uint32_t i = 0; i < cnt; i++) {
                     w->hooks->append(w->hooks->ctx, w, &w->stack[k + i]);
@@ -1572,7 +1558,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                 v.n = call_global_hook(w, mb, ml, nb, nl, op_off);
             } else {
                 v.flags = STG_PV_F_UNRESOLVED;
-                if (w->hooks != NULL && w->hooks->unresolved != NULL) {
+                if (w->hooks->unresolved != NULL) {
                     w->hooks->unresolved(w->hooks->ctx, op_off,
                                          "STACK_GLOBAL operands are not known strings of at "
                                          "most 1024 bytes");
@@ -1588,7 +1574,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             NEED(stg_cur_take(c, width, &p) == STG_OK, TRUNC);
             int64_t code = width == 1 ? p[0] : width == 2 ? stg_le16(p) : (int32_t)stg_le32(p);
             NEED(code > 0, "an EXT code is not positive");
-            if (w->hooks != NULL && w->hooks->unresolved != NULL) {
+            if (w->hooks->unresolved != NULL) {
                 w->hooks->unresolved(w->hooks->ctx, op_off,
                                      "EXT1/EXT2/EXT4 name a global through the copyreg "
                                      "extension registry");
@@ -1604,7 +1590,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             v = w->stack[--w->sp]; /* state */
             stg_pv *target = &w->stack[w->sp - 1];
             mutate_hook(w, op, target, op_off);
-            if (w->hooks != NULL && w->hooks->build != NULL) {
+            if (w->hooks->build != NULL) {
                 uint64_t skip = 0;
                 stg_pickle_action act = w->hooks->build(w->hooks->ctx, w, target, &v, c->pos,
                                                         &skip);
@@ -1639,8 +1625,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             u64 = stg_le64(p);
             NEED(u64 <= STG_SSIZE_MAX, "a FRAME length exceeds the largest Python size");
             NEED(u64 <= stg_cur_avail(c), "a FRAME runs past the end of the data");
-            if (w->frame_end != 0 && op_off < w->frame_end && w->hooks != NULL &&
-                w->hooks->frame_divergence != NULL) {
+            if (w->frame_end != 0 && op_off < w->frame_end && w->hooks->frame_divergence != NULL) {
                 w->hooks->frame_divergence(w->hooks->ctx, op_off);
             }
             w->frame_end = c->pos + u64;
@@ -1656,7 +1641,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
         default: FAIL(w, op_off, "an unknown opcode");
         }
         if (w->frame_end != 0 && c->pos >= w->frame_end) {
-            if (c->pos > w->frame_end && op_off < w->frame_end && w->hooks != NULL &&
+            if (c->pos > w->frame_end && op_off < w->frame_end &&
                 w->hooks->frame_divergence != NULL) {
                 w->hooks->frame_divergence(w->hooks->ctx, op_off);
             }
