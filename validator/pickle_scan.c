@@ -186,11 +186,9 @@ static void set_member(stg_pscan *s, stg_finding *f)
     }
 }
 
+/* report_malformed and report_limit: only run() and the hooks of a scan with a ctx call them. */
 static void report_malformed(stg_pscan *s, uint64_t off, const char *what, const char *why)
 {
-    if (s->ctx == NULL) {
-        return;
-    }
     stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_MALFORMED, STG_SEV_ERROR,
                                     s->base + off, "%s: %s", what, why);
     set_member(s, f);
@@ -198,9 +196,6 @@ static void report_malformed(stg_pscan *s, uint64_t off, const char *what, const
 
 static void report_limit(stg_pscan *s, uint64_t off, const char *limit, uint64_t value)
 {
-    if (s->ctx == NULL) {
-        return;
-    }
     stg_finding *f = stg_report_add(s->ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR,
                                     s->base + off, "the pickle walk hit the limit %s (%llu)", limit,
                                     (unsigned long long)value);
@@ -368,8 +363,8 @@ static void on_string_limit(void *vctx, uint64_t off, uint64_t length)
 {
     stg_pscan *s = vctx;
     (void)length;
-    if (s->ctx != NULL && s->ctx->lim != NULL) {
-        report_limit(s, off, "max_pickle_string", s->ctx->lim->max_pickle_string);
+    if (s->ctx != NULL) {
+        report_limit(s, off, "max_pickle_string", s->w->lim.max_string); /* the limit in force */
     }
 }
 
@@ -1016,10 +1011,7 @@ static bool npy_skip_nested(const uint8_t *h, size_t n, size_t *i, bool *object)
             }
             (*i)++;
         } else if (ch == ']' || ch == ')') {
-            if (depth == 0) {
-                return false;
-            }
-            depth--;
+            depth--; /* >= 1 here: the loop starts on an opening bracket and ends at depth 0 */
             (*i)++;
         } else if (ch == '\'' || ch == '"') {
             const uint8_t *s;
@@ -1080,8 +1072,9 @@ static bool npy_parse(const uint8_t *h, size_t n, npy_header *out)
                         digits = s[q] >= '0' && s[q] <= '9' && v < UINT64_MAX / 100;
                         v = v * 10 + (uint64_t)(s[q] - '0');
                     }
-                    if (digits) {
-                        out->simple = !stg_mul_u64(v, s[b] == 'U' ? 4 : 1, &out->itemsize);
+                    if (digits) { /* v < UINT64_MAX / 10: times 4 cannot wrap */
+                        out->simple = true;
+                        out->itemsize = s[b] == 'U' ? v * 4 : v;
                     }
                 }
             } else {
@@ -1173,7 +1166,7 @@ void stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_che
         hlen = h32;
     }
     size_t hstart = c.pos;
-    if (hlen > stg_cur_avail(&c) || stg_cur_take(&c, (size_t)hlen, &p) != STG_OK) {
+    if (stg_cur_take(&c, (size_t)hlen, &p) != STG_OK) { /* hlen < 2^32 fits size_t */
         npy_bad(ctx, base_offset + 8, "the header runs past the end of the data");
         return;
     }
@@ -1189,9 +1182,14 @@ void stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_che
         return;
     }
     uint64_t need;
-    if (h.simple && !stg_mul_u64(h.count, h.itemsize, &need) && need != len - data) {
-        npy_bad(ctx, base_offset + data,
-                need > len - data ? "the array data is shorter than the header says"
-                                  : "bytes follow the array data");
+    if (h.simple) {
+        if (stg_mul_u64(h.count, h.itemsize, &need)) {
+            need = UINT64_MAX; /* more bytes than any data holds */
+        }
+        if (need != len - data) {
+            npy_bad(ctx, base_offset + data,
+                    need > len - data ? "the array data is shorter than the header says"
+                                      : "bytes follow the array data");
+        }
     }
 }

@@ -1,0 +1,672 @@
+/* The glue between the pickle walker and the report (validator/pickle_scan): the bytes given to
+ * nested loaders (literals, _codecs.encode with latin-1, wrapping calls, what is not a literal,
+ * the payload cap), joblib inline arrays (which bytes are skipped and which are walked because
+ * their size is not understood), legacy torch storages skipped by their declared sizes, .npy
+ * headers, and the cap on distinct globals. Hand-made pickles; offsets are asserted. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "validator/check.h"
+#include "validator/pickle_scan.h"
+#include "validator/report.h"
+
+/* ---------------------------------------------------------------- a byte builder */
+
+typedef struct pbuf {
+    uint8_t *b;
+    size_t n, cap;
+} pbuf;
+
+static void put(pbuf *p, const void *s, size_t n)
+{
+    if (p->n + n > p->cap) {
+        size_t ncap = p->cap == 0 ? 256 : p->cap;
+        while (ncap < p->n + n) {
+            ncap *= 2;
+        }
+        p->b = realloc(p->b, ncap);
+        ck_assert_ptr_nonnull(p->b);
+        p->cap = ncap;
+    }
+    memcpy(p->b + p->n, s, n);
+    p->n += n;
+}
+
+#define PUT(p, lit) put((p), (lit), sizeof(lit) - 1)
+
+static void put_le(pbuf *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++) {
+        uint8_t b = (uint8_t)(v >> (8 * i));
+        put(p, &b, 1);
+    }
+}
+
+/* BINUNICODE of a C string. */
+static void put_str(pbuf *p, const char *s)
+{
+    PUT(p, "X");
+    put_le(p, strlen(s), 4);
+    put(p, s, strlen(s));
+}
+
+/* ---------------------------------------------------------------- scanning */
+
+static stg_report *scan_lim(const uint8_t *buf, size_t len, stg_pickle_flavor flavor,
+                            const stg_limits *lim)
+{
+    stg_report *r = stg_report_new(lim);
+    ck_assert_ptr_nonnull(r);
+    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0};
+    stg_check_pickles(buf, len, 0, flavor, &ctx);
+    stg_report_finish(r);
+    return r;
+}
+
+static stg_report *scan(const uint8_t *buf, size_t len, stg_pickle_flavor flavor)
+{
+    stg_limits lim;
+    stg_limits_default(&lim);
+    return scan_lim(buf, len, flavor, &lim);
+}
+
+static const stg_finding *expect_code(const stg_report *r, stg_code code, stg_severity sev,
+                                      uint64_t offset)
+{
+    long i = tu_find(r, code);
+    ck_assert_msg(i >= 0, "no %s in %s", stg_code_name(code), tu_describe(r));
+    const stg_finding *f = stg_report_at(r, (size_t)i);
+    ck_assert_msg(f->has_offset && f->offset == offset, "%s at %llu, want %llu (%s)",
+                  stg_code_name(code), (unsigned long long)f->offset, (unsigned long long)offset,
+                  tu_describe(r));
+    ck_assert_int_eq(f->severity, sev);
+    return f;
+}
+
+/* The dangerous os.<name> finding whose member is `member` (NULL: outside any member). */
+static const stg_finding *find_os(const stg_report *r, const char *member)
+{
+    for (size_t i = 0; i < stg_report_count(r); i++) {
+        const stg_finding *f = stg_report_at(r, i);
+        if (f->code == STG_PICKLE_GLOBAL_DANGEROUS && f->module != NULL &&
+            strcmp(f->module, "os") == 0 &&
+            (member == NULL ? f->member == NULL
+                            : f->member != NULL && strcmp(f->member, member) == 0)) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- nested loaders */
+
+#define PAYLOAD "cos\nsystem\n."
+
+/* pickle.loads(ARG) where ARG is `arg` (bytes that push one value), called with REDUCE. */
+static stg_report *loads_of(const char *arg, size_t arg_len, size_t *reduce_at)
+{
+    pbuf p = {0};
+    PUT(&p, "\x80\x02"
+            "cpickle\nloads\n");
+    put(&p, arg, arg_len);
+    PUT(&p, "\x85");
+    *reduce_at = p.n;
+    PUT(&p, "R.");
+    stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
+    free(p.b);
+    return r;
+}
+
+static void expect_nested(const stg_report *r, uint64_t at, const char *msg_start)
+{
+    const stg_finding *f = expect_code(r, STG_PICKLE_NESTED, STG_SEV_CRITICAL, at);
+    ck_assert_msg(strncmp(f->message, msg_start, strlen(msg_start)) == 0, "message: %s",
+                  f->message);
+}
+
+START_TEST(nested_arguments_that_are_not_literals)
+{
+    static const struct {
+        const char *arg;
+        size_t len;
+    } cases[] = {
+        /* io.BytesIO called with None instead of an argument tuple */
+        {"cio\nBytesIO\nNR", 14},
+        /* io.BytesIO(1) */
+        {"cio\nBytesIO\nK\x01\x85R", 16},
+        /* _codecs.encode("\u20ac", "latin1"): no latin-1 form */
+        {"c_codecs\nencode\nX\x03\x00\x00\x00\xe2\x82\xacU\x06latin1\x86R", 34},
+        /* _codecs.encode of a protocol 0 STRING holding a cut UTF-8 sequence */
+        {"c_codecs\nencode\nS'\xc3'\nU\x06latin1\x86R", 31},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t at;
+        stg_report *r = loads_of(cases[i].arg, cases[i].len, &at);
+        expect_nested(r, at, "REDUCE calls a nested loader on an argument that is not a literal");
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+    }
+}
+END_TEST
+
+START_TEST(nested_literals_are_scanned)
+{
+    size_t at;
+    char member[32];
+    /* _codecs.encode(bytes, ...) passes the bytes through. */
+    stg_report *r = loads_of("c_codecs\nencode\nC\x0c" PAYLOAD "U\x06latin1\x86R", 40, &at);
+    expect_nested(r, at, "REDUCE calls a nested loader; the 12 bytes it is given are scanned");
+    snprintf(member, sizeof member, "nested@%zu", at);
+    const stg_finding *f = find_os(r, member);
+    ck_assert_msg(f != NULL, "%s", tu_describe(r));
+    ck_assert_uint_eq(f->offset, 0);
+    stg_report_free(r);
+    /* Text given to _codecs.encode is latin-1: U+00E9 becomes the byte 0xE9, so the payload
+     * SHORT_BINSTRING 1 byte, POP, GLOBAL os.system arrives intact. */
+    r = loads_of("c_codecs\nencode\nX\x11\x00\x00\x00U\x01\xc3\xa9"
+                 "0" PAYLOAD "U\x06latin1\x86R",
+                 48, &at);
+    expect_nested(r, at, "REDUCE calls a nested loader; the 16 bytes it is given are scanned");
+    snprintf(member, sizeof member, "nested@%zu", at);
+    f = find_os(r, member);
+    ck_assert_msg(f != NULL, "%s", tu_describe(r));
+    ck_assert_uint_eq(f->offset, 4);
+    stg_report_free(r);
+    /* An empty text: zero bytes, scanned (and found to be no pickle). */
+    r = loads_of("c_codecs\nencode\nX\x00\x00\x00\x00U\x06latin1\x86R", 31, &at);
+    expect_nested(r, at, "REDUCE calls a nested loader; the 0 bytes it is given are scanned");
+    stg_report_free(r);
+}
+END_TEST
+
+/* Every call opcode names itself in the finding. */
+START_TEST(nested_call_opcodes)
+{
+    static const struct {
+        const char *bytes;
+        size_t len;
+        uint64_t at;
+        const char *msg;
+    } cases[] = {
+        {"(cpickle\nloads\nC\x0c" PAYLOAD "o.", 31, 29, "OBJ calls a nested loader; the 12"},
+        {"(C\x0c" PAYLOAD "ipickle\nloads\n.", 30, 15, "INST calls a nested loader; the 12"},
+        {"\x80\x04"
+         "cpickle\nloads\nC\x0c" PAYLOAD "\x85}\x92.",
+         34, 32, "NEWOBJ_EX calls a nested loader; the 12"},
+        {"\x80\x02"
+         "cpickle\nloads\nC\x0c" PAYLOAD "\x85\x81.",
+         33, 31, "NEWOBJ calls a nested loader; the 12"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        stg_report *r = scan((const uint8_t *)cases[i].bytes, cases[i].len, STG_PICKLE_RAW);
+        expect_nested(r, cases[i].at, cases[i].msg);
+        char member[32];
+        snprintf(member, sizeof member, "nested@%llu", (unsigned long long)cases[i].at);
+        ck_assert_msg(find_os(r, member) != NULL, "case %zu: %s", i, tu_describe(r));
+        stg_report_free(r);
+    }
+}
+END_TEST
+
+/* 256 distinct payloads are scanned; the 257th is flagged and not scanned. */
+START_TEST(nested_payload_cap)
+{
+    pbuf p = {0};
+    PUT(&p, "\x80\x02"
+            "cpickle\nloads\nq\x00");
+    uint64_t last = 0;
+    for (int i = 0; i < 257; i++) {
+        PUT(&p, "h\x00"
+                "C\x0c" PAYLOAD "\x85");
+        last = p.n;
+        PUT(&p, "R0");
+    }
+    PUT(&p, "N.");
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_findings = 10000;
+    stg_report *r = scan_lim(p.b, p.n, STG_PICKLE_RAW, &lim);
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_NESTED), 257);
+    size_t inner = 0;
+    const stg_finding *lastf = NULL;
+    for (size_t i = 0; i < stg_report_count(r); i++) {
+        const stg_finding *f = stg_report_at(r, i);
+        inner += f->code == STG_PICKLE_GLOBAL_DANGEROUS && f->member != NULL;
+        if (f->code == STG_PICKLE_NESTED && f->offset == last) {
+            lastf = f;
+        }
+    }
+    ck_assert_uint_eq(inner, 256);
+    ck_assert_ptr_nonnull(lastf);
+    ck_assert_str_eq(lastf->message, "REDUCE calls a nested loader on a payload already scanned "
+                                     "(or past 256 payloads)");
+    stg_report_free(r);
+    free(p.b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- joblib inline arrays */
+
+/* (State strings are C strings: no NUL bytes in them.) NumpyArrayWrapper BUILD with state {dtype: numpy.dtype(typestr, False, True) [BUILD with
+ * dtype_state], shape: <shape bytes>, [numpy_array_alignment_bytes: 16]}, then data, then STOP.
+ * *data_at gets the offset of the data. */
+static void joblib(pbuf *p, const char *typestr, const char *dtype_state, const char *shape,
+                   size_t shape_len, bool align, const void *data, size_t data_len, size_t *data_at)
+{
+    PUT(p, "\x80\x02"
+           "cjoblib.numpy_pickle\nNumpyArrayWrapper\n)\x81}(U\x05"
+           "dtypecnumpy\ndtype\n");
+    put_str(p, typestr);
+    PUT(p, "\x89\x88\x87R");
+    if (dtype_state != NULL) {
+        put(p, dtype_state, strlen(dtype_state));
+        PUT(p, "b");
+    }
+    PUT(p, "U\x05shape");
+    put(p, shape, shape_len);
+    if (align) {
+        PUT(p, "U\x1bnumpy_array_alignment_bytesK\x10");
+    }
+    PUT(p, "ub");
+    *data_at = p->n;
+    put(p, data, data_len);
+    PUT(p, ".");
+}
+
+#define SHAPE(lit) (lit), (sizeof(lit) - 1)
+#define DATA(lit) (lit), (sizeof(lit) - 1)
+
+/* Arrays whose size is understood: the data is skipped, the file is clean. */
+START_TEST(joblib_arrays_skipped)
+{
+    static const struct {
+        const char *typestr, *state, *shape;
+        size_t shape_len;
+        bool align;
+        const char *data;
+        size_t data_len;
+    } cases[] = {
+        {"c16", NULL, SHAPE("K\x01\x85"), false, DATA("cos\nsystem\n0NNNN")},
+        {"U3", NULL, SHAPE("K\x01\x85"), false, DATA("cos\nsystem\n0")},
+        {"S4", NULL, SHAPE("K\x02\x85"), false, DATA("cos\nsy\n0")},
+        {"f8", NULL, SHAPE("K\x01\x85"), true, DATA("\x03NNNcos\nsy\n0")},
+        {"V8", "(K\x03U\x01|NNNK\x08K\x01K\x01t", SHAPE("K\x01\x85"), false, DATA("cos\nsy\n0")},
+        {"m8", NULL, SHAPE("(K\x01K\x01t"), false, DATA("cos\nsy\n0")},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pbuf p = {0};
+        size_t at;
+        joblib(&p, cases[i].typestr, cases[i].state, cases[i].shape, cases[i].shape_len,
+               cases[i].align, cases[i].data, cases[i].data_len, &at);
+        stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
+        ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "case %zu: %s", i, tu_describe(r));
+        stg_report_free(r);
+        free(p.b);
+    }
+}
+END_TEST
+
+/* Arrays whose size is not understood: the bytes are walked as opcodes (fail closed), so the
+ * global hidden in them is found at its offset. */
+START_TEST(joblib_arrays_not_understood_are_walked)
+{
+    static const char longtype[] = "f0123456789012345678901234567890123";
+    static const struct {
+        const char *typestr, *state, *shape;
+        size_t shape_len;
+        bool align;
+    } cases[] = {
+        /* a void type without a state may carry fields */
+        {"V8", NULL, SHAPE("K\x01\x85"), false},
+        /* a state with field names */
+        {"V8",
+         "(K\x03U\x01|N(U\x01"
+         "at}K\x08K\x01K\x01t",
+         SHAPE("K\x01\x85"), false},
+        /* a type string longer than any numpy writes */
+        {longtype, NULL, SHAPE("K\x01\x85"), false},
+        /* not a type numpy's reduce writes */
+        {"x8", NULL, SHAPE("K\x01\x85"), false},
+        {"f3", NULL, SHAPE("K\x01\x85"), false},
+        {"S1234567890123", NULL, SHAPE("K\x01\x85"), false},
+        {"Sx", NULL, SHAPE("K\x01\x85"), false},
+        /* a shape of 17 dimensions is not kept */
+        {"f8", NULL,
+         SHAPE("(K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K"
+               "\x01t"),
+         false},
+        /* a negative, a non-integer dimension; a shape that is not a tuple */
+        {"f8", NULL, SHAPE("J\xff\xff\xff\xff\x85"), false},
+        {"f8", NULL, SHAPE("N\x85"), false},
+        {"f8", NULL, SHAPE("K\x01"), false},
+        /* element count, then byte count, then the alignment padding overflow 64 bits */
+        {"f8", NULL, SHAPE("\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x40\x8a\x01\x08\x86"), false},
+        {"f8", NULL, SHAPE("\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x20\x85"), false},
+        {"b1", NULL, SHAPE("\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7fK\x02\x86"), true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pbuf p = {0};
+        size_t at;
+        joblib(&p, cases[i].typestr, cases[i].state, cases[i].shape, cases[i].shape_len,
+               cases[i].align, DATA("cos\nsystem\n0"), &at);
+        stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
+        const stg_finding *f = find_os(r, NULL);
+        ck_assert_msg(f != NULL && f->offset == at, "case %zu: want os.system at %zu: %s", i, at,
+                      tu_describe(r));
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+        free(p.b);
+    }
+}
+END_TEST
+
+/* Alignment padding announced but the data ends at the BUILD: the walk reports it. */
+START_TEST(joblib_padding_past_the_end)
+{
+    pbuf p = {0};
+    size_t at;
+    joblib(&p, "f8", NULL, SHAPE("K\x01\x85"), true, "", 0, &at);
+    stg_report *r = scan(p.b, p.n - 1, STG_PICKLE_RAW); /* without the STOP */
+    const stg_finding *f = expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, at - 1);
+    ck_assert_ptr_nonnull(strstr(f->message, "an inline array runs past the end"));
+    stg_report_free(r);
+    free(p.b);
+}
+END_TEST
+
+/* The dtype states of one pickle: the last BUILD on a dtype wins, and the table keeps the 64
+ * most recent dtypes (an older one is then not understood, which fails closed). */
+static stg_report *dtype_table(unsigned others, const char *second_state, size_t *data_at)
+{
+    pbuf p = {0};
+    PUT(&p, "\x80\x02"
+            "cnumpy\ndtype\nq\x00U\x02V8\x89\x88\x87Rq\x01(K\x03U\x01|NNNK\x08K\x01K\x00tb0");
+    if (second_state != NULL) {
+        PUT(&p, "h\x01");
+        put(&p, second_state, strlen(second_state));
+        PUT(&p, "b0");
+    }
+    for (unsigned i = 0; i < others; i++) {
+        PUT(&p, "h\x00U\x02"
+                "f4\x89\x88\x87R(K\x03U\x01<NNNK\x04K\x01K\x00tb0");
+    }
+    PUT(&p, "cjoblib.numpy_pickle\nNumpyArrayWrapper\n)\x81}(U\x05"
+            "dtypeh\x01U\x05shapeK\x01\x85ub");
+    *data_at = p.n;
+    PUT(&p, "cos\nsy\n0.");
+    stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
+    free(p.b);
+    return r;
+}
+
+START_TEST(joblib_dtype_states)
+{
+    size_t at;
+    stg_report *r = dtype_table(63, NULL, &at);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    r = dtype_table(64, NULL, &at);
+    const stg_finding *f = find_os(r, NULL);
+    ck_assert_msg(f != NULL && f->offset == at, "%s", tu_describe(r));
+    stg_report_free(r);
+    /* A second BUILD on the same dtype (through the memo) with 4 bytes: the array is then 4
+     * bytes, and the rest of the 8 is walked ("y\n0" is no pickle). */
+    r = dtype_table(0, "(K\x03U\x01|NNNK\x04K\x01K\x01t", &at);
+    expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, at + 4);
+    stg_report_free(r);
+    /* ... or a state that is not understood (element size not an integer). */
+    r = dtype_table(0, "(K\x03U\x01|NNNNK\x01K\x01t", &at);
+    f = find_os(r, NULL);
+    ck_assert_msg(f != NULL && f->offset == at, "%s", tu_describe(r));
+    stg_report_free(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- legacy torch storages */
+
+typedef struct storage {
+    const char *key; /* NULL: a 5000-byte key */
+    const char *cls; /* GLOBAL line pair of the storage class */
+    uint64_t count;  /* declared element count */
+} storage;
+
+/* A legacy torch file: magic, protocol, sys_info, data pickle with one persistent id per storage
+ * of `decl`, the key list `keys`, then one record per key (8-byte count, count x 4 bytes).
+ * *storages_at gets the offset of the first record. */
+static void legacy(pbuf *p, const storage *decl, size_t ndecl, const storage *keys, size_t nkeys,
+                   size_t *storages_at)
+{
+    static char longkey[5001];
+    memset(longkey, 'k', 5000);
+    PUT(p, "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.");
+    PUT(p, "\x80\x02M\xe9\x03.");
+    PUT(p, "\x80\x02}.");
+    PUT(p, "\x80\x02(");
+    for (size_t i = 0; i < ndecl; i++) {
+        PUT(p, "(U\x07storagec");
+        put(p, decl[i].cls, strlen(decl[i].cls));
+        put_str(p, decl[i].key != NULL ? decl[i].key : longkey);
+        PUT(p, "U\x03"
+               "cpuK\x01tQ");
+    }
+    PUT(p, "l.");
+    PUT(p, "\x80\x02](");
+    for (size_t i = 0; i < nkeys; i++) {
+        put_str(p, keys[i].key != NULL ? keys[i].key : longkey);
+    }
+    PUT(p, "e.");
+    *storages_at = p->n;
+    for (size_t i = 0; i < nkeys; i++) {
+        put_le(p, keys[i].count, 8);
+        for (uint64_t k = 0; k < keys[i].count; k++) {
+            PUT(p, "\x00\x00\x80\x3f");
+        }
+    }
+}
+
+#define FLOAT_STORAGE "torch\nFloatStorage\n"
+
+START_TEST(legacy_many_storages)
+{
+    enum { N = 40 };
+    static char names[N][8];
+    storage st[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "%d", 1000 + i);
+        st[i].key = names[i];
+        st[i].cls = FLOAT_STORAGE;
+        st[i].count = (uint64_t)(i % 3);
+    }
+    st[7].key = ""; /* an empty key is a key */
+    pbuf p = {0};
+    size_t at;
+    legacy(&p, st, N, st, N, &at);
+    size_t end = p.n;
+    PUT(&p, PAYLOAD); /* a pickle after the storages is scanned */
+    stg_report *r = scan(p.b, p.n, STG_PICKLE_TORCH_LEGACY);
+    ck_assert_msg(tu_find(r, STG_PICKLE_MALFORMED) < 0, "%s", tu_describe(r));
+    const stg_finding *f = find_os(r, NULL);
+    ck_assert_msg(f != NULL && f->offset == end, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(p.b);
+}
+END_TEST
+
+START_TEST(legacy_bad_storage_lists)
+{
+    const storage a = {"0", FLOAT_STORAGE, 2}, b = {"1", FLOAT_STORAGE, 1};
+    const storage not_storage = {"0", "collections\nOrderedDict\n", 2};
+    const storage long_key = {NULL, FLOAT_STORAGE, 1};
+    pbuf p = {0};
+    size_t at;
+    /* A key listed twice: the second record. */
+    storage twice[] = {a, b, a};
+    legacy(&p, twice, 2, twice, 3, &at);
+    stg_report *r = scan(p.b, p.n, STG_PICKLE_TORCH_LEGACY);
+    const stg_finding *f = expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, at + 8 + 8 + 8 + 4);
+    ck_assert_ptr_nonnull(strstr(f->message, "a storage key is listed twice"));
+    stg_report_free(r);
+    free(p.b);
+    /* A persistent id whose class is no storage class: its key has no element size. */
+    p = (pbuf){0};
+    legacy(&p, &not_storage, 1, &not_storage, 1, &at);
+    r = scan(p.b, p.n, STG_PICKLE_TORCH_LEGACY);
+    f = expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, at);
+    ck_assert_ptr_nonnull(strstr(f->message, "did not declare"));
+    stg_report_free(r);
+    free(p.b);
+    /* Keys longer than any torch writes are not looked at: the list names an unknown one. */
+    p = (pbuf){0};
+    legacy(&p, &long_key, 1, &long_key, 1, &at);
+    r = scan(p.b, p.n, STG_PICKLE_TORCH_LEGACY);
+    f = expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, at);
+    ck_assert_ptr_nonnull(strstr(f->message, "did not declare"));
+    stg_report_free(r);
+    free(p.b);
+    /* A key list naming a key the data pickle never declared. */
+    p = (pbuf){0};
+    legacy(&p, &a, 1, &b, 1, &at);
+    r = scan(p.b, p.n, STG_PICKLE_TORCH_LEGACY);
+    expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, at);
+    stg_report_free(r);
+    free(p.b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- distinct globals */
+
+/* 65,536 distinct globals are listed; past that each is still classified and reported, and one
+ * limit_exceeded (max_findings) says the list stopped. */
+START_TEST(distinct_globals_cap)
+{
+    enum { CAP = 65536 };
+    pbuf p = {0};
+    size_t last = 0;
+    for (unsigned i = 0; i <= CAP; i++) {
+        char g[32];
+        int n = snprintf(g, sizeof g, "cm\n%u\n0", i);
+        if (i == CAP) {
+            last = p.n;
+        }
+        put(&p, g, (size_t)n);
+    }
+    PUT(&p, "N.");
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_findings = 2 * CAP;
+    stg_report *r = scan_lim(p.b, p.n, STG_PICKLE_RAW, &lim);
+    ck_assert_uint_eq(stg_report_global_count(r), CAP);
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_GLOBAL_UNKNOWN), CAP + 1);
+    const stg_finding *f = expect_code(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, last);
+    ck_assert_str_eq(f->limit, "max_findings");
+    ck_assert_uint_eq(tu_count(r, STG_LIMIT_EXCEEDED), 1);
+    stg_report_free(r);
+    free(p.b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- NULL and .npy */
+
+START_TEST(no_data)
+{
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_pickles(NULL, 10, 500, STG_PICKLE_RAW, &ctx);
+    stg_report_finish(r);
+    const stg_finding *f = expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, 500);
+    ck_assert_ptr_nonnull(strstr(f->message, "no data"));
+    stg_report_free(r);
+    r = stg_report_new(&lim);
+    ctx.report = r;
+    stg_check_npy(NULL, 10, 500, &ctx);
+    stg_report_finish(r);
+    expect_code(r, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, 500);
+    stg_report_free(r);
+    ck_assert(!stg_pickle_is_torch_legacy(NULL, 10));
+    ck_assert(!stg_pickle_sniff(NULL, 10, NULL));
+}
+END_TEST
+
+static stg_report *npy(const char *header, size_t data_len)
+{
+    pbuf p = {0};
+    PUT(&p, "\x93NUMPY\x01\x00");
+    put_le(&p, strlen(header), 2);
+    put(&p, header, strlen(header));
+    for (size_t i = 0; i < data_len; i++) {
+        PUT(&p, "\x00");
+    }
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_npy(p.b, p.n, 0, &ctx);
+    stg_report_finish(r);
+    free(p.b);
+    return r;
+}
+
+START_TEST(npy_headers)
+{
+    static const char *const bad[] = {
+        "{'fortran_order': False, 'shape': (1,), }",
+        "{'descr': '<f8', 'fortran_order': False, }",
+        "{'descr': '<f8', 'shape': (1,), }",
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
+        "{'descr': [('a', '<f8')]], 'fortran_order': False, 'shape': (1,), }",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        stg_report *r = npy(bad[i], 8);
+        const stg_finding *f = expect_code(r, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, 10);
+        ck_assert_str_eq(f->message, "numpy .npy header: the header is not the dict numpy writes");
+        stg_report_free(r);
+    }
+    /* Sizes: U counts 4 bytes a character; a structured type is not sized. */
+    stg_report *r = npy("{'descr': '<U2', 'fortran_order': False, 'shape': (3,), }", 24);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    r = npy("{'descr': [('a', '<f8'), ('b', '|S3')], 'fortran_order': False, 'shape': (3,), }", 1);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    /* More bytes than 64 bits can count: the data is shorter than the header says. */
+    static const char huge[] =
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952,), }";
+    r = npy(huge, 8);
+    const stg_finding *f = expect_code(r, STG_CONTAINER_MALFORMED, STG_SEV_ERROR,
+                                       10 + sizeof huge - 1);
+    ck_assert_str_eq(f->message,
+                     "numpy .npy header: the array data is shorter than the header says");
+    stg_report_free(r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pickle_scan");
+    TCase *tc = tcase_create("scan");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, nested_arguments_that_are_not_literals);
+    tcase_add_test(tc, nested_literals_are_scanned);
+    tcase_add_test(tc, nested_call_opcodes);
+    tcase_add_test(tc, nested_payload_cap);
+    tcase_add_test(tc, joblib_arrays_skipped);
+    tcase_add_test(tc, joblib_arrays_not_understood_are_walked);
+    tcase_add_test(tc, joblib_padding_past_the_end);
+    tcase_add_test(tc, joblib_dtype_states);
+    tcase_add_test(tc, legacy_many_storages);
+    tcase_add_test(tc, legacy_bad_storage_lists);
+    tcase_add_test(tc, distinct_globals_cap);
+    tcase_add_test(tc, no_data);
+    tcase_add_test(tc, npy_headers);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
