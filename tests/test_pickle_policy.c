@@ -2,6 +2,7 @@
  * benign, denylist with dotted prefixes and components, dunders, private modules, unknown), the
  * caller's allow and deny entries, and the policy file format of docs/policy.md. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,6 +266,105 @@ START_TEST(benign_is_warning)
 }
 END_TEST
 
+/* What stg_policy_add, _allow_spec and _load refuse, and entries at the length limits. */
+START_TEST(policy_entry_limits)
+{
+    stg_policy *p = NULL;
+    ck_assert_int_eq(stg_policy_new(&p), STG_OK);
+    ck_assert_int_eq(stg_policy_add(NULL, STG_POLICY_ALLOW, "m", "n"), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_ALLOW, NULL, "n"), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_add(p, (stg_policy_list)7, "m", "n"), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_allow_spec(NULL, "m:n"), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_allow_spec(p, NULL), STG_E_BAD_ARG);
+    /* Words: no DEL, '#', ':' or spaces. */
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_ALLOW, "m\x7f", "n"), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_DENY, "m#", NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_allow_spec(p, "a:b:c"), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_ALLOW, "m", "n x"), STG_E_BAD_ARG);
+    /* A word is at most 2048 bytes, and an allowed pair at most 4096 with its dot. */
+    static char w2049[2050], w2048[2049], w2047[2048];
+    memset(w2049, 'a', 2049);
+    memset(w2048, 'b', 2048);
+    memset(w2047, 'c', 2047);
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_DENY, w2049, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_ALLOW, w2048, w2048), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_ALLOW, w2048, w2047), STG_OK);
+    ck_assert_int_eq(stg_policy_classify(p, w2048, 2048, w2047, 2047).klass, STG_GLOBAL_ALLOWED);
+    /* More than 64 dotted components cannot be checked, so they cannot be allowed. */
+    char dotted[200];
+    size_t n = 0;
+    for (int i = 0; i < 64; i++) {
+        dotted[n++] = 'd';
+        dotted[n++] = '.';
+    }
+    dotted[n++] = 'd';
+    dotted[n] = '\0';
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_ALLOW, dotted, "x"), STG_E_BAD_ARG);
+    /* A deny pair too long to join matches nothing, and the entries after it still apply. */
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_DENY, w2048, w2048), STG_OK);
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_DENY, "later", NULL), STG_OK);
+    stg_policy_verdict v = classify(p, "later.x", "y");
+    ck_assert_int_eq(v.klass, STG_GLOBAL_DANGEROUS);
+    ck_assert_str_eq(v.reason, "caller's denylist");
+    /* Many entries (the lists grow). */
+    for (int i = 0; i < 40; i++) {
+        char m[16];
+        snprintf(m, sizeof m, "pkg%d", i);
+        ck_assert_int_eq(stg_policy_add(p, STG_POLICY_ALLOW, m, "Net"), STG_OK);
+        ck_assert_int_eq(stg_policy_add(p, STG_POLICY_DENY, m, "Bad"), STG_OK);
+    }
+    for (int i = 0; i < 40; i++) {
+        char m[16];
+        snprintf(m, sizeof m, "pkg%d", i);
+        ck_assert_int_eq(classify(p, m, "Net").klass, STG_GLOBAL_ALLOWED);
+        ck_assert_int_eq(classify(p, m, "Bad").klass, STG_GLOBAL_DANGEROUS);
+        ck_assert_int_eq(classify(p, m, "Other").klass, STG_GLOBAL_UNKNOWN);
+    }
+    stg_policy_free(p);
+    /* A module and name of 4096 bytes with the dot are too long to check: unknown. */
+    static char m4000[4000];
+    memset(m4000, 'm', sizeof m4000);
+    v = stg_policy_classify(NULL, m4000, sizeof m4000, w2048, 96);
+    ck_assert_int_eq(v.klass, STG_GLOBAL_UNKNOWN);
+    ck_assert_str_eq(v.reason, "name too long or too deeply dotted");
+    v = stg_policy_classify(NULL, m4000, sizeof m4000, w2048, 95);
+    ck_assert_str_eq(v.reason, "on no list");
+    /* Private and dunder-looking modules. */
+    v = classify(NULL, "__foo_", "bar");
+    ck_assert_int_eq(v.klass, STG_GLOBAL_DANGEROUS);
+    ck_assert_str_eq(v.reason, "private module");
+    v = classify(NULL, "_a__", "bar");
+    ck_assert_str_eq(v.reason, "private module");
+    v = classify(NULL, "__foo__", "bar");
+    ck_assert_int_eq(v.klass, STG_GLOBAL_UNKNOWN);
+    ck_assert_str_eq(v.reason, "on no list");
+}
+END_TEST
+
+/* stg_policy_load's arguments and its header line. */
+START_TEST(policy_load_arguments)
+{
+    stg_policy *p = NULL;
+    uint64_t line = 7;
+    ck_assert_int_eq(stg_policy_load(NULL, "stguard-policy 1\n", 17, &line), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_policy_new(&p), STG_OK);
+    ck_assert_int_eq(stg_policy_load(p, NULL, 5, &line), STG_E_BAD_ARG);
+    /* No bytes at all: the header line is missing. */
+    ck_assert_int_eq(stg_policy_load(p, NULL, 0, &line), STG_E_INVALID);
+    ck_assert_uint_eq(line, 1);
+    ck_assert_int_eq(load(p, "stguard-policy\n", &line), STG_E_INVALID);
+    ck_assert_uint_eq(line, 1);
+    ck_assert_int_eq(load(p, "# comment first\nstguard-policy 1\n", &line), STG_E_INVALID);
+    ck_assert_uint_eq(line, 1);
+    /* err_line may be NULL, on success and on error. */
+    ck_assert_int_eq(load(p, "stguard-policy 1\ndeny evil\n", NULL), STG_OK);
+    ck_assert_int_eq(classify(p, "evil", "x").klass, STG_GLOBAL_DANGEROUS);
+    ck_assert_int_eq(load(p, "stguard-policy 1\nallow os system\n", NULL), STG_E_INVALID);
+    ck_assert_int_eq(classify(p, "os", "system").klass, STG_GLOBAL_DANGEROUS);
+    stg_policy_free(p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pickle_policy");
@@ -276,6 +376,8 @@ int main(void)
     tcase_add_test(tc, policy_file_format);
     tcase_add_test(tc, scanner_uses_policy);
     tcase_add_test(tc, benign_is_warning);
+    tcase_add_test(tc, policy_entry_limits);
+    tcase_add_test(tc, policy_load_arguments);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -378,10 +378,11 @@ const char *stg_policy_version(void)
     return STG_POLICY_VERSION;
 }
 
-/* true when some dotted prefix of s[start..len), ending at a component boundary, equals e. */
+/* true when some dotted prefix of s[start..len), ending at a component boundary, equals e. Every
+ * entry is non-empty (built-in literals; caller entries pass word_ok). */
 static bool prefix_at(const char *s, size_t len, size_t start, const char *e, size_t elen)
 {
-    if (elen == 0 || len - start < elen || memcmp(s + start, e, elen) != 0) {
+    if (len - start < elen || memcmp(s + start, e, elen) != 0) {
         return false;
     }
     return start + elen == len || s[start + elen] == '.';
@@ -656,7 +657,7 @@ stg_status stg_policy_load(stg_policy *p, const void *buf, size_t len, uint64_t 
     if (p == NULL || (buf == NULL && len > 0)) {
         return STG_E_BAD_ARG;
     }
-    const char *s = buf;
+    const char *s = buf != NULL ? buf : ""; /* NULL with len 0: no pointer arithmetic on NULL */
     uint64_t lineno = 0;
     bool header = false;
     size_t pos = 0;
