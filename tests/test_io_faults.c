@@ -144,6 +144,7 @@ static const fault *hit(io_fn fn)
 
 /* What the linker sends the library's calls to (prototypes for -Wmissing-prototypes). */
 int __wrap_open(const char *path, int flags, ...);
+int __wrap___open_2(const char *path, int flags);
 ssize_t __wrap_read(int fd, void *buf, size_t n);
 ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off);
 ssize_t __wrap___read_chk(int fd, void *buf, size_t n, size_t buflen);
@@ -168,6 +169,7 @@ char *__wrap_stg_mem_strndup(const char *s, size_t n);
 void __wrap_stg_mem_free(void *p);
 
 int __real_open(const char *path, int flags, ...);
+int __real___open_2(const char *path, int flags);
 ssize_t __real_read(int fd, void *buf, size_t n);
 ssize_t __real_pread(int fd, void *buf, size_t n, off_t off);
 ssize_t __real___read_chk(int fd, void *buf, size_t n, size_t buflen);
@@ -197,6 +199,17 @@ int __wrap_open(const char *path, int flags, ...)
         return -1;
     }
     return __real_open(path, flags, mode);
+}
+
+/* _FORTIFY_SOURCE builds (release) call this when the flags are not a constant. */
+int __wrap___open_2(const char *path, int flags)
+{
+    const fault *h = hit(IO_OPEN);
+    if (h != NULL) {
+        errno = h->err;
+        return -1;
+    }
+    return __real___open_2(path, flags);
 }
 
 /* read and pread share their faults; real() is the undisturbed call with n bytes. */
