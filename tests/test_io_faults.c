@@ -974,6 +974,23 @@ static void run_walk(const input *in, outcome *out)
     close(fd);
 }
 
+/* stg_scan_buffer with its digest (the file's bytes read beforehand, without faults). */
+static void run_scan_buffer(const input *in, outcome *out)
+{
+    size_t len = 0;
+    uint8_t *bytes = tu_read_file(in->path, &len);
+    ck_assert_ptr_nonnull(bytes);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    stg_report *r = NULL;
+    arm();
+    out->status = stg_scan_buffer(bytes, len, in->hint, &opt, &r);
+    disarm();
+    add_report(out, "buffer", r);
+    stg_report_free(r);
+    free(bytes);
+}
+
 /* A stream with per-tensor digests: no system calls, but every EVP call of the stream. */
 static void run_stream(const input *in, outcome *out)
 {
@@ -1369,20 +1386,33 @@ START_TEST(walk_survives_io_faults)
 }
 END_TEST
 
-START_TEST(stream_digests_survive_evp_faults)
+/* The routes without system calls: only OpenSSL (and memory) can fail there. */
+static void sweep_digests(const char *entry, entry_fn fn, const input *in)
 {
-    make_fixture();
-    input in = {"tensor digests", fx.big, NULL, NULL};
     unsigned long total = 0;
     for (size_t i = 0; i < N_SYSCALL_FAULTS; i++) {
         if (SYSCALL_FAULTS[i].fn >= IO_EVP_NEW) {
-            total += sweep("stream", run_stream, &in, SYSCALL_FAULTS[i]);
+            total += sweep(entry, fn, in, SYSCALL_FAULTS[i]);
         }
     }
-    unsigned long allocs = sweep("stream", run_stream, &in, ALLOC_FAULT);
-    printf("io: %-10s %-24s %4lu EVP calls failed in turn, %4lu allocations failed\n", "stream",
-           in.what, total, allocs);
+    unsigned long allocs = sweep(entry, fn, in, ALLOC_FAULT);
+    printf("io: %-10s %-24s %4lu EVP calls failed in turn, %4lu allocations failed\n", entry,
+           in->what, total, allocs);
     ck_assert_uint_gt(total, 0);
+}
+
+START_TEST(digests_survive_evp_faults)
+{
+    make_fixture();
+    input big = {"tensor digests", fx.big, NULL, NULL};
+    sweep_digests("stream", run_stream, &big);
+    input buffers[] = {
+        {"big safetensors", fx.big, "model.safetensors", NULL},
+        {"pickle", fx.pickle, "evil.pkl", NULL},
+    };
+    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) {
+        sweep_digests("scan_buf", run_scan_buffer, &buffers[i]);
+    }
     free_fixture();
     ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
 }
@@ -1423,7 +1453,7 @@ int main(void)
     tcase_add_test(tc, file_open_survives_io_faults);
     tcase_add_test(tc, model_open_survives_io_faults);
     tcase_add_test(tc, walk_survives_io_faults);
-    tcase_add_test(tc, stream_digests_survive_evp_faults);
+    tcase_add_test(tc, digests_survive_evp_faults);
     tcase_add_test(tc, every_wrapped_function_was_disturbed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
