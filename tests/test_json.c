@@ -975,6 +975,45 @@ START_TEST(test_json_decode)
 }
 END_TEST
 
+/* Bodies the parser would reject (a caller may still hand them over): escapes that cannot be
+ * decoded are copied through byte by byte, never read past raw_len, never longer than the raw
+ * body. */
+START_TEST(test_json_decode_unvalidated)
+{
+    static const struct {
+        const char *raw, *dec;
+    } rows[] = {
+        {"ab\\", "ab\\"},       /* a backslash as the last byte */
+        {"\\x", "\\x"},         /* an escape letter JSON does not have */
+        {"\\u12G4", "\\u12G4"}, /* a non-hex digit */
+        {"a\\u12", "a\\u12"},   /* cut short */
+        {"\\\\\\q", "\\\\q"},   /* a good escape, then a bad one */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        size_t rl = strlen(rows[i].raw);
+        uint8_t out[32];
+        memset(out, 0xAA, sizeof out);
+        size_t n = stg_json_decode((const uint8_t *)rows[i].raw, rl, out);
+        ck_assert_uint_eq(n, strlen(rows[i].dec));
+        ck_assert_uint_le(n, rl);
+        ck_assert_msg(memcmp(out, rows[i].dec, n) == 0, "row %zu", i);
+        ck_assert_uint_eq(out[rl], 0xAA);
+        /* and the parser refuses each of them as a string body */
+        char doc[40];
+        snprintf(doc, sizeof doc, "\"%s\"", rows[i].raw);
+        stg_arena arena;
+        stg_arena_init(&arena, BIG_CAP);
+        stg_json_parser p;
+        stg_json_init(&p, (const uint8_t *)doc, strlen(doc), 4, &arena);
+        stg_json_event ev;
+        ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ERROR);
+        ck_assert_int_eq(p.error, STG_JSON_E_SYNTAX);
+        stg_json_release(&p);
+        stg_arena_release(&arena);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* memory: the documented bound holds, and a capped arena fails cleanly */
 
@@ -1213,6 +1252,7 @@ Suite *json_suite(void)
     tcase_add_test(tc, test_json_release_mid_parse);
     tcase_add_loop_test(tc, test_json_decode, 0,
                         (int)(sizeof decode_cases / sizeof decode_cases[0]));
+    tcase_add_test(tc, test_json_decode_unvalidated);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -509,6 +509,7 @@ START_TEST(test_merge_counts_and_flags)
     ck_assert_int_eq(stg_report_verdict(dst), STG_VERDICT_UNSAFE);
     ck_assert_int_eq(tu_find(dst, STG_FINDINGS_TRUNCATED), 0);
     stg_report_free(dst);
+    stg_report_free(src);
 
     /* A milder source does not lower the destination's worst severity. */
     dst = new_report(10, STG_PROFILE_STRICT);
