@@ -382,7 +382,8 @@ stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *ds
 
 const void *stg_file_tensor_data(const stg_file *f, const stg_tensor *t)
 {
-    if (own_tensor(f, t) == NULL || f->map == NULL) {
+    /* A file with tensors has a parsed header, so it is not empty and is mapped. */
+    if (own_tensor(f, t) == NULL) {
         return NULL;
     }
     return f->map + f->h.data_start + t->begin;

@@ -77,12 +77,12 @@ void stg_stream_options_default(stg_stream_options *out)
     out->expected_sha256 = NULL;
 }
 
+/* Called only while the stream is not broken yet (every caller runs behind a !broken check),
+ * so the first failure's status is the one kept. */
 static void stream_break(stg_stream *s, stg_status st)
 {
-    if (!s->broken) {
-        s->broken = true;
-        s->broken_status = st;
-    }
+    s->broken = true;
+    s->broken_status = st;
 }
 
 stg_status stg_stream_new(const stg_limits *lim, const stg_stream_options *opt, stg_stream **out)
@@ -488,10 +488,11 @@ stg_status stg_stream_finish(stg_stream *s, stg_report **out)
         (void)stg_st_check_frame(s->first, 8, s->total, &s->lim, r, &n);
         break;
     case ST_DATA:
-        /* the header is whole, so framing with the total cannot fail; it is run so that every
-         * stage runs exactly as in stg_st_validate */
-        if (stg_st_check_frame(s->first, 8, s->total, &s->lim, r, &n) == STG_ST_FRAME_OK &&
-            s->h.schema_ok) {
+        /* the header is whole, so framing with the total cannot fail (same length field, same
+         * limits, total >= 8 + n); it is run so that every stage runs exactly as in
+         * stg_st_validate */
+        (void)stg_st_check_frame(s->first, 8, s->total, &s->lim, r, &n);
+        if (s->h.schema_ok) {
             stg_st_check_layout(&s->h, s->total - 8 - s->header_len, &s->lim, r);
         }
         break;
@@ -560,7 +561,8 @@ stg_status stg_stream_tensor_sha256(const stg_stream *s, size_t i, uint8_t out[3
     }
     /* The layout stage sorted h.tensors by (begin, end) as `ranges` is; in a valid layout
      * non-empty ranges are distinct, so the sorted positions agree except among zero-size
-     * tensors sharing an offset, whose digests are all the digest of nothing. */
+     * tensors sharing an offset, whose digests are all the digest of nothing. ranges holds
+     * every tensor's (begin, end), so the first entry not below t's is t's own: lo < count. */
     const stg_tensor *t = &s->h.tensors[i].pub;
     size_t lo = 0, hi = s->h.tensor_count;
     while (lo < hi) {
@@ -571,9 +573,6 @@ stg_status stg_stream_tensor_sha256(const stg_stream *s, size_t i, uint8_t out[3
         } else {
             hi = mid;
         }
-    }
-    if (lo >= s->h.tensor_count) {
-        return STG_E_STATE;
     }
     memcpy(out, s->tsha[lo], 32);
     return STG_OK;

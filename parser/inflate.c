@@ -116,8 +116,8 @@ stg_inflate_result stg_inflate(const uint8_t *in, size_t in_len, stg_inflate_for
             break;
         }
         if (rc == Z_OK || rc == Z_BUF_ERROR) {
-            if (in_chunk - zs.avail_in == 0 && out_chunk - zs.avail_out == 0 && zs.avail_out != 0 &&
-                pos < in_len) {
+            /* (out_chunk > 0 always: the buffer was grown past out->len above) */
+            if (in_chunk - zs.avail_in == 0 && out_chunk - zs.avail_out == 0 && pos < in_len) {
                 res = STG_INFLATE_CORRUPT; /* no progress: never loop forever */
                 break;
             }

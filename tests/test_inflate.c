@@ -88,6 +88,44 @@ static void sb_gzip(sb *b, const char *text)
     sb_put(b, tail, sizeof tail);
 }
 
+/* Bit writer for fixed-Huffman blocks: extra bits go LSB first, Huffman codes MSB first. */
+typedef struct bw {
+    uint8_t p[256];
+    size_t bits;
+} bw;
+
+static void bw_bits(bw *w, uint32_t v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ck_assert_uint_lt(w->bits / 8, sizeof w->p);
+        if (((v >> i) & 1u) != 0) {
+            w->p[w->bits / 8] = (uint8_t)(w->p[w->bits / 8] | (1u << (w->bits % 8)));
+        }
+        w->bits++;
+    }
+}
+
+static void bw_code(bw *w, uint32_t code, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        bw_bits(w, (code >> i) & 1u, 1);
+    }
+}
+
+/* Fixed literal/length code of symbol s (RFC 1951 3.2.6). */
+static void bw_sym(bw *w, unsigned s)
+{
+    if (s < 144) {
+        bw_code(w, 0x30 + s, 8);
+    } else if (s < 256) {
+        bw_code(w, 0x190 + (s - 144), 9);
+    } else if (s < 280) {
+        bw_code(w, s - 256, 7);
+    } else {
+        bw_code(w, 0xc0 + (s - 280), 8);
+    }
+}
+
 static uint8_t *fixture(const char *name, size_t *len)
 {
     char rel[256];
@@ -344,6 +382,49 @@ START_TEST(test_ratio_floor)
 }
 END_TEST
 
+START_TEST(test_pending_output_without_input)
+{
+    NEED_ZLIB();
+    /* A fixed-Huffman block: 'a', then 16 matches of 258 bytes at distance 1 (4,129 bytes
+     * from 28), cut right after the last match (no end-of-block). The first 4,096-byte buffer
+     * fills inside the last match, after the last input byte was read: the decoder then owes
+     * 33 bytes it produces without reading anything. That is progress, not a stall. */
+    bw w;
+    memset(&w, 0, sizeof w);
+    bw_bits(&w, 1, 1); /* BFINAL */
+    bw_bits(&w, 1, 2); /* BTYPE 01: fixed Huffman */
+    bw_sym(&w, 'a');
+    for (int i = 0; i < 16; i++) {
+        bw_sym(&w, 285);   /* length 258 */
+        bw_code(&w, 0, 5); /* distance 1 */
+    }
+    size_t in_len = (w.bits + 7) / 8;
+    ck_assert_uint_eq(in_len, 28);
+    stg_inflate_out out;
+    /* All owed bytes come out before the missing end of the stream is reported. */
+    ck_assert_int_eq(stg_inflate(w.p, in_len, STG_INFLATE_RAW, 1 << 20, 0, &out),
+                     STG_INFLATE_TRUNCATED);
+    ck_assert_uint_eq(out.len, 1 + 16 * 258);
+    ck_assert_uint_eq(out.consumed, in_len);
+    for (size_t i = 0; i < out.len; i++) {
+        ck_assert_uint_eq(out.data[i], 'a');
+    }
+    stg_inflate_free(&out);
+    /* A cap 10 bytes past the first buffer: the owed bytes fill it, then the cap stops it. */
+    ck_assert_int_eq(stg_inflate(w.p, in_len, STG_INFLATE_RAW, 4096 + 10, 0, &out),
+                     STG_INFLATE_TOO_BIG);
+    ck_assert_uint_eq(out.len, 4096 + 10);
+    ck_assert_uint_eq(out.data[4096 + 9], 'a');
+    stg_inflate_free(&out);
+    /* With the end-of-block code the same block is a whole stream. */
+    bw_sym(&w, 256);
+    ck_assert_int_eq(stg_inflate(w.p, (w.bits + 7) / 8, STG_INFLATE_RAW, 1 << 20, 0, &out),
+                     STG_INFLATE_OK);
+    ck_assert_uint_eq(out.len, 1 + 16 * 258);
+    stg_inflate_free(&out);
+}
+END_TEST
+
 static Suite *inflate_suite(void)
 {
     Suite *s = suite_create("inflate");
@@ -355,6 +436,7 @@ static Suite *inflate_suite(void)
     tcase_add_test(tc, test_size_cap_small);
     tcase_add_test(tc, test_size_cap_growth);
     tcase_add_test(tc, test_ratio_floor);
+    tcase_add_test(tc, test_pending_output_without_input);
     suite_add_tcase(s, tc);
     return s;
 }

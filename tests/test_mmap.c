@@ -382,6 +382,13 @@ START_TEST(test_open_report_unparsed_header)
     const char *k, *v;
     size_t kl, vl;
     ck_assert_int_eq(stg_file_metadata_at(f, 0, &k, &kl, &v, &vl), STG_E_RANGE);
+    /* no table, so no tensor is its own: not even one at the table's address */
+    const stg_tensor *t = (const stg_tensor *)(const void *)f->h.tensors;
+    stg_tensor any;
+    memset(&any, 0, sizeof any);
+    uint8_t buf[8];
+    ck_assert_int_eq(stg_file_read_tensor(f, t != NULL ? t : &any, buf, sizeof buf), STG_E_BAD_ARG);
+    ck_assert_ptr_null(stg_file_tensor_data(f, &any));
     ck_assert(stg_file_unchanged(f));
     stg_file_close(f);
     stg_report_free(r);

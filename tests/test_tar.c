@@ -283,6 +283,22 @@ START_TEST(test_pax_path)
     ck_assert_int_eq(rd_next(r), STG_TARR_END);
     rd_free(r);
     free(t.p);
+    /* A GNU long name then a pax record: a pax path replaces the long name, a pax record
+     * without one keeps it. */
+    for (int with_path = 0; with_path <= 1; with_path++) {
+        memset(&t, 0, sizeof t);
+        tb_add(&t, "././@LongLink", 'L', "from/gnu/long-name.bin", 23);
+        tb_add(&t, "PaxHeaders/x", 'x', with_path ? "17 path=from/pax\n" : nopath,
+               with_path ? 17 : sizeof nopath - 1);
+        tb_add(&t, "header-name", '0', "q", 1);
+        tb_end(&t);
+        r = rd_new(&t);
+        ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+        ck_assert_str_eq(r->e->name, with_path ? "from/pax" : "from/gnu/long-name.bin");
+        ck_assert_uint_eq(r->e->header_offset, 4 * BLK);
+        rd_free(r);
+        free(t.p);
+    }
 }
 END_TEST
 

@@ -406,14 +406,15 @@ END_TEST
 START_TEST(test_zip64_placeholder_without_extra)
 {
     /* A central header with only its compressed size as the 0xFFFFFFFF placeholder and no
-     * ZIP64 extra field: bad entry at that header; the uncompressed-size placeholder alone
-     * likewise. */
-    for (int which = 0; which < 2; which++) {
+     * ZIP64 extra field: bad entry at that header; the uncompressed-size or the local-header
+     * offset placeholder alone likewise. */
+    static const size_t field[3] = {20, 24, 42};
+    for (int which = 0; which < 3; which++) {
         size_t len;
         uint64_t offs[2];
         uint8_t *buf = two_entries(&len, offs, NULL);
         uint64_t cd1 = central_of(buf, len, 1);
-        put_le32(buf + cd1 + (which == 0 ? 20 : 24), UINT32_MAX);
+        put_le32(buf + cd1 + field[which], UINT32_MAX);
         stg_zip z;
         stg_zip_error err;
         stg_zip_entry e;
