@@ -1014,6 +1014,73 @@ START_TEST(test_json_decode_unvalidated)
 }
 END_TEST
 
+/* Entry points used out of their usual order: they refuse, consume nothing, and the event
+ * stream goes on as if they had not been called. */
+START_TEST(test_json_api_edges)
+{
+    static const char doc[] = "[[1,2],{\"a\":[3]},[4,5]]";
+    stg_arena arena;
+    stg_arena_init(&arena, BIG_CAP);
+    stg_json_parser p;
+    stg_json_init(&p, (const uint8_t *)doc, strlen(doc), 8, &arena);
+    uint64_t out[4];
+    size_t count = 99;
+    stg_json_event ev;
+    /* before the first event: not just after an ARRAY_BEGIN */
+    ck_assert(!stg_json_uint_array(&p, out, 4, &count));
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ARRAY_BEGIN);
+    ck_assert_uint_eq(ev.offset, 0);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ARRAY_BEGIN);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_NUMBER);
+    /* after an element: refused, the next element still comes as an event */
+    ck_assert(!stg_json_uint_array(&p, out, 4, &count));
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_NUMBER);
+    ck_assert_uint_eq(ev.uint_value, 2);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ARRAY_END);
+    /* just after an OBJECT_BEGIN: refused */
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+    ck_assert(!stg_json_uint_array(&p, out, 4, &count));
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ARRAY_BEGIN);
+    ck_assert(stg_json_uint_array(&p, out, 4, &count)); /* the normal use */
+    ck_assert_uint_eq(count, 1);
+    ck_assert_uint_eq(out[0], 3);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_END);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ARRAY_BEGIN);
+    ck_assert(stg_json_uint_array(&p, out, 4, &count));
+    ck_assert_uint_eq(count, 2);
+    ck_assert_uint_eq(out[1], 5);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ARRAY_END);
+    ck_assert_uint_eq(ev.offset, strlen(doc) - 1);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_END);
+    stg_json_release(&p);
+
+    /* skip without a duplicate counter still hands out the first duplicate */
+    static const char dups[] = "{\"x\":{\"k\":1,\"j\":{\"k\":0,\"k\":0},\"k\":2},\"y\":0}";
+    stg_json_init(&p, (const uint8_t *)dups, strlen(dups), 8, &arena);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+    stg_json_event first;
+    memset(&first, 0, sizeof first);
+    ck_assert_int_eq(stg_json_skip(&p, &ev, NULL, &first), STG_JSON_OBJECT_END);
+    ck_assert_int_eq(first.type, STG_JSON_DUPLICATE);
+    ck_assert_uint_eq(first.offset, (size_t)(strstr(dups, ",\"k\":0}") - dups) + 1);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_KEY);
+    ck_assert_uint_eq(ev.str_len, 1);
+    ck_assert_int_eq(ev.str[0], 'y');
+    stg_json_release(&p);
+
+    /* no buffer: an empty input, a syntax error at 0 */
+    stg_json_init(&p, NULL, 5, 8, &arena);
+    ck_assert_int_eq(stg_json_next(&p, &ev), STG_JSON_ERROR);
+    ck_assert_int_eq(p.error, STG_JSON_E_SYNTAX);
+    ck_assert_uint_eq(p.error_offset, 0);
+    stg_json_release(&p);
+    stg_arena_release(&arena);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* memory: the documented bound holds, and a capped arena fails cleanly */
 
@@ -1253,6 +1320,7 @@ Suite *json_suite(void)
     tcase_add_loop_test(tc, test_json_decode, 0,
                         (int)(sizeof decode_cases / sizeof decode_cases[0]));
     tcase_add_test(tc, test_json_decode_unvalidated);
+    tcase_add_test(tc, test_json_api_edges);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -449,6 +449,8 @@ START_TEST(test_merge_member)
     stg_report_set_limit(src, f, "max_nesting");
     f = stg_report_add(src, STG_ZIP_MALFORMED, STG_SEV_ERROR, 3, "inner");
     stg_report_set_member(src, f, "inner.pkl", 77); /* keeps its own member */
+    f = stg_report_add(src, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, 4, "no header offset");
+    stg_report_set_member(src, f, "inner.tar", STG_NO_OFFSET);
     stg_report_add_global(src, "os", 2, "system", 6, 40, NULL, STG_GLOBAL_DANGEROUS);
     stg_report_add_global(src, "torch", 5, "Size", 4, 50, "inner.pkl", STG_GLOBAL_ALLOWED);
 
@@ -458,7 +460,7 @@ START_TEST(test_merge_member)
     stg_report_free(src);
     stg_report_finish(dst);
 
-    ck_assert_uint_eq(stg_report_count(dst), 5);
+    ck_assert_uint_eq(stg_report_count(dst), 6);
     ck_assert_int_eq(stg_report_verdict(dst), STG_VERDICT_UNSAFE);
     ck_assert(stg_report_has(dst, STG_PICKLE_GLOBAL_DANGEROUS));
     const stg_finding *d = stg_report_at(dst, (size_t)tu_find(dst, STG_PICKLE_GLOBAL_DANGEROUS));
@@ -477,6 +479,9 @@ START_TEST(test_merge_member)
     d = stg_report_at(dst, (size_t)tu_find(dst, STG_ZIP_MALFORMED));
     ck_assert_str_eq(d->member, "inner.pkl");
     ck_assert_uint_eq(d->member_offset, 77);
+    d = stg_report_at(dst, (size_t)tu_find(dst, STG_CONTAINER_MALFORMED));
+    ck_assert_str_eq(d->member, "inner.tar");
+    ck_assert(!d->has_member_offset);
     d = stg_report_at(dst, (size_t)tu_find(dst, STG_PICKLE_FILE));
     ck_assert_ptr_null(d->member); /* dst's own findings are untouched */
 
@@ -533,6 +538,20 @@ START_TEST(test_merge_counts_and_flags)
     stg_report_finish(dst);
     ck_assert_int_eq(stg_report_verdict(dst), STG_VERDICT_ERROR);
     stg_report_free(empty);
+    stg_report_free(dst);
+
+    /* A source whose findings were all counted, none stored: its severity still counts. */
+    dst = new_report(10, STG_PROFILE_STRICT);
+    src = new_report(0, STG_PROFILE_STRICT);
+    stg_report_add(src, STG_HEADER_NOT_PADDED, STG_SEV_WARNING, 0, "w");
+    stg_report_merge(dst, src, "m", 0);
+    ck_assert_uint_eq(stg_report_count(dst), 0);
+    ck_assert_uint_eq(stg_report_truncated(dst), 1);
+    ck_assert(dst->any);
+    ck_assert_int_eq(dst->worst, STG_SEV_WARNING);
+    stg_report_finish(dst);
+    ck_assert_int_eq(stg_report_verdict(dst), STG_VERDICT_WARN);
+    stg_report_free(src);
     stg_report_free(dst);
 
     /* Into an empty destination: the source's worst severity, even a mild one. */

@@ -185,11 +185,12 @@ void stg_limits_default(stg_limits *out)
     out->profile = STG_PROFILE_STRICT;
 }
 
-/* Digits only, no sign, checked per step: the same rule as JSON sizes. */
+/* Digits only, no sign, checked per step: the same rule as JSON sizes. s is not NULL (the
+ * caller checked). */
 static int parse_u64(const char *s, uint64_t *out)
 {
     uint64_t v = 0;
-    if (s == NULL || *s == '\0') {
+    if (*s == '\0') {
         return -1;
     }
     for (; *s != '\0'; s++) {
