@@ -160,6 +160,81 @@ START_TEST(test_magic_numbers)
 }
 END_TEST
 
+/* A ustar member header + data (padded to 512), appended to *buf. */
+static void tar_member(uint8_t **buf, size_t *len, const char *name, const char *data)
+{
+    size_t dl = strlen(data), padded = (dl + 511) / 512 * 512;
+    *buf = realloc(*buf, *len + 512 + padded);
+    ck_assert_ptr_nonnull(*buf);
+    uint8_t *h = *buf + *len;
+    memset(h, 0, 512 + padded);
+    memcpy(h, name, strlen(name));
+    memcpy(h + 100, "0000644", 7);
+    snprintf((char *)h + 124, 12, "%011o", (unsigned)dl);
+    h[156] = '0';
+    memcpy(h + 257, "ustar", 6);
+    memcpy(h + 263, "00", 2);
+    unsigned sum = 0;
+    for (size_t i = 0; i < 512; i++) {
+        sum += (i >= 148 && i < 156) ? ' ' : h[i];
+    }
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    memcpy(h + 512, data, dl);
+    *len += 512 + padded;
+}
+
+/* Archive labels decided from the directory alone: names without folders, long names (only
+ * their tails are compared), directories that do not parse. */
+START_TEST(test_archive_labels)
+{
+    size_t len = 0;
+    uint8_t *p = NULL;
+    /* the PyTorch 0.1 layout at the top level (no folder in the names) */
+    tar_member(&p, &len, "pickle", "x");
+    tar_member(&p, &len, "storages", "y");
+    ck_assert_int_eq(stg_sniff_kind_of(p, len), STG_SNIFF_TAR);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TORCH_TAR);
+    free(p);
+    /* one of the two only: a plain tar */
+    p = NULL;
+    len = 0;
+    tar_member(&p, &len, "dir/pickle", "x");
+    tar_member(&p, &len, "dir/storage", "y");
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TAR);
+    free(p);
+
+    /* Names longer than the 63-byte tail the labeller keeps: the suffix still decides. */
+    char longname[200];
+    memset(longname, 'd', sizeof longname);
+    memcpy(longname + 150, "/", 1);
+    strcpy(longname + 190, "data.pkl");
+    zb_entry e[1] = {zb_file(longname, "not a pickle", 12)};
+    p = zb_build(e, 1, NULL, &len, NULL);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TORCH_ZIP);
+    free(p);
+    strcpy(longname + 190, "a.npy");
+    zb_entry n[1] = {zb_file(longname, "\x93NUMPY", 6)};
+    p = zb_build(n, 1, NULL, &len, NULL);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_NUMPY_ZIP);
+    free(p);
+    /* a folder named *.npy does not make its member an array */
+    strcpy(longname + 180, ".npy/x.bin");
+    zb_entry m[1] = {zb_file(longname, "\x93NUMPY", 6)};
+    p = zb_build(m, 1, NULL, &len, NULL);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_ZIP);
+    free(p);
+
+    /* A zip magic whose directory cannot be read is labelled zip (the scan then reports it). */
+    ck_assert_int_eq(stg_sniff(B("PK\x03\x04 not really an archive"), NULL), STG_FMT_ZIP);
+    /* An empty archive (end record only): zip, not numpy-zip. */
+    static const char empty[] = "PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+    ck_assert_int_eq(stg_sniff((const uint8_t *)empty, sizeof empty - 1, NULL), STG_FMT_ZIP);
+    /* a NULL name has no suffix */
+    ck_assert(!stg_name_hint_has_suffix(NULL, ".npy"));
+    ck_assert(stg_name_hint_has_suffix("A.NPY", ".npy"));
+}
+END_TEST
+
 static Suite *sniff_suite(void)
 {
     Suite *s = suite_create("sniff");
@@ -169,6 +244,7 @@ static Suite *sniff_suite(void)
     tcase_add_test(tc, test_pickles);
     tcase_add_test(tc, test_archives);
     tcase_add_test(tc, test_magic_numbers);
+    tcase_add_test(tc, test_archive_labels);
     suite_add_tcase(s, tc);
     return s;
 }
