@@ -65,7 +65,7 @@ static int inside_root(const char *root, const char *path)
         return -1;
     }
     size_t n = strlen(rr);
-    if (n == 1 && rr[0] == '/') {
+    if (n == 1) { /* a real path of one byte is "/" */
         return 1;
     }
     return strncmp(rr, rp, n) == 0 && (rp[n] == '/' || rp[n] == '\0');

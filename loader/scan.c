@@ -521,22 +521,6 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t len)
     return (ssize_t)done;
 }
 
-/* Safetensors by its first bytes: a header length of at least 2 and '{' as the first byte that
- * is not JSON whitespace (the rule of stg_sniff_is_safetensors, without needing the whole
- * header yet). */
-static bool prefix_is_safetensors(const uint8_t *p, size_t len)
-{
-    if (len < 9 || stg_le64(p) < 2) {
-        return false;
-    }
-    for (size_t i = 8; i < len; i++) {
-        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n') {
-            return p[i] == '{';
-        }
-    }
-    return false;
-}
-
 /* The streaming validator keeps taking bytes after it found the content invalid (for the size
  * and digest): only these statuses mean it cannot go on. */
 static bool stream_broken(stg_status st)
@@ -544,16 +528,12 @@ static bool stream_broken(stg_status st)
     return st != STG_OK && st != STG_E_INVALID;
 }
 
-/* Safetensors on a stream. by_name: the name hint chose this route; otherwise the first bytes
- * did, and content whose header turns out to run past the end is not safetensors by content
- * (stg_sniff_is_safetensors): then the bytes kept until the header's end are scanned as a buffer
- * instead, so standard input gets the verdict the same bytes in a file get. The copy is kept
- * while it fits the buffering cap, whatever length the header claims (even one past the cap or
- * past u64): input that ends inside the claimed header after more than the cap gets the
- * streaming validator's answer. */
-static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len, bool by_name,
-                                 const char *name_hint, const stg_scan_options *opt,
-                                 stg_report **out, int *read_err)
+/* Safetensors on a stream: the name hint says so, or the first chunk is safetensors by content
+ * (stg_sniff_is_safetensors, which looks only at the header bytes present, so what it says of
+ * the first chunk it says of the whole input). The streaming validator gives the answer
+ * stg_validate_buffer gives on the whole input, in memory bounded by the header. */
+static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
+                                 const stg_scan_options *opt, stg_report **out, int *read_err)
 {
     stg_stream_options so;
     stg_stream_options_default(&so);
@@ -563,24 +543,6 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
     stg_status st = stg_stream_new(&opt->limits, &so, &s);
     if (st != STG_OK) {
         return st;
-    }
-    /* Keep a copy until 8 + n bytes arrived or it would outgrow the buffering cap. */
-    uint64_t need = 0;
-    if (stg_add_u64(stg_le64(first), 8, &need)) {
-        need = UINT64_MAX; /* never arrives */
-    }
-    uint64_t cap = buffer_cap(&opt->limits);
-    bool keep = !by_name && first_len < need && first_len <= cap;
-    uint8_t *copy = NULL;
-    size_t copy_len = 0;
-    if (keep) {
-        copy = stg_mem_alloc(first_len);
-        if (copy == NULL) {
-            stg_stream_free(s);
-            return STG_E_NOMEM;
-        }
-        memcpy(copy, first, first_len);
-        copy_len = first_len;
     }
     st = stg_stream_feed(s, first, first_len);
     uint8_t *chunk = stg_mem_alloc(READ_CHUNK);
@@ -599,55 +561,19 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
         if (n == 0) {
             break;
         }
-        size_t got = (size_t)n;
-        if (keep) {
-            if ((uint64_t)copy_len + got >= need || (uint64_t)copy_len + got > cap) {
-                /* the whole header arrived (safetensors by content), or the input outgrew
-                 * what may be buffered: the streaming validator's answer stands */
-                keep = false;
-                stg_mem_free(copy);
-                copy = NULL;
-            } else {
-                uint8_t *grown = stg_mem_realloc(copy, copy_len + got);
-                if (grown == NULL) {
-                    st = STG_E_NOMEM;
-                    break;
-                }
-                copy = grown;
-                memcpy(copy + copy_len, chunk, got);
-                copy_len += got;
-            }
-        }
-        st = stg_stream_feed(s, chunk, got);
+        st = stg_stream_feed(s, chunk, (size_t)n);
     }
     stg_mem_free(chunk);
     if (stream_broken(st)) {
-        stg_mem_free(copy);
         stg_stream_free(s);
         return st;
     }
-    if (keep && *read_err == 0) {
-        /* End of input inside the claimed header: not safetensors by content. */
-        stg_stream_free(s);
-        stg_report *r = stg_report_new(&opt->limits);
-        if (r == NULL) {
-            stg_mem_free(copy);
-            return STG_E_NOMEM;
-        }
-        scan_bytes(copy, copy_len, name_hint, NULL, NULL, NULL, opt, r);
-        stg_mem_free(copy);
-        *out = r;
-        return STG_OK;
-    }
-    stg_mem_free(copy);
+    /* stg_stream_finish hands out a report (format safetensors) exactly when it returns OK. */
     stg_report *r = NULL;
     stg_status fin = stg_stream_finish(s, &r);
     stg_stream_free(s);
-    if (r == NULL) {
-        return fin != STG_OK ? fin : STG_E_NOMEM;
-    }
-    if (stg_report_format(r) == STG_FMT_UNKNOWN) {
-        stg_report_set_format(r, STG_FMT_SAFETENSORS);
+    if (fin != STG_OK) {
+        return fin;
     }
     *out = r;
     return STG_OK;
@@ -766,8 +692,8 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     stg_report *r = NULL;
     stg_status st;
     bool by_name = stg_name_hint_of(name_hint).safetensors;
-    if (read_err == 0 && (by_name || prefix_is_safetensors(first, first_len))) {
-        st = scan_fd_stream(fd, first, first_len, by_name, name_hint, opt, &r, &read_err);
+    if (read_err == 0 && (by_name || stg_sniff_is_safetensors(first, first_len))) {
+        st = scan_fd_stream(fd, first, first_len, opt, &r, &read_err);
         stg_mem_free(first);
     } else if (read_err == 0) {
         st = scan_fd_buffered(fd, first, first_len, name_hint, opt, &r, &read_err);

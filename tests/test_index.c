@@ -364,43 +364,41 @@ START_TEST(test_name_limit)
 }
 END_TEST
 
-/* Every max_memory from 1 byte up to what the index needs: the answer is either exactly the
- * unlimited one or limit_exceeded (max_memory) with the index not ok, never anything else; past
- * some budget it is always the unlimited one. */
-START_TEST(test_memory_budget_sweep)
+/* An index of `count` tensors with escaped names (name_pad digits); shard names repeat every
+ * `shards` tensors. */
+static size_t sweep_doc(char *json, size_t cap, int count, int shards, int name_pad)
 {
-    static char json[16384];
-    size_t n = (size_t)snprintf(json, sizeof json,
-                                "{\"metadata\":{\"total_size\":7},"
-                                "\"weight_map\":{");
-    for (int i = 0; i < 200; i++) {
-        n += (size_t)snprintf(json + n, sizeof json - n, "%s\"t\\u00%02x%d\":\"s%d.st\"",
-                              i == 0 ? "" : ",", 0x41 + i % 26, i, i % 7);
+    size_t n = (size_t)snprintf(json, cap, "{\"metadata\":{\"total_size\":7},\"weight_map\":{");
+    for (int i = 0; i < count; i++) {
+        n += (size_t)snprintf(json + n, cap - n, "%s\"t\\u00%02x%0*d\":\"s%d.st\"",
+                              i == 0 ? "" : ",", 0x41 + i % 26, name_pad, i, i % shards);
     }
-    n += (size_t)snprintf(json + n, sizeof json - n, "}}");
+    n += (size_t)snprintf(json + n, cap - n, "}}");
+    return n;
+}
+
+/* Runs stg_index_parse over json with every budget in [lo, hi) (1-byte steps below 4 KiB, then
+ * `step`): each answer is the unlimited one (count entries, shards shards) or limit_exceeded
+ * (max_memory) alone with the index not ok, never anything else. */
+static void sweep(const char *json, size_t n, size_t count, size_t shards, size_t lo, size_t hi,
+                  size_t step, size_t *failures, size_t *last_failure)
+{
     stg_limits lim;
     stg_limits_default(&lim);
-    stg_index ix;
-    stg_report *r = stg_report_new(&lim);
-    stg_index_init(&ix);
-    ck_assert(stg_index_parse((const uint8_t *)json, n, &lim, r, &ix));
-    ck_assert_uint_eq(ix.entry_count, 200);
-    ck_assert_uint_eq(ix.shard_count, 7);
-    stg_index_release(&ix);
-    stg_report_free(r);
-    size_t failures = 0, last_failure = 0;
-    for (size_t budget = 1; budget <= 256 * 1024; budget += budget < 4096 ? 1 : 64) {
+    for (size_t budget = lo; budget < hi; budget += budget < 4096 ? 1 : step) {
         lim.max_memory = budget;
-        r = stg_report_new(&lim);
+        stg_report *r = stg_report_new(&lim);
+        stg_index ix;
         stg_index_init(&ix);
         bool ok = stg_index_parse((const uint8_t *)json, n, &lim, r, &ix);
         stg_report_finish(r);
         if (ok) {
-            ck_assert_msg(stg_report_count(r) == 0 && ix.entry_count == 200 && ix.shard_count == 7,
+            ck_assert_msg(stg_report_count(r) == 0 && ix.entry_count == count &&
+                              ix.shard_count == shards,
                           "budget %zu: %s", budget, tu_describe(r));
         } else {
-            failures++;
-            last_failure = budget;
+            (*failures)++;
+            *last_failure = budget;
             long at = tu_find(r, STG_LIMIT_EXCEEDED);
             ck_assert_msg(at >= 0 && stg_report_count(r) == 1, "budget %zu: %s", budget,
                           tu_describe(r));
@@ -412,8 +410,28 @@ START_TEST(test_memory_budget_sweep)
         stg_index_release(&ix);
         stg_report_free(r);
     }
+}
+
+/* Every max_memory from 1 byte up to what the index needs: the answer is either exactly the
+ * unlimited one or limit_exceeded (max_memory); past some budget it is always the unlimited
+ * one. */
+START_TEST(test_memory_budget_sweep)
+{
+    static char json[16384];
+    size_t n = sweep_doc(json, sizeof json, 200, 7, 1);
+    size_t failures = 0, last_failure = 0;
+    sweep(json, n, 200, 7, 1, 256 * 1024, 64, &failures, &last_failure);
     ck_assert_uint_gt(failures, 0);
     ck_assert_uint_lt(last_failure, 256 * 1024 - 64);
+
+    /* long names and a shard per tensor: the copies of the names and the shard table outgrow
+     * the arena's first 64 KiB block, so a budget can run out in either */
+    static char big[512 * 1024];
+    n = sweep_doc(big, sizeof big, 4000, 4000, 40);
+    failures = 0;
+    sweep(big, n, 4000, 4000, 60 * 1024, 1024 * 1024, 1021, &failures, &last_failure);
+    ck_assert_uint_gt(failures, 0);
+    ck_assert_uint_lt(last_failure, 1024 * 1024 - 1021);
 }
 END_TEST
 
@@ -460,6 +478,7 @@ static Suite *index_suite(void)
 {
     Suite *s = suite_create("index");
     TCase *tc = tcase_create("index");
+    tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_codes, 0, (int)NCASES);
     tcase_add_test(tc, test_table);
     tcase_add_test(tc, test_name_rule);

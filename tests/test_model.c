@@ -392,9 +392,19 @@ START_TEST(test_relative_index_path)
 }
 END_TEST
 
-/* An index in the file system root has its shards looked up there ("/", not ""). */
+/* Shards are looked up in the index's folder: in the file system root that is "/" (not "");
+ * under a path whose folder is a file there are none. */
 START_TEST(test_index_in_fs_root)
 {
+    /* an index path whose folder is a file: its shards do not exist (ENOTDIR) */
+    ck_assert_int_eq(tu_write_file(in_model("plain"), "x", 1), 0);
+    stg_report *rn = stg_report_new(NULL);
+    stg_index_scan_file(in_model("plain/model.safetensors.index.json"), (const uint8_t *)GOOD,
+                        strlen(GOOD), NULL, rn);
+    stg_report_finish(rn);
+    ck_assert_msg(tu_count(rn, STG_INDEX_SHARD_MISSING) == 2 && stg_report_count(rn) == 2, "%s",
+                  tu_describe(rn));
+    stg_report_free(rn);
     const char *json = "{\"weight_map\":{\"a\":\"stguard-test-no-such-shard-7f3e.safetensors\"}}";
     stg_report *r = stg_report_new(NULL);
     stg_index_scan_file("/model.safetensors.index.json", (const uint8_t *)json, strlen(json), NULL,
@@ -511,6 +521,12 @@ START_TEST(test_scan_roots)
     ck_assert_str_eq(stg_report_at(r, (size_t)at)->member, S2);
     ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset,
                       (uint64_t)(strstr(GOOD, "\"" S2) - GOOD));
+    stg_report_free(r);
+    /* a root that is a file contains only that file */
+    r = scan_index(GOOD, in_model(S1));
+    ck_assert_msg(stg_report_count(r) == 1 && tu_find(r, STG_SYMLINK_SKIPPED) == 0, "%s",
+                  tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, 0)->member, S2);
     stg_report_free(r);
     /* a root that does not resolve: the shards' places cannot be established, not read */
     r = scan_index(GOOD, in_model("no-such-root"));

@@ -629,9 +629,8 @@ START_TEST(test_walk_links_specials_and_filters)
 END_TEST
 
 /* Standard input gives the answer the same bytes give as a buffer, whichever route the first
- * bytes choose: buffered (not safetensors by its first bytes), streamed (safetensors by its first
- * bytes or by the name hint), or kept until the header's end and then buffered (a header that
- * runs past the end of the input). */
+ * bytes choose: buffered (not safetensors by its first chunk) or streamed (safetensors by its
+ * first chunk, or by the name hint). */
 typedef struct fd_case {
     const char *what;
     uint8_t *bytes;
@@ -674,10 +673,11 @@ START_TEST(test_fd_same_answer_as_buffer)
     cases[n++] = make_case("length overflows u64 + 8", "\xfc\xff\xff\xff\xff\xff\xff\xff{}", 10,
                            NULL);
     cases[n++] = make_case("length over the buffering cap", "\0\0\0\x40\0\0\0\0{}", 10, NULL);
+    cases[n++] = make_case("brace after the claimed header", "\x02\0\0\0\0\0\0\0  {}", 12, NULL);
     cases[n++] = make_case("named safetensors, too small", "abc", 3, "upload.safetensors");
     cases[n++] = make_case("named safetensors, not safetensors", "PK\x05\x06 and more bytes", 20,
                            "m.safetensors");
-    /* a header of 100,000 bytes claimed, the input ends at 80,000: kept, then buffered */
+    /* a header of 100,000 bytes claimed, the input ends at 80,000: header_truncated */
     cases[n++] = framed_case("header past the end", 100000, "{\"a\":", 80000, ' ');
     /* a header of 70,000 bytes that arrives whole (after the first 64 KiB chunk), then data */
     {
@@ -691,6 +691,10 @@ START_TEST(test_fd_same_answer_as_buffer)
         memcpy(bad.bytes + 8 + 70000, "DATAXY", 6);
         cases[n++] = bad;
     }
+    /* the first chunk (64 KiB) is all whitespace, the brace comes later: buffered, then
+     * safetensors by content as a whole */
+    cases[n++] = framed_case("whitespace past the first chunk", 100000, "", 70000, ' ');
+    cases[n - 1].bytes[70000 - 1] = '{';
     /* 300 KiB that is no format: buffered in growing steps under the default cap */
     cases[n++] = framed_case("300 KiB of text", 0x2020202020202020u, "", 300 * 1024, 'x');
     stg_scan_options opt;
@@ -725,11 +729,16 @@ START_TEST(test_fd_cap_saturates)
     memset(junk, 'x', big);
     stg_scan_options opt;
     stg_scan_options_default(&opt);
-    opt.limits.max_header_len = (UINT64_MAX / 2) + 1;
-    stg_report *r = scan_piped(junk, big, NULL, &opt);
-    ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) < 0, "%s", tu_describe(r));
-    ck_assert_int_ge(tu_find(r, STG_FORMAT_UNKNOWN), 0);
-    stg_report_free(r);
+    /* 2 x max_header_len overflows; then 2 x max_header_len + 8 MiB does */
+    const uint64_t huge[] = {(UINT64_MAX / 2) + 1, UINT64_MAX / 2};
+    stg_report *r = NULL;
+    for (int i = 0; i < 2; i++) {
+        opt.limits.max_header_len = huge[i];
+        r = scan_piped(junk, big, NULL, &opt);
+        ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) < 0, "%s", tu_describe(r));
+        ck_assert_int_ge(tu_find(r, STG_FORMAT_UNKNOWN), 0);
+        stg_report_free(r);
+    }
     /* near miss: max_header_len 512 KiB gives a cap of 9 MiB, one byte short */
     opt.limits.max_header_len = 512 * 1024;
     r = scan_piped(junk, big, NULL, &opt);
@@ -749,6 +758,23 @@ START_TEST(test_fd_cap_saturates)
     stg_report_free(r);
     free(junk);
     ck_assert_int_eq(stg_scan_fd(0, "-", NULL, NULL, NULL), STG_E_BAD_ARG);
+
+    /* A header running past the end of the input is header_truncated on stdin as in a buffer,
+     * whatever the buffering cap: safetensors content is streamed, nothing is kept. */
+    const uint64_t caps[] = {1024, 100 * 1024, 0};
+    fd_case c = framed_case("header past the end", 1000000, "{\"a\":", 150 * 1024, ' ');
+    for (int i = 0; i < 3; i++) {
+        stg_scan_options_default(&opt);
+        opt.limits.max_memory = caps[i];
+        r = scan_piped(c.bytes, c.len, NULL, &opt);
+        ck_assert_msg(stg_report_count(r) == 1 && tu_find(r, STG_HEADER_TRUNCATED) == 0, "%s",
+                      tu_describe(r));
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS);
+        ck_assert_uint_eq(stg_report_size(r), c.len);
+        stg_report_free(r);
+    }
+    free(c.bytes);
 }
 END_TEST
 

@@ -511,6 +511,10 @@ START_TEST(test_progress_calls)
     ck_assert_uint_ge(log.calls_before_first, 1);
     ck_assert_uint_le(log.max_bytes, big + 7);
     ck_assert_uint_eq(res.bytes, big + 7);
+    /* no progress callback: waits time out silently */
+    ck_assert_int_eq(walk1(at("p"), &wo, &col, &res), STG_OK);
+    ck_assert_uint_eq(res.files, 3);
+    ck_assert_uint_eq(res.bytes, big + 7);
     /* progress_ms 0 means the default period; no callback is fine too */
     wo.progress_ms = 0;
     memset(&col, 0, sizeof col);
