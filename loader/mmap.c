@@ -36,8 +36,9 @@ static void file_changed(stg_report *r)
                    "the file changed size or identity while it was validated");
 }
 
-/* Reads exactly len bytes at off; false on a short read (the file shrank) or an error. */
-static bool pread_full(int fd, uint8_t *dst, size_t len, uint64_t off)
+/* Reads exactly len bytes at off; false when the file ended first (it shrank: *err = 0) or a
+ * read failed (*err = its errno). */
+static bool pread_full(int fd, uint8_t *dst, size_t len, uint64_t off, int *err)
 {
     size_t done = 0;
     while (done < len) {
@@ -46,6 +47,7 @@ static bool pread_full(int fd, uint8_t *dst, size_t len, uint64_t off)
             continue;
         }
         if (got <= 0) {
+            *err = got < 0 ? errno : 0;
             return false;
         }
         done += (size_t)got;
@@ -104,6 +106,21 @@ static bool build_name_index(stg_file *f)
         sift_down(f->h.tensors, f->by_name, 0, end - 1);
     }
     return true;
+}
+
+static void file_free(stg_file *f);
+
+/* The header could not be read whole: io_error for a failed read, file_changed when the file
+ * ended before its validated size. Frees f. */
+static stg_status header_unread(stg_file *f, stg_report *r, int err)
+{
+    if (err != 0) {
+        report_io(r, "pread", err);
+    } else {
+        file_changed(r);
+    }
+    file_free(f);
+    return err != 0 ? STG_E_IO : STG_FILE_CHANGED;
 }
 
 static void file_free(stg_file *f)
@@ -172,10 +189,9 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
      * truncated later cannot fault a lookup. */
     uint8_t first[8];
     size_t avail = f->size < 8 ? (size_t)f->size : 8;
-    if (!pread_full(f->fd, first, avail, 0)) {
-        file_changed(r);
-        file_free(f);
-        return STG_FILE_CHANGED;
+    int err = 0;
+    if (!pread_full(f->fd, first, avail, 0, &err)) {
+        return header_unread(f, r, err);
     }
     uint64_t n = 0;
     if (stg_st_check_frame(first, avail, f->size, lim, r, &n) == STG_ST_FRAME_OK) {
@@ -185,10 +201,8 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
             file_free(f);
             return STG_E_NOMEM;
         }
-        if (!pread_full(f->fd, f->hdr, (size_t)n, 8)) {
-            file_changed(r);
-            file_free(f);
-            return STG_FILE_CHANGED;
+        if (!pread_full(f->fd, f->hdr, (size_t)n, 8, &err)) {
+            return header_unread(f, r, err);
         }
         if (stg_st_parse_header(f->hdr, n, lim, r, &f->h)) {
             stg_st_check_layout(&f->h, f->size - 8 - n, lim, r);
