@@ -337,17 +337,25 @@ static stg_status read_index(const char *path, uint64_t cap, uint8_t **out, size
         return STG_E_NOMEM;
     }
     size_t have = 0;
+    int err = 0;
     while (have < size) {
         ssize_t got = read(fd, buf + have, size - have);
         if (got < 0 && errno == EINTR) {
             continue;
         }
         if (got <= 0) {
+            err = got < 0 ? errno : 0;
             break;
         }
         have += (size_t)got;
     }
     close(fd);
+    if (err != 0) {
+        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
+                       "the index could not be read (errno %d)", err);
+        stg_mem_free(buf);
+        return STG_E_IO;
+    }
     if (have != size) {
         stg_report_add(r, STG_FILE_CHANGED_CODE, STG_SEV_ERROR, STG_NO_OFFSET,
                        "the index changed size while it was read");
