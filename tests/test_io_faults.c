@@ -1096,6 +1096,9 @@ static const char *judge(const char *entry, const fault *f, const outcome *base,
         if (!report_failed(v, f)) {
             return "the report does not say error with io_error or file_changed";
         }
+        if (f->mode == MODE_FAIL && read_fn && !v->io_error) {
+            return "a read that failed must be io_error (file_changed is for a file that changed)";
+        }
         /* stg_model_open: when stat says the path is no folder, the path itself is read as the
          * index, and the io_error says it is not a regular file (true, and no errno applies). */
         bool model_stat = strcmp(entry, "model") == 0 && f->fn == IO_STAT;
@@ -1137,6 +1140,9 @@ static const char *judge(const char *entry, const fault *f, const outcome *base,
         }
         if (failed && syscall_fn(f->fn) && f->mode == MODE_FAIL && v->io_error && !v->errno_shown) {
             return "io_error does not carry the errno";
+        }
+        if (failed && f->mode == MODE_FAIL && read_fn && !v->io_error) {
+            return "a read that failed must be io_error (file_changed is for a file that changed)";
         }
     }
     /* A record that vanished must lie under a folder whose record says it was not read, or
