@@ -3,12 +3,13 @@
 # replay: coverage preset (clang -fprofile-instr-generate -fcoverage-mapping), ctest with
 # LLVM_PROFILE_FILE, llvm-profdata merge, llvm-cov report. Prints the per-file table, then the
 # total line and branch percentages.
-#   tools/coverage.sh [--html DIR] [--build-dir DIR] [--harness NAME] [--tests REGEX]
+#   tools/coverage.sh [--html DIR] [--build-dir DIR] [--harness NAME] [--tests REGEX] [--missed F] [--sources "F..."]
 #     --html DIR       also write an HTML report to DIR
 #     --build-dir DIR  build there instead of build/coverage (parallel work in one checkout)
 #     --harness NAME   only replay_NAME over corpus/NAME/ (what that harness's corpus reaches)
 #     --tests REGEX    only the ctest tests matching REGEX
 #     --missed FILE    after the report, list FILE's uncovered lines (path under the root)
+#     --sources "F..." report only these files (paths under the root) instead of the three folders
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -17,6 +18,7 @@ dir=build/coverage
 harness=""
 tests=""
 missed=""
+only=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --html) html=${2:?--html needs a directory}; shift 2 ;;
@@ -24,7 +26,8 @@ while [ $# -gt 0 ]; do
     --harness) harness=${2#fuzz_}; harness=${harness:?--harness needs a name}; shift 2 ;;
     --tests) tests=${2:?--tests needs a regex}; shift 2 ;;
     --missed) missed=${2:?--missed needs a file}; shift 2 ;;
-    *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --sources) only=${2:?--sources needs file names}; shift 2 ;;
+    *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 dir=$(mkdir -p "$dir" && cd "$dir" && pwd)
@@ -65,6 +68,12 @@ first=${objects[0]}
 args=("$first")
 for o in "${objects[@]:1}"; do args+=(-object "$o"); done
 sources=("$root/parser" "$root/validator" "$root/loader")
+scope="parser/ validator/ loader/"
+if [ -n "$only" ]; then
+    sources=()
+    for f in $only; do sources+=("$root/$f"); done
+    scope=$only
+fi
 
 "$cov" report "${args[@]}" -instr-profile="$dir/merged.profdata" "${sources[@]}" | tee "$dir/report.txt"
 if [ -n "$html" ]; then
@@ -78,6 +87,6 @@ if [ -n "$missed" ]; then
         "$root/$missed" | grep -E '^ +[0-9]+\| +0\||Branch \([0-9]+:[0-9]+\): \[True: 0|False: 0\]' || true
 fi
 # TOTAL row: regions, missed, cover, functions, missed, cover, lines, missed, cover, branches, missed, cover
-awk '$1 == "TOTAL" {printf "coverage: lines %s, branches %s, functions %s (parser/ validator/ loader/)\n", $10, $13, $7}' \
+awk -v scope="$scope" '$1 == "TOTAL" {printf "coverage: lines %s, branches %s, functions %s (%s)\n", $10, $13, $7, scope}' \
     "$dir/report.txt"
 [ $test_status -eq 0 ] || echo "coverage: note: some tests failed (see $dir.ctest.log)"
