@@ -147,6 +147,7 @@ START_TEST(test_magic_numbers)
     ck_assert_int_eq(stg_sniff_kind_of(B("\x28\xb5\x2f\xfd\0\0")), STG_SNIFF_ZSTD);
     ck_assert_int_eq(stg_sniff_kind_of(B("\x04\x22\x4d\x18\0\0")), STG_SNIFF_LZ4);
     ck_assert_int_eq(stg_sniff(B("\x28\xb5\x2f\xfd\0\0"), NULL), STG_FMT_UNKNOWN);
+    ck_assert_int_eq(stg_sniff(B("\x04\x22\x4d\x18\0\0"), NULL), STG_FMT_UNKNOWN);
     /* Near misses. */
     ck_assert_int_eq(stg_sniff(B("GGUX\x03\0\0\0"), NULL), STG_FMT_UNKNOWN);
     ck_assert_int_eq(stg_sniff(B("\x93NUMPX\x01\x00"), NULL), STG_FMT_UNKNOWN);
@@ -224,6 +225,16 @@ START_TEST(test_archive_labels)
     ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_ZIP);
     free(p);
 
+    /* The labeller does not inflate: a member marked deflated is not looked into. */
+    zb_entry d[1] = {zb_file("blob", EVIL, sizeof EVIL - 1)};
+    d[0].method = 8;
+    p = zb_build(d, 1, NULL, &len, NULL);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_ZIP);
+    d[0].method = 0; /* stored: the same bytes are found to be a pickle */
+    free(p);
+    p = zb_build(d, 1, NULL, &len, NULL);
+    ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TORCH_ZIP);
+    free(p);
     /* A zip magic whose directory cannot be read is labelled zip (the scan then reports it). */
     ck_assert_int_eq(stg_sniff(B("PK\x03\x04 not really an archive"), NULL), STG_FMT_ZIP);
     /* An empty archive (end record only): zip, not numpy-zip. */
