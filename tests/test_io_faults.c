@@ -8,15 +8,18 @@
  *     readdir, pthread_create; EVP_MD_CTX_new returns NULL, the other EVP calls return 0);
  *   - EINTR once, before the real call (read, pread): must be retried transparently;
  *   - a short read (half the bytes asked) or end of file (0) (read, pread);
- *   - a file that changed under the scan: fstat/stat/lstat report another inode or another size,
- *     fstat a FIFO or a negative size;
- *   - an allocation failure (stg_mem_*, the library's only allocator), for the loader entry points
- *     test_alloc does not reach (stg_scan_fd, the tree walk, sharded models).
+ *   - a file that changed under the scan: fstat/stat/lstat report another inode or device,
+ *     fstat/stat another size, fstat a FIFO or a negative size;
+ *   - a digest of the wrong length from EVP_DigestFinal_ex;
+ *   - an allocation failure (stg_mem_*, the library's only allocator), also for the loader entry
+ *     points test_alloc does not reach (stg_scan_fd, the tree walk, sharded models).
  * For k = 1, 2, ... each entry point runs until an iteration completes without reaching call k.
  * Every time the result must be either exactly the result without faults (the fault was absorbed:
  * EINTR, short reads and a failed pthread_create must always be), or a clean failure: a report
- * whose verdict is `error` with an io_error or file_changed finding (carrying the errno, as text
- * or number, when a system call failed with one), or an error status with no object handed out.
+ * whose verdict is `error` with an io_error or file_changed finding (io_error, carrying the errno
+ * as text or number, when a system call failed with one; never file_changed for a failed read),
+ * or an error status with no object handed out. When read() ends standard input early, the
+ * result must be exactly that of the bytes that arrived.
  * Never a crash, never a better verdict for a file that could not be read, never a tensor read
  * that says STG_OK with bytes other than the file's. After every call no descriptor is left open
  * (/proc/self/fd is counted) and every stg_mem allocation is freed; under the asan preset
