@@ -40,6 +40,20 @@ bool stg_inflate_available(void)
     return true;
 }
 
+/* zlib's own state and window go through stg_mem like every other allocation of the library,
+ * so a test build can fail them too. */
+static voidpf zlib_alloc(voidpf opaque, uInt items, uInt size)
+{
+    (void)opaque;
+    return stg_mem_calloc(items, size);
+}
+
+static void zlib_free(voidpf opaque, voidpf p)
+{
+    (void)opaque;
+    stg_mem_free(p);
+}
+
 /* zlib counts in uInt: feed and drain at most this much per call. */
 #define CHUNK_MAX ((size_t)1 << 30)
 
@@ -78,6 +92,8 @@ stg_inflate_result stg_inflate(const uint8_t *in, size_t in_len, stg_inflate_for
     memset(out, 0, sizeof *out);
     z_stream zs;
     memset(&zs, 0, sizeof zs);
+    zs.zalloc = zlib_alloc;
+    zs.zfree = zlib_free;
     int wbits = fmt == STG_INFLATE_RAW ? -15 : fmt == STG_INFLATE_GZIP ? 15 + 16 : 15;
     if (inflateInit2(&zs, wbits) != Z_OK) {
         return STG_INFLATE_NOMEM;
