@@ -695,9 +695,7 @@ static void free_walk(walk *w)
         stg_mem_free(w->targets[i].hint);
         stg_report_free(w->targets[i].report);
     }
-    while (w->depth > 0) {
-        free_frame(&w->stack[--w->depth]);
-    }
+    /* walk_argument pops every frame it pushed before it returns: the stack is empty here */
     stg_mem_free(w->stack);
     stg_mem_free(w->records);
     stg_mem_free(w->targets);
