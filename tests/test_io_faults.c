@@ -309,7 +309,7 @@ static int disturbed_stat(io_fn fn, int rc, struct stat *st)
     }
     switch (h->mode) {
     case MODE_OTHER_INODE: st->st_ino += 1000003; break;
-    case MODE_OTHER_DEV: st->st_dev += 1; break;
+    case MODE_OTHER_DEV: st->st_dev = st->st_dev == 0 ? 1 : 0; break; /* 0: no real device */
     case MODE_RESIZED: st->st_size += 1; break;
     case MODE_FIFO: st->st_mode = (st->st_mode & ~(mode_t)S_IFMT) | S_IFIFO; break;
     case MODE_HUGE: st->st_size = -1; break;
