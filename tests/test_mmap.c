@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "stguard/stguard.h"
@@ -494,6 +496,44 @@ START_TEST(test_size_says_more_than_content)
 }
 END_TEST
 
+/* Truncated under the mapping: the safe path answers STG_FILE_CHANGED; the raw view is what
+ * stguard.h documents, a page past the new end faults with SIGBUS (checked in a child, with
+ * the default action, since the library installs no handler). */
+START_TEST(test_raw_view_after_truncation)
+{
+    static const char hdr[] = "{\"w\":{\"dtype\":\"U8\",\"shape\":[12288],"
+                              "\"data_offsets\":[0,12288]}}";
+    uint8_t *data = malloc(12288);
+    memset(data, 'w', 12288);
+    const char *p = write_st("big.safetensors", hdr, data, 12288);
+    free(data);
+    stg_file *f = NULL;
+    ck_assert_int_eq(stg_file_open(p, NULL, &f, NULL), STG_OK);
+    const stg_tensor *w = stg_file_tensor_find(f, "w", 1);
+    const void *raw = stg_file_tensor_data(f, w);
+    ck_assert_ptr_nonnull(raw);
+    const volatile uint8_t *view = raw;
+    ck_assert_uint_eq(view[12287], 'w');
+    ck_assert_int_eq(truncate(p, 100), 0);
+    uint8_t *buf = malloc(12288);
+    ck_assert_int_eq(stg_file_read_tensor(f, w, buf, 12288), STG_FILE_CHANGED);
+    ck_assert(!stg_file_unchanged(f));
+    free(buf);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        signal(SIGBUS, SIG_DFL);
+        uint8_t x = view[12287]; /* two pages past the new end of the file */
+        _exit(x == 'w' ? 3 : 4);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS, "child status %d", status);
+    stg_file_close(f);
+}
+END_TEST
+
 static Suite *mmap_suite(void)
 {
     Suite *s = suite_create("mmap");
@@ -509,6 +549,7 @@ static Suite *mmap_suite(void)
     tcase_add_test(tc, test_open_report_unparsed_header);
     tcase_add_test(tc, test_changed_nanoseconds_and_unlinked);
     tcase_add_test(tc, test_size_says_more_than_content);
+    tcase_add_test(tc, test_raw_view_after_truncation);
     suite_add_tcase(s, tc);
     return s;
 }
