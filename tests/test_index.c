@@ -474,6 +474,65 @@ START_TEST(test_shards_edges)
 }
 END_TEST
 
+/* NULL limits mean the defaults: nesting at the default max_json_depth passes, one more level
+ * is json_too_deep at the bracket that goes past it. */
+START_TEST(test_default_limits)
+{
+    stg_limits def;
+    stg_limits_default(&def);
+    int limit = (int)def.max_json_depth;
+    ck_assert_int_lt(limit, 500);
+    static char json[1024];
+    for (int depth = limit; depth <= limit + 1; depth++) {
+        /* the top-level object, "metadata"'s object, then depth - 2 arrays */
+        size_t n = (size_t)snprintf(json, sizeof json, "{\"metadata\":{\"x\":");
+        for (int i = 0; i < depth - 2; i++) {
+            json[n++] = '[';
+        }
+        for (int i = 0; i < depth - 2; i++) {
+            json[n++] = ']';
+        }
+        n += (size_t)snprintf(json + n, sizeof json - n, "},\"weight_map\":{}}");
+        stg_report *r = stg_report_new(NULL);
+        stg_index ix;
+        stg_index_init(&ix);
+        bool ok = stg_index_parse((const uint8_t *)json, n, NULL, r, &ix);
+        stg_report_finish(r);
+        if (depth == limit) {
+            ck_assert_msg(ok && stg_report_count(r) == 0, "%s", tu_describe(r));
+        } else {
+            ck_assert(!ok);
+            long at = tu_find(r, STG_JSON_TOO_DEEP);
+            ck_assert_msg(at >= 0, "%s", tu_describe(r));
+            ck_assert_uint_eq(stg_report_at(r, (size_t)at)->offset,
+                              (uint64_t)(strchr(json, '[') - json) + (uint64_t)(depth - 3));
+        }
+        stg_index_release(&ix);
+        stg_report_free(r);
+    }
+}
+END_TEST
+
+/* A tensor an earlier shard lists several times and a later shard lists once more: one
+ * index_tensor_duplicate, at the later shard's key, with that shard as member. */
+START_TEST(test_duplicate_over_copies)
+{
+    const char *json = "{\"weight_map\":{\"a\":\"s0\",\"b\":\"s1\"}}";
+    stg_index_shard_tensor s0[] = {{"a", 1, 300, 1}, {"a", 1, 100, 1}, {"a", 1, 200, 1}};
+    stg_index_shard_tensor s1[] = {{"b", 1, 80, 1}, {"a", 1, 50, 1}};
+    stg_index_shard_table t[2] = {{true, s0, 3}, {true, s1, 2}};
+    stg_index ix;
+    stg_report *r = check(t, &ix, json);
+    long d = tu_find(r, STG_INDEX_TENSOR_DUPLICATE);
+    ck_assert_msg(d >= 0 && stg_report_count(r) == 1, "%s", tu_describe(r));
+    ck_assert_uint_eq(stg_report_at(r, (size_t)d)->offset, 50);
+    ck_assert_str_eq(stg_report_at(r, (size_t)d)->member, "s1");
+    ck_assert_str_eq(stg_report_at(r, (size_t)d)->tensor, "a");
+    stg_index_release(&ix);
+    stg_report_free(r);
+}
+END_TEST
+
 static Suite *index_suite(void)
 {
     Suite *s = suite_create("index");
@@ -489,6 +548,8 @@ static Suite *index_suite(void)
     tcase_add_test(tc, test_name_limit);
     tcase_add_test(tc, test_memory_budget_sweep);
     tcase_add_test(tc, test_shards_edges);
+    tcase_add_test(tc, test_default_limits);
+    tcase_add_test(tc, test_duplicate_over_copies);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -834,6 +834,23 @@ START_TEST(test_path_roots_and_arguments)
     stg_report_free(r);
     opt.root = NULL;
 
+    /* an empty file: read without a mapping, digest of nothing, file_too_small as a buffer */
+    char *empty = path_in(dir, "empty.safetensors");
+    ck_assert_int_eq(tu_write_file(empty, "", 0), 0);
+    ck_assert_int_eq(stg_scan_path(empty, NULL, &r), STG_OK);
+    ck_assert_uint_eq(stg_report_size(r), 0);
+    ck_assert_str_eq(stg_report_sha256(r),
+                     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    stg_report *re = NULL;
+    ck_assert_int_eq(stg_scan_buffer("", 0, empty, NULL, &re), STG_OK);
+    char want_empty[256];
+    snprintf(want_empty, sizeof want_empty, "%s", tu_describe(re));
+    ck_assert_str_eq(tu_describe(r), want_empty);
+    ck_assert_int_ge(tu_find(r, STG_FILE_TOO_SMALL), 0);
+    stg_report_free(re);
+    stg_report_free(r);
+    free(empty);
+
     /* a mapped file (over 64 KiB) with the digest off */
     size_t big = 100 * 1024;
     char *bigp = path_in(dir, "big.bin");
