@@ -334,7 +334,7 @@ static bool marker(stg_pickle_walker *w, uint32_t *k)
 /* Copies n values into the pool; STG_PV_NO_POOL when the pool is full. */
 static uint64_t pool_put_slow(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
 {
-    if (n > w->max_pool || w->npool > w->max_pool - n) {
+    if ((uint64_t)w->npool + n > w->max_pool) {
         return STG_PV_NO_POOL;
     }
     /* Here npool + n <= max_pool but > pool_room, so pool_room is pool_bytes / 16 and the pool

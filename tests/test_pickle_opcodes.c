@@ -11,6 +11,7 @@
 
 #include "parser/pickle.h"
 #include "testutil.h"
+#include "validator/pickle_scan.h"
 
 #define B(lit) (const uint8_t *)(lit), (sizeof(lit) - 1)
 
@@ -636,8 +637,11 @@ END_TEST
 /* Every hook-raising opcode at once: globals, calls, BUILD and SETITEM on a global, appends,
  * persistent ids, EXT, an unresolved STACK_GLOBAL, strings over max_string, frame divergence. */
 static const uint8_t busy[] = "\x80\x04"
-                              "\x95\x05\x00\x00\x00\x00\x00\x00\x00"
-                              "NK\x01\x86" /* TUPLE2 straddles nothing; K arg inside */
+                              "\x95\x02\x00\x00\x00\x00\x00\x00\x00"
+                              "NK\x01\x86" /* K's argument is past the frame: at 12 */
+                              "0"
+                              "\x95\x0a\x00\x00\x00\x00\x00\x00\x00"
+                              "N\x95\x01\x00\x00\x00\x00\x00\x00\x00" /* a frame in a frame: 26 */
                               "0"
                               "cos\nsystem\n"
                               "}b"
@@ -674,8 +678,10 @@ START_TEST(null_and_empty_hooks)
     ck_assert_uint_eq(r.persids, 2);
     ck_assert_uint_eq(r.unresolved, 2);
     ck_assert_uint_eq(r.strings, 3);
-    ck_assert_uint_eq(r.frames, 1);
-    ck_assert_uint_eq(r.frame_off[0], len - 2);
+    ck_assert_uint_eq(r.frames, 3);
+    ck_assert_uint_eq(r.frame_off[0], 12);
+    ck_assert_uint_eq(r.frame_off[1], 26);
+    ck_assert_uint_eq(r.frame_off[2], len - 2);
     ck_assert_uint_eq(r.calls, 1);
     /* NULL hooks, then a hooks struct with every function NULL: the same walk. */
     stg_pickle_hooks none = {0};
@@ -909,6 +915,27 @@ START_TEST(budget_refusals_are_limits)
 }
 END_TEST
 
+/* The buffer that decodes escaped STACK_GLOBAL operands is charged to the same budget: when it
+ * is refused the operands count as undecodable (the walk fails closed). */
+START_TEST(budget_refusal_while_decoding)
+{
+    stg_pickle_walker w;
+    stg_pickle_init(&w, &small_limits, NULL);
+    w.arena.cap = 4096; /* the stack's first block takes it all */
+    size_t end;
+    ck_assert_int_eq(stg_pickle_walk(&w, B("S'o\\x73'\nS'system'\n\x93."), 0, &end),
+                     STG_PW_MALFORMED);
+    ck_assert_str_eq(w.err_msg, "a STACK_GLOBAL operand cannot be decoded");
+    ck_assert_uint_eq(w.err_offset, 19);
+    stg_pickle_free(&w);
+    /* Raw operands need no buffer. */
+    stg_pickle_init(&w, &small_limits, NULL);
+    w.arena.cap = 4096;
+    ck_assert_int_eq(stg_pickle_walk(&w, B("U\x02osU\x06system\x93."), 0, &end), STG_PW_STOP);
+    stg_pickle_free(&w);
+}
+END_TEST
+
 /* The pool that keeps container elements holds max_stack values: a dict whose pairs no longer
  * fit is untracked (dict_get finds nothing), never half-kept. */
 static bool dict_a_after_pool(uint32_t max_stack, int64_t *a)
@@ -943,7 +970,7 @@ START_TEST(pool_full_untracks_dicts)
     memset(&r, 0, sizeof r);
     size_t end;
     memset(&r, 0, sizeof r);
-    ck_assert_int_eq(walk(B("N}K\x01K\x02sU\x01"
+    ck_assert_int_eq(walk(B("N}K\x01K\x02sU\x0flongkeylongkeyxK\x04sU\x01"
                             "aK\x03sb."),
                           &r, &end),
                      STG_PW_STOP);
@@ -1081,6 +1108,10 @@ START_TEST(huge_argument_is_flagged_not_read)
     ck_assert_uint_eq(r.unresolved_off[0], len - 2);
     ck_assert_uint_eq(r.globals, 0);
     stg_pickle_free(&w);
+    /* Sniffing reads the same two ends. */
+    end = 0;
+    ck_assert(stg_pickle_sniff(m, len, &end));
+    ck_assert_uint_eq(end, len);
     munmap(m, len);
 }
 END_TEST
@@ -1104,6 +1135,7 @@ int main(void)
     tcase_add_test(tc, start_offsets);
     tcase_add_test(tc, memo_hash_levels_and_walks);
     tcase_add_test(tc, budget_refusals_are_limits);
+    tcase_add_test(tc, budget_refusal_while_decoding);
     tcase_add_test(tc, pool_full_untracks_dicts);
     tcase_add_test(tc, unlimited_string_budget);
     tcase_add_test(tc, accessors_refuse_foreign_values);
