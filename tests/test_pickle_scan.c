@@ -141,6 +141,8 @@ START_TEST(nested_arguments_that_are_not_literals)
         {"c_codecs\nencode\nX\x03\x00\x00\x00\xe2\x82\xacU\x06latin1\x86R", 34},
         /* _codecs.encode of a protocol 0 STRING holding a cut UTF-8 sequence */
         {"c_codecs\nencode\nS'\xc3'\nU\x06latin1\x86R", 31},
+        /* _codecs.encode("\u0100", "latin1"): a two-byte form above U+00FF */
+        {"c_codecs\nencode\nX\x02\x00\x00\x00\xc4\x80U\x06latin1\x86R", 33},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t at;
@@ -254,7 +256,7 @@ END_TEST
  * dtype_state], shape: <shape bytes>, [numpy_array_alignment_bytes: 16]}, then data, then STOP.
  * *data_at gets the offset of the data. */
 static void joblib(pbuf *p, const char *typestr, const char *dtype_state, const char *shape,
-                   size_t shape_len, bool align, const void *data, size_t data_len, size_t *data_at)
+                   size_t shape_len, int align, const void *data, size_t data_len, size_t *data_at)
 {
     PUT(p, "\x80\x02"
            "cjoblib.numpy_pickle\nNumpyArrayWrapper\n)\x81}(U\x05"
@@ -267,8 +269,13 @@ static void joblib(pbuf *p, const char *typestr, const char *dtype_state, const 
     }
     PUT(p, "U\x05shape");
     put(p, shape, shape_len);
-    if (align) {
-        PUT(p, "U\x1bnumpy_array_alignment_bytesK\x10");
+    if (align != 0) { /* 1: 16 bytes, 2: None (no padding) */
+        PUT(p, "U\x1bnumpy_array_alignment_bytes");
+        if (align == 1) {
+            PUT(p, "K\x10");
+        } else {
+            PUT(p, "N");
+        }
     }
     PUT(p, "ub");
     *data_at = p->n;
@@ -285,7 +292,7 @@ START_TEST(joblib_arrays_skipped)
     static const struct {
         const char *typestr, *state, *shape;
         size_t shape_len;
-        bool align;
+        int align;
         const char *data;
         size_t data_len;
     } cases[] = {
@@ -295,6 +302,7 @@ START_TEST(joblib_arrays_skipped)
         {"f8", NULL, SHAPE("K\x01\x85"), true, DATA("\x03NNNcos\nsy\n0")},
         {"V8", "(K\x03U\x01|NNNK\x08K\x01K\x01t", SHAPE("K\x01\x85"), false, DATA("cos\nsy\n0")},
         {"m8", NULL, SHAPE("(K\x01K\x01t"), false, DATA("cos\nsy\n0")},
+        {"f8", NULL, SHAPE("K\x01\x85"), 2, DATA("cos\nsy\n0")},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pbuf p = {0};
@@ -317,7 +325,7 @@ START_TEST(joblib_arrays_not_understood_are_walked)
     static const struct {
         const char *typestr, *state, *shape;
         size_t shape_len;
-        bool align;
+        int align;
     } cases[] = {
         /* a void type without a state may carry fields */
         {"V8", NULL, SHAPE("K\x01\x85"), false},
@@ -333,6 +341,7 @@ START_TEST(joblib_arrays_not_understood_are_walked)
         {"f3", NULL, SHAPE("K\x01\x85"), false},
         {"S1234567890123", NULL, SHAPE("K\x01\x85"), false},
         {"Sx", NULL, SHAPE("K\x01\x85"), false},
+        {"S-1", NULL, SHAPE("K\x01\x85"), false},
         /* a shape of 17 dimensions is not kept */
         {"f8", NULL,
          SHAPE("(K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K"
@@ -384,14 +393,14 @@ static stg_report *dtype_table(unsigned others, const char *second_state, size_t
     pbuf p = {0};
     PUT(&p, "\x80\x02"
             "cnumpy\ndtype\nq\x00U\x02V8\x89\x88\x87Rq\x01(K\x03U\x01|NNNK\x08K\x01K\x00tb0");
+    for (unsigned i = 0; i < others; i++) {
+        PUT(&p, "h\x00U\x02"
+                "f4\x89\x88\x87R(K\x03U\x01<NNNK\x04K\x01K\x00tb0");
+    }
     if (second_state != NULL) {
         PUT(&p, "h\x01");
         put(&p, second_state, strlen(second_state));
         PUT(&p, "b0");
-    }
-    for (unsigned i = 0; i < others; i++) {
-        PUT(&p, "h\x00U\x02"
-                "f4\x89\x88\x87R(K\x03U\x01<NNNK\x04K\x01K\x00tb0");
     }
     PUT(&p, "cjoblib.numpy_pickle\nNumpyArrayWrapper\n)\x81}(U\x05"
             "dtypeh\x01U\x05shapeK\x01\x85ub");
@@ -414,11 +423,11 @@ START_TEST(joblib_dtype_states)
     stg_report_free(r);
     /* A second BUILD on the same dtype (through the memo) with 4 bytes: the array is then 4
      * bytes, and the rest of the 8 is walked ("y\n0" is no pickle). */
-    r = dtype_table(0, "(K\x03U\x01|NNNK\x04K\x01K\x01t", &at);
+    r = dtype_table(1, "(K\x03U\x01|NNNK\x04K\x01K\x01t", &at);
     expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, at + 4);
     stg_report_free(r);
     /* ... or a state that is not understood (element size not an integer). */
-    r = dtype_table(0, "(K\x03U\x01|NNNNK\x01K\x01t", &at);
+    r = dtype_table(1, "(K\x03U\x01|NNNNK\x01K\x01t", &at);
     f = find_os(r, NULL);
     ck_assert_msg(f != NULL && f->offset == at, "%s", tu_describe(r));
     stg_report_free(r);
@@ -539,13 +548,13 @@ END_TEST
 /* ---------------------------------------------------------------- distinct globals */
 
 /* 65,536 distinct globals are listed; past that each is still classified and reported, and one
- * limit_exceeded (max_findings) says the list stopped. */
+ * limit_exceeded (max_findings), at the first global not listed, says the list stopped. */
 START_TEST(distinct_globals_cap)
 {
     enum { CAP = 65536 };
     pbuf p = {0};
     size_t last = 0;
-    for (unsigned i = 0; i <= CAP; i++) {
+    for (unsigned i = 0; i <= CAP + 1; i++) {
         char g[32];
         int n = snprintf(g, sizeof g, "cm\n%u\n0", i);
         if (i == CAP) {
@@ -559,7 +568,7 @@ START_TEST(distinct_globals_cap)
     lim.max_findings = 2 * CAP;
     stg_report *r = scan_lim(p.b, p.n, STG_PICKLE_RAW, &lim);
     ck_assert_uint_eq(stg_report_global_count(r), CAP);
-    ck_assert_uint_eq(tu_count(r, STG_PICKLE_GLOBAL_UNKNOWN), CAP + 1);
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_GLOBAL_UNKNOWN), CAP + 2);
     const stg_finding *f = expect_code(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, last);
     ck_assert_str_eq(f->limit, "max_findings");
     ck_assert_uint_eq(tu_count(r, STG_LIMIT_EXCEEDED), 1);
@@ -641,6 +650,21 @@ START_TEST(npy_headers)
                                        10 + sizeof huge - 1);
     ck_assert_str_eq(f->message,
                      "numpy .npy header: the array data is shorter than the header says");
+    stg_report_free(r);
+    /* Inside a member, past max_findings: the first is kept with its member, the next counted. */
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_findings = 1;
+    r = stg_report_new(&lim);
+    stg_check_ctx ctx = {&lim, NULL, r, 1, "arch/x.npy", 40};
+    stg_check_npy((const uint8_t *)"\x93NUMPX", 6, 0, &ctx);
+    stg_check_npy((const uint8_t *)"\x93NUMPX", 6, 0, &ctx);
+    stg_report_finish(r);
+    ck_assert_uint_eq(tu_count(r, STG_CONTAINER_MALFORMED), 1);
+    const stg_finding *m = stg_report_at(r, (size_t)tu_find(r, STG_CONTAINER_MALFORMED));
+    ck_assert_str_eq(m->member, "arch/x.npy");
+    ck_assert_uint_eq(m->member_offset, 40);
+    ck_assert_uint_ge(stg_report_truncated(r), 1);
     stg_report_free(r);
 }
 END_TEST

@@ -664,7 +664,7 @@ stg_status stg_policy_load(stg_policy *p, const void *buf, size_t len, uint64_t 
     if (err_line != NULL) {
         *err_line = 0;
     }
-    while (pos < len || (!header && pos == len)) {
+    while (pos < len || !header) { /* pos <= len always: an empty text still has its line 1 */
         lineno++;
         const char *nl = pos < len ? memchr(s + pos, '\n', len - pos) : NULL;
         size_t end = nl != NULL ? (size_t)(nl - s) : len;

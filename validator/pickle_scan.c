@@ -734,9 +734,7 @@ static void on_append(void *vctx, stg_pickle_walker *w, const stg_pv *item)
 static bool skip_storages(stg_pscan *s, size_t *pos)
 {
     stg_cursor c = stg_cur_make(s->buf, s->len);
-    if (stg_cur_seek(&c, *pos) != STG_OK) {
-        return false;
-    }
+    (void)stg_cur_seek(&c, *pos); /* cannot fail: *pos is where a walk ended, <= len */
     for (size_t i = 0; i < s->order_count; i++) {
         size_t rec = c.pos;
         if (s->order[i] == SIZE_MAX || s->skeys[s->order[i]].elsize == 0) {
