@@ -317,6 +317,81 @@ START_TEST(stream_fails_cleanly)
 }
 END_TEST
 
+/* Containers and compressed pickles from corpus/ (zip with deflated members, npz, tar, gzip,
+ * zlib, joblib, a pickle/safetensors/zip polyglot, .npy with objects): the inflate, tar and
+ * member-dispatch allocation sites, swept through stg_scan_buffer. corpus/scan/ files start with
+ * fuzz_scan's three option bytes, skipped here. */
+static const struct {
+    const char *rel;
+    size_t skip;
+    const char *name_hint;
+    stg_verdict verdict; /* without failures */
+} CONTAINER_FILES[] = {
+    {"corpus/zip/torch-deflated.pt", 0, "pytorch_model.bin", STG_VERDICT_UNSAFE},
+    {"corpus/zip/npz-deflated.npz", 0, "arrays.npz", STG_VERDICT_OK},
+    {"corpus/scan/torch01-evil.tar", 3, "model.pt", STG_VERDICT_UNSAFE},
+    {"corpus/scan/evil.pkl.gz", 3, "model.pkl.gz", STG_VERDICT_UNSAFE},
+    {"corpus/scan/evil.pkl.zlib", 3, NULL, STG_VERDICT_UNSAFE},
+    {"corpus/scan/joblib-zlib.joblib", 3, "model.joblib", STG_VERDICT_WARN},
+    {"corpus/scan/polyglot-st-zip", 3, "model.safetensors", STG_VERDICT_UNSAFE},
+    {"corpus/scan/pickle-then-zip", 3, NULL, STG_VERDICT_UNSAFE},
+    {"corpus/scan/npy-object", 3, "a.npy", STG_VERDICT_UNSAFE},
+};
+
+START_TEST(containers_fail_cleanly)
+{
+    for (size_t i = 0; i < sizeof CONTAINER_FILES / sizeof CONTAINER_FILES[0]; i++) {
+        size_t len = 0;
+        uint8_t *bytes = tu_read_file(tu_src(CONTAINER_FILES[i].rel), &len);
+        ck_assert_msg(bytes != NULL, "cannot read %s", CONTAINER_FILES[i].rel);
+        ck_assert_uint_gt(len, CONTAINER_FILES[i].skip);
+        input in = {CONTAINER_FILES[i].rel, bytes + CONTAINER_FILES[i].skip,
+                    len - CONTAINER_FILES[i].skip, CONTAINER_FILES[i].name_hint, NULL};
+        outcome base;
+        memset(&base, 0, sizeof base);
+        run_scan_buffer(&in, &base);
+        ck_assert_msg(base.status == STG_OK && base.verdict == CONTAINER_FILES[i].verdict,
+                      "%s: status %s, verdict %s, findings %s", in.what,
+                      stg_status_name(base.status), stg_verdict_name(base.verdict), base.findings);
+        sweep("scan_buffer", run_scan_buffer, &in);
+        free(bytes);
+    }
+}
+END_TEST
+
+/* 3,000 tensors: the header's table, name copies and sort index outgrow the arena's first
+ * blocks, so the allocations made while the tables grow fail too. */
+START_TEST(large_table_fails_cleanly)
+{
+    enum { TENSORS = 3000 };
+    size_t cap = 64 + (size_t)TENSORS * 80;
+    char *header = malloc(cap);
+    ck_assert_ptr_nonnull(header);
+    size_t n = (size_t)snprintf(header, cap, "{\"__metadata__\":{\"k\":\"v\"}");
+    for (int i = 0; i < TENSORS; i++) {
+        n += (size_t)snprintf(
+            header + n, cap - n,
+            ",\"t%05d\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%d,%d]}", TENSORS - 1 - i,
+            i, i + 1); /* names in reverse data order */
+    }
+    n += (size_t)snprintf(header + n, cap - n, "}");
+    ck_assert_uint_lt(n, cap);
+    uint8_t *data = calloc(TENSORS, 1);
+    ck_assert_ptr_nonnull(data);
+    size_t len = 0;
+    uint8_t *file = st_file(header, data, TENSORS, &len);
+    ck_assert_ptr_nonnull(file);
+    input in = {"3,000 tensors", file, len, "m.safetensors", NULL};
+    sweep("validate_buffer", run_validate, &in);
+    if (stg_stream_new != NULL) {
+        sweep("stream", run_stream, &in);
+    }
+    free(file);
+    free(data);
+    free(header);
+}
+END_TEST
+
 /* Three files in a fresh temporary directory for the path-based entry points. */
 typedef struct temp_files {
     inputs in;
@@ -388,6 +463,8 @@ int main(void)
     tcase_add_test(tc, stream_fails_cleanly);
     tcase_add_test(tc, file_open_fails_cleanly);
     tcase_add_test(tc, scan_path_fails_cleanly);
+    tcase_add_test(tc, containers_fail_cleanly);
+    tcase_add_test(tc, large_table_fails_cleanly);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
