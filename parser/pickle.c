@@ -1625,8 +1625,8 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             u64 = stg_le64(p);
             NEED(u64 <= STG_SSIZE_MAX, "a FRAME length exceeds the largest Python size");
             NEED(u64 <= stg_cur_avail(c), "a FRAME runs past the end of the data");
-            if (w->frame_end != 0 && op_off < w->frame_end && w->hooks->frame_divergence != NULL) {
-                w->hooks->frame_divergence(w->hooks->ctx, op_off);
+            if (w->frame_end != 0 && w->hooks->frame_divergence != NULL) {
+                w->hooks->frame_divergence(w->hooks->ctx, op_off); /* op_off < frame_end */
             }
             w->frame_end = c->pos + u64;
             if (w->frame_end == c->pos) {
@@ -1640,9 +1640,10 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
         case OP_READONLY_BUFFER: NEED(w->sp > fence(w), UNDERFLOW); break;
         default: FAIL(w, op_off, "an unknown opcode");
         }
+        /* Invariant at every opcode start: frame_end == 0 or op_off < frame_end (only FRAME, which
+         * skips this, sets a frame end; it lies past the FRAME). */
         if (w->frame_end != 0 && c->pos >= w->frame_end) {
-            if (c->pos > w->frame_end && op_off < w->frame_end &&
-                w->hooks->frame_divergence != NULL) {
+            if (c->pos > w->frame_end && w->hooks->frame_divergence != NULL) {
                 w->hooks->frame_divergence(w->hooks->ctx, op_off);
             }
             w->frame_end = 0;

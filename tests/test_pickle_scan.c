@@ -480,7 +480,7 @@ static void legacy(pbuf *p, const storage *decl, size_t ndecl, const storage *ke
 
 START_TEST(legacy_many_storages)
 {
-    enum { N = 40 };
+    enum { N = 200 };
     static char names[N][8];
     storage st[N];
     for (int i = 0; i < N; i++) {
