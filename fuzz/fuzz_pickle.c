@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     same(a, b);
     stg_verdict v = stg_report_verdict(a);
-    if (flavor == 0 && !stg_pickle_sniff(buf, len, NULL) &&
+    if (flavor == 0 && !stg_pickle_sniff(buf, len, NULL, NULL) &&
         (v == STG_VERDICT_OK || v == STG_VERDICT_WARN)) {
         abort();
     }

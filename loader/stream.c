@@ -433,7 +433,7 @@ static bool stream_polyglot(stg_stream *s, stg_report *r)
         prefix_len = s->hdr_have;
     }
     size_t stop_end = 0;
-    if (stg_pickle_sniff(prefix, prefix_len, &stop_end)) {
+    if (stg_pickle_sniff(prefix, prefix_len, &stop_end, &r->out_of_memory)) {
         stg_report_add(r, STG_POLYGLOT_PICKLE, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
                        "the first %zu bytes are also a pickle that runs to STOP", stop_end);
         if (s->lim.profile == STG_PROFILE_STRICT) {

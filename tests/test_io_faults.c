@@ -1288,13 +1288,13 @@ static const fault SYSCALL_FAULTS[] = {
 
 static const fault ALLOC_FAULT = {IO_ALLOC, MODE_FAIL, ENOMEM};
 
-static void sweep_all(const char *entry, entry_fn fn, const input *in, bool with_alloc)
+static void sweep_all(const char *entry, entry_fn fn, const input *in)
 {
     unsigned long total = 0;
     for (size_t i = 0; i < N_SYSCALL_FAULTS; i++) {
         total += sweep(entry, fn, in, SYSCALL_FAULTS[i]);
     }
-    unsigned long allocs = with_alloc ? sweep(entry, fn, in, ALLOC_FAULT) : 0;
+    unsigned long allocs = sweep(entry, fn, in, ALLOC_FAULT);
     printf("io: %-10s %-24s %4lu calls disturbed in turn, %4lu allocations failed\n", entry,
            in->what, total, allocs);
     fflush(stdout);
@@ -1312,7 +1312,7 @@ START_TEST(scan_path_survives_io_faults)
         {"link, root given", fx.link, NULL, fx.dir}, {"index + shards", fx.index, NULL, fx.model},
     };
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("scan_path", run_scan_path, &ins[i], true);
+        sweep_all("scan_path", run_scan_path, &ins[i]);
     }
     free_fixture();
     ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
@@ -1330,7 +1330,7 @@ START_TEST(scan_fd_survives_io_faults)
         {"small pickle", fx.pickle, "evil.pkl", NULL},
     };
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("scan_fd", run_scan_fd, &ins[i], true);
+        sweep_all("scan_fd", run_scan_fd, &ins[i]);
     }
     free_fixture();
     ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
@@ -1345,12 +1345,10 @@ START_TEST(file_open_survives_io_faults)
         {"big safetensors", fx.big, NULL, NULL},
         {"not safetensors", fx.pickle, NULL, NULL},
     };
-    /* Not for the pickle yet: stg_pickle_sniff (validator/pickle_scan.c) answers "not a pickle"
-     * when its walker runs out of memory, so a failed allocation there drops polyglot_pickle
-     * and the dangerous global (verdict invalid instead of unsafe or error). Reported; turn the
-     * allocation sweep on for it once that fails closed. */
+    /* The pickle too: a walk that runs out of memory while sniffing the polyglot must fail
+     * closed (error), never drop polyglot_pickle and the dangerous global. */
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("file_open", run_file_open, &ins[i], i < 2);
+        sweep_all("file_open", run_file_open, &ins[i]);
     }
     free_fixture();
     ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
@@ -1365,7 +1363,7 @@ START_TEST(model_open_survives_io_faults)
         {"index file", fx.index, NULL, NULL},
     };
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("model", run_model_open, &ins[i], true);
+        sweep_all("model", run_model_open, &ins[i]);
     }
     free_fixture();
     ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
@@ -1380,7 +1378,7 @@ START_TEST(walk_survives_io_faults)
         {"HF snapshot + stdin", fx.hf_snapshot, NULL, NULL},
     };
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("walk", run_walk, &ins[i], true);
+        sweep_all("walk", run_walk, &ins[i]);
     }
     /* Two faults at once: every opendir fails, and allocation k fails while the walk records
      * that (an io_error record needs memory too). */

@@ -107,9 +107,9 @@ START_TEST(class06_raw_pickle_sniffed)
     size_t end = 0;
     ck_assert(stg_pickle_sniff(B("\x80\x02"
                                  "cposix\nsystem\nq\x00.trailing"),
-                               &end));
+                               &end, NULL));
     ck_assert_uint_eq(end, 19);
-    ck_assert(!stg_pickle_sniff(B("PK\x03\x04"), &end));
+    ck_assert(!stg_pickle_sniff(B("PK\x03\x04"), &end, NULL));
     expect_global(B("\x80\x02"
                     "cposix\nsystem\nq\x00."),
                   STG_PICKLE_GLOBAL_DANGEROUS, "posix", "system", 2);

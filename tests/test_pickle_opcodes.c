@@ -1110,7 +1110,7 @@ START_TEST(huge_argument_is_flagged_not_read)
     stg_pickle_free(&w);
     /* Sniffing reads the same two ends. */
     end = 0;
-    ck_assert(stg_pickle_sniff(m, len, &end));
+    ck_assert(stg_pickle_sniff(m, len, &end, NULL));
     ck_assert_uint_eq(end, len);
     munmap(m, len);
 }

@@ -597,7 +597,7 @@ START_TEST(no_data)
     expect_code(r, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, 500);
     stg_report_free(r);
     ck_assert(!stg_pickle_is_torch_legacy(NULL, 10));
-    ck_assert(!stg_pickle_sniff(NULL, 10, NULL));
+    ck_assert(!stg_pickle_sniff(NULL, 10, NULL, NULL));
 }
 END_TEST
 

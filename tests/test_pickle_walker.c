@@ -303,7 +303,7 @@ START_TEST(valid_streams_walk_to_stop)
                   tu_describe(rep));
     stg_report_free(rep);
     size_t sniff_end = 0;
-    ck_assert(stg_pickle_sniff((const uint8_t *)valid[_i].bytes, valid[_i].len, &sniff_end));
+    ck_assert(stg_pickle_sniff((const uint8_t *)valid[_i].bytes, valid[_i].len, &sniff_end, NULL));
     ck_assert_uint_eq(sniff_end, valid[_i].len);
 }
 END_TEST
@@ -421,7 +421,7 @@ START_TEST(malformed_at_offset)
                   bad[_i].name, (unsigned long long)f->offset, (unsigned long long)bad[_i].offset);
     ck_assert_int_ge(stg_report_verdict(r), STG_VERDICT_INVALID);
     stg_report_free(r);
-    ck_assert(!stg_pickle_sniff((const uint8_t *)bad[_i].bytes, bad[_i].len, NULL));
+    ck_assert(!stg_pickle_sniff((const uint8_t *)bad[_i].bytes, bad[_i].len, NULL, NULL));
 }
 END_TEST
 
@@ -698,7 +698,7 @@ START_TEST(real_framework_files)
     /* Raw files (joblib included: its inline arrays are skipped) sniff as pickles. */
     if (real[_i].flavor == STG_PICKLE_RAW) {
         size_t end = 0;
-        ck_assert_msg(stg_pickle_sniff(b, len, &end), "%s does not sniff", real[_i].file);
+        ck_assert_msg(stg_pickle_sniff(b, len, &end, NULL), "%s does not sniff", real[_i].file);
         ck_assert_uint_eq(end, len);
     }
     /* Same bytes, same findings and globals. */
@@ -718,7 +718,7 @@ static size_t legacy_storage_start(const uint8_t *b, size_t len)
     size_t pos = 0;
     for (int i = 0; i < 5; i++) {
         size_t end = 0;
-        ck_assert(stg_pickle_sniff(b + pos, len - pos, &end));
+        ck_assert(stg_pickle_sniff(b + pos, len - pos, &end, NULL));
         pos += end;
     }
     return pos;

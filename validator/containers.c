@@ -372,7 +372,8 @@ void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, s
     bool first = true;
     while (pos < len) {
         size_t stop_end = 0;
-        if (!stg_pickle_sniff(buf + pos, len - pos, &stop_end) || stop_end == 0) {
+        if (!stg_pickle_sniff(buf + pos, len - pos, &stop_end, &ctx->report->out_of_memory) ||
+            stop_end == 0) {
             break;
         }
         stg_check_pickles(buf + pos, stop_end, pos, STG_PICKLE_MEMBER, ctx);
@@ -407,7 +408,8 @@ void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, s
                 continue;
             }
             size_t next = data + (size_t)bytes;
-            if (next == len || stg_pickle_sniff(buf + next, len - next, &unused)) {
+            if (next == len ||
+                stg_pickle_sniff(buf + next, len - next, &unused, &ctx->report->out_of_memory)) {
                 pos = next;
                 framed = true;
                 break;

@@ -897,7 +897,7 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
     pscan_free(&s);
 }
 
-bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end)
+bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *out_of_memory)
 {
     if (buf == NULL || len == 0) {
         return false;
@@ -915,7 +915,11 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end)
     stg_pickle_init(&w, &pl, &hooks);
     s.w = &w;
     size_t end = 0;
-    bool ok = stg_pickle_walk(&w, buf, len, 0, &end) == STG_PW_STOP;
+    stg_pickle_status res = stg_pickle_walk(&w, buf, len, 0, &end);
+    bool ok = res == STG_PW_STOP;
+    if (!ok && (res == STG_PW_NOMEM || s.failed_alloc) && out_of_memory != NULL) {
+        *out_of_memory = true;
+    }
     stg_pickle_free(&w);
     pscan_free(&s);
     if (ok && stop_end != NULL) {

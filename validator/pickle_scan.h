@@ -29,8 +29,10 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
 void stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_check_ctx *ctx);
 
 /* true when a pickle reader starting at buf[0] would reach a STOP opcode without error (used
- * for sniffing raw pickles and for polyglot_pickle); *stop_end gets the offset after STOP. */
-bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end);
+ * for sniffing raw pickles and for polyglot_pickle); *stop_end gets the offset after STOP.
+ * When the system refuses memory the walk cannot tell: the answer is false and
+ * *out_of_memory (if not NULL) is set, so a caller never takes "unknown" for "not a pickle". */
+bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *out_of_memory);
 
 /* true when buf starts like a legacy torch file (a pickle of the magic number). */
 bool stg_pickle_is_torch_legacy(const uint8_t *buf, size_t len);

@@ -44,7 +44,7 @@ void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ct
     const stg_limits *lim = ctx->lim;
     bool strict = lim->profile == STG_PROFILE_STRICT;
     size_t stop_end = 0;
-    if (stg_pickle_sniff(buf, len, &stop_end)) {
+    if (stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory)) {
         stg_report_add(ctx->report, STG_POLYGLOT_PICKLE,
                        stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
                        "the first %zu bytes are also a pickle that runs to STOP", stop_end);

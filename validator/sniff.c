@@ -94,7 +94,10 @@ bool stg_sniff_is_pickle(const uint8_t *buf, size_t len)
     if (len >= 2 && buf[0] == 0x80 && buf[1] <= 5) {
         return true;
     }
-    return stg_pickle_sniff(buf, len, &stop_end);
+    bool out_of_memory = false;
+    /* Without memory the walk cannot tell: call it a pickle, so that the pickle scan that
+     * follows decides (and fails with out-of-memory if the shortage lasts), never "unknown". */
+    return stg_pickle_sniff(buf, len, &stop_end, &out_of_memory) || out_of_memory;
 }
 
 static bool has_prefix(const uint8_t *buf, size_t len, const char *magic, size_t k)
@@ -207,7 +210,10 @@ static stg_format zip_label(const uint8_t *buf, size_t len)
             pickle = true;
         } else if (zr == STG_ZIPR_OK && e.method == 0 && !npy) {
             size_t stop_end;
-            pickle = stg_pickle_sniff(buf + e.data_offset, (size_t)e.data_len, &stop_end);
+            bool out_of_memory = false; /* only a label: torch-zip is the safer guess */
+            pickle = stg_pickle_sniff(buf + e.data_offset, (size_t)e.data_len, &stop_end,
+                                      &out_of_memory) ||
+                     out_of_memory;
         }
         if (pickle) {
             return STG_FMT_TORCH_ZIP;
