@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parser/inflate.h"
 #include "parser/mem.h"
 #include "stguard/stguard.h"
 #include "testutil.h"
@@ -350,7 +351,9 @@ START_TEST(containers_fail_cleanly)
         outcome base;
         memset(&base, 0, sizeof base);
         run_scan_buffer(&in, &base);
-        ck_assert_msg(base.status == STG_OK && base.verdict == CONTAINER_FILES[i].verdict,
+        /* without zlib, deflated members are format_unscannable (error): only the sweep */
+        ck_assert_msg(!stg_inflate_available() ||
+                          (base.status == STG_OK && base.verdict == CONTAINER_FILES[i].verdict),
                       "%s: status %s, verdict %s, findings %s", in.what,
                       stg_status_name(base.status), stg_verdict_name(base.verdict), base.findings);
         sweep("scan_buffer", run_scan_buffer, &in);
