@@ -18,19 +18,14 @@
 static stg_report *scan_lim(const uint8_t *buf, size_t len, stg_pickle_flavor flavor,
                             const stg_limits *lim)
 {
-    stg_report *r = stg_report_new(lim);
+    stg_report *r = tu_scan_pickles(buf, len, flavor, lim);
     ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0};
-    stg_check_pickles(buf, len, 0, flavor, &ctx);
-    stg_report_finish(r);
     return r;
 }
 
 static stg_report *scan(const uint8_t *buf, size_t len, stg_pickle_flavor flavor)
 {
-    stg_limits lim;
-    stg_limits_default(&lim);
-    return scan_lim(buf, len, flavor, &lim);
+    return scan_lim(buf, len, flavor, NULL);
 }
 
 static void expect_code(const stg_report *r, stg_code code, uint64_t offset)

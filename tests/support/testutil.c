@@ -1,5 +1,7 @@
 #include "testutil.h"
 
+#include "validator/check.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,24 @@ stg_report *tu_validate(const void *buf, size_t len, stg_profile profile)
     if (stg_validate_buffer(buf, len, &lim, &r) != STG_OK) {
         return NULL;
     }
+    return r;
+}
+
+stg_report *tu_scan_pickles(const uint8_t *buf, size_t len, stg_pickle_flavor flavor,
+                            const stg_limits *lim)
+{
+    stg_limits defaults;
+    if (lim == NULL) {
+        stg_limits_default(&defaults);
+        lim = &defaults;
+    }
+    stg_report *r = stg_report_new(lim);
+    if (r == NULL) {
+        return NULL;
+    }
+    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0};
+    stg_check_pickles(buf, len, 0, flavor, &ctx);
+    stg_report_finish(r);
     return r;
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "stguard/stguard.h"
+#include "validator/pickle_scan.h"
 
 /* Builds a safetensors file: 8-byte LE length of `header` (plus `pad` spaces), header, data.
  * Returns a malloc'd buffer; *len gets its size. */
@@ -21,6 +22,10 @@ stg_report *tu_validate(const void *buf, size_t len, stg_profile profile);
 stg_report *tu_validate_header(const char *header, const void *data, size_t data_len,
                                stg_profile profile);
 
+/* Scans buf[0..len) as pickles of `flavor` (stg_check_pickles) with lim, or the defaults when
+ * lim is NULL; returns the finished report (NULL when it cannot be made). */
+stg_report *tu_scan_pickles(const uint8_t *buf, size_t len, stg_pickle_flavor flavor,
+                            const stg_limits *lim);
 /* Reads a whole file into a malloc'd buffer (NULL on error). */
 uint8_t *tu_read_file(const char *path, size_t *len);
 /* Writes len bytes to path; 0 on success. */
