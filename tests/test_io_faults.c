@@ -42,6 +42,7 @@
 #include "loader/scan.h"
 #include "stguard/stguard.h"
 #include "testutil.h"
+#include "zipbuild.h"
 
 /* ------------------------------------------------------------------------ fault injection */
 
@@ -639,7 +640,7 @@ static void print_outcome(strbuf *b, const outcome *o)
 
 typedef struct fixture {
     char *dir;
-    char small[4096], big[4096], pickle[4096], link[4096];
+    char small[4096], big[4096], pickle[4096], link[4096], zlib_member[4096];
     char model[4096], index[4096];
     char tree[4096], hf_snapshot[4096];
     char fd_stream[4096], fd_pickle[4096], fd_claim[4096];
@@ -658,6 +659,14 @@ static const uint8_t DATA16[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14
 /* pickle protocol 2: os.system("id") through REDUCE. */
 static const uint8_t PICKLE_EVIL[] =
     "\200\002cos\nsystem\nq\000X\002\000\000\000idq\001\205q\002Rq\003.";
+
+/* PICKLE_EVIL through zlib with a 1 KiB window: the stream starts 0x28 (MARK), so sniffing the
+ * member walks a pickle that allocates before it fails. A walk refused memory there must not
+ * turn the member into plain data (the zlib rule comes after the pickle rule). */
+static const uint8_t ZLIB_EVIL_W10[] = {0x28, 0x91, 0x6b, 0x60, 0x4a, 0xce, 0x2f, 0xe6, 0x2a, 0xae,
+                                        0x2c, 0x2e, 0x49, 0xcd, 0xe5, 0x2a, 0x64, 0x88, 0x60, 0x62,
+                                        0x60, 0x60, 0xc8, 0x4c, 0x29, 0x64, 0x6c, 0x2d, 0x64, 0x0a,
+                                        0x2a, 0x64, 0xd6, 0x03, 0x00, 0x93, 0xe4, 0x08, 0x77};
 
 #define BIG_DATA 90000 /* over 64 KiB (the file is mapped), the file size no page multiple */
 
@@ -713,6 +722,12 @@ static void make_fixture(void)
     ck_assert_uint_ne(fx.big_len % 4096, 0);
     write_at(fx.big, fx.dir, "big.safetensors", fx.big_bytes, fx.big_len);
     write_at(fx.pickle, fx.dir, "evil.pkl", PICKLE_EVIL, sizeof PICKLE_EVIL - 1);
+    zb_entry member = zb_file("archive/data", ZLIB_EVIL_W10, sizeof ZLIB_EVIL_W10);
+    size_t zip_len;
+    uint8_t *zip = zb_build(&member, 1, NULL, &zip_len, NULL);
+    ck_assert_ptr_nonnull(zip);
+    write_at(fx.zlib_member, fx.dir, "zlib-member.zip", zip, zip_len);
+    free(zip);
     join(fx.link, fx.dir, "link.safetensors");
     ck_assert_int_eq(symlink("small.safetensors", fx.link), 0);
 
@@ -1307,9 +1322,13 @@ START_TEST(scan_path_survives_io_faults)
 {
     make_fixture();
     input ins[] = {
-        {"small safetensors", fx.small, NULL, NULL}, {"big safetensors (mmap)", fx.big, NULL, NULL},
-        {"pickle", fx.pickle, NULL, NULL},           {"link", fx.link, NULL, NULL},
-        {"link, root given", fx.link, NULL, fx.dir}, {"index + shards", fx.index, NULL, fx.model},
+        {"small safetensors", fx.small, NULL, NULL},
+        {"big safetensors (mmap)", fx.big, NULL, NULL},
+        {"pickle", fx.pickle, NULL, NULL},
+        {"link", fx.link, NULL, NULL},
+        {"zip, zlib member", fx.zlib_member, NULL, NULL},
+        {"link, root given", fx.link, NULL, fx.dir},
+        {"index + shards", fx.index, NULL, fx.model},
     };
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
         sweep_all("scan_path", run_scan_path, &ins[i]);

@@ -88,7 +88,7 @@ START_TEST(test_pickles)
     ck_assert_int_eq(stg_sniff(B("\x80\x04\x95"), NULL), STG_FMT_PICKLE);
     /* Near misses: text that does not reach STOP, an unknown protocol. */
     ck_assert_int_eq(stg_sniff(B("(lp0\nI1\na"), NULL), STG_FMT_UNKNOWN);
-    ck_assert_int_eq(stg_sniff_kind_of(B("\x80\x07K\x01.")), STG_SNIFF_UNKNOWN);
+    ck_assert_int_eq(stg_sniff_kind_of(B("\x80\x07K\x01."), NULL), STG_SNIFF_UNKNOWN);
     ck_assert_int_eq(stg_sniff(B(LEGACY), NULL), STG_FMT_TORCH_LEGACY);
 }
 END_TEST
@@ -139,25 +139,26 @@ START_TEST(test_magic_numbers)
         size_t len;
         uint8_t *p = fixture(files[i].file, &len);
         ck_assert_msg(stg_sniff(p, len, NULL) == files[i].want, "%s", files[i].file);
-        ck_assert_msg(stg_sniff_kind_of(p, len) == files[i].kind, "%s", files[i].file);
+        ck_assert_msg(stg_sniff_kind_of(p, len, NULL) == files[i].kind, "%s", files[i].file);
         free(p);
     }
     ck_assert_int_eq(stg_sniff(B("GGUF\x03\0\0\0"), NULL), STG_FMT_GGUF);
     ck_assert_int_eq(stg_sniff(B("\x93NUMPY\x01\x00"), NULL), STG_FMT_NUMPY);
-    ck_assert_int_eq(stg_sniff_kind_of(B("\x28\xb5\x2f\xfd\0\0")), STG_SNIFF_ZSTD);
-    ck_assert_int_eq(stg_sniff_kind_of(B("\x04\x22\x4d\x18\0\0")), STG_SNIFF_LZ4);
+    ck_assert_int_eq(stg_sniff_kind_of(B("\x28\xb5\x2f\xfd\0\0"), NULL), STG_SNIFF_ZSTD);
+    ck_assert_int_eq(stg_sniff_kind_of(B("\x04\x22\x4d\x18\0\0"), NULL), STG_SNIFF_LZ4);
     ck_assert_int_eq(stg_sniff(B("\x28\xb5\x2f\xfd\0\0"), NULL), STG_FMT_UNKNOWN);
     ck_assert_int_eq(stg_sniff(B("\x04\x22\x4d\x18\0\0"), NULL), STG_FMT_UNKNOWN);
     /* Near misses. */
     ck_assert_int_eq(stg_sniff(B("GGUX\x03\0\0\0"), NULL), STG_FMT_UNKNOWN);
     ck_assert_int_eq(stg_sniff(B("\x93NUMPX\x01\x00"), NULL), STG_FMT_UNKNOWN);
-    ck_assert_int_eq(stg_sniff_kind_of(B("\x1f\x8b\x07\0\0\0\0\0\0\0")), STG_SNIFF_UNKNOWN);
-    ck_assert_int_eq(stg_sniff_kind_of(B("BZh0rest")), STG_SNIFF_UNKNOWN);
+    ck_assert_int_eq(stg_sniff_kind_of(B("\x1f\x8b\x07\0\0\0\0\0\0\0"), NULL), STG_SNIFF_UNKNOWN);
+    ck_assert_int_eq(stg_sniff_kind_of(B("BZh0rest"), NULL), STG_SNIFF_UNKNOWN);
     /* lzma-alone with an odd dictionary size is not taken for one. */
-    ck_assert_int_eq(stg_sniff_kind_of(B("\x5d\x00\x00\x81\x00\xff\xff\xff\xff\xff\xff\xff\xff")),
-                     STG_SNIFF_UNKNOWN);
-    ck_assert_int_eq(stg_sniff_kind_of(B("x\x9c")), STG_SNIFF_ZLIB);
-    ck_assert_int_eq(stg_sniff_kind_of(B("x\x9d")), STG_SNIFF_UNKNOWN); /* check bits wrong */
+    ck_assert_int_eq(
+        stg_sniff_kind_of(B("\x5d\x00\x00\x81\x00\xff\xff\xff\xff\xff\xff\xff\xff"), NULL),
+        STG_SNIFF_UNKNOWN);
+    ck_assert_int_eq(stg_sniff_kind_of(B("x\x9c"), NULL), STG_SNIFF_ZLIB);
+    ck_assert_int_eq(stg_sniff_kind_of(B("x\x9d"), NULL), STG_SNIFF_UNKNOWN); /* check bits wrong */
 }
 END_TEST
 
@@ -193,7 +194,7 @@ START_TEST(test_archive_labels)
     /* the PyTorch 0.1 layout at the top level (no folder in the names) */
     tar_member(&p, &len, "pickle", "x");
     tar_member(&p, &len, "storages", "y");
-    ck_assert_int_eq(stg_sniff_kind_of(p, len), STG_SNIFF_TAR);
+    ck_assert_int_eq(stg_sniff_kind_of(p, len, NULL), STG_SNIFF_TAR);
     ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TORCH_TAR);
     free(p);
     /* one of the two only: a plain tar */

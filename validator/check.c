@@ -153,7 +153,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         res.format = STG_FMT_SAFETENSORS;
         return res;
     }
-    stg_sniff_kind kind = stg_sniff_kind_of(buf, len);
+    stg_sniff_kind kind = stg_sniff_kind_of(buf, len, &ctx->report->out_of_memory);
     switch (kind) {
     case STG_SNIFF_SAFETENSORS:
         check_safetensors(buf, len, ctx);

@@ -87,17 +87,14 @@ bool stg_sniff_is_safetensors(const uint8_t *buf, size_t len)
     return false;
 }
 
-bool stg_sniff_is_pickle(const uint8_t *buf, size_t len)
+bool stg_sniff_is_pickle(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     size_t stop_end;
     /* PROTO with a protocol the reference unpickler knows: a pickle, even when broken. */
     if (len >= 2 && buf[0] == 0x80 && buf[1] <= 5) {
         return true;
     }
-    bool out_of_memory = false;
-    /* Without memory the walk cannot tell: call it a pickle, so that the pickle scan that
-     * follows decides (and fails with out-of-memory if the shortage lasts), never "unknown". */
-    return stg_pickle_sniff(buf, len, &stop_end, &out_of_memory) || out_of_memory;
+    return stg_pickle_sniff(buf, len, &stop_end, out_of_memory);
 }
 
 static bool has_prefix(const uint8_t *buf, size_t len, const char *magic, size_t k)
@@ -129,7 +126,7 @@ static bool is_lzma_alone(const uint8_t *buf, size_t len)
            (usize == UINT64_MAX || usize < ((uint64_t)1 << 40));
 }
 
-stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len)
+stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     if (stg_sniff_is_safetensors(buf, len)) {
         return STG_SNIFF_SAFETENSORS;
@@ -149,7 +146,7 @@ stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len)
     if (stg_pickle_is_torch_legacy(buf, len)) {
         return STG_SNIFF_TORCH_LEGACY;
     }
-    if (stg_sniff_is_pickle(buf, len)) {
+    if (stg_sniff_is_pickle(buf, len, out_of_memory)) {
         return STG_SNIFF_PICKLE;
     }
     /* gzip: magic, deflate, no reserved flag bits (three bytes: tensor data rarely matches). */
@@ -253,7 +250,8 @@ stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
     if (h.safetensors) {
         return STG_FMT_SAFETENSORS;
     }
-    switch (stg_sniff_kind_of(buf, len)) {
+    bool out_of_memory = false; /* only a label here: the scan itself fails closed */
+    switch (stg_sniff_kind_of(buf, len, &out_of_memory)) {
     case STG_SNIFF_SAFETENSORS: return STG_FMT_SAFETENSORS;
     case STG_SNIFF_PICKLE: return h.joblib ? STG_FMT_JOBLIB : STG_FMT_PICKLE;
     case STG_SNIFF_TORCH_LEGACY: return STG_FMT_TORCH_LEGACY;

@@ -48,12 +48,15 @@ bool stg_name_hint_has_suffix(const char *name, const char *suffix);
  * validator rather than turning such a file into "unknown". */
 bool stg_sniff_is_safetensors(const uint8_t *buf, size_t len);
 
-/* Kind of buf by magic bytes and content walks (pickles). */
-stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len);
+/* Kind of buf by magic bytes and content walks (pickles). When the pickle walk is refused
+ * memory, *out_of_memory (if not NULL) is set and the later rules still apply: the caller must
+ * fail closed, since the answer may be wrong. */
+stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_memory);
 
 /* true when buf would be taken for a pickle by a loader reading from offset 0: a pickle that
  * reaches STOP, or a PROTO opcode (0x80, protocol 0-5) even when the stream is broken
- * (scanning it then reports why, instead of calling it unknown). */
-bool stg_sniff_is_pickle(const uint8_t *buf, size_t len);
+ * (scanning it then reports why, instead of calling it unknown). false with *out_of_memory set
+ * (if not NULL) when the walk was refused memory. */
+bool stg_sniff_is_pickle(const uint8_t *buf, size_t len, bool *out_of_memory);
 
 #endif
