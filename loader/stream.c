@@ -386,26 +386,6 @@ stg_status stg_stream_feed(stg_stream *s, const void *chunk, size_t len)
     return s->header_failed ? STG_E_INVALID : STG_OK;
 }
 
-/* The archive's first byte (lowest local header, or the central directory when it has none),
- * as polyglot_zip reports it. */
-static uint64_t zip_first_byte(const stg_zip *zin)
-{
-    stg_zip z = *zin;
-    uint64_t first = z.cd_start;
-    stg_zip_entry e;
-    stg_zip_error err;
-    for (;;) {
-        stg_zip_result zr = stg_zip_next(&z, &e, &err);
-        if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED) {
-            break;
-        }
-        if (e.local_offset < first) {
-            first = e.local_offset;
-        }
-    }
-    return first;
-}
-
 /* Polyglot checks, as stg_validate_buffer runs them after the safetensors stages. A stream of
  * at most STG_STREAM_TAIL bytes is whole in the tail window, so the very same check runs on it.
  * A longer one keeps only its first and last STG_STREAM_TAIL bytes (and the header):
@@ -452,7 +432,7 @@ static bool stream_polyglot(stg_stream *s, stg_report *r)
     stg_zip_error err;
     if (stg_zip_open(&z, win, STG_STREAM_TAIL, &err) == STG_ZIPR_OK) {
         stg_report_add(r, STG_POLYGLOT_ZIP, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING),
-                       base + zip_first_byte(&z),
+                       base + stg_zip_first_byte(&z),
                        "a zip archive (%llu entries) ends this safetensors stream: zip readers "
                        "see it; a stream keeps only its last %zu bytes and could not scan it",
                        (unsigned long long)z.entry_count, STG_STREAM_TAIL);

@@ -241,6 +241,7 @@ static stg_zip_result read_local(const stg_zip *z, stg_zip_entry *e, stg_zip_err
 stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
 {
     memset(e, 0, sizeof *e);
+    e->local_offset = UINT64_MAX; /* not a position until the central entry gives one */
     uint64_t cd_end = z->cd_start + z->cd_size; /* <= eocd offset <= len: checked at open */
     if (z->next_index >= z->entry_count) {
         if (z->next_pos != cd_end) {
@@ -294,6 +295,24 @@ stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
         return fail(err, STG_ZIPR_ENTRY_BAD, here, "local header offset overflows");
     }
     return read_local(z, e, err);
+}
+
+uint64_t stg_zip_first_byte(const stg_zip *zin)
+{
+    stg_zip z = *zin;
+    uint64_t first = z.cd_start;
+    stg_zip_entry e;
+    stg_zip_error err;
+    for (;;) {
+        stg_zip_result zr = stg_zip_next(&z, &e, &err);
+        if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED) {
+            break;
+        }
+        if (e.local_offset < first) {
+            first = e.local_offset;
+        }
+    }
+    return first;
 }
 
 stg_zip_result stg_zip_local_next(const uint8_t *buf, size_t len, uint64_t *pos, stg_zip_entry *e,

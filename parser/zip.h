@@ -60,7 +60,8 @@ typedef struct stg_zip_entry {
     uint16_t flags, method;
     uint32_t crc32;
     uint64_t comp_size, uncomp_size;
-    uint64_t local_offset; /* absolute offset of the local header */
+    uint64_t local_offset; /* absolute offset of the local header; UINT64_MAX when the central
+                            * entry failed before giving one */
     /* From the local header (valid when stg_zip_next returned STG_ZIPR_OK): */
     const uint8_t *local_name;
     size_t local_name_len;
@@ -79,6 +80,10 @@ stg_zip_result stg_zip_open(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_
 
 /* Next entry. On STG_ZIPR_ENTRY_BAD and STG_ZIPR_MALFORMED, err says what and where. */
 stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err);
+
+/* The archive's first byte, as polyglot_zip reports it: its lowest real local header offset,
+ * or its central directory when no entry gives one. Walks a copy of *z (iteration state kept). */
+uint64_t stg_zip_first_byte(const stg_zip *z);
 
 /* Recovery walk for an archive whose central directory is unusable: reads the local header at
  * *pos (the central fields of *e are filled from it) and moves *pos past its data.

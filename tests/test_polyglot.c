@@ -280,6 +280,37 @@ START_TEST(test_zip_offset_overflow_not_first_byte)
 }
 END_TEST
 
+START_TEST(test_zip64_placeholder_without_extra_not_first_byte)
+{
+    /* Regression: a central header whose offset field is the ZIP64 placeholder but which has
+     * no ZIP64 extra field gives no local header offset; it was read as 0, so polyglot_zip
+     * pointed at the file's first byte. It must point at the lowest real local header. */
+    size_t st_len;
+    uint8_t *st = tu_st_file(HEADER, 0, "ABCDEFGH", 8, &st_len);
+    zb_entry e[2] = {zb_file("a.txt", "hello", 5), zb_file("b.txt", "world", 5)};
+    size_t z_len;
+    uint64_t offs[2];
+    uint8_t *z = zb_build(e, 2, NULL, &z_len, offs);
+    size_t len = st_len + z_len;
+    uint8_t *p = malloc(len);
+    memcpy(p, st, st_len);
+    memcpy(p + st_len, z, z_len);
+    /* entry 0's central header: right after the second entry's data (no extra fields) */
+    size_t cd0 = st_len + (size_t)offs[1] + 30 + 5 + 5;
+    ck_assert(memcmp(p + cd0, "PK\x01\x02", 4) == 0);
+    memset(p + cd0 + 42, 0xff, 4);
+    stg_report *r = check_profile(p, len, "model.safetensors", STG_PROFILE_STRICT);
+    const stg_finding *f = first(r, STG_POLYGLOT_ZIP);
+    ck_assert_uint_eq(f->offset, st_len + offs[1]);
+    f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_uint_eq(f->offset, cd0);
+    stg_report_free(r);
+    free(p);
+    free(z);
+    free(st);
+}
+END_TEST
+
 static Suite *polyglot_suite(void)
 {
     Suite *s = suite_create("polyglot");
@@ -292,6 +323,7 @@ static Suite *polyglot_suite(void)
     tcase_add_test(tc, test_legacy_then_zip);
     tcase_add_test(tc, test_direct_call);
     tcase_add_test(tc, test_zip_offset_overflow_not_first_byte);
+    tcase_add_test(tc, test_zip64_placeholder_without_extra_not_first_byte);
     suite_add_tcase(s, tc);
     return s;
 }

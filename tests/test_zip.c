@@ -419,10 +419,12 @@ START_TEST(test_zip64_placeholder_without_extra)
         stg_zip_error err;
         stg_zip_entry e;
         ck_assert_int_eq(stg_zip_open(&z, buf, len, &err), STG_ZIPR_OK);
+        ck_assert_uint_eq(stg_zip_first_byte(&z), offs[0]); /* from the start, state kept */
         ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
         ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_ENTRY_BAD);
         ck_assert_uint_eq(err.offset, cd1);
         ck_assert_str_eq(err.what, "ZIP64 extra field missing or truncated");
+        ck_assert_uint_eq(e.local_offset, UINT64_MAX); /* no position: never the first byte */
         ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_END);
         free(buf);
     }

@@ -5,34 +5,15 @@
 #include "containers.h"
 #include "pickle_scan.h"
 
-/* The archive's first byte: its lowest local header, or its central directory when it has no
- * entries (a copy of z is walked, so the caller's iteration state is untouched). */
-static uint64_t zip_first_byte(const stg_zip *zin)
-{
-    stg_zip z = *zin;
-    uint64_t first = z.cd_start;
-    stg_zip_entry e;
-    stg_zip_error err;
-    for (;;) {
-        stg_zip_result zr = stg_zip_next(&z, &e, &err);
-        if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED) {
-            break;
-        }
-        if (e.local_offset < first) {
-            first = e.local_offset;
-        }
-    }
-    return first;
-}
-
 /* Reports an archive found besides the primary format; scans its members when asked. */
 static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_check_ctx *ctx)
 {
     const stg_limits *lim = ctx->lim;
-    stg_report_add(
-        ctx->report, STG_POLYGLOT_ZIP, stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING),
-        zip_first_byte(z), "a zip archive (%llu entries) ends this %s file: zip readers see it%s",
-        (unsigned long long)z->entry_count, primary, scan ? "; its members were scanned" : "");
+    stg_report_add(ctx->report, STG_POLYGLOT_ZIP, stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING),
+                   stg_zip_first_byte(z),
+                   "a zip archive (%llu entries) ends this %s file: zip readers see it%s",
+                   (unsigned long long)z->entry_count, primary,
+                   scan ? "; its members were scanned" : "");
     if (scan) {
         stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
         (void)stg_containers_scan_zip(z, ctx, &res);
