@@ -70,7 +70,8 @@ void stg_walk_options_default(stg_walk_options *out);
  * the root) are records, not failures.
  * @return STG_OK; STG_E_BAD_ARG for misuse (no paths, "-" twice, expected_sha256 with other
  *         than exactly one scanned file, include/exclude/threads out of range: then no record
- *         was handed out); STG_E_NOMEM. */
+ *         was handed out); STG_E_NOMEM; STG_E_CRYPTO when OpenSSL fails while standard
+ *         input is scanned (its bytes cannot be read again). */
 stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_options *opt,
                     stg_walk_record_fn on_record, stg_walk_progress_fn on_progress, void *user,
                     stg_walk_result *result);

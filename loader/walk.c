@@ -99,6 +99,7 @@ typedef struct walk_target {
     bool linked;        /* some record reached it through a symbolic link */
     char blob_hex[65];  /* expected digest from a blob name, "" when none */
     stg_report *report; /* set by a worker */
+    stg_status status;  /* set with it: why report is NULL */
     bool done;
     size_t last_record; /* report is freed after this record is handed out */
 } walk_target;
@@ -623,14 +624,15 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static stg_report *scan_target(walk *w, const walk_target *t, uint64_t *bytes)
+static stg_report *scan_target(walk *w, const walk_target *t, uint64_t *bytes, stg_status *status)
 {
     const stg_scan_options *opt = &w->opt->scan;
     *bytes = 0;
     if (t->is_stdin) {
         stg_report *r = NULL;
         const char *hint = w->opt->stdin_name;
-        if (stg_scan_fd(w->opt->stdin_fd, hint != NULL ? hint : "-", hint, opt, &r) != STG_OK) {
+        *status = stg_scan_fd(w->opt->stdin_fd, hint != NULL ? hint : "-", hint, opt, &r);
+        if (*status != STG_OK) {
             return NULL;
         }
         *bytes = stg_report_size(r);
@@ -638,8 +640,10 @@ static stg_report *scan_target(walk *w, const walk_target *t, uint64_t *bytes)
     }
     stg_report *r = stg_report_new(&opt->limits);
     if (r == NULL) {
+        *status = STG_E_NOMEM;
         return NULL;
     }
+    *status = STG_OK;
     /* The shown path is the name hint and, for an index, where its shards are looked up: it
      * is a walked path (file or link), so the shards' links next to it are found. */
     stg_scan_file_into(t->open_path, t->hint != NULL ? t->hint : t->open_path, t->nofollow,
@@ -661,9 +665,11 @@ static void *worker_main(void *arg)
         w->next_job++;
         pthread_mutex_unlock(&w->lock);
         uint64_t bytes = 0;
-        stg_report *r = scan_target(w, &w->targets[i], &bytes);
+        stg_status st = STG_OK;
+        stg_report *r = scan_target(w, &w->targets[i], &bytes, &st);
         pthread_mutex_lock(&w->lock);
         w->targets[i].report = r;
+        w->targets[i].status = st;
         w->targets[i].done = true;
         w->bytes_done += bytes;
         w->distinct++;
@@ -836,7 +842,8 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
             r = t->report;
             pthread_mutex_unlock(&w.lock);
             if (r == NULL) {
-                status = STG_E_NOMEM;
+                /* the scan's own status: out of memory, or OpenSSL failing on standard input */
+                status = t->status != STG_OK ? t->status : STG_E_NOMEM;
                 break;
             }
             stg_report_set_blob(r, rec->blob);

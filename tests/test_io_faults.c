@@ -1126,10 +1126,17 @@ static const char *judge(const char *entry, const fault *f, const outcome *base,
         }
         return NULL;
     }
-    /* The walk: problems with one path are records; only memory and OpenSSL end it. */
+    /* The walk: problems with one path are records; only memory and OpenSSL end it, each
+     * with its own status. */
     if (got->status != STG_OK) {
-        return f->fn == IO_ALLOC || f->fn >= IO_EVP_NEW ? NULL
-                                                        : "the walk failed on an I/O problem";
+        if (f->fn == IO_ALLOC) {
+            return got->status == STG_E_NOMEM ? NULL : "out of memory must end the walk as nomem";
+        }
+        if (f->fn >= IO_EVP_NEW) {
+            return got->status == STG_E_CRYPTO ? NULL
+                                               : "an OpenSSL failure must end the walk as crypto";
+        }
+        return "the walk failed on an I/O problem";
     }
     bool any_failed = false;
     for (size_t i = 0; i < got->nreports; i++) {
