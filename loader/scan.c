@@ -469,7 +469,16 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
         *out = r;
         return STG_OK;
     }
-    if (opt->root != NULL && have_real) {
+    if (opt->root != NULL && !have_real) {
+        /* Containment cannot be checked: fail closed rather than read a path that may lead
+         * outside the root through a linked folder. */
+        stg_scan_add_errno(r, STG_IO_ERROR, "the path could not be resolved against the scan root",
+                           real_err);
+        stg_report_finish(r);
+        *out = r;
+        return STG_OK;
+    }
+    if (opt->root != NULL) {
         char root_real[PATH_MAX];
         if (realpath(opt->root, root_real) == NULL) {
             stg_scan_add_errno(r, STG_IO_ERROR, "the scan root could not be resolved", errno);

@@ -822,8 +822,18 @@ START_TEST(test_path_roots_and_arguments)
     char *missing = path_in(root, "missing.bin");
     ck_assert_int_eq(stg_scan_path(missing, &opt, &r), STG_OK);
     ck_assert_msg(stg_report_count(r) == 1 && tu_find(r, STG_IO_ERROR) == 0, "%s", tu_describe(r));
+    /* with a root, a path that cannot be resolved is refused before any open (fail closed) */
+    ck_assert(strstr(stg_report_at(r, 0)->message,
+                     "the path could not be resolved against the scan root") != NULL);
+    ck_assert_msg(strstr(stg_report_at(r, 0)->message, strerror(ENOENT)) != NULL, "%s",
+                  stg_report_at(r, 0)->message);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_ERROR);
+    stg_report_free(r);
+    opt.root = NULL; /* without one, the open says why */
+    ck_assert_int_eq(stg_scan_path(missing, &opt, &r), STG_OK);
     ck_assert(strstr(stg_report_at(r, 0)->message, "the file could not be read") != NULL);
     stg_report_free(r);
+    opt.root = root;
 
     char *noroot = path_in(dir, "no-such-root");
     opt.root = noroot;

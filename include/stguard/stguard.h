@@ -350,7 +350,9 @@ STG_API void stg_scan_options_default(stg_scan_options *out);
 STG_API stg_status stg_scan_buffer(const void *buf, size_t len, const char *name_hint,
                                    const stg_scan_options *opt, stg_report **out);
 
-/** Scans one file (not a directory). Unreadable files give a report with io_error. */
+/** Scans one file (not a directory). Unreadable files give a report with io_error. With
+ *  opt->root set, the path's real path must lie inside the root's: outside, symlink_skipped (not
+ *  read); a path that cannot be resolved, io_error (not read: containment cannot be checked). */
 STG_API stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_report **out);
 
 /* ------------------------------------------------------------------------------------------ */
