@@ -1325,6 +1325,21 @@ static void sweep_all(const char *entry, entry_fn fn, const input *in)
 
 /* ------------------------------------------------------------------------ tests */
 
+/* Every fault for each input in turn, through one entry point. */
+static void sweep_inputs(const char *entry, entry_fn fn, const input *ins, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        sweep_all(entry, fn, &ins[i]);
+    }
+}
+
+/* Ends a test: the fixture goes, and every disturbed run must have passed its checks. */
+static void finish_fixture(void)
+{
+    free_fixture();
+    ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
+}
+
 START_TEST(scan_path_survives_io_faults)
 {
     make_fixture();
@@ -1337,11 +1352,8 @@ START_TEST(scan_path_survives_io_faults)
         {"link, root given", fx.link, NULL, fx.dir},
         {"index + shards", fx.index, NULL, fx.model},
     };
-    for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("scan_path", run_scan_path, &ins[i]);
-    }
-    free_fixture();
-    ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
+    sweep_inputs("scan_path", run_scan_path, ins, sizeof ins / sizeof ins[0]);
+    finish_fixture();
 }
 END_TEST
 
@@ -1355,11 +1367,8 @@ START_TEST(scan_fd_survives_io_faults)
         {"header past the end", fx.fd_claim, NULL, NULL},
         {"small pickle", fx.pickle, "evil.pkl", NULL},
     };
-    for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("scan_fd", run_scan_fd, &ins[i]);
-    }
-    free_fixture();
-    ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
+    sweep_inputs("scan_fd", run_scan_fd, ins, sizeof ins / sizeof ins[0]);
+    finish_fixture();
 }
 END_TEST
 
@@ -1373,11 +1382,8 @@ START_TEST(file_open_survives_io_faults)
     };
     /* The pickle too: a walk that runs out of memory while sniffing the polyglot must fail
      * closed (error), never drop polyglot_pickle and the dangerous global. */
-    for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("file_open", run_file_open, &ins[i]);
-    }
-    free_fixture();
-    ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
+    sweep_inputs("file_open", run_file_open, ins, sizeof ins / sizeof ins[0]);
+    finish_fixture();
 }
 END_TEST
 
@@ -1388,11 +1394,8 @@ START_TEST(model_open_survives_io_faults)
         {"folder", fx.model, NULL, NULL},
         {"index file", fx.index, NULL, NULL},
     };
-    for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("model", run_model_open, &ins[i]);
-    }
-    free_fixture();
-    ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
+    sweep_inputs("model", run_model_open, ins, sizeof ins / sizeof ins[0]);
+    finish_fixture();
 }
 END_TEST
 
@@ -1403,9 +1406,7 @@ START_TEST(walk_survives_io_faults)
         {"tree + stdin", fx.tree, NULL, NULL},
         {"HF snapshot + stdin", fx.hf_snapshot, NULL, NULL},
     };
-    for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
-        sweep_all("walk", run_walk, &ins[i]);
-    }
+    sweep_inputs("walk", run_walk, ins, sizeof ins / sizeof ins[0]);
     /* Two faults at once: every opendir fails, and allocation k fails while the walk records
      * that (an io_error record needs memory too). */
     inj.always = (fault){IO_OPENDIR, MODE_FAIL, EACCES};
@@ -1414,8 +1415,7 @@ START_TEST(walk_survives_io_faults)
     printf("io: %-10s %-24s %4lu allocations failed while every opendir failed\n", "walk",
            ins[0].what, allocs);
     ck_assert_uint_gt(allocs, 0);
-    free_fixture();
-    ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
+    finish_fixture();
 }
 END_TEST
 
@@ -1446,8 +1446,7 @@ START_TEST(digests_survive_evp_faults)
     for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) {
         sweep_digests("scan_buf", run_scan_buffer, &buffers[i]);
     }
-    free_fixture();
-    ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
+    finish_fixture();
 }
 END_TEST
 
@@ -1466,8 +1465,7 @@ START_TEST(every_wrapped_function_was_disturbed)
         sweep("walk", run_walk, &tree, SYSCALL_FAULTS[i]);
     }
     sweep("walk", run_walk, &tree, ALLOC_FAULT);
-    free_fixture();
-    ck_assert_msg(failures == 0, "%u disturbed runs failed their checks (listed above)", failures);
+    finish_fixture();
     for (int fn = 0; fn < IO_FN_COUNT; fn++) {
         ck_assert_msg(fired_total[fn] > 0,
                       "no call of %s was ever disturbed: is --wrap=%s missing?", FN_NAMES[fn],
