@@ -28,7 +28,9 @@ prefix="$tmp/prefix"
 
 cmake --install "$STG_BINARY_DIR" --prefix "$prefix" >"$tmp/install.log" 2>&1 || {
     cat "$tmp/install.log"; echo "FAIL: cmake --install" >&2; exit 1; }
-for f in include/stguard/stguard.h; do
+for f in include/stguard/stguard.h share/man/man1/stguard.1 share/doc/stguard/README.md \
+    share/doc/stguard/policy.md share/doc/stguard/findings.md share/doc/stguard/SECURITY.md \
+    share/bash-completion/completions/stguard share/zsh/site-functions/_stguard; do
     [ -f "$prefix/$f" ] || { echo "FAIL: $f not installed" >&2; exit 1; }
 done
 pcfile=$(find "$prefix" -name stguard.pc | head -1)

@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
-# Installs what stguard needs to build, test and fuzz on Debian 12 (DESIGN.md section 9).
+# Installs what stguard needs on Debian 12. Two sets:
+#   tools/setup-debian.sh --minimal   build and run the tool and library (cmake, a compiler, the
+#                                     libraries): what README command (a) needs
+#   tools/setup-debian.sh             everything: the minimal set plus clang, Check, the fuzzers,
+#                                     the formatter and the real loaders the tests compare with
 # Idempotent: when every package is already installed it only asks dpkg and returns.
 # Works as root, or as a user with sudo. Quiet unless something fails.
 set -euo pipefail
 
-packages=(
-    # build
-    cmake make gcc clang libclang-rt-14-dev llvm pkg-config git
-    # libraries
-    check libssl-dev zlib1g-dev
-    # fuzzing, formatting and the ABI/install checks (nm, readelf)
-    afl++ clang-format-14 binutils
-    # pickle test fixtures are generated with the real libraries
+minimal=(
+    # build and run: the tool, the shared and static library, install
+    cmake make gcc pkg-config libssl-dev zlib1g-dev
+)
+full=(
+    "${minimal[@]}" git
+    # sanitizer and fuzzing toolchain
+    clang libclang-rt-14-dev llvm afl++
+    # unit tests, formatting and the ABI/install checks (nm, readelf)
+    check clang-format-14 binutils
+    # test fixtures are generated with, and checked against, the real loaders
     python3 python3-torch python3-numpy python3-joblib
 )
+case "${1:-}" in
+    --minimal) packages=("${minimal[@]}") ;;
+    "") packages=("${full[@]}") ;;
+    *) echo "usage: tools/setup-debian.sh [--minimal]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

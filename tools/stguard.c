@@ -86,7 +86,7 @@ static const char usage_text[] =
     "  --profile strict|compat    rule profile (default strict)\n"
     "  --fail-on warning|error    lowest verdict that makes the exit status 1 (default error)\n"
     "  --allow-global MODULE:NAME allow one pickle global (repeatable)\n"
-    "  --policy FILE              allow/deny lists for pickle globals (docs/policy.md)\n"
+    "  --policy FILE              allow/deny lists for pickle globals (format: policy.md)\n"
     "  --include GLOB             scan only files whose relative path or name matches\n"
     "  --exclude GLOB             skip files and directories whose relative path or name matches\n"
     "  --max-header-len N, --max-tensors N, --max-rank N, --max-json-depth N,\n"
@@ -99,7 +99,9 @@ static const char usage_text[] =
     "  --progress auto|always|never  progress line on stderr (default auto: a terminal)\n"
     "\n"
     "exit status: 2 usage error or a file that could not be scanned (verdict error);\n"
-    "             1 a file invalid or unsafe (or warn with --fail-on warning); else 0\n";
+    "             1 a file invalid or unsafe (or warn with --fail-on warning); else 0\n"
+    "\n"
+    "manual: man stguard; documents (findings.md, policy.md, ...): share/doc/stguard/\n";
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {

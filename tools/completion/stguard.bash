@@ -1,0 +1,44 @@
+# bash completion for stguard (installed to share/bash-completion/completions/stguard)
+_stguard()
+{
+    local cur prev words cword
+    _init_completion || return
+    local scan_opts="--format --profile --fail-on --allow-global --policy --include --exclude
+        --max-header-len --max-tensors --max-rank --max-json-depth --max-memory --max-findings
+        --limit --sha256 --stdin-name --no-digest --jobs --quiet --progress --help"
+    local limits="max_header_len= max_tensors= max_rank= max_json_depth= max_name_len=
+        max_metadata_entries= max_memory= max_findings= max_pickle_stack= max_pickle_memo=
+        max_pickle_string= max_nesting= max_inflate_bytes= max_inflate_ratio= profile="
+    if [ "$cword" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "scan inspect --version --help" -- "$cur"))
+        return
+    fi
+    case $prev in
+        --format)
+            if [ "${words[1]}" = inspect ]; then
+                COMPREPLY=($(compgen -W "text json" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -W "text json sarif" -- "$cur"))
+            fi
+            return ;;
+        --profile) COMPREPLY=($(compgen -W "strict compat" -- "$cur")); return ;;
+        --fail-on) COMPREPLY=($(compgen -W "warning error" -- "$cur")); return ;;
+        --progress) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+        --limit) compopt -o nospace; COMPREPLY=($(compgen -W "$limits" -- "$cur")); return ;;
+        --policy) _filedir; return ;;
+        --allow-global | --include | --exclude | --sha256 | --stdin-name | -j | --jobs | \
+        --max-header-len | --max-tensors | --max-rank | --max-json-depth | --max-memory | \
+        --max-findings) return ;;
+    esac
+    case $cur in
+        -*)
+            if [ "${words[1]}" = inspect ]; then
+                COMPREPLY=($(compgen -W "--format --tensor-sha256 --max-header-len --max-tensors
+                    --max-rank --max-json-depth --max-memory --limit --help" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -W "$scan_opts" -- "$cur"))
+            fi ;;
+        *) _filedir ;;
+    esac
+}
+complete -F _stguard stguard
