@@ -41,6 +41,20 @@ typedef struct stg_walk_options {
     int stdin_fd;           /* read for the argument "-" (normally 0) */
     const char *stdin_name; /* shown instead of "-" and used as its name hint; NULL */
     uint32_t progress_ms;   /* period of progress calls while waiting (0: 250 ms) */
+    /* When not NULL and *cancel becomes non-zero (e.g. from a signal handler), the walk hands
+     * out no more records, lets the scans already running end, and returns STG_OK with
+     * result->interrupted set. Checked at least every progress period. */
+    const volatile int *cancel;
+    /* A file to leave out of the walk (the CLI's own output file, so that
+     * `stguard scan . > out.sarif` does not scan out.sarif): skip_set with its device and inode.
+     * Such a file gets no record; result->skipped_self counts it. */
+    bool skip_set;
+    uint64_t skip_dev, skip_ino;
+    /* Shard shard_index of shard_count (0 <= index < count; count 0: no sharding): only the
+     * records whose path falls in this shard (FNV-1a of the path bytes, modulo count) are
+     * handed out and scanned, so count walks with indexes 0..count-1 over the same paths cover
+     * every record exactly once, on any machine. */
+    uint32_t shard_index, shard_count;
 } stg_walk_options;
 
 #define STG_WALK_MAX_THREADS 256
@@ -56,6 +70,9 @@ typedef struct stg_walk_result {
     uint64_t files;            /* records handed out */
     uint64_t bytes;            /* bytes read and scanned, each distinct file once */
     uint64_t distinct_scanned; /* distinct files (and stdin) read */
+    uint64_t records_total;    /* records the walk found (files handed out when not interrupted) */
+    uint64_t skipped_self;     /* files left out because they are opt->skip_dev/skip_ino */
+    bool interrupted;          /* *opt->cancel stopped the walk before every record was out */
 } stg_walk_result;
 
 /* Called once per record, in walk order, from the calling thread. r has its path (and blob)

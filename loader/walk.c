@@ -101,6 +101,7 @@ typedef struct walk_target {
     stg_report *report; /* set by a worker */
     stg_status status;  /* set with it: why report is NULL */
     bool done;
+    bool needed;        /* some record handed out shows it (sharding leaves others out) */
     size_t last_record; /* report is freed after this record is handed out */
 } walk_target;
 
@@ -144,6 +145,7 @@ typedef struct walk {
     size_t next_job;
     uint64_t bytes_done;
     uint64_t distinct;
+    uint64_t skipped_self;
 } walk;
 
 static char *dup_str(walk *w, const char *s)
@@ -268,6 +270,11 @@ static size_t target_for(walk *w, const struct stat *st, const char *open_path, 
 static void add_file(walk *w, const char *display, const struct stat *st, const char *open_path,
                      bool nofollow, const char *blob, bool linked)
 {
+    if (w->opt->skip_set && (uint64_t)st->st_dev == w->opt->skip_dev &&
+        (uint64_t)st->st_ino == w->opt->skip_ino) {
+        w->skipped_self++; /* the caller's own output file: never a record */
+        return;
+    }
     bool fresh;
     size_t t = target_for(w, st, open_path, nofollow, &fresh);
     if (t == SIZE_MAX) {
@@ -617,6 +624,11 @@ static void add_stdin(walk *w)
 
 /* ------------------------------------------------------------------------------ workers */
 
+static bool cancelled(const stg_walk_options *opt)
+{
+    return opt->cancel != NULL && *opt->cancel != 0;
+}
+
 static double now_seconds(void)
 {
     struct timespec ts;
@@ -666,6 +678,9 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&w->lock);
         uint64_t bytes = 0;
         stg_status st = STG_OK;
+        if (!w->targets[i].needed) {
+            continue; /* every record showing it is in another shard: never read */
+        }
         stg_report *r = scan_target(w, &w->targets[i], &bytes, &st);
         pthread_mutex_lock(&w->lock);
         w->targets[i].report = r;
@@ -721,12 +736,27 @@ void stg_walk_options_default(stg_walk_options *out)
 /* Hugging Face: a blob some link leads to is shown only under the link's path. Then each
  * target's name hint is the first shown record's path, and its report is freed after its last
  * shown record. Returns the number of records shown. */
+static bool in_shard(const stg_walk_options *opt, const char *path)
+{
+    if (opt->shard_count == 0) {
+        return true;
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)path; *p != '\0'; p++) {
+        h = (h ^ *p) * 0x100000001b3ull;
+    }
+    return h % opt->shard_count == opt->shard_index;
+}
+
 static size_t settle_records(walk *w)
 {
     size_t shown = 0;
     for (size_t i = 0; i < w->record_count; i++) {
         walk_record *rec = &w->records[i];
         if (rec->fixed == NULL && rec->hf_blob_direct && w->targets[rec->target].linked) {
+            rec->suppressed = true;
+        }
+        if (!in_shard(w->opt, rec->display)) {
             rec->suppressed = true;
         }
         if (rec->suppressed) {
@@ -739,6 +769,7 @@ static size_t settle_records(walk *w)
                 t->hint = dup_str(w, rec->display);
             }
             t->last_record = i;
+            t->needed = true;
         }
     }
     return shown;
@@ -749,7 +780,8 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
                     stg_walk_result *result)
 {
     if (paths == NULL || count == 0 || opt == NULL || on_record == NULL ||
-        opt->threads > STG_WALK_MAX_THREADS) {
+        opt->threads > STG_WALK_MAX_THREADS ||
+        (opt->shard_count != 0 && opt->shard_index >= opt->shard_count)) {
         return STG_E_BAD_ARG;
     }
     uint8_t parsed[32];
@@ -818,16 +850,25 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
     stg_walk_progress prog;
     memset(&prog, 0, sizeof prog);
     prog.files_total = shown;
-    for (size_t i = 0; i < w.record_count; i++) {
+    bool interrupted = false;
+    for (size_t i = 0; i < w.record_count && !interrupted; i++) {
         walk_record *rec = &w.records[i];
         if (rec->suppressed) {
             continue;
+        }
+        if (cancelled(opt)) {
+            interrupted = true;
+            break;
         }
         stg_report *r = rec->fixed;
         if (r == NULL) {
             walk_target *t = &w.targets[rec->target];
             pthread_mutex_lock(&w.lock);
             while (!t->done) {
+                if (cancelled(opt)) {
+                    interrupted = true;
+                    break;
+                }
                 struct timespec ts;
                 wait_deadline(&ts, period);
                 int rc = pthread_cond_timedwait(&w.changed, &w.lock, &ts);
@@ -838,6 +879,10 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
                     on_progress(user, &prog);
                     pthread_mutex_lock(&w.lock);
                 }
+            }
+            if (interrupted) {
+                pthread_mutex_unlock(&w.lock);
+                break;
             }
             r = t->report;
             pthread_mutex_unlock(&w.lock);
@@ -865,7 +910,7 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
             on_progress(user, &prog);
         }
     }
-    if (status != STG_OK) {
+    if (status != STG_OK || interrupted) {
         /* Stop handing out work; let running scans end. */
         pthread_mutex_lock(&w.lock);
         w.next_job = w.target_count;
@@ -880,6 +925,9 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
         result->files = prog.files_done;
         result->bytes = w.bytes_done;
         result->distinct_scanned = w.distinct;
+        result->records_total = shown;
+        result->skipped_self = w.skipped_self;
+        result->interrupted = interrupted;
     }
     free_walk(&w);
     return status;

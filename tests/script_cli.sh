@@ -271,9 +271,14 @@ for res, (path, f) in zip(run["results"], findings):
     assert res["message"]["text"] == f["message"]
     loc = res["locations"][0]["physicalLocation"]
     uri = loc["artifactLocation"]["uri"]
-    assert uri == path or uri.startswith("file:///"), (uri, path)
+    base = loc["artifactLocation"].get("uriBaseId")
+    import os
+    rel = os.path.relpath(path) if path.startswith("/") else path
+    assert (base == "%SRCROOT%" and uri == rel) or (base is None and uri.startswith("file:///")), \
+        (uri, base, path)
+    assert loc["region"]["startLine"] == 1, loc
     if f["offset"] is None:
-        assert "region" not in loc, loc
+        assert "byteOffset" not in loc["region"], loc
     else:
         assert loc["region"]["byteOffset"] == f["offset"], (loc, f)
 assert set(rule_ids) == {f["code"] for _, f in findings}, rule_ids
@@ -587,7 +592,7 @@ import json, struct
 d = json.loads(open("out.txt").read())
 raw = open("ok.safetensors", "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
-assert list(d) == ["type", "path", "header_length", "data_start", "metadata", "tensors"], list(d)
+assert list(d) == ["type", "schema", "path", "header_length", "data_start", "metadata", "tensors"], list(d)
 assert d["type"] == "inspect" and d["path"] == "ok.safetensors", d
 assert d["header_length"] == n and d["data_start"] == 8 + n, d
 assert d["metadata"] == {"format": "pt"}, d

@@ -17,7 +17,11 @@ typedef struct cli_summary {
     uint64_t verdicts[5]; /* indexed by stg_verdict */
     uint64_t bytes;
     double seconds;
+    int interrupted_signal; /* SIGINT/SIGTERM that stopped the scan early, 0 when it finished */
 } cli_summary;
+
+/* Version of the JSON Lines record shapes (the "schema" field; docs/cli.schema.json). */
+#define CLI_JSON_SCHEMA 1
 
 /* One tensor of `inspect`. */
 typedef struct cli_inspect_tensor {
@@ -70,12 +74,15 @@ void cli_json_inspect(FILE *out, const cli_inspect *in);
 typedef struct cli_sarif cli_sarif;
 cli_sarif *cli_sarif_begin(FILE *out);
 void cli_sarif_record(cli_sarif *s, const stg_report *r);
-/* Writes the tool (with the rules used), the invocation and closes the document; frees s. */
+/* Writes the tool (with the rules used), the artifacts, the invocation (exit code; a run stopped
+ * by a signal is not successful and says so) and closes the document; frees s. */
 void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code);
 /* Frees s without writing anything more (a usage error stopped the run). */
 void cli_sarif_discard(cli_sarif *s);
 
 /* One-sentence description of a finding code (SARIF rules, --help). */
 const char *cli_code_description(stg_code code);
+/* What a finding of this code means for the user and what to do (SARIF rules' help). */
+const char *cli_code_remedy(stg_code code);
 
 #endif

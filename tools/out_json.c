@@ -133,7 +133,7 @@ void cli_json_record(FILE *out, const stg_report *r, const char *path)
     if (path == NULL) {
         path = stg_report_path(r) != NULL ? stg_report_path(r) : "-";
     }
-    fputs("{\"type\":\"file\",", out);
+    fprintf(out, "{\"type\":\"file\",\"schema\":%d,", CLI_JSON_SCHEMA);
     json_path_field(out, "path", path);
     fputc(',', out);
     json_path_field(out, "blob", stg_report_blob(r));
@@ -167,21 +167,21 @@ void cli_json_record(FILE *out, const stg_report *r, const char *path)
 void cli_json_summary(FILE *out, const cli_summary *s)
 {
     fprintf(out,
-            "{\"type\":\"summary\",\"files\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"warn\":%" PRIu64
-            ",\"invalid\":%" PRIu64 ",\"unsafe\":%" PRIu64 ",\"error\":%" PRIu64
-            ",\"bytes\":%" PRIu64 ",\"seconds\":%.3f,\"tool_version\":",
-            s->files, s->verdicts[STG_VERDICT_OK], s->verdicts[STG_VERDICT_WARN],
+            "{\"type\":\"summary\",\"schema\":%d,\"files\":%" PRIu64 ",\"ok\":%" PRIu64
+            ",\"warn\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"unsafe\":%" PRIu64
+            ",\"error\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":%.3f,\"tool_version\":",
+            CLI_JSON_SCHEMA, s->files, s->verdicts[STG_VERDICT_OK], s->verdicts[STG_VERDICT_WARN],
             s->verdicts[STG_VERDICT_INVALID], s->verdicts[STG_VERDICT_UNSAFE],
             s->verdicts[STG_VERDICT_ERROR], s->bytes, s->seconds);
     json_cstr(out, stg_version());
     fputs(",\"policy_version\":", out);
     json_cstr(out, stg_policy_version());
-    fputs("}\n", out);
+    fprintf(out, ",\"interrupted\":%s}\n", s->interrupted_signal != 0 ? "true" : "false");
 }
 
 void cli_json_inspect(FILE *out, const cli_inspect *in)
 {
-    fputs("{\"type\":\"inspect\",", out);
+    fprintf(out, "{\"type\":\"inspect\",\"schema\":%d,", CLI_JSON_SCHEMA);
     json_path_field(out, "path", in->path);
     fprintf(out, ",\"header_length\":%" PRIu64 ",\"data_start\":%" PRIu64 ",\"metadata\":{",
             in->header_length, in->data_start);

@@ -20,6 +20,8 @@ full=(
     check clang-format-14 binutils
     # test fixtures are generated with, and checked against, the real loaders
     python3 python3-torch python3-numpy python3-joblib
+    # the SARIF and JSON Lines schema tests
+    python3-jsonschema
 )
 case "${1:-}" in
     --minimal) packages=("${minimal[@]}") ;;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,11 @@ enum long_only {
     OPT_STDIN_NAME,
     OPT_NO_DIGEST,
     OPT_TENSOR_SHA256,
-    OPT_PROGRESS
+    OPT_PROGRESS,
+    OPT_FILES_FROM,
+    OPT_NULL,
+    OPT_SHARD,
+    OPT_CHECK
 };
 
 static const struct option scan_options[] = {
@@ -72,6 +77,10 @@ static const struct option scan_options[] = {
     {"quiet", no_argument, NULL, 'q'},
     {"progress", required_argument, NULL, OPT_PROGRESS},
     {"tensor-sha256", no_argument, NULL, OPT_TENSOR_SHA256},
+    {"files-from", required_argument, NULL, OPT_FILES_FROM},
+    {"null", no_argument, NULL, OPT_NULL},
+    {"shard", required_argument, NULL, OPT_SHARD},
+    {"check", required_argument, NULL, OPT_CHECK},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -97,9 +106,15 @@ static const char usage_text[] =
     "  -j, --jobs N               scan with N threads (output order does not change)\n"
     "  -q, --quiet                print only files that are not ok, and the summary\n"
     "  --progress auto|always|never  progress line on stderr (default auto: a terminal)\n"
+    "  --files-from FILE          also scan the paths listed in FILE, one per line (- : stdin)\n"
+    "  --null                     --files-from and --check lists are NUL-separated\n"
+    "  --shard K/N                scan only shard K of N (1 <= K <= N), chosen by path: N runs\n"
+    "                             with K = 1..N cover every file exactly once\n"
+    "  --check FILE               verify and scan the files a sha256sum list names (- : stdin)\n"
     "\n"
     "exit status: 2 usage error or a file that could not be scanned (verdict error);\n"
-    "             1 a file invalid or unsafe (or warn with --fail-on warning); else 0\n"
+    "             1 a file invalid or unsafe (or warn with --fail-on warning); else 0;\n"
+    "             130 / 143 interrupted by SIGINT / SIGTERM (the output is still complete)\n"
     "\n"
     "manual: man stguard; documents (findings.md, policy.md, ...): share/doc/stguard/\n";
 
@@ -127,7 +142,31 @@ typedef struct cli_config {
     char *expected;      /* lower-case copy of --sha256 */
     bool scan_only_seen; /* an option inspect does not take */
     const char *scan_only_name;
+    const char *files_from; /* --files-from FILE */
+    const char *check;      /* --check FILE */
+    bool null_separated;
 } cli_config;
+
+/* Set by the SIGINT/SIGTERM handler; the walk polls it. */
+static volatile int interrupt_signal;
+
+static void on_signal(int sig)
+{
+    interrupt_signal = sig;
+}
+
+/* A first SIGINT or SIGTERM asks the walk to stop after the current files and the outputs are
+ * closed properly; the handler is reset, so a second one ends the process at once. */
+static void install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = (int)SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
 
 /* "stguard: BEFORE<path>AFTER\n" on stderr, the path escaped for the terminal. */
 static void say_path(const char *before, const char *path, const char *after)
@@ -336,6 +375,20 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
                 return usage_error("unknown --progress '%s' (auto, always or never)", optarg);
             }
             break;
+        case OPT_FILES_FROM: c->files_from = optarg; break;
+        case OPT_NULL: c->null_separated = true; break;
+        case OPT_CHECK: c->check = optarg; break;
+        case OPT_SHARD: {
+            unsigned k = 0, n = 0;
+            char tail = 0;
+            if (sscanf(optarg, "%u/%u%c", &k, &n, &tail) != 2 || n == 0 || k == 0 || k > n ||
+                optarg[0] < '0' || optarg[0] > '9') {
+                return usage_error("--shard expects K/N with 1 <= K <= N, got '%s'", optarg);
+            }
+            c->walk.shard_index = k - 1;
+            c->walk.shard_count = n;
+            break;
+        }
         case OPT_TENSOR_SHA256:
             if (!inspect) {
                 return usage_error("--tensor-sha256 is an option of inspect");
@@ -439,26 +492,183 @@ static int exit_status(const cli_config *c, const cli_summary *s)
     return 0;
 }
 
+/* A list read whole: --files-from (paths) and --check (sha256sum lines). */
+typedef struct cli_list {
+    char *buf;
+    char **items;
+    size_t count;
+} cli_list;
+
+static void free_list(cli_list *l)
+{
+    free(l->buf);
+    free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+/* Reads path ("-": standard input) and splits it at '\n' (or NUL); empty entries are dropped. */
+static int read_list(const char *path, bool nul, cli_list *out)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (f == NULL) {
+        say_path("cannot read list ", path, "");
+        return EXIT_USAGE;
+    }
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (cap - len < 65536) {
+            size_t ncap = cap == 0 ? 65536 : cap * 2;
+            char *nb = ncap > cap ? realloc(out->buf, ncap + 1) : NULL;
+            if (nb == NULL) {
+                if (f != stdin) {
+                    fclose(f);
+                }
+                free_list(out);
+                return usage_error("out of memory reading a list");
+            }
+            out->buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(out->buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            break;
+        }
+    }
+    bool err = ferror(f) != 0;
+    if (f != stdin) {
+        fclose(f);
+    }
+    if (err) {
+        free_list(out);
+        say_path("cannot read list ", path, "");
+        return EXIT_USAGE;
+    }
+    out->buf[len] = '\0';
+    char sep = nul ? '\0' : '\n';
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        n += out->buf[i] == sep;
+    }
+    out->items = calloc(n + 2, sizeof *out->items);
+    if (out->items == NULL) {
+        free_list(out);
+        return usage_error("out of memory reading a list");
+    }
+    size_t begin = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || out->buf[i] == sep) {
+            out->buf[i] = '\0';
+            if (i > begin) {
+                out->items[out->count++] = out->buf + begin;
+            }
+            begin = i + 1;
+        }
+    }
+    return 0;
+}
+
+/* One sha256sum line: "HEX  NAME" or "HEX *NAME"; a line starting with a backslash has "\\"
+ * and "\n" escapes in NAME (as sha256sum writes names holding them). Decodes in place. */
+static bool parse_check_line(char *line, char **hex, char **name)
+{
+    bool escaped = line[0] == '\\';
+    if (escaped) {
+        line++;
+    }
+    size_t n = strlen(line);
+    if (n < 67 || (line[64] != ' ') || (line[65] != ' ' && line[65] != '*')) {
+        return false;
+    }
+    line[64] = '\0';
+    *hex = line;
+    char *nm = line + 66;
+    if (escaped) {
+        char *o = nm;
+        for (char *p = nm; *p != '\0'; p++) {
+            if (*p == '\\' && (p[1] == '\\' || p[1] == 'n')) {
+                *o++ = p[1] == 'n' ? '\n' : '\\';
+                p++;
+            } else {
+                *o++ = *p;
+            }
+        }
+        *o = '\0';
+    }
+    size_t nl = strlen(nm);
+    if (nl > 0 && nm[nl - 1] == '\r') {
+        nm[nl - 1] = '\0'; /* a list written on Windows */
+    }
+    *name = nm;
+    return nm[0] != '\0';
+}
+
+/* One walk, its records going to the writers; adds to the summary. */
+static stg_status run_walk(scan_state *s, const char *const *paths, size_t n,
+                           const stg_walk_options *opt, bool *interrupted)
+{
+    stg_walk_result res;
+    memset(&res, 0, sizeof res);
+    stg_status st = stg_walk(paths, n, opt, on_record, on_progress, s, &res);
+    clear_progress(s);
+    s->sum.bytes += res.bytes;
+    *interrupted = res.interrupted;
+    return st;
+}
+
 static int cmd_scan(int argc, char **argv, cli_config *c)
 {
     int rc = parse_options(argc, argv, c, false);
     if (rc != 0) {
         return rc < 0 ? 0 : rc;
     }
-    if (optind >= argc) {
-        return usage_error("scan needs at least one PATH (- for standard input)");
+    cli_list listed, checks;
+    memset(&listed, 0, sizeof listed);
+    memset(&checks, 0, sizeof checks);
+    if (c->files_from != NULL && (rc = read_list(c->files_from, c->null_separated, &listed)) != 0) {
+        return rc;
     }
-    size_t npaths = (size_t)(argc - optind);
-    const char *const *paths = (const char *const *)(argv + optind);
+    if (c->check != NULL && (rc = read_list(c->check, c->null_separated, &checks)) != 0) {
+        free_list(&listed);
+        return rc;
+    }
+    size_t nargs = (size_t)(argc - optind);
+    size_t npaths = nargs + listed.count;
+    const char **paths = calloc(npaths + 1, sizeof *paths);
+    if (paths == NULL) {
+        free_list(&listed);
+        free_list(&checks);
+        return usage_error("out of memory");
+    }
+    for (size_t i = 0; i < nargs; i++) {
+        paths[i] = argv[optind + (int)i];
+    }
+    for (size_t i = 0; i < listed.count; i++) {
+        paths[nargs + i] = listed.items[i];
+    }
+    rc = 0;
     size_t stdin_count = 0;
     for (size_t i = 0; i < npaths; i++) {
         stdin_count += strcmp(paths[i], "-") == 0;
     }
-    if (stdin_count > 1) {
-        return usage_error("standard input (-) can be scanned once");
+    bool list_on_stdin = (c->files_from != NULL && strcmp(c->files_from, "-") == 0) ||
+                         (c->check != NULL && strcmp(c->check, "-") == 0);
+    if (c->check != NULL && (npaths > 0 || c->expected != NULL)) {
+        rc = usage_error("--check takes its paths and digests from its list: no PATH, no "
+                         "--sha256, no --files-from");
+    } else if (c->check == NULL && npaths == 0) {
+        rc = usage_error("scan needs at least one PATH (- for standard input)");
+    } else if (stdin_count > 1 || (stdin_count > 0 && list_on_stdin)) {
+        rc = usage_error("standard input (-) can be read once");
+    } else if (c->expected != NULL && npaths != 1) {
+        rc = usage_error("--sha256 names the digest of one file: give exactly one PATH");
     }
-    if (c->expected != NULL && npaths != 1) {
-        return usage_error("--sha256 names the digest of one file: give exactly one PATH");
+    if (rc != 0) {
+        free(paths);
+        free_list(&listed);
+        free_list(&checks);
+        return rc;
     }
     scan_state s;
     memset(&s, 0, sizeof s);
@@ -468,20 +678,59 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     if (c->format == OUT_SARIF) {
         s.sarif = cli_sarif_begin(stdout);
         if (s.sarif == NULL) {
+            free(paths);
+            free_list(&listed);
+            free_list(&checks);
             fputs("stguard: out of memory\n", stderr);
             return EXIT_USAGE;
         }
     }
-    stg_walk_result res;
-    memset(&res, 0, sizeof res);
-    stg_status st = stg_walk(paths, npaths, &c->walk, on_record, on_progress, &s, &res);
-    clear_progress(&s);
-    s.sum.bytes = res.bytes;
+    /* The output file, when stdout is one, is never scanned (scan . > out.sarif). */
+    struct stat out_st;
+    if (fstat(STDOUT_FILENO, &out_st) == 0 && S_ISREG(out_st.st_mode)) {
+        c->walk.skip_set = true;
+        c->walk.skip_dev = (uint64_t)out_st.st_dev;
+        c->walk.skip_ino = (uint64_t)out_st.st_ino;
+    }
+    c->walk.cancel = &interrupt_signal;
+    install_signal_handlers();
+    stg_status st = STG_OK;
+    bool interrupted = false;
+    size_t bad_lines = 0;
+    if (c->check != NULL) {
+        /* One walk per listed file, each with its expected digest, in list order. */
+        for (size_t i = 0; i < checks.count && st == STG_OK && !interrupted; i++) {
+            char *hex = NULL, *name = NULL;
+            uint8_t d[32];
+            char lower[65];
+            if (!parse_check_line(checks.items[i], &hex, &name) || !stg_sha256_parse_hex(hex, d)) {
+                fprintf(stderr, "stguard: %s: line %zu is not a sha256sum line\n", c->check, i + 1);
+                bad_lines++;
+                continue;
+            }
+            stg_hex_encode(d, 32, lower);
+            stg_walk_options one = c->walk;
+            one.scan.expected_sha256 = lower;
+            const char *p[1] = {name};
+            st = run_walk(&s, p, 1, &one, &interrupted);
+            if (st == STG_E_BAD_ARG) {
+                say_path("--check: ", name, ": not one file; skipped");
+                bad_lines++;
+                st = STG_OK;
+            }
+        }
+    } else {
+        st = run_walk(&s, paths, npaths, &c->walk, &interrupted);
+    }
     s.sum.seconds = now_seconds() - s.start;
+    s.sum.interrupted_signal = interrupted ? interrupt_signal : 0;
     if (st == STG_E_BAD_ARG && s.sum.files == 0) {
         if (s.sarif != NULL) {
             cli_sarif_discard(s.sarif);
         }
+        free(paths);
+        free_list(&listed);
+        free_list(&checks);
         if (c->expected != NULL) {
             return usage_error("--sha256 names the digest of one file, but the path holds "
                                "more than one");
@@ -493,11 +742,20 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         fprintf(stderr, "stguard: the scan stopped: %s\n", stg_status_name(st));
         status = 2;
     }
+    if (bad_lines > 0) {
+        status = 2;
+    }
+    if (interrupted) {
+        status = 128 + s.sum.interrupted_signal;
+    }
     switch (c->format) {
     case OUT_TEXT: cli_text_summary(stdout, &s.sum); break;
     case OUT_JSON: cli_json_summary(stdout, &s.sum); break;
     case OUT_SARIF: cli_sarif_end(s.sarif, &s.sum, status); break;
     }
+    free(paths);
+    free_list(&listed);
+    free_list(&checks);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         return 2;
     }

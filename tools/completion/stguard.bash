@@ -5,7 +5,8 @@ _stguard()
     _init_completion || return
     local scan_opts="--format --profile --fail-on --allow-global --policy --include --exclude
         --max-header-len --max-tensors --max-rank --max-json-depth --max-memory --max-findings
-        --limit --sha256 --stdin-name --no-digest --jobs --quiet --progress --help"
+        --limit --sha256 --stdin-name --no-digest --jobs --quiet --progress --files-from --null
+        --shard --check --help"
     local limits="max_header_len= max_tensors= max_rank= max_json_depth= max_name_len=
         max_metadata_entries= max_memory= max_findings= max_pickle_stack= max_pickle_memo=
         max_pickle_string= max_nesting= max_inflate_bytes= max_inflate_ratio= profile="
@@ -25,8 +26,8 @@ _stguard()
         --fail-on) COMPREPLY=($(compgen -W "warning error" -- "$cur")); return ;;
         --progress) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --limit) compopt -o nospace; COMPREPLY=($(compgen -W "$limits" -- "$cur")); return ;;
-        --policy) _filedir; return ;;
-        --allow-global | --include | --exclude | --sha256 | --stdin-name | -j | --jobs | \
+        --policy | --files-from | --check) _filedir; return ;;
+        --allow-global | --include | --exclude | --sha256 | --stdin-name | -j | --jobs | --shard | \
         --max-header-len | --max-tensors | --max-rank | --max-json-depth | --max-memory | \
         --max-findings) return ;;
     esac

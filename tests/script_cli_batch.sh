@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# The CLI as batch and code-scanning tools use it:
+#  - SARIF output validates against the official SARIF 2.1.0 schema (tests/data/sarif) and has the
+#    fields GitHub code scanning reads (rule help text and markdown, security-severity and tags,
+#    region.startLine, partialFingerprints stable across runs, relative URIs under %SRCROOT%,
+#    artifacts with SHA-256), and never lists its own output file;
+#  - JSON Lines records validate against docs/cli.schema.json (file, summary, inspect);
+#  - a real SIGINT / SIGTERM ends the scan with 130 / 143 and leaves valid SARIF (invocation not
+#    successful) and JSON Lines with a summary saying "interrupted";
+#  - --shard K/N: the union of the shards is the whole scan, with no overlap;
+#  - --files-from (newline and --null lists, - for stdin) and --check (sha256sum lists).
+# Skips (77) only when Debian's python3 lacks jsonschema.
+set -u
+PY=/usr/bin/python3
+B=${STGUARD_CLI:?set by ctest}
+SRC=${STG_SOURCE_DIR:?set by ctest}
+if ! "$PY" -c "import jsonschema" >/dev/null 2>&1; then
+    echo "skip: $PY has no jsonschema (python3-jsonschema)"
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# A tree with ok, warn, invalid and unsafe files, scanned from its parent with relative paths.
+mkdir -p "$tmp/w/models"
+cp -r "$SRC/corpus/examples/." "$tmp/w/models/"
+cd "$tmp/w"
+
+# ---- SARIF: schema, GitHub's fields, stable fingerprints, self-exclusion
+"$B" scan --format sarif models > "$tmp/second.sarif"
+"$B" scan --format sarif models > models/out.sarif
+rc=$?
+[ $rc -eq 1 ] || bad "sarif scan of the examples: exit $rc, want 1"
+"$PY" - "$SRC/tests/data/sarif/sarif-schema-2.1.0.json" models/out.sarif "$tmp/second.sarif" <<'PYEOF' || fail=1
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+doc = json.load(open(sys.argv[2]))
+again = json.load(open(sys.argv[3]))
+jsonschema.Draft4Validator(schema).validate(doc)
+run = doc["runs"][0]
+errs = []
+if not run["results"]:
+    errs.append("no results")
+rules = run["tool"]["driver"]["rules"]
+for rule in rules:
+    for key in ("id", "shortDescription", "fullDescription", "help", "properties"):
+        if key not in rule:
+            errs.append("rule %s lacks %s" % (rule.get("id"), key))
+    if rule["fullDescription"]["text"] == rule["shortDescription"]["text"]:
+        errs.append("rule %s: fullDescription repeats shortDescription" % rule["id"])
+    if not rule["help"].get("text") or not rule["help"].get("markdown"):
+        errs.append("rule %s: help lacks text or markdown" % rule["id"])
+    sev = float(rule["properties"]["security-severity"])
+    if not 0.0 <= sev <= 10.0 or "security" not in rule["properties"]["tags"]:
+        errs.append("rule %s: security-severity/tags" % rule["id"])
+crit = [r for r in rules if r["id"] == "pickle_global_dangerous"]
+inval = [r for r in rules if r["id"] == "offsets_overlap"]
+if not crit or not inval or float(crit[0]["properties"]["security-severity"]) <= \
+        float(inval[0]["properties"]["security-severity"]):
+    errs.append("critical findings must rank above invalid ones")
+uris = set()
+for res in run["results"]:
+    loc = res["locations"][0]["physicalLocation"]
+    if loc["region"].get("startLine") != 1:
+        errs.append("region without startLine 1")
+    al = loc["artifactLocation"]
+    if al.get("uriBaseId") != "%SRCROOT%" or al["uri"].startswith("file:") or al["uri"].startswith("/"):
+        errs.append("not relative to %%SRCROOT%%: %r" % al)
+    uris.add(al["uri"])
+    if "stguardFinding/v1" not in res.get("partialFingerprints", {}):
+        errs.append("result without partialFingerprints")
+    if run["artifacts"][al["index"]]["location"]["uri"] != al["uri"]:
+        errs.append("artifact index does not match")
+if not run["originalUriBaseIds"]["%SRCROOT%"]["uri"].startswith("file:///"):
+    errs.append("originalUriBaseIds")
+if any(u.endswith("out.sarif") for u in uris) or \
+        any(a["location"]["uri"].endswith("out.sarif") for a in run["artifacts"]):
+    errs.append("the output file itself was scanned")
+if not all("sha-256" in a.get("hashes", {}) for a in run["artifacts"]):
+    errs.append("artifact without sha-256")
+fp1 = [r["partialFingerprints"] for r in run["results"]]
+fp2 = [r["partialFingerprints"] for r in again["runs"][0]["results"]]
+if fp1 != fp2 or len({json.dumps(f) for f in fp1}) != len(fp1):
+    errs.append("fingerprints not stable across runs or not distinct")
+inv = run["invocations"][0]
+if inv["exitCode"] != 1 or inv["executionSuccessful"] is not True:
+    errs.append("invocation %r" % inv)
+if errs:
+    sys.exit("sarif: " + "; ".join(errs[:8]))
+PYEOF
+rm -f models/out.sarif
+# An absolute path outside the working directory is an absolute file:// URI.
+(cd / && "$B" scan --format sarif "$tmp/w/models/model.safetensors") > "$tmp/abs.sarif"
+grep -q '"uri":"file:///' "$tmp/abs.sarif" || bad "absolute path not a file:// URI"
+
+# ---- JSON Lines against the documented schema (scan records, summary, inspect)
+"$B" scan --format json models > "$tmp/scan.jsonl"
+"$B" inspect --format json models/model.safetensors > "$tmp/inspect.jsonl"
+"$PY" - "$SRC/docs/cli.schema.json" "$tmp/scan.jsonl" "$tmp/inspect.jsonl" <<'PYEOF' || fail=1
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+v = jsonschema.Draft7Validator(schema)
+n = 0
+for path in sys.argv[2:]:
+    for line in open(path):
+        rec = json.loads(line)
+        v.validate(rec)
+        n += 1
+        if rec["schema"] != 1:
+            sys.exit("schema field %r" % rec["schema"])
+if n < 5:
+    sys.exit("too few records: %d" % n)
+# A record that breaks the schema must be refused (the schema is not vacuous).
+try:
+    v.validate({"type": "file", "schema": 1, "path": "x"})
+except jsonschema.ValidationError:
+    pass
+else:
+    sys.exit("an incomplete record passed the schema")
+PYEOF
+
+# ---- interrupts: a real signal in the middle of a scan of large files
+mkdir -p "$tmp/big"
+for i in $(seq 1 40); do head -c 8000000 /dev/zero > "$tmp/big/f$i.dat"; done
+for sig in INT TERM; do
+    for fmt in sarif json; do
+        "$B" scan --format $fmt "$tmp/big" > "$tmp/int.$fmt" 2>/dev/null &
+        pid=$!
+        sleep 0.3
+        kill -$sig $pid
+        wait $pid
+        rc=$?
+        want=$([ $sig = INT ] && echo 130 || echo 143)
+        [ $rc -eq $want ] || { bad "SIG$sig during a $fmt scan: exit $rc, want $want"; continue; }
+        "$PY" - "$SRC/tests/data/sarif/sarif-schema-2.1.0.json" "$tmp/int.$fmt" $fmt $sig <<'PYEOF' || fail=1
+import json, sys, jsonschema
+path, fmt, sig = sys.argv[2], sys.argv[3], sys.argv[4]
+if fmt == "sarif":
+    doc = json.load(open(path))
+    jsonschema.Draft4Validator(json.load(open(sys.argv[1]))).validate(doc)
+    inv = doc["runs"][0]["invocations"][0]
+    if inv["executionSuccessful"] or inv.get("exitSignalName") != "SIG" + sig:
+        sys.exit("sarif invocation after SIG%s: %r" % (sig, inv))
+    if doc["runs"][0]["properties"]["files"] >= 40:
+        sys.exit("the signal came after the scan ended: make the files bigger")
+else:
+    recs = [json.loads(l) for l in open(path)]
+    if recs[-1]["type"] != "summary" or recs[-1]["interrupted"] is not True:
+        sys.exit("json after SIG%s: last record %r" % (sig, recs[-1]))
+    if recs[-1]["files"] != len(recs) - 1 or recs[-1]["files"] >= 40:
+        sys.exit("summary count %r of %d records" % (recs[-1]["files"], len(recs) - 1))
+PYEOF
+    done
+done
+
+# ---- --shard K/N: union = whole scan, no overlap
+"$B" scan --no-digest --format json models > "$tmp/all.jsonl"
+for k in 1 2 3; do
+    "$B" scan --no-digest --format json --shard $k/3 models > "$tmp/shard$k.jsonl"
+done
+"$PY" - "$tmp" <<'PYEOF' || fail=1
+import json, sys
+d = sys.argv[1]
+def recs(f):
+    return [json.loads(l) for l in open(f) if json.loads(l)["type"] == "file"]
+whole = {r["path"]: r["verdict"] for r in recs(d + "/all.jsonl")}
+parts = [recs("%s/shard%d.jsonl" % (d, k)) for k in (1, 2, 3)]
+union = [r["path"] for p in parts for r in p]
+if sorted(union) != sorted(whole) or len(set(union)) != len(union):
+    sys.exit("shards do not cover the scan exactly once: %r vs %r" % (sorted(union), sorted(whole)))
+if sum(1 for p in parts if p) < 2:
+    sys.exit("every file fell in one shard")
+for p in parts:
+    for r in p:
+        if whole[r["path"]] != r["verdict"]:
+            sys.exit("verdict of %s differs in its shard" % r["path"])
+PYEOF
+for badshard in 0/3 4/3 1/0 x/2 1/2x; do
+    "$B" scan --shard $badshard models >/dev/null 2>&1
+    [ $? -eq 2 ] || bad "--shard $badshard accepted"
+done
+
+# ---- --files-from (newline, NUL, stdin)
+printf 'models/model.safetensors\nmodels/broken\n' > "$tmp/list"
+printf 'models/model.safetensors\0models/broken\0' > "$tmp/list0"
+n1=$("$B" scan --no-digest --format json --files-from "$tmp/list" | grep -c '"type":"file"')
+n2=$("$B" scan --no-digest --format json --null --files-from "$tmp/list0" | grep -c '"type":"file"')
+n3=$("$B" scan --no-digest --format json --files-from - < "$tmp/list" | grep -c '"type":"file"')
+nd=$(ls models/broken | wc -l)
+[ "$n1" -eq $((nd + 1)) ] && [ "$n2" -eq "$n1" ] && [ "$n3" -eq "$n1" ] ||
+    bad "--files-from: $n1 / $n2 / $n3 records, want $((nd + 1))"
+"$B" scan --files-from - - < "$tmp/list" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--files-from - with - accepted"
+
+# ---- --check: sha256sum lists
+(cd models && sha256sum model.safetensors unsafe/os_system.pkl) > "$tmp/sums"
+(cd models && "$B" scan --format json --check "$tmp/sums") > "$tmp/check.jsonl"
+rc=$?
+[ $rc -eq 1 ] || bad "--check of an ok and an unsafe file: exit $rc, want 1"
+grep -q digest_mismatch "$tmp/check.jsonl" && bad "--check: digest_mismatch on matching sums"
+(cd models && sha256sum model.safetensors) | sed 's/^./0/;s/^00/11/' > "$tmp/sums.bad"
+(cd models && "$B" scan --format json --check "$tmp/sums.bad") > "$tmp/check2.jsonl"
+rc=$?
+[ $rc -eq 1 ] && grep -q digest_mismatch "$tmp/check2.jsonl" || bad "--check: a wrong sum not reported (exit $rc)"
+printf 'not a sum line\n' > "$tmp/sums.junk"
+"$B" scan --check "$tmp/sums.junk" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--check: a malformed line not a usage error"
+
+[ $fail -eq 0 ] && echo "all batch and code-scanning checks passed"
+exit $fail
