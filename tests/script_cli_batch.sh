@@ -208,5 +208,12 @@ printf 'not a sum line\n' > "$tmp/sums.junk"
 "$B" scan --check "$tmp/sums.junk" >/dev/null 2>&1
 [ $? -eq 2 ] || bad "--check: a malformed line not a usage error"
 
+# ---- --allow-global names the real reason for a refusal
+"$B" scan --allow-global os:system models/model.safetensors >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "hard-block" "$tmp/err" || bad "--allow-global os:system: exit $rc, $(cat "$tmp/err")"
+"$B" scan --allow-global os.system models/model.safetensors >/dev/null 2>"$tmp/err"
+grep -q "expected MODULE:NAME" "$tmp/err" || bad "--allow-global os.system: $(cat "$tmp/err")"
+
 [ $fail -eq 0 ] && echo "all batch and code-scanning checks passed"
 exit $fail

@@ -247,6 +247,33 @@ static int push_glob(const char ***list, size_t *count, const char *glob)
     return 0;
 }
 
+/* MODULE:NAME with both sides dotted Python identifiers (ASCII): then a refusal by the
+ * library can only be the hard-block list. */
+static bool spec_shape_ok(const char *spec)
+{
+    const char *colon = strchr(spec, ':');
+    if (colon == NULL || colon == spec || colon[1] == '\0' || strchr(colon + 1, ':') != NULL) {
+        return false;
+    }
+    bool start = true;
+    for (const char *p = spec; *p != '\0'; p++) {
+        char ch = *p;
+        if (ch == ':' || ch == '.') {
+            if (start) {
+                return false; /* empty component */
+            }
+            start = true;
+            continue;
+        }
+        bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+        if (!alpha && !(ch >= '0' && ch <= '9' && !start)) {
+            return false;
+        }
+        start = false;
+    }
+    return !start;
+}
+
 /* Parses options into c; returns 0, or the exit status of a usage error (or -1 after --help). */
 static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
 {
@@ -288,8 +315,19 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             break;
         case OPT_ALLOW_GLOBAL: {
             stg_policy *p = need_policy(c);
-            if (p == NULL || stg_policy_allow_spec(p, optarg) != STG_OK) {
-                return usage_error("invalid --allow-global '%s' (expected MODULE:NAME)", optarg);
+            if (p == NULL) {
+                return usage_error("out of memory");
+            }
+            if (stg_policy_allow_spec(p, optarg) != STG_OK) {
+                if (spec_shape_ok(optarg)) {
+                    return usage_error("--allow-global '%s': this global is on the hard-block "
+                                       "list (it can run code, import or load nested pickles) "
+                                       "and cannot be allowed",
+                                       optarg);
+                }
+                return usage_error("invalid --allow-global '%s' (expected MODULE:NAME, dotted "
+                                   "Python names)",
+                                   optarg);
             }
             break;
         }
