@@ -63,7 +63,10 @@ typedef struct stg_walk_progress {
     uint64_t files_done;  /* records handed out so far */
     uint64_t files_total; /* records the walk found */
     uint64_t bytes_done;  /* bytes scanned so far (each distinct file once) */
+    uint64_t bytes_total; /* sizes of the regular files the walk will read, as found */
     double seconds;       /* since the walk started */
+    const char *current;  /* path of the record being waited for (valid during the call), or
+                             NULL */
 } stg_walk_progress;
 
 typedef struct stg_walk_result {

@@ -102,6 +102,7 @@ typedef struct walk_target {
     stg_status status;  /* set with it: why report is NULL */
     bool done;
     bool needed;        /* some record handed out shows it (sharding leaves others out) */
+    uint64_t size_hint; /* st_size when it was walked (progress only) */
     size_t last_record; /* report is freed after this record is handed out */
 } walk_target;
 
@@ -251,6 +252,7 @@ static size_t target_for(walk *w, const struct stat *st, const char *open_path, 
         return SIZE_MAX;
     }
     t->nofollow = nofollow;
+    t->size_hint = S_ISREG(st->st_mode) && st->st_size > 0 ? (uint64_t)st->st_size : 0;
     if (stg_path_is_blob(open_path)) {
         memcpy(t->blob_hex, stg_path_base(open_path), 64);
         t->blob_hex[64] = '\0';
@@ -850,6 +852,9 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
     stg_walk_progress prog;
     memset(&prog, 0, sizeof prog);
     prog.files_total = shown;
+    for (size_t i = 0; i < w.target_count; i++) {
+        prog.bytes_total += w.targets[i].needed ? w.targets[i].size_hint : 0;
+    }
     bool interrupted = false;
     for (size_t i = 0; i < w.record_count && !interrupted; i++) {
         walk_record *rec = &w.records[i];
@@ -875,8 +880,10 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
                 if (rc == ETIMEDOUT && on_progress != NULL) {
                     prog.bytes_done = w.bytes_done;
                     prog.seconds = now_seconds() - start;
+                    prog.current = rec->display;
                     pthread_mutex_unlock(&w.lock);
                     on_progress(user, &prog);
+                    prog.current = NULL;
                     pthread_mutex_lock(&w.lock);
                 }
             }

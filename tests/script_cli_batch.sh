@@ -155,6 +155,14 @@ PYEOF
     done
 done
 
+# ---- progress: files and bytes done of the totals, rate, never on stdout
+"$B" scan --progress always --format json "$tmp/big" >"$tmp/prog.out" 2>"$tmp/prog.err"
+tr '\r' '\n' < "$tmp/prog.err" | grep -q "/40 files, .*/305.2 MiB" ||
+    bad "progress line without totals: $(tr '\r' '\n' < "$tmp/prog.err" | tail -2)"
+grep -q "MiB" "$tmp/prog.out" && bad "progress written to stdout"
+"$B" scan --format json "$tmp/big" 2>"$tmp/prog2.err" >/dev/null
+[ -s "$tmp/prog2.err" ] && bad "progress shown on a pipe without --progress always"
+
 # ---- --shard K/N: union = whole scan, no overlap
 "$B" scan --no-digest --format json models > "$tmp/all.jsonl"
 for k in 1 2 3; do

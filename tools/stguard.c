@@ -511,8 +511,21 @@ static void on_progress(void *user, const stg_walk_progress *p)
         p->files_done >= p->files_total) {
         return;
     }
-    fprintf(stderr, "\r\033[Kstguard: %" PRIu64 "/%" PRIu64 " files, %.1f MiB, %.1f s",
-            p->files_done, p->files_total, (double)p->bytes_done / (1024.0 * 1024.0), p->seconds);
+    double mib = 1024.0 * 1024.0, done = (double)p->bytes_done / mib;
+    double total = (double)(p->bytes_total > p->bytes_done ? p->bytes_total : p->bytes_done) / mib;
+    fprintf(stderr, "\r\033[Kstguard: %" PRIu64 "/%" PRIu64 " files, %.1f/%.1f MiB", p->files_done,
+            p->files_total, done, total);
+    if (p->seconds > 0.5 && done > 0.0) {
+        double rate = done / p->seconds;
+        fprintf(stderr, ", %.1f MiB/s, ETA %.0f s", rate, (total - done) / rate);
+    }
+    if (p->current != NULL) {
+        /* the file being scanned, its last 40 bytes, escaped for the terminal */
+        size_t n = strlen(p->current);
+        const char *tail = n > 40 ? p->current + n - 40 : p->current;
+        fputs(n > 40 ? ", ..." : ", ", stderr);
+        cli_text_escape(stderr, tail, strlen(tail), false);
+    }
     fflush(stderr);
     s->progress_shown = true;
 }
