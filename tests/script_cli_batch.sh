@@ -216,6 +216,30 @@ printf 'not a sum line\n' > "$tmp/sums.junk"
 "$B" scan --check "$tmp/sums.junk" >/dev/null 2>&1
 [ $? -eq 2 ] || bad "--check: a malformed line not a usage error"
 
+# ---- inspect: totals, aligned table, sharded models, files that are not safetensors
+"$B" inspect models/model.safetensors > "$tmp/insp.txt"
+grep -q "tensors: *2, 8 parameters, 32 bytes" "$tmp/insp.txt" &&
+    grep -Eq "^  linear.weight +F32 +\[2, 3\] +6  \[0, 24\)$" "$tmp/insp.txt" ||
+    bad "inspect table: $(cat "$tmp/insp.txt")"
+for target in models/sharded models/sharded/model.safetensors.index.json; do
+    "$B" inspect --format json "$target" > "$tmp/insp.json"
+    rc=$?
+    "$PY" - "$tmp/insp.json" "$SRC/docs/cli.schema.json" <<'PYEOF' || bad "inspect $target (exit $rc)"
+import json, sys, jsonschema
+d = json.load(open(sys.argv[1]))
+jsonschema.Draft7Validator(json.load(open(sys.argv[2]))).validate(d)
+assert len(d["shards"]) == 2 and "header_length" not in d, d
+assert d["parameters"] == sum(t["parameters"] for t in d["tensors"]) == 4, d
+assert sorted(t["shard"] for t in d["tensors"]) == [0, 1], d
+PYEOF
+done
+"$B" inspect models/sharded > "$tmp/insp.txt"
+grep -q "sharded model: 2 shards" "$tmp/insp.txt" || bad "inspect folder text: $(cat "$tmp/insp.txt")"
+"$B" inspect models/torch/pytorch_model.bin >/dev/null 2>"$tmp/insp.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "torch-zip file, not safetensors" "$tmp/insp.err" &&
+    grep -q "stguard scan" "$tmp/insp.err" || bad "inspect of a torch zip: exit $rc, $(cat "$tmp/insp.err")"
+
 # ---- --allow-global names the real reason for a refusal
 "$B" scan --allow-global os:system models/model.safetensors >/dev/null 2>"$tmp/err"
 rc=$?

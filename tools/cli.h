@@ -42,7 +42,15 @@ typedef struct cli_inspect {
     const size_t *meta_value_lens;
     size_t tensor_count;
     const cli_inspect_tensor *tensors;
+    /* a sharded model (an index file or a model folder): the shards' file names, by number;
+     * header_length, data_start and metadata do not apply */
+    bool model;
+    size_t shard_count;
+    const char *const *shards;
 } cli_inspect;
+
+/* Element count of a validated tensor (the product of its shape; 1 for a scalar). */
+uint64_t cli_tensor_params(const stg_tensor *t);
 
 /* ---- text (out_text.c) ---- */
 

@@ -183,8 +183,26 @@ void cli_json_inspect(FILE *out, const cli_inspect *in)
 {
     fprintf(out, "{\"type\":\"inspect\",\"schema\":%d,", CLI_JSON_SCHEMA);
     json_path_field(out, "path", in->path);
-    fprintf(out, ",\"header_length\":%" PRIu64 ",\"data_start\":%" PRIu64 ",\"metadata\":{",
-            in->header_length, in->data_start);
+    if (!in->model) {
+        fprintf(out, ",\"header_length\":%" PRIu64 ",\"data_start\":%" PRIu64, in->header_length,
+                in->data_start);
+    } else {
+        fputs(",\"shards\":[", out);
+        for (size_t i = 0; i < in->shard_count; i++) {
+            if (i > 0) {
+                fputc(',', out);
+            }
+            json_cstr(out, in->shards[i]);
+        }
+        fputc(']', out);
+    }
+    uint64_t params = 0, bytes = 0;
+    for (size_t i = 0; i < in->tensor_count; i++) {
+        params += cli_tensor_params(in->tensors[i].tensor);
+        bytes += in->tensors[i].tensor->end - in->tensors[i].tensor->begin;
+    }
+    fprintf(out, ",\"parameters\":%" PRIu64 ",\"tensor_bytes\":%" PRIu64, params, bytes);
+    fputs(",\"metadata\":{", out);
     for (size_t i = 0; i < in->metadata_count; i++) {
         if (i > 0) {
             fputc(',', out);
@@ -207,7 +225,11 @@ void cli_json_inspect(FILE *out, const cli_inspect *in)
         for (uint32_t d = 0; d < t->rank; d++) {
             fprintf(out, "%s%" PRIu64, d > 0 ? "," : "", t->shape[d]);
         }
-        fprintf(out, "],\"begin\":%" PRIu64 ",\"end\":%" PRIu64, t->begin, t->end);
+        fprintf(out, "],\"parameters\":%" PRIu64 ",\"begin\":%" PRIu64 ",\"end\":%" PRIu64,
+                cli_tensor_params(t), t->begin, t->end);
+        if (in->model) {
+            fprintf(out, ",\"shard\":%u", t->shard);
+        }
         if (in->tensors[i].has_sha256) {
             fprintf(out, ",\"sha256\":\"%s\"", in->tensors[i].sha256);
         }

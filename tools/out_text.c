@@ -162,31 +162,128 @@ void cli_text_summary(FILE *out, const cli_summary *s)
     }
 }
 
+uint64_t cli_tensor_params(const stg_tensor *t)
+{
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < t->rank; d++) {
+        n *= t->shape[d]; /* validated: the count times the element size fits 64 bits */
+    }
+    return n;
+}
+
+/* 1234567 -> "1,234,567" (for people; JSON has plain numbers). */
+static const char *grouped(uint64_t v, char buf[32])
+{
+    char digits[24];
+    int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
+    size_t o = 0;
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0) {
+            buf[o++] = ',';
+        }
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+static int shape_text(const stg_tensor *t, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[o++] = '[';
+    for (uint32_t d = 0; d < t->rank && o + 24 < cap; d++) {
+        o += (size_t)snprintf(buf + o, cap - o, "%s%" PRIu64, d > 0 ? ", " : "", t->shape[d]);
+    }
+    if (o + 5 >= cap) {
+        o = cap - 5;
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o++] = ']';
+    buf[o] = '\0';
+    return (int)o;
+}
+
 void cli_text_inspect(FILE *out, const cli_inspect *in)
 {
+    char g1[32], g2[32];
     cli_text_escape(out, in->path, strlen(in->path), false);
     fputc('\n', out);
-    fprintf(out, "  header length: %" PRIu64 " bytes\n", in->header_length);
-    fprintf(out, "  data start:    %" PRIu64 "\n", in->data_start);
-    fprintf(out, "  metadata:      %zu entr%s\n", in->metadata_count,
-            in->metadata_count == 1 ? "y" : "ies");
-    for (size_t i = 0; i < in->metadata_count; i++) {
-        fputs("    \"", out);
-        cli_text_escape(out, in->meta_keys[i], in->meta_key_lens[i], true);
-        fputs("\": \"", out);
-        cli_text_escape(out, in->meta_values[i], in->meta_value_lens[i], true);
-        fputs("\"\n", out);
+    if (in->model) {
+        fprintf(out, "  sharded model: %zu shard%s\n", in->shard_count,
+                in->shard_count == 1 ? "" : "s");
+        for (size_t i = 0; i < in->shard_count; i++) {
+            fprintf(out, "    %zu: ", i);
+            cli_text_escape(out, in->shards[i], strlen(in->shards[i]), false);
+            fputc('\n', out);
+        }
+    } else {
+        fprintf(out, "  header length: %" PRIu64 " bytes\n", in->header_length);
+        fprintf(out, "  data start:    %" PRIu64 "\n", in->data_start);
+        fprintf(out, "  metadata:      %zu entr%s\n", in->metadata_count,
+                in->metadata_count == 1 ? "y" : "ies");
+        for (size_t i = 0; i < in->metadata_count; i++) {
+            fputs("    \"", out);
+            cli_text_escape(out, in->meta_keys[i], in->meta_key_lens[i], true);
+            fputs("\": \"", out);
+            cli_text_escape(out, in->meta_values[i], in->meta_value_lens[i], true);
+            fputs("\"\n", out);
+        }
     }
-    fprintf(out, "  tensors:       %zu\n", in->tensor_count);
+    /* totals, overall and per dtype (in the dtype table's order) */
+    uint64_t params = 0, bytes = 0, dt_params[32] = {0}, dt_bytes[32] = {0}, dt_count[32] = {0};
+    size_t name_w = 4, shape_w = 5;
     for (size_t i = 0; i < in->tensor_count; i++) {
         const stg_tensor *t = in->tensors[i].tensor;
-        fputs("    \"", out);
-        cli_text_escape(out, t->name, t->name_len, true);
-        fprintf(out, "\" %s [", stg_dtype_name(t->dtype) != NULL ? stg_dtype_name(t->dtype) : "?");
-        for (uint32_t d = 0; d < t->rank; d++) {
-            fprintf(out, "%s%" PRIu64, d > 0 ? ", " : "", t->shape[d]);
+        uint64_t p = cli_tensor_params(t);
+        params += p;
+        bytes += t->end - t->begin;
+        unsigned d = (unsigned)t->dtype < 32 ? (unsigned)t->dtype : 31;
+        dt_params[d] += p;
+        dt_bytes[d] += t->end - t->begin;
+        dt_count[d]++;
+        size_t nw = t->name_len > 48 ? 48 : t->name_len;
+        name_w = nw > name_w ? nw : name_w;
+        char sb[64];
+        size_t sw = (size_t)shape_text(t, sb, sizeof sb);
+        shape_w = sw > shape_w ? sw : shape_w;
+    }
+    fprintf(out, "  tensors:       %zu, %s parameters, %s bytes\n", in->tensor_count,
+            grouped(params, g1), grouped(bytes, g2));
+    for (unsigned d = 0; d < 32; d++) {
+        if (dt_count[d] > 0) {
+            const char *dn = stg_dtype_name((stg_dtype)d);
+            fprintf(out, "    %-11s %6" PRIu64 " tensor%s %15s parameters %15s bytes\n",
+                    dn != NULL ? dn : "?", dt_count[d], dt_count[d] == 1 ? " " : "s",
+                    grouped(dt_params[d], g1), grouped(dt_bytes[d], g2));
         }
-        fprintf(out, "] %" PRIu64 "..%" PRIu64, t->begin, t->end);
+    }
+    if (in->tensor_count == 0) {
+        return;
+    }
+    fprintf(out, "\n  %-*s  %-11s  %-*s  %16s  %s\n", (int)name_w, "name", "dtype", (int)shape_w,
+            "shape", "parameters", in->model ? "shard: byte range" : "byte range");
+    for (size_t i = 0; i < in->tensor_count; i++) {
+        const stg_tensor *t = in->tensors[i].tensor;
+        fputs("  ", out);
+        /* names are escaped, so their width on screen may differ: long ones are cut */
+        size_t shown = t->name_len > 48 ? 45 : t->name_len;
+        cli_text_escape(out, t->name, shown, false);
+        if (shown < t->name_len) {
+            fputs("...", out);
+        }
+        for (size_t k = shown < t->name_len ? 48 : shown; k < name_w; k++) {
+            fputc(' ', out);
+        }
+        char sb[64];
+        shape_text(t, sb, sizeof sb);
+        const char *dn = stg_dtype_name(t->dtype);
+        fprintf(out, "  %-11s  %-*s  %16s  ", dn != NULL ? dn : "?", (int)shape_w, sb,
+                grouped(cli_tensor_params(t), g1));
+        if (in->model) {
+            fprintf(out, "%u: ", t->shard);
+        }
+        fprintf(out, "[%" PRIu64 ", %" PRIu64 ")", t->begin, t->end);
         if (in->tensors[i].has_sha256) {
             fprintf(out, " sha256 %s", in->tensors[i].sha256);
         }

@@ -87,7 +87,7 @@ static const struct option scan_options[] = {
 
 static const char usage_text[] =
     "usage: stguard scan [options] PATH...   (a PATH of - reads standard input)\n"
-    "       stguard inspect [--format text|json] [--tensor-sha256] [limits] FILE\n"
+    "       stguard inspect [--format text|json] [--tensor-sha256] [limits] FILE|INDEX|FOLDER\n"
     "       stguard --version | --help\n"
     "\n"
     "scan options:\n"
@@ -825,6 +825,86 @@ static int print_failed_open(const cli_config *c, const char *path, stg_report *
     return stg_report_verdict(rep) == STG_VERDICT_ERROR ? 2 : 1;
 }
 
+/* A file that is not safetensors: say what it is and where to look instead. */
+static int not_safetensors(const cli_config *c, const char *path, stg_report **rep)
+{
+    stg_report *r = NULL;
+    stg_scan_options so = c->walk.scan;
+    so.digest = false;
+    if (stg_scan_path(path, &so, &r) != STG_OK || r == NULL) {
+        return -1;
+    }
+    stg_format fmt = stg_report_format(r);
+    if (fmt == STG_FMT_SAFETENSORS || stg_report_verdict(r) == STG_VERDICT_ERROR) {
+        stg_report_free(r);
+        return -1;
+    }
+    stg_report_free(*rep);
+    *rep = NULL;
+    say_path("", path, "");
+    fprintf(stderr,
+            "stguard: this is a %s file, not safetensors: inspect shows safetensors headers "
+            "and sharded models; use `stguard scan` to check it\n",
+            stg_format_name(fmt));
+    stg_report_free(r);
+    return 1;
+}
+
+/* An index file or a model folder: the sharded view of stg_model_open. */
+static int inspect_model(const cli_config *c, const char *path)
+{
+    stg_model *m = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_model_open(path, &c->walk.scan.limits, &m, &rep);
+    if (m == NULL) {
+        int status = 2;
+        if (rep != NULL) {
+            status = print_failed_open(c, path, rep);
+        } else {
+            say_path("cannot open the model ", path, "");
+            fprintf(stderr, "stguard: status %s\n", stg_status_name(st));
+        }
+        stg_report_free(rep);
+        return status;
+    }
+    size_t nt = stg_model_tensor_count(m), ns = stg_model_shard_count(m);
+    cli_inspect_tensor *tensors = calloc(nt + 1, sizeof *tensors);
+    const char **shards = calloc(ns + 1, sizeof *shards);
+    int status = 0;
+    if (tensors == NULL || shards == NULL) {
+        fputs("stguard: out of memory\n", stderr);
+        status = 2;
+    } else {
+        for (size_t i = 0; i < nt; i++) {
+            tensors[i].tensor = stg_model_tensor_at(m, i);
+        }
+        for (size_t i = 0; i < ns; i++) {
+            shards[i] = stg_model_shard_name(m, i);
+        }
+        cli_inspect in = {
+            .path = path,
+            .tensor_count = nt,
+            .tensors = tensors,
+            .model = true,
+            .shard_count = ns,
+            .shards = shards,
+        };
+        if (c->format == OUT_JSON) {
+            cli_json_inspect(stdout, &in);
+        } else {
+            cli_text_inspect(stdout, &in);
+        }
+    }
+    free(tensors);
+    free(shards);
+    stg_model_close(m);
+    stg_report_free(rep);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        return 2;
+    }
+    return status;
+}
+
 static int cmd_inspect(int argc, char **argv, cli_config *c)
 {
     int rc = parse_options(argc, argv, c, true);
@@ -837,6 +917,16 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
     const char *path = argv[optind];
     /* Only regular files: a FIFO or device must not be opened (it could block or never end). */
     struct stat st;
+    size_t plen = strlen(path);
+    static const char index_suffix[] = ".safetensors.index.json";
+    bool index_name = plen >= sizeof index_suffix - 1 &&
+                      strcmp(path + plen - (sizeof index_suffix - 1), index_suffix) == 0;
+    if (stat(path, &st) == 0 && (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && index_name))) {
+        if (c->tensor_sha256) {
+            return usage_error("--tensor-sha256 takes one safetensors file, not a model");
+        }
+        return inspect_model(c, path);
+    }
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
         stg_report *r = NULL;
         stg_scan_options so = c->walk.scan;
@@ -854,7 +944,10 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
     stg_status st_open = stg_file_open(path, &c->walk.scan.limits, &f, &rep);
     if (f == NULL) {
         int status = 2;
-        if (rep != NULL) {
+        int other = rep != NULL ? not_safetensors(c, path, &rep) : -1;
+        if (other >= 0) {
+            status = other;
+        } else if (rep != NULL) {
             status = print_failed_open(c, path, rep);
         } else {
             say_path("cannot open ", path, "");
