@@ -121,8 +121,8 @@ static uint64_t walk_tar(const uint8_t *data, size_t size)
         if (tr != STG_TARR_OK) {
             break;
         }
-        if (e.data_offset > size || e.size > size - e.data_offset ||
-            e.name_len > STG_TAR_NAME_MAX || strlen(e.name) != e.name_len) {
+        if (e.data_offset > size || e.size < 0 || (uint64_t)e.size > size - e.data_offset ||
+            e.name_len > STG_TAR_NAME_MAX) {
             abort();
         }
         h = mix(h, e.data_offset);

@@ -1,78 +1,201 @@
-/* Tar reader (see tar.h). Reads headers through the cursor; numbers are octal text or GNU
- * base-256, each checked against overflow. */
+/* Tar reader (see tar.h). Each rule below is the one in CPython 3.11's Lib/tarfile.py named in
+ * its comment (frombuf, nti, _proc_member, _proc_pax, _apply_pax_info, next, _getmember,
+ * _find_link_target). Every read is bounded by the buffer length; numbers that do not fit 64
+ * bits are refused rather than wrapped. */
 #include "tar.h"
 
 #include <string.h>
 
-#include "cursor.h"
-#include "util.h"
+#include "mem.h"
 
 #define OFF_NAME 0u
 #define OFF_SIZE 124u
 #define OFF_CHKSUM 148u
 #define OFF_TYPE 156u
-#define OFF_MAGIC 257u
+#define OFF_LINK 157u
 #define OFF_PREFIX 345u
 
-/* Octal text (leading spaces/NULs, then digits, then space/NUL) or base-256 (high bit set).
- * n is a field width: 8 (checksum) or 12 (size). */
-static bool parse_number(const uint8_t *p, size_t n, uint64_t *out)
+bool stg_tar_type_regular(char type)
 {
-    uint64_t v = 0;
-    if ((p[0] & 0x80) != 0) {
-        if ((p[0] & 0x40) != 0) {
-            return false; /* negative */
-        }
-        v = p[0] & 0x3f;
-        for (size_t i = 1; i < n; i++) {
-            if (v > (UINT64_MAX >> 8)) {
-                return false;
-            }
-            v = (v << 8) | p[i];
-        }
-        *out = v;
-        return true;
-    }
+    return type == '0' || type == '\0' || type == '7' || type == 'S';
+}
+
+/* tarfile's SUPPORTED_TYPES: the others are "unknown" and read as regular files. */
+static bool type_supported(char type)
+{
+    return stg_tar_type_regular(type) || (type >= '1' && type <= '6') || type == 'L' || type == 'K';
+}
+
+bool stg_tar_type_has_data(char type)
+{
+    return stg_tar_type_regular(type) || !type_supported(type);
+}
+
+/* ---------------------------------------------------------------------------- numbers */
+
+typedef struct num {
+    int64_t v;
+    bool huge; /* magnitude of 2^56 or more: no buffer is that long, no checksum that big */
+} num;
+
+/* Python's str.isspace() for ASCII. */
+static bool py_space(uint8_t c)
+{
+    return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31);
+}
+
+/* Python's int(s, base) for base 8 or 10 over ASCII text already stripped of spaces: sign,
+ * for base 8 an optional 0o prefix (one '_' may follow it), digits with single '_' between. */
+static bool py_int(const uint8_t *p, size_t n, unsigned base, num *out)
+{
     size_t i = 0;
-    while (i < n && (p[i] == ' ' || p[i] == 0)) {
+    bool neg = false;
+    if (i < n && (p[i] == '+' || p[i] == '-')) {
+        neg = p[i] == '-';
         i++;
     }
-    bool digits = false;
-    /* At most 12 octal digits: 36 bits, so v cannot overflow. */
-    for (; i < n && p[i] >= '0' && p[i] <= '7'; i++) {
-        v = (v << 3) | (uint64_t)(p[i] - '0');
-        digits = true;
-    }
-    for (; i < n; i++) {
-        if (p[i] != ' ' && p[i] != 0) {
-            return false;
+    if (base == 8 && n - i >= 2 && p[i] == '0' && (p[i + 1] == 'o' || p[i + 1] == 'O')) {
+        i += 2;
+        if (i < n && p[i] == '_') {
+            i++;
         }
     }
-    *out = digits ? v : 0;
+    uint64_t v = 0;
+    bool huge = false, digits = false, after_underscore = false;
+    for (; i < n; i++) {
+        if (p[i] == '_' && digits && !after_underscore) {
+            after_underscore = true;
+            continue;
+        }
+        unsigned d = (unsigned)p[i] - '0';
+        if (p[i] < '0' || d >= base) {
+            return false;
+        }
+        if (v > ((uint64_t)1 << 56) / base) {
+            huge = true;
+        } else {
+            v = v * base + d;
+        }
+        digits = true;
+        after_underscore = false;
+    }
+    if (!digits || after_underscore) {
+        return false;
+    }
+    huge = huge || v >= ((uint64_t)1 << 56);
+    out->v = neg ? -(int64_t)v : (int64_t)v;
+    out->huge = huge;
     return true;
 }
 
-bool stg_tar_header_ok(const uint8_t *block, size_t avail)
+/* Strips Python whitespace from both ends of [*p, *p + *n). */
+static void py_strip(const uint8_t **p, size_t *n)
 {
-    if (avail < STG_TAR_BLOCK || memcmp(block + OFF_MAGIC, "ustar", 5) != 0) {
-        return false;
+    while (*n > 0 && py_space((*p)[0])) {
+        (*p)++;
+        (*n)--;
     }
-    uint64_t stored;
-    if (!parse_number(block + OFF_CHKSUM, 8, &stored)) {
-        return false;
+    while (*n > 0 && py_space((*p)[*n - 1])) {
+        (*n)--;
     }
-    uint64_t sum = 0;
-    for (size_t i = 0; i < STG_TAR_BLOCK; i++) {
-        sum += (i >= OFF_CHKSUM && i < OFF_CHKSUM + 8) ? (uint64_t)' ' : block[i];
-    }
-    return sum == stored;
 }
 
-void stg_tar_init(stg_tar *t, const uint8_t *buf, size_t len)
+/* tarfile.nti(): base-256 when the first byte is 0x80 (positive) or 0xff (negative), else
+ * int(nts(s, "ascii", "strict").strip() or "0", 8). false: InvalidHeaderError. */
+static bool nti(const uint8_t *p, size_t n, num *out)
 {
-    t->buf = buf;
-    t->len = len;
-    t->pos = 0;
+    out->huge = false;
+    if (p[0] == 0x80 || p[0] == 0xff) {
+        uint64_t v = 0;
+        bool high = false; /* a bit at 2^56 or above set (0x80) / clear (0xff) */
+        for (size_t i = 1; i < n; i++) {
+            if (i + 7 < n && p[i] != (p[0] == 0xff ? 0xff : 0x00)) {
+                high = true;
+            }
+            v = (v << 8) | p[i];
+        }
+        v &= ((uint64_t)1 << 56) - 1;
+        if (p[0] == 0x80) {
+            out->v = (int64_t)v;
+            out->huge = high;
+        } else {
+            /* -(256^(n-1) - v): with the bytes above 2^56 all 0xff, that is v - 2^56. */
+            out->v = (int64_t)v - ((int64_t)1 << 56);
+            out->huge = high;
+        }
+        return true;
+    }
+    const uint8_t *nul = memchr(p, 0, n);
+    size_t len = nul != NULL ? (size_t)(nul - p) : n;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] >= 0x80) {
+            return false; /* not ascii: UnicodeDecodeError, a ValueError */
+        }
+    }
+    py_strip(&p, &len);
+    if (len == 0) {
+        out->v = 0;
+        return true;
+    }
+    return py_int(p, len, 8, out);
+}
+
+/* tarfile.calc_chksums(): 256 + the header's bytes outside the checksum field, unsigned and
+ * signed (some old tars summed signed chars). */
+static bool checksum_ok(const uint8_t *h, num stored)
+{
+    if (stored.huge) {
+        return false;
+    }
+    int64_t unsigned_sum = 256, signed_sum = 256;
+    for (size_t i = 0; i < STG_TAR_BLOCK; i++) {
+        if (i >= OFF_CHKSUM && i < OFF_CHKSUM + 8) {
+            continue;
+        }
+        unsigned_sum += h[i];
+        signed_sum += (int8_t)h[i];
+    }
+    return stored.v == unsigned_sum || stored.v == signed_sum;
+}
+
+/* TarInfo._block(): count rounded up to whole blocks, negative counts towards zero as Python's
+ * divmod() does (-1..-511 give 0, -512 gives -512). |count| < 2^56: no overflow. */
+static int64_t block_round(int64_t count)
+{
+    int64_t b = STG_TAR_BLOCK;
+    return count >= 0 ? (count + b - 1) / b * b : -((-count) / b) * b;
+}
+
+/* --------------------------------------------------------------------------- headers */
+
+typedef enum hdr_status {
+    HDR_OK,
+    HDR_EMPTY,     /* EmptyHeaderError: nothing left */
+    HDR_TRUNCATED, /* TruncatedHeaderError: less than a block left */
+    HDR_EOF,       /* EOFHeaderError: a block of zeros */
+    HDR_INVALID,   /* InvalidHeaderError: checksum or a number field */
+    HDR_REFUSE     /* tarfile fails with an error other than a TarError: stguard refuses */
+} hdr_status;
+
+typedef struct slice {
+    const uint8_t *p;
+    size_t n;
+} slice;
+
+typedef struct hdr {
+    const uint8_t *h;
+    char type;
+    num size;
+    slice name, link, prefix;
+    uint64_t sparse_ext_blocks; /* 'S': extension blocks that follow the header */
+    num origsize;
+} hdr;
+
+static slice nts(const uint8_t *p, size_t n)
+{
+    const uint8_t *nul = memchr(p, 0, n);
+    slice s = {p, nul != NULL ? (size_t)(nul - p) : n};
+    return s;
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -85,143 +208,749 @@ static bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
-/* Copies text (cut at the first NUL) into the entry's name; false when it does not fit. */
-static bool set_name(stg_tar_entry *e, const uint8_t *p, size_t n)
+/* TarInfo.frombuf() on the block at pos, plus the old GNU sparse extension blocks. */
+static hdr_status read_header(const stg_tar *t, uint64_t pos, hdr *out, const char **why)
 {
-    const uint8_t *nul = memchr(p, 0, n);
-    if (nul != NULL) {
-        n = (size_t)(nul - p);
+    if (pos >= t->len) {
+        return HDR_EMPTY;
     }
-    if (n > STG_TAR_NAME_MAX) {
-        return false;
+    if (t->len - pos < STG_TAR_BLOCK) {
+        return HDR_TRUNCATED;
     }
-    memcpy(e->name, p, n);
-    e->name[n] = '\0';
-    e->name_len = n;
+    const uint8_t *h = t->buf + pos;
+    if (all_zero(h, STG_TAR_BLOCK)) {
+        return HDR_EOF;
+    }
+    num chk;
+    if (!nti(h + OFF_CHKSUM, 8, &chk) || !checksum_ok(h, chk)) {
+        *why = "tar header checksum invalid";
+        return HDR_INVALID;
+    }
+    /* Every number field goes through nti(): mode, uid, gid, size, mtime, devmajor, devminor. */
+    static const struct {
+        uint16_t at, n;
+    } fields[] = {{100, 8}, {108, 8}, {116, 8}, {124, 12}, {136, 12}, {329, 8}, {337, 8}};
+    num v;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (!nti(h + fields[i].at, fields[i].n, &v)) {
+            *why = "tar header number field invalid";
+            return HDR_INVALID;
+        }
+    }
+    memset(out, 0, sizeof *out);
+    out->h = h;
+    (void)nti(h + OFF_SIZE, 12, &out->size);
+    out->type = (char)h[OFF_TYPE];
+    out->name = nts(h + OFF_NAME, 100);
+    out->link = nts(h + OFF_LINK, 100);
+    out->prefix = nts(h + OFF_PREFIX, 155);
+    /* Old V7 tar format: a directory is a regular file whose name ends in '/'. */
+    if (out->type == '\0' && out->name.n > 0 && out->name.p[out->name.n - 1] == '/') {
+        out->type = '5';
+    }
+    if (out->type == 'S') {
+        for (size_t i = 0; i < 8; i++) {
+            if (!nti(h + 386 + 12 * i, 12, &v)) {
+                *why = "tar sparse map invalid";
+                return HDR_INVALID;
+            }
+        }
+        if (!nti(h + 483, 12, &out->origsize)) {
+            *why = "tar sparse size invalid";
+            return HDR_INVALID;
+        }
+        bool extended = h[482] != 0;
+        uint64_t at = pos + STG_TAR_BLOCK;
+        while (extended) {
+            if (t->len - at < STG_TAR_BLOCK) {
+                *why = "tar sparse extension block truncated";
+                return HDR_REFUSE;
+            }
+            for (size_t i = 0; i < 42; i++) {
+                if (!nti(t->buf + at + 12 * i, 12, &v)) {
+                    *why = "tar sparse map invalid";
+                    return HDR_INVALID;
+                }
+            }
+            extended = t->buf[at + 504] != 0;
+            at += STG_TAR_BLOCK;
+            out->sparse_ext_blocks++;
+        }
+    }
+    return HDR_OK;
+}
+
+/* ------------------------------------------------------------------------ pax records */
+
+static const struct {
+    const char *key;
+    size_t n;
+} pax_keys[STG_TAR_PAX_KEYS] = {
+    [STG_TAR_PAX_PATH] = {"path", 4},
+    [STG_TAR_PAX_LINKPATH] = {"linkpath", 8},
+    [STG_TAR_PAX_SIZE] = {"size", 4},
+    [STG_TAR_PAX_SPARSE_NAME] = {"GNU.sparse.name", 15},
+    [STG_TAR_PAX_SPARSE_SIZE] = {"GNU.sparse.size", 15},
+    [STG_TAR_PAX_SPARSE_REALSIZE] = {"GNU.sparse.realsize", 19},
+    [STG_TAR_PAX_SPARSE_MAP] = {"GNU.sparse.map", 14},
+    [STG_TAR_PAX_SPARSE_MAJOR] = {"GNU.sparse.major", 16},
+    [STG_TAR_PAX_SPARSE_MINOR] = {"GNU.sparse.minor", 16},
+};
+
+/* _proc_pax(): records "LEN keyword=value\n" until the end of the (block-padded) data or a NUL;
+ * a record that breaks the framing is InvalidHeaderError. Records are stored only when all
+ * parse, as tarfile decodes them only then. Any other keyword takes a slot in tarfile's dict
+ * but changes nothing listed. */
+static bool pax_parse(const uint8_t *p, size_t n, stg_tar_pax *dict)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        size_t pos = 0;
+        while (pos < n && p[pos] != 0) {
+            size_t k = 0;
+            while (pos + k < n && p[pos + k] >= '0' && p[pos + k] <= '9') {
+                k++;
+            }
+            /* ([0-9]{1,20}) followed by a space */
+            if (k == 0 || k > 20 || pos + k >= n || p[pos + k] != ' ') {
+                return false;
+            }
+            uint64_t length = 0;
+            for (size_t i = 0; i < k; i++) {
+                length = length > (UINT64_MAX - 9) / 10
+                             ? UINT64_MAX
+                             : length * 10 + (uint64_t)(p[pos + i] - '0');
+            }
+            if (length < 5 || length > n - pos) {
+                return false;
+            }
+            size_t end = pos + (size_t)length - 1;
+            size_t kv = pos + k + 1;
+            if (kv > end || p[end] != '\n') {
+                return false;
+            }
+            const uint8_t *eq = memchr(p + kv, '=', end - kv);
+            if (eq == NULL || eq == p + kv) {
+                return false;
+            }
+            if (pass == 1) {
+                size_t key_n = (size_t)(eq - (p + kv));
+                for (size_t i = 0; i < STG_TAR_PAX_KEYS; i++) {
+                    if (pax_keys[i].n == key_n && memcmp(p + kv, pax_keys[i].key, key_n) == 0) {
+                        stg_tar_pax_value *v = &dict->v[i];
+                        if (v->p == NULL) {
+                            v->seq = dict->next_seq;
+                        }
+                        v->p = eq + 1;
+                        v->len = (size_t)(p + end - (eq + 1));
+                    }
+                }
+                dict->next_seq++;
+            }
+            pos += (size_t)length;
+        }
+    }
     return true;
 }
 
-/* Finds "path=" in pax records "LEN key=value\n"; false on a malformed record. */
-static bool pax_path(const uint8_t *p, size_t n, stg_tar_entry *e, bool *found)
+/* int(value) for a pax number: false when Python raises ValueError; *unsure when stguard does not
+ * model Python's answer (non-ASCII digits or spaces, more than 4300 digits). */
+static bool pax_int(const stg_tar_pax_value *v, num *out, bool *unsure)
 {
-    size_t pos = 0;
-    while (pos < n) {
-        uint64_t rec_len = 0;
-        size_t i = pos;
-        while (i < n && p[i] >= '0' && p[i] <= '9') {
-            if (rec_len > 1000000000u) {
-                return false;
-            }
-            rec_len = rec_len * 10 + (uint64_t)(p[i] - '0');
-            i++;
-        }
-        if (i >= n || p[i] != ' ' || rec_len == 0 || rec_len > n - pos ||
-            p[pos + rec_len - 1] != '\n') {
+    const uint8_t *p = v->p;
+    size_t n = v->len;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] >= 0x80) {
+            *unsure = true;
             return false;
         }
-        size_t kv = i + 1, end = pos + (size_t)rec_len - 1;
-        if (end - kv >= 5 && memcmp(p + kv, "path=", 5) == 0) {
-            if (!set_name(e, p + kv + 5, end - kv - 5)) {
-                return false;
-            }
-            *found = true;
-        }
-        pos += (size_t)rec_len;
     }
-    return true;
+    if (n > 4300) {
+        *unsure = true;
+        return false;
+    }
+    py_strip(&p, &n);
+    return n > 0 && py_int(p, n, 10, out);
 }
 
-static stg_tar_result bad(uint64_t *err_offset, const char **why, uint64_t at, const char *what)
+/* ----------------------------------------------------------------------- one member */
+
+typedef struct link_hdr {
+    char type;
+    uint64_t offset;
+    slice data; /* what tarfile's read(_block(size)) returned */
+    stg_tar_pax dict;
+} link_hdr;
+
+typedef struct member_state {
+    slice name, link;
+    char type;
+    int64_t size;
+    bool sparse;
+    uint64_t offset, data_offset, next_offset;
+    bool refuse;
+    const char *refuse_why;
+} member_state;
+
+static void strip_trailing_slashes(slice *s)
 {
+    while (s->n > 0 && s->p[s->n - 1] == '/') {
+        s->n--;
+    }
+}
+
+/* _apply_pax_info(): the dict's entries in insertion order. */
+static void apply_pax(const stg_tar_pax *d, member_state *m)
+{
+    bool done[STG_TAR_PAX_KEYS] = {false};
+    for (;;) {
+        size_t pick = STG_TAR_PAX_KEYS;
+        for (size_t i = 0; i < STG_TAR_PAX_KEYS; i++) {
+            if (d->v[i].p != NULL && !done[i] &&
+                (pick == STG_TAR_PAX_KEYS || d->v[i].seq < d->v[pick].seq)) {
+                pick = i;
+            }
+        }
+        if (pick == STG_TAR_PAX_KEYS) {
+            return;
+        }
+        done[pick] = true;
+        const stg_tar_pax_value *v = &d->v[pick];
+        slice s = {v->p, v->len};
+        num n = {0, false};
+        bool unsure = false;
+        switch (pick) {
+        case STG_TAR_PAX_PATH:
+            strip_trailing_slashes(&s);
+            m->name = s;
+            break;
+        case STG_TAR_PAX_SPARSE_NAME: m->name = s; break;
+        case STG_TAR_PAX_LINKPATH: m->link = s; break;
+        case STG_TAR_PAX_SIZE:
+            if (!pax_int(v, &n, &unsure)) {
+                n.v = 0; /* tarfile: a size that is not a number is 0 */
+                n.huge = false;
+            }
+            if (unsure || n.huge) {
+                m->refuse = true;
+                m->refuse_why = "pax size record not modelled (non-ASCII, huge or very long)";
+            }
+            m->size = n.v;
+            break;
+        case STG_TAR_PAX_SPARSE_SIZE:
+        case STG_TAR_PAX_SPARSE_REALSIZE:
+            if (!pax_int(v, &n, &unsure) || n.huge) {
+                /* int() raises ValueError, which tarfile does not catch */
+                m->refuse = true;
+                m->refuse_why = "pax GNU.sparse size record invalid";
+            }
+            m->size = n.v;
+            break;
+        default: break;
+        }
+    }
+}
+
+static bool dict_has(const stg_tar_pax *d, size_t key)
+{
+    return d->v[key].p != NULL;
+}
+
+static bool dict_is(const stg_tar_pax *d, size_t key, const char *text)
+{
+    return d->v[key].p != NULL && d->v[key].len == strlen(text) &&
+           memcmp(d->v[key].p, text, d->v[key].len) == 0;
+}
+
+/* _proc_pax(): the GNU sparse formats 0.0, 0.1 and 1.0 give the next member a sparse map. */
+static void pax_sparse(const stg_tar_pax *d, member_state *m)
+{
+    if (dict_has(d, STG_TAR_PAX_SPARSE_MAP) || dict_has(d, STG_TAR_PAX_SPARSE_SIZE) ||
+        (dict_is(d, STG_TAR_PAX_SPARSE_MAJOR, "1") && dict_is(d, STG_TAR_PAX_SPARSE_MINOR, "0"))) {
+        m->sparse = true;
+    }
+}
+
+void stg_tar_init(stg_tar *t, const uint8_t *buf, size_t len)
+{
+    memset(t, 0, sizeof *t);
+    t->buf = buf;
+    t->len = len;
+}
+
+static stg_tar_result fail(stg_tar *t, uint64_t *err_offset, const char **why, uint64_t at,
+                           const char *what)
+{
+    t->done = true;
     *err_offset = at;
     *why = what;
     return STG_TARR_MALFORMED;
 }
 
+static stg_tar_result end(stg_tar *t)
+{
+    t->done = true;
+    return STG_TARR_END;
+}
+
+static bool copy_name(char *dst, size_t *dst_len, slice s)
+{
+    if (s.n > STG_TAR_NAME_MAX) {
+        return false;
+    }
+    if (s.n > 0) {
+        memcpy(dst, s.p, s.n);
+    }
+    dst[s.n] = '\0';
+    *dst_len = s.n;
+    return true;
+}
+
+/* TarFile.next(): fromtarfile() at t->pos, the chain of extended headers unwound as the
+ * recursion in _proc_gnulong()/_proc_pax() does, then the check that the next header's
+ * position is inside the file. */
 stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, const char **why)
 {
-    bool have_long_name = false;
-    e->name[0] = '\0';
-    e->name_len = 0;
-    e->type = 0;
-    e->header_offset = e->data_offset = e->size = 0;
+    if (t->done) {
+        return STG_TARR_END;
+    }
+    link_hdr chain[STG_TAR_CHAIN_MAX];
+    size_t depth = 0;
+    uint64_t pos = t->pos, start = t->pos;
+    hdr h;
+    const char *hwhy = "tar header invalid";
     for (;;) {
-        stg_cursor c = stg_cur_make(t->buf, t->len);
-        const uint8_t *h;
-        uint64_t here = t->pos;
-        if (stg_cur_seek(&c, (size_t)here) != STG_OK) {
-            return bad(err_offset, why, here, "tar position past the end");
+        hdr_status hs = read_header(t, pos, &h, &hwhy);
+        if (hs == HDR_REFUSE) {
+            t->started = true;
+            return fail(t, err_offset, why, pos, hwhy);
         }
-        size_t left = stg_cur_avail(&c);
-        if (left == 0) {
-            return have_long_name ? bad(err_offset, why, here, "long name without a member")
-                                  : STG_TARR_END;
-        }
-        if (stg_cur_take(&c, STG_TAR_BLOCK, &h) != STG_OK) {
-            if (all_zero(t->buf + here, left)) {
-                return STG_TARR_END;
+        if (hs != HDR_OK) {
+            if (depth > 0) {
+                /* SubsequentHeaderError: ReadError whatever the position */
+                return fail(t, err_offset, why, pos,
+                            hs == HDR_INVALID ? hwhy : "tar extended header without a member");
             }
-            return bad(err_offset, why, here, "tar header truncated");
-        }
-        if (all_zero(h, STG_TAR_BLOCK)) {
-            return STG_TARR_END;
-        }
-        if (!stg_tar_header_ok(h, STG_TAR_BLOCK)) {
-            return bad(err_offset, why, here, "tar header checksum or magic invalid");
-        }
-        uint64_t size;
-        if (!parse_number(h + OFF_SIZE, 12, &size)) {
-            return bad(err_offset, why, here + OFF_SIZE, "tar size field invalid");
-        }
-        uint64_t data = c.pos;
-        if (size > stg_cur_avail(&c)) {
-            return bad(err_offset, why, here, "tar member data runs past the end");
-        }
-        /* Data is padded to whole blocks; the padding of the last member may be missing. */
-        uint64_t padded = (size + (STG_TAR_BLOCK - 1)) / STG_TAR_BLOCK * STG_TAR_BLOCK;
-        uint64_t avail = stg_cur_avail(&c);
-        t->pos = data + (padded <= avail ? padded : avail);
-        char type = (char)h[OFF_TYPE];
-        if (type == 'L') {
-            if (!set_name(e, t->buf + data, (size_t)size)) {
-                return bad(err_offset, why, here, "tar long name too long");
+            if (hs == HDR_EOF || start != 0) {
+                /* after the first member, a bad header ends the list */
+                if (hs == HDR_INVALID || hs == HDR_TRUNCATED) {
+                    t->stop_why = hs == HDR_INVALID ? hwhy : "tar header truncated";
+                    t->stop_offset = pos;
+                }
+                return end(t);
             }
-            have_long_name = true;
-            continue;
+            return fail(t, err_offset, why, pos, hs == HDR_INVALID ? hwhy : "tar header truncated");
         }
-        if (type == 'x') {
-            bool found = false;
-            if (!pax_path(t->buf + data, (size_t)size, e, &found)) {
-                return bad(err_offset, why, data, "pax extended header invalid");
+        char ty = h.type;
+        if (ty != 'L' && ty != 'K' && ty != 'x' && ty != 'X' && ty != 'g') {
+            break;
+        }
+        if (depth == STG_TAR_CHAIN_MAX) {
+            t->started = true;
+            return fail(t, err_offset, why, pos,
+                        "more extended tar headers in a row than "
+                        "stguard follows (64)");
+        }
+        link_hdr *l = &chain[depth];
+        l->type = ty;
+        l->offset = pos;
+        uint64_t data = pos + STG_TAR_BLOCK;
+        /* read(_block(size)): a negative or too large count reads the rest of the file, and
+         * then no header follows (ReadError, once any records are parsed). */
+        size_t avail = t->len - data;
+        int64_t blk = h.size.huge ? -1 : block_round(h.size.v);
+        bool to_the_end = blk < 0 || (uint64_t)blk > avail;
+        l->data.p = t->buf + data;
+        l->data.n = to_the_end ? avail : (size_t)blk;
+        if (ty == 'x' || ty == 'X' || ty == 'g') {
+            stg_tar_pax parsed = t->glob; /* 'x' works on a copy, 'g' on the global dict */
+            if (!pax_parse(l->data.p, l->data.n, &parsed)) {
+                if (depth > 0) {
+                    return fail(t, err_offset, why, data, "pax extended header invalid");
+                }
+                if (start != 0) {
+                    t->stop_why = "pax extended header invalid";
+                    t->stop_offset = data;
+                    return end(t);
+                }
+                return fail(t, err_offset, why, data, "pax extended header invalid");
             }
-            have_long_name = have_long_name || found;
-            continue;
-        }
-        if (type == 'g' || type == 'K') {
-            continue;
-        }
-        if (!have_long_name) {
-            /* ustar: prefix "/" name; GNU headers keep other fields in the prefix area. */
-            char joined[155 + 1 + 100];
-            size_t n = 0;
-            const uint8_t *nul;
-            if (memcmp(h + OFF_MAGIC, "ustar\0", 6) == 0 && h[OFF_PREFIX] != 0) {
-                nul = memchr(h + OFF_PREFIX, 0, 155);
-                size_t plen = nul != NULL ? (size_t)(nul - (h + OFF_PREFIX)) : 155;
-                memcpy(joined, h + OFF_PREFIX, plen);
-                n = plen;
-                joined[n++] = '/';
+            if (ty == 'g') {
+                t->glob = parsed;
+            } else {
+                l->dict = parsed;
             }
-            nul = memchr(h + OFF_NAME, 0, 100);
-            size_t nlen = nul != NULL ? (size_t)(nul - (h + OFF_NAME)) : 100;
-            memcpy(joined + n, h + OFF_NAME, nlen);
-            n += nlen;
-            (void)set_name(e, (const uint8_t *)joined, n);
         }
-        e->type = type;
-        e->header_offset = here;
-        e->data_offset = data;
-        e->size = size;
+        if (to_the_end) {
+            return fail(t, err_offset, why, pos, "tar extended header data runs past the end");
+        }
+        depth++;
+        pos = data + l->data.n;
+    }
+    /* The member's own header: _proc_sparse() or _proc_builtin(). */
+    member_state m;
+    memset(&m, 0, sizeof m);
+    m.type = h.type;
+    m.size = h.size.v;
+    m.link = h.link;
+    m.offset = pos;
+    slice name = h.name;
+    if (m.type == '5') {
+        strip_trailing_slashes(&name);
+    }
+    char joined[155 + 1 + 100];
+    if (h.prefix.n > 0 && m.type != 'L' && m.type != 'K' && m.type != 'S') {
+        memcpy(joined, h.prefix.p, h.prefix.n);
+        joined[h.prefix.n] = '/';
+        memcpy(joined + h.prefix.n + 1, name.p, name.n);
+        name.p = (const uint8_t *)joined;
+        name.n = h.prefix.n + 1 + name.n;
+    }
+    m.name = name;
+    bool has_data = stg_tar_type_has_data(m.type);
+    if (has_data && h.size.huge) {
+        t->started = true;
+        return fail(t, err_offset, why, pos + OFF_SIZE,
+                    h.size.v < 0 ? "tar member size negative"
+                                 : "tar member data runs past the end");
+    }
+    /* Signed: a negative size moves the next header back (tarfile would loop). */
+    int64_t next;
+    if (m.type == 'S') {
+        m.sparse = true;
+        m.data_offset = pos + STG_TAR_BLOCK * (1 + h.sparse_ext_blocks);
+        next = (int64_t)m.data_offset + block_round(h.size.v);
+        if (h.origsize.huge || h.origsize.v < 0) {
+            m.refuse = true;
+            m.refuse_why = "tar sparse size invalid";
+        }
+        m.size = h.origsize.v;
+    } else {
+        m.data_offset = pos + STG_TAR_BLOCK;
+        next = (int64_t)m.data_offset + (has_data ? block_round(h.size.v) : 0);
+        apply_pax(&t->glob, &m);
+        if (m.type == '5') {
+            strip_trailing_slashes(&m.name);
+        }
+    }
+    /* Unwind: the innermost extended header is applied first, the outermost last. */
+    while (depth > 0) {
+        link_hdr *l = &chain[--depth];
+        if (l->type == 'L') {
+            m.name = nts(l->data.p, l->data.n);
+            if (m.type == '5' && m.name.n > 0 && m.name.p[m.name.n - 1] == '/') {
+                m.name.n--; /* removesuffix("/"): one slash only */
+            }
+            m.offset = l->offset;
+        } else if (l->type == 'K') {
+            m.link = nts(l->data.p, l->data.n);
+            m.offset = l->offset;
+        } else if (l->type == 'g') {
+            pax_sparse(&t->glob, &m);
+        } else {
+            pax_sparse(&l->dict, &m);
+            apply_pax(&l->dict, &m);
+            m.offset = l->offset;
+            if (dict_has(&l->dict, STG_TAR_PAX_SIZE)) {
+                bool data_now = stg_tar_type_has_data(m.type);
+                next = (int64_t)m.data_offset + (data_now ? block_round(m.size) : 0);
+            }
+        }
+    }
+    t->started = true;
+    if (m.refuse) {
+        return fail(t, err_offset, why, m.offset, m.refuse_why);
+    }
+    if ((stg_tar_type_has_data(m.type) && m.size < 0) || next < (int64_t)m.data_offset) {
+        return fail(t, err_offset, why, m.offset, "tar member size negative");
+    }
+    m.next_offset = (uint64_t)next;
+    if (stg_tar_type_has_data(m.type) && (uint64_t)m.size > t->len - m.data_offset) {
+        /* extractfile() would hand out a prefix of the bytes, then raise ReadError */
+        return fail(t, err_offset, why, m.offset, "tar member data runs past the end");
+    }
+    if (m.next_offset > t->len) {
+        /* next() seeks to the byte before the next header and finds none: ReadError */
+        return fail(t, err_offset, why, m.offset, "tar member data runs past the end");
+    }
+    if (m.name.n > STG_TAR_NAME_MAX || m.link.n > STG_TAR_NAME_MAX) {
+        return fail(t, err_offset, why, m.offset, "tar member name longer than stguard reads");
+    }
+    t->pos = m.next_offset;
+    if (e == NULL) {
         return STG_TARR_OK;
+    }
+    (void)copy_name(e->name, &e->name_len, m.name);
+    (void)copy_name(e->linkname, &e->link_len, m.link);
+    e->type = m.type;
+    e->sparse = m.sparse;
+    e->header_offset = m.offset;
+    e->data_offset = m.data_offset;
+    e->size = m.size;
+    e->next_offset = m.next_offset;
+    return STG_TARR_OK;
+}
+
+bool stg_tar_header_ok(const uint8_t *block, size_t avail)
+{
+    stg_tar t;
+    stg_tar_init(&t, block, avail < STG_TAR_BLOCK ? avail : STG_TAR_BLOCK);
+    hdr h;
+    const char *why;
+    return read_header(&t, 0, &h, &why) == HDR_OK;
+}
+
+bool stg_tar_opens(const uint8_t *buf, size_t len)
+{
+    stg_tar t;
+    stg_tar_init(&t, buf, len);
+    uint64_t err_offset;
+    const char *why;
+    stg_tar_result r = stg_tar_next(&t, NULL, &err_offset, &why); /* the status is enough */
+    return r == STG_TARR_OK || (r == STG_TARR_MALFORMED && t.started);
+}
+
+/* ----------------------------------------------------------------------- member list */
+
+static bool pool_add(stg_tar_list *l, size_t *cap, const char *s, size_t n, size_t *at)
+{
+    if (l->pool_len + n + 1 > *cap) {
+        size_t want = *cap < 4096 ? 4096 : *cap;
+        while (want < l->pool_len + n + 1) {
+            want *= 2;
+        }
+        char *p = stg_mem_realloc(l->pool, want);
+        if (p == NULL) {
+            return false;
+        }
+        l->pool = p;
+        *cap = want;
+    }
+    memcpy(l->pool + l->pool_len, s, n);
+    l->pool[l->pool_len + n] = '\0';
+    *at = l->pool_len;
+    l->pool_len += n + 1;
+    return true;
+}
+
+bool stg_tar_list_build(stg_tar_list *l, const uint8_t *buf, size_t len)
+{
+    memset(l, 0, sizeof *l);
+    stg_tar_entry *e = stg_mem_alloc(sizeof *e);
+    if (e == NULL) {
+        l->out_of_memory = true;
+        return false;
+    }
+    stg_tar t;
+    stg_tar_init(&t, buf, len);
+    size_t cap = 0, pool_cap = 0;
+    /* Names are at most the file's bytes twice over (a global pax path renames every member):
+     * past that the archive is refused rather than grown without bound. */
+    size_t pool_budget = len > SIZE_MAX / 4 ? SIZE_MAX / 2 : 2 * len + 65536;
+    for (;;) {
+        stg_tar_result r = stg_tar_next(&t, e, &l->err_offset, &l->why);
+        if (r != STG_TARR_OK) {
+            l->end = r;
+            l->opened = r == STG_TARR_END ? true : t.started;
+            l->stop_why = t.stop_why;
+            l->stop_offset = t.stop_offset;
+            break;
+        }
+        if (l->count == STG_TAR_MEMBERS_MAX ||
+            l->pool_len + e->name_len + e->link_len + 2 > pool_budget) {
+            l->end = STG_TARR_MALFORMED;
+            l->opened = true;
+            l->err_offset = e->header_offset;
+            l->why = "more tar members or member names than stguard lists";
+            break;
+        }
+        if (l->count == cap) {
+            size_t want = cap == 0 ? 16 : cap * 2;
+            stg_tar_member *m = stg_mem_realloc(l->m, want * sizeof *m);
+            if (m == NULL) {
+                l->out_of_memory = true;
+                break;
+            }
+            l->m = m;
+            cap = want;
+        }
+        stg_tar_member *m = &l->m[l->count];
+        memset(m, 0, sizeof *m);
+        if (!pool_add(l, &pool_cap, e->name, e->name_len, &m->name_at) ||
+            !pool_add(l, &pool_cap, e->linkname, e->link_len, &m->link_at)) {
+            l->out_of_memory = true;
+            break;
+        }
+        m->name_len = (uint32_t)e->name_len;
+        m->link_len = (uint32_t)e->link_len;
+        m->header_offset = e->header_offset;
+        m->data_offset = e->data_offset;
+        m->next_offset = e->next_offset;
+        m->size = e->size;
+        m->type = e->type;
+        m->sparse = e->sparse;
+        l->count++;
+    }
+    stg_mem_free(e);
+    return !l->out_of_memory;
+}
+
+void stg_tar_list_free(stg_tar_list *l)
+{
+    stg_mem_free(l->m);
+    stg_mem_free(l->pool);
+    memset(l, 0, sizeof *l);
+}
+
+size_t stg_tar_list_find(const stg_tar_list *l, const char *name, size_t name_len)
+{
+    for (size_t i = l->count; i-- > 0;) {
+        if (l->m[i].name_len == name_len &&
+            memcmp(stg_tar_member_name(l, i), name, name_len) == 0) {
+            return i;
+        }
+    }
+    return STG_TAR_NONE;
+}
+
+size_t stg_tar_normpath(const char *p, size_t n, char *out)
+{
+    if (n == 0) {
+        out[0] = '.';
+        return 1;
+    }
+    size_t initial = p[0] == '/' ? 1 : 0;
+    if (initial == 1 && n >= 2 && p[1] == '/' && !(n >= 3 && p[2] == '/')) {
+        initial = 2;
+    }
+    memset(out, '/', initial);
+    char *comps = out + initial;
+    size_t o = 0, ncomps = 0;
+    size_t i = 0;
+    while (i <= n) {
+        size_t j = i;
+        while (j < n && p[j] != '/') {
+            j++;
+        }
+        const char *c = p + i;
+        size_t cn = j - i;
+        i = j + 1;
+        if (cn == 0 || (cn == 1 && c[0] == '.')) {
+            continue;
+        }
+        bool dotdot = cn == 2 && c[0] == '.' && c[1] == '.';
+        size_t last = o;
+        while (last > 0 && comps[last - 1] != '/') {
+            last--;
+        }
+        bool last_dotdot = ncomps > 0 && o - last == 2 && comps[last] == '.' &&
+                           comps[last + 1] == '.';
+        if (!dotdot || (initial == 0 && ncomps == 0) || last_dotdot) {
+            if (ncomps > 0) {
+                comps[o++] = '/';
+            }
+            memcpy(comps + o, c, cn);
+            o += cn;
+            ncomps++;
+        } else if (ncomps > 0) {
+            o = last > 0 ? last - 1 : 0;
+            ncomps--;
+        }
+    }
+    size_t total = initial + o;
+    if (total == 0) {
+        out[0] = '.';
+        return 1;
+    }
+    return total;
+}
+
+/* _getmember(linkname, tarinfo=limit, normalize=True): the last of members [0, limit) whose
+ * normalised name is the normalised linkname. */
+static size_t find_normalised(const stg_tar_list *l, const char *want, size_t want_n, size_t limit,
+                              char *scratch)
+{
+    for (size_t i = limit; i-- > 0;) {
+        size_t n = stg_tar_normpath(stg_tar_member_name(l, i), l->m[i].name_len, scratch);
+        if (n == want_n && memcmp(scratch, want, n) == 0) {
+            return i;
+        }
+    }
+    return STG_TAR_NONE;
+}
+
+static stg_tar_resolve_result resolve_steps(const stg_tar_list *l, size_t member, size_t *target,
+                                            unsigned *hops, bool *through_symlink, char *joined,
+                                            char *want, char *scratch);
+
+stg_tar_resolve_result stg_tar_list_resolve(const stg_tar_list *l, size_t member, size_t *target,
+                                            unsigned *hops, bool *through_symlink)
+{
+    *hops = 0;
+    *through_symlink = false;
+    /* A joined name is at most a name, '/', a link name; normalising adds at most 2 bytes. */
+    enum { CAP = 2 * STG_TAR_NAME_MAX + 4 };
+    char *joined = stg_mem_alloc(3 * (size_t)CAP);
+    if (joined == NULL) {
+        return STG_TARRES_NOMEM;
+    }
+    char *want = joined + CAP, *scratch = want + CAP;
+    stg_tar_resolve_result res = resolve_steps(l, member, target, hops, through_symlink, joined,
+                                               want, scratch);
+    stg_mem_free(joined);
+    return res;
+}
+
+static stg_tar_resolve_result resolve_steps(const stg_tar_list *l, size_t member, size_t *target,
+                                            unsigned *hops, bool *through_symlink, char *joined,
+                                            char *want, char *scratch)
+{
+    size_t cur = member;
+    for (;;) {
+        const stg_tar_member *m = &l->m[cur];
+        if (stg_tar_type_has_data(m->type)) {
+            *target = cur;
+            return STG_TARRES_DATA;
+        }
+        if (m->type != '1' && m->type != '2') {
+            return STG_TARRES_NO_DATA;
+        }
+        if (*hops == STG_TAR_LINK_HOPS) {
+            return STG_TARRES_LOOP;
+        }
+        (*hops)++;
+        const char *link = stg_tar_member_link(l, cur);
+        size_t jn = 0, limit = cur;
+        if (m->type == '2') {
+            *through_symlink = true;
+            limit = l->count;
+            /* "/".join(filter(None, (os.path.dirname(name), linkname))) */
+            const char *name = stg_tar_member_name(l, cur);
+            size_t dn = m->name_len;
+            while (dn > 0 && name[dn - 1] != '/') {
+                dn--;
+            }
+            size_t all_slashes = 0;
+            while (all_slashes < dn && name[all_slashes] == '/') {
+                all_slashes++;
+            }
+            if (all_slashes != dn) {
+                while (dn > 0 && name[dn - 1] == '/') {
+                    dn--;
+                }
+            }
+            memcpy(joined, name, dn);
+            jn = dn;
+            if (dn > 0 && m->link_len > 0) {
+                joined[jn++] = '/';
+            }
+        }
+        memcpy(joined + jn, link, m->link_len);
+        jn += m->link_len;
+        size_t wn = stg_tar_normpath(joined, jn, want);
+        size_t found = find_normalised(l, want, wn, limit, scratch);
+        if (found == STG_TAR_NONE) {
+            return STG_TARRES_MISSING;
+        }
+        cur = found;
     }
 }

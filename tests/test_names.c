@@ -87,6 +87,8 @@ static const struct code_row {
     {STG_NOT_REGULAR_FILE, 58, "not_regular_file", W, W},
     {STG_FILE_CHANGED_CODE, 59, "file_changed", E, E},
     {STG_IO_ERROR, 60, "io_error", E, E},
+    {STG_POLYGLOT_TAR, 61, "polyglot_tar", E, W},
+    {STG_TAR_LINK_EXTERNAL, 62, "tar_link_external", E, E},
 };
 #define NCODES (sizeof codes / sizeof codes[0])
 

@@ -99,6 +99,8 @@ const char *cli_code_description(stg_code code)
     case STG_NOT_REGULAR_FILE: return "A FIFO, device or socket: never opened.";
     case STG_FILE_CHANGED_CODE: return "The file changed while it was scanned.";
     case STG_IO_ERROR: return "The file could not be read.";
+    case STG_POLYGLOT_TAR: return "The file also opens as a tar archive (torch.load reads it so).";
+    case STG_TAR_LINK_EXTERNAL: return "torch extracts a tar link that reads a host file.";
     }
     return "Unknown finding code.";
 }

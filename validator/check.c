@@ -193,6 +193,9 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     }
     case STG_SNIFF_NPY:
         stg_check_npy(buf, len, 0, ctx);
+        if (top_level) {
+            stg_polyglot_check_tar(buf, len, ".npy", ctx);
+        }
         res.format = STG_FMT_NUMPY;
         res.pickle_based = npy_has_objects(buf, len);
         return res;
@@ -229,6 +232,9 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     case STG_SNIFF_GGUF:
         stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_SEV_WARNING, STG_NO_OFFSET,
                        "GGUF is recognised but not validated");
+        if (top_level) {
+            stg_polyglot_check_tar(buf, len, "GGUF", ctx);
+        }
         res.format = STG_FMT_GGUF;
         return res;
     case STG_SNIFF_UNKNOWN: break;

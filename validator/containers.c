@@ -287,79 +287,154 @@ stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_che
 
 /* ---------------------------------------------------------------------------------- tar */
 
-static const char *base_name(const char *path)
+/* What torch.load's legacy_load() reads from a tar, in its order: tar.extract('storages'),
+ * tar.extract('tensors'), tar.extractfile('pickle'); sys_info was read by older versions. */
+static const struct {
+    const char *name;
+    stg_member_mode mode;
+    bool extracted; /* extract() writes a file and reopens it; extractfile() reads in place */
+} torch_tar_names[] = {
+    {"storages", STG_MEMBER_TORCH01_STORAGES, true},
+    {"tensors", STG_MEMBER_TORCH01_TENSORS, true},
+    {"pickle", STG_MEMBER_PICKLE, false},
+    {"sys_info", STG_MEMBER_PICKLE, false},
+};
+
+enum { TORCH_TAR_NAMES = sizeof torch_tar_names / sizeof torch_tar_names[0] };
+
+/* A hard link's target path joined to extract()'s directory can name a file of the host: an
+ * absolute path or one that climbs out with "..". */
+static bool link_leaves_dir(const char *link, size_t n)
 {
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
+    if (n > 0 && link[0] == '/') {
+        return true;
+    }
+    char *norm = stg_mem_alloc(n + 2);
+    if (norm == NULL) {
+        return true; /* fails closed */
+    }
+    size_t m = stg_tar_normpath(link, n, norm);
+    bool up = m >= 2 && norm[0] == '.' && norm[1] == '.' && (m == 2 || norm[2] == '/');
+    stg_mem_free(norm);
+    return up;
 }
 
-static bool is_torch_tar_member(const char *name)
-{
-    const char *b = base_name(name);
-    return strcmp(b, "sys_info") == 0 || strcmp(b, "pickle") == 0 || strcmp(b, "storages") == 0 ||
-           strcmp(b, "tensors") == 0;
-}
+typedef struct tar_scan {
+    stg_check_ctx *ctx;
+    const uint8_t *buf;
+    uint64_t inflated, limit;
+    bool any_pickle;
+} tar_scan;
 
-static bool is_regular(char type)
+static void tar_scan_member(tar_scan *ts, const stg_tar_list *l, size_t i, const char *as,
+                            stg_member_mode mode)
 {
-    return type == '0' || type == '\0' || type == '7';
+    const stg_tar_member *m = &l->m[i];
+    if (m->sparse) {
+        char *path = stg_check_member_path(ts->ctx, as);
+        if (path == NULL) {
+            ts->ctx->report->out_of_memory = true;
+        }
+        entry_finding(ts->ctx, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, m->header_offset, path,
+                      "sparse tar member: tarfile assembles its bytes from a map stguard does "
+                      "not read, so it is not scanned");
+        stg_mem_free(path);
+        return;
+    }
+    uint64_t left = ts->limit - ts->inflated;
+    stg_member_result mr = stg_check_member_ex(ts->buf + m->data_offset, (size_t)m->size, as,
+                                               m->header_offset, mode, left, ts->ctx);
+    ts->any_pickle = ts->any_pickle || mr.pickle_based;
+    ts->inflated += mr.inflated <= left ? mr.inflated : left;
 }
 
 stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
                                    stg_member_result *res)
 {
-    /* Pass 1: the PyTorch 0.1 layout has members named pickle and storages (its loader reads
-     * sys_info, storages, tensors and pickle by name). */
-    stg_tar t;
-    stg_tar_entry *e = stg_mem_alloc(sizeof *e);
-    if (e == NULL) {
+    stg_tar_list l;
+    if (!stg_tar_list_build(&l, buf, len)) {
         ctx->report->out_of_memory = true;
+        stg_tar_list_free(&l);
         return STG_FMT_TAR;
     }
-    uint64_t err_offset = 0;
-    const char *why = NULL;
-    bool has_pickle = false, has_storages = false;
-    stg_tar_init(&t, buf, len);
-    while (stg_tar_next(&t, e, &err_offset, &why) == STG_TARR_OK) {
-        const char *b = base_name(e->name);
-        has_pickle = has_pickle || (is_regular(e->type) && strcmp(b, "pickle") == 0);
-        has_storages = has_storages || (is_regular(e->type) && strcmp(b, "storages") == 0);
+    if (l.end == STG_TARR_MALFORMED) {
+        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, l.err_offset, "%s",
+                       l.why);
+        /* tarfile raised while listing: torch.load catches the TarError and unpickles the file
+         * from byte 0 instead, so the header bytes are a pickle to it. */
+        size_t stop_end = 0;
+        if (stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory)) {
+            stg_check_pickles(buf, len, 0, STG_PICKLE_RAW, ctx);
+        }
     }
-    bool torch = has_pickle && has_storages;
-    bool any_pickle = false;
-    uint64_t inflated = 0, limit = ctx->lim->max_inflate_bytes;
-    stg_tar_init(&t, buf, len);
-    for (;;) {
-        stg_tar_result tr = stg_tar_next(&t, e, &err_offset, &why);
-        if (tr == STG_TARR_END) {
-            break;
-        }
-        if (tr == STG_TARR_MALFORMED) {
-            stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, err_offset, "%s",
-                           why);
-            break;
-        }
-        if (!is_regular(e->type)) {
+    if (l.end == STG_TARR_END && l.stop_why != NULL) {
+        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, l.stop_offset,
+                       "%s: tarfile stops listing members here, other tar readers skip to the "
+                       "next header",
+                       l.stop_why);
+    }
+    tar_scan ts = {ctx, buf, 0, ctx->lim->max_inflate_bytes, false};
+    /* bit k of read_as[i]: member i is what torch reads for torch_tar_names[k] */
+    uint8_t *read_as = l.count > 0 ? stg_mem_calloc(l.count, 1) : NULL;
+    if (l.count > 0 && read_as == NULL) {
+        ctx->report->out_of_memory = true;
+        stg_tar_list_free(&l);
+        return STG_FMT_TAR;
+    }
+    bool found[TORCH_TAR_NAMES] = {false};
+    for (size_t k = 0; k < TORCH_TAR_NAMES; k++) {
+        const char *name = torch_tar_names[k].name;
+        size_t at = stg_tar_list_find(&l, name, strlen(name));
+        if (at == STG_TAR_NONE) {
             continue;
         }
-        stg_member_mode mode = STG_MEMBER_ARCHIVE;
-        if (torch && is_torch_tar_member(e->name)) {
-            const char *b = base_name(e->name);
-            mode = strcmp(b, "storages") == 0  ? STG_MEMBER_TORCH01_STORAGES
-                   : strcmp(b, "tensors") == 0 ? STG_MEMBER_TORCH01_TENSORS
-                                               : STG_MEMBER_PICKLE;
+        size_t target = 0;
+        unsigned hops = 0;
+        bool through_symlink = false;
+        stg_tar_resolve_result rr = stg_tar_list_resolve(&l, at, &target, &hops, &through_symlink);
+        if (rr == STG_TARRES_NOMEM) {
+            ctx->report->out_of_memory = true;
+            break;
         }
-        stg_member_result mr = stg_check_member_ex(buf + e->data_offset, (size_t)e->size, e->name,
-                                                   e->header_offset, mode, limit - inflated, ctx);
-        any_pickle = any_pickle || mr.pickle_based;
-        inflated += mr.inflated <= limit - inflated ? mr.inflated : limit - inflated;
+        const stg_tar_member *m = &l.m[at];
+        if (torch_tar_names[k].extracted && hops > 0 &&
+            (through_symlink || link_leaves_dir(stg_tar_member_link(&l, at), m->link_len))) {
+            stg_finding *f = stg_report_add(
+                ctx->report, STG_TAR_LINK_EXTERNAL, STG_SEV_ERROR, m->header_offset,
+                "torch extracts '%s' as a %s link to '%s' and opens it: the bytes it unpickles "
+                "come from the host's filesystem, not from the archive",
+                name, m->type == '2' || through_symlink ? "symbolic" : "hard",
+                stg_tar_member_link(&l, at));
+            char *path = stg_check_member_path(ctx, name);
+            if (path == NULL) {
+                ctx->report->out_of_memory = true;
+            }
+            stg_report_set_member(ctx->report, f, path, m->header_offset);
+            stg_mem_free(path);
+        }
+        if (rr == STG_TARRES_DATA) {
+            found[k] = true;
+            read_as[target] |= (uint8_t)(1u << k);
+        }
     }
-    stg_mem_free(e);
-    if (any_pickle) {
+    for (size_t i = 0; i < l.count && read_as != NULL; i++) {
+        for (size_t k = 0; k < TORCH_TAR_NAMES; k++) {
+            if ((read_as[i] & (1u << k)) != 0) {
+                tar_scan_member(&ts, &l, i, torch_tar_names[k].name, torch_tar_names[k].mode);
+            }
+        }
+        if (read_as[i] == 0 && stg_tar_type_has_data(l.m[i].type)) {
+            /* Members no loader reads by name are sniffed like any archive member. */
+            tar_scan_member(&ts, &l, i, stg_tar_member_name(&l, i), STG_MEMBER_ARCHIVE);
+        }
+    }
+    stg_mem_free(read_as);
+    stg_tar_list_free(&l);
+    if (ts.any_pickle) {
         res->pickle_based = true;
     }
-    res->inflated += inflated;
-    return torch ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
+    res->inflated += ts.inflated;
+    return found[0] && found[2] ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
 }
 
 /* Element sizes a 0.1 storage can have, most common first: the record's length is

@@ -1,6 +1,7 @@
 /* Polyglot checks (see polyglot.h). */
 #include "polyglot.h"
 
+#include "../parser/tar.h"
 #include "../parser/zip.h"
 #include "containers.h"
 #include "pickle_scan.h"
@@ -17,6 +18,23 @@ static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_che
     if (scan) {
         stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
         (void)stg_containers_scan_zip(z, ctx, &res);
+    }
+}
+
+void stg_polyglot_check_tar(const uint8_t *buf, size_t len, const char *primary, stg_check_ctx *ctx)
+{
+    if (!stg_tar_opens(buf, len)) {
+        return;
+    }
+    const stg_limits *lim = ctx->lim;
+    bool strict = lim->profile == STG_PROFILE_STRICT;
+    stg_report_add(ctx->report, STG_POLYGLOT_TAR, stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
+                   "the first 512 bytes are also a tar header tarfile accepts: torch.load reads "
+                   "this %s file as a tar archive%s",
+                   primary, strict ? "; its members were scanned" : "");
+    if (strict) {
+        stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
+        (void)stg_containers_scan_tar(buf, len, ctx, &res);
     }
 }
 
@@ -38,6 +56,7 @@ void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ct
     if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK && z.entry_count > 0) {
         report_zip(&z, strict, "safetensors", ctx);
     }
+    stg_polyglot_check_tar(buf, len, "safetensors", ctx);
 }
 
 void stg_polyglot_check_pickle(const uint8_t *buf, size_t len, stg_check_ctx *ctx)

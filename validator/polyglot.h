@@ -18,7 +18,15 @@
  *    error / compat warning) at the archive's first byte; in strict the archive's members are
  *    scanned and their findings added; compat scans no payload;
  *  - bytes at offset 0 that a pickle reader follows to STOP: polyglot_pickle at 0 (strict error /
- *    compat warning); in strict that pickle's globals are reported as for any pickle. */
+ *    compat warning); in strict that pickle's globals are reported as for any pickle;
+ *  - a first block tarfile would open: polyglot_tar (stg_polyglot_check_tar). */
+/* For a buffer whose primary format (safetensors, .npy, GGUF) is decided by its first bytes but
+ * that torch.load, which tries tarfile before anything but zip, would open as a tar:
+ * polyglot_tar at 0 (strict error / compat warning); in strict the tar's members are scanned as
+ * torch would read them. Called for safetensors by stg_polyglot_check_safetensors. */
+void stg_polyglot_check_tar(const uint8_t *buf, size_t len, const char *primary,
+                            stg_check_ctx *ctx);
+
 void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ctx *ctx);
 
 /* For a buffer whose primary format is a pickle (or legacy torch): a zip found at its end is

@@ -140,7 +140,7 @@ stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_me
     if (has_prefix(buf, len, "GGUF", 4)) {
         return STG_SNIFF_GGUF;
     }
-    if (len >= STG_TAR_BLOCK && stg_tar_header_ok(buf, len)) {
+    if (stg_tar_opens(buf, len)) {
         return STG_SNIFF_TAR;
     }
     if (stg_pickle_is_torch_legacy(buf, len)) {
@@ -219,26 +219,16 @@ static stg_format zip_label(const uint8_t *buf, size_t len)
     return all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
 }
 
-/* torch-tar when members named pickle and storages exist (the PyTorch 0.1 layout), else tar. */
+/* torch-tar when tarfile's getmember() finds members named pickle and storages (what torch's
+ * legacy_load() reads), else tar. The full scan also resolves links (containers.c). */
 static stg_format tar_label(const uint8_t *buf, size_t len)
 {
-    stg_tar t;
-    stg_tar_entry *ent = stg_mem_alloc(sizeof *ent);
-    if (ent == NULL) {
-        return STG_FMT_TAR;
-    }
-    uint64_t err_offset;
-    const char *why;
-    bool pickle = false, storages = false;
-    stg_tar_init(&t, buf, len);
-    while (stg_tar_next(&t, ent, &err_offset, &why) == STG_TARR_OK) {
-        const char *slash = strrchr(ent->name, '/');
-        const char *base = slash != NULL ? slash + 1 : ent->name;
-        pickle = pickle || strcmp(base, "pickle") == 0;
-        storages = storages || strcmp(base, "storages") == 0;
-    }
-    stg_mem_free(ent);
-    return pickle && storages ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
+    stg_tar_list l;
+    bool torch = stg_tar_list_build(&l, buf, len) &&
+                 stg_tar_list_find(&l, "pickle", 6) != STG_TAR_NONE &&
+                 stg_tar_list_find(&l, "storages", 8) != STG_TAR_NONE;
+    stg_tar_list_free(&l);
+    return torch ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
 }
 
 stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
