@@ -34,114 +34,223 @@ static bool sig_at(const uint8_t *buf, size_t len, uint64_t pos, uint32_t sig)
     return pos <= len && len - pos >= 4 && stg_le32(buf + pos) == sig;
 }
 
-/* Reads the ZIP64 end record the locator before the classic end record points to. The record
- * is looked for at its declared offset, and else right before the locator (archives with bytes
- * prepended). Returns the record's absolute position or UINT64_MAX. */
-static uint64_t find_eocd64(const uint8_t *buf, size_t len, uint64_t locator_pos)
+static stg_zip_result not_found(stg_zip_error *err)
 {
-    uint64_t declared = stg_le64(buf + locator_pos + 8);
-    if (declared <= len && len - declared >= EOCD64_LEN && sig_at(buf, len, declared, SIG_EOCD64)) {
-        return declared;
-    }
-    if (locator_pos >= EOCD64_LEN && sig_at(buf, len, locator_pos - EOCD64_LEN, SIG_EOCD64)) {
-        return locator_pos - EOCD64_LEN;
-    }
-    return UINT64_MAX;
+    err->offset = 0;
+    err->what = NULL;
+    return STG_ZIPR_NOT_FOUND;
 }
 
-/* Tries the end record at pos (the caller found its signature there, with its 22 bytes inside
- * the buffer). Returns STG_ZIPR_OK and fills z, or NOT_FOUND when this candidate does not
- * describe a central directory inside the buffer. */
-static stg_zip_result try_eocd(stg_zip *z, const uint8_t *buf, size_t len, uint64_t pos)
+/* Fills z from the directory a reader settled on. */
+static void set_reading(stg_zip *z, uint64_t eocd, uint64_t cd_start, uint64_t cd_size,
+                        uint64_t entries, bool zip64)
 {
-    stg_cursor c = stg_cur_make(buf, len);
-    const uint8_t *eocd;
-    (void)stg_cur_seek(&c, (size_t)pos); /* pos <= len - 22 */
-    if (stg_cur_take(&c, EOCD_LEN, &eocd) != STG_OK) {
-        return STG_ZIPR_NOT_FOUND;
-    }
-    /* signature, disk numbers (4), entries on this disk (8), entries (10), size, offset */
-    uint64_t entries = stg_le16(eocd + 10), cd_size = stg_le32(eocd + 12),
-             cd_offset = stg_le32(eocd + 16);
-    uint64_t cd_end = pos; /* where the central directory must end */
-    bool zip64 = false;
-    if (pos >= LOCATOR64_LEN && sig_at(buf, len, pos - LOCATOR64_LEN, SIG_LOCATOR64)) {
-        uint64_t rec = find_eocd64(buf, len, pos - LOCATOR64_LEN);
-        if (rec == UINT64_MAX) {
-            return STG_ZIPR_NOT_FOUND;
-        }
-        /* find_eocd64 checked that the whole record lies inside the buffer */
-        stg_cursor r = stg_cur_make(buf, len);
-        const uint8_t *r64;
-        (void)stg_cur_seek(&r, (size_t)rec);
-        if (stg_cur_take(&r, EOCD64_LEN, &r64) != STG_OK) {
-            return STG_ZIPR_NOT_FOUND;
-        }
-        /* sig, size, versions, disk numbers (24), entries on this disk (32), entries, size,
-         * offset */
-        entries = stg_le64(r64 + 32);
-        cd_size = stg_le64(r64 + 40);
-        cd_offset = stg_le64(r64 + 48);
-        cd_end = rec;
-        zip64 = true;
-    }
-    /* Python's rule: the central directory sits right before the end record(s); whatever the
-     * declared offset says beyond that is bytes prepended to the archive. */
-    if (cd_size > cd_end || cd_end - cd_size < cd_offset) {
-        return STG_ZIPR_NOT_FOUND;
-    }
-    uint64_t cd_start = cd_end - cd_size;
-    if (entries > cd_size / CENTRAL_LEN) {
-        return STG_ZIPR_NOT_FOUND;
-    }
-    if (entries > 0 && !sig_at(buf, len, cd_start, SIG_CENTRAL)) {
-        return STG_ZIPR_NOT_FOUND;
-    }
-    memset(z, 0, sizeof *z);
-    z->buf = buf;
-    z->len = len;
-    z->eocd_offset = pos;
+    z->eocd_offset = eocd;
     z->cd_start = cd_start;
     z->cd_size = cd_size;
     z->entry_count = entries;
-    z->base = cd_start - cd_offset;
     z->zip64 = zip64;
     z->next_pos = cd_start;
     z->next_index = 0;
+}
+
+/* Python's zipfile (_EndRecData, _EndRecData64, _RealGetContents). The end record is the one
+ * that fills exactly the last 22 bytes with an empty comment, else the last signature in the
+ * last 65,558 bytes, usable or not. A ZIP64 locator right before it sends zipfile to the 56
+ * bytes right before the locator (never to the offset the locator declares); without a ZIP64
+ * record there it keeps the classic fields. The directory is the cd_size bytes right before
+ * the record(s); the declared offset only says how many bytes were prepended ("concat"), and
+ * the entry count is never read. */
+static stg_zip_result open_zipfile(stg_zip *z, stg_zip_error *err)
+{
+    const uint8_t *buf = z->buf;
+    size_t len = z->len;
+    uint64_t pos = (uint64_t)len - EOCD_LEN;
+    if (!sig_at(buf, len, pos, SIG_EOCD) || stg_le16(buf + len - 2) != 0) {
+        uint64_t lowest = len > STG_ZIP_ZIPFILE_SEARCH ? len - STG_ZIP_ZIPFILE_SEARCH : 0;
+        pos = (uint64_t)len - 3;
+        while (pos-- > lowest && (buf[pos] != 0x50 || !sig_at(buf, len, pos, SIG_EOCD))) {
+        }
+        if (pos == UINT64_MAX || pos < lowest) {
+            return not_found(err);
+        }
+        if (len - pos < EOCD_LEN) {
+            return fail(err, STG_ZIPR_MALFORMED, pos,
+                        "the last end record signature has fewer than 22 bytes after it");
+        }
+    }
+    const uint8_t *eocd = buf + pos;
+    uint64_t entries = stg_le16(eocd + 10), cd_size = stg_le32(eocd + 12),
+             cd_offset = stg_le32(eocd + 16);
+    uint64_t cd_end = pos; /* where the directory ends */
+    bool zip64 = false;
+    if (pos >= LOCATOR64_LEN && sig_at(buf, len, pos - LOCATOR64_LEN, SIG_LOCATOR64)) {
+        const uint8_t *loc = buf + pos - LOCATOR64_LEN;
+        if (stg_le32(loc + 4) != 0 || stg_le32(loc + 16) > 1) {
+            return fail(err, STG_ZIPR_MALFORMED, pos - LOCATOR64_LEN,
+                        "ZIP64 locator names several disks");
+        }
+        if (pos < LOCATOR64_LEN + EOCD64_LEN) {
+            return fail(err, STG_ZIPR_MALFORMED, pos - LOCATOR64_LEN,
+                        "ZIP64 locator too close to the file start");
+        }
+        uint64_t rec = pos - LOCATOR64_LEN - EOCD64_LEN;
+        if (sig_at(buf, len, rec, SIG_EOCD64)) {
+            const uint8_t *r64 = buf + rec;
+            entries = stg_le64(r64 + 32);
+            cd_size = stg_le64(r64 + 40);
+            cd_offset = stg_le64(r64 + 48);
+            cd_end = rec;
+            zip64 = true;
+        }
+    }
+    if (cd_size > cd_end) {
+        return fail(err, STG_ZIPR_MALFORMED, pos,
+                    "the central directory would start before the file");
+    }
+    uint64_t cd_start = cd_end - cd_size;
+    set_reading(z, pos, cd_start, cd_size, entries, zip64);
+    if (cd_offset <= cd_start) {
+        z->base = cd_start - cd_offset;
+    } else {
+        z->base_below = cd_offset - cd_start;
+    }
     return STG_ZIPR_OK;
+}
+
+/* miniz (mz_zip_reader_locate_header_sig, mz_zip_reader_read_central_dir), as torch's
+ * PyTorchStreamReader uses it. The end record is the last signature with at least 22 bytes
+ * after it in the last STG_ZIP_MINIZ_SEARCH bytes. A ZIP64 locator right before it is followed
+ * to the offset it declares; without a ZIP64 record there the classic fields are kept. The
+ * directory is at its declared offset, absolute (no correction for prepended bytes), and holds
+ * the declared number of entries. */
+static stg_zip_result open_miniz(stg_zip *z, stg_zip_error *err)
+{
+    const uint8_t *buf = z->buf;
+    size_t len = z->len;
+    uint64_t lowest = 0;
+    if (len > 4096) {
+        uint64_t blocks = (len - 4096) / 4093; /* blocks after the first, none before byte 0 */
+        lowest = len - 4096 - 4093 * (blocks < 16 ? blocks : 16);
+    }
+    uint64_t pos = (uint64_t)len - EOCD_LEN + 1;
+    while (pos-- > lowest && (buf[pos] != 0x50 || !sig_at(buf, len, pos, SIG_EOCD))) {
+    }
+    if (pos == UINT64_MAX || pos < lowest) {
+        return not_found(err);
+    }
+    const uint8_t *eocd = buf + pos;
+    uint64_t entries = stg_le16(eocd + 10), on_disk = stg_le16(eocd + 8),
+             this_disk = stg_le16(eocd + 4), cd_disk = stg_le16(eocd + 6),
+             cd_size = stg_le32(eocd + 12), cd_offset = stg_le32(eocd + 16);
+    bool zip64 = false;
+    if (pos >= LOCATOR64_LEN + EOCD64_LEN && sig_at(buf, len, pos - LOCATOR64_LEN, SIG_LOCATOR64)) {
+        const uint8_t *loc = buf + pos - LOCATOR64_LEN;
+        uint64_t rec = stg_le64(loc + 8);
+        if (rec > len - EOCD64_LEN) {
+            return fail(err, STG_ZIPR_MALFORMED, pos - LOCATOR64_LEN,
+                        "ZIP64 locator points past the file");
+        }
+        if (sig_at(buf, len, rec, SIG_EOCD64)) {
+            const uint8_t *r64 = buf + rec;
+            if (stg_le64(r64 + 4) < EOCD64_LEN - 12 || stg_le32(loc + 16) != 1 ||
+                stg_le64(r64 + 32) > UINT32_MAX || stg_le64(r64 + 24) > UINT32_MAX ||
+                stg_le64(r64 + 40) > UINT32_MAX) {
+                return fail(err, STG_ZIPR_MALFORMED, rec,
+                            "ZIP64 end record with sizes, counts or disks out of range");
+            }
+            entries = stg_le64(r64 + 32);
+            on_disk = stg_le64(r64 + 24);
+            cd_size = stg_le64(r64 + 40);
+            this_disk = stg_le32(r64 + 16);
+            cd_disk = stg_le32(r64 + 20);
+            cd_offset = stg_le64(r64 + 48);
+            zip64 = true;
+        }
+    }
+    if (entries != on_disk || ((this_disk | cd_disk) != 0 && (this_disk != 1 || cd_disk != 1))) {
+        return fail(err, STG_ZIPR_MALFORMED, pos, "end record spans several disks");
+    }
+    /* miniz multiplies in 32 bits, but a count that wraps there fails its walk instead. */
+    if (cd_size < entries * CENTRAL_LEN || cd_offset > len || len - cd_offset < cd_size) {
+        return fail(err, STG_ZIPR_MALFORMED, pos,
+                    "the declared central directory does not fit its entries or the file");
+    }
+    set_reading(z, pos, cd_offset, cd_size, entries, zip64);
+    z->miniz_disk = (uint32_t)this_disk;
+    return STG_ZIPR_OK;
+}
+
+static stg_zip_result read_central(stg_zip *z, stg_zip_entry *e, stg_zip_error *err);
+
+/* Each reader parses every central header before it lets a member be read, and refuses the
+ * whole archive when one is broken: the same walk, on a copy, at open. */
+static stg_zip_result check_directory(const stg_zip *zin, stg_zip_error *err)
+{
+    stg_zip z = *zin;
+    stg_zip_entry e;
+    for (;;) {
+        stg_zip_result zr = read_central(&z, &e, err);
+        if (zr == STG_ZIPR_END) {
+            return STG_ZIPR_OK;
+        }
+        if (zr == STG_ZIPR_MALFORMED) {
+            return zr;
+        }
+    }
+}
+
+stg_zip_result stg_zip_open_as(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_reader reader,
+                               stg_zip_error *err)
+{
+    memset(z, 0, sizeof *z);
+    z->buf = buf;
+    z->len = len;
+    z->reader = reader;
+    if (len < EOCD_LEN) {
+        return not_found(err);
+    }
+    stg_zip_result zr = reader == STG_ZIP_READER_MINIZ ? open_miniz(z, err) : open_zipfile(z, err);
+    if (zr != STG_ZIPR_OK) {
+        return zr;
+    }
+    return check_directory(z, err);
 }
 
 stg_zip_result stg_zip_open(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_error *err)
 {
-    memset(z, 0, sizeof *z);
-    err->offset = 0;
-    err->what = NULL;
-    if (len < EOCD_LEN) {
-        return STG_ZIPR_NOT_FOUND;
+    return stg_zip_open_as(z, buf, len, STG_ZIP_READER_ZIPFILE, err);
+}
+
+bool stg_zip_same_reading(const stg_zip *a, const stg_zip *b)
+{
+    if (a->cd_start != b->cd_start || a->base != b->base || a->base_below != b->base_below) {
+        return false;
     }
-    uint64_t lowest = len > STG_ZIP_EOCD_SEARCH ? (uint64_t)len - STG_ZIP_EOCD_SEARCH : 0;
-    bool saw_signature = false;
-    uint64_t first_sig = 0;
-    /* From the end backwards: the last end record that parses wins, as in Python. */
-    for (uint64_t pos = (uint64_t)len - EOCD_LEN + 1; pos-- > lowest;) {
-        if (buf[pos] != 0x50 || !sig_at(buf, len, pos, SIG_EOCD)) {
-            continue;
+    /* Same bytes, same offsets: the readers differ only in where they stop (zipfile at the
+     * directory's size, miniz at its count), and both walk the same sequence of headers. */
+    stg_zip x = *a, y = *b;
+    stg_zip_entry ex, ey;
+    stg_zip_error err;
+    for (;;) {
+        stg_zip_result rx = read_central(&x, &ex, &err);
+        stg_zip_result ry = read_central(&y, &ey, &err);
+        if (rx != ry) {
+            return false;
         }
-        if (!saw_signature) {
-            saw_signature = true;
-            first_sig = pos;
+        if (rx == STG_ZIPR_END || rx == STG_ZIPR_MALFORMED) {
+            return true;
         }
-        if (try_eocd(z, buf, len, pos) == STG_ZIPR_OK) {
-            return STG_ZIPR_OK;
+        if (ex.cd_offset != ey.cd_offset || ex.local_offset != ey.local_offset ||
+            ex.comp_size != ey.comp_size) {
+            return false;
         }
     }
-    if (saw_signature) {
-        /* An end record that leads nowhere: a broken archive, not "no archive". Callers that
-         * only probe (polyglot search) treat this as not found. */
-        return fail(err, STG_ZIPR_MALFORMED, first_sig,
-                    "end of central directory record points outside the file");
-    }
-    return STG_ZIPR_NOT_FOUND;
+}
+
+const char *stg_zip_reader_name(stg_zip_reader reader)
+{
+    return reader == STG_ZIP_READER_MINIZ ? "miniz" : "zipfile";
 }
 
 /* Walks the extra fields ex covers for the ZIP64 field (id 1) and replaces the 0xFFFFFFFF
@@ -238,16 +347,38 @@ static stg_zip_result read_local(const stg_zip *z, stg_zip_entry *e, stg_zip_err
     return STG_ZIPR_OK;
 }
 
-stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
+/* The extra fields of a central header as the reader walks them. zipfile refuses the archive
+ * when a field runs past the extra area and ignores 1 to 3 bytes left over; miniz (which looks
+ * only when a size or offset is a ZIP64 placeholder) refuses leftovers too, and stops at the
+ * first ZIP64 field. */
+static bool extra_chain_ok(stg_cursor ex, bool miniz)
+{
+    while (stg_cur_avail(&ex) >= 4) {
+        uint16_t id = 0, size = 0;
+        (void)stg_cur_le16(&ex, &id);
+        (void)stg_cur_le16(&ex, &size);
+        if (stg_cur_skip(&ex, size) != STG_OK) {
+            return false;
+        }
+        if (miniz && id == 1) {
+            return true;
+        }
+    }
+    return !miniz || stg_cur_avail(&ex) == 0;
+}
+
+/* Parses the central header at z->next_pos the way z->reader does at open: STG_ZIPR_END after
+ * the last entry the reader reads (zipfile: the directory's size is used up; miniz: the
+ * declared count is reached), STG_ZIPR_MALFORMED when the reader refuses the whole archive,
+ * STG_ZIPR_ENTRY_BAD when only this entry is unusable. Fills the central fields of e and its
+ * absolute local header offset. */
+static stg_zip_result read_central(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
 {
     memset(e, 0, sizeof *e);
     e->local_offset = UINT64_MAX; /* not a position until the central entry gives one */
-    uint64_t cd_end = z->cd_start + z->cd_size; /* <= eocd offset <= len: checked at open */
-    if (z->next_index >= z->entry_count) {
-        if (z->next_pos != cd_end) {
-            return fail(err, STG_ZIPR_MALFORMED, z->next_pos,
-                        "central directory holds more than the declared entries");
-        }
+    bool miniz = z->reader == STG_ZIP_READER_MINIZ;
+    uint64_t cd_end = z->cd_start + z->cd_size; /* <= len: checked at open */
+    if (miniz ? z->next_index >= z->entry_count : z->next_pos >= cd_end) {
         return STG_ZIPR_END;
     }
     stg_cursor c = stg_cur_make(z->buf, (size_t)cd_end);
@@ -258,11 +389,11 @@ stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
         return fail(err, STG_ZIPR_MALFORMED, here, "central directory entry truncated");
     }
     /* signature, versions (4, 6), flags (8), method (10), time, date, crc (16), sizes (20,
-     * 24), name, extra and comment lengths (28, 30, 32), disk, attributes, offset (42) */
+     * 24), name, extra and comment lengths (28, 30, 32), disk (34), attributes, offset (42) */
     uint32_t sig = stg_le32(h), crc = stg_le32(h + 16), csize32 = stg_le32(h + 20),
              usize32 = stg_le32(h + 24), offset32 = stg_le32(h + 42);
     uint16_t flags = stg_le16(h + 8), method = stg_le16(h + 10), name_len = stg_le16(h + 28),
-             extra_len = stg_le16(h + 30), comment_len = stg_le16(h + 32);
+             extra_len = stg_le16(h + 30), comment_len = stg_le16(h + 32), disk = stg_le16(h + 34);
     if (sig != SIG_CENTRAL) {
         return fail(err, STG_ZIPR_MALFORMED, here, "central directory entry signature missing");
     }
@@ -273,6 +404,24 @@ stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
     stg_cursor extra;
     if (stg_cur_sub(&c, extra_len, &extra) != STG_OK || stg_cur_skip(&c, comment_len) != STG_OK) {
         return fail(err, STG_ZIPR_MALFORMED, here, "central directory entry truncated");
+    }
+    bool placeholder = csize32 == UINT32_MAX || usize32 == UINT32_MAX || offset32 == UINT32_MAX;
+    if (miniz) {
+        /* mz_zip_reader_read_central_dir's checks; it reads method and time as one 32-bit
+         * field, so a stored entry with a nonzero time escapes the size comparison. */
+        bool sizes_bad = csize32 != UINT32_MAX && usize32 != UINT32_MAX &&
+                         ((stg_le32(h + 10) == 0 && usize32 != csize32) ||
+                          (usize32 != 0 && csize32 == 0));
+        if (sizes_bad || disk == UINT16_MAX || (disk != z->miniz_disk && disk != 1) ||
+            (csize32 != UINT32_MAX && (uint64_t)offset32 + LOCAL_LEN + csize32 > z->len) ||
+            (flags & 0x2000u) != 0 || (placeholder && !extra_chain_ok(extra, true))) {
+            return fail(err, STG_ZIPR_MALFORMED, here,
+                        "central directory entry with impossible sizes, another disk, a masked "
+                        "header or data past the end");
+        }
+    } else if (h[6] > 63 || !extra_chain_ok(extra, false)) {
+        return fail(err, STG_ZIPR_MALFORMED, here,
+                    "central directory entry needs a version over 6.3 or has a broken extra field");
     }
     z->next_pos = c.pos;
     e->index = z->next_index++;
@@ -289,10 +438,38 @@ stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
     }
     e->comp_size = csize;
     e->uncomp_size = usize;
-    if (stg_add_u64(z->base, rel_offset, &e->local_offset)) {
+    if (z->base_below > 0) {
+        if (rel_offset < z->base_below) {
+            return fail(err, STG_ZIPR_ENTRY_BAD, here,
+                        "local header offset lies before the start of the file");
+        }
+        e->local_offset = rel_offset - z->base_below;
+    } else if (stg_add_u64(z->base, rel_offset, &e->local_offset)) {
         /* past any buffer, so nobody takes the wrapped sum for a position */
         e->local_offset = UINT64_MAX;
         return fail(err, STG_ZIPR_ENTRY_BAD, here, "local header offset overflows");
+    }
+    return STG_ZIPR_OK;
+}
+
+stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
+{
+    stg_zip_result zr = read_central(z, e, err);
+    if (zr == STG_ZIPR_END) {
+        /* What the reader ignores, stguard reports: the other reader stops elsewhere. */
+        if (z->reader == STG_ZIP_READER_MINIZ && z->next_pos != z->cd_start + z->cd_size) {
+            return fail(err, STG_ZIPR_MALFORMED, z->next_pos,
+                        "central directory holds more than the declared entries");
+        }
+        if (z->reader == STG_ZIP_READER_ZIPFILE && z->next_index != z->entry_count) {
+            return fail(err, STG_ZIPR_MALFORMED, z->eocd_offset,
+                        "the end record's entry count differs from the entries in the central "
+                        "directory");
+        }
+        return STG_ZIPR_END;
+    }
+    if (zr != STG_ZIPR_OK) {
+        return zr;
     }
     return read_local(z, e, err);
 }

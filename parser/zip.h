@@ -1,12 +1,13 @@
 /* Our own zip reader (no library: the reader must see what loaders see, and disagreements
  * between a local header and the central directory are findings, not errors to hide).
  *
- * stg_zip_open finds the end-of-central-directory record in the last 65,557 bytes (22 + the
- * largest comment), follows a ZIP64 locator when present, and places the central directory the
- * way Python's zipfile does: immediately before the end record, so bytes prepended to an
- * archive shift every offset by `base`. stg_zip_next then yields one central-directory entry
- * at a time, cross-checked against its local header. Every offset is absolute in the buffer
- * and every range it yields lies inside it. Nothing here allocates. */
+ * The loaders do not agree on which central directory a file has, so stg_zip_open_as reads
+ * it the way one given reader does (stg_zip_reader): which end record it takes, whether it
+ * follows a ZIP64 locator, where it places the directory and whether it corrects offsets for
+ * bytes prepended to the archive (`base`). It never falls back to an earlier end record when
+ * the last one is unusable: neither reader does. stg_zip_next then yields one central-directory
+ * entry at a time, cross-checked against its local header. Every offset is absolute in the
+ * buffer and every range it yields lies inside it. Nothing here allocates. */
 #ifndef STG_PARSER_ZIP_H
 #define STG_PARSER_ZIP_H
 
@@ -15,6 +16,22 @@
 #include <stdint.h>
 
 #define STG_ZIP_EOCD_SEARCH 65557u /* 22-byte end record + 65,535-byte comment */
+
+/* How far from the end each reader looks for the end record's signature. zipfile reads the
+ * last 65,536 + 22 bytes. miniz reads 4 KiB blocks backwards, each starting 4,093 bytes before
+ * the previous one, and gives up after the block that reaches 65,535 + 22 bytes from the end
+ * (the 17th: 4,096 + 16 x 4,093 bytes); a block that would start before byte 0 is a failed
+ * read, so in a file of more than 4 KiB its window ends at the lowest block start that is not
+ * negative (stg_zip_open_as). */
+#define STG_ZIP_ZIPFILE_SEARCH 65558u
+#define STG_ZIP_MINIZ_SEARCH 69584u
+
+/* The readers a loader uses (docs/containers.md, "Which central directory"). */
+typedef enum stg_zip_reader {
+    STG_ZIP_READER_ZIPFILE = 0, /* Python's zipfile: numpy.load (.npz), joblib, custom loaders */
+    STG_ZIP_READER_MINIZ = 1    /* torch.load / torch.jit.load (PyTorchStreamReader, miniz) */
+} stg_zip_reader;
+#define STG_ZIP_READERS 2
 
 /* Bits of stg_zip_entry.mismatch: what the local header says differently. */
 #define STG_ZIP_MISMATCH_NAME 0x1u
@@ -42,13 +59,17 @@ typedef struct stg_zip_error {
 typedef struct stg_zip {
     const uint8_t *buf;
     size_t len;
+    stg_zip_reader reader;
     uint64_t eocd_offset; /* the classic end record */
     uint64_t cd_start;    /* absolute */
     uint64_t cd_size;
-    uint64_t entry_count; /* as declared */
+    uint64_t entry_count; /* as declared (miniz reads this many; zipfile reads cd_size bytes) */
     uint64_t base;        /* bytes before the archive (offsets in it are relative to base) */
+    uint64_t base_below;  /* zipfile only: the declared directory offset lies this far past
+                           * where the directory is; every local offset moves back by it */
     bool zip64;
-    uint64_t next_pos; /* iteration state: next central header */
+    uint32_t miniz_disk; /* miniz only: the end record's disk number its entries must match */
+    uint64_t next_pos;   /* iteration state: next central header */
     uint64_t next_index;
 } stg_zip;
 
@@ -73,10 +94,25 @@ typedef struct stg_zip_entry {
     unsigned mismatch;    /* STG_ZIP_MISMATCH_* */
 } stg_zip_entry;
 
-/* Finds and checks the end records. STG_ZIPR_NOT_FOUND when no candidate end record in the
- * search window parses; STG_ZIPR_MALFORMED (err set) when one was found but its central
- * directory lies outside the buffer. */
+/* Opens buf the way `reader` does: its end record (the last signature in its search window),
+ * its ZIP64 rules, its directory placement, and the checks it makes on every central header
+ * before it lets anything be read (a reader that refuses the archive loads nothing from it).
+ * STG_ZIPR_NOT_FOUND when the reader finds no end record signature it could use;
+ * STG_ZIPR_MALFORMED (err set: where, and what the reader does) when it finds one but refuses
+ * the archive. */
+stg_zip_result stg_zip_open_as(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_reader reader,
+                               stg_zip_error *err);
+
+/* stg_zip_open_as with Python's zipfile rules (the reader that opens the most files: it
+ * corrects for prepended bytes). */
 stg_zip_result stg_zip_open(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_error *err);
+
+/* Whether a and b, opened from the same buffer, read the same entries from the same places
+ * (same directory bytes, same local header offsets). */
+bool stg_zip_same_reading(const stg_zip *a, const stg_zip *b);
+
+/* Name of a reader as the loaders using it are known ("zipfile", "miniz"). */
+const char *stg_zip_reader_name(stg_zip_reader reader);
 
 /* Next entry. On STG_ZIPR_ENTRY_BAD and STG_ZIPR_MALFORMED, err says what and where. */
 stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err);

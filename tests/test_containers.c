@@ -214,14 +214,20 @@ START_TEST(test_zip_malformed)
     first(r, STG_ZIP_HEADER_MISMATCH);
     stg_report_free(r);
     free(z);
-    /* A local header offset past the directory: that entry is malformed, carries its name. */
+    /* A local header offset past the directory: miniz refuses the whole archive (its data
+     * would end past the file), zipfile opens it and that entry is malformed, with its name. */
     zb_entry g[2] = {zb_file("a.txt", "hello", 5),
                      zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1)};
     z = zb_build(g, 2, NULL, &len, offs);
     size_t cd = (size_t)(z[len - 22 + 16] | (z[len - 22 + 17] << 8));
     z[cd + 42] = 0xf0;
     r = check(z, len, NULL);
+    ck_assert_uint_eq(tu_count(r, STG_ZIP_MALFORMED), 2);
     f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_uint_eq(f->offset, cd);
+    ck_assert_ptr_nonnull(strstr(f->message, "miniz (torch.load) refuses the archive"));
+    f = stg_report_at(r, (size_t)tu_find(r, STG_ZIP_MALFORMED) + 1);
+    ck_assert_int_eq(f->code, STG_ZIP_MALFORMED);
     ck_assert_uint_eq(f->offset, cd);
     assert_member(f, "a.txt", cd);
     first(r, STG_PICKLE_GLOBAL_DANGEROUS); /* the other entry is still scanned */

@@ -773,15 +773,14 @@ START_TEST(test_polyglot_zip_first_byte_long_stream)
     ck_assert_uint_eq(stg_report_at(want, (size_t)i)->offset, zip_at + offs[1]);
     stg_report_free(want);
     stg_report_free(got);
-    /* a broken second central header ends the walk there; the first entry's offset wraps, so
-     * no local header was seen: the archive's first byte is its central directory */
+    /* a broken second central header: zipfile refuses the whole archive (it parses every
+     * central header when it opens), so no zip reader sees it; the bytes stay trailing data */
     size_t cd1 = cd + 46 + 5 + 28;
     ck_assert(memcmp(buf + cd1, "PK\x01\x02", 4) == 0);
     buf[cd1 + 3] = 0x07;
     got = stream_with_cuts(buf, len, NULL, 0, NULL, NULL);
-    i = tu_find(got, STG_POLYGLOT_ZIP);
-    ck_assert_msg(i >= 0, "%s", tu_describe(got));
-    ck_assert_uint_eq(stg_report_at(got, (size_t)i)->offset, (uint64_t)cd);
+    ck_assert_msg(tu_find(got, STG_POLYGLOT_ZIP) < 0, "%s", tu_describe(got));
+    ck_assert_msg(tu_find(got, STG_DATA_TRAILING) >= 0, "%s", tu_describe(got));
     stg_report_free(got);
     free(buf);
     free(z);

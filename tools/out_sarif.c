@@ -86,6 +86,7 @@ const char *cli_code_description(stg_code code)
     case STG_ZIP_HEADER_MISMATCH: return "A zip local header disagrees with the central directory.";
     case STG_ZIP_ENCRYPTED_FLAG: return "A zip entry has flag bits set.";
     case STG_ZIP_BOMB: return "Inflated size or ratio over the caps.";
+    case STG_ZIP_AMBIGUOUS: return "Two loaders' zip readers read different members.";
     case STG_INDEX_INVALID: return "The index JSON does not have the expected shape.";
     case STG_INDEX_SHARD_PATH_UNSAFE: return "A shard name is absolute or leaves the folder.";
     case STG_INDEX_SHARD_MISSING: return "A shard the index names does not exist.";

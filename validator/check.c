@@ -176,21 +176,10 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         res.pickle_based = true;
         return res;
     }
-    case STG_SNIFF_ZIP: {
-        stg_zip z;
-        stg_zip_error err;
-        if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
-            res.format = stg_containers_scan_zip(&z, ctx, &res);
-        } else {
-            /* Starts like a zip but has no usable directory: fails closed, and the local
-             * headers are walked so a payload in them is still reported. */
-            stg_report_add(
-                r, STG_ZIP_MALFORMED, STG_SEV_ERROR, err.what != NULL ? err.offset : 0, "%s",
-                err.what != NULL ? err.what : "zip local header but no end of central directory");
-            res.format = stg_containers_scan_zip_local(buf, len, ctx, &res);
-        }
+    case STG_SNIFF_ZIP:
+        /* Every reading a loader's zip reader takes; no usable directory fails closed. */
+        (void)stg_containers_scan_zip_readers(buf, len, true, ctx, &res, &res.format);
         return res;
-    }
     case STG_SNIFF_NPY:
         stg_check_npy(buf, len, 0, ctx);
         if (top_level) {
@@ -245,10 +234,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     }
     /* Content at offset 0 is no known format. An archive may still sit at the end (bytes
      * prepended to a zip): Python's zipfile opens it, so it is scanned as a zip. */
-    stg_zip z;
-    stg_zip_error err;
-    if (stg_zip_open(&z, buf, len, &err) == STG_ZIPR_OK) {
-        res.format = stg_containers_scan_zip(&z, ctx, &res);
+    if (stg_containers_scan_zip_readers(buf, len, false, ctx, &res, &res.format)) {
         return res;
     }
     if (fallback_pickle_scan(buf, len, ctx)) {

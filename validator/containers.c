@@ -285,6 +285,90 @@ stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_che
     return STG_FMT_ZIP;
 }
 
+/* The loaders known to use each reader, for messages. */
+static const char *reader_users(stg_zip_reader reader)
+{
+    return reader == STG_ZIP_READER_MINIZ ? "torch.load" : "numpy.load";
+}
+
+/* Which label wins when two readings are scanned: the one that needs the most care. */
+static stg_format merge_zip_format(stg_format a, stg_format b)
+{
+    if (a == STG_FMT_TORCH_ZIP || b == STG_FMT_TORCH_ZIP) {
+        return STG_FMT_TORCH_ZIP;
+    }
+    return a == STG_FMT_NUMPY_ZIP && b == STG_FMT_NUMPY_ZIP ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
+}
+
+bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts_as_zip,
+                                     stg_check_ctx *ctx, stg_member_result *res, stg_format *format)
+{
+    stg_zip z[STG_ZIP_READERS];
+    stg_zip_error err[STG_ZIP_READERS];
+    stg_zip_result zr[STG_ZIP_READERS];
+    for (int r = 0; r < STG_ZIP_READERS; r++) {
+        zr[r] = stg_zip_open_as(&z[r], buf, len, (stg_zip_reader)r, &err[r]);
+    }
+    bool opened[STG_ZIP_READERS] = {zr[0] == STG_ZIPR_OK, zr[1] == STG_ZIPR_OK};
+    if (!opened[0] && !opened[1]) {
+        if (!starts_as_zip) {
+            return false;
+        }
+        /* Starts like a zip but no loader can open it: fails closed, and the local headers are
+         * walked so a payload in them is still reported. */
+        bool any = false;
+        for (int r = 0; r < STG_ZIP_READERS; r++) {
+            if (zr[r] == STG_ZIPR_MALFORMED) {
+                stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, err[r].offset,
+                               "%s (%s) refuses the archive: %s",
+                               stg_zip_reader_name((stg_zip_reader)r),
+                               reader_users((stg_zip_reader)r), err[r].what);
+                any = true;
+            }
+        }
+        if (!any) {
+            stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, 0,
+                           "zip local header but no end of central directory");
+        }
+        *format = stg_containers_scan_zip_local(buf, len, ctx, res);
+        return true;
+    }
+    if (opened[0] && opened[1] && stg_zip_same_reading(&z[0], &z[1])) {
+        *format = stg_containers_scan_zip(&z[0], ctx, res);
+        return true;
+    }
+    if (opened[0] && opened[1]) {
+        const stg_zip *zf = &z[STG_ZIP_READER_ZIPFILE], *mz = &z[STG_ZIP_READER_MINIZ];
+        stg_report_add(ctx->report, STG_ZIP_AMBIGUOUS, STG_SEV_ERROR, mz->cd_start,
+                       "torch.load (miniz) reads %llu entries from the central directory at "
+                       "%llu, zipfile (numpy.load) %llu entries from %llu (%llu bytes "
+                       "prepended): both readings scanned",
+                       (unsigned long long)mz->entry_count, (unsigned long long)mz->cd_start,
+                       (unsigned long long)zf->entry_count, (unsigned long long)zf->cd_start,
+                       (unsigned long long)zf->base);
+        stg_format a = stg_containers_scan_zip(zf, ctx, res);
+        *format = merge_zip_format(a, stg_containers_scan_zip(mz, ctx, res));
+        return true;
+    }
+    int good = opened[0] ? 0 : 1, bad = 1 - good;
+    /* A reader that refuses a file that does not start as a zip is no loader's route to it
+     * (torch.load and numpy.load take the zip route only for PK at byte 0): only the reading
+     * that opens matters then. */
+    if (starts_as_zip) {
+        const char *why = zr[bad] == STG_ZIPR_MALFORMED ? err[bad].what
+                                                        : "it finds no end record it can use";
+        stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR,
+                       zr[bad] == STG_ZIPR_MALFORMED ? err[bad].offset : z[good].eocd_offset,
+                       "%s (%s) refuses the archive: %s; %s (%s) reads the directory at %llu: "
+                       "scanned",
+                       stg_zip_reader_name((stg_zip_reader)bad), reader_users((stg_zip_reader)bad),
+                       why, stg_zip_reader_name((stg_zip_reader)good),
+                       reader_users((stg_zip_reader)good), (unsigned long long)z[good].cd_start);
+    }
+    *format = stg_containers_scan_zip(&z[good], ctx, res);
+    return true;
+}
+
 /* ---------------------------------------------------------------------------------- tar */
 
 /* What torch.load's legacy_load() reads from a tar, in its order: tar.extract('storages'),

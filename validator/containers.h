@@ -33,6 +33,17 @@ typedef struct stg_member_result {
  * what was inflated. */
 stg_format stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, stg_member_result *res);
 
+/* Opens buf with each zip reader a loader uses (parser/zip.h: zipfile for numpy.load and
+ * Python code, miniz for torch.load) and scans every reading one of them would load: once when
+ * they agree; both, after a zip_ambiguous error, when they open different directories; the one
+ * that opens, after a zip_malformed error saying what the other does, when only one opens. When
+ * neither opens: with starts_as_zip (PK\3\4 or PK\5\6 at byte 0, so both loaders take the zip
+ * route) zip_malformed and the local header walk below; else nothing is reported and false is
+ * returned (not a zip). Returns true when it reported or scanned; *format gets the label. */
+bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts_as_zip,
+                                     stg_check_ctx *ctx, stg_member_result *res,
+                                     stg_format *format);
+
 /* Fallback for a buffer that starts with a local header but has no usable central directory
  * (already reported as zip_malformed): walks the local headers from offset 0 and scans each
  * member's data the same way, so a payload is reported even where no loader would reach it

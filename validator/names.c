@@ -61,6 +61,7 @@ const char *stg_code_name(stg_code code)
     case STG_ZIP_HEADER_MISMATCH: return "zip_header_mismatch";
     case STG_ZIP_ENCRYPTED_FLAG: return "zip_encrypted_flag";
     case STG_ZIP_BOMB: return "zip_bomb";
+    case STG_ZIP_AMBIGUOUS: return "zip_ambiguous";
     case STG_INDEX_INVALID: return "index_invalid";
     case STG_INDEX_SHARD_PATH_UNSAFE: return "index_shard_path_unsafe";
     case STG_INDEX_SHARD_MISSING: return "index_shard_missing";

@@ -144,11 +144,12 @@ typedef enum stg_code {
     STG_NOT_REGULAR_FILE = 58,
     STG_FILE_CHANGED_CODE = 59, /**< "file_changed" (the status STG_FILE_CHANGED is distinct) */
     STG_IO_ERROR = 60,
-    STG_POLYGLOT_TAR = 61,     /**< "polyglot_tar": the file is also a tar torch.load would open */
-    STG_TAR_LINK_EXTERNAL = 62 /**< "tar_link_external": torch extracts a link to the host */
+    STG_POLYGLOT_TAR = 61,      /**< "polyglot_tar": the file is also a tar torch.load would open */
+    STG_TAR_LINK_EXTERNAL = 62, /**< "tar_link_external": torch extracts a link to the host */
+    STG_ZIP_AMBIGUOUS = 63      /**< the zip readers of two loaders read different directories */
 } stg_code;
 
-#define STG_CODE_MAX 62 /**< highest code number in this version */
+#define STG_CODE_MAX 63 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
