@@ -73,6 +73,7 @@ const char *stg_code_name(stg_code code)
     case STG_NOT_REGULAR_FILE: return "not_regular_file";
     case STG_FILE_CHANGED_CODE: return "file_changed";
     case STG_IO_ERROR: return "io_error";
+    case STG_PICKLE_MEMO_SPARSE: return "pickle_memo_sparse";
     }
     return NULL;
 }

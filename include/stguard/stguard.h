@@ -143,10 +143,11 @@ typedef enum stg_code {
     STG_SYMLINK_SKIPPED = 57,
     STG_NOT_REGULAR_FILE = 58,
     STG_FILE_CHANGED_CODE = 59, /**< "file_changed" (the status STG_FILE_CHANGED is distinct) */
-    STG_IO_ERROR = 60
+    STG_IO_ERROR = 60,
+    STG_PICKLE_MEMO_SPARSE = 71 /**< a memo index no pickler writes (C and Python loaders differ) */
 } stg_code;
 
-#define STG_CODE_MAX 60 /**< highest code number in this version */
+#define STG_CODE_MAX 71 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
