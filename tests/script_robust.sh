@@ -62,4 +62,30 @@ check stack_shallow.dat unsafe pickle_global_dangerous -
 check stack_deep.dat unsafe pickle_global_dangerous - --limit max_pickle_stack=2000000
 # a limit lowered below the near miss's pushes: named too
 check stack_shallow.dat invalid limit_exceeded max_pickle_stack --limit max_pickle_stack=500
+
+# 3. A NUL inside a global's module is part of it in every output, shown escaped.
+printf 'cos\000junk\nsystem\n(Vx\ntR.' >"$tmp/nul.pkl"
+"$STGUARD_CLI" scan --no-digest "$tmp/nul.pkl" >"$tmp/nul.txt"
+if ! grep -qF '[global os\x00junk.system]' "$tmp/nul.txt"; then
+    echo "FAIL: text output of a NUL in a module:"; cat -v "$tmp/nul.txt"
+    fail=1
+fi
+"$STGUARD_CLI" scan --no-digest --format json "$tmp/nul.pkl" >"$tmp/nul.json"
+"$STGUARD_CLI" scan --no-digest --format sarif "$tmp/nul.pkl" >"$tmp/nul.sarif"
+if ! "$PY" - "$tmp/nul.json" "$tmp/nul.sarif" <<'PYEOF'; then
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][0]
+f = [f for f in r["findings"] if f["code"] == "pickle_global_unknown"]
+if len(f) != 1 or f[0]["module"] != "os\x00junk" or f[0]["global"] != "os\x00junk.system":
+    sys.exit("json findings: %r" % r["findings"])
+if [(g["module"], g["name"], g["class"]) for g in r["globals"]] != [("os\x00junk", "system", "unknown")]:
+    sys.exit("json globals: %r" % r["globals"])
+sarif = json.load(open(sys.argv[2]))
+props = [x["properties"] for x in sarif["runs"][0]["results"] if "module" in x["properties"]]
+if [p["module"] for p in props] != ["os\x00junk"]:
+    sys.exit("sarif: %r" % props)
+PYEOF
+    echo "FAIL: JSON / SARIF output of a NUL in a module"
+    fail=1
+fi
 exit $fail

@@ -201,9 +201,9 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
         }
         if (f->module != NULL && f->name != NULL) {
             fputs(",\"module\":", out);
-            cli_json_string(out, f->module, strlen(f->module));
+            cli_json_string(out, f->module, f->module_len);
             fputs(",\"name\":", out);
-            cli_json_string(out, f->name, strlen(f->name));
+            cli_json_string(out, f->name, f->name_len);
         }
         if (f->member != NULL) {
             fputs(",\"member\":", out);

@@ -222,12 +222,14 @@ typedef struct stg_finding {
     const char *message; /**< one sentence; never built from input bytes as a format */
     const char *tensor;  /**< tensor name (may contain NUL: use tensor_len) */
     size_t tensor_len;
-    const char *module; /**< pickle global module */
-    const char *name;   /**< pickle global name */
+    const char *module; /**< pickle global module (may contain NUL: use module_len) */
+    const char *name;   /**< pickle global name (may contain NUL: use name_len) */
     const char *member; /**< zip/tar member; then offset is inside the member's bytes */
     bool has_member_offset;
     uint64_t member_offset; /**< file offset of the member's local header */
     const char *limit;      /**< name of the limit that was hit */
+    size_t module_len;      /**< bytes of module (0 when module is NULL) */
+    size_t name_len;        /**< bytes of name (0 when name is NULL) */
 } stg_finding;
 
 /** Policy class of a pickle global. */
@@ -243,11 +245,13 @@ STG_API const char *stg_global_class_name(stg_global_class c);
 
 /** A global a pickle would import. */
 typedef struct stg_global {
-    const char *module;
-    const char *name;
+    const char *module; /**< the bytes the pickle names (may contain NUL: use module_len) */
+    const char *name;   /**< (may contain NUL: use name_len) */
     uint64_t offset;    /**< opcode offset (inside `member` when set) */
     const char *member; /**< NULL when not inside an archive member */
     stg_global_class klass;
+    size_t module_len;
+    size_t name_len;
 } stg_global;
 
 /** Content formats (the JSON `format` field). */
