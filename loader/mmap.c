@@ -23,6 +23,7 @@
 #include "../parser/mem.h"
 #include "../validator/check.h"
 #include "../validator/polyglot.h"
+#include "seed.h"
 
 static void report_io(stg_report *r, const char *what, int err)
 {
@@ -222,6 +223,7 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
     stg_check_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.lim = lim;
+    ctx.hash_seed = stg_scan_seed();
     ctx.report = r;
     if (f->size > 0) {
         stg_polyglot_check_safetensors(f->map, (size_t)f->size, &ctx);

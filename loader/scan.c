@@ -19,6 +19,7 @@
 #include "../validator/sniff.h"
 #include "digest.h"
 #include "model.h"
+#include "seed.h"
 
 /* Files up to this size are read with pread rather than mapped. */
 #define SMALL_FILE_BYTES ((uint64_t)64 * 1024)
@@ -127,6 +128,7 @@ static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
     stg_check_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.lim = &opt->limits;
+    ctx.hash_seed = stg_scan_seed();
     ctx.policy = opt->policy;
     ctx.report = r;
     stg_check_buffer(buf, len, name_hint, &ctx);

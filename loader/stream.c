@@ -24,6 +24,7 @@
 #include "../validator/report.h"
 #include "../validator/safetensors.h"
 #include "digest.h"
+#include "seed.h"
 #include "stream.h"
 
 typedef enum stream_state {
@@ -398,6 +399,7 @@ static bool stream_polyglot(stg_stream *s, stg_report *r)
     stg_check_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.lim = &s->lim;
+    ctx.hash_seed = stg_scan_seed();
     ctx.report = r;
     if (s->total <= (uint64_t)STG_STREAM_TAIL) {
         /* head holds every byte */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "hash.h"
 #include "mem.h"
 #include "util.h"
 
@@ -186,6 +187,9 @@ void stg_pickle_init(stg_pickle_walker *w, const stg_pickle_limits *lim,
     w->lim = *lim;
     if (w->lim.max_inline > 7) {
         w->lim.max_inline = 7;
+    }
+    if (w->lim.hash_seed == 0) {
+        w->lim.hash_seed = STG_HASH_SEED_DEFAULT;
     }
     w->hooks = hooks != NULL ? hooks : &no_hooks;
     w->max_pool = lim->max_stack;
@@ -412,10 +416,12 @@ static void dict_extend(stg_pickle_walker *w, stg_pv *d, const stg_pv *pairs, ui
 
 /* ---------------------------------------------------------------- memo */
 
-static uint32_t memo_hash(uint64_t key, uint32_t id)
+/* The memo index is the pickle's choice (PUT takes any decimal up to 2^63 - 1): keyed by the
+ * scan's seed, and no probe walks past STG_HASH_PROBE_CEILING slots (an insert that would is
+ * refused: the walk stops with that limit, so a flood costs at most the ceiling per opcode). */
+static uint32_t memo_hash(const stg_pickle_walker *w, uint64_t key, uint32_t id)
 {
-    uint64_t h = (key ^ ((uint64_t)id << 32)) * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(h >> 32);
+    return (uint32_t)stg_hash_u64(w->lim.hash_seed, key, id);
 }
 
 static bool slot_live(const stg_pickle_walker *w, const struct stg_memo_slot *s)
@@ -429,8 +435,10 @@ static struct stg_memo_slot *memo_find(stg_pickle_walker *w, uint64_t key, uint3
         return NULL;
     }
     uint32_t mask = w->memo_cap - 1;
-    for (uint32_t i = memo_hash(key, id) & mask;; i = (i + 1) & mask) {
+    uint32_t i = memo_hash(w, key, id) & mask;
+    for (uint32_t probe = 0; probe < STG_HASH_PROBE_CEILING; probe++, i = (i + 1) & mask) {
         struct stg_memo_slot *s = &w->memo[i];
+        w->memo_probes++;
         if (!slot_live(w, s)) {
             return NULL;
         }
@@ -438,21 +446,31 @@ static struct stg_memo_slot *memo_find(stg_pickle_walker *w, uint64_t key, uint3
             return s;
         }
     }
+    return NULL; /* inserts never place a key further than the ceiling */
 }
 
 /* Inserts a (key, id) the table does not hold (memo_find said so, or a rehash of distinct
- * entries), without growing; the caller keeps the load factor under 1/2. */
+ * entries), without growing; the caller keeps the load factor under 1/2. NULL when the
+ * probe ceiling is reached. */
 static struct stg_memo_slot *memo_insert(stg_pickle_walker *w, uint64_t key, uint32_t id)
 {
     uint32_t mask = w->memo_cap - 1;
-    uint32_t i = memo_hash(key, id) & mask;
-    while (slot_live(w, &w->memo[i])) {
-        i = (i + 1) & mask;
+    uint32_t i = memo_hash(w, key, id) & mask;
+    for (uint32_t probe = 0; slot_live(w, &w->memo[i]); probe++, i = (i + 1) & mask) {
+        w->memo_probes++;
+        if (probe + 1 >= STG_HASH_PROBE_CEILING) {
+            return NULL;
+        }
     }
     struct stg_memo_slot *s = &w->memo[i];
     s->key = key;
     s->id = id;
     return s;
+}
+
+static stg_pickle_status probe_limit(stg_pickle_walker *w, uint64_t off)
+{
+    return limit_hit(w, off, "hash_probe_ceiling", STG_HASH_PROBE_CEILING);
 }
 
 static stg_pickle_status memo_grow(stg_pickle_walker *w, uint64_t off)
@@ -471,13 +489,19 @@ static stg_pickle_status memo_grow(stg_pickle_walker *w, uint64_t off)
     w->memo = nm;
     w->memo_bytes = nm_bytes;
     w->memo_cap = ncap;
-    for (uint32_t i = 0; i < old_cap; i++) {
+    stg_pickle_status st = STG_PW_STOP;
+    for (uint32_t i = 0; i < old_cap && st == STG_PW_STOP; i++) {
         if (slot_live(w, &old[i])) {
-            memo_insert(w, old[i].key, old[i].id)->v = old[i].v;
+            struct stg_memo_slot *s = memo_insert(w, old[i].key, old[i].id);
+            if (s == NULL) {
+                st = probe_limit(w, off); /* only keys chosen against a known seed get here */
+            } else {
+                s->v = old[i].v;
+            }
         }
     }
     stg_arena_free_buffer(&w->arena, (void **)&old, &old_bytes);
-    return STG_PW_STOP;
+    return st;
 }
 
 /* Dense part of the memo: pickles number memo entries 0, 1, 2 ... (MEMOIZE always does), so
@@ -526,6 +550,25 @@ static bool dense_cover(stg_pickle_walker *w, uint64_t key)
     return true;
 }
 
+/* A memo index at or past STG_MEMO_SPARSE_MIN and past the pickle's length: no pickler writes
+ * one (it numbers entries 0, 1, 2 ... and each takes an opcode byte), and the C unpickler
+ * (_pickle.c) keeps the memo as an array it resizes to twice the largest index and clears,
+ * 16 bytes per index on 64-bit: 256 MiB at the minimum, 64 GiB for a LONG_BINPUT of 2^32 - 1,
+ * a MemoryError or worse for a PUT of 2^40. The pure-Python unpickler (joblib's) uses a dict
+ * and loads the file, so the two loaders disagree: reported, and the walk goes on. */
+#define STG_MEMO_SPARSE_MIN ((uint64_t)1 << 24)
+
+static void memo_sparse(stg_pickle_walker *w, uint64_t key, uint64_t off)
+{
+    if (key < STG_MEMO_SPARSE_MIN || key < (uint64_t)w->len || w->memo_sparse_seen) {
+        return;
+    }
+    w->memo_sparse_seen = true;
+    if (w->hooks->memo_sparse != NULL) {
+        w->hooks->memo_sparse(w->hooks->ctx, off, key);
+    }
+}
+
 static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_pv *v, uint64_t off)
 {
     struct stg_pickle_level *lv = &w->levels[w->level];
@@ -560,6 +603,9 @@ static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_
         }
     }
     s = memo_insert(w, key, lv->id);
+    if (s == NULL) {
+        return probe_limit(w, off);
+    }
     s->v = *v;
     w->memo_count++;
     w->memo_total++;
@@ -1149,6 +1195,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
     w->err_value = 0;
     w->memo_count = 0;
     w->memo_total = 0;
+    w->memo_sparse_seen = false;
     if (w->next_id == 0 || w->next_id > UINT32_MAX - 64) {
         /* First walk, or ids about to wrap: forget every slot. */
         if (w->memo != NULL) {
@@ -1498,6 +1545,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                 u64 = w->levels[w->level].memo_len;
             }
             NEED(w->sp > fence(w), UNDERFLOW);
+            memo_sparse(w, u64, op_off);
             CHECK(memo_put(w, u64, &w->stack[w->sp - 1], op_off));
             break;
         case OP_GLOBAL:

@@ -105,6 +105,9 @@ typedef struct stg_pickle_hooks {
     void (*frame_divergence)(void *ctx, uint64_t offset);
     /* A string or bytes argument longer than max_string (the walk skips it and goes on). */
     void (*string_limit)(void *ctx, uint64_t offset, uint64_t length);
+    /* A memo index no pickler writes and the C unpickler allocates for (see memo_sparse in
+     * pickle.c); once per walk, the walk goes on. */
+    void (*memo_sparse)(void *ctx, uint64_t offset, uint64_t index);
 } stg_pickle_hooks;
 
 typedef struct stg_pickle_limits {
@@ -112,6 +115,7 @@ typedef struct stg_pickle_limits {
     uint32_t max_memo;   /* distinct memo entries */
     uint64_t max_string; /* one string/bytes argument */
     uint32_t max_inline; /* inline pickles inside a pickle (joblib object arrays) */
+    uint64_t hash_seed;  /* keys the memo hash (parser/hash.h); 0: STG_HASH_SEED_DEFAULT */
 } stg_pickle_limits;
 
 struct stg_pickle_walker {
@@ -134,6 +138,8 @@ struct stg_pickle_walker {
     uint32_t memo_cap;            /* slots, power of two (0: none yet) */
     uint32_t memo_count;          /* hash slots used by this walk */
     uint32_t memo_total;          /* distinct memo entries of this walk (max_pickle_memo) */
+    uint64_t memo_probes;         /* hash slots looked at, all walks (complexity tests) */
+    bool memo_sparse_seen;        /* this walk reported a sparse index already */
     struct stg_memo_dense *dense; /* level 0, small indexes: see pickle.c */
     size_t dense_bytes;
     uint32_t dense_cap;

@@ -33,7 +33,7 @@ static stg_report *check_with(const void *buf, size_t len, const char *name, con
 {
     stg_report *r = stg_report_new(lim);
     ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0};
+    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0, 0};
     stg_check_buffer(buf, len, name, &ctx);
     stg_report_finish(r);
     return r;

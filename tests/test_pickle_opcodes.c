@@ -146,7 +146,7 @@ static stg_pickle_hooks all_hooks(rec *r)
     return h;
 }
 
-static const stg_pickle_limits small_limits = {1000, 1000, 1 << 20, 4};
+static const stg_pickle_limits small_limits = {1000, 1000, 1 << 20, 4, 0};
 
 /* One walk with every hook; the walker's error fields are copied to *err_w when asked. */
 static stg_pickle_status walk_lim(const uint8_t *buf, size_t len, rec *r, size_t *end,
@@ -1095,7 +1095,7 @@ START_TEST(huge_argument_is_flagged_not_read)
     rec r;
     memset(&r, 0, sizeof r);
     stg_pickle_hooks h = all_hooks(&r);
-    stg_pickle_limits pl = {1000, 1000, (uint64_t)256 << 20, 4};
+    stg_pickle_limits pl = {1000, 1000, (uint64_t)256 << 20, 4, 0};
     stg_pickle_walker w;
     stg_pickle_init(&w, &pl, &h);
     size_t end = 0;

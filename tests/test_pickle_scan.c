@@ -579,7 +579,7 @@ START_TEST(no_data)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
     stg_check_pickles(NULL, 10, 500, STG_PICKLE_RAW, &ctx);
     stg_report_finish(r);
     const stg_finding *f = expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, 500);
@@ -608,7 +608,7 @@ static stg_report *npy(const char *header, size_t data_len)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
     stg_check_npy(p.b, p.n, 0, &ctx);
     stg_report_finish(r);
     free(p.b);
@@ -651,7 +651,7 @@ START_TEST(npy_headers)
     stg_limits_default(&lim);
     lim.max_findings = 1;
     r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 1, "arch/x.npy", 40};
+    stg_check_ctx ctx = {&lim, NULL, r, 1, "arch/x.npy", 40, 0};
     stg_check_npy((const uint8_t *)"\x93NUMPX", 6, 0, &ctx);
     stg_check_npy((const uint8_t *)"\x93NUMPX", 6, 0, &ctx);
     stg_report_finish(r);

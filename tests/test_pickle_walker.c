@@ -268,7 +268,7 @@ static stg_pickle_status walk(const uint8_t *buf, size_t len, rec *r, size_t *en
     h.unresolved = rec_unresolved;
     h.mutate_global = rec_mutate;
     h.frame_divergence = rec_frame;
-    stg_pickle_limits pl = {1000, 1000, 1 << 20, 4};
+    stg_pickle_limits pl = {1000, 1000, 1 << 20, 4, 0};
     stg_pickle_walker w;
     memset(r, 0, sizeof *r);
     stg_pickle_init(&w, &pl, &h);
@@ -426,7 +426,7 @@ START_TEST(offsets_and_member)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 1, "archive/data.pkl", 77};
+    stg_check_ctx ctx = {&lim, NULL, r, 1, "archive/data.pkl", 77, 0};
     stg_check_pickles(B("\x80\x02"
                         "cos\nsystem\n."),
                       1000, STG_PICKLE_MEMBER, &ctx);
@@ -789,7 +789,7 @@ static stg_report *npy(const uint8_t *buf, size_t len)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
     stg_check_npy(buf, len, 0, &ctx);
     stg_report_finish(r);
     return r;

@@ -26,7 +26,7 @@ static stg_report *check_profile(const void *buf, size_t len, const char *name, 
     stg_limits_default(&lim);
     lim.profile = p;
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
     stg_check_buffer(buf, len, name, &ctx);
     stg_report_finish(r);
     return r;
@@ -231,7 +231,7 @@ START_TEST(test_direct_call)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
     stg_polyglot_check_safetensors(p, len, &ctx);
     stg_report_finish(r);
     ck_assert_uint_eq(tu_count(r, STG_POLYGLOT_ZIP), 1);

@@ -726,7 +726,7 @@ static stg_report *check(const void *buf, size_t len, const char *name)
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
     ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
     stg_check_buffer(buf, len, name, &ctx);
     stg_report_finish(r);
     return r;

@@ -95,12 +95,13 @@ static void json_finding(FILE *out, const stg_finding *f)
         cli_json_string(out, f->tensor, f->tensor_len);
     }
     if (f->module != NULL && f->name != NULL) {
+        /* the exact bytes (an embedded NUL is \u0000), so display and policy agree */
+        size_t ml = f->module_len, nl = f->name_len;
         fputs(",\"module\":", out);
-        json_cstr(out, f->module);
+        cli_json_string(out, f->module, ml);
         fputs(",\"name\":", out);
-        json_cstr(out, f->name);
+        cli_json_string(out, f->name, nl);
         /* module + "." + name, escaped as one string */
-        size_t ml = strlen(f->module), nl = strlen(f->name);
         char stackbuf[256];
         char *joined = ml + nl + 2 <= sizeof stackbuf ? stackbuf : malloc(ml + nl + 2);
         if (joined != NULL) {
@@ -154,9 +155,9 @@ void cli_json_record(FILE *out, const stg_report *r, const char *path)
             fputc(',', out);
         }
         fputs("{\"module\":", out);
-        json_cstr(out, g->module);
+        cli_json_string(out, g->module, g->module_len);
         fputs(",\"name\":", out);
-        json_cstr(out, g->name);
+        cli_json_string(out, g->name, g->name_len);
         fprintf(out, ",\"offset\":%" PRIu64 ",\"member\":", g->offset);
         json_cstr(out, g->member);
         fprintf(out, ",\"class\":\"%s\"}", stg_global_class_name(g->klass));

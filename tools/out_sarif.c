@@ -102,6 +102,7 @@ const char *cli_code_description(stg_code code)
     case STG_IO_ERROR: return "The file could not be read.";
     case STG_POLYGLOT_TAR: return "The file also opens as a tar archive (torch.load reads it so).";
     case STG_TAR_LINK_EXTERNAL: return "torch extracts a tar link that reads a host file.";
+    case STG_PICKLE_MEMO_SPARSE: return "A memo index no pickler writes; loaders disagree on it.";
     }
     return "Unknown finding code.";
 }
@@ -403,9 +404,9 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
         }
         if (f->module != NULL && f->name != NULL) {
             fputs(",\"module\":", out);
-            cli_json_string(out, f->module, strlen(f->module));
+            cli_json_string(out, f->module, f->module_len);
             fputs(",\"name\":", out);
-            cli_json_string(out, f->name, strlen(f->name));
+            cli_json_string(out, f->name, f->name_len);
         }
         if (f->member != NULL) {
             fputs(",\"member\":", out);

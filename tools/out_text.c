@@ -114,9 +114,9 @@ void cli_text_record(FILE *out, const stg_report *r, const char *path)
         }
         if (f->module != NULL && f->name != NULL) {
             fputs(" [global ", out);
-            cli_text_escape(out, f->module, strlen(f->module), false);
+            cli_text_escape(out, f->module, f->module_len, false);
             fputc('.', out);
-            cli_text_escape(out, f->name, strlen(f->name), false);
+            cli_text_escape(out, f->name, f->name_len, false);
             fputc(']', out);
         }
         if (f->member != NULL) {

@@ -105,7 +105,11 @@ static bool fallback_pickle_scan(const uint8_t *buf, size_t len, stg_check_ctx *
     stg_check_ctx inner = *ctx;
     inner.report = scratch;
     stg_check_pickles(buf, len, 0, STG_PICKLE_RAW, &inner);
-    bool found = scratch->global_count > 0 || stg_report_has(scratch, STG_PICKLE_GLOBAL_UNRESOLVED);
+    /* A limit the walk hit leaves the content undecided: a loader has no such limit, so the
+     * limit is reported (fails closed) rather than the content called unknown. */
+    bool found = scratch->global_count > 0 ||
+                 stg_report_has(scratch, STG_PICKLE_GLOBAL_UNRESOLVED) ||
+                 stg_report_has(scratch, STG_LIMIT_EXCEEDED);
     if (found) {
         stg_report_merge(ctx->report, scratch, NULL, STG_NO_OFFSET);
     }

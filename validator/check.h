@@ -17,6 +17,8 @@ typedef struct stg_check_ctx {
     uint32_t depth;           /* containers/pickles entered so far */
     const char *member;       /* set while inside an archive member (findings carry it) */
     uint64_t member_offset;   /* file offset of that member's local header */
+    uint64_t hash_seed;       /* keys the hash tables of input-chosen keys (parser/hash.h):
+                                 loader/ draws it from the OS per scan; 0: a fixed default */
 } stg_check_ctx;
 
 /* Format of buf by content; name_hint may be NULL. */

@@ -76,6 +76,7 @@ const char *stg_code_name(stg_code code)
     case STG_IO_ERROR: return "io_error";
     case STG_POLYGLOT_TAR: return "polyglot_tar";
     case STG_TAR_LINK_EXTERNAL: return "tar_link_external";
+    case STG_PICKLE_MEMO_SPARSE: return "pickle_memo_sparse";
     }
     return NULL;
 }

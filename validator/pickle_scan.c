@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../parser/cursor.h"
+#include "../parser/hash.h"
 #include "../parser/mem.h"
 #include "../parser/pickle.h"
 #include "pickle_policy.h"
@@ -141,19 +142,37 @@ typedef struct stg_pscan {
     } dtypes[64];
     uint32_t dtype_count;
     bool globals_capped;
+    uint64_t seed;      /* keys the tables' hash (the check context's, or the default) */
+    uint64_t probes;    /* table slots looked at (complexity tests) */
+    bool probes_capped; /* a key found no slot within the probe ceiling */
 } stg_pscan;
 
-static uint64_t fnv(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+/* Hash of a table key (module and name, or a storage key): keyed by the scan's seed, never 0
+ * (0 marks an empty slot). */
+static uint64_t key_hash(const stg_pscan *s, const uint8_t *a, size_t an, const uint8_t *b,
+                         size_t bn)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < an; i++) {
-        h = (h ^ a[i]) * 0x100000001b3ull;
+    return stg_hash_bytes(s->seed, a, an, b, bn) | 1u;
+}
+
+/* Slot for hash h in an open-addressing table of cap slots (a power of two) whose slots start
+ * with their hash: the first empty one, or the first whose hash is h and `same` accepts. At
+ * most STG_HASH_PROBE_CEILING slots are looked at: UINT32_MAX past that. */
+static uint32_t table_slot(const void *slots, size_t slot_size, uint32_t cap, uint64_t h,
+                           bool (*same)(const stg_pscan *, const void *, const void *),
+                           const stg_pscan *s, const void *key, uint64_t *probes)
+{
+    const uint8_t *base = slots;
+    uint32_t j = (uint32_t)h & (cap - 1);
+    for (uint32_t probe = 0; probe < STG_HASH_PROBE_CEILING; probe++, j = (j + 1) & (cap - 1)) {
+        (*probes)++;
+        uint64_t at;
+        memcpy(&at, base + (size_t)j * slot_size, sizeof at);
+        if (at == 0 || (at == h && same != NULL && same(s, base + (size_t)j * slot_size, key))) {
+            return j;
+        }
     }
-    h = (h ^ 0xffu) * 0x100000001b3ull;
-    for (size_t i = 0; i < bn; i++) {
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    }
-    return h;
+    return UINT32_MAX;
 }
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -203,7 +222,46 @@ static void report_limit(stg_pscan *s, uint64_t off, const char *limit, uint64_t
     set_member(s, f);
 }
 
-/* Looks module.name up among the globals already seen; adds it when new. *fresh says which. */
+struct name_key {
+    const uint8_t *m, *n;
+    size_t ml, nl;
+};
+
+static bool same_global(const stg_pscan *s, const void *slot, const void *key)
+{
+    const struct seen_global *g = slot;
+    const struct name_key *k = key;
+    return g->ml == k->ml && g->nl == k->nl &&
+           (k->ml + k->nl == 0 || (memcmp(s->names + g->at, k->m, k->ml) == 0 &&
+                                   memcmp(s->names + g->at + k->ml, k->n, k->nl) == 0));
+}
+
+/* Moves the live slots of a table into one of ncap zeroed slots; a slot that finds no room
+ * within the probe ceiling (keys chosen against a known seed) is dropped, which costs only a
+ * repeat report or a missed lookup. */
+static void table_rehash(stg_pscan *s, void *to, uint32_t ncap, const void *from, uint32_t cap,
+                         size_t slot_size)
+{
+    const uint8_t *src = from;
+    uint8_t *dst = to;
+    for (uint32_t i = 0; i < cap; i++) {
+        uint64_t h;
+        memcpy(&h, src + (size_t)i * slot_size, sizeof h);
+        if (h == 0) {
+            continue;
+        }
+        uint32_t j = table_slot(to, slot_size, ncap, h, NULL, s, NULL, &s->probes);
+        if (j == UINT32_MAX) {
+            s->probes_capped = true;
+            continue;
+        }
+        memcpy(dst + (size_t)j * slot_size, src + (size_t)i * slot_size, slot_size);
+    }
+}
+
+/* Looks module.name up among the globals already seen; adds it when new. *fresh says which.
+ * NULL (fresh) when the table is full or the key finds no slot: every occurrence is reported
+ * then. */
 static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml, const uint8_t *n,
                                        size_t nl, bool *fresh)
 {
@@ -218,30 +276,22 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
             s->failed_alloc = true;
             return NULL;
         }
-        for (uint32_t i = 0; i < s->seen_cap; i++) {
-            if (s->seen[i].hash != 0) {
-                uint32_t j = (uint32_t)s->seen[i].hash & (ncap - 1);
-                while (ns[j].hash != 0) {
-                    j = (j + 1) & (ncap - 1);
-                }
-                ns[j] = s->seen[i];
-            }
-        }
+        table_rehash(s, ns, ncap, s->seen, s->seen_cap, sizeof *ns);
         stg_mem_free(s->seen);
         s->seen = ns;
         s->seen_cap = ncap;
     }
-    uint64_t h = fnv(m, ml, n, nl) | 1u; /* 0 marks an empty slot */
-    uint32_t j = (uint32_t)h & (s->seen_cap - 1);
-    while (s->seen[j].hash != 0) {
-        struct seen_global *g = &s->seen[j];
-        if (g->hash == h && g->ml == ml && g->nl == nl &&
-            (ml + nl == 0 ||
-             (memcmp(s->names + g->at, m, ml) == 0 && memcmp(s->names + g->at + ml, n, nl) == 0))) {
-            *fresh = false;
-            return g;
-        }
-        j = (j + 1) & (s->seen_cap - 1);
+    uint64_t h = key_hash(s, m, ml, n, nl);
+    struct name_key key = {m, n, ml, nl};
+    uint32_t j = table_slot(s->seen, sizeof *s->seen, s->seen_cap, h, same_global, s, &key,
+                            &s->probes);
+    if (j == UINT32_MAX) {
+        s->probes_capped = true;
+        return NULL;
+    }
+    if (s->seen[j].hash != 0) {
+        *fresh = false;
+        return &s->seen[j];
     }
     if (!grow((void **)&s->names, &s->names_cap, s->names_len + ml + nl, 1)) {
         s->failed_alloc = true;
@@ -366,6 +416,21 @@ static void on_string_limit(void *vctx, uint64_t off, uint64_t length)
     if (s->ctx != NULL) {
         report_limit(s, off, "max_pickle_string", s->w->lim.max_string); /* the limit in force */
     }
+}
+
+static void on_memo_sparse(void *vctx, uint64_t off, uint64_t index)
+{
+    stg_pscan *s = vctx;
+    if (s->ctx == NULL) {
+        return;
+    }
+    stg_finding *f = stg_report_add(
+        s->ctx->report, STG_PICKLE_MEMO_SPARSE,
+        stg_sev(s->ctx->lim, STG_SEV_ERROR, STG_SEV_WARNING), s->base + off,
+        "memo index %llu: no pickler writes it, and the C unpickler (pickle.load, torch.load) "
+        "allocates 16 bytes per index up to it while the Python one (joblib) does not",
+        (unsigned long long)index);
+    set_member(s, f);
 }
 
 /* Bytes of a nested loader's argument: a str/bytes literal, _codecs.encode(str, ...) as
@@ -632,6 +697,15 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
 
 /* ---------------------------------------------------------------- legacy torch storages */
 
+static bool same_skey(const stg_pscan *s, const void *slot, const void *key)
+{
+    const struct storage_key *e = slot;
+    const struct name_key *k = key;
+    return e->len == k->ml && (k->ml == 0 || memcmp(s->keybuf + e->at, k->m, k->ml) == 0);
+}
+
+/* A storage key's entry; with add, created when new. NULL when absent, or when the key finds
+ * no slot within the probe ceiling (the storage then counts as one the data does not name). */
 static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, bool add)
 {
     if (add && s->skeys_count + 1 > s->skeys_cap / 2) {
@@ -644,15 +718,7 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
             s->failed_alloc = true;
             return NULL;
         }
-        for (uint32_t i = 0; i < s->skeys_cap; i++) {
-            if (s->skeys[i].hash != 0) {
-                uint32_t j = (uint32_t)s->skeys[i].hash & (ncap - 1);
-                while (nk[j].hash != 0) {
-                    j = (j + 1) & (ncap - 1);
-                }
-                nk[j] = s->skeys[i];
-            }
-        }
+        table_rehash(s, nk, ncap, s->skeys, s->skeys_cap, sizeof *nk);
         stg_mem_free(s->skeys);
         s->skeys = nk;
         s->skeys_cap = ncap;
@@ -660,14 +726,16 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
     if (s->skeys_cap == 0) {
         return NULL;
     }
-    uint64_t h = fnv(k, kl, NULL, 0) | 1u;
-    uint32_t j = (uint32_t)h & (s->skeys_cap - 1);
-    while (s->skeys[j].hash != 0) {
-        struct storage_key *e = &s->skeys[j];
-        if (e->hash == h && e->len == kl && (kl == 0 || memcmp(s->keybuf + e->at, k, kl) == 0)) {
-            return e;
-        }
-        j = (j + 1) & (s->skeys_cap - 1);
+    uint64_t h = key_hash(s, k, kl, NULL, 0);
+    struct name_key key = {k, NULL, kl, 0};
+    uint32_t j = table_slot(s->skeys, sizeof *s->skeys, s->skeys_cap, h, same_skey, s, &key,
+                            &s->probes);
+    if (j == UINT32_MAX) {
+        s->probes_capped = true;
+        return NULL;
+    }
+    if (s->skeys[j].hash != 0) {
+        return &s->skeys[j];
     }
     if (!add || !grow((void **)&s->keybuf, &s->keybuf_cap, s->keybuf_len + kl + 1, 1)) {
         return NULL;
@@ -787,6 +855,7 @@ static const stg_pickle_hooks scan_hooks = {
     .append = on_append,
     .frame_divergence = on_frame,
     .string_limit = on_string_limit,
+    .memo_sparse = on_memo_sparse,
 };
 
 static void pscan_free(stg_pscan *s)
@@ -820,6 +889,7 @@ static bool run(stg_pscan *s, const stg_limits *lim, size_t *first_stop)
 {
     stg_pickle_limits pl;
     limits_from(lim, &pl);
+    pl.hash_seed = s->seed;
     stg_pickle_hooks hooks = scan_hooks;
     hooks.ctx = s;
     stg_pickle_walker w;
@@ -885,6 +955,7 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
     stg_pscan s;
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
+    s.seed = ctx->hash_seed != 0 ? ctx->hash_seed : STG_HASH_SEED_DEFAULT;
     s.buf = buf;
     s.len = buf == NULL ? 0 : len;
     s.base = base_offset;
@@ -907,8 +978,10 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *ou
     s.buf = buf;
     s.len = len;
     s.flavor = STG_PICKLE_RAW;
+    s.seed = STG_HASH_SEED_DEFAULT; /* no context: the probe ceiling bounds a flood */
     stg_pickle_limits pl;
     limits_from(NULL, &pl);
+    pl.hash_seed = s.seed;
     stg_pickle_hooks hooks = scan_hooks;
     hooks.ctx = &s;
     stg_pickle_walker w;
@@ -917,6 +990,13 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *ou
     size_t end = 0;
     stg_pickle_status res = stg_pickle_walk(&w, buf, len, 0, &end);
     bool ok = res == STG_PW_STOP;
+    if (res == STG_PW_LIMIT) {
+        /* Undecided: a limit cut the walk short where a loader, which has none, goes on. It
+         * stays a possible pickle through its end, and its scan names the limit (fails
+         * closed) instead of calling the file unknown. */
+        ok = true;
+        end = len;
+    }
     if (!ok && (res == STG_PW_NOMEM || s.failed_alloc) && out_of_memory != NULL) {
         *out_of_memory = true;
     }

@@ -128,6 +128,8 @@ void stg_report_set_global(stg_report *r, stg_finding *f, const char *module, si
     }
     f->module = dup_or_fail(r, module, module_len);
     f->name = dup_or_fail(r, name, name_len);
+    f->module_len = f->module != NULL ? module_len : 0;
+    f->name_len = f->name != NULL ? name_len : 0;
 }
 
 void stg_report_set_member(stg_report *r, stg_finding *f, const char *member,
@@ -176,6 +178,8 @@ void stg_report_add_global(stg_report *r, const char *module, size_t module_len,
     g.module = dup_or_fail(r, module, module_len);
     g.name = dup_or_fail(r, name, name_len);
     g.member = member != NULL ? dup_or_fail(r, member, strlen(member)) : NULL;
+    g.module_len = module_len;
+    g.name_len = name_len;
     g.offset = offset;
     g.klass = klass;
     if (g.module == NULL || g.name == NULL || (member != NULL && g.member == NULL)) {
@@ -244,7 +248,7 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
             stg_report_set_tensor(dst, f, s->tensor, s->tensor_len);
         }
         if (s->module != NULL && s->name != NULL) {
-            stg_report_set_global(dst, f, s->module, strlen(s->module), s->name, strlen(s->name));
+            stg_report_set_global(dst, f, s->module, s->module_len, s->name, s->name_len);
         }
         if (s->member != NULL) {
             stg_report_set_member(dst, f, s->member,
@@ -271,8 +275,8 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
     for (size_t i = 0; i < src->global_count; i++) {
         const stg_global *g = &src->globals[i];
         const char *m = g->member != NULL ? g->member : member;
-        stg_report_add_global(dst, g->module, strlen(g->module), g->name, strlen(g->name),
-                              g->offset, m, g->klass);
+        stg_report_add_global(dst, g->module, g->module_len, g->name, g->name_len, g->offset, m,
+                              g->klass);
     }
 }
 

@@ -144,12 +144,13 @@ typedef enum stg_code {
     STG_NOT_REGULAR_FILE = 58,
     STG_FILE_CHANGED_CODE = 59, /**< "file_changed" (the status STG_FILE_CHANGED is distinct) */
     STG_IO_ERROR = 60,
-    STG_POLYGLOT_TAR = 61,      /**< "polyglot_tar": the file is also a tar torch.load would open */
+    STG_POLYGLOT_TAR = 61, /**< "polyglot_tar": the file is also a tar torch.load would open */
     STG_TAR_LINK_EXTERNAL = 62, /**< "tar_link_external": torch extracts a link to the host */
-    STG_ZIP_AMBIGUOUS = 63      /**< the zip readers of two loaders read different directories */
+    STG_ZIP_AMBIGUOUS = 63, /**< the zip readers of two loaders read different directories */
+    STG_PICKLE_MEMO_SPARSE = 71 /**< a memo index no pickler writes (C and Python loaders differ) */
 } stg_code;
 
-#define STG_CODE_MAX 63 /**< highest code number in this version */
+#define STG_CODE_MAX 71 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -224,12 +225,14 @@ typedef struct stg_finding {
     const char *message; /**< one sentence; never built from input bytes as a format */
     const char *tensor;  /**< tensor name (may contain NUL: use tensor_len) */
     size_t tensor_len;
-    const char *module; /**< pickle global module */
-    const char *name;   /**< pickle global name */
+    const char *module; /**< pickle global module (may contain NUL: use module_len) */
+    const char *name;   /**< pickle global name (may contain NUL: use name_len) */
     const char *member; /**< zip/tar member; then offset is inside the member's bytes */
     bool has_member_offset;
     uint64_t member_offset; /**< file offset of the member's local header */
     const char *limit;      /**< name of the limit that was hit */
+    size_t module_len;      /**< bytes of module (0 when module is NULL) */
+    size_t name_len;        /**< bytes of name (0 when name is NULL) */
 } stg_finding;
 
 /** Policy class of a pickle global. */
@@ -245,11 +248,13 @@ STG_API const char *stg_global_class_name(stg_global_class c);
 
 /** A global a pickle would import. */
 typedef struct stg_global {
-    const char *module;
-    const char *name;
+    const char *module; /**< the bytes the pickle names (may contain NUL: use module_len) */
+    const char *name;   /**< (may contain NUL: use name_len) */
     uint64_t offset;    /**< opcode offset (inside `member` when set) */
     const char *member; /**< NULL when not inside an archive member */
     stg_global_class klass;
+    size_t module_len;
+    size_t name_len;
 } stg_global;
 
 /** Content formats (the JSON `format` field). */
