@@ -1,15 +1,14 @@
-/* The mmap loader: open read-only, map, validate with the same core as stg_validate_buffer, and
+/* The mmap loader: open read-only, validate with the same core as stg_validate_buffer, map, and
  * only then hand out tensors, each a range the layout stage proved to lie inside the file.
  *
  * Validation runs the stages of stg_st_validate over a private copy of the header read with
  * pread (the layout stage needs only the size), so names and metadata never point into the
- * mapping. Only the polyglot checks during open (the first bytes, the last 64 KiB, an appended
- * archive in strict) and stg_file_tensor_data touch the mapping: a file truncated by another
- * process while it is being opened can fault there, as any mmap reader can; after open, lookups
- * and metadata never can. stg_file_read_tensor copies with pread and
- * checks size, modification time and identity before and after, so a file that shrank or was
- * replaced gives STG_FILE_CHANGED; stg_file_tensor_data is the raw view the caller opts into
- * (documented in stguard.h: a concurrent truncation raises SIGBUS there). */
+ * mapping; the polyglot checks run over an image copied with pread (loader/window.h). Nothing
+ * during open, lookups or metadata reads through the mapping, so a file truncated by another
+ * process meanwhile gives file_changed or io_error, never a signal. stg_file_read_tensor copies
+ * with pread and checks size, modification time and identity before and after, so a file that
+ * shrank or was replaced gives STG_FILE_CHANGED; stg_file_tensor_data is the raw view the
+ * caller opts into (documented in stguard.h: a concurrent truncation raises SIGBUS there). */
 #include "mmap.h"
 
 #include <errno.h>
@@ -24,6 +23,7 @@
 #include "../validator/check.h"
 #include "../validator/polyglot.h"
 #include "seed.h"
+#include "window.h"
 
 static void report_io(stg_report *r, const char *what, int err)
 {
@@ -209,7 +209,42 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
             stg_st_check_layout(&f->h, f->size - 8 - n, lim, r);
         }
     }
+    /* The polyglot checks stg_validate_buffer runs after the stages read the first bytes, the
+     * last 64 KiB and, when an archive may be appended, the whole file: they run over an image
+     * copied with pread (loader/window.h), never over the mapping. */
+    stg_image img;
+    if (stg_image_open(&img, f->fd, f->size, lim->max_inflate_bytes, &err) != STG_OK) {
+        report_io(r, "mmap", err);
+        file_free(f);
+        return STG_E_IO;
+    }
+    bool safetensors = false;
+    stg_status filled = stg_image_fill_safetensors(&img, true, &safetensors, &err);
+    if (filled == STG_E_LIMIT) {
+        stg_finding *lf = stg_report_add(
+            r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
+            "the polyglot checks need more than max_inflate_bytes (%llu) of the file",
+            (unsigned long long)lim->max_inflate_bytes);
+        stg_report_set_limit(r, lf, "max_inflate_bytes");
+    } else if (filled != STG_OK) {
+        stg_image_close(&img);
+        if (filled == STG_E_NOMEM) {
+            file_free(f);
+            return STG_E_NOMEM;
+        }
+        return header_unread(f, r, filled == STG_E_IO ? err : 0);
+    } else if (f->size > 0) {
+        stg_check_ctx ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.lim = lim;
+        ctx.hash_seed = stg_scan_seed();
+        ctx.report = r;
+        stg_polyglot_check_safetensors(img.bytes, img.size, &ctx);
+    }
+    stg_image_close(&img);
     if (f->size > 0) {
+        /* Mapped only for stg_file_tensor_data, the one raw view (stguard.h): nothing here
+         * reads through it. */
         void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, f->fd, 0);
         if (m == MAP_FAILED) {
             report_io(r, "mmap", errno);
@@ -217,16 +252,6 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
             return STG_E_IO;
         }
         f->map = m;
-    }
-    /* The polyglot checks stg_validate_buffer runs after the stages; they read the first bytes
-     * and the last 64 KiB (and, in strict, an appended archive) through the mapping. */
-    stg_check_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.lim = lim;
-    ctx.hash_seed = stg_scan_seed();
-    ctx.report = r;
-    if (f->size > 0) {
-        stg_polyglot_check_safetensors(f->map, (size_t)f->size, &ctx);
     }
     if (!stg_file_unchanged(f)) {
         file_changed(r);

@@ -9,7 +9,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,9 +19,8 @@
 #include "digest.h"
 #include "model.h"
 #include "seed.h"
+#include "window.h"
 
-/* Files up to this size are read with pread rather than mapped. */
-#define SMALL_FILE_BYTES ((uint64_t)64 * 1024)
 /* Standard input is read in chunks of this size. */
 #define READ_CHUNK ((size_t)1 << 16)
 #define INDEX_SUFFIX ".safetensors.index.json"
@@ -236,29 +234,6 @@ static void add_changed(stg_report *r)
                    "the file changed size or identity while it was scanned");
 }
 
-/* Reads exactly len bytes at offset 0; false with *short_read when the file ended early. */
-static bool read_all(int fd, uint8_t *buf, size_t len, bool *short_read, int *err)
-{
-    size_t done = 0;
-    *short_read = false;
-    while (done < len) {
-        ssize_t n = pread(fd, buf + done, len - done, (off_t)done);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            *err = errno;
-            return false;
-        }
-        if (n == 0) {
-            *short_read = true;
-            return false;
-        }
-        done += (size_t)n;
-    }
-    return true;
-}
-
 /* SHA-256 of the first size bytes of fd, read with pread in chunks. */
 static bool digest_fd(int fd, uint64_t size, uint8_t out[32], bool *short_read, int *err)
 {
@@ -354,66 +329,64 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     uint64_t size = (uint64_t)opened.st_size;
     if (size > SIZE_MAX || opened.st_size < 0) {
         stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the file is too large to be mapped on this host");
+                       "the file is too large to be read on this host");
         close(fd);
         return;
     }
-    size_t len = (size_t)size;
-    static const uint8_t empty[1] = {0};
-    const uint8_t *data = empty;
-    uint8_t *heap = NULL;
-    void *map = NULL;
-    if (len > 0 && size <= SMALL_FILE_BYTES) {
-        heap = stg_mem_alloc(len);
-        if (heap == NULL) {
-            r->out_of_memory = true;
-            close(fd);
-            return;
-        }
-        bool short_read = false;
-        int err = 0;
-        if (!read_all(fd, heap, len, &short_read, &err)) {
-            if (short_read) {
-                add_changed(r);
-            } else {
-                stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", err);
-            }
-            stg_mem_free(heap);
-            close(fd);
-            return;
-        }
-        data = heap;
-    } else if (len > 0) {
-        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be mapped", errno);
-            close(fd);
-            return;
-        }
-        (void)madvise(map, len, MADV_SEQUENTIAL);
-        data = map;
+    /* The file is read into an image (loader/window.h): only safetensors are read in windows
+     * (header, tail); everything else whole, up to max_inflate_bytes. Nothing reads through a
+     * file mapping, so a file truncated meanwhile is file_changed, never SIGBUS. */
+    stg_image img;
+    int err = 0;
+    if (stg_image_open(&img, fd, size, opt->limits.max_inflate_bytes, &err) != STG_OK) {
+        stg_scan_add_errno(r, STG_IO_ERROR, "the file's image could not be mapped", err);
+        close(fd);
+        return;
     }
-    /* A mapped file is digested with pread: the validator touches only what it needs of the
-     * mapping (a safetensors header), the page cache serves both, and a file truncated
-     * meanwhile gives a short read (file_changed) rather than SIGBUS. */
+    bool index = hint != NULL && ends_with(hint, INDEX_SUFFIX);
+    bool safetensors = false;
+    stg_status st = STG_OK;
+    if (!index) {
+        st = stg_image_fill_safetensors(&img, stg_name_hint_of(hint).safetensors, &safetensors,
+                                        &err);
+    }
+    if (st == STG_OK && !safetensors) {
+        st = stg_image_fill_all(&img, &err);
+    }
+    /* An image held in part is digested with pread (the page cache serves both); a whole one
+     * from the bytes that were checked. */
     uint8_t digest[32];
     const uint8_t *precomputed = NULL;
-    if (map != NULL && want_digest(opt, blob_hex)) {
+    if (st == STG_OK && !stg_image_whole(&img) && want_digest(opt, blob_hex)) {
         bool short_read = false;
-        int err = 0;
         if (!digest_fd(fd, size, digest, &short_read, &err)) {
-            if (short_read) {
-                add_changed(r);
-            } else {
-                stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", err);
-            }
-            munmap(map, len);
-            close(fd);
-            return;
+            st = short_read ? STG_FILE_CHANGED : STG_E_IO;
         }
         precomputed = digest;
     }
-    scan_bytes(data, len, hint, hint, blob_hex, precomputed, opt, r);
+    if (st != STG_OK) {
+        if (st == STG_FILE_CHANGED) {
+            add_changed(r);
+        } else if (st == STG_E_LIMIT) {
+            stg_finding *f = stg_report_add(
+                r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
+                "the file (%llu bytes) needs more memory than max_inflate_bytes (%llu): not "
+                "scanned",
+                (unsigned long long)size, (unsigned long long)opt->limits.max_inflate_bytes);
+            stg_report_set_limit(r, f, "max_inflate_bytes");
+            stg_report_set_size(r, size);
+        } else if (st == STG_E_NOMEM || err == ENOMEM) {
+            r->out_of_memory = true;
+        } else {
+            stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", err);
+        }
+        stg_image_close(&img);
+        close(fd);
+        return;
+    }
+    static const uint8_t empty[1] = {0};
+    scan_bytes(img.bytes != NULL ? img.bytes : empty, img.size, hint, hint, blob_hex, precomputed,
+               opt, r);
     *bytes = size;
     if (fstat(fd, &after) != 0 || !same_content_stamp(&opened, &after)) {
         add_changed(r);
@@ -424,10 +397,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
                (after.st_dev != opened.st_dev || after.st_ino != opened.st_ino)) {
         add_changed(r);
     }
-    if (map != NULL) {
-        munmap(map, len);
-    }
-    stg_mem_free(heap);
+    stg_image_close(&img);
     close(fd);
 }
 

@@ -10,7 +10,8 @@
  * and a rolling window of the last STG_STREAM_TAIL bytes (where a zip end-of-central-directory
  * record of an appended archive would be). Polyglot checks: see stream_polyglot.
  *
- * Memory: the header (8 + n) + the header's arena (capped by stg_st_memory_budget, as in the
+ * Memory: the header bytes received (a buffer of at most twice them, or 64 KiB; never the
+ * length the first 8 bytes claim before those bytes arrive) + the header's arena (capped by stg_st_memory_budget, as in the
  * buffer path) + the head and tail windows (2 x 65,557) + per-tensor digest slots (48 bytes
  * per tensor) + a constant; see docs/loaders.md. */
 #include <stdlib.h>
@@ -26,6 +27,9 @@
 #include "digest.h"
 #include "seed.h"
 #include "stream.h"
+
+/* First size of the header buffer (it grows with the bytes that arrive). */
+#define HDR_FIRST_CAP ((size_t)64 * 1024)
 
 typedef enum stream_state {
     ST_FRAME = 0,  /* collecting the 8 length bytes */
@@ -49,8 +53,9 @@ struct stg_stream {
     uint8_t first[8];
     size_t first_have;
     uint64_t header_len;
-    uint8_t *hdr; /* 8 + n bytes */
+    uint8_t *hdr; /* the 8 + n header bytes received so far */
     size_t hdr_have;
+    size_t hdr_cap; /* grows with the bytes received, never past 8 + n */
     stg_report *report;
     stg_st_header h;
     bool header_parsed;
@@ -293,6 +298,27 @@ static void header_complete(stg_stream *s)
     }
 }
 
+/* Grows the header buffer to hold want bytes (want <= 8 + n): doubling, so copying stays linear
+ * and the buffer is at most twice what arrived (or HDR_FIRST_CAP). */
+static bool hdr_reserve(stg_stream *s, size_t want)
+{
+    if (want <= s->hdr_cap) {
+        return true;
+    }
+    size_t full = (size_t)s->header_len + 8;
+    size_t cap = s->hdr_cap;
+    while (cap < want) {
+        cap = cap > full / 2 ? full : cap * 2;
+    }
+    uint8_t *grown = stg_mem_realloc(s->hdr, cap);
+    if (grown == NULL) {
+        return false;
+    }
+    s->hdr = grown;
+    s->hdr_cap = cap;
+    return true;
+}
+
 stg_status stg_stream_feed(stg_stream *s, const void *chunk, size_t len)
 {
     if (s == NULL || (chunk == NULL && len != 0)) {
@@ -348,7 +374,10 @@ stg_status stg_stream_feed(stg_stream *s, const void *chunk, size_t len)
             }
             /* n <= max_header_len (at most 4 GiB - 1) and n <= SIZE_MAX - 8: checked by framing */
             s->header_len = n;
-            s->hdr = stg_mem_alloc((size_t)n + 8);
+            /* The buffer follows the bytes that arrive, not the length they claim: a client
+             * that sends 8 bytes and stalls holds HDR_FIRST_CAP, not n. */
+            s->hdr_cap = (size_t)n + 8 < HDR_FIRST_CAP ? (size_t)n + 8 : HDR_FIRST_CAP;
+            s->hdr = stg_mem_alloc(s->hdr_cap);
             if (s->hdr == NULL) {
                 stream_break(s, STG_E_NOMEM);
                 break;
@@ -361,6 +390,10 @@ stg_status stg_stream_feed(stg_stream *s, const void *chunk, size_t len)
         case ST_HEADER: {
             size_t need = (size_t)s->header_len + 8 - s->hdr_have;
             size_t take = need < len ? need : len;
+            if (!hdr_reserve(s, s->hdr_have + take)) {
+                stream_break(s, STG_E_NOMEM);
+                break;
+            }
             memcpy(s->hdr + s->hdr_have, p, take);
             s->hdr_have += take;
             p += take;
@@ -567,7 +600,7 @@ size_t stg_stream_memory_peak(const stg_stream *s)
     }
     size_t n = sizeof *s + 2 * STG_STREAM_TAIL + s->h.arena.peak;
     if (s->hdr != NULL) {
-        n += (size_t)s->header_len + 8;
+        n += s->hdr_cap;
     }
     if (s->ranges != NULL) {
         n += s->h.tensor_count * (sizeof *s->ranges + sizeof *s->tsha);

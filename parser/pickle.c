@@ -224,6 +224,13 @@ void stg_pickle_free(stg_pickle_walker *w)
 
 /* ---------------------------------------------------------------- errors */
 
+/* Failures that more bytes after the end could have avoided (stg_pickle_ran_out). */
+static const char PAST_END_STRING[] = "a string or bytes argument runs past the end of the data";
+static const char PAST_END_STOP[] = "the data ends before a STOP opcode";
+static const char PAST_END_INLINE[] = "an inline array runs past the end";
+static const char PAST_END_FRAME[] = "a FRAME runs past the end of the data";
+static const char PAST_END_ARG[] = "the argument runs past the end of the data";
+
 #define FAIL(w, off, msg)        \
     do {                         \
         (w)->err_offset = (off); \
@@ -1076,7 +1083,7 @@ static stg_pickle_status push_string(stg_pickle_walker *w, stg_cursor *c, stg_pv
                                      uint64_t n, bool check_utf8, uint64_t op_off)
 {
     if (n > stg_cur_avail(c)) {
-        FAIL(w, op_off, "a string or bytes argument runs past the end of the data");
+        FAIL(w, op_off, PAST_END_STRING);
     }
     if (n > w->lim.max_string && w->hooks->string_limit != NULL) {
         w->hooks->string_limit(w->hooks->ctx, op_off, n);
@@ -1157,7 +1164,7 @@ static stg_pickle_status read_global_lines(stg_pickle_walker *w, stg_cursor *c, 
 
 static const char UNDERFLOW[] = "the stack has no value there (underflow or below a MARK)";
 static const char NOMARK[] = "the opcode needs a MARK that is not there";
-static const char TRUNC[] = "the argument runs past the end of the data";
+#define TRUNC PAST_END_ARG
 
 static stg_pickle_status start_level(stg_pickle_walker *w, uint64_t off)
 {
@@ -1221,7 +1228,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
         uint64_t op_off = c->pos;
         uint8_t op;
         if (stg_cur_u8(c, &op) != STG_OK) {
-            FAIL(w, op_off, "the data ends before a STOP opcode");
+            FAIL(w, op_off, PAST_END_STOP);
         }
         w->opcodes++;
         stg_pv v, x, y, z;
@@ -1654,7 +1661,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
                     w->frame_end = 0;
                     *target = pv_make(STG_PV_OTHER);
                     if (act == STG_PICKLE_SKIP) {
-                        NEED(skip <= stg_cur_avail(c), "an inline array runs past the end");
+                        NEED(skip <= stg_cur_avail(c), PAST_END_INLINE);
                         c->pos += (size_t)skip;
                     } else {
                         CHECK(start_level(w, op_off));
@@ -1672,7 +1679,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             NEED(stg_cur_take(c, 8, &p) == STG_OK, TRUNC);
             u64 = stg_le64(p);
             NEED(u64 <= STG_SSIZE_MAX, "a FRAME length exceeds the largest Python size");
-            NEED(u64 <= stg_cur_avail(c), "a FRAME runs past the end of the data");
+            NEED(u64 <= stg_cur_avail(c), PAST_END_FRAME);
             if (w->frame_end != 0 && w->hooks->frame_divergence != NULL) {
                 w->hooks->frame_divergence(w->hooks->ctx, op_off); /* op_off < frame_end */
             }
@@ -1697,4 +1704,17 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             w->frame_end = 0;
         }
     }
+}
+
+bool stg_pickle_ran_out(const stg_pickle_walker *w, stg_pickle_status st)
+{
+    if (st == STG_PW_STOP) {
+        return false;
+    }
+    if (st != STG_PW_MALFORMED) {
+        return true; /* limits and memory budgets scale with the data length */
+    }
+    const char *m = w->err_msg;
+    return m == PAST_END_STRING || m == PAST_END_STOP || m == PAST_END_INLINE ||
+           m == PAST_END_FRAME || m == PAST_END_ARG;
 }

@@ -181,6 +181,13 @@ void stg_pickle_free(stg_pickle_walker *w);
 stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size_t len,
                                   size_t start, size_t *end);
 
+/* After a walk of buf[0..len) that returned st: true when bytes past len could have changed the
+ * outcome (the walk ran into the end, or hit a limit or budget that scales with len). false
+ * (STOP, or a malformed stream that failed inside buf) means a walk of any longer buffer with
+ * the same first len bytes ends the same way: loader/window.c reads files in growing windows
+ * on that promise. */
+bool stg_pickle_ran_out(const stg_pickle_walker *w, stg_pickle_status st);
+
 /* Accessors for hooks. */
 /* Element i of a tracked TUPLE (false when untracked or out of range). */
 bool stg_pickle_tuple_at(const stg_pickle_walker *w, const stg_pv *t, uint32_t i, stg_pv *out);

@@ -787,6 +787,52 @@ START_TEST(test_polyglot_zip_first_byte_long_stream)
 }
 END_TEST
 
+/* Memory follows the bytes that arrived, not the length the first 8 claim: a client that
+ * announces a 100 MB header and stalls holds a constant; one that sends 1 MB of it holds about
+ * twice that; the whole header still validates as before. */
+START_TEST(test_header_buffer_follows_bytes)
+{
+    const uint64_t n = 100000000;
+    uint8_t first[8];
+    for (int i = 0; i < 8; i++) {
+        first[i] = (uint8_t)(n >> (8 * i));
+    }
+    stg_stream *s = NULL;
+    ck_assert_int_eq(stg_stream_new(NULL, NULL, &s), STG_OK);
+    ck_assert_int_eq(stg_stream_feed(s, first, 8), STG_OK);
+    size_t stalled = stg_stream_memory_peak(s);
+    ck_assert_msg(stalled < 512 * 1024, "8 bytes in hold %zu bytes", stalled);
+    /* 1 MB of header: '{' then spaces (whitespace is valid JSON padding) */
+    static uint8_t chunk[1 << 16];
+    memset(chunk, ' ', sizeof chunk);
+    chunk[0] = '{';
+    ck_assert_int_eq(stg_stream_feed(s, chunk, sizeof chunk), STG_OK);
+    chunk[0] = ' ';
+    for (int i = 1; i < 16; i++) {
+        ck_assert_int_eq(stg_stream_feed(s, chunk, sizeof chunk), STG_OK);
+    }
+    size_t sent = 16 * sizeof chunk;
+    size_t held = stg_stream_memory_peak(s);
+    ck_assert_msg(held <= 2 * sent + stalled, "%zu bytes in hold %zu", sent, held);
+    ck_assert_uint_gt(held, sent); /* the header bytes themselves are kept */
+    stg_stream_free(s);
+    /* near miss: a small header is held whole and validates */
+    size_t len;
+    uint8_t *file = tu_st_file("{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 3,
+                               "xy", 2, &len);
+    ck_assert_int_eq(stg_stream_new(NULL, NULL, &s), STG_OK);
+    for (size_t i = 0; i < len; i++) {
+        ck_assert_int_le(stg_stream_feed(s, file + i, 1), STG_E_INVALID);
+    }
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    stg_stream_free(s);
+    free(file);
+}
+END_TEST
+
 static Suite *stream_suite(void)
 {
     Suite *s = suite_create("stream");
@@ -807,6 +853,7 @@ static Suite *stream_suite(void)
     tcase_add_test(tc, test_framing_failure_mid_chunk);
     tcase_add_test(tc, test_polyglot_pickle_long_stream);
     tcase_add_test(tc, test_polyglot_zip_first_byte_long_stream);
+    tcase_add_test(tc, test_header_buffer_follows_bytes);
     suite_add_tcase(s, tc);
     return s;
 }

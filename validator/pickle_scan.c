@@ -970,7 +970,19 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
 
 bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *out_of_memory)
 {
+    return stg_pickle_sniff_window(buf, len, stop_end, NULL, out_of_memory);
+}
+
+bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
+                             bool *out_of_memory)
+{
+    if (ran_out != NULL) {
+        *ran_out = false;
+    }
     if (buf == NULL || len == 0) {
+        if (ran_out != NULL) {
+            *ran_out = true;
+        }
         return false;
     }
     stg_pscan s;
@@ -990,6 +1002,9 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *ou
     size_t end = 0;
     stg_pickle_status res = stg_pickle_walk(&w, buf, len, 0, &end);
     bool ok = res == STG_PW_STOP;
+    if (ran_out != NULL) {
+        *ran_out = stg_pickle_ran_out(&w, res);
+    }
     if (res == STG_PW_LIMIT) {
         /* Undecided: a limit cut the walk short where a loader, which has none, goes on. It
          * stays a possible pickle through its end, and its scan names the limit (fails

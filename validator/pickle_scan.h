@@ -33,6 +33,10 @@ void stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_che
  * When the system refuses memory the walk cannot tell: the answer is false and
  * *out_of_memory (if not NULL) is set, so a caller never takes "unknown" for "not a pickle". */
 bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *out_of_memory);
+/* stg_pickle_sniff over a window (the first len bytes of something longer); *ran_out (may be
+ * NULL) is true when bytes past the window could change the answer (stg_pickle_ran_out). */
+bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
+                             bool *out_of_memory);
 
 /* true when buf starts like a legacy torch file (a pickle of the magic number). */
 bool stg_pickle_is_torch_legacy(const uint8_t *buf, size_t len);

@@ -1,0 +1,184 @@
+/* Owned images of files: see window.h for what is copied and why. */
+#include "window.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../parser/util.h"
+#include "../parser/zip.h"
+#include "../validator/pickle_scan.h"
+#include "../validator/sniff.h"
+
+/* Bytes copied past the header, so a pickle walk from offset 0 usually settles at once. */
+#define PREFIX_SLACK ((uint64_t)64 * 1024)
+
+stg_status stg_image_open(stg_image *img, int fd, uint64_t size, uint64_t cap, int *err)
+{
+    memset(img, 0, sizeof *img);
+    img->fd = fd;
+    img->cap = cap;
+    if (size > SIZE_MAX) {
+        *err = EFBIG;
+        return STG_E_IO;
+    }
+    img->size = (size_t)size;
+    img->tail = img->size;
+    if (size == 0) {
+        return STG_OK;
+    }
+    /* MAP_NORESERVE: only the pages copied into are ever committed. */
+    void *m = mmap(NULL, img->size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        *err = errno;
+        return STG_E_IO;
+    }
+    img->bytes = m;
+    return STG_OK;
+}
+
+void stg_image_close(stg_image *img)
+{
+    if (img->bytes != NULL) {
+        munmap(img->bytes, img->size);
+    }
+    memset(img, 0, sizeof *img);
+    img->fd = -1;
+}
+
+bool stg_image_whole(const stg_image *img)
+{
+    return img->prefix >= img->tail;
+}
+
+/* Copies [from, to) of the file into the image. */
+static stg_status copy_range(stg_image *img, size_t from, size_t to, int *err)
+{
+    if (to <= from) {
+        return STG_OK;
+    }
+    if (img->held + (to - from) > img->cap) {
+        return STG_E_LIMIT;
+    }
+    size_t done = from;
+    while (done < to) {
+        size_t want = to - done;
+        if (want > ((size_t)1 << 30)) {
+            want = (size_t)1 << 30;
+        }
+        ssize_t n = pread(img->fd, img->bytes + done, want, (off_t)done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            *err = errno;
+            return STG_E_IO;
+        }
+        if (n == 0) {
+            return STG_FILE_CHANGED; /* it ended before the size fstat gave */
+        }
+        done += (size_t)n;
+    }
+    img->held += to - from;
+    return STG_OK;
+}
+
+/* Extends the copied prefix to [0, want), skipping what the tail already holds. */
+static stg_status grow_prefix(stg_image *img, size_t want, int *err)
+{
+    if (want > img->size) {
+        want = img->size;
+    }
+    if (want <= img->prefix) {
+        return STG_OK;
+    }
+    size_t stop = want < img->tail ? want : img->tail;
+    stg_status st = copy_range(img, img->prefix, stop, err);
+    if (st != STG_OK) {
+        return st;
+    }
+    img->prefix = want >= img->tail ? img->size : want;
+    if (img->prefix >= img->tail) {
+        img->prefix = img->size;
+        img->tail = img->size; /* one copied range */
+    }
+    return STG_OK;
+}
+
+stg_status stg_image_fill_all(stg_image *img, int *err)
+{
+    return grow_prefix(img, img->size, err);
+}
+
+static bool has_eocd_signature(const uint8_t *p, size_t n)
+{
+    static const uint8_t sig[4] = {'P', 'K', 5, 6};
+    for (size_t i = 0; n >= 4 && i <= n - 4; i++) {
+        if (p[i] == 'P' && memcmp(p + i, sig, 4) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+stg_status stg_image_fill_safetensors(stg_image *img, bool name_says_safetensors,
+                                      bool *is_safetensors, int *err)
+{
+    *is_safetensors = false;
+    if (img->size == 0) {
+        *is_safetensors = name_says_safetensors;
+        return STG_OK;
+    }
+    stg_status st = grow_prefix(img, 8, err);
+    if (st != STG_OK) {
+        return st;
+    }
+    /* The header length as framing reads it, cut at the file's end (content that is no
+     * safetensors is read whole anyway). */
+    uint64_t n = img->size >= 8 ? stg_le64(img->bytes) : 0;
+    if (img->size >= 8 && n > (uint64_t)img->size - 8) {
+        n = (uint64_t)img->size - 8;
+    }
+    st = grow_prefix(img, (size_t)(8 + n + PREFIX_SLACK), err);
+    if (st != STG_OK) {
+        return st;
+    }
+    /* stg_sniff_is_safetensors reads at most the first 8 + n bytes: all copied. */
+    *is_safetensors = name_says_safetensors || stg_sniff_is_safetensors(img->bytes, img->size);
+    if (!*is_safetensors) {
+        return STG_OK;
+    }
+    size_t tail = img->size > STG_ZIP_EOCD_SEARCH ? img->size - STG_ZIP_EOCD_SEARCH : 0;
+    if (tail < img->tail && tail > img->prefix) {
+        st = copy_range(img, tail, img->tail, err);
+        if (st != STG_OK) {
+            return st;
+        }
+        img->tail = tail;
+    } else if (tail <= img->prefix) {
+        return stg_image_fill_all(img, err);
+    }
+    if (has_eocd_signature(img->bytes + img->tail, img->size - img->tail)) {
+        return stg_image_fill_all(img, err);
+    }
+    /* The polyglot pickle check walks from offset 0 over the whole buffer: double the prefix
+     * until a walk of it settles (its outcome then is the whole file's, stg_pickle_ran_out). */
+    for (;;) {
+        bool ran_out = false, oom = false;
+        size_t stop_end = 0;
+        (void)stg_pickle_sniff_window(img->bytes, img->prefix, &stop_end, &ran_out, &oom);
+        if (oom) {
+            return STG_E_NOMEM;
+        }
+        if (!ran_out || stg_image_whole(img)) {
+            return STG_OK;
+        }
+        size_t next = img->prefix > img->size / 2 ? img->size : img->prefix * 2;
+        st = grow_prefix(img, next, err);
+        if (st != STG_OK) {
+            return st;
+        }
+    }
+}

@@ -1,0 +1,55 @@
+/* Owned images of files (loader-internal, shared by loader/scan.c and loader/mmap.c).
+ *
+ * A file that another process can truncate must never be read through a file mapping: a page
+ * past the new end raises SIGBUS. An image is an anonymous private mapping of the file's size
+ * whose pages are ours; the parts the validators will read are copied into it with pread, so a
+ * file that shrinks, grows or is replaced meanwhile gives a short read (file_changed) or a read
+ * error (io_error), never a signal. Parts never copied read as zeros and cost no memory.
+ *
+ * What is copied:
+ *  - stg_image_fill_all: the whole file (every format but safetensors needs all of its bytes);
+ *  - stg_image_fill_safetensors: what the safetensors rules and their polyglot checks read
+ *    (validator/polyglot.h): the first 8 + n bytes (length and header) plus 64 KiB, and the
+ *    last 65,557 bytes (where a zip end record may sit). Then the prefix is doubled while a
+ *    pickle walk from offset 0 could still read past it (stg_pickle_sniff_window), and the
+ *    whole file is copied when the last 65,557 bytes hold a zip end-record signature (an
+ *    appended archive's directory and members may be anywhere). A benign safetensors file is
+ *    thus held as its header plus about 129 KiB, whatever its size.
+ * Either way at most `cap` bytes are copied (the caller passes max_inflate_bytes: a file is
+ * held like an inflated member); needing more is STG_E_LIMIT, never a partial image. */
+#ifndef STG_LOADER_WINDOW_H
+#define STG_LOADER_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stguard/stguard.h"
+
+typedef struct stg_image {
+    uint8_t *bytes; /* size bytes (NULL when size is 0) */
+    size_t size;
+    uint64_t held; /* bytes copied in so far (each byte once) */
+    size_t prefix; /* [0, prefix) is copied */
+    size_t tail;   /* [tail, size) is copied (tail == size: nothing) */
+    uint64_t cap;
+    int fd;
+} stg_image;
+
+/* Maps an image of size bytes for fd. STG_OK, or STG_E_IO with *err when the address space
+ * refuses it (reported as io_error, like the file mapping it replaces). */
+stg_status stg_image_open(stg_image *img, int fd, uint64_t size, uint64_t cap, int *err);
+void stg_image_close(stg_image *img);
+
+/* Results of the fills: STG_OK; STG_FILE_CHANGED when the file ended before size (it shrank);
+ * STG_E_IO with *err set; STG_E_LIMIT when more than cap bytes would be needed; STG_E_NOMEM. */
+stg_status stg_image_fill_all(stg_image *img, int *err);
+/* name_says_safetensors: the name hint routes the file to the safetensors rules whatever its
+ * content (stg_name_hint_of). *is_safetensors is set when the rules that will run are the
+ * safetensors ones (the name says so, or the content sniffs so); when it is false the caller
+ * needs the whole file (stg_image_fill_all). */
+stg_status stg_image_fill_safetensors(stg_image *img, bool name_says_safetensors,
+                                      bool *is_safetensors, int *err);
+/* true when every byte of the file is in the image. */
+bool stg_image_whole(const stg_image *img);
+
+#endif
