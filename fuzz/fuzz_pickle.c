@@ -24,7 +24,7 @@ static stg_report *run(const uint8_t *buf, size_t len, unsigned flavor, const st
     if (r == NULL) {
         return NULL;
     }
-    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0};
+    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0, 0};
     if (flavor == 3) {
         stg_check_npy(buf, len, 0, &ctx);
     } else {

@@ -947,7 +947,7 @@ static stg_report *check_profile(const tb *t, stg_profile profile)
     lim.profile = profile;
     stg_report *r = stg_report_new(&lim);
     ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0};
+    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
     stg_check_buffer(t->p, t->len, NULL, &ctx);
     stg_report_finish(r);
     return r;
