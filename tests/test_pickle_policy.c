@@ -48,6 +48,8 @@ static const struct {
     {"__builtin__", "long", STG_GLOBAL_ALLOWED, false},
     {"numpy.matrixlib.defmatrix", "matrix", STG_GLOBAL_ALLOWED, false},
     {"joblib.numpy_pickle", "NDArrayWrapper", STG_GLOBAL_ALLOWED, false},
+    {"joblib.numpy_pickle_compat", "ZNDArrayWrapper", STG_GLOBAL_ALLOWED, false},
+    {"joblib.numpy_pickle", "ZipNumpyUnpickler", STG_GLOBAL_DANGEROUS, false},
     /* near misses: builtins that call, import or reach attributes stay blocked */
     {"builtins", "object", STG_GLOBAL_DANGEROUS, false},
     {"builtins", "type", STG_GLOBAL_DANGEROUS, false},

@@ -8,7 +8,7 @@ packages=(
     # build
     cmake make gcc clang libclang-rt-14-dev llvm pkg-config git
     # libraries
-    check libssl-dev zlib1g-dev
+    check libssl-dev zlib1g-dev liblzma-dev libbz2-dev
     # fuzzing, formatting and the ABI/install checks (nm, readelf)
     afl++ clang-format-14 binutils
     # pickle test fixtures are generated with the real libraries

@@ -185,6 +185,8 @@ static const char *const allow_list[][2] = {
     {"joblib.numpy_pickle", "NumpyArrayWrapper"},
     {"joblib.numpy_pickle", "NDArrayWrapper"},
     {"joblib.numpy_pickle_compat", "NDArrayWrapper"},
+    {"joblib.numpy_pickle", "ZNDArrayWrapper"},
+    {"joblib.numpy_pickle_compat", "ZNDArrayWrapper"},
 };
 
 /* (3) Reviewed benign classes: only torch.load(weights_only=False) loads them, no known gadget
