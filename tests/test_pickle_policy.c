@@ -60,6 +60,8 @@ static const struct {
     {"__builtin__", "intern", STG_GLOBAL_DANGEROUS, true},
     {"numpy.matrixlib.defmatrix", "asmatrix", STG_GLOBAL_UNKNOWN, false},
     {"numpy.matrixlib", "matrix", STG_GLOBAL_UNKNOWN, false},
+    {"numpy", "matrix", STG_GLOBAL_ALLOWED, false},
+    {"numpy", "asmatrix", STG_GLOBAL_UNKNOWN, false},
     /* torch.qscheme constants of quantized tensors */
     {"torch", "per_tensor_affine", STG_GLOBAL_ALLOWED, false},
     {"torch", "per_channel_affine", STG_GLOBAL_ALLOWED, false},

@@ -159,6 +159,7 @@ static const char *const allow_list[][2] = {
     {"numpy", "ndarray"},
     {"numpy", "dtype"},
     {"numpy.matrixlib.defmatrix", "matrix"},
+    {"numpy", "matrix"},
     {"_codecs", "encode"},
 /* Builtin types that only build a value from values (docs/policy.md, one by one), under
      * both spellings: Python 3's unpickler maps __builtin__ to builtins (_compat_pickle). */
