@@ -1,10 +1,21 @@
-/* Capped inflate over zlib (see inflate.h). The output grows geometrically through stg_mem;
- * before each growth the caps are checked, so memory never passes max_out. */
+/* Capped decompression over zlib, liblzma and libbz2 (see inflate.h). The output grows
+ * geometrically through stg_mem; before each growth the caps are checked, so memory never passes
+ * max_out. Each library's own state goes through stg_mem too, so a test build can fail it. */
 #include "inflate.h"
 
 #include <string.h>
 
 #include "mem.h"
+
+#ifdef STG_WITH_ZLIB
+#include <zlib.h>
+#endif
+#ifdef STG_WITH_LZMA
+#include <lzma.h>
+#endif
+#ifdef STG_WITH_BZIP2
+#include <bzlib.h>
+#endif
 
 void stg_inflate_free(stg_inflate_out *out)
 {
@@ -12,51 +23,42 @@ void stg_inflate_free(stg_inflate_out *out)
     memset(out, 0, sizeof *out);
 }
 
-#ifndef STG_WITH_ZLIB
-
-bool stg_inflate_available(void)
+bool stg_inflate_format_available(stg_inflate_format fmt)
 {
+    switch (fmt) {
+    case STG_INFLATE_RAW:
+    case STG_INFLATE_ZLIB:
+    case STG_INFLATE_GZIP:
+#ifdef STG_WITH_ZLIB
+        return true;
+#else
+        return false;
+#endif
+    case STG_INFLATE_LZMA:
+#ifdef STG_WITH_LZMA
+        return true;
+#else
+        return false;
+#endif
+    case STG_INFLATE_BZIP2:
+#ifdef STG_WITH_BZIP2
+        return true;
+#else
+        return false;
+#endif
+    }
     return false;
 }
 
-stg_inflate_result stg_inflate(const uint8_t *in, size_t in_len, stg_inflate_format fmt,
-                               uint64_t max_out, uint32_t max_ratio, stg_inflate_out *out)
-{
-    (void)in;
-    (void)in_len;
-    (void)fmt;
-    (void)max_out;
-    (void)max_ratio;
-    memset(out, 0, sizeof *out);
-    return STG_INFLATE_UNAVAILABLE;
-}
-
-#else
-
-#include <zlib.h>
-
 bool stg_inflate_available(void)
 {
-    return true;
+    return stg_inflate_format_available(STG_INFLATE_ZLIB);
 }
 
-/* zlib's own state and window go through stg_mem like every other allocation of the library,
- * so a test build can fail them too. */
-static voidpf zlib_alloc(voidpf opaque, uInt items, uInt size)
-{
-    (void)opaque;
-    return stg_mem_calloc(items, size);
-}
-
-static void zlib_free(voidpf opaque, voidpf p)
-{
-    (void)opaque;
-    stg_mem_free(p);
-}
-
-/* zlib counts in uInt: feed and drain at most this much per call. */
+/* The libraries count in 32-bit units: feed and drain at most this much per call. */
 #define CHUNK_MAX ((size_t)1 << 30)
 
+#if defined(STG_WITH_ZLIB) || defined(STG_WITH_LZMA) || defined(STG_WITH_BZIP2)
 static bool over_ratio(size_t produced, size_t in_len, uint32_t max_ratio)
 {
     if (max_ratio == 0 || produced <= STG_INFLATE_RATIO_FLOOR) {
@@ -86,70 +88,353 @@ static stg_inflate_result grow(stg_inflate_out *out, size_t *cap, uint64_t max_o
     return STG_INFLATE_OK;
 }
 
-stg_inflate_result stg_inflate(const uint8_t *in, size_t in_len, stg_inflate_format fmt,
-                               uint64_t max_out, uint32_t max_ratio, stg_inflate_out *out)
+static size_t chunk(size_t n)
 {
-    memset(out, 0, sizeof *out);
+    return n < CHUNK_MAX ? n : CHUNK_MAX;
+}
+#endif
+
+/* ---------------------------------------------------------------- the decoders
+ * One interface over the three libraries, so the caps, the output growth and the stream
+ * concatenation rules live in one loop (run, below). */
+
+#if defined(STG_WITH_ZLIB) || defined(STG_WITH_LZMA) || defined(STG_WITH_BZIP2)
+
+typedef enum step_kind {
+    STEP_MORE = 0, /* progress (or none): call again */
+    STEP_END,      /* the current stream ended */
+    STEP_FAIL      /* *err says why */
+} step_kind;
+
+typedef struct decoder {
+    stg_inflate_format fmt;
+    bool open;
+#ifdef STG_WITH_ZLIB
     z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    zs.zalloc = zlib_alloc;
-    zs.zfree = zlib_free;
-    int wbits = fmt == STG_INFLATE_RAW ? -15 : fmt == STG_INFLATE_GZIP ? 15 + 16 : 15;
-    if (inflateInit2(&zs, wbits) != Z_OK) {
+#endif
+#ifdef STG_WITH_LZMA
+    lzma_stream ls;
+    lzma_allocator lalloc;
+#endif
+#ifdef STG_WITH_BZIP2
+    bz_stream bs;
+#endif
+} decoder;
+
+#ifdef STG_WITH_ZLIB
+static voidpf zlib_alloc(voidpf opaque, uInt items, uInt size)
+{
+    (void)opaque;
+    return stg_mem_calloc(items, size);
+}
+
+static void zlib_free(voidpf opaque, voidpf p)
+{
+    (void)opaque;
+    stg_mem_free(p);
+}
+#endif
+
+#ifdef STG_WITH_LZMA
+/* Not zeroed: liblzma clears what it needs itself, and a dictionary it never fills must cost
+ * no page faults. */
+static void *lzma_mem_alloc(void *opaque, size_t nmemb, size_t size)
+{
+    (void)opaque;
+    return size != 0 && nmemb > SIZE_MAX / size ? NULL : stg_mem_alloc(nmemb * size);
+}
+
+static void lzma_mem_free(void *opaque, void *p)
+{
+    (void)opaque;
+    stg_mem_free(p);
+}
+
+static stg_inflate_result lzma_status(lzma_ret rc)
+{
+    /* (if/else, not a switch: the enum grows between liblzma versions) */
+    if (rc == LZMA_MEM_ERROR) {
         return STG_INFLATE_NOMEM;
     }
-    size_t cap = 0, pos = 0;
-    stg_inflate_result res = STG_INFLATE_OK;
-    for (;;) {
+    if (rc == LZMA_MEMLIMIT_ERROR) {
+        return STG_INFLATE_TOO_BIG;
+    }
+    return rc == LZMA_BUF_ERROR ? STG_INFLATE_TRUNCATED : STG_INFLATE_CORRUPT;
+}
+#endif
+
+#ifdef STG_WITH_BZIP2
+/* Not zeroed either: a stream allocates its block-size tables (up to 3.6 MiB) when its header
+ * is read, and a file of many empty streams must not pay for clearing them each time. */
+static void *bz_alloc(void *opaque, int items, int size)
+{
+    (void)opaque;
+    if (items < 0 || size < 0 || (size != 0 && (size_t)items > SIZE_MAX / (size_t)size)) {
+        return NULL;
+    }
+    return stg_mem_alloc((size_t)items * (size_t)size);
+}
+
+static void bz_free(void *opaque, void *p)
+{
+    (void)opaque;
+    stg_mem_free(p);
+}
+#endif
+
+/* Starts one stream. */
+static stg_inflate_result dec_begin(decoder *d)
+{
+    d->open = false;
+    switch (d->fmt) {
+    case STG_INFLATE_RAW:
+    case STG_INFLATE_ZLIB:
+    case STG_INFLATE_GZIP: {
+#ifdef STG_WITH_ZLIB
+        memset(&d->zs, 0, sizeof d->zs);
+        d->zs.zalloc = zlib_alloc;
+        d->zs.zfree = zlib_free;
+        int wbits = d->fmt == STG_INFLATE_RAW ? -15 : d->fmt == STG_INFLATE_GZIP ? 15 + 16 : 15;
+        if (inflateInit2(&d->zs, wbits) != Z_OK) {
+            return STG_INFLATE_NOMEM;
+        }
+        d->open = true;
+        return STG_INFLATE_OK;
+#else
+        break;
+#endif
+    }
+    case STG_INFLATE_LZMA: {
+#ifdef STG_WITH_LZMA
+        lzma_stream init = LZMA_STREAM_INIT;
+        d->ls = init;
+        d->lalloc.alloc = lzma_mem_alloc;
+        d->lalloc.free = lzma_mem_free;
+        d->lalloc.opaque = NULL;
+        d->ls.allocator = &d->lalloc;
+        /* Auto-detects xz and lzma-alone per stream, as Python's FORMAT_AUTO does. */
+        lzma_ret rc = lzma_auto_decoder(&d->ls, STG_INFLATE_LZMA_MEMLIMIT, 0);
+        if (rc != LZMA_OK) {
+            return lzma_status(rc);
+        }
+        d->open = true;
+        return STG_INFLATE_OK;
+#else
+        break;
+#endif
+    }
+    case STG_INFLATE_BZIP2: {
+#ifdef STG_WITH_BZIP2
+        memset(&d->bs, 0, sizeof d->bs);
+        d->bs.bzalloc = bz_alloc;
+        d->bs.bzfree = bz_free;
+        int rc = BZ2_bzDecompressInit(&d->bs, 0, 0);
+        if (rc != BZ_OK) {
+            return rc == BZ_MEM_ERROR ? STG_INFLATE_NOMEM : STG_INFLATE_CORRUPT;
+        }
+        d->open = true;
+        return STG_INFLATE_OK;
+#else
+        break;
+#endif
+    }
+    }
+    return STG_INFLATE_UNAVAILABLE;
+}
+
+static void dec_end(decoder *d)
+{
+    if (!d->open) {
+        return;
+    }
+    d->open = false;
+    switch (d->fmt) {
+    case STG_INFLATE_RAW:
+    case STG_INFLATE_ZLIB:
+    case STG_INFLATE_GZIP:
+#ifdef STG_WITH_ZLIB
+        inflateEnd(&d->zs);
+#endif
+        break;
+    case STG_INFLATE_LZMA:
+#ifdef STG_WITH_LZMA
+        lzma_end(&d->ls);
+#endif
+        break;
+    case STG_INFLATE_BZIP2:
+#ifdef STG_WITH_BZIP2
+        (void)BZ2_bzDecompressEnd(&d->bs);
+#endif
+        break;
+    }
+}
+
+/* Feeds in[0..in_n) (the last of the input when finish) into out[0..out_n); *used and *made
+ * say how much was taken and produced. Both sizes are at most CHUNK_MAX. */
+static step_kind dec_step(decoder *d, const uint8_t *in, size_t in_n, uint8_t *out, size_t out_n,
+                          bool finish, size_t *used, size_t *made, stg_inflate_result *err)
+{
+    (void)finish;
+    *err = STG_INFLATE_CORRUPT;
+    switch (d->fmt) {
+    case STG_INFLATE_RAW:
+    case STG_INFLATE_ZLIB:
+    case STG_INFLATE_GZIP: {
+#ifdef STG_WITH_ZLIB
+        /* zlib's interface is not const-correct; it never writes through next_in. */
+        d->zs.next_in = (Bytef *)(uintptr_t)in;
+        d->zs.avail_in = (uInt)in_n;
+        d->zs.next_out = out;
+        d->zs.avail_out = (uInt)out_n;
+        int rc = inflate(&d->zs, Z_NO_FLUSH);
+        *used = in_n - d->zs.avail_in;
+        *made = out_n - d->zs.avail_out;
+        if (rc == Z_STREAM_END) {
+            return STEP_END;
+        }
+        if (rc == Z_OK || rc == Z_BUF_ERROR) {
+            return STEP_MORE;
+        }
+        *err = rc == Z_MEM_ERROR ? STG_INFLATE_NOMEM : STG_INFLATE_CORRUPT;
+#endif
+        return STEP_FAIL;
+    }
+    case STG_INFLATE_LZMA: {
+#ifdef STG_WITH_LZMA
+        d->ls.next_in = in;
+        d->ls.avail_in = in_n;
+        d->ls.next_out = out;
+        d->ls.avail_out = out_n;
+        lzma_ret rc = lzma_code(&d->ls, finish ? LZMA_FINISH : LZMA_RUN);
+        *used = in_n - d->ls.avail_in;
+        *made = out_n - d->ls.avail_out;
+        if (rc == LZMA_STREAM_END) {
+            return STEP_END;
+        }
+        if (rc == LZMA_OK) {
+            return STEP_MORE;
+        }
+        *err = lzma_status(rc);
+#endif
+        return STEP_FAIL;
+    }
+    case STG_INFLATE_BZIP2: {
+#ifdef STG_WITH_BZIP2
+        /* libbz2's interface is not const-correct either. */
+        d->bs.next_in = (char *)(uintptr_t)in;
+        d->bs.avail_in = (unsigned)in_n;
+        d->bs.next_out = (char *)out;
+        d->bs.avail_out = (unsigned)out_n;
+        int rc = BZ2_bzDecompress(&d->bs);
+        *used = in_n - d->bs.avail_in;
+        *made = out_n - d->bs.avail_out;
+        if (rc == BZ_STREAM_END) {
+            return STEP_END;
+        }
+        if (rc == BZ_OK) {
+            return STEP_MORE;
+        }
+        *err = rc == BZ_MEM_ERROR ? STG_INFLATE_NOMEM : STG_INFLATE_CORRUPT;
+#endif
+        return STEP_FAIL;
+    }
+    }
+    return STEP_FAIL;
+}
+
+/* Whether the bytes after a stream start another one, as Python's readers decide: gzip only on
+ * the magic; xz/lzma and bzip2 whenever bytes are left (run ignores them if they then fail); a
+ * zlib or raw stream never continues. */
+static bool next_stream(stg_inflate_format fmt, const uint8_t *rest, size_t n)
+{
+    switch (fmt) {
+    case STG_INFLATE_GZIP: return n >= 2 && rest[0] == 0x1f && rest[1] == 0x8b;
+    case STG_INFLATE_LZMA:
+    case STG_INFLATE_BZIP2: return n > 0;
+    case STG_INFLATE_RAW:
+    case STG_INFLATE_ZLIB: return false;
+    }
+    return false;
+}
+
+static stg_inflate_result run(const uint8_t *in, size_t in_len, stg_inflate_format fmt,
+                              uint64_t max_out, uint32_t max_ratio, stg_inflate_out *out)
+{
+    decoder d;
+    memset(&d, 0, sizeof d);
+    d.fmt = fmt;
+    stg_inflate_result res = dec_begin(&d);
+    size_t cap = 0, pos = 0, stream_start = 0, stream_out = 0;
+    while (res == STG_INFLATE_OK) {
         if (out->len == cap) {
             res = grow(out, &cap, max_out);
             if (res != STG_INFLATE_OK) {
                 break;
             }
         }
-        size_t in_chunk = in_len - pos < CHUNK_MAX ? in_len - pos : CHUNK_MAX;
-        size_t out_chunk = cap - out->len < CHUNK_MAX ? cap - out->len : CHUNK_MAX;
-        /* zlib's interface is not const-correct; it never writes through next_in. */
-        zs.next_in = (Bytef *)(uintptr_t)(in + pos);
-        zs.avail_in = (uInt)in_chunk;
-        zs.next_out = out->data + out->len;
-        zs.avail_out = (uInt)out_chunk;
-        int rc = inflate(&zs, Z_NO_FLUSH);
-        pos += in_chunk - zs.avail_in;
-        out->len += out_chunk - zs.avail_out;
+        size_t in_chunk = chunk(in_len - pos), out_chunk = chunk(cap - out->len);
+        size_t used = 0, made = 0;
+        step_kind k = dec_step(&d, in + pos, in_chunk, out->data + out->len, out_chunk,
+                               pos + in_chunk == in_len, &used, &made, &res);
+        pos += used;
+        out->len += made;
         if (over_ratio(out->len, in_len, max_ratio)) {
             res = STG_INFLATE_RATIO;
             break;
         }
-        if (rc == Z_STREAM_END) {
-            /* Python's gzip reads concatenated members; a zlib or raw stream ends here. */
-            if (fmt == STG_INFLATE_GZIP && in_len - pos >= 2 && in[pos] == 0x1f &&
-                in[pos + 1] == 0x8b) {
-                /* Cannot fail: it only checks that zs was initialised, which it was. */
-                (void)inflateReset(&zs);
-                continue;
-            }
-            break;
-        }
-        if (rc == Z_OK || rc == Z_BUF_ERROR) {
-            /* (out_chunk > 0 always: the buffer was grown past out->len above) */
-            if (in_chunk - zs.avail_in == 0 && out_chunk - zs.avail_out == 0 && pos < in_len) {
-                res = STG_INFLATE_CORRUPT; /* no progress: never loop forever */
+        if (k == STEP_END) {
+            res = STG_INFLATE_OK;
+            if (!next_stream(fmt, in + pos, in_len - pos)) {
                 break;
             }
-            if (zs.avail_out == 0 || pos < in_len) {
-                continue;
-            }
-            res = STG_INFLATE_TRUNCATED;
-            break;
+            dec_end(&d);
+            res = dec_begin(&d);
+            stream_start = pos;
+            stream_out = out->len;
+            continue;
         }
-        res = rc == Z_MEM_ERROR ? STG_INFLATE_NOMEM : STG_INFLATE_CORRUPT;
+        if (k == STEP_MORE) {
+            res = STG_INFLATE_OK;
+            /* (out_chunk > 0 always: the buffer was grown past out->len above) */
+            if (used == 0 && made == 0 && pos < in_len) {
+                res = STG_INFLATE_CORRUPT; /* no progress: never loop forever */
+            } else if (made == out_chunk || pos < in_len) {
+                continue;
+            } else {
+                res = STG_INFLATE_TRUNCATED;
+            }
+        }
+        /* Python's lzma and bz2 readers ignore bytes after a stream that do not decode as the
+         * start of another one. */
+        if ((fmt == STG_INFLATE_LZMA || fmt == STG_INFLATE_BZIP2) && stream_start > 0 &&
+            out->len == stream_out &&
+            (res == STG_INFLATE_CORRUPT || res == STG_INFLATE_TRUNCATED)) {
+            pos = stream_start;
+            res = STG_INFLATE_OK;
+        }
         break;
     }
     out->consumed = pos;
     out->error_offset = pos;
-    inflateEnd(&zs);
+    dec_end(&d);
     return res;
 }
-
 #endif
+
+stg_inflate_result stg_inflate(const uint8_t *in, size_t in_len, stg_inflate_format fmt,
+                               uint64_t max_out, uint32_t max_ratio, stg_inflate_out *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!stg_inflate_format_available(fmt)) {
+        return STG_INFLATE_UNAVAILABLE;
+    }
+#if defined(STG_WITH_ZLIB) || defined(STG_WITH_LZMA) || defined(STG_WITH_BZIP2)
+    return run(in, in_len, fmt, max_out, max_ratio, out);
+#else
+    (void)in;
+    (void)in_len;
+    (void)max_out;
+    (void)max_ratio;
+    return STG_INFLATE_UNAVAILABLE;
+#endif
+}

@@ -529,10 +529,14 @@ static stg_pv *memo_get(stg_pickle_walker *w, uint64_t key)
  * pickle of this length. Keys it does not cover go to the hash. */
 static bool dense_cover(stg_pickle_walker *w, uint64_t key)
 {
+    if (w->level != 0) {
+        return false; /* an inline pickle's memo is its own (joblib's nested pickle.load): its
+                         entry 0 must not overwrite the enclosing pickle's */
+    }
     if (key < w->dense_cap) {
         return true;
     }
-    if (w->level != 0 || w->dense != NULL) {
+    if (w->dense != NULL) {
         return false;
     }
     uint64_t want = (uint64_t)w->len / 4 + 1024; /* a memoized value takes >= 4 bytes in

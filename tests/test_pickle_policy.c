@@ -38,7 +38,56 @@ static const struct {
     {"builtins", "bytearray", STG_GLOBAL_ALLOWED, false},
     {"joblib.numpy_pickle", "NumpyArrayWrapper", STG_GLOBAL_ALLOWED, false},
     {"joblib.numpy_pickle_compat", "NDArrayWrapper", STG_GLOBAL_ALLOWED, false},
+    /* plain builtin types, both spellings, and the Python 2 names _compat_pickle maps */
+    {"builtins", "range", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "dict", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "bool", STG_GLOBAL_ALLOWED, false},
+    {"__builtin__", "tuple", STG_GLOBAL_ALLOWED, false},
+    {"__builtin__", "xrange", STG_GLOBAL_ALLOWED, false},
+    {"__builtin__", "unicode", STG_GLOBAL_ALLOWED, false},
+    {"__builtin__", "long", STG_GLOBAL_ALLOWED, false},
+    {"numpy.matrixlib.defmatrix", "matrix", STG_GLOBAL_ALLOWED, false},
+    {"joblib.numpy_pickle", "NDArrayWrapper", STG_GLOBAL_ALLOWED, false},
+    {"joblib.numpy_pickle_compat", "ZNDArrayWrapper", STG_GLOBAL_ALLOWED, false},
+    {"joblib.numpy_pickle", "ZipNumpyUnpickler", STG_GLOBAL_DANGEROUS, false},
+    /* near misses: builtins that call, import or reach attributes stay blocked */
+    {"builtins", "object", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "type", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "map", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "xrange", STG_GLOBAL_DANGEROUS, false},
+    {"__builtin__", "apply", STG_GLOBAL_DANGEROUS, false},
+    {"__builtin__", "reduce", STG_GLOBAL_DANGEROUS, true},
+    {"__builtin__", "intern", STG_GLOBAL_DANGEROUS, true},
+    {"numpy.matrixlib.defmatrix", "asmatrix", STG_GLOBAL_UNKNOWN, false},
+    {"numpy.matrixlib", "matrix", STG_GLOBAL_UNKNOWN, false},
+    {"numpy", "matrix", STG_GLOBAL_ALLOWED, false},
+    {"numpy", "asmatrix", STG_GLOBAL_UNKNOWN, false},
+    /* torch.qscheme constants of quantized tensors */
+    {"torch", "per_tensor_affine", STG_GLOBAL_ALLOWED, false},
+    {"torch", "per_channel_affine", STG_GLOBAL_ALLOWED, false},
+    {"torch", "per_tensor_symmetric", STG_GLOBAL_ALLOWED, false},
+    {"torch", "per_channel_symmetric", STG_GLOBAL_ALLOWED, false},
+    {"torch", "per_channel_affine_float_qparams", STG_GLOBAL_ALLOWED, false},
+    {"torch", "quantize_per_tensor", STG_GLOBAL_UNKNOWN, false},
+    {"torch", "qscheme", STG_GLOBAL_UNKNOWN, false},
     /* benign */
+    {"torch.nn.modules.rnn", "LSTM", STG_GLOBAL_BENIGN, false},
+    {"torch.nn.modules.transformer", "TransformerEncoderLayer", STG_GLOBAL_BENIGN, false},
+    {"torch.nn.modules.activation", "MultiheadAttention", STG_GLOBAL_BENIGN, false},
+    {"torch.nn.modules.linear", "NonDynamicallyQuantizableLinear", STG_GLOBAL_BENIGN, false},
+    {"torch.nn.modules.loss", "CrossEntropyLoss", STG_GLOBAL_BENIGN, false},
+    {"torch.nn.functional", "relu", STG_GLOBAL_BENIGN, false},
+    {"transformers.training_args", "TrainingArguments", STG_GLOBAL_BENIGN, false},
+    {"transformers.trainer_utils", "IntervalStrategy", STG_GLOBAL_BENIGN, false},
+    {"transformers.debug_utils", "DebugOption", STG_GLOBAL_BENIGN, false},
+    /* near misses: Lazy modules pickle hook handles, other names are on no list */
+    {"torch.nn.modules.linear", "LazyLinear", STG_GLOBAL_UNKNOWN, false},
+    {"torch.utils.hooks", "RemovableHandle", STG_GLOBAL_UNKNOWN, false},
+    {"torch.nn.modules.rnn", "LSTMX", STG_GLOBAL_UNKNOWN, false},
+    {"torch.nn.functional", "conv2d", STG_GLOBAL_UNKNOWN, false},
+    {"transformers.training_args", "default_logdir", STG_GLOBAL_UNKNOWN, false},
+    {"transformers.trainer_utils", "set_seed", STG_GLOBAL_UNKNOWN, false},
+    {"transformers", "TrainingArguments", STG_GLOBAL_UNKNOWN, false},
     {"torch.nn.modules.linear", "Linear", STG_GLOBAL_BENIGN, false},
     {"torch.nn.modules.container", "Sequential", STG_GLOBAL_BENIGN, false},
     {"argparse", "Namespace", STG_GLOBAL_BENIGN, false},
@@ -95,7 +144,7 @@ END_TEST
 
 START_TEST(version_string)
 {
-    ck_assert_str_eq(stg_policy_version(), "2026.11.1");
+    ck_assert_str_eq(stg_policy_version(), "2026.12.1");
     ck_assert_str_eq(stg_policy_version(), STG_POLICY_VERSION);
 }
 END_TEST

@@ -381,6 +381,42 @@ START_TEST(joblib_padding_past_the_end)
 }
 END_TEST
 
+/* joblib 0.10+ object arrays: the inline pickle is a fresh pickle.load with its own memo
+ * (NumpyArrayWrapper.read_array). Its BINPUT 0 must not overwrite the enclosing pickle's entry
+ * 0, which the outer stream reads afterwards (Debian's joblib_0.10.0_pickle_*.pkl); and an entry
+ * only the inline pickle stored is not visible outside it. */
+static stg_report *joblib_object_then(const char *after, size_t after_len)
+{
+    pbuf p = {0};
+    PUT(&p, "\x80\x02]q\x00(cjoblib.numpy_pickle\nNumpyArrayWrapper\nq\x01)\x81}(U\x05"
+            "dtypecnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87RU\x05shapeK\x01\x85ub");
+    PUT(&p, "\x80\x02]q\x00K\x07\x61q\x05."); /* the inline pickle: [7], memo 0 and 5 */
+    put(&p, after, after_len);
+    stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
+    free(p.b);
+    return r;
+}
+
+START_TEST(joblib_inline_pickle_memo_is_its_own)
+{
+    static const char reads_outer[] = "h\x00"
+                                      "0h\x01"
+                                      "0e.";
+    stg_report *r = joblib_object_then(reads_outer, sizeof reads_outer - 1);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_WARN ||
+                      stg_report_verdict(r) == STG_VERDICT_OK,
+                  "%s", tu_describe(r));
+    ck_assert_int_lt(tu_find(r, STG_PICKLE_MALFORMED), 0);
+    stg_report_free(r);
+    static const char reads_inner[] = "h\x05"
+                                      "0e.";
+    r = joblib_object_then(reads_inner, sizeof reads_inner - 1);
+    const stg_finding *f = expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, 105);
+    ck_assert_ptr_nonnull(strstr(f->message, "the memo has no value at this index"));
+    stg_report_free(r);
+}
+END_TEST
+
 /* The dtype states of one pickle: the last BUILD on a dtype wins, and the table keeps the 64
  * most recent dtypes (an older one is then not understood, which fails closed). */
 static stg_report *dtype_table(unsigned others, const char *second_state, size_t *data_at)
@@ -677,6 +713,7 @@ int main(void)
     tcase_add_test(tc, joblib_arrays_not_understood_are_walked);
     tcase_add_test(tc, joblib_padding_past_the_end);
     tcase_add_test(tc, joblib_dtype_states);
+    tcase_add_test(tc, joblib_inline_pickle_memo_is_its_own);
     tcase_add_test(tc, legacy_many_storages);
     tcase_add_test(tc, legacy_bad_storage_lists);
     tcase_add_test(tc, distinct_globals_cap);

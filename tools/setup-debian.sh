@@ -9,8 +9,9 @@
 set -euo pipefail
 
 minimal=(
-    # build and run: the tool, the shared and static library, install
-    cmake make gcc pkg-config libssl-dev zlib1g-dev
+    # build and run: the tool, the shared and static library, install; liblzma and libbz2 open
+    # xz/lzma/bz2-compressed pickles (without them those fail closed as format_unscannable)
+    cmake make gcc pkg-config libssl-dev zlib1g-dev liblzma-dev libbz2-dev
 )
 full=(
     "${minimal[@]}" git

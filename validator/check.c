@@ -194,32 +194,45 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         return res;
     case STG_SNIFF_TAR: res.format = stg_containers_scan_tar(buf, len, ctx, &res); return res;
     case STG_SNIFF_GZIP:
-    case STG_SNIFF_ZLIB: {
-        bool gzip = kind == STG_SNIFF_GZIP, recognised = true;
-        stg_member_result inner = stg_containers_scan_compressed(buf, len, gzip, ctx, &recognised);
+    case STG_SNIFF_ZLIB:
+    case STG_SNIFF_BZ2:
+    case STG_SNIFF_XZ:
+    case STG_SNIFF_LZMA: {
+        /* joblib's compress= writes these (zlib, gzip, bz2, xz, lzma); its reader, like
+         * Python's, decompresses the whole stream and unpickles the result. */
+        bool recognised = true;
+        stg_inflate_format fmt = kind == STG_SNIFF_GZIP   ? STG_INFLATE_GZIP
+                                 : kind == STG_SNIFF_BZ2  ? STG_INFLATE_BZIP2
+                                 : kind == STG_SNIFF_ZLIB ? STG_INFLATE_ZLIB
+                                                          : STG_INFLATE_LZMA;
+        const char *label = kind == STG_SNIFF_GZIP   ? "gzip"
+                            : kind == STG_SNIFF_BZ2  ? "bzip2"
+                            : kind == STG_SNIFF_ZLIB ? "zlib"
+                            : kind == STG_SNIFF_XZ   ? "xz"
+                                                     : "lzma";
+        stg_member_result inner = stg_containers_scan_compressed(buf, len, fmt, label, ctx,
+                                                                 &recognised);
         if (!recognised) {
             break; /* a zlib-looking header over something else: treat as unknown below */
         }
         res.pickle_based = inner.pickle_based;
         res.inflated = inner.inflated;
+        stg_format own = kind == STG_SNIFF_GZIP   ? STG_FMT_GZIP
+                         : kind == STG_SNIFF_BZ2  ? STG_FMT_BZ2
+                         : kind == STG_SNIFF_ZLIB ? STG_FMT_ZLIB
+                                                  : STG_FMT_XZ;
         res.format = inner.format == STG_FMT_JOBLIB || (hint.joblib && inner.pickle_based)
                          ? STG_FMT_JOBLIB
-                     : gzip ? STG_FMT_GZIP
-                            : STG_FMT_ZLIB;
+                         : own;
         return res;
     }
-    case STG_SNIFF_BZ2:
-        add_unscannable(ctx, "bzip2-compressed");
-        res.format = STG_FMT_BZ2;
+    case STG_SNIFF_JOBLIB_ZF: {
+        stg_member_result inner = stg_containers_scan_zfile(buf, len, ctx);
+        res.pickle_based = inner.pickle_based;
+        res.inflated = inner.inflated;
+        res.format = STG_FMT_JOBLIB;
         return res;
-    case STG_SNIFF_XZ:
-        add_unscannable(ctx, "xz-compressed");
-        res.format = STG_FMT_XZ;
-        return res;
-    case STG_SNIFF_LZMA:
-        add_unscannable(ctx, "lzma-compressed");
-        res.format = STG_FMT_XZ;
-        return res;
+    }
     case STG_SNIFF_ZSTD: add_unscannable(ctx, "zstd-compressed"); return res;
     case STG_SNIFF_LZ4: add_unscannable(ctx, "lz4-compressed"); return res;
     case STG_SNIFF_GGUF:

@@ -586,40 +586,41 @@ void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, s
 
 /* ------------------------------------------------------------------- compressed streams */
 
-stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len, bool gzip,
-                                                 stg_check_ctx *ctx, bool *recognised)
+/* Decompresses buf (which starts at file offset base) and scans the result. */
+static stg_member_result scan_stream(const uint8_t *buf, size_t len, uint64_t base,
+                                     stg_inflate_format fmt, const char *label,
+                                     bool report_trailing, stg_check_ctx *ctx, bool *recognised)
 {
     stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
     const stg_limits *lim = ctx->lim;
-    const char *label = gzip ? "gzip" : "zlib";
     stg_inflate_out out;
-    stg_inflate_result ir = stg_inflate(buf, len, gzip ? STG_INFLATE_GZIP : STG_INFLATE_ZLIB,
-                                        lim->max_inflate_bytes, lim->max_inflate_ratio, &out);
+    stg_inflate_result ir = stg_inflate(buf, len, fmt, lim->max_inflate_bytes,
+                                        lim->max_inflate_ratio, &out);
     *recognised = true;
     switch (ir) {
     case STG_INFLATE_OK:
-        if (out.consumed < len) {
+        if (out.consumed < len && report_trailing) {
             stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR,
-                           (uint64_t)out.consumed, "%zu bytes follow the %s stream",
+                           base + (uint64_t)out.consumed, "%zu bytes follow the %s stream",
                            len - out.consumed, label);
         }
         break;
     case STG_INFLATE_TOO_BIG:
     case STG_INFLATE_RATIO:
-        stg_report_add(ctx->report, STG_ZIP_BOMB, STG_SEV_ERROR, 0,
+        stg_report_add(ctx->report, STG_ZIP_BOMB, STG_SEV_ERROR, base,
                        "%s stream inflates past the %s cap: the rest is not scanned", label,
                        ir == STG_INFLATE_RATIO ? "ratio" : "size");
         break;
     case STG_INFLATE_CORRUPT:
     case STG_INFLATE_TRUNCATED:
-        if (!gzip && out.len == 0) {
+        if (fmt == STG_INFLATE_ZLIB && base == 0 && out.len == 0) {
             /* Two header bytes matched by chance: not a zlib stream at all. */
             *recognised = false;
             stg_inflate_free(&out);
             return res;
         }
         stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR,
-                       (uint64_t)out.error_offset, "%s stream %s", label,
+                       base + (uint64_t)out.error_offset, "%s stream %s", label,
                        ir == STG_INFLATE_CORRUPT ? "invalid" : "truncated");
         break;
     case STG_INFLATE_NOMEM:
@@ -627,8 +628,8 @@ stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len,
         stg_inflate_free(&out);
         return res;
     case STG_INFLATE_UNAVAILABLE:
-        stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, 0,
-                       "%s stream, but this build has no zlib: not scanned", label);
+        stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, base,
+                       "%s stream, but this build cannot decompress it: not scanned", label);
         return res;
     }
     uint64_t budget = lim->max_inflate_bytes - out.len;
@@ -636,5 +637,34 @@ stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len,
                               "(decompressed)", 0, STG_MEMBER_STREAM, budget, ctx);
     res.inflated = out.len + (res.inflated <= budget ? res.inflated : budget);
     stg_inflate_free(&out);
+    return res;
+}
+
+stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len,
+                                                 stg_inflate_format fmt, const char *label,
+                                                 stg_check_ctx *ctx, bool *recognised)
+{
+    /* Python's lzma and bz2 readers ignore what follows the last stream; gzip's is reported
+     * (a gzip reader reads on and fails there, after what came before was unpickled). */
+    bool trailing = fmt != STG_INFLATE_LZMA && fmt != STG_INFLATE_BZIP2;
+    return scan_stream(buf, len, 0, fmt, label, trailing, ctx, recognised);
+}
+
+/* ------------------------------------------------------------------- joblib ZF files */
+
+stg_member_result stg_containers_scan_zfile(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
+{
+    uint64_t declared = 0;
+    size_t at = 0;
+    bool recognised = true;
+    if (!stg_sniff_zfile_header(buf, len, &declared, &at)) {
+        stg_member_result none = {STG_FMT_UNKNOWN, false, 0};
+        return none;
+    }
+    /* zlib.decompress ignores bytes after the stream. The declared length is only asserted
+     * after inflating (skipped under python -O): whatever it says, the content is scanned. */
+    stg_member_result res = scan_stream(buf + at, len - at, at, STG_INFLATE_ZLIB, "joblib ZF",
+                                        false, ctx, &recognised);
+    res.format = STG_FMT_JOBLIB;
     return res;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../parser/inflate.h"
 #include "../parser/zip.h"
 #include "check.h"
 
@@ -56,11 +57,18 @@ stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_che
 stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
                                    stg_member_result *res);
 
-/* Inflates a gzip or zlib stream with the caps and scans the result as a member named
- * "(decompressed)". Returns the inner result; *recognised is false when a zlib header turned
- * out not to start a deflate stream at all (the caller then treats the bytes as unknown). */
-stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len, bool gzip,
+/* Decompresses a gzip, zlib, xz/lzma-alone (STG_INFLATE_LZMA) or bzip2 stream with the caps
+ * and scans the result as a member named "(decompressed)". label names the compression in
+ * messages ("gzip", "xz", "lzma", "bzip2"...). Returns the inner result; *recognised is false
+ * when a header turned out not to start a stream at all (the caller then treats the bytes as
+ * unknown). */
+stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len,
+                                                 stg_inflate_format fmt, const char *label,
                                                  stg_check_ctx *ctx, bool *recognised);
+
+/* Scans a ZF file: its zlib stream inflated with the caps, the result scanned as a member
+ * named "(decompressed)" (the main pickle, or the raw array bytes of a side "*.npy.z" file). */
+stg_member_result stg_containers_scan_zfile(const uint8_t *buf, size_t len, stg_check_ctx *ctx);
 
 /* How a payload handed to stg_check_member_ex is read. */
 typedef enum stg_member_mode {

@@ -126,8 +126,76 @@ static bool is_lzma_alone(const uint8_t *buf, size_t len)
            (usize == UINT64_MAX || usize < ((uint64_t)1 << 40));
 }
 
+static bool zf_space(uint8_t ch)
+{
+    return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
+static int hex_value(uint8_t ch)
+{
+    if (ch >= '0' && ch <= '9') {
+        return ch - '0';
+    }
+    ch = (uint8_t)(ch | 0x20);
+    return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+/* int(field, 16) as Python reads the bytes: surrounding whitespace, an optional sign, an
+ * optional 0x prefix, hex digits with single underscores between them (also right after the
+ * prefix). Only a value >= 0 is accepted: joblib's zlib.decompress refuses a negative size. */
+bool stg_sniff_zfile_header(const uint8_t *buf, size_t len, uint64_t *declared, size_t *data_at)
+{
+    if (len < STG_SNIFF_ZFILE_HEADER || buf[0] != 'Z' || buf[1] != 'F') {
+        return false;
+    }
+    const uint8_t *f = buf + 2;
+    size_t b = 0, e = STG_SNIFF_ZFILE_HEADER - 2;
+    while (b < e && zf_space(f[b])) {
+        b++;
+    }
+    while (e > b && zf_space(f[e - 1])) {
+        e--;
+    }
+    bool neg = false;
+    if (b < e && (f[b] == '+' || f[b] == '-')) {
+        neg = f[b] == '-';
+        b++;
+    }
+    bool prefix = e - b >= 2 && f[b] == '0' && (f[b + 1] | 0x20) == 'x';
+    if (prefix) {
+        b += 2;
+    }
+    uint64_t v = 0;
+    size_t digits = 0;
+    bool underscore_ok = prefix; /* "0x_1f" is a valid literal, "_1f" is not */
+    for (size_t i = b; i < e; i++) {
+        if (f[i] == '_' && underscore_ok && i + 1 < e) {
+            underscore_ok = false;
+            continue;
+        }
+        int h = hex_value(f[i]);
+        if (h < 0 || v > (UINT64_MAX >> 4)) {
+            return false; /* (17 hex digits do not fit the field anyway) */
+        }
+        v = v << 4 | (uint64_t)h;
+        digits++;
+        underscore_ok = true;
+    }
+    if (digits == 0 || (neg && v != 0)) {
+        return false;
+    }
+    *declared = v;
+    /* joblib <= 0.8.4 wrote one more space; a zlib stream never starts with one. */
+    *data_at = len > STG_SNIFF_ZFILE_HEADER && buf[STG_SNIFF_ZFILE_HEADER] == ' '
+                   ? STG_SNIFF_ZFILE_HEADER + 1
+                   : STG_SNIFF_ZFILE_HEADER;
+    return true;
+}
+
 stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
+    uint64_t zf_declared;
+    size_t zf_at;
     if (stg_sniff_is_safetensors(buf, len)) {
         return STG_SNIFF_SAFETENSORS;
     }
@@ -152,6 +220,9 @@ stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_me
     /* gzip: magic, deflate, no reserved flag bits (three bytes: tensor data rarely matches). */
     if (len >= 10 && buf[0] == 0x1f && buf[1] == 0x8b && buf[2] == 8 && (buf[3] & 0xe0) == 0) {
         return STG_SNIFF_GZIP;
+    }
+    if (stg_sniff_zfile_header(buf, len, &zf_declared, &zf_at)) {
+        return STG_SNIFF_JOBLIB_ZF;
     }
     if (len >= 4 && has_prefix(buf, len, "BZh", 3) && buf[3] >= '1' && buf[3] <= '9') {
         return STG_SNIFF_BZ2;
@@ -254,6 +325,7 @@ stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
     case STG_SNIFF_XZ:
     case STG_SNIFF_LZMA: return STG_FMT_XZ;
     case STG_SNIFF_GGUF: return STG_FMT_GGUF;
+    case STG_SNIFF_JOBLIB_ZF: return STG_FMT_JOBLIB;
     case STG_SNIFF_ZSTD:
     case STG_SNIFF_LZ4:
     case STG_SNIFF_UNKNOWN: break;

@@ -22,10 +22,11 @@ typedef enum stg_sniff_kind {
     STG_SNIFF_ZLIB,
     STG_SNIFF_BZ2,
     STG_SNIFF_XZ,
-    STG_SNIFF_LZMA, /* lzma-alone (.lzma): labelled xz, unscannable */
+    STG_SNIFF_LZMA, /* lzma-alone (.lzma): labelled xz */
     STG_SNIFF_ZSTD, /* labelled unknown, unscannable */
     STG_SNIFF_LZ4,  /* labelled unknown, unscannable */
-    STG_SNIFF_GGUF
+    STG_SNIFF_GGUF,
+    STG_SNIFF_JOBLIB_ZF /* joblib < 0.10 compressed file: "ZF" + hex length + zlib */
 } stg_sniff_kind;
 
 /* What a name hint says (DESIGN.md section 6). All false for a NULL hint. */
@@ -36,6 +37,14 @@ typedef struct stg_name_hint {
     bool joblib;            /* ends ".joblib" */
     bool claims_pickle;     /* .bin .pt .pth .ckpt .pkl .pickle .joblib .npy .npz */
 } stg_name_hint;
+
+/* joblib's old compressed format (joblib < 0.10, numpy_pickle_compat.read_zfile): "ZF", the
+ * decompressed length in hex padded with spaces to STG_SNIFF_ZFILE_HEADER bytes, an optional
+ * extra space (joblib <= 0.8.4 on Python 2), then one zlib stream. joblib.load reads every file
+ * starting with "ZF" this way. true when buf starts with a header joblib accepts
+ * (int(field, 16) >= 0); *declared and *data_at (where the zlib stream starts) are then set. */
+#define STG_SNIFF_ZFILE_HEADER 21
+bool stg_sniff_zfile_header(const uint8_t *buf, size_t len, uint64_t *declared, size_t *data_at);
 
 stg_name_hint stg_name_hint_of(const char *name);
 
