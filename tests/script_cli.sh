@@ -133,6 +133,9 @@ grep -q '^  header_not_padded @[0-9]*: ' out.txt && ok || fail "finding line: $(
 expect_rc 1 "warn with --fail-on warning" -- "$CLI" scan --fail-on warning warn.safetensors
 expect_rc 0 "ok with --fail-on warning" -- "$CLI" scan --fail-on warning ok.safetensors
 expect_rc 0 "--fail-on error (the default) with a warn file" -- "$CLI" scan --fail-on error warn.safetensors
+expect_rc 0 "--fail-on unsafe with an invalid file" -- "$CLI" scan --fail-on unsafe invalid.safetensors
+expect_rc 0 "--fail-on unsafe with a warn file" -- "$CLI" scan --fail-on unsafe warn.safetensors
+expect_rc 1 "--fail-on unsafe with an unsafe file" -- "$CLI" scan --fail-on unsafe invalid.safetensors pickle/os_system.pkl
 expect_rc 1 "invalid file" -- "$CLI" scan invalid.safetensors
 grep -q '^  offsets_overlap @[0-9]*: .* \[tensor "b"\]$' out.txt && ok || fail "tensor in text: $(cat out.txt)"
 expect_rc 2 "missing path" -- "$CLI" scan "$T/does-not-exist.safetensors"
@@ -352,10 +355,32 @@ assert not any("secret" in p for p in by), list(by)
 # a.safetensors and the link to it: one read
 assert recs[-1]["bytes"] == by["tree/a.safetensors"]["size"] + by["tree/sub/b.safetensors"]["size"], recs[-1]
 EOF
-# a FIFO named on the command line is reported, not opened
+# a FIFO named on the command line is reported, not opened: verdict error (it was not read),
+# whatever --fail-on says; inside a tree it stays a warning (above)
 timeout 20 "$CLI" scan tree/fifo.safetensors >out.txt 2>&1
 rc=$?
-[ "$rc" -eq 0 ] && grep -q 'not_regular_file' out.txt && ok || fail "FIFO argument: rc $rc $(cat out.txt)"
+[ "$rc" -eq 2 ] && grep -q 'not_regular_file' out.txt && grep -q 'ERROR' out.txt && ok ||
+    fail "FIFO argument: rc $rc $(cat out.txt)"
+timeout 20 "$CLI" scan --fail-on unsafe tree/fifo.safetensors >out.txt 2>&1
+[ $? -eq 2 ] && ok || fail "FIFO argument with --fail-on unsafe: $(cat out.txt)"
+expect_rc 2 "a device named on the command line" -- "$CLI" scan /dev/zero
+grep -q 'not_regular_file' out.txt && ok || fail "/dev/zero: $(cat out.txt)"
+ln -s fifo.safetensors tree/link_to_fifo_arg
+expect_rc 2 "a link to a FIFO named on the command line" -- "$CLI" scan tree/link_to_fifo_arg
+rm tree/link_to_fifo_arg
+ln -s nowhere dangling_arg
+expect_rc 2 "a dangling link named on the command line" -- "$CLI" scan dangling_arg
+grep -q 'io_error' out.txt && ok || fail "dangling argument: $(cat out.txt)"
+rm dangling_arg
+# nothing checked is no pass: an empty folder, an --include that matches nothing
+mkdir empty_dir
+expect_rc 2 "an empty directory" -- "$CLI" scan empty_dir
+grep -q 'no file was checked' err.txt && ok || fail "empty directory message: $(cat err.txt)"
+expect_rc 2 "an --include matching nothing" -- "$CLI" scan --include '*.nothing' tree
+grep -q 'no file was checked' err.txt && ok || fail "--include message: $(cat err.txt)"
+expect_rc 2 "--format json, nothing checked" -- "$CLI" scan --format json empty_dir
+grep -q '"type":"summary","files":0' out.txt && ok || fail "empty json summary: $(cat out.txt)"
+rmdir empty_dir
 timeout 20 "$CLI" inspect tree/fifo.safetensors >out.txt 2>&1
 rc=$?
 [ "$rc" -eq 2 ] && grep -q 'not_regular_file' out.txt && ok || fail "inspect FIFO: rc $rc $(cat out.txt)"

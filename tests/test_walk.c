@@ -426,10 +426,14 @@ START_TEST(test_specials)
     ck_assert_str_eq(col.r[2].message, "the link leads to a FIFO, device or socket: not opened");
     ck_assert_uint_eq(res.distinct_scanned, 0);
     ck_assert_uint_eq(res.bytes, 0);
-    /* a device given as the argument */
-    ck_assert_int_eq(walk1("/dev/null", &wo, &col, &res), STG_OK);
-    ck_assert_uint_eq(col.count, 1);
-    ck_assert_str_eq(col.r[0].findings, "not_regular_file@-1(warning);");
+    /* a device, a FIFO and a link to one given as the argument: not read, so verdict error */
+    const char *args[] = {"/dev/null", at("s/fifo"), at("s/to-fifo")};
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_int_eq(walk1(args[i], &wo, &col, &res), STG_OK);
+        ck_assert_uint_eq(col.count, 1);
+        ck_assert_str_eq(col.r[0].findings, "not_regular_file@-1(error);");
+        ck_assert_int_eq(col.r[0].verdict, STG_VERDICT_ERROR);
+    }
 }
 END_TEST
 

@@ -4,8 +4,8 @@
  *   stguard --version | --help
  * It parses no model bytes itself: the walk, the scan and the validation are the library's;
  * this file reads options, calls the library and renders what it returns.
- * Exit status: 2 usage error or any verdict `error`; else 1 any invalid/unsafe (or warn with
- * --fail-on warning); else 0. */
+ * Exit status: 2 usage error, any verdict `error`, or a scan that checked no file; else 1 any
+ * verdict from --fail-on (warn, invalid = the default, unsafe) up; else 0. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -84,7 +84,8 @@ static const char usage_text[] =
     "scan options:\n"
     "  --format text|json|sarif   output format (default text; json is JSON Lines)\n"
     "  --profile strict|compat    rule profile (default strict)\n"
-    "  --fail-on warning|error    lowest verdict that makes the exit status 1 (default error)\n"
+    "  --fail-on warning|error|unsafe  lowest verdict that makes the exit status 1:\n"
+    "                             warn, invalid (the default) or unsafe\n"
     "  --allow-global MODULE:NAME allow one pickle global (repeatable)\n"
     "  --policy FILE              allow/deny lists for pickle globals (docs/policy.md)\n"
     "  --include GLOB             scan only files whose relative path or name matches\n"
@@ -98,8 +99,10 @@ static const char usage_text[] =
     "  -q, --quiet                print only files that are not ok, and the summary\n"
     "  --progress auto|always|never  progress line on stderr (default auto: a terminal)\n"
     "\n"
-    "exit status: 2 usage error or a file that could not be scanned (verdict error);\n"
-    "             1 a file invalid or unsafe (or warn with --fail-on warning); else 0\n";
+    "exit status: 2 usage error, a file that could not be scanned (verdict error, e.g. a FIFO\n"
+    "               or dangling link named as PATH), or no file checked at all;\n"
+    "             1 a file at or above the --fail-on verdict (default: invalid or unsafe);\n"
+    "             0 otherwise\n";
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
@@ -241,8 +244,10 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
                 c->fail_on = STG_VERDICT_WARN;
             } else if (strcmp(optarg, "error") == 0) {
                 c->fail_on = STG_VERDICT_INVALID;
+            } else if (strcmp(optarg, "unsafe") == 0) {
+                c->fail_on = STG_VERDICT_UNSAFE;
             } else {
-                return usage_error("unknown --fail-on '%s' (warning or error)", optarg);
+                return usage_error("unknown --fail-on '%s' (warning, error or unsafe)", optarg);
             }
             break;
         case OPT_ALLOW_GLOBAL: {
@@ -489,6 +494,13 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     int status = exit_status(c, &s.sum);
     if (st != STG_OK) {
         fprintf(stderr, "stguard: the scan stopped: %s\n", stg_status_name(st));
+        status = 2;
+    } else if (res.distinct_scanned == 0 && s.sum.verdicts[STG_VERDICT_ERROR] == 0) {
+        /* An empty folder or an --include that matches nothing proves nothing: a gate must not
+         * read it as a pass. */
+        fputs("stguard: no file was checked (the paths hold no regular file that the filters "
+              "select)\n",
+              stderr);
         status = 2;
     }
     switch (c->format) {
