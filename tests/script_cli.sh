@@ -212,12 +212,12 @@ overlap = [f for f in inv["findings"] if f["code"] == "offsets_overlap"][0]
 assert overlap["tensor"] == "b" and isinstance(overlap["offset"], int), inv
 name = [f for f in ctrl["findings"] if f["code"] == "tensor_name_invalid"][0]
 assert name["tensor"] == "a\x00\x1b[31mb", name
-assert plain["format"] == "unknown" and plain["verdict"] == "warn", plain
+assert plain["format"] == "text" and plain["verdict"] == "ok" and plain["findings"] == [], plain
 assert missing["verdict"] == "error" and missing["findings"][0]["code"] == "io_error", missing
 assert missing["findings"][0]["offset"] is None and missing["sha256"] is None, missing
 assert summary["type"] == "summary" and summary["files"] == 6, summary
 assert (summary["ok"], summary["warn"], summary["invalid"], summary["unsafe"],
-        summary["error"]) == (1, 2, 2, 0, 1), summary
+        summary["error"]) == (2, 1, 2, 0, 1), summary
 assert summary["bytes"] == sum(r["size"] for r in files[:5]), summary
 assert summary["tool_version"] == "0.1.0" and summary["policy_version"] == policy, summary
 assert isinstance(summary["seconds"], (int, float)), summary
@@ -244,7 +244,7 @@ assert r["path"] == "bad\ufffdname.dat", r
 assert r["path_hex"] == b"bad\xffname.dat".hex(), r
 EOF
 expect_rc 0 "invalid UTF-8 path in text" -- "$CLI" scan "$BADNAME"
-grep -q '^bad\\xffname.dat: WARN (unknown)$' out.txt && ok || fail "escaped path: $(cat out.txt)"
+grep -q '^bad\\xffname.dat: OK (text)$' out.txt && ok || fail "escaped path: $(cat out.txt)"
 
 # ------------------------------------------------------------------ SARIF
 expect_rc 2 "sarif" -- "$CLI" scan --format sarif ok.safetensors warn.safetensors invalid.safetensors \
@@ -511,9 +511,11 @@ grep -q '"path":"upload.safetensors"' out.txt && ok || fail "--stdin-name: $(cat
 # the name is a hint: non-format content named .pt is format_mismatch
 printf 'plain words' | "$CLI" scan --format json --stdin-name model.pt - >out.txt 2>err.txt
 [ $? -eq 1 ] && grep -q '"code":"format_mismatch"' out.txt && ok || fail "stdin hint: $(cat out.txt)"
-# without the name: format_unknown (warn, exit 0)
+# without the name: text (ok, exit 0); binary content is format_unknown (warn, exit 0)
 printf 'plain words' | "$CLI" scan - >out.txt 2>err.txt
-[ $? -eq 0 ] && grep -q '^-: WARN (unknown)$' out.txt && ok || fail "stdin no hint: $(cat out.txt)"
+[ $? -eq 0 ] && grep -q '^-: OK (text)$' out.txt && ok || fail "stdin no hint: $(cat out.txt)"
+printf 'plain\001words' | "$CLI" scan - >out.txt 2>err.txt
+[ $? -eq 0 ] && grep -q '^-: WARN (unknown)$' out.txt && ok || fail "stdin binary: $(cat out.txt)"
 # invalid safetensors through the stream: same findings as the file
 "$CLI" scan --format json - <invalid.safetensors >stdin.json 2>/dev/null
 "$CLI" scan --format json invalid.safetensors >file.json 2>/dev/null
@@ -684,7 +686,7 @@ if [ -n "${STG_SOURCE_DIR:-}" ] && [ -d "$STG_SOURCE_DIR/corpus/examples" ]; the
 import json
 recs = [json.loads(l) for l in open("out.txt")]
 got = {r["path"]: r["verdict"] for r in recs[:-1]}
-want = {"./README.md": "warn", "./model.safetensors": "ok", "./unpadded.safetensors": "warn",
+want = {"./README.md": "ok", "./model.safetensors": "ok", "./unpadded.safetensors": "warn",
         "./broken/overlap.safetensors": "invalid", "./broken/truncated.safetensors": "invalid",
         "./broken/size_mismatch.safetensors": "invalid", "./broken/weights.bin": "invalid",
         "./unsafe/os_system.pkl": "unsafe",

@@ -81,6 +81,9 @@ const char *cli_code_description(stg_code code)
     case STG_NOT_REGULAR_FILE: return "A FIFO, device or socket: never opened.";
     case STG_FILE_CHANGED_CODE: return "The file changed while it was scanned.";
     case STG_IO_ERROR: return "The file could not be read.";
+    case STG_LFS_POINTER:
+        return "The file is a Git LFS pointer: the content it stands for was not downloaded or "
+               "checked.";
     }
     return "Unknown finding code.";
 }

@@ -73,6 +73,7 @@ const char *stg_code_name(stg_code code)
     case STG_NOT_REGULAR_FILE: return "not_regular_file";
     case STG_FILE_CHANGED_CODE: return "file_changed";
     case STG_IO_ERROR: return "io_error";
+    case STG_LFS_POINTER: return "lfs_pointer";
     }
     return NULL;
 }
@@ -161,6 +162,9 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_XZ: return "xz";
     case STG_FMT_GGUF: return "gguf";
     case STG_FMT_ONNX: return "onnx";
+    case STG_FMT_TEXT: return "text";
+    case STG_FMT_JSON: return "json";
+    case STG_FMT_GIT_LFS_POINTER: return "git-lfs-pointer";
     }
     return "unknown";
 }
