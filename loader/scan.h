@@ -13,8 +13,10 @@
  *     a link to a directory on the current path (cycle) or to a directory already walked is a
  *     symlink_skipped record; a dangling link is an io_error record;
  *   - FIFOs, devices and sockets are not_regular_file records and are never opened;
- *   - every distinct file (device, inode) is read once; paths sharing it (Hugging Face snapshot
- *     links to one blob, hard links) each get a record carrying that one result. In a Hugging
+ *   - every distinct file (device, inode) is read once per name class: paths sharing it (Hugging
+ *     Face snapshot links to one blob, hard links) share one result when their names say the
+ *     same to the format rules (stg_name_hint_of; for an index also the same folder), else each
+ *     is judged under its own name, so a path's verdict never depends on its siblings. In a Hugging
  *     Face root, a blob that some walked link points at is reported only under the link's path,
  *     with `blob` set; a file in a `blobs` folder whose name is 64 hex digits is checked against
  *     its SHA-256 (digest_mismatch);

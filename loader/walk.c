@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../validator/sniff.h"
 #include "digest.h"
 #include "scan.h"
 
@@ -90,26 +91,35 @@ static void id_free(id_map *m)
     memset(m, 0, sizeof *m);
 }
 
-/* A distinct thing to read: a file (by identity) or standard input. */
-typedef struct walk_target {
+/* A distinct file met by the walk (by identity), or standard input. */
+typedef struct walk_file {
     char *open_path; /* what is opened: the walked path, or a link's resolved target */
-    char *hint;      /* display path of the first record shown: name hint and index path */
     bool nofollow;
     bool is_stdin;
     bool linked;        /* some record reached it through a symbolic link */
     char blob_hex[65];  /* expected digest from a blob name, "" when none */
+    uint64_t size_hint; /* st_size when it was walked (progress only) */
+} walk_file;
+
+/* One scan: a file read under one name class (walk_record's note). */
+typedef struct walk_target {
+    size_t file;        /* index in files */
+    char *hint;         /* display path of its first record: name hint and index path */
     stg_report *report; /* set by a worker */
     stg_status status;  /* set with it: why report is NULL */
     bool done;
-    bool needed;        /* some record handed out shows it (sharding leaves others out) */
-    uint64_t size_hint; /* st_size when it was walked (progress only) */
     size_t last_record; /* report is freed after this record is handed out */
 } walk_target;
 
+/* Records of one file share a target (one read, one report) only when their names say the same
+ * to the format rules (stg_name_hint_of) and, for a sharded index, lie in the same folder (its
+ * shards are looked up next to it): every record is judged under its own name, so a path gets
+ * the same verdict however it is reached. */
 typedef struct walk_record {
     char *display;
     char *blob;          /* resolved target shown for links, NULL */
-    size_t target;       /* index in targets, when fixed is NULL */
+    size_t file;         /* index in files, when fixed is NULL */
+    size_t target;       /* index in targets, set by settle_records */
     stg_report *fixed;   /* a report made during the walk (skipped links, specials, errors) */
     bool hf_blob_direct; /* a file walked directly inside a Hugging Face `blobs` folder */
     bool suppressed;     /* not handed out: its blob is reported under a link's path */
@@ -125,12 +135,14 @@ typedef struct dir_frame {
 
 typedef struct walk {
     const stg_walk_options *opt;
+    walk_file *files;
+    size_t file_count, file_cap;
     walk_target *targets;
     size_t target_count, target_cap;
     walk_record *records;
     size_t record_count, record_cap;
-    id_map target_ids; /* file identity -> target */
-    id_map dirs_seen;  /* directories walked for the current argument */
+    id_map file_ids;  /* file identity -> file */
+    id_map dirs_seen; /* directories walked for the current argument */
     dir_frame *stack;
     size_t depth, stack_cap;
     /* the current argument */
@@ -210,6 +222,17 @@ static void add_fixed(walk *w, const char *display, stg_code code, stg_severity 
     }
 }
 
+/* A path the walk did not read. Named on the command line, it is verdict error (scan_error): a
+ * gate that was asked about that path must not pass it unread; met inside a tree, a warning. */
+static void add_unread(walk *w, const char *display, stg_code code, bool argument,
+                       const char *message)
+{
+    add_fixed(w, display, code, argument ? STG_SEV_ERROR : STG_SEV_WARNING, message);
+    if (argument && !w->nomem) {
+        w->records[w->record_count - 1].fixed->scan_error = true;
+    }
+}
+
 static void add_fixed_errno(walk *w, const char *display, const char *what, int err)
 {
     walk_record *rec = new_record(w, display);
@@ -225,47 +248,44 @@ static void add_fixed_errno(walk *w, const char *display, const char *what, int 
     stg_report_finish(rec->fixed);
 }
 
-/* The target for a file identity, created on first sight. */
-static size_t target_for(walk *w, const struct stat *st, const char *open_path, bool nofollow,
-                         bool *fresh)
+/* The file for an identity, created on first sight. */
+static size_t file_for(walk *w, const struct stat *st, const char *open_path, bool nofollow)
 {
     size_t idx;
-    *fresh = false;
-    if (id_find(&w->target_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, &idx)) {
+    if (id_find(&w->file_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, &idx)) {
         return idx;
     }
-    if (w->target_count == w->target_cap) {
-        size_t ncap = w->target_cap == 0 ? 64 : w->target_cap * 2;
-        walk_target *nt = stg_mem_realloc(w->targets, ncap * sizeof *nt);
-        if (nt == NULL) {
+    if (w->file_count == w->file_cap) {
+        size_t ncap = w->file_cap == 0 ? 64 : w->file_cap * 2;
+        walk_file *nf = stg_mem_realloc(w->files, ncap * sizeof *nf);
+        if (nf == NULL) {
             w->nomem = true;
             return SIZE_MAX;
         }
-        w->targets = nt;
-        w->target_cap = ncap;
+        w->files = nf;
+        w->file_cap = ncap;
     }
-    idx = w->target_count;
-    walk_target *t = &w->targets[idx];
-    memset(t, 0, sizeof *t);
-    t->open_path = dup_str(w, open_path);
-    if (t->open_path == NULL) {
+    idx = w->file_count;
+    walk_file *f = &w->files[idx];
+    memset(f, 0, sizeof *f);
+    f->open_path = dup_str(w, open_path);
+    if (f->open_path == NULL) {
         return SIZE_MAX;
     }
-    t->nofollow = nofollow;
-    t->size_hint = S_ISREG(st->st_mode) && st->st_size > 0 ? (uint64_t)st->st_size : 0;
+    f->nofollow = nofollow;
+    f->size_hint = S_ISREG(st->st_mode) && st->st_size > 0 ? (uint64_t)st->st_size : 0;
     if (stg_path_is_blob(open_path)) {
-        memcpy(t->blob_hex, stg_path_base(open_path), 64);
-        t->blob_hex[64] = '\0';
+        memcpy(f->blob_hex, stg_path_base(open_path), 64);
+        f->blob_hex[64] = '\0';
     }
     if (st->st_dev != 0 || st->st_ino != 0) {
-        if (!id_put(&w->target_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, idx)) {
-            stg_mem_free(t->open_path);
+        if (!id_put(&w->file_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, idx)) {
+            stg_mem_free(f->open_path);
             w->nomem = true;
             return SIZE_MAX;
         }
     }
-    w->target_count++;
-    *fresh = true;
+    w->file_count++;
     return idx;
 }
 
@@ -277,21 +297,20 @@ static void add_file(walk *w, const char *display, const struct stat *st, const 
         w->skipped_self++; /* the caller's own output file: never a record */
         return;
     }
-    bool fresh;
-    size_t t = target_for(w, st, open_path, nofollow, &fresh);
-    if (t == SIZE_MAX) {
+    size_t file = file_for(w, st, open_path, nofollow);
+    if (file == SIZE_MAX) {
         return;
     }
     walk_record *rec = new_record(w, display);
     if (rec == NULL) {
         return;
     }
-    rec->target = t;
+    rec->file = file;
     if (blob != NULL) {
         rec->blob = dup_str(w, blob);
     }
     if (linked) {
-        w->targets[t].linked = true;
+        w->files[file].linked = true;
     }
     rec->hf_blob_direct = !linked && w->root_is_hf && stg_path_is_blob(display);
 }
@@ -478,8 +497,8 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
                 return;
             }
             if (err == ELOOP) {
-                add_fixed(w, display, STG_SYMLINK_SKIPPED, STG_SEV_WARNING,
-                          "the link is part of a cycle of links: not followed");
+                add_unread(w, display, STG_SYMLINK_SKIPPED, argument,
+                           "the link is part of a cycle of links: not followed");
             } else {
                 add_fixed_errno(w, display, "the link's target could not be resolved", err);
             }
@@ -503,8 +522,8 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
                 stg_mem_free(blob);
             }
         } else {
-            add_fixed(w, display, STG_NOT_REGULAR_FILE, STG_SEV_WARNING,
-                      "the link leads to a FIFO, device or socket: not opened");
+            add_unread(w, display, STG_NOT_REGULAR_FILE, argument,
+                       "the link leads to a FIFO, device or socket: not opened");
         }
         return;
     }
@@ -520,8 +539,8 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
     if (S_ISREG(lst.st_mode)) {
         add_file(w, display, &lst, display, true, NULL, false);
     } else {
-        add_fixed(w, display, STG_NOT_REGULAR_FILE, STG_SEV_WARNING,
-                  "not a regular file (FIFO, device or socket): not opened");
+        add_unread(w, display, STG_NOT_REGULAR_FILE, argument,
+                   "not a regular file (FIFO, device or socket): not opened");
     }
 }
 
@@ -611,16 +630,15 @@ static void add_stdin(walk *w)
     const char *display = w->opt->stdin_name != NULL ? w->opt->stdin_name : "-";
     struct stat none;
     memset(&none, 0, sizeof none);
-    bool fresh;
-    size_t t = target_for(w, &none, "-", false, &fresh);
-    if (t == SIZE_MAX) {
+    size_t file = file_for(w, &none, "-", false);
+    if (file == SIZE_MAX) {
         return;
     }
-    w->targets[t].is_stdin = true;
-    w->targets[t].blob_hex[0] = '\0';
+    w->files[file].is_stdin = true;
+    w->files[file].blob_hex[0] = '\0';
     walk_record *rec = new_record(w, display);
     if (rec != NULL) {
-        rec->target = t;
+        rec->file = file;
     }
 }
 
@@ -641,8 +659,9 @@ static double now_seconds(void)
 static stg_report *scan_target(walk *w, const walk_target *t, uint64_t *bytes, stg_status *status)
 {
     const stg_scan_options *opt = &w->opt->scan;
+    const walk_file *f = &w->files[t->file];
     *bytes = 0;
-    if (t->is_stdin) {
+    if (f->is_stdin) {
         stg_report *r = NULL;
         const char *hint = w->opt->stdin_name;
         *status = stg_scan_fd(w->opt->stdin_fd, hint != NULL ? hint : "-", hint, opt, &r);
@@ -660,8 +679,8 @@ static stg_report *scan_target(walk *w, const walk_target *t, uint64_t *bytes, s
     *status = STG_OK;
     /* The shown path is the name hint and, for an index, where its shards are looked up: it
      * is a walked path (file or link), so the shards' links next to it are found. */
-    stg_scan_file_into(t->open_path, t->hint != NULL ? t->hint : t->open_path, t->nofollow,
-                       t->blob_hex[0] != '\0' ? t->blob_hex : NULL, opt, r, bytes);
+    stg_scan_file_into(f->open_path, t->hint != NULL ? t->hint : f->open_path, f->nofollow,
+                       f->blob_hex[0] != '\0' ? f->blob_hex : NULL, opt, r, bytes);
     stg_report_finish(r);
     return r;
 }
@@ -680,9 +699,6 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&w->lock);
         uint64_t bytes = 0;
         stg_status st = STG_OK;
-        if (!w->targets[i].needed) {
-            continue; /* every record showing it is in another shard: never read */
-        }
         stg_report *r = scan_target(w, &w->targets[i], &bytes, &st);
         pthread_mutex_lock(&w->lock);
         w->targets[i].report = r;
@@ -713,8 +729,10 @@ static void free_walk(walk *w)
         stg_mem_free(w->records[i].blob);
         stg_report_free(w->records[i].fixed);
     }
+    for (size_t i = 0; i < w->file_count; i++) {
+        stg_mem_free(w->files[i].open_path);
+    }
     for (size_t i = 0; i < w->target_count; i++) {
-        stg_mem_free(w->targets[i].open_path);
         stg_mem_free(w->targets[i].hint);
         stg_report_free(w->targets[i].report);
     }
@@ -722,7 +740,8 @@ static void free_walk(walk *w)
     stg_mem_free(w->stack);
     stg_mem_free(w->records);
     stg_mem_free(w->targets);
-    id_free(&w->target_ids);
+    stg_mem_free(w->files);
+    id_free(&w->file_ids);
     id_free(&w->dirs_seen);
 }
 
@@ -735,9 +754,69 @@ void stg_walk_options_default(stg_walk_options *out)
     out->progress_ms = 250;
 }
 
-/* Hugging Face: a blob some link leads to is shown only under the link's path. Then each
- * target's name hint is the first shown record's path, and its report is freed after its last
- * shown record. Returns the number of records shown. */
+/* Sort key of a shown file record: records with equal keys share one target. */
+typedef struct share_key {
+    size_t file;
+    stg_name_hint hint;
+    const char *dir; /* the display's folder for an index (shards are found there), else "" */
+    size_t dir_len;
+    size_t record;
+} share_key;
+
+static int cmp_share_keys(const void *pa, const void *pb)
+{
+    const share_key *a = pa, *b = pb;
+    if (a->file != b->file) {
+        return a->file < b->file ? -1 : 1;
+    }
+    int c = memcmp(&a->hint, &b->hint, sizeof a->hint);
+    if (c == 0 && a->dir_len != b->dir_len) {
+        c = a->dir_len < b->dir_len ? -1 : 1;
+    }
+    if (c == 0) {
+        c = memcmp(a->dir, b->dir, a->dir_len);
+    }
+    if (c == 0 && a->record != b->record) {
+        c = a->record < b->record ? -1 : 1;
+    }
+    return c;
+}
+
+static bool same_share(const share_key *a, const share_key *b)
+{
+    return a->file == b->file && memcmp(&a->hint, &b->hint, sizeof a->hint) == 0 &&
+           a->dir_len == b->dir_len && memcmp(a->dir, b->dir, a->dir_len) == 0;
+}
+
+static size_t new_target(walk *w, size_t file, const char *hint)
+{
+    if (w->target_count == w->target_cap) {
+        size_t ncap = w->target_cap == 0 ? 64 : w->target_cap * 2;
+        walk_target *nt = stg_mem_realloc(w->targets, ncap * sizeof *nt);
+        if (nt == NULL) {
+            w->nomem = true;
+            return SIZE_MAX;
+        }
+        w->targets = nt;
+        w->target_cap = ncap;
+    }
+    walk_target *t = &w->targets[w->target_count];
+    memset(t, 0, sizeof *t);
+    t->file = file;
+    if (!w->files[file].is_stdin) {
+        t->hint = dup_str(w, hint);
+        if (t->hint == NULL) {
+            return SIZE_MAX;
+        }
+    }
+    return w->target_count++;
+}
+
+/* Hugging Face: a blob some link leads to is shown only under the link's path. Then the shown
+ * file records are grouped (share_key, sorted: O(n log n) whatever the names) and each group
+ * gets one target, numbered in walk order so that workers read files in the order their
+ * records are handed out; its name hint is the group's first record's path, and its report is
+ * freed after its last record. Returns the number of records shown. */
 static bool in_shard(const stg_walk_options *opt, const char *path)
 {
     if (opt->shard_count == 0) {
@@ -752,27 +831,68 @@ static bool in_shard(const stg_walk_options *opt, const char *path)
 
 static size_t settle_records(walk *w)
 {
-    size_t shown = 0;
+    size_t shown = 0, files = 0;
     for (size_t i = 0; i < w->record_count; i++) {
         walk_record *rec = &w->records[i];
-        if (rec->fixed == NULL && rec->hf_blob_direct && w->targets[rec->target].linked) {
+        if (rec->fixed == NULL && rec->hf_blob_direct && w->files[rec->file].linked) {
             rec->suppressed = true;
         }
         if (!in_shard(w->opt, rec->display)) {
-            rec->suppressed = true;
+            rec->suppressed = true; /* another shard's: no target, never read */
         }
-        if (rec->suppressed) {
+        if (!rec->suppressed) {
+            shown++;
+            files += rec->fixed == NULL ? 1 : 0;
+        }
+    }
+    share_key *keys = files > 0 ? stg_mem_calloc(files, sizeof *keys) : NULL;
+    if (files > 0 && keys == NULL) {
+        w->nomem = true;
+        return 0;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < w->record_count; i++) {
+        walk_record *rec = &w->records[i];
+        if (rec->suppressed || rec->fixed != NULL) {
             continue;
         }
-        shown++;
-        if (rec->fixed == NULL) {
-            walk_target *t = &w->targets[rec->target];
-            if (t->hint == NULL && !t->is_stdin) {
-                t->hint = dup_str(w, rec->display);
-            }
-            t->last_record = i;
-            t->needed = true;
+        share_key *key = &keys[k++];
+        key->file = rec->file;
+        key->hint = stg_name_hint_of(rec->display);
+        key->dir = "";
+        if (key->hint.safetensors_index) {
+            key->dir = rec->display;
+            key->dir_len = (size_t)(stg_path_base(rec->display) - rec->display);
         }
+        key->record = i;
+    }
+    if (files > 1) {
+        qsort(keys, files, sizeof *keys, cmp_share_keys);
+    }
+    /* The group of each record: its first key's record number, stored in rec->target. */
+    for (size_t g = 0; g < files; g++) {
+        size_t leader = g > 0 && same_share(&keys[g - 1], &keys[g])
+                            ? w->records[keys[g - 1].record].target
+                            : keys[g].record;
+        w->records[keys[g].record].target = leader;
+    }
+    stg_mem_free(keys);
+    for (size_t i = 0; i < w->record_count && !w->nomem; i++) {
+        walk_record *rec = &w->records[i];
+        if (rec->suppressed || rec->fixed != NULL) {
+            continue;
+        }
+        /* A leader precedes the records of its group: its target is made first. */
+        if (rec->target == i) {
+            size_t t = new_target(w, rec->file, rec->display);
+            if (t == SIZE_MAX) {
+                return 0;
+            }
+            rec->target = t;
+        } else {
+            rec->target = w->records[rec->target].target;
+        }
+        w->targets[rec->target].last_record = i;
     }
     return shown;
 }
@@ -853,7 +973,7 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
     memset(&prog, 0, sizeof prog);
     prog.files_total = shown;
     for (size_t i = 0; i < w.target_count; i++) {
-        prog.bytes_total += w.targets[i].needed ? w.targets[i].size_hint : 0;
+        prog.bytes_total += w.files[w.targets[i].file].size_hint;
     }
     bool interrupted = false;
     for (size_t i = 0; i < w.record_count && !interrupted; i++) {

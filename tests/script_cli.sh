@@ -133,6 +133,9 @@ grep -q '^  header_not_padded @[0-9]*: ' out.txt && ok || fail "finding line: $(
 expect_rc 1 "warn with --fail-on warning" -- "$CLI" scan --fail-on warning warn.safetensors
 expect_rc 0 "ok with --fail-on warning" -- "$CLI" scan --fail-on warning ok.safetensors
 expect_rc 0 "--fail-on error (the default) with a warn file" -- "$CLI" scan --fail-on error warn.safetensors
+expect_rc 0 "--fail-on unsafe with an invalid file" -- "$CLI" scan --fail-on unsafe invalid.safetensors
+expect_rc 0 "--fail-on unsafe with a warn file" -- "$CLI" scan --fail-on unsafe warn.safetensors
+expect_rc 1 "--fail-on unsafe with an unsafe file" -- "$CLI" scan --fail-on unsafe invalid.safetensors pickle/os_system.pkl
 expect_rc 1 "invalid file" -- "$CLI" scan invalid.safetensors
 grep -q '^  offsets_overlap @[0-9]*: .* \[tensor "b"\]$' out.txt && ok || fail "tensor in text: $(cat out.txt)"
 expect_rc 2 "missing path" -- "$CLI" scan "$T/does-not-exist.safetensors"
@@ -209,12 +212,12 @@ overlap = [f for f in inv["findings"] if f["code"] == "offsets_overlap"][0]
 assert overlap["tensor"] == "b" and isinstance(overlap["offset"], int), inv
 name = [f for f in ctrl["findings"] if f["code"] == "tensor_name_invalid"][0]
 assert name["tensor"] == "a\x00\x1b[31mb", name
-assert plain["format"] == "unknown" and plain["verdict"] == "warn", plain
+assert plain["format"] == "text" and plain["verdict"] == "ok" and plain["findings"] == [], plain
 assert missing["verdict"] == "error" and missing["findings"][0]["code"] == "io_error", missing
 assert missing["findings"][0]["offset"] is None and missing["sha256"] is None, missing
 assert summary["type"] == "summary" and summary["files"] == 6, summary
 assert (summary["ok"], summary["warn"], summary["invalid"], summary["unsafe"],
-        summary["error"]) == (1, 2, 2, 0, 1), summary
+        summary["error"]) == (2, 1, 2, 0, 1), summary
 assert summary["bytes"] == sum(r["size"] for r in files[:5]), summary
 assert summary["tool_version"] == "0.1.0" and summary["policy_version"] == policy, summary
 assert isinstance(summary["seconds"], (int, float)), summary
@@ -241,7 +244,7 @@ assert r["path"] == "bad\ufffdname.dat", r
 assert r["path_hex"] == b"bad\xffname.dat".hex(), r
 EOF
 expect_rc 0 "invalid UTF-8 path in text" -- "$CLI" scan "$BADNAME"
-grep -q '^bad\\xffname.dat: WARN (unknown)$' out.txt && ok || fail "escaped path: $(cat out.txt)"
+grep -q '^bad\\xffname.dat: OK (text)$' out.txt && ok || fail "escaped path: $(cat out.txt)"
 
 # ------------------------------------------------------------------ SARIF
 expect_rc 2 "sarif" -- "$CLI" scan --format sarif ok.safetensors warn.safetensors invalid.safetensors \
@@ -357,10 +360,32 @@ assert not any("secret" in p for p in by), list(by)
 # a.safetensors and the link to it: one read
 assert recs[-1]["bytes"] == by["tree/a.safetensors"]["size"] + by["tree/sub/b.safetensors"]["size"], recs[-1]
 EOF
-# a FIFO named on the command line is reported, not opened
+# a FIFO named on the command line is reported, not opened: verdict error (it was not read),
+# whatever --fail-on says; inside a tree it stays a warning (above)
 timeout 20 "$CLI" scan tree/fifo.safetensors >out.txt 2>&1
 rc=$?
-[ "$rc" -eq 0 ] && grep -q 'not_regular_file' out.txt && ok || fail "FIFO argument: rc $rc $(cat out.txt)"
+[ "$rc" -eq 2 ] && grep -q 'not_regular_file' out.txt && grep -q 'ERROR' out.txt && ok ||
+    fail "FIFO argument: rc $rc $(cat out.txt)"
+timeout 20 "$CLI" scan --fail-on unsafe tree/fifo.safetensors >out.txt 2>&1
+[ $? -eq 2 ] && ok || fail "FIFO argument with --fail-on unsafe: $(cat out.txt)"
+expect_rc 2 "a device named on the command line" -- "$CLI" scan /dev/zero
+grep -q 'not_regular_file' out.txt && ok || fail "/dev/zero: $(cat out.txt)"
+ln -s fifo.safetensors tree/link_to_fifo_arg
+expect_rc 2 "a link to a FIFO named on the command line" -- "$CLI" scan tree/link_to_fifo_arg
+rm tree/link_to_fifo_arg
+ln -s nowhere dangling_arg
+expect_rc 2 "a dangling link named on the command line" -- "$CLI" scan dangling_arg
+grep -q 'io_error' out.txt && ok || fail "dangling argument: $(cat out.txt)"
+rm dangling_arg
+# nothing checked is no pass: an empty folder, an --include that matches nothing
+mkdir empty_dir
+expect_rc 2 "an empty directory" -- "$CLI" scan empty_dir
+grep -q 'no file was checked' err.txt && ok || fail "empty directory message: $(cat err.txt)"
+expect_rc 2 "an --include matching nothing" -- "$CLI" scan --include '*.nothing' tree
+grep -q 'no file was checked' err.txt && ok || fail "--include message: $(cat err.txt)"
+expect_rc 2 "--format json, nothing checked" -- "$CLI" scan --format json empty_dir
+grep -q '"type":"summary","files":0' out.txt && ok || fail "empty json summary: $(cat out.txt)"
+rmdir empty_dir
 timeout 20 "$CLI" inspect tree/fifo.safetensors >out.txt 2>&1
 rc=$?
 [ "$rc" -eq 2 ] && grep -q 'not_regular_file' out.txt && ok || fail "inspect FIFO: rc $rc $(cat out.txt)"
@@ -491,9 +516,11 @@ grep -q '"path":"upload.safetensors"' out.txt && ok || fail "--stdin-name: $(cat
 # the name is a hint: non-format content named .pt is format_mismatch
 printf 'plain words' | "$CLI" scan --format json --stdin-name model.pt - >out.txt 2>err.txt
 [ $? -eq 1 ] && grep -q '"code":"format_mismatch"' out.txt && ok || fail "stdin hint: $(cat out.txt)"
-# without the name: format_unknown (warn, exit 0)
+# without the name: text (ok, exit 0); binary content is format_unknown (warn, exit 0)
 printf 'plain words' | "$CLI" scan - >out.txt 2>err.txt
-[ $? -eq 0 ] && grep -q '^-: WARN (unknown)$' out.txt && ok || fail "stdin no hint: $(cat out.txt)"
+[ $? -eq 0 ] && grep -q '^-: OK (text)$' out.txt && ok || fail "stdin no hint: $(cat out.txt)"
+printf 'plain\001words' | "$CLI" scan - >out.txt 2>err.txt
+[ $? -eq 0 ] && grep -q '^-: WARN (unknown)$' out.txt && ok || fail "stdin binary: $(cat out.txt)"
 # invalid safetensors through the stream: same findings as the file
 "$CLI" scan --format json - <invalid.safetensors >stdin.json 2>/dev/null
 "$CLI" scan --format json invalid.safetensors >file.json 2>/dev/null
@@ -668,7 +695,7 @@ if [ -n "${STG_SOURCE_DIR:-}" ] && [ -d "$STG_SOURCE_DIR/corpus/examples" ]; the
 import json
 recs = [json.loads(l) for l in open("out.txt")]
 got = {r["path"]: r["verdict"] for r in recs[:-1]}
-want = {"./README.md": "warn", "./model.safetensors": "ok", "./unpadded.safetensors": "warn",
+want = {"./README.md": "ok", "./model.safetensors": "ok", "./unpadded.safetensors": "warn",
         "./broken/overlap.safetensors": "invalid", "./broken/truncated.safetensors": "invalid",
         "./broken/size_mismatch.safetensors": "invalid", "./broken/weights.bin": "invalid",
         "./unsafe/os_system.pkl": "unsafe",

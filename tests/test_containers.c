@@ -65,13 +65,20 @@ static void assert_member(const stg_finding *f, const char *member, uint64_t mem
 
 START_TEST(test_format_unknown)
 {
-    stg_report *r = check(B("just some text\n"), "notes.txt");
+    stg_report *r = check(B("just some\x01"
+                            "bytes\n"),
+                          "notes.dat");
     const stg_finding *f = first(r, STG_FORMAT_UNKNOWN);
     ck_assert_int_eq(f->severity, STG_SEV_WARNING);
     ck_assert(!f->has_offset);
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
     ck_assert_int_eq(stg_report_format(r), STG_FMT_UNKNOWN);
-    ck_assert_uint_eq(stg_report_size(r), 15);
+    ck_assert_uint_eq(stg_report_size(r), 16);
+    stg_report_free(r);
+    /* near miss: the same without the control byte is text, which is ok */
+    r = check(B("just some text\n"), "notes.txt");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TEXT);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_OK);
     stg_report_free(r);
     /* near miss: a minimal safetensors file is known */
     r = check(B("\x20\0\0\0\0\0\0\0{\"__metadata__\":{\"k\":\"vvvvvvv\"}}"), NULL);
@@ -815,10 +822,10 @@ START_TEST(test_safetensors_index_by_name)
     ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS_INDEX);
     first(r, STG_INDEX_INVALID);
     stg_report_free(r);
-    /* near miss: the same JSON under another name is just unknown content */
+    /* near miss: the same JSON under another name is just a JSON document */
     r = check(B(ix), "config.json");
-    ck_assert_int_eq(stg_report_format(r), STG_FMT_UNKNOWN);
-    first(r, STG_FORMAT_UNKNOWN);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_JSON);
+    ck_assert_uint_eq(stg_report_count(r), 0);
     stg_report_free(r);
 }
 END_TEST

@@ -92,6 +92,7 @@ static const struct code_row {
     {STG_ZIP_AMBIGUOUS, 63, "zip_ambiguous", E, E},
     {STG_PICKLE_MEMO_SPARSE, 71, "pickle_memo_sparse", E, W},
 };
+#define DESIGN_CODES 60 /* 1..60 are DESIGN's table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
 
 START_TEST(test_code_numbers_and_names)
@@ -136,6 +137,12 @@ END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
 /* Severity per profile, for the codes one buffer can raise through stg_scan_buffer. */
+
+/* A Git LFS pointer as `git lfs` writes it (spec v1). */
+#define LFS_PTR                                                                     \
+    "version https://git-lfs.github.com/spec/v1\n"                                  \
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n" \
+    "size 12345\n"
 
 typedef struct trigger {
     const char *what;
@@ -192,7 +199,8 @@ static const trigger triggers[] = {
     {"misaligned", STG_TENSOR_MISALIGNED, NULL, 0,
      "{\"a\":" T1 ",\"b\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[1,3]}}", 3, NULL},
     {"metadata_null", STG_METADATA_INVALID, NULL, 0, "{\"__metadata__\":null}", 0, NULL},
-    {"unknown", STG_FORMAT_UNKNOWN, "hello, world", 12, NULL, 0, NULL},
+    {"unknown", STG_FORMAT_UNKNOWN, "\x01hello, world", 13, NULL, 0, NULL},
+    {"lfs_pointer", STG_LFS_POINTER, LFS_PTR, sizeof LFS_PTR - 1, NULL, 0, "model.safetensors"},
     {"mismatch", STG_FORMAT_MISMATCH, "hello, world", 12, NULL, 0, "model.bin"},
     {"gguf", STG_FORMAT_NOT_VALIDATED, "GGUF\3\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24, NULL, 0,
      NULL},
@@ -332,12 +340,13 @@ static const char *const format_names[] = {
     "joblib",    "zip",         "tar",
     "gzip",      "zlib",        "bz2",
     "xz",        "gguf",        "onnx",
+    "text",      "json",        "git-lfs-pointer",
 };
 #define NFORMATS (sizeof format_names / sizeof format_names[0])
 
 START_TEST(test_format_names)
 {
-    ck_assert_int_eq(STG_FMT_ONNX, (int)NFORMATS - 1);
+    ck_assert_int_eq(STG_FMT_GIT_LFS_POINTER, (int)NFORMATS - 1);
     for (size_t i = 0; i < NFORMATS; i++) {
         ck_assert_str_eq(stg_format_name((stg_format)i), format_names[i]);
         for (size_t j = 0; j < i; j++) {
@@ -367,7 +376,10 @@ START_TEST(test_format_of_scans)
         {"\xfd"
          "7zXZ\0\0\0",
          8, NULL, STG_FMT_XZ},
-        {"hello, world", 12, NULL, STG_FMT_UNKNOWN},
+        {"\x01hello, world", 13, NULL, STG_FMT_UNKNOWN},
+        {"hello, world", 12, NULL, STG_FMT_TEXT},
+        {"{\"model_type\": \"bert\"}\n", 23, "config.json", STG_FMT_JSON},
+        {LFS_PTR, sizeof LFS_PTR - 1, NULL, STG_FMT_GIT_LFS_POINTER},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         stg_scan_options opt;

@@ -58,8 +58,9 @@ START_TEST(test_name_hints)
     ck_assert_int_eq(stg_sniff(B(EVIL), "model.onnx"), STG_FMT_PICKLE);
     ck_assert_int_eq(stg_sniff(B(EVIL), "model.safetensors.json"), STG_FMT_PICKLE);
     ck_assert_int_eq(stg_sniff(B("\x02\0\0\0\0\0\0\0{}"), "model.bin"), STG_FMT_SAFETENSORS);
-    ck_assert_int_eq(stg_sniff(B("plain text"), "readme.txt"), STG_FMT_UNKNOWN);
-    ck_assert_int_eq(stg_sniff(B("plain text"), NULL), STG_FMT_UNKNOWN);
+    ck_assert_int_eq(stg_sniff(B("plain text"), "readme.txt"), STG_FMT_TEXT);
+    ck_assert_int_eq(stg_sniff(B("plain text"), NULL), STG_FMT_TEXT);
+    ck_assert_int_eq(stg_sniff(B("plain text"), "model.pt"), STG_FMT_UNKNOWN); /* mismatch */
 
     stg_name_hint h = stg_name_hint_of("a/b/model.PTH");
     ck_assert(h.claims_pickle);
@@ -86,8 +87,8 @@ START_TEST(test_pickles)
     ck_assert_int_eq(stg_sniff(B("]q\x00K\x01a."), NULL), STG_FMT_PICKLE);
     /* A broken stream that starts with PROTO is still a pickle to a loader. */
     ck_assert_int_eq(stg_sniff(B("\x80\x04\x95"), NULL), STG_FMT_PICKLE);
-    /* Near misses: text that does not reach STOP, an unknown protocol. */
-    ck_assert_int_eq(stg_sniff(B("(lp0\nI1\na"), NULL), STG_FMT_UNKNOWN);
+    /* Near misses: text that does not reach STOP (then it is text), an unknown protocol. */
+    ck_assert_int_eq(stg_sniff(B("(lp0\nI1\na"), NULL), STG_FMT_TEXT);
     ck_assert_int_eq(stg_sniff_kind_of(B("\x80\x07K\x01."), NULL), STG_SNIFF_UNKNOWN);
     ck_assert_int_eq(stg_sniff(B(LEGACY), NULL), STG_FMT_TORCH_LEGACY);
 }
@@ -187,6 +188,120 @@ static void tar_member(uint8_t **buf, size_t *len, const char *name, const char 
 
 /* Archive labels decided from the directory alone: names without folders, long names (only
  * their tails are compared), directories that do not parse. */
+#define S(s) (s), sizeof(s) - 1
+
+#define LFS_OID "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393"
+#define LFS_HEAD "version https://git-lfs.github.com/spec/v1\n"
+
+/* Scans buf as a file named name and returns its report (the caller frees it). */
+static stg_report *scan_named(const char *buf, size_t len, const char *name)
+{
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_buffer(buf, len, name, NULL, &r), STG_OK);
+    return r;
+}
+
+/* Text, JSON and Git LFS pointers: their rules and near misses, and the verdicts they get. */
+START_TEST(test_text_json_lfs)
+{
+    ck_assert(stg_sniff_is_text(B("")));
+    ck_assert(stg_sniff_is_text(B("# README\n\tindent\r\n\x1b[1mbold\x1b[0m\f\v")));
+    ck_assert(stg_sniff_is_text(B("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n")));
+    ck_assert(!stg_sniff_is_text(B("a\0b")));
+    ck_assert(!stg_sniff_is_text(B("a\x01")));
+    ck_assert(!stg_sniff_is_text(B("a\x7f")));
+    ck_assert(!stg_sniff_is_text(B("\xc0\xaf")));         /* overlong */
+    ck_assert(!stg_sniff_is_text(B("\xed\xa0\x80")));     /* surrogate */
+    ck_assert(!stg_sniff_is_text(B("\xf4\x90\x80\x80"))); /* past U+10FFFF */
+    ck_assert(!stg_sniff_is_text(B("ab\xe2\x82")));       /* cut off */
+
+    ck_assert(stg_sniff_is_json(B(" {\"a\": [1, 2.5, null]}\n"), 127, 0));
+    ck_assert(stg_sniff_is_json(B("[]"), 127, 0));
+    ck_assert(!stg_sniff_is_json(B("{\"a\": 1} x"), 127, 0));
+    ck_assert(!stg_sniff_is_json(B("{\"a\": }"), 127, 0));
+    ck_assert(!stg_sniff_is_json(B("\"a string\""), 127, 0));       /* a scalar is not a document */
+    ck_assert(!stg_sniff_is_json(B("[[[]]]"), 2, 0));               /* deeper than allowed */
+    ck_assert(!stg_sniff_is_json(B("[1,2,3,4,5,6,7,8]"), 127, 16)); /* past the memory cap */
+
+    static const char ptr[] = LFS_HEAD "oid sha256:" LFS_OID "\nsize 12345\n";
+    stg_lfs_pointer p;
+    memset(&p, 0, sizeof p);
+    ck_assert(stg_sniff_lfs_pointer(B(ptr), &p));
+    ck_assert_str_eq(p.oid, LFS_OID);
+    ck_assert_uint_eq(p.size, 12345);
+    ck_assert(stg_sniff_lfs_pointer(
+        B("version https://hawser.github.com/spec/v1\noid sha256:" LFS_OID "\nsize 1\n"), &p));
+    ck_assert(stg_sniff_lfs_pointer(
+        B(LFS_HEAD "ext-0-foo sha256:00\noid sha256:" LFS_OID "\nsize 7\n"), &p));
+    /* near misses: another version, an oid that is not 64 lower-case hex, no size, a size
+     * that is not digits, no final LF, two oids, a line without a key */
+    ck_assert(!stg_sniff_lfs_pointer(
+        B("version https://git-lfs.github.com/spec/v2\noid sha256:" LFS_OID "\nsize 1\n"), &p));
+    ck_assert(!stg_sniff_lfs_pointer(B(LFS_HEAD "oid sha256:" LFS_OID "0\nsize 1\n"), &p));
+    ck_assert(!stg_sniff_lfs_pointer(
+        B(LFS_HEAD "oid sha256:4D7A214614AB2935C943F9E0FF69D22EADBB8F32B1258DAAA5E2CA24D17E2393\n"
+                   "size 1\n"),
+        &p));
+    ck_assert(!stg_sniff_lfs_pointer(B(LFS_HEAD "oid sha256:" LFS_OID "\n"), &p));
+    ck_assert(!stg_sniff_lfs_pointer(B(LFS_HEAD "oid sha256:" LFS_OID "\nsize 1x\n"), &p));
+    ck_assert(!stg_sniff_lfs_pointer(B(LFS_HEAD "oid sha256:" LFS_OID "\nsize 1"), &p));
+    ck_assert(!stg_sniff_lfs_pointer(
+        B(LFS_HEAD "oid sha256:" LFS_OID "\noid sha256:" LFS_OID "\nsize 1\n"), &p));
+    ck_assert(
+        !stg_sniff_lfs_pointer(B(LFS_HEAD "oid sha256:" LFS_OID "\nsize 1\nFree text\n"), &p));
+
+    /* Verdicts: text and JSON no model name claims are ok without findings; a pointer fails
+     * whatever its name (model.safetensors would otherwise be header errors); text under a
+     * model's name is still judged by that name; binary content still warns. */
+    static const struct {
+        const char *buf;
+        size_t len;
+        const char *name;
+        stg_format format;
+        stg_verdict verdict;
+        stg_code code; /* the first finding's, or 0 */
+    } rows[] = {
+        {S("# Model card\n\nA model.\n"), "README.md", STG_FMT_TEXT, STG_VERDICT_OK, 0},
+        {S("*.safetensors filter=lfs diff=lfs merge=lfs -text\n"), ".gitattributes", STG_FMT_TEXT,
+         STG_VERDICT_OK, 0},
+        {S("{\"architectures\": [\"BertModel\"], \"hidden_size\": 768}\n"), "config.json",
+         STG_FMT_JSON, STG_VERDICT_OK, 0},
+        {S("{\"broken\": \n"), "config.json", STG_FMT_TEXT, STG_VERDICT_OK, 0},
+        {S(ptr), "model.safetensors", STG_FMT_GIT_LFS_POINTER, STG_VERDICT_INVALID,
+         STG_LFS_POINTER},
+        {S(ptr), "pytorch_model.bin", STG_FMT_GIT_LFS_POINTER, STG_VERDICT_INVALID,
+         STG_LFS_POINTER},
+        {S(ptr), NULL, STG_FMT_GIT_LFS_POINTER, STG_VERDICT_INVALID, STG_LFS_POINTER},
+        {S("just words\n"), "weights.bin", STG_FMT_UNKNOWN, STG_VERDICT_INVALID,
+         STG_FORMAT_MISMATCH},
+        {S("{\"a\": 1}"), "model.safetensors", STG_FMT_SAFETENSORS, STG_VERDICT_INVALID, 0},
+        {S("\x01\x02\x03\xff"), "image.png", STG_FMT_UNKNOWN, STG_VERDICT_WARN, STG_FORMAT_UNKNOWN},
+        {S("version https://git-lfs.github.com/spec/v1\noid sha256:" LFS_OID "\n"),
+         "model.safetensors", STG_FMT_SAFETENSORS, STG_VERDICT_INVALID, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        stg_report *r = scan_named(rows[i].buf, rows[i].len, rows[i].name);
+        ck_assert_msg(stg_report_format(r) == rows[i].format, "row %zu: %s", i,
+                      stg_format_name(stg_report_format(r)));
+        ck_assert_msg(stg_report_verdict(r) == rows[i].verdict, "row %zu: %s %s", i,
+                      stg_verdict_name(stg_report_verdict(r)), tu_describe(r));
+        if (rows[i].code != 0) {
+            ck_assert_int_eq(stg_report_at(r, 0)->code, rows[i].code);
+        } else if (rows[i].verdict == STG_VERDICT_OK) {
+            ck_assert_uint_eq(stg_report_count(r), 0);
+        }
+        ck_assert_int_eq(stg_sniff((const uint8_t *)rows[i].buf, rows[i].len, rows[i].name),
+                         rows[i].format);
+        stg_report_free(r);
+    }
+    /* a protocol-0 pickle is ASCII text, yet stays a pickle: the pickle rules come first */
+    stg_report *r = scan_named(S("cos\nsystem\n(S'id'\ntR."), NULL);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_PICKLE);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+}
+END_TEST
+
 START_TEST(test_archive_labels)
 {
     size_t len = 0;
@@ -257,6 +372,7 @@ static Suite *sniff_suite(void)
     tcase_add_test(tc, test_archives);
     tcase_add_test(tc, test_magic_numbers);
     tcase_add_test(tc, test_archive_labels);
+    tcase_add_test(tc, test_text_json_lfs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -199,6 +199,72 @@ START_TEST(test_many_files_and_hard_links)
 END_TEST
 
 /* A trailing slash joins without doubling it; 20 nested folders are walked to the bottom. */
+/* One file under many names (symbolic links, hard links, links into other folders): each record
+ * is judged under its own name, as a scan of that path alone judges it (issue: a junk
+ * model.safetensors next to a link named `a` came out format_unknown under both names). */
+START_TEST(test_links_judged_by_own_name)
+{
+    static const char junk[] = "\x01\x02\x03 not a model \xff\xfe";
+    ck_assert_int_eq(mkdir(at("t"), 0700), 0);
+    ck_assert_int_eq(mkdir(at("t/one"), 0700), 0);
+    ck_assert_int_eq(mkdir(at("t/two"), 0700), 0);
+    ck_assert_int_eq(tu_write_file(at("t/model.safetensors"), junk, sizeof junk - 1), 0);
+    ck_assert_int_eq(symlink("model.safetensors", at("t/a")), 0);
+    ck_assert_int_eq(symlink("model.safetensors", at("t/b.bin")), 0);
+    ck_assert_int_eq(link(at("t/model.safetensors"), at("t/c")), 0);
+    ck_assert_int_eq(link(at("t/model.safetensors"), at("t/d.onnx")), 0);
+    ck_assert_int_eq(link(at("t/model.safetensors"), at("t/e.safetensors")), 0);
+    /* One index hard linked into two folders: only one of them holds its shard. */
+    size_t st_len;
+    static const char header[] = "{\"w\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}";
+    size_t pad = (8 - (sizeof header - 1) % 8) % 8; /* the data starts 8-aligned */
+    uint8_t *shard = tu_st_file(header, pad, "xxxxxxxx", 8, &st_len);
+    ck_assert_ptr_nonnull(shard);
+    ck_assert_int_eq(tu_write_file(at("t/one/s.safetensors"), shard, st_len), 0);
+    free(shard);
+    put("t/one/m.safetensors.index.json",
+        "{\"metadata\":{},\"weight_map\":{\"w\":\"s.safetensors\"}}");
+    ck_assert_int_eq(
+        link(at("t/one/m.safetensors.index.json"), at("t/two/m.safetensors.index.json")), 0);
+    ck_assert_int_eq(
+        symlink("../one/m.safetensors.index.json", at("t/two/n.safetensors.index.json")), 0);
+    stg_walk_options wo;
+    stg_walk_options_default(&wo);
+    for (unsigned threads = 1; threads <= 3; threads += 2) {
+        wo.threads = threads;
+        stg_walk_result res;
+        ck_assert_int_eq(walk1(at("t"), &wo, &col, &res), STG_OK);
+        ck_assert_uint_eq(col.count, 10);
+        /* shared where the names say the same: model/e.safetensors, a/c, and the two indexes
+         * in folder two; the rest each once */
+        ck_assert_uint_eq(res.distinct_scanned, 7);
+        for (size_t i = 0; i < col.count; i++) {
+            stg_report *alone = NULL;
+            ck_assert_int_eq(stg_scan_path(col.r[i].path, NULL, &alone), STG_OK);
+            ck_assert_msg(col.r[i].verdict == stg_report_verdict(alone),
+                          "%s: %s in the walk, %s alone", col.r[i].path,
+                          stg_verdict_name(col.r[i].verdict),
+                          stg_verdict_name(stg_report_verdict(alone)));
+            ck_assert_str_eq(col.r[i].findings, tu_describe(alone));
+            stg_report_free(alone);
+        }
+    }
+    ck_assert_int_eq(find_rec(&col, "/t/model.safetensors")->verdict, STG_VERDICT_INVALID);
+    ck_assert_int_eq(find_rec(&col, "/t/e.safetensors")->verdict, STG_VERDICT_INVALID);
+    ck_assert_int_eq(find_rec(&col, "/t/b.bin")->verdict, STG_VERDICT_INVALID);
+    ck_assert_ptr_nonnull(strstr(find_rec(&col, "/t/b.bin")->findings, "format_mismatch"));
+    ck_assert_ptr_nonnull(strstr(find_rec(&col, "/t/d.onnx")->findings, "format_not_validated"));
+    ck_assert_int_eq(find_rec(&col, "/t/a")->verdict, STG_VERDICT_WARN);
+    const rec *one = find_rec(&col, "/t/one/m.safetensors.index.json");
+    ck_assert_msg(one->verdict == STG_VERDICT_OK, "%s", one->findings);
+    const rec *two = find_rec(&col, "/t/two/m.safetensors.index.json");
+    ck_assert_int_eq(two->verdict, STG_VERDICT_INVALID);
+    ck_assert_ptr_nonnull(strstr(two->findings, "index_shard_missing"));
+    ck_assert_ptr_nonnull(
+        strstr(find_rec(&col, "/t/two/n.safetensors.index.json")->findings, "index_shard_missing"));
+}
+END_TEST
+
 START_TEST(test_trailing_slash_and_depth)
 {
     char rel[4096] = "deep";
@@ -302,7 +368,7 @@ START_TEST(test_links_to_walked_folders)
     ck_assert_int_eq(walk1(at("r"), &wo, &col, &res), STG_OK);
     ck_assert_uint_eq(col.count, 3);
     ck_assert_str_eq(col.r[0].path, at("r/0/x.txt"));
-    ck_assert_str_eq(col.r[0].findings, "format_unknown@-1(warning);");
+    ck_assert_str_eq(col.r[0].findings, ""); /* text */
     ck_assert_str_eq(col.r[1].path, at("r/a"));
     ck_assert_str_eq(col.r[1].findings, "symlink_skipped@-1(warning);");
     ck_assert_str_eq(col.r[1].message, "the directory was already walked through a link: skipped");
@@ -360,10 +426,14 @@ START_TEST(test_specials)
     ck_assert_str_eq(col.r[2].message, "the link leads to a FIFO, device or socket: not opened");
     ck_assert_uint_eq(res.distinct_scanned, 0);
     ck_assert_uint_eq(res.bytes, 0);
-    /* a device given as the argument */
-    ck_assert_int_eq(walk1("/dev/null", &wo, &col, &res), STG_OK);
-    ck_assert_uint_eq(col.count, 1);
-    ck_assert_str_eq(col.r[0].findings, "not_regular_file@-1(warning);");
+    /* a device, a FIFO and a link to one given as the argument: not read, so verdict error */
+    const char *args[] = {"/dev/null", at("s/fifo"), at("s/to-fifo")};
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_int_eq(walk1(args[i], &wo, &col, &res), STG_OK);
+        ck_assert_uint_eq(col.count, 1);
+        ck_assert_str_eq(col.r[0].findings, "not_regular_file@-1(error);");
+        ck_assert_int_eq(col.r[0].verdict, STG_VERDICT_ERROR);
+    }
 }
 END_TEST
 
@@ -430,10 +500,11 @@ START_TEST(test_hf_unlinked_blob)
     ck_assert_int_eq(walk1(at("models--org--name"), &wo, &col, NULL), STG_OK);
     ck_assert_uint_eq(col.count, 2);
     ck_assert(strstr(col.r[0].path, ZERO) != NULL);
-    ck_assert_str_eq(col.r[0].findings, "format_unknown@-1(warning);digest_mismatch@-1(error);");
+    ck_assert_str_eq(col.r[0].findings, "digest_mismatch@-1(error);"); /* text, wrong digest */
     ck_assert_str_eq(col.r[0].blob, "");
     ck_assert(strstr(col.r[1].path, ABC) != NULL);
-    ck_assert_str_eq(col.r[1].findings, "format_unknown@-1(warning);");
+    ck_assert_str_eq(col.r[1].findings, "");
+    ck_assert_int_eq(col.r[1].verdict, STG_VERDICT_OK);
     ck_assert_str_eq(col.r[1].sha, ABC);
     /* now a snapshot links to the good blob: it disappears under its own path */
     ck_assert_int_eq(mkdir(at("models--org--name/snapshots"), 0700), 0);
@@ -535,6 +606,7 @@ static Suite *walk_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_many_files_and_hard_links);
+    tcase_add_test(tc, test_links_judged_by_own_name);
     tcase_add_test(tc, test_trailing_slash_and_depth);
     tcase_add_test(tc, test_globs_on_base_name);
     tcase_add_test(tc, test_links_to_walked_folders);

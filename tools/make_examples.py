@@ -128,7 +128,7 @@ Try `stguard scan corpus/examples` or `stguard scan --format json corpus/example
 |---|---|---|
 | model.safetensors | two F32 tensors and `__metadata__` | ok |
 | unpadded.safetensors | data section not 8-byte aligned (header_not_padded) | warn |
-| README.md | this text (format_unknown) | warn |
+| README.md | this text (format text, no finding) | ok |
 | broken/overlap.safetensors | two tensors share bytes (offsets_overlap) | invalid |
 | broken/truncated.safetensors | header length past the end of the file (header_truncated) | invalid |
 | broken/size_mismatch.safetensors | range differs from shape x dtype (size_mismatch) | invalid |

@@ -4,8 +4,9 @@
  *   stguard --version | --help
  * It parses no model bytes itself: the walk, the scan and the validation are the library's;
  * this file reads options, calls the library and renders what it returns.
- * Exit status: 2 usage error or any verdict `error`; else 1 any invalid/unsafe (or warn with
- * --fail-on warning); else 0. */
+ * Exit status: 2 usage error, any verdict `error`, or a scan that checked no file; else 1 any
+ * verdict from --fail-on (warn, invalid = the default, unsafe) up; else 0; 128 + signal when
+ * interrupted. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -93,7 +94,8 @@ static const char usage_text[] =
     "scan options:\n"
     "  --format text|json|sarif   output format (default text; json is JSON Lines)\n"
     "  --profile strict|compat    rule profile (default strict)\n"
-    "  --fail-on warning|error    lowest verdict that makes the exit status 1 (default error)\n"
+    "  --fail-on warning|error|unsafe  lowest verdict that makes the exit status 1:\n"
+    "                             warn, invalid (the default) or unsafe\n"
     "  --allow-global MODULE:NAME allow one pickle global (repeatable)\n"
     "  --policy FILE              allow/deny lists for pickle globals (format: policy.md)\n"
     "  --include GLOB             scan only files whose relative path or name matches\n"
@@ -112,9 +114,11 @@ static const char usage_text[] =
     "                             with K = 1..N cover every file exactly once\n"
     "  --check FILE               verify and scan the files a sha256sum list names (- : stdin)\n"
     "\n"
-    "exit status: 2 usage error or a file that could not be scanned (verdict error);\n"
-    "             1 a file invalid or unsafe (or warn with --fail-on warning); else 0;\n"
-    "             130 / 143 interrupted by SIGINT / SIGTERM (the output is still complete)\n"
+    "exit status: 2 usage error, a file that could not be scanned (verdict error, e.g. a FIFO\n"
+    "               or dangling link named as PATH), or no file checked at all;\n"
+    "             1 a file at or above the --fail-on verdict (default: invalid or unsafe);\n"
+    "             130 / 143 interrupted by SIGINT / SIGTERM (the output is still complete);\n"
+    "             0 otherwise\n"
     "\n"
     "manual: man stguard; documents (findings.md, policy.md, ...): share/doc/stguard/\n";
 
@@ -309,8 +313,10 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
                 c->fail_on = STG_VERDICT_WARN;
             } else if (strcmp(optarg, "error") == 0) {
                 c->fail_on = STG_VERDICT_INVALID;
+            } else if (strcmp(optarg, "unsafe") == 0) {
+                c->fail_on = STG_VERDICT_UNSAFE;
             } else {
-                return usage_error("unknown --fail-on '%s' (warning or error)", optarg);
+                return usage_error("unknown --fail-on '%s' (warning, error or unsafe)", optarg);
             }
             break;
         case OPT_ALLOW_GLOBAL: {
@@ -462,6 +468,7 @@ typedef struct scan_state {
     bool progress_enabled;
     bool progress_shown;
     double start;
+    uint64_t distinct_scanned; /* files (and stdin) read, over every walk */
 } scan_state;
 
 static double now_seconds(void)
@@ -664,6 +671,7 @@ static stg_status run_walk(scan_state *s, const char *const *paths, size_t n,
     stg_status st = stg_walk(paths, n, opt, on_record, on_progress, s, &res);
     clear_progress(s);
     s->sum.bytes += res.bytes;
+    s->distinct_scanned += res.distinct_scanned;
     *interrupted = res.interrupted;
     return st;
 }
@@ -791,6 +799,13 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     int status = exit_status(c, &s.sum);
     if (st != STG_OK) {
         fprintf(stderr, "stguard: the scan stopped: %s\n", stg_status_name(st));
+        status = 2;
+    } else if (s.distinct_scanned == 0 && s.sum.verdicts[STG_VERDICT_ERROR] == 0 && !interrupted) {
+        /* An empty folder or an --include that matches nothing proves nothing: a gate must not
+         * read it as a pass. */
+        fputs("stguard: no file was checked (the paths hold no regular file that the filters "
+              "select)\n",
+              stderr);
         status = 2;
     }
     if (bad_lines > 0) {

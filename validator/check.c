@@ -276,6 +276,14 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
                        "known format");
         return res;
     }
+    /* Text that no rule above claimed, not even as a pickle (a protocol-0 pickle is ASCII):
+     * README, configs, code, tokenizer files. Nothing loads it as a model: no finding. */
+    if (stg_sniff_is_text(buf, len)) {
+        res.format = stg_sniff_is_json(buf, len, ctx->lim->max_json_depth, ctx->lim->max_memory)
+                         ? STG_FMT_JSON
+                         : STG_FMT_TEXT;
+        return res;
+    }
     stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET,
                    "the content matches no known format");
     return res;
@@ -283,6 +291,18 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
 
 void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg_check_ctx *ctx)
 {
+    /* A Git LFS pointer stands for content that is not here (a clone without `git lfs pull`):
+     * whatever its name promises was not checked, so it is said first and fails the file. */
+    stg_lfs_pointer ptr;
+    if (stg_sniff_lfs_pointer(buf, len, &ptr)) {
+        stg_report_add(ctx->report, STG_LFS_POINTER, STG_SEV_ERROR, 0,
+                       "a Git LFS pointer (oid sha256:%s, size %llu), not the content it stands "
+                       "for: fetch it (git lfs pull) and scan again",
+                       ptr.oid, (unsigned long long)ptr.size);
+        stg_report_set_format(ctx->report, STG_FMT_GIT_LFS_POINTER);
+        stg_report_set_size(ctx->report, (uint64_t)len);
+        return;
+    }
     /* top_level with the caller's name: the mode only matters for forced pickles and streams. */
     stg_member_result res = dispatch(buf, len, name_hint, true, STG_MEMBER_ARCHIVE, ctx);
     if (res.pickle_based) {

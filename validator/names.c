@@ -77,6 +77,7 @@ const char *stg_code_name(stg_code code)
     case STG_POLYGLOT_TAR: return "polyglot_tar";
     case STG_TAR_LINK_EXTERNAL: return "tar_link_external";
     case STG_PICKLE_MEMO_SPARSE: return "pickle_memo_sparse";
+    case STG_LFS_POINTER: return "lfs_pointer";
     }
     return NULL;
 }
@@ -165,6 +166,9 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_XZ: return "xz";
     case STG_FMT_GGUF: return "gguf";
     case STG_FMT_ONNX: return "onnx";
+    case STG_FMT_TEXT: return "text";
+    case STG_FMT_JSON: return "json";
+    case STG_FMT_GIT_LFS_POINTER: return "git-lfs-pointer";
     }
     return "unknown";
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../parser/util.h"
+#include "../parser/json.h"
 #include "../parser/mem.h"
 #include "../parser/tar.h"
 #include "../parser/zip.h"
@@ -249,6 +250,174 @@ stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_me
     return STG_SNIFF_UNKNOWN;
 }
 
+/* ------------------------------------------------------------------------------ text */
+
+/* Length of the valid UTF-8 sequence at buf[0..len), 0 when invalid (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF). */
+static size_t utf8_sequence(const uint8_t *buf, size_t len)
+{
+    uint8_t b = buf[0];
+    if (b < 0x80) {
+        return 1;
+    }
+    size_t n;
+    uint32_t cp, min;
+    if (b >= 0xc2 && b <= 0xdf) {
+        n = 2, cp = b & 0x1fu, min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+        n = 3, cp = b & 0x0fu, min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+        n = 4, cp = b & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len < n) {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((buf[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (buf[i] & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+        return 0;
+    }
+    return n;
+}
+
+bool stg_sniff_is_text(const uint8_t *buf, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        uint8_t b = buf[i];
+        if (b < 0x20 && b != '\t' && b != '\n' && b != '\v' && b != '\f' && b != '\r' &&
+            b != 0x1b) {
+            return false;
+        }
+        if (b == 0x7f) {
+            return false;
+        }
+        size_t n = utf8_sequence(buf + i, len - i);
+        if (n == 0) {
+            return false;
+        }
+        i += n;
+    }
+    return true;
+}
+
+bool stg_sniff_is_json(const uint8_t *buf, size_t len, uint32_t max_depth, uint64_t max_memory)
+{
+    size_t first = 0;
+    while (first < len && is_json_ws(buf[first])) {
+        first++;
+    }
+    if (first == len || (buf[first] != '{' && buf[first] != '[')) {
+        return false;
+    }
+    uint64_t cap = max_memory != 0 ? max_memory : STG_SNIFF_JSON_MEMORY;
+    uint64_t bound = stg_json_memory_bound((uint64_t)len, max_depth);
+    if (bound < cap) {
+        cap = bound;
+    }
+    stg_arena arena;
+    stg_arena_init(&arena, cap > SIZE_MAX ? SIZE_MAX : (size_t)cap);
+    stg_json_parser p;
+    stg_json_init(&p, buf, len, max_depth, &arena);
+    stg_json_event ev;
+    stg_json_type t;
+    do {
+        t = stg_json_next(&p, &ev);
+    } while (t != STG_JSON_END && t != STG_JSON_ERROR);
+    bool ok = t == STG_JSON_END && stg_json_rest_is_ws(buf, len, ev.offset);
+    stg_json_release(&p);
+    stg_arena_release(&arena);
+    return ok;
+}
+
+/* The value of line `key value` at buf[*pos..len) when its key is `key`; advances past the LF.
+ * NULL (and *pos unchanged) when the line is not that key or has no LF. */
+static const uint8_t *lfs_line(const uint8_t *buf, size_t len, size_t *pos, const char *key,
+                               size_t *value_len)
+{
+    size_t k = strlen(key), at = *pos;
+    if (len - at < k + 1 || memcmp(buf + at, key, k) != 0 || buf[at + k] != ' ') {
+        return NULL;
+    }
+    const uint8_t *value = buf + at + k + 1;
+    const uint8_t *nl = memchr(value, '\n', len - (at + k + 1));
+    if (nl == NULL) {
+        return NULL;
+    }
+    *value_len = (size_t)(nl - value);
+    *pos = (size_t)(nl - buf) + 1;
+    return value;
+}
+
+bool stg_sniff_lfs_pointer(const uint8_t *buf, size_t len, stg_lfs_pointer *out)
+{
+    static const char *const versions[] = {"https://git-lfs.github.com/spec/v1",
+                                           "https://hawser.github.com/spec/v1"};
+    if (len > STG_LFS_POINTER_MAX || !stg_sniff_is_text(buf, len)) {
+        return false;
+    }
+    size_t pos = 0, n;
+    const uint8_t *v = lfs_line(buf, len, &pos, "version", &n);
+    bool known = false;
+    for (size_t i = 0; v != NULL && i < sizeof versions / sizeof versions[0]; i++) {
+        known = known || (n == strlen(versions[i]) && memcmp(v, versions[i], n) == 0);
+    }
+    if (!known) {
+        return false;
+    }
+    bool have_oid = false, have_size = false;
+    while (pos < len) {
+        size_t line_start = pos;
+        if ((v = lfs_line(buf, len, &pos, "oid", &n)) != NULL) {
+            if (have_oid || n != 7 + 64 || memcmp(v, "sha256:", 7) != 0) {
+                return false;
+            }
+            for (size_t i = 0; i < 64; i++) {
+                uint8_t c = v[7 + i];
+                if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                    return false;
+                }
+                out->oid[i] = (char)c;
+            }
+            out->oid[64] = '\0';
+            have_oid = true;
+        } else if ((v = lfs_line(buf, len, &pos, "size", &n)) != NULL) {
+            uint64_t size = 0;
+            if (have_size || n == 0 || n > 19) {
+                return false;
+            }
+            for (size_t i = 0; i < n; i++) {
+                if (v[i] < '0' || v[i] > '9') {
+                    return false;
+                }
+                size = size * 10 + (uint64_t)(v[i] - '0');
+            }
+            out->size = size;
+            have_size = true;
+        } else {
+            /* Other keys (extensions) are `key value` lines too: a key of [a-z0-9.-]. */
+            const uint8_t *nl = memchr(buf + line_start, '\n', len - line_start);
+            const uint8_t *sp = memchr(buf + line_start, ' ', len - line_start);
+            if (nl == NULL || sp == NULL || sp > nl || sp == buf + line_start) {
+                return false;
+            }
+            for (const uint8_t *c = buf + line_start; c < sp; c++) {
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+                      *c == '-')) {
+                    return false;
+                }
+            }
+            pos = (size_t)(nl - buf) + 1;
+        }
+    }
+    return have_oid && have_size;
+}
+
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
  * *.pkl / *.pickle or a stored member's bytes are a pickle; numpy-zip when every member is a
  * .npy; else zip. stg_check_buffer's label can differ only where a deflated member turns out
@@ -305,6 +474,10 @@ static stg_format tar_label(const uint8_t *buf, size_t len)
 stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
 {
     stg_name_hint h = stg_name_hint_of(name_hint);
+    stg_lfs_pointer ptr;
+    if (stg_sniff_lfs_pointer(buf, len, &ptr)) {
+        return STG_FMT_GIT_LFS_POINTER; /* whatever the name: it is not what the name says */
+    }
     if (h.safetensors_index) {
         return STG_FMT_SAFETENSORS_INDEX;
     }
@@ -330,5 +503,11 @@ stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
     case STG_SNIFF_LZ4:
     case STG_SNIFF_UNKNOWN: break;
     }
-    return h.onnx ? STG_FMT_ONNX : STG_FMT_UNKNOWN;
+    if (h.onnx) {
+        return STG_FMT_ONNX;
+    }
+    if (h.claims_pickle || !stg_sniff_is_text(buf, len)) {
+        return STG_FMT_UNKNOWN;
+    }
+    return stg_sniff_is_json(buf, len, 127, 0) ? STG_FMT_JSON : STG_FMT_TEXT;
 }

@@ -68,4 +68,28 @@ stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_me
  * (if not NULL) when the walk was refused memory. */
 bool stg_sniff_is_pickle(const uint8_t *buf, size_t len, bool *out_of_memory);
 
+/* The common files of a model repository that are no model, recognised only for content that
+ * every model rule above left unclaimed (docs/findings.md, "Text, JSON and Git LFS pointers"). */
+
+/* A Git LFS pointer file (spec v1): at most STG_LFS_POINTER_MAX bytes of `key value` lines,
+ * the first `version https://git-lfs.github.com/spec/v1` (or the older hawser URL), with an
+ * `oid sha256:<64 hex>` line and a `size <digits>` line. */
+#define STG_LFS_POINTER_MAX 1024u
+typedef struct stg_lfs_pointer {
+    char oid[65];  /* lower-case hex SHA-256 of the content the pointer stands for */
+    uint64_t size; /* its size in bytes */
+} stg_lfs_pointer;
+bool stg_sniff_lfs_pointer(const uint8_t *buf, size_t len, stg_lfs_pointer *out);
+
+/* Text: valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF) without NUL,
+ * DEL or C0 control characters other than tab, LF, VT, FF, CR and ESC. An empty buffer is text. */
+bool stg_sniff_is_text(const uint8_t *buf, size_t len);
+
+/* JSON: text whose first non-whitespace byte is `{` or `[` and that parses as one RFC 8259
+ * value followed only by whitespace, nesting at most max_depth, in at most max_memory bytes of
+ * parser memory (0: STG_SNIFF_JSON_MEMORY); past either limit it is not called JSON (it is
+ * then text, which has the same verdict). */
+#define STG_SNIFF_JSON_MEMORY ((uint64_t)64 << 20)
+bool stg_sniff_is_json(const uint8_t *buf, size_t len, uint32_t max_depth, uint64_t max_memory);
+
 #endif

@@ -144,13 +144,15 @@ typedef enum stg_code {
     STG_NOT_REGULAR_FILE = 58,
     STG_FILE_CHANGED_CODE = 59, /**< "file_changed" (the status STG_FILE_CHANGED is distinct) */
     STG_IO_ERROR = 60,
-    STG_POLYGLOT_TAR = 61, /**< "polyglot_tar": the file is also a tar torch.load would open */
+    STG_POLYGLOT_TAR = 61,      /**< "polyglot_tar": the file is also a tar torch.load would open */
     STG_TAR_LINK_EXTERNAL = 62, /**< "tar_link_external": torch extracts a link to the host */
-    STG_ZIP_AMBIGUOUS = 63, /**< the zip readers of two loaders read different directories */
-    STG_PICKLE_MEMO_SPARSE = 71 /**< a memo index no pickler writes (C and Python loaders differ) */
+    STG_ZIP_AMBIGUOUS = 63,     /**< the zip readers of two loaders read different directories */
+    STG_PICKLE_MEMO_SPARSE =
+        71,              /**< a memo index no pickler writes (C and Python loaders differ) */
+    STG_LFS_POINTER = 75 /**< a Git LFS pointer file, not the content it stands for */
 } stg_code;
 
-#define STG_CODE_MAX 71 /**< highest code number in this version */
+#define STG_CODE_MAX 75 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -276,7 +278,10 @@ typedef enum stg_format {
     STG_FMT_BZ2 = 14,
     STG_FMT_XZ = 15,
     STG_FMT_GGUF = 16,
-    STG_FMT_ONNX = 17
+    STG_FMT_ONNX = 17,
+    STG_FMT_TEXT = 18,           /**< UTF-8 text that no model format claims (README, .py, YAML) */
+    STG_FMT_JSON = 19,           /**< a JSON document (config.json, tokenizer.json) */
+    STG_FMT_GIT_LFS_POINTER = 20 /**< a Git LFS pointer file (spec v1) */
 } stg_format;
 
 /** "safetensors", "torch-zip", ... as in DESIGN.md section 5. */
