@@ -103,6 +103,9 @@ const char *cli_code_description(stg_code code)
     case STG_POLYGLOT_TAR: return "The file also opens as a tar archive (torch.load reads it so).";
     case STG_TAR_LINK_EXTERNAL: return "torch extracts a tar link that reads a host file.";
     case STG_PICKLE_MEMO_SPARSE: return "A memo index no pickler writes; loaders disagree on it.";
+    case STG_LFS_POINTER:
+        return "The file is a Git LFS pointer: the content it stands for was not downloaded or "
+               "checked.";
     }
     return "Unknown finding code.";
 }
