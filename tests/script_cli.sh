@@ -384,7 +384,7 @@ grep -q 'no file was checked' err.txt && ok || fail "empty directory message: $(
 expect_rc 2 "an --include matching nothing" -- "$CLI" scan --include '*.nothing' tree
 grep -q 'no file was checked' err.txt && ok || fail "--include message: $(cat err.txt)"
 expect_rc 2 "--format json, nothing checked" -- "$CLI" scan --format json empty_dir
-grep -q '"type":"summary","files":0' out.txt && ok || fail "empty json summary: $(cat out.txt)"
+grep -q '"type":"summary","schema":1,"files":0' out.txt && ok || fail "empty json summary: $(cat out.txt)"
 rmdir empty_dir
 timeout 20 "$CLI" inspect tree/fifo.safetensors >out.txt 2>&1
 rc=$?

@@ -91,6 +91,7 @@ static const struct code_row {
     {STG_TAR_LINK_EXTERNAL, 62, "tar_link_external", E, E},
     {STG_ZIP_AMBIGUOUS, 63, "zip_ambiguous", E, E},
     {STG_PICKLE_MEMO_SPARSE, 71, "pickle_memo_sparse", E, W},
+    {STG_LFS_POINTER, 75, "lfs_pointer", E, E},
 };
 #define DESIGN_CODES 60 /* 1..60 are DESIGN's table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
