@@ -60,10 +60,10 @@ bool stg_scan_is_blob_name(const char *name)
             return false;
         }
     }
-    return i == 64;
+    return i == 64 || i == 40;
 }
 
-/* true when path's last component is a 64-hex blob name inside a folder named `blobs`. */
+/* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
 bool stg_path_is_blob(const char *path)
 {
     const char *base = stg_path_base(path);
@@ -147,6 +147,26 @@ static void apply_digest(stg_report *r, const uint8_t digest[32], const char *ex
         stg_report_add(r, STG_DIGEST_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
                        "SHA-256 %s of the blob differs from the digest its name gives",
                        stg_report_sha256(r));
+    }
+}
+
+/* Compares the Git blob id of the content (computed here from data when not NULL, else given in
+ * id) with the 40 hex digits of a blob's name. */
+static void check_git_blob(stg_report *r, const uint8_t *data, size_t len, uint8_t id[20],
+                           const char *blob_hex)
+{
+    uint8_t want[20];
+    if (data != NULL && stg_git_blob_id_buffer(data, len, id) != STG_OK) {
+        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
+                       "the Git blob id could not be computed");
+        return;
+    }
+    if (stg_sha1_parse_hex(blob_hex, want) && memcmp(want, id, 20) != 0) {
+        char hex[41];
+        stg_hex_encode(id, 20, hex);
+        stg_report_add(r, STG_DIGEST_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+                       "Git blob id (SHA-1) %s of the blob differs from the id its name gives",
+                       hex);
     }
 }
 
@@ -257,13 +277,18 @@ static bool read_all(int fd, uint8_t *buf, size_t len, bool *short_read, int *er
     return true;
 }
 
-/* SHA-256 of the first size bytes of fd, read with pread in chunks. */
-static bool digest_fd(int fd, uint64_t size, uint8_t out[32], bool *short_read, int *err)
+/* SHA-256 of the first size bytes of fd, read with pread in chunks; with git (not NULL) also the
+ * Git blob id of those bytes, from the same reads. */
+static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool *short_read,
+                      int *err)
 {
     *short_read = false;
     stg_sha256 *h = NULL;
+    stg_git_blob_id *g = NULL;
     uint8_t *chunk = stg_mem_alloc(READ_CHUNK * 16);
-    if (chunk == NULL || stg_sha256_new(&h) != STG_OK) {
+    if (chunk == NULL || stg_sha256_new(&h) != STG_OK ||
+        (git != NULL && stg_git_blob_id_new(size, &g) != STG_OK)) {
+        stg_sha256_free(h);
         stg_mem_free(chunk);
         *err = ENOMEM;
         return false;
@@ -282,17 +307,20 @@ static bool digest_fd(int fd, uint64_t size, uint8_t out[32], bool *short_read, 
             ok = false;
             break;
         }
-        ok = stg_sha256_update(h, chunk, (size_t)n) == STG_OK;
+        ok = stg_sha256_update(h, chunk, (size_t)n) == STG_OK &&
+             (g == NULL || stg_git_blob_id_update(g, chunk, (size_t)n) == STG_OK);
         if (!ok) {
             *err = EIO;
         }
         done += (uint64_t)n;
     }
-    if (ok && stg_sha256_final(h, out) != STG_OK) {
+    if (ok && (stg_sha256_final(h, out) != STG_OK ||
+               (g != NULL && stg_git_blob_id_final(g, git) != STG_OK))) {
         *err = EIO;
         ok = false;
     }
     stg_sha256_free(h);
+    stg_git_blob_id_free(g);
     stg_mem_free(chunk);
     return ok;
 }
@@ -394,12 +422,14 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     /* A mapped file is digested with pread: the validator touches only what it needs of the
      * mapping (a safetensors header), the page cache serves both, and a file truncated
      * meanwhile gives a short read (file_changed) rather than SIGBUS. */
-    uint8_t digest[32];
+    uint8_t digest[32], git_id[20];
     const uint8_t *precomputed = NULL;
+    /* A 40-hex blob name is a Git blob id (scan.h): checked from the same bytes. */
+    bool git_blob = blob_hex != NULL && strlen(blob_hex) == 40;
     if (map != NULL && want_digest(opt, blob_hex)) {
         bool short_read = false;
         int err = 0;
-        if (!digest_fd(fd, size, digest, &short_read, &err)) {
+        if (!digest_fd(fd, size, digest, git_blob ? git_id : NULL, &short_read, &err)) {
             if (short_read) {
                 add_changed(r);
             } else {
@@ -412,6 +442,9 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         precomputed = digest;
     }
     scan_bytes(data, len, hint, hint, blob_hex, precomputed, opt, r);
+    if (git_blob) {
+        check_git_blob(r, map == NULL ? data : NULL, len, git_id, blob_hex);
+    }
     *bytes = size;
     if (fstat(fd, &after) != 0 || !same_content_stamp(&opened, &after)) {
         add_changed(r);

@@ -17,6 +17,8 @@ typedef struct cli_summary {
     uint64_t verdicts[5]; /* indexed by stg_verdict */
     uint64_t bytes;
     double seconds;
+    /* folders the walk skipped (docs/cli.md): .git, Hugging Face .no_exist and .locks */
+    uint64_t skipped_git, skipped_no_exist, skipped_locks;
 } cli_summary;
 
 /* One tensor of `inspect`. */

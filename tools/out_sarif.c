@@ -249,9 +249,11 @@ void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code)
             "]}},\"invocations\":[{\"executionSuccessful\":%s,\"exitCode\":%d}],"
             "\"properties\":{\"files\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"warn\":%" PRIu64
             ",\"invalid\":%" PRIu64 ",\"unsafe\":%" PRIu64 ",\"error\":%" PRIu64
-            ",\"bytes\":%" PRIu64 "}}]}\n",
+            ",\"bytes\":%" PRIu64 ",\"skippedGit\":%" PRIu64 ",\"skippedNoExist\":%" PRIu64
+            ",\"skippedLocks\":%" PRIu64 "}}]}\n",
             exit_code == 2 ? "false" : "true", exit_code, sum->files, sum->verdicts[STG_VERDICT_OK],
             sum->verdicts[STG_VERDICT_WARN], sum->verdicts[STG_VERDICT_INVALID],
-            sum->verdicts[STG_VERDICT_UNSAFE], sum->verdicts[STG_VERDICT_ERROR], sum->bytes);
+            sum->verdicts[STG_VERDICT_UNSAFE], sum->verdicts[STG_VERDICT_ERROR], sum->bytes,
+            sum->skipped_git, sum->skipped_no_exist, sum->skipped_locks);
     free(s);
 }
