@@ -1,6 +1,8 @@
 #include "digest.h"
 
+#include <inttypes.h>
 #include <openssl/evp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../parser/mem.h"
@@ -90,18 +92,88 @@ static int hex_value(char c)
     return -1;
 }
 
-bool stg_sha256_parse_hex(const char *hex, uint8_t out[32])
+/* Parses exactly n bytes' worth of hex digits (2n of them, then the end of the string). */
+static bool parse_hex_n(const char *hex, uint8_t *out, size_t n)
 {
-    if (hex == NULL || strlen(hex) != 64) {
-        return false;
-    }
-    for (size_t i = 0; i < 32; i++) {
+    for (size_t i = 0; i < n; i++) {
         int hi = hex_value(hex[2 * i]);
-        int lo = hex_value(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
+        int lo = hi < 0 ? -1 : hex_value(hex[2 * i + 1]);
+        if (lo < 0) {
             return false;
         }
-        out[i] = (uint8_t)((hi << 4) | lo);
+        out[i] = (uint8_t)(hi * 16 + lo);
     }
-    return true;
+    return hex[2 * n] == '\0';
+}
+
+bool stg_sha256_parse_hex(const char *hex, uint8_t out[32])
+{
+    return hex != NULL && parse_hex_n(hex, out, 32);
+}
+
+bool stg_sha1_parse_hex(const char *hex, uint8_t out[20])
+{
+    return hex != NULL && parse_hex_n(hex, out, 20);
+}
+
+struct stg_git_blob_id {
+    EVP_MD_CTX *ctx;
+};
+
+stg_status stg_git_blob_id_new(uint64_t size, stg_git_blob_id **out)
+{
+    *out = NULL;
+    stg_git_blob_id *h = stg_mem_alloc(sizeof *h);
+    if (h == NULL) {
+        return STG_E_NOMEM;
+    }
+    h->ctx = EVP_MD_CTX_new();
+    char header[32];
+    int n = snprintf(header, sizeof header, "blob %" PRIu64, size);
+    /* the header's NUL is part of what Git hashes */
+    if (h->ctx == NULL || EVP_DigestInit_ex(h->ctx, EVP_sha1(), NULL) != 1 ||
+        EVP_DigestUpdate(h->ctx, header, (size_t)n + 1) != 1) {
+        EVP_MD_CTX_free(h->ctx);
+        stg_mem_free(h);
+        return STG_E_CRYPTO;
+    }
+    *out = h;
+    return STG_OK;
+}
+
+stg_status stg_git_blob_id_update(stg_git_blob_id *h, const void *data, size_t len)
+{
+    if (len == 0) {
+        return STG_OK;
+    }
+    return EVP_DigestUpdate(h->ctx, data, len) == 1 ? STG_OK : STG_E_CRYPTO;
+}
+
+stg_status stg_git_blob_id_final(stg_git_blob_id *h, uint8_t out[20])
+{
+    unsigned int n = 0;
+    return EVP_DigestFinal_ex(h->ctx, out, &n) == 1 && n == 20 ? STG_OK : STG_E_CRYPTO;
+}
+
+void stg_git_blob_id_free(stg_git_blob_id *h)
+{
+    if (h != NULL) {
+        EVP_MD_CTX_free(h->ctx);
+        stg_mem_free(h);
+    }
+}
+
+stg_status stg_git_blob_id_buffer(const void *data, size_t len, uint8_t out[20])
+{
+    stg_git_blob_id *h;
+    stg_status s = stg_git_blob_id_new((uint64_t)len, &h);
+    if (s != STG_OK) {
+        return s;
+    }
+    s = stg_git_blob_id_update(h, data, len);
+    if (s == STG_OK) {
+        s = stg_git_blob_id_final(h, out);
+    }
+    stg_git_blob_id_free(h);
+    return s;
 }

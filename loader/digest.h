@@ -1,4 +1,5 @@
-/* SHA-256 through OpenSSL's EVP interface. This is the only file pair that includes OpenSSL. */
+/* SHA-256, and the SHA-1 of Git blob ids, through OpenSSL's EVP interface. This is the only file
+ * pair that includes OpenSSL. */
 #ifndef STG_LOADER_DIGEST_H
 #define STG_LOADER_DIGEST_H
 
@@ -21,5 +22,19 @@ stg_status stg_sha256_buffer(const void *data, size_t len, uint8_t out[32]);
 void stg_hex_encode(const uint8_t *in, size_t n, char *out);
 /* Parses 64 hex digits (either case, nothing else); false when it is not exactly that. */
 bool stg_sha256_parse_hex(const char *hex, uint8_t out[32]);
+
+/* Git's id of a blob: SHA-1 of "blob <size>\0" followed by the content. A Hugging Face cache
+ * names the blobs of files kept outside Git LFS (config, README, an index) so. */
+typedef struct stg_git_blob_id stg_git_blob_id;
+
+/* A hasher for content of exactly `size` bytes (the header is hashed here). */
+stg_status stg_git_blob_id_new(uint64_t size, stg_git_blob_id **out);
+stg_status stg_git_blob_id_update(stg_git_blob_id *h, const void *data, size_t len);
+stg_status stg_git_blob_id_final(stg_git_blob_id *h, uint8_t out[20]);
+void stg_git_blob_id_free(stg_git_blob_id *h);
+/* One-shot id of a buffer. */
+stg_status stg_git_blob_id_buffer(const void *data, size_t len, uint8_t out[20]);
+/* Parses 40 hex digits (either case, nothing else); false when it is not exactly that. */
+bool stg_sha1_parse_hex(const char *hex, uint8_t out[20]);
 
 #endif

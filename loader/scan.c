@@ -59,10 +59,10 @@ bool stg_scan_is_blob_name(const char *name)
             return false;
         }
     }
-    return i == 64;
+    return i == 64 || i == 40;
 }
 
-/* true when path's last component is a 64-hex blob name inside a folder named `blobs`. */
+/* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
 bool stg_path_is_blob(const char *path)
 {
     const char *base = stg_path_base(path);
@@ -150,6 +150,26 @@ static void apply_digest(stg_report *r, const uint8_t digest[32], const char *ex
     }
 }
 
+/* Compares the Git blob id of the content (computed here from data when not NULL, else given in
+ * id) with the 40 hex digits of a blob's name. */
+static void check_git_blob(stg_report *r, const uint8_t *data, size_t len, uint8_t id[20],
+                           const char *blob_hex)
+{
+    uint8_t want[20];
+    if (data != NULL && stg_git_blob_id_buffer(data, len, id) != STG_OK) {
+        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
+                       "the Git blob id could not be computed");
+        return;
+    }
+    if (stg_sha1_parse_hex(blob_hex, want) && memcmp(want, id, 20) != 0) {
+        char hex[41];
+        stg_hex_encode(id, 20, hex);
+        stg_report_add(r, STG_DIGEST_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+                       "Git blob id (SHA-1) %s of the blob differs from the id its name gives",
+                       hex);
+    }
+}
+
 static bool want_digest(const stg_scan_options *opt, const char *blob_hex)
 {
     return opt->digest || opt->expected_sha256 != NULL || blob_hex != NULL;
@@ -234,13 +254,18 @@ static void add_changed(stg_report *r)
                    "the file changed size or identity while it was scanned");
 }
 
-/* SHA-256 of the first size bytes of fd, read with pread in chunks. */
-static bool digest_fd(int fd, uint64_t size, uint8_t out[32], bool *short_read, int *err)
+/* SHA-256 of the first size bytes of fd, read with pread in chunks; with git (not NULL) also the
+ * Git blob id of those bytes, from the same reads. */
+static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool *short_read,
+                      int *err)
 {
     *short_read = false;
     stg_sha256 *h = NULL;
+    stg_git_blob_id *g = NULL;
     uint8_t *chunk = stg_mem_alloc(READ_CHUNK * 16);
-    if (chunk == NULL || stg_sha256_new(&h) != STG_OK) {
+    if (chunk == NULL || stg_sha256_new(&h) != STG_OK ||
+        (git != NULL && stg_git_blob_id_new(size, &g) != STG_OK)) {
+        stg_sha256_free(h);
         stg_mem_free(chunk);
         *err = ENOMEM;
         return false;
@@ -259,17 +284,20 @@ static bool digest_fd(int fd, uint64_t size, uint8_t out[32], bool *short_read, 
             ok = false;
             break;
         }
-        ok = stg_sha256_update(h, chunk, (size_t)n) == STG_OK;
+        ok = stg_sha256_update(h, chunk, (size_t)n) == STG_OK &&
+             (g == NULL || stg_git_blob_id_update(g, chunk, (size_t)n) == STG_OK);
         if (!ok) {
             *err = EIO;
         }
         done += (uint64_t)n;
     }
-    if (ok && stg_sha256_final(h, out) != STG_OK) {
+    if (ok && (stg_sha256_final(h, out) != STG_OK ||
+               (g != NULL && stg_git_blob_id_final(g, git) != STG_OK))) {
         *err = EIO;
         ok = false;
     }
     stg_sha256_free(h);
+    stg_git_blob_id_free(g);
     stg_mem_free(chunk);
     return ok;
 }
@@ -355,11 +383,13 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     }
     /* An image held in part is digested with pread (the page cache serves both); a whole one
      * from the bytes that were checked. */
-    uint8_t digest[32];
+    uint8_t digest[32], git_id[20];
     const uint8_t *precomputed = NULL;
+    /* A 40-hex blob name is a Git blob id (scan.h): checked from the same bytes. */
+    bool git_blob = blob_hex != NULL && strlen(blob_hex) == 40;
     if (st == STG_OK && !stg_image_whole(&img) && want_digest(opt, blob_hex)) {
         bool short_read = false;
-        if (!digest_fd(fd, size, digest, &short_read, &err)) {
+        if (!digest_fd(fd, size, digest, git_blob ? git_id : NULL, &short_read, &err)) {
             st = short_read ? STG_FILE_CHANGED : STG_E_IO;
         }
         precomputed = digest;
@@ -387,6 +417,10 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     static const uint8_t empty[1] = {0};
     scan_bytes(img.bytes != NULL ? img.bytes : empty, img.size, hint, hint, blob_hex, precomputed,
                opt, r);
+    if (git_blob) {
+        check_git_blob(r, precomputed == NULL ? (img.bytes != NULL ? img.bytes : empty) : NULL,
+                       img.size, git_id, blob_hex);
+    }
     *bytes = size;
     if (fstat(fd, &after) != 0 || !same_content_stamp(&opened, &after)) {
         add_changed(r);

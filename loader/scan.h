@@ -7,7 +7,8 @@
  * to callbacks. Rules (DESIGN.md section 6, documented for users in docs/cli.md):
  *   - a directory is walked recursively, entries sorted by their bytes (strcmp), depth first;
  *   - "-" is standard input (at most once);
- *   - each argument has a root: the folder `.../models--ORG--NAME` when the argument lies in a
+ *   - each argument has a root: the folder `.../models--ORG--NAME` (or datasets--, spaces--)
+ *     when the argument lies in a
  *     Hugging Face cache, else the argument itself. Symbolic links met during the walk are
  *     followed only when their resolved target lies inside the root's real path; a link outside,
  *     a link to a directory on the current path (cycle) or to a directory already walked is a
@@ -19,7 +20,14 @@
  *     is judged under its own name, so a path's verdict never depends on its siblings. In a Hugging
  *     Face root, a blob that some walked link points at is reported only under the link's path,
  *     with `blob` set; a file in a `blobs` folder whose name is 64 hex digits is checked against
- *     its SHA-256 (digest_mismatch);
+ *     its SHA-256, one whose name is 40 hex digits against its Git blob id (digest_mismatch);
+ *   - a hub root (a folder holding `models--*`, `datasets--*` or `spaces--*` folders) or any folder
+ *     above one is a cache too: a blob in `<repo>/blobs` that a walked link leads to is reported
+ *     only under the link's path;
+ *   - folders met inside a tree that hold nothing to check are skipped and counted in the
+ *     result, never records: `.git` (unless scan_git), a repo folder's `.no_exist` (empty
+ *     markers huggingface_hub writes for files the Hub lacks) and `.locks` in a repo folder or
+ *     hub root. A path named as an argument is never skipped;
  *   - include/exclude globs (fnmatch, no flags) are matched against the path relative to the
  *     argument and against the base name; an excluded directory is not descended; paths given
  *     on the command line are never filtered. */
@@ -57,6 +65,7 @@ typedef struct stg_walk_options {
      * handed out and scanned, so count walks with indexes 0..count-1 over the same paths cover
      * every record exactly once, on any machine. */
     uint32_t shard_index, shard_count;
+    bool scan_git; /* walk `.git` folders too (default false: skipped and counted) */
 } stg_walk_options;
 
 #define STG_WALK_MAX_THREADS 256
@@ -78,6 +87,9 @@ typedef struct stg_walk_result {
     uint64_t records_total;    /* records the walk found (files handed out when not interrupted) */
     uint64_t skipped_self;     /* files left out because they are opt->skip_dev/skip_ino */
     bool interrupted;          /* *opt->cancel stopped the walk before every record was out */
+    uint64_t skipped_git;      /* `.git` folders not walked */
+    uint64_t skipped_no_exist; /* Hugging Face `.no_exist` folders not walked */
+    uint64_t skipped_locks;    /* Hugging Face `.locks` folders not walked */
 } stg_walk_result;
 
 /* Called once per record, in walk order, from the calling thread. r has its path (and blob)
@@ -107,14 +119,16 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
 stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
                        const stg_scan_options *opt, stg_report **out);
 
-/* true when name (a base name) is exactly 64 hex digits (a Hugging Face LFS blob name). */
+/* true when name (a base name) is a Hugging Face blob name: 64 hex digits (a Git LFS file, named
+ * by its SHA-256) or 40 (a file kept in Git, named by its Git blob id, the SHA-1 of
+ * "blob <size>\0" + content). */
 bool stg_scan_is_blob_name(const char *name);
 
 /* ---- shared by scan.c and walk.c (loader-internal) ---- */
 
 /* Last component of path (after the last '/'). */
 const char *stg_path_base(const char *path);
-/* true when path's last component is a 64-hex blob name inside a folder named `blobs`. */
+/* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
 bool stg_path_is_blob(const char *path);
 /* true when path (a real path) is root_real or lies below it. */
 bool stg_path_inside(const char *path, const char *root_real);

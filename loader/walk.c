@@ -131,6 +131,8 @@ typedef struct dir_frame {
     char **names;
     size_t count, next;
     uint64_t dev, ino;
+    bool hf_repo; /* the folder is a Hugging Face repo folder (models--ORG--NAME, ...) */
+    bool hf_hub;  /* the folder holds repo folders: a Hugging Face hub root */
 } dir_frame;
 
 typedef struct walk {
@@ -152,6 +154,7 @@ typedef struct walk {
     bool root_is_hf;
     bool stdin_seen;
     bool nomem;
+    uint64_t skipped_git, skipped_no_exist, skipped_locks;
     /* worker state */
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -275,8 +278,8 @@ static size_t file_for(walk *w, const struct stat *st, const char *open_path, bo
     f->nofollow = nofollow;
     f->size_hint = S_ISREG(st->st_mode) && st->st_size > 0 ? (uint64_t)st->st_size : 0;
     if (stg_path_is_blob(open_path)) {
-        memcpy(f->blob_hex, stg_path_base(open_path), 64);
-        f->blob_hex[64] = '\0';
+        const char *base = stg_path_base(open_path); /* 40 or 64 hex digits */
+        memcpy(f->blob_hex, base, strlen(base) + 1);
     }
     if (st->st_dev != 0 || st->st_ino != 0) {
         if (!id_put(&w->file_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, idx)) {
@@ -287,6 +290,13 @@ static size_t file_for(walk *w, const struct stat *st, const char *open_path, bo
     }
     w->file_count++;
     return idx;
+}
+
+/* true when the folder being listed (a `blobs` folder) lies in a Hugging Face repo folder: the
+ * walk started above it (a hub root, or the folder holding the hub). */
+static bool in_hf_repo(const walk *w)
+{
+    return w->depth >= 2 && w->stack[w->depth - 2].hf_repo;
 }
 
 static void add_file(walk *w, const char *display, const struct stat *st, const char *open_path,
@@ -312,7 +322,7 @@ static void add_file(walk *w, const char *display, const struct stat *st, const 
     if (linked) {
         w->files[file].linked = true;
     }
-    rec->hf_blob_direct = !linked && w->root_is_hf && stg_path_is_blob(display);
+    rec->hf_blob_direct = !linked && stg_path_is_blob(display) && (w->root_is_hf || in_hf_repo(w));
 }
 
 static bool glob_any(const char *const *globs, size_t n, const char *rel, const char *base)
@@ -353,6 +363,25 @@ static void free_frame(dir_frame *f)
     stg_mem_free(f->path);
     stg_mem_free(f->rel);
     memset(f, 0, sizeof *f);
+}
+
+/* huggingface_hub names a repo's cache folder `<type>s--ORG--NAME` (repo_folder_name). Returns
+ * the length of the type prefix when name is such a folder name, else 0. */
+static size_t hf_repo_prefix(const char *name, size_t len)
+{
+    static const char *const prefixes[] = {"models--", "datasets--", "spaces--"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t k = strlen(prefixes[i]);
+        if (len > k && memcmp(name, prefixes[i], k) == 0) {
+            return k;
+        }
+    }
+    return 0;
+}
+
+static bool is_hf_repo_name(const char *name)
+{
+    return hf_repo_prefix(name, strlen(name)) > 0;
 }
 
 /* Lists a directory (sorted) onto the stack; an unreadable one becomes an io_error record. */
@@ -426,6 +455,10 @@ static void push_dir(walk *w, const char *display, const char *rel, const struct
     if (f.count > 1) {
         qsort(f.names, f.count, sizeof *f.names, cmp_names);
     }
+    f.hf_repo = is_hf_repo_name(stg_path_base(display));
+    for (size_t i = 0; i < f.count && !f.hf_hub; i++) {
+        f.hf_hub = is_hf_repo_name(f.names[i]);
+    }
     w->stack[w->depth++] = f;
 }
 
@@ -478,6 +511,27 @@ static void visit_dir(walk *w, const char *display, const char *rel, const struc
     push_dir(w, display, rel, st);
 }
 
+/* Folders met inside a tree that hold no content to check; counted, not reported (scan.h):
+ * `.git` (unless scan_git), and in a Hugging Face cache `.no_exist` (empty markers of files the
+ * Hub does not have) in a repo folder and `.locks` in a repo folder or the hub root. */
+static bool skip_dir(walk *w, const char *base)
+{
+    const dir_frame *parent = w->depth > 0 ? &w->stack[w->depth - 1] : NULL;
+    if (strcmp(base, ".git") == 0 && !w->opt->scan_git) {
+        w->skipped_git++;
+        return true;
+    }
+    if (parent != NULL && parent->hf_repo && strcmp(base, ".no_exist") == 0) {
+        w->skipped_no_exist++;
+        return true;
+    }
+    if (parent != NULL && (parent->hf_repo || parent->hf_hub) && strcmp(base, ".locks") == 0) {
+        w->skipped_locks++;
+        return true;
+    }
+    return false;
+}
+
 /* One path met by the walk (argument: a command-line path, never filtered). */
 static void visit(walk *w, const char *display, const char *rel, bool argument)
 {
@@ -528,6 +582,9 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
         return;
     }
     if (S_ISDIR(lst.st_mode)) {
+        if (!argument && skip_dir(w, base)) {
+            return;
+        }
         if (argument || dir_selected(w, rel, base)) {
             visit_dir(w, display, rel, &lst, false);
         }
@@ -544,7 +601,8 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
     }
 }
 
-/* Length of path up to and including its last `models--*` component; 0 when none. */
+/* Length of path up to and including its last repo folder component (`models--*`,
+ * `datasets--*`, `spaces--*`); 0 when none. */
 static size_t hf_prefix_len(const char *path)
 {
     size_t found = 0;
@@ -554,7 +612,7 @@ static size_t hf_prefix_len(const char *path)
         while (*p != '\0' && *p != '/') {
             p++;
         }
-        if ((size_t)(p - start) > 8 && memcmp(start, "models--", 8) == 0) {
+        if (hf_repo_prefix(start, (size_t)(p - start)) > 0) {
             found = (size_t)(p - path);
         }
         while (*p == '/') {
@@ -1055,6 +1113,9 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
         result->records_total = shown;
         result->skipped_self = w.skipped_self;
         result->interrupted = interrupted;
+        result->skipped_git = w.skipped_git;
+        result->skipped_no_exist = w.skipped_no_exist;
+        result->skipped_locks = w.skipped_locks;
     }
     free_walk(&w);
     return status;

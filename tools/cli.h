@@ -18,6 +18,8 @@ typedef struct cli_summary {
     uint64_t bytes;
     double seconds;
     int interrupted_signal; /* SIGINT/SIGTERM that stopped the scan early, 0 when it finished */
+    /* folders the walk skipped (docs/cli.md): .git, Hugging Face .no_exist and .locks */
+    uint64_t skipped_git, skipped_no_exist, skipped_locks;
 } cli_summary;
 
 /* Version of the JSON Lines record shapes (the "schema" field; docs/cli.schema.json). */

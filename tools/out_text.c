@@ -156,6 +156,12 @@ void cli_text_summary(FILE *out, const cli_summary *s)
             s->files, s->files == 1 ? "" : "s", s->verdicts[STG_VERDICT_OK],
             s->verdicts[STG_VERDICT_WARN], s->verdicts[STG_VERDICT_INVALID],
             s->verdicts[STG_VERDICT_UNSAFE], s->verdicts[STG_VERDICT_ERROR], s->bytes, s->seconds);
+    if (s->skipped_git + s->skipped_no_exist + s->skipped_locks > 0) {
+        fprintf(out,
+                "skipped folders: %" PRIu64 " .git, %" PRIu64 " .no_exist, %" PRIu64
+                " .locks (nothing in them to check)\n",
+                s->skipped_git, s->skipped_no_exist, s->skipped_locks);
+    }
     if (s->interrupted_signal != 0) {
         fprintf(out, "interrupted by %s: the files after these were not scanned\n",
                 s->interrupted_signal == 15 ? "SIGTERM" : "SIGINT");

@@ -48,6 +48,7 @@ enum long_only {
     OPT_SHA256,
     OPT_STDIN_NAME,
     OPT_NO_DIGEST,
+    OPT_SCAN_GIT,
     OPT_TENSOR_SHA256,
     OPT_PROGRESS,
     OPT_FILES_FROM,
@@ -74,6 +75,7 @@ static const struct option scan_options[] = {
     {"sha256", required_argument, NULL, OPT_SHA256},
     {"stdin-name", required_argument, NULL, OPT_STDIN_NAME},
     {"no-digest", no_argument, NULL, OPT_NO_DIGEST},
+    {"scan-git", no_argument, NULL, OPT_SCAN_GIT},
     {"jobs", required_argument, NULL, 'j'},
     {"quiet", no_argument, NULL, 'q'},
     {"progress", required_argument, NULL, OPT_PROGRESS},
@@ -105,6 +107,7 @@ static const char usage_text[] =
     "  --sha256 HEX               expected SHA-256 of the one file (or standard input) scanned\n"
     "  --stdin-name NAME          name standard input's content carries (a format hint)\n"
     "  --no-digest                do not compute SHA-256 digests\n"
+    "  --scan-git                 also walk .git folders (skipped and counted by default)\n"
     "  -j, --jobs N               scan with N threads (output order does not change)\n"
     "  -q, --quiet                print only files that are not ok, and the summary\n"
     "  --progress auto|always|never  progress line on stderr (default auto: a terminal)\n"
@@ -396,6 +399,7 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
         }
         case OPT_STDIN_NAME: c->walk.stdin_name = optarg; break;
         case OPT_NO_DIGEST: c->walk.scan.digest = false; break;
+        case OPT_SCAN_GIT: c->walk.scan_git = true; break;
         case 'j': {
             char *end = NULL;
             errno = 0;
@@ -671,6 +675,9 @@ static stg_status run_walk(scan_state *s, const char *const *paths, size_t n,
     stg_status st = stg_walk(paths, n, opt, on_record, on_progress, s, &res);
     clear_progress(s);
     s->sum.bytes += res.bytes;
+    s->sum.skipped_git += res.skipped_git;
+    s->sum.skipped_no_exist += res.skipped_no_exist;
+    s->sum.skipped_locks += res.skipped_locks;
     s->distinct_scanned += res.distinct_scanned;
     *interrupted = res.interrupted;
     return st;

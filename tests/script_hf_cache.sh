@@ -1,0 +1,173 @@
+#!/bin/bash
+# A Hugging Face hub cache as huggingface_hub writes it (tests/gen_hf_cache.py: three repos, blobs
+# named by SHA-256 and by Git blob id, refs, .no_exist markers, .locks), scanned at hub level and
+# per repo folder:
+#   - clean: every snapshot file once, under its snapshot path with `blob`; no record under
+#     blobs/, .no_exist/ or .locks/ (those are counted in the summary); exit 0 by default, and
+#     with --fail-on warning for the safetensors repos (pytorch_model.bin keeps its pickle_file
+#     warning: a pickle-based file);
+#   - tampered shard blob -> digest_mismatch; index naming a missing shard ->
+#     index_shard_missing; junk model.safetensors with an alias link -> invalid under its own
+#     name; torch.save with an os.system payload -> unsafe, reached by the real torch.load
+#     (tests/loaders/reach.py, which refuses the call) and blocked by stguard.
+# Skips (77) when Debian's python3 cannot import torch.
+set -u
+PY=/usr/bin/python3
+if ! "$PY" -c "import torch" >/dev/null 2>&1; then
+    echo "skip: $PY cannot import torch"
+    exit 77
+fi
+if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
+    echo "skip: no CLI binary (STGUARD_CLI)"
+    exit 77
+fi
+SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+FAILS=0
+CHECKS=0
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+ok() { CHECKS=$((CHECKS + 1)); }
+SNAP=snapshots/8f2e3a1b9c0d4e5f6a7b8c9d0e1f2a3b4c5d6e7f
+
+for v in clean tampered broken_index junk_alias evil; do
+    "$PY" "$SRC/tests/gen_hf_cache.py" "$T/$v" "$v" || { echo "FAIL: generator $v"; exit 1; }
+done
+
+# scan VARIANT WANT_RC [options and paths relative to the hub...]: JSON Lines into VARIANT.json
+scan() {
+    local v=$1 want=$2
+    shift 2
+    (cd "$T/$v" && "$STGUARD_CLI" scan --format json "$@") >"$T/$v.json" 2>"$T/$v.err"
+    local rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        fail "$v $*: exit $rc, want $want: $(head -c 800 "$T/$v.json") $(cat "$T/$v.err")"
+    else
+        ok
+    fi
+}
+# check VARIANT PYTHON: assertions over recs (file records by path) and summary
+check() {
+    local v=$1
+    if "$PY" - "$T/$v.json" "$2" >"$T/py.txt" 2>&1 <<'EOF'; then ok; else fail "$v: $(cat "$T/py.txt")"; fi
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+recs = {r["path"]: r for r in lines if r["type"] == "file"}
+summary = lines[-1]
+assert summary["type"] == "summary", summary
+def codes(path):
+    return [f["code"] for f in recs[path]["findings"]]
+exec(sys.argv[2])
+EOF
+}
+
+# ---- clean, at hub level
+scan clean 0 .
+check clean '
+snap = "8f2e3a1b9c0d4e5f6a7b8c9d0e1f2a3b4c5d6e7f"
+assert not [p for p in recs if "/blobs/" in p or ".no_exist" in p or ".locks" in p], list(recs)
+assert len(recs) == 20, sorted(recs)
+assert summary["files"] == 20 and summary["skipped_no_exist"] == 3, summary
+assert summary["skipped_locks"] == 1 and summary["skipped_git"] == 0, summary
+for p, r in recs.items():
+    if "/snapshots/" in p:
+        assert r["blob"] and "/blobs/" in r["blob"], r
+    if p.endswith("pytorch_model.bin"):
+        assert codes(p) == ["pickle_file"] and r["verdict"] == "warn", r
+        assert all(g["class"] == "allowed" for g in r["globals"]), r
+    else:
+        assert r["verdict"] == "ok", r
+fmt = {p.rsplit("/", 1)[1]: r["format"] for p, r in recs.items()}
+assert fmt["model.safetensors.index.json"] == "safetensors-index", fmt
+assert fmt["config.json"] == "json" and fmt["README.md"] == "text", fmt
+assert fmt["main"] == "text" and fmt[".gitattributes"] == "text", fmt
+assert fmt["pytorch_model.bin"] == "torch-zip", fmt
+'
+# blobs named by Git blob id are really checked (and named as huggingface_hub names them)
+check clean '
+import hashlib, os
+for p, r in recs.items():
+    if r["blob"]:
+        etag = os.path.basename(r["blob"])
+        data = open(os.path.join(os.path.dirname(sys.argv[1]), "clean", r["blob"]), "rb").read()
+        want = hashlib.sha256(data).hexdigest() if len(etag) == 64 else \
+            hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        assert etag == want, (p, etag, want)
+        assert r["sha256"] == hashlib.sha256(data).hexdigest(), r
+assert any(len(os.path.basename(r["blob"] or "")) == 40 for r in recs.values())
+'
+scan clean 0 --fail-on warning --exclude models--org--torch .
+scan clean 1 --fail-on warning .
+# one repo folder gives the same records as the hub scan shows for it
+scan clean 0 models--org--sharded
+check clean '
+assert len(recs) == 10 and summary["skipped_no_exist"] == 1, (sorted(recs), summary)
+assert all(r["verdict"] == "ok" for r in recs.values()), recs
+'
+# a snapshot folder given as the argument: the repo folder is still its root
+scan clean 0 "models--org--single/$SNAP"
+check clean 'assert len(recs) == 4 and all(r["verdict"] == "ok" for r in recs.values()), recs'
+# text output: the summary says what was skipped
+(cd "$T/clean" && "$STGUARD_CLI" scan .) >"$T/text.txt" 2>&1
+grep -q '^skipped folders: 0 .git, 3 .no_exist, 1 .locks' "$T/text.txt" && ok ||
+    fail "text summary: $(tail -3 "$T/text.txt")"
+(cd "$T/clean" && "$STGUARD_CLI" scan --format sarif .) >"$T/sarif.json" 2>&1
+"$PY" -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["runs"][0]["properties"]
+assert p["skippedNoExist"] == 3 and p["skippedLocks"] == 1 and p["files"] == 20, p
+' "$T/sarif.json" && ok || fail "SARIF summary: $(head -c 600 "$T/sarif.json")"
+
+# ---- a shard's blob changed after download
+scan tampered 1 .
+check tampered '
+p = "./models--org--sharded/'"$SNAP"'/model-00002-of-00002.safetensors"
+assert "digest_mismatch" in codes(p) and recs[p]["verdict"] == "invalid", recs[p]
+assert sum(1 for r in recs.values() if r["verdict"] != "ok") == 2, \
+    [(k, r["verdict"]) for k, r in recs.items()]  # the shard, and pytorch_model.bin (warn)
+'
+# ---- the index names a shard the snapshot does not have
+scan broken_index 1 .
+check broken_index '
+p = "./models--org--sharded/'"$SNAP"'/model.safetensors.index.json"
+assert recs[p]["format"] == "safetensors-index", recs[p]
+assert "index_shard_missing" in codes(p) and recs[p]["verdict"] == "invalid", recs[p]
+assert "digest_mismatch" not in codes(p), recs[p]
+'
+# ---- junk model.safetensors, and an alias link `a` to the same blob (met first)
+scan junk_alias 1 .
+check junk_alias '
+d = "./models--org--single/'"$SNAP"'/"
+assert recs[d + "model.safetensors"]["verdict"] == "invalid", recs[d + "model.safetensors"]
+assert recs[d + "a"]["verdict"] == "warn" and codes(d + "a") == ["format_unknown"], recs[d + "a"]
+assert recs[d + "a"]["blob"] == recs[d + "model.safetensors"]["blob"]
+'
+scan junk_alias 1 "models--org--single/$SNAP/model.safetensors"
+check junk_alias 'assert [r["verdict"] for r in recs.values()] == ["invalid"], recs'
+
+# ---- a malicious pytorch_model.bin: the real loader reaches the payload, stguard blocks it
+scan evil 1 .
+check evil '
+p = "./models--org--torch/'"$SNAP"'/pytorch_model.bin"
+assert recs[p]["verdict"] == "unsafe", recs[p]
+assert ("posix", "system") in {(g["module"], g["name"]) for g in recs[p]["globals"]} or \
+    ("os", "system") in {(g["module"], g["name"]) for g in recs[p]["globals"]}, recs[p]
+'
+evil_blob=$(readlink -f "$T/evil/models--org--torch/$SNAP/pytorch_model.bin")
+"$PY" "$SRC/tests/loaders/reach.py" torch "$evil_blob" >"$T/reach.json" 2>"$T/reach.err"
+"$PY" -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["reached"] is True, r
+' "$T/reach.json" && ok || fail "reach.py: $(cat "$T/reach.json" "$T/reach.err")"
+clean_blob=$(readlink -f "$T/clean/models--org--torch/$SNAP/pytorch_model.bin")
+"$PY" "$SRC/tests/loaders/reach.py" torch "$clean_blob" >"$T/reach.json" 2>"$T/reach.err"
+"$PY" -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["reached"] is False and r["error"] is None, r
+' "$T/reach.json" && ok || fail "reach.py on the clean file: $(cat "$T/reach.json" "$T/reach.err")"
+
+echo "$CHECKS checks passed, $FAILS failed"
+[ "$FAILS" -eq 0 ]
