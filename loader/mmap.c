@@ -213,7 +213,9 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
      * last 64 KiB and, when an archive may be appended, the whole file: they run over an image
      * copied with pread (loader/window.h), never over the mapping. */
     stg_image img;
-    if (stg_image_open(&img, f->fd, f->size, lim->max_inflate_bytes, &err) != STG_OK) {
+    uint64_t cap = lim->max_inflate_bytes < STG_INFLATE_BYTES_CEILING ? lim->max_inflate_bytes
+                                                                      : STG_INFLATE_BYTES_CEILING;
+    if (stg_image_open(&img, f->fd, f->size, cap, &err) != STG_OK) {
         report_io(r, "mmap", err);
         file_free(f);
         return STG_E_IO;
@@ -224,7 +226,7 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
         stg_finding *lf = stg_report_add(
             r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
             "the polyglot checks need more than max_inflate_bytes (%llu) of the file",
-            (unsigned long long)lim->max_inflate_bytes);
+            (unsigned long long)cap);
         stg_report_set_limit(r, lf, "max_inflate_bytes");
     } else if (filled != STG_OK) {
         stg_image_close(&img);

@@ -366,7 +366,10 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
      * file mapping, so a file truncated meanwhile is file_changed, never SIGBUS. */
     stg_image img;
     int err = 0;
-    if (stg_image_open(&img, fd, size, opt->limits.max_inflate_bytes, &err) != STG_OK) {
+    uint64_t cap = opt->limits.max_inflate_bytes < STG_INFLATE_BYTES_CEILING
+                       ? opt->limits.max_inflate_bytes
+                       : STG_INFLATE_BYTES_CEILING;
+    if (stg_image_open(&img, fd, size, cap, &err) != STG_OK) {
         stg_scan_add_errno(r, STG_IO_ERROR, "the file's image could not be mapped", err);
         close(fd);
         return;
@@ -402,7 +405,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
                 r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
                 "the file (%llu bytes) needs more memory than max_inflate_bytes (%llu): not "
                 "scanned",
-                (unsigned long long)size, (unsigned long long)opt->limits.max_inflate_bytes);
+                (unsigned long long)size, (unsigned long long)cap);
             stg_report_set_limit(r, f, "max_inflate_bytes");
             stg_report_set_size(r, size);
         } else if (st == STG_E_NOMEM || err == ENOMEM) {

@@ -106,6 +106,7 @@ stg_status stg_stream_new(const stg_limits *lim, const stg_stream_options *opt, 
     } else {
         stg_limits_default(&s->lim);
     }
+    stg_limits_clamp(&s->lim);
     stg_stream_options o;
     if (opt != NULL) {
         o = *opt;

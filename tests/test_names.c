@@ -424,20 +424,30 @@ START_TEST(test_limits_default)
 END_TEST
 
 /* Every settable field: its name, whether it is 64-bit, and where it lives. */
-#define FIELD(f, wide)                    \
-    {                                     \
-#f, offsetof(stg_limits, f), wide \
+#define FIELD(f, wide, ceiling)                    \
+    {                                              \
+#f, offsetof(stg_limits, f), wide, ceiling \
     }
 static const struct limit_row {
     const char *name;
     size_t off;
     int wide;
+    uint64_t ceiling; /* the largest value stg_limits_set takes */
 } limit_rows[] = {
-    FIELD(max_header_len, 1),    FIELD(max_tensors, 1),       FIELD(max_rank, 0),
-    FIELD(max_json_depth, 0),    FIELD(max_name_len, 0),      FIELD(max_metadata_entries, 0),
-    FIELD(max_memory, 1),        FIELD(max_findings, 0),      FIELD(max_pickle_stack, 0),
-    FIELD(max_pickle_memo, 0),   FIELD(max_pickle_string, 1), FIELD(max_nesting, 0),
-    FIELD(max_inflate_bytes, 1), FIELD(max_inflate_ratio, 0),
+    FIELD(max_header_len, 1, UINT64_MAX),
+    FIELD(max_tensors, 1, UINT64_MAX),
+    FIELD(max_rank, 0, UINT32_MAX),
+    FIELD(max_json_depth, 0, UINT32_MAX),
+    FIELD(max_name_len, 0, UINT32_MAX),
+    FIELD(max_metadata_entries, 0, UINT32_MAX),
+    FIELD(max_memory, 1, UINT64_MAX),
+    FIELD(max_findings, 0, STG_FINDINGS_CEILING),
+    FIELD(max_pickle_stack, 0, STG_PICKLE_STACK_CEILING),
+    FIELD(max_pickle_memo, 0, STG_PICKLE_MEMO_CEILING),
+    FIELD(max_pickle_string, 1, STG_PICKLE_STRING_CEILING),
+    FIELD(max_nesting, 0, STG_NESTING_CEILING),
+    FIELD(max_inflate_bytes, 1, STG_INFLATE_BYTES_CEILING),
+    FIELD(max_inflate_ratio, 0, STG_INFLATE_RATIO_CEILING),
 };
 #define NLIMITS (sizeof limit_rows / sizeof limit_rows[0])
 
@@ -460,7 +470,9 @@ START_TEST(test_limits_set_round_trip)
     stg_limits def, lim;
     stg_limits_default(&def);
     lim = def;
-    const char *values[] = {"0", "1", "7", "4294967295"};
+    char ceiling[32];
+    snprintf(ceiling, sizeof ceiling, "%llu", (unsigned long long)row->ceiling);
+    const char *values[] = {"0", "1", "7", row->ceiling >= UINT32_MAX ? "4294967295" : ceiling};
     for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
         ck_assert_int_eq(stg_limits_set(&lim, row->name, values[v]), STG_OK);
         char buf[32];
@@ -473,9 +485,16 @@ START_TEST(test_limits_set_round_trip)
            row->wide ? 8 : 4);
     ck_assert_int_eq(memcmp(&other, &def, sizeof def), 0);
 
-    /* The widest value of the field's type is accepted, one more is not. */
+    /* The ceiling (or the widest value of the field's type) is accepted, one more is not. */
     stg_limits keep = lim;
-    if (row->wide) {
+    if (row->ceiling != UINT64_MAX && row->ceiling != UINT32_MAX) {
+        ck_assert_int_eq(stg_limits_set(&lim, row->name, ceiling), STG_OK);
+        ck_assert_uint_eq(field_value(&lim, row), row->ceiling);
+        keep = lim;
+        char over[32];
+        snprintf(over, sizeof over, "%llu", (unsigned long long)row->ceiling + 1);
+        ck_assert_int_eq(stg_limits_set(&lim, row->name, over), STG_E_BAD_ARG);
+    } else if (row->wide) {
         ck_assert_int_eq(stg_limits_set(&lim, row->name, "18446744073709551615"), STG_OK);
         ck_assert_uint_eq(field_value(&lim, row), UINT64_MAX);
         keep = lim;

@@ -289,6 +289,31 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     return res;
 }
 
+void stg_limits_clamp(stg_limits *lim)
+{
+    if (lim->max_nesting > STG_NESTING_CEILING) {
+        lim->max_nesting = STG_NESTING_CEILING;
+    }
+    if (lim->max_findings > STG_FINDINGS_CEILING) {
+        lim->max_findings = STG_FINDINGS_CEILING;
+    }
+    if (lim->max_pickle_stack > STG_PICKLE_STACK_CEILING) {
+        lim->max_pickle_stack = STG_PICKLE_STACK_CEILING;
+    }
+    if (lim->max_pickle_memo > STG_PICKLE_MEMO_CEILING) {
+        lim->max_pickle_memo = STG_PICKLE_MEMO_CEILING;
+    }
+    if (lim->max_pickle_string > STG_PICKLE_STRING_CEILING) {
+        lim->max_pickle_string = STG_PICKLE_STRING_CEILING;
+    }
+    if (lim->max_inflate_bytes > STG_INFLATE_BYTES_CEILING) {
+        lim->max_inflate_bytes = STG_INFLATE_BYTES_CEILING;
+    }
+    if (lim->max_inflate_ratio > STG_INFLATE_RATIO_CEILING) {
+        lim->max_inflate_ratio = STG_INFLATE_RATIO_CEILING;
+    }
+}
+
 void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg_check_ctx *ctx)
 {
     /* A Git LFS pointer stands for content that is not here (a clone without `git lfs pull`):
@@ -303,8 +328,15 @@ void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg
         stg_report_set_size(ctx->report, (uint64_t)len);
         return;
     }
+    /* Every scan of content starts here: the limits it runs under are brought to the ceilings
+     * once, and members inherit them. */
+    stg_limits clamped = *ctx->lim;
+    stg_limits_clamp(&clamped);
+    const stg_limits *caller_lim = ctx->lim;
+    ctx->lim = &clamped;
     /* top_level with the caller's name: the mode only matters for forced pickles and streams. */
     stg_member_result res = dispatch(buf, len, name_hint, true, STG_MEMBER_ARCHIVE, ctx);
+    ctx->lim = caller_lim;
     if (res.pickle_based) {
         stg_report_add(ctx->report, STG_PICKLE_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
                        "pickle-based file: loading it can run code in principle");
@@ -313,20 +345,43 @@ void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg
     stg_report_set_size(ctx->report, (uint64_t)len);
 }
 
-/* "outer!inner" for a member of a member, so nested findings keep their whole path. */
+/* "outer!inner" for a member of a member, so nested findings keep their whole path. A path
+ * longer than STG_MEMBER_PATH_MAX keeps "..." and its last bytes: with at most
+ * STG_NESTING_CEILING levels alive at once, the paths of one scan then hold at most
+ * STG_NESTING_CEILING x STG_MEMBER_PATH_MAX bytes, not a sum that grows with the square of the
+ * depth. */
 char *stg_check_member_path(const stg_check_ctx *ctx, const char *member)
 {
     const char *outer = ctx->member;
-    if (outer == NULL) {
-        return stg_mem_strndup(member, strlen(member));
+    size_t b = strlen(member);
+    if (outer == NULL && b <= STG_MEMBER_PATH_MAX) {
+        return stg_mem_strndup(member, b);
     }
-    size_t a = strlen(outer), b = strlen(member);
-    char *p = stg_mem_alloc(a + b + 2);
-    if (p != NULL) {
-        memcpy(p, outer, a);
-        p[a] = '!';
-        memcpy(p + a + 1, member, b + 1);
+    size_t a = outer != NULL ? strlen(outer) : 0;
+    size_t full = outer != NULL ? a + 1 + b : b;
+    size_t keep = full <= STG_MEMBER_PATH_MAX ? full : STG_MEMBER_PATH_MAX - 3;
+    size_t skip = full - keep; /* bytes of "outer!member" left out at its start */
+    char *p = stg_mem_alloc((full == keep ? keep : keep + 3) + 1);
+    if (p == NULL) {
+        return NULL;
     }
+    char *w = p;
+    if (skip > 0) {
+        memcpy(w, "...", 3);
+        w += 3;
+    }
+    if (outer != NULL && skip < a) {
+        memcpy(w, outer + skip, a - skip);
+        w += a - skip;
+    }
+    size_t sep_at = outer != NULL ? a : 0; /* index of '!' in the full path */
+    if (outer != NULL && skip <= sep_at) {
+        *w++ = '!';
+    }
+    size_t member_from = outer != NULL ? a + 1 : 0;
+    size_t from = skip > member_from ? skip - member_from : 0;
+    memcpy(w, member + from, b - from);
+    w[b - from] = '\0';
     return p;
 }
 
@@ -342,10 +397,12 @@ stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char
     }
     /* member_offset of a nested member is relative to the enclosing member's bytes; the
      * outermost one is a file offset. */
-    if (ctx->depth + 1 > ctx->lim->max_nesting) {
+    uint32_t max_nesting = ctx->lim->max_nesting < STG_NESTING_CEILING ? ctx->lim->max_nesting
+                                                                       : STG_NESTING_CEILING;
+    if (ctx->depth + 1 > max_nesting) {
         stg_finding *f = stg_report_add(
             ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
-            "nesting deeper than max_nesting (%u): not scanned", (unsigned)ctx->lim->max_nesting);
+            "nesting deeper than max_nesting (%u): not scanned", (unsigned)max_nesting);
         stg_report_set_limit(ctx->report, f, "max_nesting");
         stg_report_set_member(ctx->report, f, path, member_offset);
         stg_mem_free(path);
@@ -359,6 +416,7 @@ stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char
     }
     /* The member's subtree may inflate what its container has left (containers.h). */
     stg_limits sub_lim = *ctx->lim;
+    stg_limits_clamp(&sub_lim); /* members reached without stg_check_buffer (polyglot scans) */
     if (inflate_budget < sub_lim.max_inflate_bytes) {
         sub_lim.max_inflate_bytes = inflate_budget;
     }

@@ -21,6 +21,10 @@ typedef struct stg_check_ctx {
                                  loader/ draws it from the OS per scan; 0: a fixed default */
 } stg_check_ctx;
 
+/* Brings every limit of *lim down to its hard ceiling (STG_*_CEILING in stguard.h): a struct
+ * filled by hand cannot raise what a scan may spend past them. */
+void stg_limits_clamp(stg_limits *lim);
+
 /* Format of buf by content; name_hint may be NULL. */
 stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint);
 

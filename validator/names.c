@@ -233,29 +233,33 @@ stg_status stg_limits_set(stg_limits *lim, const char *name, const char *value)
     static const struct {
         const char *name;
         size_t off;
-        int wide; /* 1: uint64_t field, 0: uint32_t */
+        int wide;         /* 1: uint64_t field, 0: uint32_t */
+        uint64_t ceiling; /* a larger value is refused (the field's width otherwise) */
     } fields[] = {
-        {"max_header_len", offsetof(stg_limits, max_header_len), 1},
-        {"max_tensors", offsetof(stg_limits, max_tensors), 1},
-        {"max_rank", offsetof(stg_limits, max_rank), 0},
-        {"max_json_depth", offsetof(stg_limits, max_json_depth), 0},
-        {"max_name_len", offsetof(stg_limits, max_name_len), 0},
-        {"max_metadata_entries", offsetof(stg_limits, max_metadata_entries), 0},
-        {"max_memory", offsetof(stg_limits, max_memory), 1},
-        {"max_findings", offsetof(stg_limits, max_findings), 0},
-        {"max_pickle_stack", offsetof(stg_limits, max_pickle_stack), 0},
-        {"max_pickle_memo", offsetof(stg_limits, max_pickle_memo), 0},
-        {"max_pickle_string", offsetof(stg_limits, max_pickle_string), 1},
-        {"max_nesting", offsetof(stg_limits, max_nesting), 0},
-        {"max_inflate_bytes", offsetof(stg_limits, max_inflate_bytes), 1},
-        {"max_inflate_ratio", offsetof(stg_limits, max_inflate_ratio), 0},
+        {"max_header_len", offsetof(stg_limits, max_header_len), 1, UINT64_MAX},
+        {"max_tensors", offsetof(stg_limits, max_tensors), 1, UINT64_MAX},
+        {"max_rank", offsetof(stg_limits, max_rank), 0, UINT32_MAX},
+        {"max_json_depth", offsetof(stg_limits, max_json_depth), 0, UINT32_MAX},
+        {"max_name_len", offsetof(stg_limits, max_name_len), 0, UINT32_MAX},
+        {"max_metadata_entries", offsetof(stg_limits, max_metadata_entries), 0, UINT32_MAX},
+        {"max_memory", offsetof(stg_limits, max_memory), 1, UINT64_MAX},
+        {"max_findings", offsetof(stg_limits, max_findings), 0, STG_FINDINGS_CEILING},
+        {"max_pickle_stack", offsetof(stg_limits, max_pickle_stack), 0, STG_PICKLE_STACK_CEILING},
+        {"max_pickle_memo", offsetof(stg_limits, max_pickle_memo), 0, STG_PICKLE_MEMO_CEILING},
+        {"max_pickle_string", offsetof(stg_limits, max_pickle_string), 1,
+         STG_PICKLE_STRING_CEILING},
+        {"max_nesting", offsetof(stg_limits, max_nesting), 0, STG_NESTING_CEILING},
+        {"max_inflate_bytes", offsetof(stg_limits, max_inflate_bytes), 1,
+         STG_INFLATE_BYTES_CEILING},
+        {"max_inflate_ratio", offsetof(stg_limits, max_inflate_ratio), 0,
+         STG_INFLATE_RATIO_CEILING},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         if (strcmp(name, fields[i].name) != 0) {
             continue;
         }
         uint64_t v;
-        if (parse_u64(value, &v) != 0) {
+        if (parse_u64(value, &v) != 0 || v > fields[i].ceiling) {
             return STG_E_BAD_ARG;
         }
         unsigned char *base = (unsigned char *)lim + fields[i].off;

@@ -22,7 +22,8 @@ stg_report *stg_report_new(const stg_limits *lim)
         stg_limits_default(&def);
         lim = &def;
     }
-    r->max_findings = lim->max_findings;
+    r->max_findings = lim->max_findings < STG_FINDINGS_CEILING ? lim->max_findings
+                                                               : STG_FINDINGS_CEILING;
     r->profile = lim->profile;
     r->worst = STG_SEV_INFO;
     return r;

@@ -40,8 +40,11 @@ stg_status stg_validate_buffer(const void *buf, size_t len, const stg_limits *li
     stg_limits def;
     if (lim == NULL) {
         stg_limits_default(&def);
-        lim = &def;
+    } else {
+        def = *lim;
     }
+    stg_limits_clamp(&def); /* the polyglot scan of an appended archive recurses */
+    lim = &def;
     stg_report *r = stg_report_new(lim);
     if (r == NULL) {
         return STG_E_NOMEM;

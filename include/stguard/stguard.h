@@ -184,6 +184,21 @@ STG_API const char *stg_verdict_name(stg_verdict v);
 
 typedef enum stg_profile { STG_PROFILE_STRICT = 0, STG_PROFILE_COMPAT = 1 } stg_profile;
 
+/* Hard ceilings. No option raises a limit past its ceiling: stg_limits_set refuses a larger
+ * value (STG_E_BAD_ARG), and a limit set past it in the struct by hand is used as the ceiling.
+ * They bound what a scan can be made to spend whatever the caller configures (SECURITY.md). */
+#define STG_NESTING_CEILING 64u            /**< max_nesting: archives/pickles in others */
+#define STG_FINDINGS_CEILING 1000000u      /**< max_findings stored per file */
+#define STG_PICKLE_STACK_CEILING 16777216u /**< max_pickle_stack */
+#define STG_PICKLE_MEMO_CEILING 16777216u  /**< max_pickle_memo */
+#define STG_PICKLE_STRING_CEILING ((uint64_t)4 << 30) /**< max_pickle_string: 4 GiB */
+#define STG_INFLATE_BYTES_CEILING ((uint64_t)1 << 40) /**< max_inflate_bytes: 1 TiB */
+#define STG_INFLATE_RATIO_CEILING 1000000u            /**< max_inflate_ratio */
+/** Bytes of a finding's `member` path ("outer!inner!..."); a longer path keeps its last bytes
+ *  after "...". Paths within the default max_nesting of zip names (at most 65,535 bytes each)
+ *  are never cut. */
+#define STG_MEMBER_PATH_MAX ((size_t)1 << 20)
+
 typedef struct stg_limits {
     uint64_t max_header_len; /**< 100,000,000 (the reference's cap); ceiling 4 GiB - 1 */
     uint64_t max_tensors;    /**< 10,000,000: more than a max-size header can hold */
@@ -194,14 +209,19 @@ typedef struct stg_limits {
     uint32_t max_name_len;         /**< 65,536 bytes, after unescaping */
     uint32_t max_metadata_entries; /**< 1,000,000 */
     uint64_t max_memory;           /**< 0 = derived: 2 x header length + 8 MiB; else a hard cap */
-    uint32_t max_findings;         /**< 1,000 per file; more are counted (findings_truncated) */
-    uint32_t max_pickle_stack;     /**< 1,000,000 */
-    uint32_t max_pickle_memo;      /**< 1,000,000 */
-    uint64_t max_pickle_string;    /**< 256 MiB: one string/bytes argument */
-    uint32_t max_nesting;          /**< 4: pickles in pickles, archives in archives */
-    uint64_t max_inflate_bytes;    /**< 4 GiB per member */
-    uint32_t max_inflate_ratio;    /**< 1000 (:1) */
-    stg_profile profile;           /**< STG_PROFILE_STRICT */
+    uint32_t max_findings;      /**< 1,000 per file; more are counted (findings_truncated); ceiling
+                                STG_FINDINGS_CEILING */
+    uint32_t max_pickle_stack;  /**< 1,000,000; ceiling STG_PICKLE_STACK_CEILING */
+    uint32_t max_pickle_memo;   /**< 1,000,000; ceiling STG_PICKLE_MEMO_CEILING */
+    uint64_t max_pickle_string; /**< 256 MiB: one string/bytes argument; ceiling 4 GiB */
+    /** 4: pickles in pickles, archives in archives; ceiling STG_NESTING_CEILING (inline pickles
+     *  of joblib object arrays: at most 7 levels whatever the value) */
+    uint32_t max_nesting;
+    /** 4 GiB per member, and the most of one file a scan holds in memory (a file that is not
+     *  safetensors is read whole: larger is limit_exceeded); ceiling 1 TiB */
+    uint64_t max_inflate_bytes;
+    uint32_t max_inflate_ratio; /**< 1000 (:1); ceiling STG_INFLATE_RATIO_CEILING */
+    stg_profile profile;        /**< STG_PROFILE_STRICT */
 } stg_limits;
 
 /** Fills *out with the documented defaults. */
