@@ -1025,6 +1025,64 @@ static inline uint64_t eight_digits(uint64_t x)
     return x & 0xFFFFFFFFu;
 }
 
+/* 2^1024 - 2^970, the midpoint between DBL_MAX and 2^1024: the smallest magnitude that
+ * rounds to infinity (a tie goes to the even neighbour, 2^1024). 309 digits. */
+static const char f64_overflow_digits[] =
+    "17976931348623158079372897140530341507993413271003782693617377898044496829276475094664901797"
+    "75872070963302864166928879109465555478519404026306574886715058206819089020007083836762738548"
+    "45817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711"
+    "559699508093042880177904174497792";
+
+/* Where the parts of a number are: integer digits, fraction digits, exponent digits. */
+typedef struct number_parts {
+    size_t int_start, int_end, frac_start, frac_end, exp_start, exp_end;
+    bool exp_neg;
+} number_parts;
+
+/* Digit k of the significand (integer digits then fraction digits). */
+static inline uint8_t sig_digit(const uint8_t *b, const number_parts *np, size_t k)
+{
+    size_t int_len = np->int_end - np->int_start;
+    return k < int_len ? b[np->int_start + k] : b[np->frac_start + (k - int_len)];
+}
+
+/* true when the number's magnitude rounds to infinity as an f64. Linear in the number's
+ * length; only numbers with an exponent or 309+ integer digits get here. */
+static bool beyond_f64(const uint8_t *b, const number_parts *np)
+{
+    size_t int_len = np->int_end - np->int_start;
+    size_t sig_len = int_len + (np->frac_end - np->frac_start);
+    size_t lead = 0;
+    while (lead < sig_len && sig_digit(b, np, lead) == '0') {
+        lead++;
+    }
+    if (lead == sig_len) {
+        return false; /* zero, whatever the exponent */
+    }
+    int64_t exp = 0;
+    for (size_t i = np->exp_start; i < np->exp_end; i++) {
+        if (exp < ((int64_t)1 << 40)) { /* saturates: far past any decision */
+            exp = exp * 10 + (b[i] - '0');
+        }
+    }
+    if (np->exp_neg) {
+        exp = -exp;
+    }
+    /* The leading digit stands for 10^x. */
+    int64_t x = (int64_t)int_len - 1 - (int64_t)lead + exp;
+    if (x != 308) {
+        return x > 308;
+    }
+    size_t t_len = sizeof f64_overflow_digits - 1;
+    for (size_t k = 0; k < t_len; k++) {
+        uint8_t d = lead + k < sig_len ? sig_digit(b, np, lead + k) : (uint8_t)'0';
+        if (d != (uint8_t)f64_overflow_digits[k]) {
+            return d > (uint8_t)f64_overflow_digits[k];
+        }
+    }
+    return true; /* equal to the midpoint, or above it */
+}
+
 HOT stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t start)
 {
     const uint8_t *b = p->buf;
@@ -1043,6 +1101,7 @@ HOT stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t st
     }
     uint64_t v = 0;
     bool overflow = false;
+    number_parts np = {i, i, i, i, i, i, false};
     if (b[i] == '0') {
         i++;
         if (i < n && b[i] >= '0' && b[i] <= '9') {
@@ -1089,6 +1148,8 @@ HOT stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t st
             }
         }
     }
+    np.int_end = i;
+    np.frac_start = np.frac_end = i;
     if (i < n && b[i] == '.') {
         plain = false;
         i++;
@@ -1098,14 +1159,18 @@ HOT stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t st
         if (b[i] < '0' || b[i] > '9') {
             return fail(p, ev, STG_JSON_E_SYNTAX, i);
         }
+        np.frac_start = i;
         while (i < n && b[i] >= '0' && b[i] <= '9') {
             i++;
         }
+        np.frac_end = i;
     }
+    bool has_exp = false;
     if (i < n && (b[i] == 'e' || b[i] == 'E')) {
         plain = false;
         i++;
         if (i < n && (b[i] == '+' || b[i] == '-')) {
+            np.exp_neg = b[i] == '-';
             i++;
         }
         if (i >= n) {
@@ -1114,9 +1179,16 @@ HOT stg_json_type parse_number(stg_json_parser *p, stg_json_event *ev, size_t st
         if (b[i] < '0' || b[i] > '9') {
             return fail(p, ev, STG_JSON_E_SYNTAX, i);
         }
+        np.exp_start = i;
         while (i < n && b[i] >= '0' && b[i] <= '9') {
             i++;
         }
+        np.exp_end = i;
+        has_exp = true;
+    }
+    if (p->reject_f64_overflow && (has_exp || np.int_end - np.int_start > 308) &&
+        beyond_f64(b, &np)) {
+        return fail(p, ev, STG_JSON_E_RANGE, start);
     }
     uint32_t d = p->depth;
     ev_set(ev, STG_JSON_NUMBER, start, i - start, d);

@@ -51,7 +51,8 @@ typedef enum stg_json_error {
     STG_JSON_E_SYNTAX = 1, /* not RFC 8259 (incl. truncated input) */
     STG_JSON_E_UTF8 = 2,   /* invalid UTF-8, overlong form, encoded surrogate, lone \u surrogate */
     STG_JSON_E_DEPTH = 3,  /* a container opened past max_depth */
-    STG_JSON_E_MEMORY = 4  /* the arena budget was exhausted */
+    STG_JSON_E_MEMORY = 4, /* the arena budget was exhausted */
+    STG_JSON_E_RANGE = 5   /* a number beyond the f64 range, with reject_f64_overflow set */
 } stg_json_error;
 
 typedef struct stg_json_event {
@@ -101,6 +102,10 @@ typedef struct stg_json_parser {
                                  duplicates */
     stg_json_error error;
     size_t error_offset;
+    /* Public, false after init: a number whose magnitude rounds to infinity as an f64 (correct
+     * rounding: at least 2^1024 - 2^970) fails with STG_JSON_E_RANGE at its first byte, as
+     * serde_json's "number out of range". RFC 8259 leaves number range to implementations. */
+    bool reject_f64_overflow;
 } stg_json_parser;
 
 /* max_depth: the deepest container allowed (the top-level one is depth 1); 0 means 1. */

@@ -96,6 +96,7 @@ static const char *error_name(stg_json_error e)
     case STG_JSON_E_UTF8: return "utf8";
     case STG_JSON_E_DEPTH: return "depth";
     case STG_JSON_E_MEMORY: return "memory";
+    case STG_JSON_E_RANGE: return "range";
     }
     return "?";
 }
@@ -472,6 +473,84 @@ static stg_json_type run_all(const char *in, size_t len, uint32_t depth, size_t 
     stg_arena_release(&arena);
     return t;
 }
+
+/* Numbers whose magnitude rounds to infinity as an f64 fail with STG_JSON_E_RANGE at their
+ * first byte when the caller asks (the safetensors header does), else they are numbers. */
+#define F64_MIDPOINT                                                                               \
+    "17976931348623158079372897140530341507993413271003782693617377898044496829276475094664901797" \
+    "75872070963302864166928879109465555478519404026306574886715058206819089020007083836762738548" \
+    "45817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711" \
+    "559699508093042880177904174497792"
+#define F64_MIDPOINT_MINUS_1                                                                       \
+    "17976931348623158079372897140530341507993413271003782693617377898044496829276475094664901797" \
+    "75872070963302864166928879109465555478519404026306574886715058206819089020007083836762738548" \
+    "45817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711" \
+    "559699508093042880177904174497791"
+
+static const struct range_case {
+    const char *num;
+    bool beyond;
+} range_cases[] = {
+    {"8e308", true},
+    {"1e400", true},
+    {"-1e400", true},
+    {"1e309", true},
+    {"0.0001e313", true},
+    {"1e99999999999999999999999999", true},
+    {F64_MIDPOINT, true},
+    {F64_MIDPOINT ".0", true},
+    {F64_MIDPOINT_MINUS_1 ".99999", false},
+    {"-" F64_MIDPOINT_MINUS_1, false},
+    {"1.7976931348623158079372897140530341507993413271003782693617377898044496829276475094664901"
+     "797e308",
+     false},
+    {"1.7976931348623158079372897140530341507993413271003782693617377898044496829276475094664901"
+     "797758720709633028641669288791094655554785194040263065748867150582068190890200070838367627"
+     "385484581771153176447573027006985557136695962284291481986083493647529271907416844436551070"
+     "4342711559699508093042880177904174497792e308",
+     true},
+    {"1.7976931348623157e308", false},
+    {"1.7976931348623158e308", false}, /* finite; serde_json 1.0.87 overflows it (docs/json.md) */
+    {"17976931348623158e292", false},
+    {"1e308", false},
+    {"0.00001e313", false},
+    {"0e99999999", false},
+    {"-0.0e400", false},
+    {"1e-400", false},
+    {"1e-99999999999999999999999999", false},
+    {"18446744073709551616.5", false},
+    {"18446744073709551616", false},
+};
+
+START_TEST(test_json_f64_range)
+{
+    const struct range_case *c = &range_cases[_i];
+    char doc[1024];
+    int n = snprintf(doc, sizeof doc, "[1,%s]", c->num);
+    REQ_CMP_LT((size_t)n, sizeof doc);
+    for (int asked = 0; asked < 2; asked++) {
+        stg_arena arena;
+        stg_arena_init(&arena, BIG_CAP);
+        stg_json_parser p;
+        stg_json_init(&p, (const uint8_t *)doc, (size_t)n, 8, &arena);
+        p.reject_f64_overflow = asked != 0;
+        stg_json_event ev;
+        stg_json_type t;
+        do {
+            t = stg_json_next(&p, &ev);
+        } while (t != STG_JSON_END && t != STG_JSON_ERROR);
+        if (asked && c->beyond) {
+            ck_assert_msg(t == STG_JSON_ERROR && p.error == STG_JSON_E_RANGE, "%s", c->num);
+            ck_assert_uint_eq(p.error_offset, 3);
+        } else {
+            ck_assert_msg(t == STG_JSON_END, "%s (asked %d): %s", c->num, asked,
+                          error_name(p.error));
+        }
+        stg_json_release(&p);
+        stg_arena_release(&arena);
+    }
+}
+END_TEST
 
 START_TEST(test_json_depth_exact)
 {
@@ -1312,6 +1391,8 @@ Suite *json_suite(void)
     tcase_add_test(tc, test_json_dups_random);
     tcase_add_test(tc, test_json_dups_all_same);
     tcase_add_test(tc, test_json_hash_flood);
+    tcase_add_loop_test(tc, test_json_f64_range, 0,
+                        (int)(sizeof range_cases / sizeof range_cases[0]));
     tcase_add_test(tc, test_json_skip);
     tcase_add_test(tc, test_json_uint_values);
     tcase_add_test(tc, test_json_memory_bound);

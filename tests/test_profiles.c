@@ -45,6 +45,21 @@ static const struct pcase {
      "{\"a\":{\"dtype\":{\"U8\":{}},\"shape\":[1],\"data_offsets\":[0,1]}}", 0, 1,
      STG_TENSOR_INFO_INVALID, INV, INV},
     {"trailing_formfeed", "{}\f", 0, 0, STG_HEADER_TRAILING_BYTES, INV, INV},
+    /* numbers beyond the f64 range, even in ignored fields (serde_json: number out of range) */
+    {"ignored_8e308", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":8e308}}",
+     0, 1, STG_JSON_NUMBER_OVERFLOW, INV, INV},
+    {"ignored_minus_1e400",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":[{\"y\":-1e400}]}}", 0, 1,
+     STG_JSON_NUMBER_OVERFLOW, INV, INV},
+    /* near misses: finite, so an ignored field as any other (RFC 8259 for the ...616.5 that
+     * serde_json 1.0.87 rejected; 1.7976931348623158e308 is finite, see docs/json.md) */
+    {"ignored_2_64_fraction",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":18446744073709551616.5}}",
+     0, 1, STG_TENSOR_INFO_INVALID, INV, WRN},
+    {"ignored_near_max",
+     "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":-1.7976931348623158e308}"
+     "}",
+     0, 1, STG_TENSOR_INFO_INVALID, INV, WRN},
     /* warnings in both */
     {"not_padded", "{}", 1, 0, STG_HEADER_NOT_PADDED, WRN, WRN},
     {"misaligned",

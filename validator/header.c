@@ -244,6 +244,11 @@ static void parser_failed(st_ctx *c)
         stg_report_set_limit(c->out, f, "max_json_depth");
         break;
     case STG_JSON_E_MEMORY: fatal_memory(c, c->p.error_offset); break;
+    case STG_JSON_E_RANGE:
+        fatal(c, STG_JSON_NUMBER_OVERFLOW, STG_SEV_ERROR, off,
+              "a number beyond the f64 range (the reference rejects the header: number out of "
+              "range)");
+        break;
     case STG_JSON_E_SYNTAX:
     case STG_JSON_E_NONE:
         fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, off,
@@ -1265,6 +1270,7 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
     }
     reserve_table(&c);
     stg_json_init(&c.p, hdr, len, lim->max_json_depth, &h->arena);
+    c.p.reject_f64_overflow = true; /* the reference's serde_json: "number out of range" */
     parse_top(&c);
     stg_json_release(&c.p);
     if (c.shape_buf != NULL) {

@@ -98,6 +98,7 @@ static void report_json_error(index_parse *ps)
             ps->r->out_of_memory = true; /* the system refused, not the budget: fail closed */
         }
         break;
+    case STG_JSON_E_RANGE: /* not asked for: Python's json reads such numbers as inf */
     case STG_JSON_E_SYNTAX:
     case STG_JSON_E_NONE:
         stg_report_add(ps->r, STG_JSON_SYNTAX, STG_SEV_ERROR, off, "the index is not valid JSON");
