@@ -121,7 +121,10 @@ static uint64_t walk_tar(const uint8_t *data, size_t size)
         if (tr != STG_TARR_OK) {
             break;
         }
-        if (e.data_offset > size || e.size < 0 || (uint64_t)e.size > size - e.data_offset ||
+        /* members without data (directories, links) keep tarfile's size, which may be < 0 */
+        bool has_data = stg_tar_type_has_data(e.type);
+        if (e.data_offset > size || (has_data && e.size < 0) ||
+            (has_data && (uint64_t)e.size > size - e.data_offset) ||
             e.name_len > STG_TAR_NAME_MAX) {
             abort();
         }

@@ -643,6 +643,9 @@ stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, 
             m.offset = l->offset;
         } else if (l->type == 'K') {
             m.link = nts(l->data.p, l->data.n);
+            if (m.type == '5' && m.name.n > 0 && m.name.p[m.name.n - 1] == '/') {
+                m.name.n--; /* _proc_gnulong() does this for 'K' too */
+            }
             m.offset = l->offset;
         } else if (l->type == 'g') {
             pax_sparse(&t->glob, &m);

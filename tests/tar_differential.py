@@ -209,6 +209,9 @@ def fixed_cases():
     c["pax_over_gnu_longname"] = (pax([(b"path", b"pickle")]) +
                                   member(b"././@LongLink", b"other\0", type=b"L") +
                                   member(b"x", PICKLE) + end())
+    c["gnu_longlink_over_sparse_name_dir"] = (member(b"././@LongLink", b"t\0", type=b"K") +
+                                              pax([(b"GNU.sparse.name", b"d//")]) +
+                                              member(b"x", type=b"5") + end())
     c["gnu_longname_no_member"] = member(b"././@LongLink", b"pickle\0", type=b"L") + end()
     c["gnu_longname_last"] = member(b"ok", PICKLE) + member(b"././@LongLink", b"pickle\0",
                                                             type=b"L")
