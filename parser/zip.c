@@ -367,6 +367,23 @@ static bool extra_chain_ok(stg_cursor ex, bool miniz)
     return !miniz || stg_cur_avail(&ex) == 0;
 }
 
+/* Whether the extra fields hold a ZIP64 field (id 1) before the chain breaks. */
+static bool has_zip64_field(stg_cursor ex)
+{
+    while (stg_cur_avail(&ex) >= 4) {
+        uint16_t id = 0, size = 0;
+        (void)stg_cur_le16(&ex, &id);
+        (void)stg_cur_le16(&ex, &size);
+        if (stg_cur_skip(&ex, size) != STG_OK) {
+            return false;
+        }
+        if (id == 1) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Parses the central header at z->next_pos the way z->reader does at open: STG_ZIPR_END after
  * the last entry the reader reads (zipfile: the directory's size is used up; miniz: the
  * declared count is reached), STG_ZIPR_MALFORMED when the reader refuses the whole archive,
@@ -414,11 +431,14 @@ static stg_zip_result read_central(stg_zip *z, stg_zip_entry *e, stg_zip_error *
                           (usize32 != 0 && csize32 == 0));
         if (sizes_bad || disk == UINT16_MAX || (disk != z->miniz_disk && disk != 1) ||
             (csize32 != UINT32_MAX && (uint64_t)offset32 + LOCAL_LEN + csize32 > z->len) ||
-            (flags & 0x2000u) != 0 || (placeholder && !extra_chain_ok(extra, true))) {
+            (flags & 0x2000u) != 0 ||
+            (placeholder && !z->miniz_zip64_seen && !extra_chain_ok(extra, true))) {
             return fail(err, STG_ZIPR_MALFORMED, here,
                         "central directory entry with impossible sizes, another disk, a masked "
                         "header or data past the end");
         }
+        /* once one entry has a ZIP64 field, miniz stops looking at the others' extra fields */
+        z->miniz_zip64_seen = z->miniz_zip64_seen || (placeholder && has_zip64_field(extra));
     } else if (h[6] > 63 || !extra_chain_ok(extra, false)) {
         return fail(err, STG_ZIPR_MALFORMED, here,
                     "central directory entry needs a version over 6.3 or has a broken extra field");

@@ -68,8 +68,9 @@ typedef struct stg_zip {
     uint64_t base_below;  /* zipfile only: the declared directory offset lies this far past
                            * where the directory is; every local offset moves back by it */
     bool zip64;
-    uint32_t miniz_disk; /* miniz only: the end record's disk number its entries must match */
-    uint64_t next_pos;   /* iteration state: next central header */
+    uint32_t miniz_disk;   /* miniz only: the end record's disk number its entries must match */
+    bool miniz_zip64_seen; /* miniz only: an entry had a ZIP64 field (later ones go unchecked) */
+    uint64_t next_pos;     /* iteration state: next central header */
     uint64_t next_index;
 } stg_zip;
 

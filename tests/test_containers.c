@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parser/inflate.h"
+#include "parser/util.h"
 #include "testutil.h"
 #include "validator/check.h"
 #include "validator/report.h"
@@ -955,6 +956,89 @@ START_TEST(test_inflate_budget_zero)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ zip reader models */
+
+START_TEST(test_zip_ambiguous)
+{
+    /* Two ZIP64 end records: torch.load's miniz follows the locator to one directory,
+     * Python's zipfile takes the record before the locator and reads another (a copy whose
+     * first name differs). zip_ambiguous at miniz's directory, and both are scanned: the
+     * renamed entry's header mismatch comes from zipfile's reading only. (The payload cases
+     * against the real loaders: script_zip_attacks.sh.) */
+    zb_entry e[2] = {zb_file("archive/version", "3\n", 2),
+                     zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1)};
+    zb_opts o = {.zip64 = true};
+    size_t len, len2;
+    uint64_t offs[2], second_cd;
+    uint8_t *one = zb_build(e, 2, &o, &len, offs);
+    uint8_t *two = zb_two_zip64_directories(one, len, 'A', &len2, &second_cd);
+    uint64_t miniz_cd = stg_le64(one + len - 98 + 48);
+    stg_report *r = check(two, len2, "model.pt");
+    const stg_finding *f = first(r, STG_ZIP_AMBIGUOUS);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_uint_eq(f->offset, miniz_cd);
+    f = first(r, STG_ZIP_HEADER_MISMATCH);
+    assert_member(f, "Archive/version", offs[0]);
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_GLOBAL_DANGEROUS), 2); /* once per reading */
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    /* near miss: one ZIP64 record, both readers agree: one reading, no error */
+    r = check(one, len, "model.pt");
+    ck_assert_int_eq(tu_find(r, STG_ZIP_AMBIGUOUS), -1);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_MALFORMED), -1);
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_GLOBAL_DANGEROUS), 1);
+    stg_report_free(r);
+    free(two);
+    free(one);
+}
+END_TEST
+
+START_TEST(test_zip_one_reader_refuses)
+{
+    /* The last end record declares more entries than its directory holds: miniz refuses the
+     * archive (zip_malformed at the end record, saying what zipfile does), zipfile ignores
+     * the count and its reading is scanned: the payload is found. stguard used to fall back
+     * to an earlier end record here. */
+    zb_entry e[2] = {zb_file("archive/version", "3\n", 2),
+                     zb_file("archive/data.pkl", EVIL, sizeof EVIL - 1)};
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *z = zb_build(e, 2, NULL, &len, offs);
+    z[len - 22 + 8] = 9;
+    z[len - 22 + 10] = 9;
+    stg_report *r = check(z, len, "model.pt");
+    const stg_finding *f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_uint_eq(f->offset, len - 22);
+    ck_assert_ptr_nonnull(strstr(f->message, "miniz (torch.load) refuses the archive"));
+    ck_assert_ptr_nonnull(strstr(f->message, "zipfile (numpy.load) reads the directory"));
+    first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_AMBIGUOUS), -1);
+    stg_report_free(r);
+    /* Neither reader opens it (the directory size points before the file): each refusal is
+     * reported, and the local headers are still walked. */
+    z[len - 22 + 8] = 2;
+    z[len - 22 + 10] = 2;
+    z[len - 22 + 15] = 0x7f; /* directory size ~2 GiB */
+    r = check(z, len, "model.pt");
+    ck_assert_uint_eq(tu_count(r, STG_ZIP_MALFORMED), 2);
+    f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_uint_eq(f->offset, len - 22);
+    first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    stg_report_free(r);
+    /* Bytes prepended to a file that does not start as a zip: miniz cannot open it, but no
+     * loader routes such a file to miniz; only the zipfile reading is scanned, no error for
+     * the refusal. */
+    zb_opts o = {.prefix = "not a zip, just a prefix", .prefix_len = 24};
+    uint8_t *pre = zb_build(e, 2, &o, &len, offs);
+    r = check(pre, len, NULL);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_MALFORMED), -1);
+    first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    stg_report_free(r);
+    free(pre);
+    free(z);
+}
+END_TEST
+
 static Suite *containers_suite(void)
 {
     Suite *s = suite_create("containers");
@@ -984,6 +1068,8 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_numpy_zip_and_npy);
     tcase_add_test(tc, test_pickle_suffix_forces_pickle);
     tcase_add_test(tc, test_inflate_budget_zero);
+    tcase_add_test(tc, test_zip_ambiguous);
+    tcase_add_test(tc, test_zip_one_reader_refuses);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -635,6 +635,253 @@ START_TEST(test_tar_long_name_and_size_past_end)
 }
 END_TEST
 
+/* ------------------------------------------------------------- reader models (zip.h) */
+
+static stg_zip_result open_as(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_reader r,
+                              stg_zip_error *err)
+{
+    return stg_zip_open_as(z, buf, len, r, err);
+}
+
+START_TEST(test_reader_comment_signature)
+{
+    /* A comment whose last bytes hold an end record signature with fewer than 22 bytes after
+     * it: zipfile takes that last signature and refuses the file; miniz skips it (it needs 22
+     * bytes) and reads the real record. */
+    size_t len;
+    uint64_t offs[2];
+    zb_opts o = {.comment = "comment PK\x05\x06 tail"};
+    uint8_t *buf = two_entries(&len, offs, &o);
+    size_t eocd = len - 22 - strlen(o.comment), sig = eocd + 22 + 8;
+    stg_zip z;
+    stg_zip_error err;
+    ck_assert_int_eq(open_as(&z, buf, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, sig);
+    ck_assert_int_eq(open_as(&z, buf, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(z.eocd_offset, eocd);
+    free(buf);
+    /* near miss: the same comment without the signature; both read the real record */
+    zb_opts plain = {.comment = "comment PK\x05\x07 tail"};
+    buf = two_entries(&len, offs, &plain);
+    for (int r = 0; r < STG_ZIP_READERS; r++) {
+        ck_assert_int_eq(open_as(&z, buf, len, (stg_zip_reader)r, &err), STG_ZIPR_OK);
+        ck_assert_uint_eq(z.eocd_offset, eocd);
+    }
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_reader_windows)
+{
+    /* miniz's 4 KiB blocks backwards never start before byte 0: with 4,075 bytes appended to
+     * this archive the block that would hold its end record would start at -3,780, a failed
+     * read, so miniz finds nothing; with 4,074 it is found. zipfile finds both. */
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, NULL);
+    size_t eocd = len - 22;
+    for (size_t extra = 4074; extra <= 4075; extra++) {
+        size_t n = len + extra;
+        uint8_t *big = calloc(1, n);
+        memcpy(big, buf, len);
+        ck_assert_uint_eq(n - 4096, extra == 4074 ? eocd : eocd + 1);
+        stg_zip z;
+        stg_zip_error err;
+        ck_assert_int_eq(open_as(&z, big, n, STG_ZIP_READER_MINIZ, &err),
+                         extra == 4074 ? STG_ZIPR_OK : STG_ZIPR_NOT_FOUND);
+        ck_assert_int_eq(open_as(&z, big, n, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+        ck_assert_uint_eq(z.eocd_offset, eocd);
+        free(big);
+    }
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_reader_prepended)
+{
+    /* Bytes before an archive written without knowing of them: zipfile moves every offset by
+     * them (base); miniz reads the directory at the declared offset, absolute, finds no
+     * central header there and refuses the archive. */
+    static const char prefix[] = "0123456789";
+    zb_opts o = {.prefix = prefix, .prefix_len = 10};
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, &o);
+    stg_zip z, m;
+    stg_zip_error err;
+    ck_assert_int_eq(open_as(&z, buf, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(z.base, 10);
+    uint64_t declared = stg_le32(buf + len - 22 + 16);
+    ck_assert_int_eq(open_as(&m, buf, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, declared);
+    free(buf);
+    /* near miss: no prefix; both read the same directory, the same way */
+    buf = two_entries(&len, offs, NULL);
+    ck_assert_int_eq(open_as(&z, buf, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(open_as(&m, buf, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(m.cd_start, z.cd_start);
+    ck_assert(stg_zip_same_reading(&z, &m));
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_reader_offset_past_directory)
+{
+    /* A declared directory offset 7 bytes past the real one: zipfile moves every local offset
+     * back by 7 (base_below), so an entry declared at 7 is read at 0, and one declared below 7
+     * would lie before the file. */
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, NULL);
+    size_t cd = (size_t)stg_le32(buf + len - 22 + 16);
+    buf[len - 22 + 16] = (uint8_t)(cd + 7);
+    buf[cd + 42] = 7; /* first entry: local header declared at 7 */
+    stg_zip z;
+    stg_zip_error err;
+    stg_zip_entry e;
+    ck_assert_int_eq(open_as(&z, buf, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(z.cd_start, cd);
+    ck_assert_uint_eq(z.base_below, 7);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+    ck_assert_uint_eq(e.local_offset, 0);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_ENTRY_BAD); /* declared at offs[1] */
+    ck_assert_uint_eq(err.offset, offs[1] - 7);
+    buf[cd + 46 + 5 + 42] = 3; /* second entry declared at 3: before the file */
+    ck_assert_int_eq(open_as(&z, buf, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_ENTRY_BAD);
+    ck_assert_uint_eq(err.offset, cd + 46 + 5);
+    ck_assert_uint_eq(e.local_offset, UINT64_MAX);
+    /* miniz looks for the directory at the declared offset: no central header there */
+    ck_assert_int_eq(open_as(&z, buf, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, cd + 7);
+    free(buf);
+}
+END_TEST
+
+START_TEST(test_reader_zip64_records)
+{
+    /* Two ZIP64 records: miniz follows the locator to the first, zipfile takes the one right
+     * before the locator. Different directories: not the same reading. */
+    zb_entry ents[2] = {zb_file("a.txt", DATA_A, sizeof DATA_A - 1),
+                        zb_file("dir/b.pkl", DATA_B, sizeof DATA_B - 1)};
+    zb_opts o = {.zip64 = true};
+    size_t len, len2;
+    uint64_t offs[2], second_cd;
+    uint8_t *one = zb_build(ents, 2, &o, &len, offs);
+    uint8_t *two = zb_two_zip64_directories(one, len, 'A', &len2, &second_cd);
+    uint64_t first_cd = stg_le64(one + len - 98 + 48);
+    stg_zip z, m;
+    stg_zip_error err;
+    ck_assert_int_eq(open_as(&z, two, len2, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(open_as(&m, two, len2, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_OK);
+    ck_assert(z.zip64 && m.zip64);
+    ck_assert_uint_eq(z.cd_start, second_cd);
+    ck_assert_uint_eq(m.cd_start, first_cd);
+    ck_assert(!stg_zip_same_reading(&z, &m));
+    stg_zip_entry e;
+    ck_assert_int_eq(stg_zip_next(&z, &e, &err), STG_ZIPR_OK);
+    ck_assert(e.name[0] == 'A' && (e.mismatch & STG_ZIP_MISMATCH_NAME) != 0);
+    /* near miss: one record; both take it */
+    ck_assert_int_eq(open_as(&z, one, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    ck_assert_int_eq(open_as(&m, one, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_OK);
+    ck_assert(stg_zip_same_reading(&z, &m));
+    /* The locator pointing past the file: miniz refuses at the locator; zipfile never reads
+     * the locator's offset. Pointing inside the file at no record: miniz keeps the classic
+     * fields (placeholders here: the directory does not fit, refused at the end record). */
+    size_t loc = len - 22 - 20;
+    uint8_t *bad = malloc(len);
+    memcpy(bad, one, len);
+    bad[loc + 8 + 7] = 0x01;
+    ck_assert_int_eq(open_as(&m, bad, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, loc);
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    memcpy(bad, one, len);
+    memset(bad + loc + 8, 0, 8); /* -> byte 0, a local header */
+    ck_assert_int_eq(open_as(&m, bad, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, len - 22);
+    /* zipfile refuses a locator that names several disks; miniz wants exactly one */
+    memcpy(bad, one, len);
+    bad[loc + 16] = 2;
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, loc);
+    ck_assert_int_eq(open_as(&m, bad, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_MALFORMED);
+    free(bad);
+    free(two);
+    free(one);
+}
+END_TEST
+
+START_TEST(test_reader_central_checks)
+{
+    /* What each reader refuses in a central header at open. */
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *buf = two_entries(&len, offs, NULL);
+    size_t cd = (size_t)stg_le32(buf + len - 22 + 16), cd1 = cd + 46 + 5;
+    uint8_t *bad = malloc(len);
+    stg_zip z;
+    stg_zip_error err;
+    /* zipfile: version needed over 6.3 (63 passes) */
+    memcpy(bad, buf, len);
+    bad[cd1 + 6] = 64;
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, cd1);
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_OK);
+    bad[cd1 + 6] = 63;
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    /* miniz: a stored entry whose sizes differ, when method and time read as one 32-bit
+     * field are zero; a nonzero time lets it through */
+    memcpy(bad, buf, len);
+    bad[cd1 + 24] = (uint8_t)(bad[cd1 + 24] + 1); /* uncompressed size */
+    bad[cd1 + 12] = 0;
+    bad[cd1 + 13] = 0;
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, cd1);
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    bad[cd1 + 12] = 1;
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_OK);
+    /* miniz: another disk number (1 passes, as miniz allows) */
+    memcpy(bad, buf, len);
+    bad[cd + 34] = 2;
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, cd);
+    bad[cd + 34] = 1;
+    ck_assert_int_eq(open_as(&z, bad, len, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_OK);
+    free(bad);
+    free(buf);
+    zb_entry ents[1] = {zb_file("x", "abc", 3)};
+    uint8_t *one = zb_build(ents, 1, NULL, &len, offs);
+    size_t cdx = (size_t)stg_le32(one + len - 22 + 16);
+    /* zipfile: an extra field running past the extra area. Insert a 4-byte extra field that
+     * declares 255 bytes of data into the one central header (directory size + 4). */
+    bad = malloc(len + 4);
+    memcpy(bad, one, cdx + 46 + 1);
+    static const uint8_t extra[4] = {0x99, 0x99, 0xff, 0x00}; /* id 0x9999, size 255 */
+    memcpy(bad + cdx + 46 + 1, extra, 4);
+    memcpy(bad + cdx + 46 + 1 + 4, one + cdx + 46 + 1, len - (cdx + 46 + 1));
+    bad[cdx + 30] = 4;
+    size_t e2 = len + 4 - 22;
+    bad[e2 + 12] = (uint8_t)(bad[e2 + 12] + 4);
+    ck_assert_int_eq(open_as(&z, bad, len + 4, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_MALFORMED);
+    ck_assert_uint_eq(err.offset, cdx);
+    /* miniz looks at extra fields only when a size or offset is a ZIP64 placeholder */
+    ck_assert_int_eq(open_as(&z, bad, len + 4, STG_ZIP_READER_MINIZ, &err), STG_ZIPR_OK);
+    /* near miss: a well-formed extra field (size 0) */
+    bad[cdx + 46 + 1 + 2] = 0;
+    ck_assert_int_eq(open_as(&z, bad, len + 4, STG_ZIP_READER_ZIPFILE, &err), STG_ZIPR_OK);
+    free(bad);
+    free(one);
+}
+END_TEST
+
+START_TEST(test_reader_names)
+{
+    ck_assert_str_eq(stg_zip_reader_name(STG_ZIP_READER_ZIPFILE), "zipfile");
+    ck_assert_str_eq(stg_zip_reader_name(STG_ZIP_READER_MINIZ), "miniz");
+}
+END_TEST
+
 static Suite *zip_suite(void)
 {
     Suite *s = suite_create("zip");
@@ -656,6 +903,13 @@ static Suite *zip_suite(void)
     tcase_add_test(tc, test_inflate_zlib_gzip);
     tcase_add_test(tc, test_tar_members);
     tcase_add_test(tc, test_tar_long_name_and_size_past_end);
+    tcase_add_test(tc, test_reader_comment_signature);
+    tcase_add_test(tc, test_reader_windows);
+    tcase_add_test(tc, test_reader_prepended);
+    tcase_add_test(tc, test_reader_offset_past_directory);
+    tcase_add_test(tc, test_reader_zip64_records);
+    tcase_add_test(tc, test_reader_central_checks);
+    tcase_add_test(tc, test_reader_names);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -195,6 +195,35 @@ static inline uint8_t *zb_build(const zb_entry *ents, size_t n, const zb_opts *o
     return b.p;
 }
 
+/* From a ZIP64 archive zb_build made (no comment), one with two ZIP64 end records: the
+ * locator still points at the original record (miniz's reading), and a second directory, a
+ * copy of the first whose first name starts with `first_name_byte`, sits with its own record
+ * right before the locator (zipfile's reading). *second_cd gets the copy's offset. */
+static inline uint8_t *zb_two_zip64_directories(const uint8_t *z, size_t len,
+                                                uint8_t first_name_byte, size_t *out_len,
+                                                uint64_t *second_cd)
+{
+    size_t rec = len - 22 - 20 - 56;
+    uint64_t cd_size = 0, cd_start = 0;
+    for (int i = 7; i >= 0; i--) {
+        cd_size = (cd_size << 8) | z[rec + 40 + (size_t)i];
+        cd_start = (cd_start << 8) | z[rec + 48 + (size_t)i];
+    }
+    zb_buf b = {0};
+    zb_put(&b, z, rec + 56);
+    *second_cd = b.len;
+    zb_put(&b, z + cd_start, (size_t)cd_size);
+    b.p[*second_cd + 46] = first_name_byte;
+    size_t rec2 = b.len;
+    zb_put(&b, z + rec, 56);
+    for (int i = 0; i < 8; i++) {
+        b.p[rec2 + 48 + (size_t)i] = (uint8_t)(*second_cd >> (8 * i));
+    }
+    zb_put(&b, z + rec + 56, 20 + 22); /* the locator (-> rec) and the end record */
+    *out_len = b.len;
+    return b.p;
+}
+
 /* An entry with defaults (share_local_with = -1). */
 static inline zb_entry zb_file(const char *name, const void *data, size_t len)
 {
