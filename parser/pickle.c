@@ -920,30 +920,6 @@ static bool decode_escaped(const uint8_t *s, size_t n, uint8_t *out, size_t *out
     return true;
 }
 
-static size_t put_utf8(uint8_t *out, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (uint8_t)(0xC0 | (cp >> 6));
-        out[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (uint8_t)(0xE0 | (cp >> 12));
-        out[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (uint8_t)(0xF0 | (cp >> 18));
-    out[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* raw-unicode-escape as CPython decodes it (protocol 0 UNICODE), output as UTF-8: a run of k
  * backslashes followed by u/U is an escape when k is odd (k - 1 stay literal); \u takes exactly
  * 4 hex digits, \U exactly 8 (at most 0x10FFFF); every other byte is the code point of the same
@@ -955,7 +931,7 @@ static bool decode_rawuni(const uint8_t *s, size_t n, uint8_t *out, size_t *out_
     for (size_t i = 0; i < n;) {
         uint8_t ch = s[i];
         if (ch != '\\') {
-            size_t k = put_utf8(out != NULL ? out + o : tmp, ch);
+            size_t k = stg_utf8_put(out != NULL ? out + o : tmp, ch);
             o += k;
             i++;
             continue;
@@ -992,7 +968,7 @@ static bool decode_rawuni(const uint8_t *s, size_t n, uint8_t *out, size_t *out_
             return false;
         }
         i += count;
-        o += put_utf8(out != NULL ? out + o : tmp, cp);
+        o += stg_utf8_put(out != NULL ? out + o : tmp, cp);
     }
     *out_len = o;
     return true;

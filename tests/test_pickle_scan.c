@@ -653,25 +653,40 @@ static stg_report *npy(const char *header, size_t data_len)
 
 START_TEST(npy_headers)
 {
-    static const char *const bad[] = {
-        "{'fortran_order': False, 'shape': (1,), }",
-        "{'descr': '<f8', 'fortran_order': False, }",
-        "{'descr': '<f8', 'shape': (1,), }",
-        "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
-        "{'descr': [('a', '<f8')]], 'fortran_order': False, 'shape': (1,), }",
+    static const struct {
+        const char *header;
+        uint64_t offset;
+        const char *why;
+    } bad[] = {
+        {"{'fortran_order': False, 'shape': (1,), }", 10,
+         "the header lacks one of descr, fortran_order, shape"},
+        {"{'descr': '<f8', 'fortran_order': False, }", 10,
+         "the header lacks one of descr, fortran_order, shape"},
+        {"{'descr': '<f8', 'shape': (1,), }", 10,
+         "the header lacks one of descr, fortran_order, shape"},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", 10,
+         "a shape dimension is negative or the element count passes 2^64"},
+        {"{'descr': [('a', '<f8')]], 'fortran_order': False, 'shape': (1,), }", 10 + 24,
+         "unexpected byte in the literal"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        stg_report *r = npy(bad[i], 8);
-        const stg_finding *f = expect_code(r, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, 10);
-        ck_assert_str_eq(f->message, "numpy .npy header: the header is not the dict numpy writes");
+        stg_report *r = npy(bad[i].header, 8);
+        const stg_finding *f = expect_code(r, STG_CONTAINER_MALFORMED, STG_SEV_ERROR,
+                                           bad[i].offset);
+        char want[160];
+        snprintf(want, sizeof want, "numpy .npy header: %s", bad[i].why);
+        ck_assert_str_eq(f->message, want);
         stg_report_free(r);
     }
-    /* Sizes: U counts 4 bytes a character; a structured type is not sized. */
+    /* Sizes: U counts 4 bytes a character; a structured type is the sum of its fields. */
     stg_report *r = npy("{'descr': '<U2', 'fortran_order': False, 'shape': (3,), }", 24);
     ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
     stg_report_free(r);
-    r = npy("{'descr': [('a', '<f8'), ('b', '|S3')], 'fortran_order': False, 'shape': (3,), }", 1);
+    r = npy("{'descr': [('a', '<f8'), ('b', '|S3')], 'fortran_order': False, 'shape': (3,), }", 33);
     ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    r = npy("{'descr': [('a', '<f8'), ('b', '|S3')], 'fortran_order': False, 'shape': (3,), }", 32);
+    expect_code(r, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, 10 + 80);
     stg_report_free(r);
     /* More bytes than 64 bits can count: the data is shorter than the header says. */
     static const char huge[] =

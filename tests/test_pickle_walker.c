@@ -822,9 +822,9 @@ START_TEST(npy_files)
     expect_code(r, STG_CONTAINER_MALFORMED, 6);
     stg_report_free(r);
     memcpy(c, b, len);
-    c[11] = 'X'; /* inside the header dict */
+    c[11] = 'X'; /* inside the header dict: reported at the byte that breaks the literal */
     r = npy(c, len);
-    expect_code(r, STG_CONTAINER_MALFORMED, 10);
+    expect_code(r, STG_CONTAINER_MALFORMED, 11);
     stg_report_free(r);
     free(c);
     free(b);

@@ -41,43 +41,6 @@ static void check_safetensors(const uint8_t *buf, size_t len, stg_check_ctx *ctx
     stg_polyglot_check_safetensors(buf, len, ctx);
 }
 
-static bool contains(const uint8_t *hay, size_t n, const char *needle)
-{
-    size_t k = strlen(needle);
-    for (size_t i = 0; k <= n && i <= n - k; i++) {
-        if (memcmp(hay + i, needle, k) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* An .npy whose dtype holds Python objects stores them as a pickle (numpy needs
- * allow_pickle=True to load it): the file is pickle-based. */
-static bool npy_has_objects(const uint8_t *buf, size_t len)
-{
-    if (len < 10) {
-        return false;
-    }
-    uint64_t hlen, start;
-    if (buf[6] == 1) {
-        hlen = stg_le16(buf + 8);
-        start = 10;
-    } else if (len >= 12) {
-        hlen = stg_le32(buf + 8);
-        start = 12;
-    } else {
-        return false;
-    }
-    if (hlen > len - start) {
-        return false;
-    }
-    const uint8_t *h = buf + start;
-    size_t n = (size_t)hlen;
-    return contains(h, n, "'|O'") || contains(h, n, "'O'") || contains(h, n, "\"|O\"") ||
-           contains(h, n, "\"O\"");
-}
-
 /* Pickle rules over the whole buffer; the label is joblib per the rule above. */
 static stg_format check_pickle(const uint8_t *buf, size_t len, stg_pickle_flavor flavor,
                                const stg_name_hint *hint, stg_check_ctx *ctx)
@@ -185,12 +148,11 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         (void)stg_containers_scan_zip_readers(buf, len, true, ctx, &res, &res.format);
         return res;
     case STG_SNIFF_NPY:
-        stg_check_npy(buf, len, 0, ctx);
+        res.format = STG_FMT_NUMPY;
+        res.pickle_based = stg_check_npy(buf, len, 0, ctx);
         if (top_level) {
             stg_polyglot_check_tar(buf, len, ".npy", ctx);
         }
-        res.format = STG_FMT_NUMPY;
-        res.pickle_based = npy_has_objects(buf, len);
         return res;
     case STG_SNIFF_TAR: res.format = stg_containers_scan_tar(buf, len, ctx, &res); return res;
     case STG_SNIFF_GZIP:

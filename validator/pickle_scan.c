@@ -10,6 +10,7 @@
 #include "../parser/cursor.h"
 #include "../parser/hash.h"
 #include "../parser/mem.h"
+#include "../parser/npy.h"
 #include "../parser/pickle.h"
 #include "pickle_policy.h"
 
@@ -1048,245 +1049,70 @@ bool stg_pickle_is_torch_legacy(const uint8_t *buf, size_t len)
 
 /* ---------------------------------------------------------------- .npy */
 
-static void npy_bad(stg_check_ctx *ctx, uint64_t off, const char *why)
+static void npy_finding(stg_check_ctx *ctx, stg_code code, uint64_t off, const char *why,
+                        const char *limit)
 {
-    stg_finding *f = stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, off,
-                                    "numpy .npy header: %s", why);
+    stg_finding *f = stg_report_add(ctx->report, code, STG_SEV_ERROR, off, "numpy .npy header: %s",
+                                    why);
+    if (f != NULL && limit != NULL) {
+        stg_report_set_limit(ctx->report, f, limit);
+    }
     if (f != NULL && ctx->member != NULL) {
         stg_report_set_member(ctx->report, f, ctx->member, ctx->member_offset);
     }
 }
 
-typedef struct npy_header {
-    bool has_descr, has_order, has_shape, object, simple;
-    uint64_t itemsize, count;
-} npy_header;
-
-static void skip_ws(const uint8_t *h, size_t n, size_t *i)
+bool stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_check_ctx *ctx)
 {
-    while (*i < n && (h[*i] == ' ' || h[*i] == '\t' || h[*i] == '\n' || h[*i] == '\r')) {
-        (*i)++;
+    stg_limits def;
+    const stg_limits *lim = ctx->lim;
+    if (lim == NULL) {
+        stg_limits_default(&def);
+        lim = &def;
     }
-}
-
-/* A quoted literal ('...' or "...", no escapes needed by numpy's writer). */
-static bool npy_string(const uint8_t *h, size_t n, size_t *i, const uint8_t **s, size_t *sl)
-{
-    if (*i >= n || (h[*i] != '\'' && h[*i] != '"')) {
+    stg_npy_limits nl = {lim->max_header_len, lim->max_json_depth, lim->max_metadata_entries};
+    size_t cap = stg_npy_nodes_needed(buf, len, &nl);
+    stg_pylit_node *nodes = NULL;
+    stg_npy_dtype *scratch = NULL;
+    if (cap > 0) {
+        nodes = stg_mem_calloc(cap, sizeof *nodes);
+        scratch = stg_mem_calloc(cap, sizeof *scratch);
+        if (nodes == NULL || scratch == NULL) {
+            stg_mem_free(nodes);
+            stg_mem_free(scratch);
+            ctx->report->out_of_memory = true;
+            return false;
+        }
+    }
+    stg_npy_header h;
+    stg_npy_error err;
+    stg_status st = stg_npy_read(buf, len, &nl, nodes, scratch, cap, &h, &err);
+    stg_mem_free(nodes);
+    stg_mem_free(scratch);
+    if (st != STG_OK) {
+        bool limit = err.limit != NULL;
+        npy_finding(ctx, limit ? STG_LIMIT_EXCEEDED : STG_CONTAINER_MALFORMED,
+                    base_offset + err.offset, err.what, err.limit);
         return false;
     }
-    uint8_t q = h[(*i)++];
-    size_t b = *i;
-    while (*i < n && h[*i] != q) {
-        if (h[*i] == '\\') {
-            return false;
-        }
-        (*i)++;
-    }
-    if (*i >= n) {
-        return false;
-    }
-    *s = h + b;
-    *sl = *i - b;
-    (*i)++;
-    return true;
-}
-
-/* A list/tuple value (structured descr): bracket-balanced, strings skipped; records whether a
- * typestring names objects. Iterative, depth-capped. */
-static bool npy_skip_nested(const uint8_t *h, size_t n, size_t *i, bool *object)
-{
-    unsigned depth = 0;
-    do {
-        if (*i >= n) {
-            return false;
-        }
-        uint8_t ch = h[*i];
-        if (ch == '[' || ch == '(') {
-            if (++depth > 32) {
-                return false;
-            }
-            (*i)++;
-        } else if (ch == ']' || ch == ')') {
-            depth--; /* >= 1 here: the loop starts on an opening bracket and ends at depth 0 */
-            (*i)++;
-        } else if (ch == '\'' || ch == '"') {
-            const uint8_t *s;
-            size_t sl;
-            if (!npy_string(h, n, i, &s, &sl)) {
-                return false;
-            }
-            size_t k = sl > 0 && strchr("<>|=", s[0]) != NULL ? 1 : 0;
-            if (sl > k && s[k] == 'O') {
-                *object = true;
-            }
-        } else {
-            (*i)++;
-        }
-    } while (depth > 0);
-    return true;
-}
-
-static bool npy_parse(const uint8_t *h, size_t n, npy_header *out)
-{
-    memset(out, 0, sizeof *out);
-    size_t i = 0;
-    skip_ws(h, n, &i);
-    if (i >= n || h[i++] != '{') {
-        return false;
-    }
-    for (;;) {
-        skip_ws(h, n, &i);
-        if (i < n && h[i] == '}') {
-            i++;
-            break;
-        }
-        const uint8_t *k;
-        size_t kl;
-        if (!npy_string(h, n, &i, &k, &kl)) {
-            return false;
-        }
-        skip_ws(h, n, &i);
-        if (i >= n || h[i++] != ':') {
-            return false;
-        }
-        skip_ws(h, n, &i);
-        if (eq(k, kl, "descr") && !out->has_descr) {
-            out->has_descr = true;
-            const uint8_t *s;
-            size_t sl;
-            if (i < n && (h[i] == '[' || h[i] == '(')) {
-                if (!npy_skip_nested(h, n, &i, &out->object)) {
-                    return false;
-                }
-            } else if (npy_string(h, n, &i, &s, &sl)) {
-                size_t b = sl > 0 && strchr("<>|=", s[0]) != NULL ? 1 : 0;
-                out->simple = dtype_itemsize(s + b, sl - b, &out->itemsize, &out->object);
-                if (!out->simple && sl > b && (s[b] == 'S' || s[b] == 'V' || s[b] == 'U')) {
-                    uint64_t v = 0;
-                    bool digits = sl > b + 1;
-                    for (size_t q = b + 1; q < sl && digits; q++) {
-                        digits = s[q] >= '0' && s[q] <= '9' && v < UINT64_MAX / 100;
-                        v = v * 10 + (uint64_t)(s[q] - '0');
-                    }
-                    if (digits) { /* v < UINT64_MAX / 10: times 4 cannot wrap */
-                        out->simple = true;
-                        out->itemsize = s[b] == 'U' ? v * 4 : v;
-                    }
-                }
-            } else {
-                return false;
-            }
-        } else if (eq(k, kl, "fortran_order") && !out->has_order) {
-            out->has_order = true;
-            if (n - i >= 4 && memcmp(h + i, "True", 4) == 0) {
-                i += 4;
-            } else if (n - i >= 5 && memcmp(h + i, "False", 5) == 0) {
-                i += 5;
-            } else {
-                return false;
-            }
-        } else if (eq(k, kl, "shape") && !out->has_shape) {
-            out->has_shape = true;
-            if (i >= n || h[i++] != '(') {
-                return false;
-            }
-            out->count = 1;
-            for (;;) {
-                skip_ws(h, n, &i);
-                if (i < n && h[i] == ')') {
-                    i++;
-                    break;
-                }
-                uint64_t d = 0;
-                size_t b = i;
-                while (i < n && h[i] >= '0' && h[i] <= '9') {
-                    if (d > (UINT64_MAX - 9) / 10) {
-                        return false;
-                    }
-                    d = d * 10 + (uint64_t)(h[i] - '0');
-                    i++;
-                }
-                if (i == b || stg_mul_u64(out->count, d, &out->count)) {
-                    return false;
-                }
-                skip_ws(h, n, &i);
-                if (i < n && h[i] == ',') {
-                    i++;
-                } else if (i >= n || h[i] != ')') {
-                    return false;
-                }
-            }
-        } else {
-            return false; /* unknown or repeated key: numpy refuses the header */
-        }
-        skip_ws(h, n, &i);
-        if (i < n && h[i] == ',') {
-            i++;
-        } else if (i >= n || h[i] != '}') {
-            return false;
-        }
-    }
-    skip_ws(h, n, &i);
-    return i == n && out->has_descr && out->has_order && out->has_shape;
-}
-
-void stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_check_ctx *ctx)
-{
-    static const uint8_t magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-    stg_cursor c = stg_cur_make(buf, buf == NULL ? 0 : len);
-    const uint8_t *p;
-    uint8_t major = 0, minor = 0;
-    if (stg_cur_take(&c, 6, &p) != STG_OK || memcmp(p, magic, 6) != 0) {
-        npy_bad(ctx, base_offset, "the magic \\x93NUMPY is missing");
-        return;
-    }
-    if (stg_cur_u8(&c, &major) != STG_OK || stg_cur_u8(&c, &minor) != STG_OK || major < 1 ||
-        major > 3) {
-        npy_bad(ctx, base_offset + 6, "unsupported format version");
-        return;
-    }
-    uint64_t hlen;
-    if (major == 1) {
-        uint16_t h16;
-        if (stg_cur_le16(&c, &h16) != STG_OK) {
-            npy_bad(ctx, base_offset + 8, "the header length is truncated");
-            return;
-        }
-        hlen = h16;
-    } else {
-        uint32_t h32;
-        if (stg_cur_le32(&c, &h32) != STG_OK) {
-            npy_bad(ctx, base_offset + 8, "the header length is truncated");
-            return;
-        }
-        hlen = h32;
-    }
-    size_t hstart = c.pos;
-    if (stg_cur_take(&c, (size_t)hlen, &p) != STG_OK) { /* hlen < 2^32 fits size_t */
-        npy_bad(ctx, base_offset + 8, "the header runs past the end of the data");
-        return;
-    }
-    npy_header h;
-    if (!npy_parse(p, (size_t)hlen, &h)) {
-        npy_bad(ctx, base_offset + hstart, "the header is not the dict numpy writes");
-        return;
-    }
-    size_t data = c.pos;
-    if (h.object) {
-        /* numpy.save pickles object arrays right after the header. */
+    size_t data = h.data_offset;
+    if (h.dtype.has_object) {
+        /* numpy.load pickle.load-s the data of any dtype holding objects, whatever its shape. */
         stg_check_pickles(buf + data, len - data, base_offset + data, STG_PICKLE_RAW, ctx);
-        return;
+        return true;
     }
-    uint64_t need;
-    if (h.simple) {
-        if (stg_mul_u64(h.count, h.itemsize, &need)) {
-            need = UINT64_MAX; /* more bytes than any data holds */
-        }
-        if (need != len - data) {
-            npy_bad(ctx, base_offset + data,
+    uint64_t need = 0;
+    if (h.count_known && stg_mul_u64(h.count, h.dtype.itemsize, &need)) {
+        need = UINT64_MAX; /* more bytes than any data holds */
+    }
+    if (!h.count_known) {
+        npy_finding(ctx, STG_CONTAINER_MALFORMED, base_offset + h.dict_offset,
+                    "a shape dimension is negative or the element count passes 2^64", NULL);
+    } else if (need != len - data) {
+        npy_finding(ctx, STG_CONTAINER_MALFORMED, base_offset + data,
                     need > len - data ? "the array data is shorter than the header says"
-                                      : "bytes follow the array data");
-        }
+                                      : "bytes follow the array data",
+                    NULL);
     }
+    return false;
 }

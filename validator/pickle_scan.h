@@ -25,8 +25,10 @@ typedef enum stg_pickle_flavor {
 void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
                        stg_pickle_flavor flavor, stg_check_ctx *ctx);
 
-/* Numpy .npy: validates the header (container_malformed) and scans an object array's pickle. */
-void stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_check_ctx *ctx);
+/* Numpy .npy: validates the header as numpy.lib.format reads it (container_malformed, or
+ * limit_exceeded) and the data size of every dtype without objects; a dtype holding objects
+ * (at any depth) has its data scanned as the pickle numpy would load. Returns true for those. */
+bool stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_check_ctx *ctx);
 
 /* true when a pickle reader starting at buf[0] would reach a STOP opcode without error (used
  * for sniffing raw pickles and for polyglot_pickle); *stop_end gets the offset after STOP.
