@@ -1,6 +1,6 @@
 /* Target: stg_check_buffer (sniff + dispatch over every format: safetensors, pickles, zip, tar,
- * gzip/zlib, npy, polyglots) on arbitrary bytes. The first three input bytes pick the profile,
- * small limits and a name hint; the rest is the file.
+ * gzip/zlib/bz2/xz/lzma/joblib ZF streams, npy, polyglots) on arbitrary bytes. The first three
+ * input bytes pick the profile, small limits and a name hint; the rest is the file.
  * Properties: no crash, no leak; the same bytes give the same findings (code, severity, offset,
  * member) and format; the verdict is never ok (or warn) when an error or critical finding exists,
  * and is unsafe exactly when a critical one does. Seeds: corpus/scan/. Dict: fuzz/scan.dict. */
