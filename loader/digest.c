@@ -11,6 +11,26 @@ struct stg_sha256 {
     EVP_MD_CTX *ctx;
 };
 
+/* One EVP context for md, ready to hash; the struct holding it is allocated by the caller. */
+static stg_status md_start(const EVP_MD *md, EVP_MD_CTX **ctx)
+{
+    *ctx = EVP_MD_CTX_new();
+    if (*ctx == NULL || EVP_DigestInit_ex(*ctx, md, NULL) != 1) {
+        EVP_MD_CTX_free(*ctx);
+        *ctx = NULL;
+        return STG_E_CRYPTO;
+    }
+    return STG_OK;
+}
+
+static stg_status md_update(EVP_MD_CTX *ctx, const void *data, size_t len)
+{
+    if (len == 0) {
+        return STG_OK;
+    }
+    return EVP_DigestUpdate(ctx, data, len) == 1 ? STG_OK : STG_E_CRYPTO;
+}
+
 stg_status stg_sha256_new(stg_sha256 **out)
 {
     *out = NULL;
@@ -18,9 +38,7 @@ stg_status stg_sha256_new(stg_sha256 **out)
     if (h == NULL) {
         return STG_E_NOMEM;
     }
-    h->ctx = EVP_MD_CTX_new();
-    if (h->ctx == NULL || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
-        EVP_MD_CTX_free(h->ctx);
+    if (md_start(EVP_sha256(), &h->ctx) != STG_OK) {
         stg_mem_free(h);
         return STG_E_CRYPTO;
     }
@@ -30,10 +48,7 @@ stg_status stg_sha256_new(stg_sha256 **out)
 
 stg_status stg_sha256_update(stg_sha256 *h, const void *data, size_t len)
 {
-    if (len == 0) {
-        return STG_OK;
-    }
-    return EVP_DigestUpdate(h->ctx, data, len) == 1 ? STG_OK : STG_E_CRYPTO;
+    return md_update(h->ctx, data, len);
 }
 
 stg_status stg_sha256_final(stg_sha256 *h, uint8_t out[32])
@@ -127,12 +142,11 @@ stg_status stg_git_blob_id_new(uint64_t size, stg_git_blob_id **out)
     if (h == NULL) {
         return STG_E_NOMEM;
     }
-    h->ctx = EVP_MD_CTX_new();
     char header[32];
     int n = snprintf(header, sizeof header, "blob %" PRIu64, size);
     /* the header's NUL is part of what Git hashes */
-    if (h->ctx == NULL || EVP_DigestInit_ex(h->ctx, EVP_sha1(), NULL) != 1 ||
-        EVP_DigestUpdate(h->ctx, header, (size_t)n + 1) != 1) {
+    if (md_start(EVP_sha1(), &h->ctx) != STG_OK ||
+        md_update(h->ctx, header, (size_t)n + 1) != STG_OK) {
         EVP_MD_CTX_free(h->ctx);
         stg_mem_free(h);
         return STG_E_CRYPTO;
@@ -143,10 +157,7 @@ stg_status stg_git_blob_id_new(uint64_t size, stg_git_blob_id **out)
 
 stg_status stg_git_blob_id_update(stg_git_blob_id *h, const void *data, size_t len)
 {
-    if (len == 0) {
-        return STG_OK;
-    }
-    return EVP_DigestUpdate(h->ctx, data, len) == 1 ? STG_OK : STG_E_CRYPTO;
+    return md_update(h->ctx, data, len);
 }
 
 stg_status stg_git_blob_id_final(stg_git_blob_id *h, uint8_t out[20])

@@ -125,6 +125,53 @@ START_TEST(test_parse_hex)
 }
 END_TEST
 
+/* Git blob ids as `git hash-object` prints them: SHA-1 of "blob <size>\0" + content, in one go
+ * and in pieces; the 40-hex parser and its near misses. */
+START_TEST(test_git_blob_id)
+{
+    static const struct {
+        const char *content;
+        const char *id;
+    } rows[] = {
+        {"", "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"},
+        {"abc", "f2ba8f84ab5c1bce84a7b441cb1959cfc7093b7f"},
+        {"hello world\n", "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        uint8_t id[20], want[20];
+        char hex[41];
+        size_t n = strlen(rows[i].content);
+        ck_assert_int_eq(stg_git_blob_id_buffer(rows[i].content, n, id), STG_OK);
+        stg_hex_encode(id, 20, hex);
+        ck_assert_str_eq(hex, rows[i].id);
+        stg_git_blob_id *h = NULL;
+        ck_assert_int_eq(stg_git_blob_id_new(n, &h), STG_OK);
+        for (size_t k = 0; k < n; k++) {
+            ck_assert_int_eq(stg_git_blob_id_update(h, rows[i].content + k, 1), STG_OK);
+        }
+        ck_assert_int_eq(stg_git_blob_id_final(h, id), STG_OK);
+        stg_git_blob_id_free(h);
+        ck_assert(stg_sha1_parse_hex(rows[i].id, want));
+        ck_assert_mem_eq(id, want, 20);
+    }
+    /* the size is part of the id: the same bytes announced as longer hash differently */
+    uint8_t a[20], b[20];
+    stg_git_blob_id *h = NULL;
+    ck_assert_int_eq(stg_git_blob_id_new(4, &h), STG_OK);
+    ck_assert_int_eq(stg_git_blob_id_update(h, "abc", 3), STG_OK);
+    ck_assert_int_eq(stg_git_blob_id_final(h, a), STG_OK);
+    stg_git_blob_id_free(h);
+    ck_assert_int_eq(stg_git_blob_id_buffer("abc", 3, b), STG_OK);
+    ck_assert(memcmp(a, b, 20) != 0);
+    uint8_t out[20];
+    ck_assert(stg_sha1_parse_hex("F2BA8F84AB5C1BCE84A7B441CB1959CFC7093B7F", out));
+    ck_assert(!stg_sha1_parse_hex("f2ba8f84ab5c1bce84a7b441cb1959cfc7093b7", out));   /* 39 */
+    ck_assert(!stg_sha1_parse_hex("f2ba8f84ab5c1bce84a7b441cb1959cfc7093b7f0", out)); /* 41 */
+    ck_assert(!stg_sha1_parse_hex("g2ba8f84ab5c1bce84a7b441cb1959cfc7093b7f", out));
+    ck_assert(!stg_sha1_parse_hex(NULL, out));
+}
+END_TEST
+
 static Suite *digest_suite(void)
 {
     Suite *s = suite_create("digest");
@@ -133,6 +180,7 @@ static Suite *digest_suite(void)
     tcase_add_test(tc, test_one_shot);
     tcase_add_test(tc, test_hex_encode);
     tcase_add_test(tc, test_parse_hex);
+    tcase_add_test(tc, test_git_blob_id);
     suite_add_tcase(s, tc);
     return s;
 }

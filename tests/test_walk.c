@@ -520,6 +520,89 @@ START_TEST(test_hf_unlinked_blob)
 }
 END_TEST
 
+/* A hub root (a folder of repo folders) is a cache too: blobs named by SHA-256 or by Git blob id
+ * are reported once, under their snapshot links, and checked; .no_exist and .locks are skipped
+ * and counted, as is .git anywhere unless scan_git; a path named as the argument is walked. */
+START_TEST(test_hf_hub_root_and_skips)
+{
+    /* git hash-object of "abc": sha1("blob 3\0abc") */
+    static const char ABC_GIT[] = "f2ba8f84ab5c1bce84a7b441cb1959cfc7093b7f";
+    static const char BAD_GIT[] = "0123456789012345678901234567890123456789";
+    static const char ABC[] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+    const char *dirs[] = {"hub",
+                          "hub/models--o--n",
+                          "hub/models--o--n/blobs",
+                          "hub/models--o--n/snapshots",
+                          "hub/models--o--n/snapshots/c1",
+                          "hub/models--o--n/.no_exist",
+                          "hub/models--o--n/.no_exist/c1",
+                          "hub/datasets--o--d",
+                          "hub/datasets--o--d/blobs",
+                          "hub/datasets--o--d/snapshots",
+                          "hub/datasets--o--d/snapshots/c1",
+                          "hub/.locks",
+                          "hub/.locks/models--o--n",
+                          "hub/tools",
+                          "hub/tools/.git"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        ck_assert_int_eq(mkdir(at(dirs[i]), 0700), 0);
+    }
+    char rel[256], target[256];
+    snprintf(rel, sizeof rel, "hub/models--o--n/blobs/%s", ABC_GIT);
+    put(rel, "abc");
+    snprintf(rel, sizeof rel, "hub/models--o--n/blobs/%s", ABC);
+    put(rel, "abc");
+    snprintf(rel, sizeof rel, "hub/datasets--o--d/blobs/%s", BAD_GIT);
+    put(rel, "abc");
+    snprintf(target, sizeof target, "../../blobs/%s", ABC_GIT);
+    ck_assert_int_eq(symlink(target, at("hub/models--o--n/snapshots/c1/README.md")), 0);
+    snprintf(target, sizeof target, "../../blobs/%s", ABC);
+    ck_assert_int_eq(symlink(target, at("hub/models--o--n/snapshots/c1/notes.txt")), 0);
+    snprintf(target, sizeof target, "../../blobs/%s", BAD_GIT);
+    ck_assert_int_eq(symlink(target, at("hub/datasets--o--d/snapshots/c1/data.txt")), 0);
+    put("hub/models--o--n/.no_exist/c1/adapter_config.json", "");
+    snprintf(rel, sizeof rel, "hub/.locks/models--o--n/%s.lock", ABC);
+    put(rel, "");
+    put("hub/tools/.git/HEAD", "\x01not text");
+    stg_walk_options wo;
+    stg_walk_options_default(&wo);
+    stg_walk_result res;
+    ck_assert_int_eq(walk1(at("hub"), &wo, &col, &res), STG_OK);
+    ck_assert_uint_eq(col.count, 3);
+    ck_assert_str_eq(col.r[0].path, at("hub/datasets--o--d/snapshots/c1/data.txt"));
+    ck_assert_str_eq(col.r[0].findings, "digest_mismatch@-1(error);");
+    ck_assert_ptr_nonnull(strstr(col.r[0].message, "Git blob id"));
+    ck_assert_str_eq(col.r[1].path, at("hub/models--o--n/snapshots/c1/README.md"));
+    ck_assert_int_eq(col.r[1].verdict, STG_VERDICT_OK);
+    ck_assert_str_eq(col.r[2].path, at("hub/models--o--n/snapshots/c1/notes.txt"));
+    ck_assert_int_eq(col.r[2].verdict, STG_VERDICT_OK);
+    ck_assert_uint_eq(res.skipped_git, 1);
+    ck_assert_uint_eq(res.skipped_no_exist, 1);
+    ck_assert_uint_eq(res.skipped_locks, 1);
+    /* near misses: scan_git walks .git; a .no_exist outside a repo folder is walked; the
+     * unlinked blob of a folder above the hub is still reported once */
+    wo.scan_git = true;
+    put("hub/tools/.no_exist", "plain");
+    ck_assert_int_eq(walk1(at("hub"), &wo, &col, &res), STG_OK);
+    ck_assert_uint_eq(col.count, 5);
+    ck_assert_uint_eq(res.skipped_git, 0);
+    ck_assert_ptr_nonnull(find_rec(&col, "/hub/tools/.git/HEAD"));
+    ck_assert_ptr_nonnull(find_rec(&col, "/hub/tools/.no_exist"));
+    ck_assert_int_eq(unlink(at("hub/models--o--n/snapshots/c1/notes.txt")), 0);
+    ck_assert_int_eq(walk1(dir, &wo, &col, &res), STG_OK);
+    snprintf(rel, sizeof rel, "/hub/models--o--n/blobs/%s", ABC);
+    const rec *blob = find_rec(&col, rel);
+    ck_assert_ptr_nonnull(blob);
+    ck_assert_int_eq(blob->verdict, STG_VERDICT_OK); /* name and content agree */
+    snprintf(rel, sizeof rel, "/hub/models--o--n/blobs/%s", ABC_GIT);
+    ck_assert_ptr_null(find_rec(&col, rel)); /* linked: shown as README.md only */
+    /* a .git named on the command line is walked */
+    wo.scan_git = false;
+    ck_assert_int_eq(walk1(at("hub/tools/.git"), &wo, &col, &res), STG_OK);
+    ck_assert_uint_eq(col.count, 1);
+}
+END_TEST
+
 typedef struct progress_log {
     size_t calls, calls_before_first;
     uint64_t last_done, total, max_bytes;
@@ -615,6 +698,7 @@ static Suite *walk_suite(void)
     tcase_add_test(tc, test_root_prefix_trap);
     tcase_add_test(tc, test_long_argument);
     tcase_add_test(tc, test_hf_unlinked_blob);
+    tcase_add_test(tc, test_hf_hub_root_and_skips);
     tcase_add_test(tc, test_progress_calls);
     suite_add_tcase(s, tc);
     return s;
