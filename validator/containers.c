@@ -31,11 +31,14 @@ static bool pickle_name(const char *name)
 static void check_overlaps(const stg_zip *zin, stg_check_ctx *ctx)
 {
     stg_zip z = *zin;
-    if (z.entry_count == 0) {
+    /* Every central header takes at least 46 bytes: zipfile's reading (which ignores the count)
+     * yields at most cd_size / 46 entries, miniz's its count, which its open checked against
+     * cd_size / 46; cd_size <= buffer length. */
+    size_t cap = (size_t)(z.cd_size / 46);
+    if (cap == 0) {
         return;
     }
-    /* entry_count <= cd_size / 46 <= buffer length / 46: checked when the zip was opened. */
-    stg_zip_range *ranges = stg_mem_alloc((size_t)z.entry_count * sizeof *ranges);
+    stg_zip_range *ranges = stg_mem_alloc(cap * sizeof *ranges);
     if (ranges == NULL) {
         ctx->report->out_of_memory = true;
         return;
@@ -48,8 +51,7 @@ static void check_overlaps(const stg_zip *zin, stg_check_ctx *ctx)
         if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED) {
             break;
         }
-        /* each OK entry has its own index below entry_count, so n < entry_count here */
-        if (zr == STG_ZIPR_OK) {
+        if (zr == STG_ZIPR_OK && n < cap) {
             ranges[n].begin = e.local_offset;
             ranges[n].end = e.data_offset + e.data_len;
             ranges[n].index = e.index;
