@@ -227,8 +227,9 @@ bool stg_zip_same_reading(const stg_zip *a, const stg_zip *b)
     if (a->cd_start != b->cd_start || a->base != b->base || a->base_below != b->base_below) {
         return false;
     }
-    /* Same bytes, same offsets: the readers differ only in where they stop (zipfile at the
-     * directory's size, miniz at its count), and both walk the same sequence of headers. */
+    /* Same directory, same offsets: the same reading only if both walk the same headers to the
+     * same end (zipfile stops at the directory's size, miniz at its count: one stopping
+     * earlier reads other entries). */
     stg_zip x = *a, y = *b;
     stg_zip_entry ex, ey;
     stg_zip_error err;
