@@ -30,14 +30,16 @@ static void put(hb *b, const char *text)
     b->len += n;
 }
 
+/* A tensor entry with an unknown field "x" (ignored by the reference) holding an object. */
+#define IGNORED_OPEN "{\"t\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0],\"x\":{"
+
 /* The four shapes of the issue, count entries each (scale 1 is the issue's size). */
 static char *minimal_header(int shape, size_t count)
 {
     hb b = {0};
     char key[32];
     static const char *const open[] = {"{\"__metadata__\":{", "{", "{\"__metadata__\":{",
-                                       "{\"t\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":"
-                                       "[0,0],\"x\":{"};
+                                       IGNORED_OPEN};
     static const char *const close[] = {"}}", "}", "}}", "}}}"};
     put(&b, open[shape]);
     for (size_t i = 0; i < count; i++) {
