@@ -219,7 +219,7 @@ START_TEST(test_memory_budget_formula)
 {
     stg_limits lim = st_limits(STG_PROFILE_STRICT);
     ck_assert_uint_eq(stg_st_memory_budget(&lim, 0), 8u << 20);
-    ck_assert_uint_eq(stg_st_memory_budget(&lim, 1000), 2000 + (8u << 20));
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, 1000), 16000 + (8u << 20));
     ck_assert_uint_eq(stg_st_memory_budget(&lim, UINT64_MAX), UINT64_MAX);
     lim.max_memory = 12345;
     ck_assert_uint_eq(stg_st_memory_budget(&lim, 1000), 12345);

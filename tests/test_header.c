@@ -459,11 +459,11 @@ START_TEST(test_memory_budget)
 {
     stg_limits lim = st_limits(STG_PROFILE_STRICT);
     ck_assert_uint_eq(stg_st_memory_budget(&lim, 0), 8u << 20);
-    ck_assert_uint_eq(stg_st_memory_budget(&lim, 100), 200 + (8u << 20));
-    ck_assert_uint_eq(stg_st_memory_budget(&lim, 100000000), 200000000 + (8u << 20));
-    /* The formula saturates instead of wrapping (2n, then + 8 MiB). */
-    ck_assert_uint_eq(stg_st_memory_budget(&lim, UINT64_MAX / 2 + 1), UINT64_MAX);
-    ck_assert_uint_eq(stg_st_memory_budget(&lim, UINT64_MAX / 2 - 10), UINT64_MAX);
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, 100), 1600 + (8u << 20));
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, 100000000), 1600000000 + (8u << 20));
+    /* The formula saturates instead of wrapping (16n, then + 8 MiB). */
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, UINT64_MAX / 16 + 1), UINT64_MAX);
+    ck_assert_uint_eq(stg_st_memory_budget(&lim, UINT64_MAX / 16 - 10), UINT64_MAX);
     lim.max_memory = 12345; /* a hard cap is used as it is */
     ck_assert_uint_eq(stg_st_memory_budget(&lim, 100000000), 12345);
 }

@@ -73,7 +73,7 @@ void stg_st_validate(const uint8_t *buf, size_t len, const stg_limits *lim, stg_
 void stg_st_header_init(stg_st_header *h);
 void stg_st_header_release(stg_st_header *h);
 
-/* Memory budget for a header of n bytes: max_memory, or 2n + 8 MiB when it is 0. */
+/* Memory budget for a header of n bytes: max_memory, or 16n + 8 MiB when it is 0. */
 uint64_t stg_st_memory_budget(const stg_limits *lim, uint64_t n);
 
 #endif

@@ -208,7 +208,7 @@ typedef struct stg_limits {
     uint32_t max_json_depth;
     uint32_t max_name_len;         /**< 65,536 bytes, after unescaping */
     uint32_t max_metadata_entries; /**< 1,000,000 */
-    uint64_t max_memory;           /**< 0 = derived: 2 x header length + 8 MiB; else a hard cap */
+    uint64_t max_memory;           /**< 0 = derived: 16 x header length + 8 MiB; else a hard cap */
     uint32_t max_findings;      /**< 1,000 per file; more are counted (findings_truncated); ceiling
                                 STG_FINDINGS_CEILING */
     uint32_t max_pickle_stack;  /**< 1,000,000; ceiling STG_PICKLE_STACK_CEILING */
@@ -456,7 +456,9 @@ STG_API stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, 
 /**
  * Raw zero-copy view of a tensor's bytes in the read-only mapping. The caller opts into the
  * usual mmap risk: if another process truncates the file, touching the view raises SIGBUS; the
- * library installs no signal handlers. Use stg_file_read_tensor where that matters.
+ * library installs no signal handlers. Use stg_file_read_tensor where that matters. This is the
+ * only view into a file mapping: stg_file_open, the scans and the tree walk copy what they read
+ * with pread, so a file changed under them is STG_FILE_CHANGED / file_changed or io_error.
  */
 STG_API const void *stg_file_tensor_data(const stg_file *f, const stg_tensor *t);
 STG_API uint64_t stg_file_header_length(const stg_file *f);

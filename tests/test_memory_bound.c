@@ -1,0 +1,163 @@
+/* The documented memory bound per scan (SECURITY.md, docs/loaders.md) measured on the
+ * adversarial headers of minimal entries that the reference accepts: the arena peak stays
+ * within 16 x n + 8 MiB and no limit is hit in compat, on the buffer path (stg_validate_buffer)
+ * and on the stream path (whose whole peak, stg_stream_memory_peak, stays within the header
+ * bytes + 16 x n + 8 MiB + the two 65,557-byte windows + a constant). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "validator/report.h"
+#include "loader/stream.h"
+#include "validator/safetensors.h"
+
+typedef struct hb {
+    char *s;
+    size_t len, cap;
+} hb;
+
+static void put(hb *b, const char *text)
+{
+    size_t n = strlen(text);
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+        ck_assert_ptr_nonnull(b->s);
+    }
+    memcpy(b->s + b->len, text, n + 1);
+    b->len += n;
+}
+
+/* A tensor entry with an unknown field "x" (ignored by the reference) holding an object. */
+#define IGNORED_OPEN "{\"t\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0],\"x\":{"
+
+/* The four shapes of the issue, count entries each (scale 1 is the issue's size). */
+static char *minimal_header(int shape, size_t count)
+{
+    hb b = {0};
+    char key[32];
+    static const char *const open[] = {"{\"__metadata__\":{", "{", "{\"__metadata__\":{",
+                                       IGNORED_OPEN};
+    static const char *const close[] = {"}}", "}", "}}", "}}}"};
+    put(&b, open[shape]);
+    for (size_t i = 0; i < count; i++) {
+        if (i > 0) {
+            put(&b, ",");
+        }
+        switch (shape) {
+        case 0: put(&b, "\"\":\"\""); break;                /* empty duplicate pairs */
+        case 1: put(&b, "\"a\":[\"U8\",[0],[0,0]]"); break; /* array-form duplicates */
+        case 2:                                             /* distinct metadata keys */
+            snprintf(key, sizeof key, "\"%zx\":\"\"", i);
+            put(&b, key);
+            break;
+        default: put(&b, "\"a\":0"); break; /* duplicate keys in an ignored object */
+        }
+    }
+    put(&b, close[shape]);
+    return b.s;
+}
+
+static const size_t issue_counts[4] = {113509, 76046, 170300, 262386};
+
+static void check_bound(int shape, size_t count)
+{
+    char *hdr = minimal_header(shape, count);
+    size_t n = strlen(hdr);
+    size_t len;
+    uint8_t *file = tu_st_file(hdr, 0, NULL, 0, &len);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.profile = STG_PROFILE_COMPAT;
+    uint64_t budget = stg_st_memory_budget(&lim, n);
+    ck_assert_uint_eq(budget, 16 * (uint64_t)n + (8u << 20));
+    /* buffer path: the arena peak against the formula, and no limit */
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header h;
+    stg_st_header_init(&h);
+    stg_st_validate(file, len, &lim, r, &h);
+    ck_assert_msg(h.arena.peak <= budget, "shape %d: peak %zu over %llu for n %zu", shape,
+                  h.arena.peak, (unsigned long long)budget, n);
+    stg_st_header_release(&h);
+    stg_report_free(r);
+    r = NULL;
+    ck_assert_int_eq(stg_validate_buffer(file, len, &lim, &r), STG_OK);
+    ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "shape %d: %s", shape, tu_describe(r));
+    ck_assert_int_le(stg_report_verdict(r), STG_VERDICT_WARN);
+    stg_report_free(r);
+    /* stream path, fed in 64 KiB chunks */
+    stg_stream *s = NULL;
+    ck_assert_int_eq(stg_stream_new(&lim, NULL, &s), STG_OK);
+    for (size_t at = 0; at < len; at += 65536) {
+        size_t k = len - at < 65536 ? len - at : 65536;
+        ck_assert_int_le(stg_stream_feed(s, file + at, k), STG_E_INVALID);
+    }
+    ck_assert_int_eq(stg_stream_finish(s, &r), STG_OK);
+    ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "shape %d (stream): %s", shape,
+                  tu_describe(r));
+    size_t peak = stg_stream_memory_peak(s);
+    uint64_t stream_bound = 2 * ((uint64_t)n + 8) + budget + 2 * 65557 + 64 * 1024;
+    ck_assert_msg(peak <= stream_bound, "shape %d: stream peak %zu over %llu", shape, peak,
+                  (unsigned long long)stream_bound);
+    stg_report_free(r);
+    stg_stream_free(s);
+    free(file);
+    free(hdr);
+}
+
+START_TEST(test_memory_budget_minimal_entries)
+{
+    check_bound(_i, issue_counts[_i]);
+}
+END_TEST
+
+/* Four times the issue's sizes (2.7 to 7.4 MB headers): the cost per byte does not grow. */
+START_TEST(test_memory_budget_minimal_entries_scaled)
+{
+    check_bound(_i, 4 * issue_counts[_i]);
+}
+END_TEST
+
+/* Near miss: a hard max_memory below the measured peak is still limit_exceeded max_memory. */
+START_TEST(test_memory_cap_still_applies)
+{
+    char *hdr = minimal_header(0, issue_counts[0]);
+    size_t len;
+    uint8_t *file = tu_st_file(hdr, 0, NULL, 0, &len);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.profile = STG_PROFILE_COMPAT;
+    lim.max_memory = 2 * strlen(hdr) + (8u << 20); /* the old derived budget */
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_validate_buffer(file, len, &lim, &r), STG_OK);
+    long at = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_int_ge(at, 0);
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->limit, "max_memory");
+    stg_report_free(r);
+    free(file);
+    free(hdr);
+}
+END_TEST
+
+static Suite *bound_suite(void)
+{
+    Suite *s = suite_create("memory_bound");
+    TCase *tc = tcase_create("memory_bound");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_memory_budget_minimal_entries, 0, 4);
+    tcase_add_loop_test(tc, test_memory_budget_minimal_entries_scaled, 0, 4);
+    tcase_add_test(tc, test_memory_cap_still_applies);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(bound_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
