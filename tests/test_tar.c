@@ -982,6 +982,33 @@ START_TEST(test_polyglot_tar)
 }
 END_TEST
 
+START_TEST(test_tar_that_is_a_pickle)
+{
+    /* A pickle in the first header's name field runs to STOP: pickle.load runs it while torch
+     * reads the tar. polyglot_pickle at 0 and its global reported; a plain name: neither. */
+    tb t = {0};
+    tb_add(&t, "cos\nsystem\n(S'id'\ntR.", '0', "x", 1);
+    tb_end(&t);
+    stg_report *r = check(t.p, t.len, NULL);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TAR);
+    const stg_finding *f = first(r, STG_POLYGLOT_PICKLE);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_uint_eq(f->offset, 0);
+    f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    ck_assert_ptr_null(f->member);
+    stg_report_free(r);
+    free(t.p);
+    memset(&t, 0, sizeof t);
+    tb_add(&t, "storages", '0', "x", 1);
+    tb_end(&t);
+    r = check(t.p, t.len, NULL);
+    ck_assert_int_eq(tu_find(r, STG_POLYGLOT_PICKLE), -1);
+    ck_assert_int_eq(tu_find(r, STG_PICKLE_GLOBAL_DANGEROUS), -1);
+    stg_report_free(r);
+    free(t.p);
+}
+END_TEST
+
 static Suite *tar_suite(void)
 {
     Suite *s = suite_create("tar");
@@ -1008,6 +1035,7 @@ static Suite *tar_suite(void)
     tcase_add_test(tc, test_torch01_storage_record_cut);
     tcase_add_test(tc, test_container_malformed_offsets);
     tcase_add_test(tc, test_polyglot_tar);
+    tcase_add_test(tc, test_tar_that_is_a_pickle);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -443,15 +443,23 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
         stg_tar_list_free(&l);
         return STG_FMT_TAR;
     }
+    size_t stop_end = 0;
+    bool pickle_at_0 = stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory);
     if (l.end == STG_TARR_MALFORMED) {
         stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, l.err_offset, "%s",
                        l.why);
         /* tarfile raised while listing: torch.load catches the TarError and unpickles the file
          * from byte 0 instead, so the header bytes are a pickle to it. */
-        size_t stop_end = 0;
-        if (stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory)) {
+        if (pickle_at_0) {
             stg_check_pickles(buf, len, 0, STG_PICKLE_RAW, ctx);
         }
+    } else if (pickle_at_0) {
+        /* A header whose first bytes run to STOP (a pickle fits in the name field): torch reads
+         * the tar, pickle.load and joblib.load run the pickle. Both readings are scanned. */
+        stg_report_add(
+            ctx->report, STG_POLYGLOT_PICKLE, stg_sev(ctx->lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
+            "the first %zu bytes of this tar are also a pickle that runs to STOP", stop_end);
+        stg_check_pickles(buf, stop_end, 0, STG_PICKLE_RAW, ctx);
     }
     if (l.end == STG_TARR_END && l.stop_why != NULL) {
         stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, l.stop_offset,
