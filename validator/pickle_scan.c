@@ -144,8 +144,8 @@ typedef struct stg_pscan {
     uint32_t dtype_count;
     bool globals_capped;
     uint64_t seed;      /* keys the tables' hash (the check context's, or the default) */
-    uint64_t probes;    /* table slots looked at (complexity tests) */
-    bool probes_capped; /* a key found no slot within the probe ceiling */
+    uint64_t probes;    /* table slots looked at (for profiling; not reported) */
+    bool probes_capped; /* a key found no slot within the probe ceiling (not reported) */
 } stg_pscan;
 
 /* Hash of a table key (module and name, or a storage key): keyed by the scan's seed, never 0
