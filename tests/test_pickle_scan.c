@@ -295,7 +295,8 @@ START_TEST(joblib_arrays_skipped)
         {"U3", NULL, SHAPE("K\x01\x85"), false, DATA("cos\nsystem\n0")},
         {"S4", NULL, SHAPE("K\x02\x85"), false, DATA("cos\nsy\n0")},
         {"f8", NULL, SHAPE("K\x01\x85"), true, DATA("\x03NNNcos\nsy\n0")},
-        {"V8", "(K\x03U\x01|NNNK\x08K\x01K\x01t", SHAPE("K\x01\x85"), false, DATA("cos\nsy\n0")},
+        {"V8", "(K\x03U\x01|NNNK\x08K\x01K\x10t", SHAPE("K\x01\x85"), false, DATA("cos\nsy\n0")},
+
         {"m8", NULL, SHAPE("(K\x01K\x01t"), false, DATA("cos\nsy\n0")},
         {"f8", NULL, SHAPE("K\x01\x85"), 2, DATA("cos\nsy\n0")},
     };
@@ -324,11 +325,6 @@ START_TEST(joblib_arrays_not_understood_are_walked)
     } cases[] = {
         /* a void type without a state may carry fields */
         {"V8", NULL, SHAPE("K\x01\x85"), false},
-        /* a state with field names */
-        {"V8",
-         "(K\x03U\x01|N(U\x01"
-         "at}K\x08K\x01K\x01t",
-         SHAPE("K\x01\x85"), false},
         /* a type string longer than any numpy writes */
         {longtype, NULL, SHAPE("K\x01\x85"), false},
         /* not a type numpy's reduce writes */
@@ -423,10 +419,10 @@ static stg_report *dtype_table(unsigned others, const char *second_state, size_t
 {
     pbuf p = {0};
     PUT(&p, "\x80\x02"
-            "cnumpy\ndtype\nq\x00U\x02V8\x89\x88\x87Rq\x01(K\x03U\x01|NNNK\x08K\x01K\x00tb0");
+            "cnumpy\ndtype\nq\x00U\x02V8\x89\x88\x87Rq\x01(K\x03U\x01|NNNK\x08K\x01K\x10tb0");
     for (unsigned i = 0; i < others; i++) {
         PUT(&p, "h\x00U\x02"
-                "f4\x89\x88\x87R(K\x03U\x01<NNNK\x04K\x01K\x00tb0");
+                "f4\x89\x88\x87R(K\x03U\x01<NNNK\x04K\x01K\x10tb0");
     }
     if (second_state != NULL) {
         PUT(&p, "h\x01");
@@ -454,11 +450,22 @@ START_TEST(joblib_dtype_states)
     stg_report_free(r);
     /* A second BUILD on the same dtype (through the memo) with 4 bytes: the array is then 4
      * bytes, and the rest of the 8 is walked ("y\n0" is no pickle). */
-    r = dtype_table(1, "(K\x03U\x01|NNNK\x04K\x01K\x01t", &at);
+    r = dtype_table(1, "(K\x03U\x01|NNNK\x04K\x01K\x10t", &at);
     expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, at + 4);
     stg_report_free(r);
+    /* The same state with NPY_ITEM_HASOBJECT in its flags (state[7]): numpy's dtype.hasobject
+     * is then true and joblib pickle.load-s the array bytes, so they are walked as a pickle
+     * and its os.system is found (near miss: flags 0x10 above). */
+    pbuf p = {0};
+    joblib(&p, "V8", "(K\x03U\x01|NNNK\x08K\x01K\x01t", SHAPE("K\x01\x85"), false,
+           DATA("cos\nsystem\n(S'x'\ntR."), &at);
+    r = scan(p.b, p.n, STG_PICKLE_RAW);
+    f = find_os(r, NULL);
+    ck_assert_msg(f != NULL && f->offset == at, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(p.b);
     /* ... or a state that is not understood (element size not an integer). */
-    r = dtype_table(1, "(K\x03U\x01|NNNNK\x01K\x01t", &at);
+    r = dtype_table(1, "(K\x03U\x01|NNNNK\x01K\x10t", &at);
     f = find_os(r, NULL);
     ck_assert_msg(f != NULL && f->offset == at, "%s", tu_describe(r));
     stg_report_free(r);

@@ -134,12 +134,13 @@ typedef struct stg_pscan {
     uint64_t nested_seen[STG_NESTED_MAX][2];
     uint32_t nested_count;
     /* numpy.dtype objects given a state by BUILD in the current pickle, by the pool index of
-     * their constructor arguments (memo copies share it): the state's element size, and whether
-     * the type is plain (no fields, names or subarray) */
+     * their constructor arguments (memo copies share it): the state's element size (-1: none
+     * or not understood) and whether its flags (state[7]) set NPY_ITEM_HASOBJECT or could not
+     * be read */
     struct dtype_state {
         uint64_t args;
         int64_t elsize;
-        bool plain;
+        bool object_flag;
     } dtypes[64];
     uint32_t dtype_count;
     bool globals_capped;
@@ -575,17 +576,29 @@ static bool dtype_itemsize(const uint8_t *p, size_t n, uint64_t *size, bool *obj
     return true;
 }
 
+/* NPY_ITEM_HASOBJECT (also NPY_ITEM_REFCOUNT) in a dtype's flags. */
+#define NPY_ITEM_HASOBJECT 0x01
+
 /* BUILD(numpy.dtype(...), state): numpy's __setstate__ takes the element size from state[5]
- * for flexible types (S, U, V); fields, names or a subarray make the type not plain. */
+ * and, for flexible types (S, U, V: structured and subarray types are V), the flags from
+ * state[7] (state[-1] of a version 3 state): with NPY_ITEM_HASOBJECT set, dtype.hasobject is
+ * true and joblib pickle.load-s the array bytes. Flags are honoured for every type here (numpy
+ * ignores them for built-in types; treating them as objects only fails closed). */
 static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv *dtype,
                                const stg_pv *state)
 {
-    stg_pv el, part;
-    int64_t elsize = 0;
-    bool plain = state->kind == STG_PV_TUPLE && state->n != STG_PV_UNTRACKED && state->n >= 6 &&
-                 stg_pickle_tuple_at(w, state, 5, &el) && stg_pickle_int(&el, &elsize);
-    for (uint32_t i = 2; plain && i <= 4; i++) {
-        plain = stg_pickle_tuple_at(w, state, i, &part) && part.kind == STG_PV_NONE;
+    stg_pv el, fl;
+    int64_t elsize = -1, flags = 0;
+    bool tuple = state->kind == STG_PV_TUPLE && state->n != STG_PV_UNTRACKED;
+    if (!tuple || state->n < 6 || !stg_pickle_tuple_at(w, state, 5, &el) ||
+        !stg_pickle_int(&el, &elsize)) {
+        elsize = -1;
+    }
+    /* flags that cannot be read count as "holds objects": the bytes are walked */
+    bool object_flag = !tuple;
+    if (tuple && state->n >= 8) {
+        object_flag = !stg_pickle_tuple_at(w, state, 7, &fl) || !stg_pickle_int(&fl, &flags) ||
+                      (flags & NPY_ITEM_HASOBJECT) != 0;
     }
     struct dtype_state *d = NULL;
     for (uint32_t i = 0; i < s->dtype_count && d == NULL; i++) {
@@ -601,12 +614,23 @@ static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv 
         d = &s->dtypes[s->dtype_count++];
         d->args = dtype->a;
     }
-    d->elsize = plain ? elsize : -1;
-    d->plain = plain;
+    d->elsize = elsize;
+    d->object_flag = object_flag;
 }
 
-/* Item size of a flexible dtype ("S7", "U5", "V16"): the state's element size when BUILD gave
- * one, else what the type string says (U counts 4 bytes per character). */
+static const struct dtype_state *dtype_state_of(const stg_pscan *s, const stg_pv *dtype)
+{
+    for (uint32_t i = 0; i < s->dtype_count; i++) {
+        if (s->dtypes[i].args == dtype->a) {
+            return &s->dtypes[i];
+        }
+    }
+    return NULL;
+}
+
+/* Item size of a flexible dtype ("S7", "U5", "V16", and structured or subarray types, which
+ * reduce to "V<size>"): the state's element size when BUILD gave one, else what the type
+ * string says (U counts 4 bytes per character). */
 static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uint8_t *p, size_t n,
                               uint64_t *size)
 {
@@ -620,14 +644,13 @@ static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uin
         }
         v = v * 10 + (uint64_t)(p[i] - '0');
     }
-    for (uint32_t i = 0; i < s->dtype_count; i++) {
-        if (s->dtypes[i].args == dtype->a) {
-            if (!s->dtypes[i].plain || s->dtypes[i].elsize <= 0) {
-                return false;
-            }
-            *size = (uint64_t)s->dtypes[i].elsize;
-            return true;
+    const struct dtype_state *d = dtype_state_of(s, dtype);
+    if (d != NULL) {
+        if (d->elsize < 0) {
+            return false;
         }
+        *size = (uint64_t)d->elsize;
+        return true;
     }
     if (p[0] == 'V') {
         return false; /* a void type without its state may carry fields: not understood */
@@ -663,8 +686,9 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
           flexible_itemsize(s, &dtype, tp, tl, &itemsize))) {
         return STG_PICKLE_CONTINUE; /* not understood: the bytes are walked (and fail closed) */
     }
-    if (object) {
-        return STG_PICKLE_INLINE;
+    const struct dtype_state *ds = dtype_state_of(s, &dtype);
+    if (object || (ds != NULL && ds->object_flag)) {
+        return STG_PICKLE_INLINE; /* joblib's read_array: if dtype.hasobject: pickle.load */
     }
     if (!stg_pickle_dict_get(w, state, "shape", &shape) || shape.kind != STG_PV_TUPLE ||
         shape.n == STG_PV_UNTRACKED) {
