@@ -1110,6 +1110,37 @@ static stg_pv call_result(stg_pickle_walker *w, const stg_pv *callable, const st
 }
 
 /* A GLOBAL/INST line pair: both UTF-8 (strict), newline excluded. */
+/* A module name the unpickler could import (applied to the first component of a GLOBAL/INST
+ * module line): dot-separated components,
+ * none empty, none starting with a digit, none holding ASCII space or punctuation other than
+ * '_'. find_class imports the module before anything else happens, and no importable module or
+ * attribute has such a name, so a line that breaks this rule ends the load right there, before
+ * any call: the bytes are text (a README, requirements.txt, CMakeLists.txt, YAML, a git object),
+ * not a pickle. Control bytes, NUL and non-ASCII stay allowed: they fail closed (the global is
+ * reported, exact bytes kept). */
+static bool importable_dotted(const uint8_t *s, size_t n)
+{
+    bool start = true;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t ch = s[i];
+        if (ch == '.') {
+            if (start) {
+                return false; /* empty component */
+            }
+            start = true;
+            continue;
+        }
+        bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+                    ch >= 0x80 || ch < 0x20 || ch == 0x7f;
+        bool digit = ch >= '0' && ch <= '9';
+        if (!(word || (digit && !start)) || ch == '\t' || ch == '\r') {
+            return false;
+        }
+        start = false;
+    }
+    return !start;
+}
+
 static stg_pickle_status read_global_lines(stg_pickle_walker *w, stg_cursor *c, uint64_t off,
                                            stg_pv *out)
 {
@@ -1120,6 +1151,15 @@ static stg_pickle_status read_global_lines(stg_pickle_walker *w, stg_cursor *c, 
     }
     if (!utf8_valid(m, ml, false) || !utf8_valid(nm, nl, false)) {
         FAIL(w, off, "a GLOBAL/INST module or name is not valid UTF-8");
+    }
+    /* Only the module decides: find_class imports it first (an import can act by itself), and
+     * looks the name up after. */
+    /* __import__ imports a dotted name's parents first: once the first component is a name,
+     * something may be imported, so only a first component that is no name makes the bytes
+     * text. */
+    const uint8_t *dot = ml > 0 ? memchr(m, '.', ml) : NULL;
+    if (!importable_dotted(m, dot != NULL ? (size_t)(dot - m) : ml)) {
+        FAIL(w, off, STG_PICKLE_MSG_NOT_A_NAME);
     }
     *out = pv_make(STG_PV_GLOBAL);
     out->n = call_global_hook(w, m, ml, nm, nl, off);

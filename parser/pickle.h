@@ -60,6 +60,11 @@ typedef struct stg_pv {
 #define STG_PV_F_HUGE 2u       /* a STR/BYTES of 4 GiB or more: its bytes are not looked at */
 
 /* Outcome of one walk. */
+/* Error text of a GLOBAL/INST module line that no unpickler could import (a space, '=', '('
+ * ...): the load ends there, before any import or call, so such bytes are text. */
+#define STG_PICKLE_MSG_NOT_A_NAME \
+    "a GLOBAL/INST module is not a dotted Python name: the unpickler fails to import it"
+
 typedef enum stg_pickle_status {
     STG_PW_STOP = 0,      /* reached STOP: *end is the offset after it */
     STG_PW_MALFORMED = 1, /* invalid stream: err_offset / err_msg */
