@@ -189,6 +189,36 @@ START_TEST(test_format_unscannable)
 }
 END_TEST
 
+/* Tensor storage whose first bytes happen to look like a zlib or gzip header (random weights
+ * do, about once in a few thousand members) is plain data: no loader decompresses a member,
+ * so a stream that does not decode there is no finding. The same bytes as a whole file are a
+ * broken stream (container_malformed), and a member that does decode is still scanned. */
+START_TEST(test_member_compressed_by_chance)
+{
+    if (!stg_inflate_available()) {
+        return;
+    }
+    /* zlib header, a stored block of 5 bytes, then a block of the reserved type 3 */
+    static const uint8_t junk[] = {0x78, 0x01, 0x00, 0x05, 0x00, 0xfa, 0xff, 'h',
+                                   'e',  'l',  'l',  'o',  0x07, 0x99, 0x42, 0x17};
+    zb_entry e[2] = {zb_file("archive/data.pkl", BENIGN, sizeof BENIGN - 1),
+                     zb_file("archive/data/0", junk, sizeof junk)};
+    size_t len;
+    uint64_t offs[2];
+    uint8_t *z = zb_build(e, 2, NULL, &len, offs);
+    stg_report *r = check(z, len, "model.pt");
+    ck_assert_int_eq(tu_find(r, STG_CONTAINER_MALFORMED), -1);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNKNOWN), -1);
+    ck_assert_int_le(stg_report_verdict(r), STG_VERDICT_WARN);
+    stg_report_free(r);
+    free(z);
+    /* near miss: the same bytes as a whole file are a zlib stream that breaks */
+    r = check(junk, sizeof junk, NULL);
+    ck_assert_int_ge(tu_find(r, STG_CONTAINER_MALFORMED), 0);
+    stg_report_free(r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------- zip codes */
 
 START_TEST(test_zip_malformed)
@@ -1053,6 +1083,7 @@ static Suite *containers_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_format_unknown);
+    tcase_add_test(tc, test_member_compressed_by_chance);
     tcase_add_test(tc, test_format_mismatch);
     tcase_add_test(tc, test_format_not_validated);
     tcase_add_test(tc, test_format_unscannable);

@@ -623,8 +623,12 @@ static stg_member_result scan_stream(const uint8_t *buf, size_t len, uint64_t ba
         break;
     case STG_INFLATE_CORRUPT:
     case STG_INFLATE_TRUNCATED:
-        if (fmt == STG_INFLATE_ZLIB && base == 0 && out.len == 0) {
-            /* Two header bytes matched by chance: not a zlib stream at all. */
+        if ((fmt == STG_INFLATE_ZLIB && base == 0 && out.len == 0) || ctx->depth > 0) {
+            /* Two header bytes matched by chance: not a zlib stream at all. Inside an archive
+             * member (tensor storage of random-looking bytes matches a zlib, gzip or lzma
+             * header about once in a few thousand members) a stream that does not decode is
+             * plain data: no loader decompresses a member's bytes itself, so it would be a
+             * false alarm; a stream that does decode is still scanned. */
             *recognised = false;
             stg_inflate_free(&out);
             return res;
