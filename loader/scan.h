@@ -4,7 +4,7 @@
  * The tree walk is what the CLI's `scan` command runs: it turns command-line paths into records
  * (one per file, in a deterministic order), scans every distinct file once on worker threads and
  * hands the records back in that order. It decides nothing about output: records and progress go
- * to callbacks. Rules (DESIGN.md section 6, documented for users in docs/cli.md):
+ * to callbacks. Rules (docs/containers.md, documented for users in docs/cli.md):
  *   - a directory is walked recursively, entries sorted by their bytes (strcmp), depth first;
  *   - "-" is standard input (at most once);
  *   - each argument has a root: the folder `.../models--ORG--NAME` (or datasets--, spaces--)

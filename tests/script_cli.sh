@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The stguard CLI end to end (DESIGN.md section 5, docs/cli.md): options, exit statuses, text,
+# The stguard CLI end to end (docs/cli.md, docs/cli.md): options, exit statuses, text,
 # JSON Lines and SARIF output, -j ordering, links, FIFOs, the Hugging Face cache layout,
 # include/exclude, standard input, --sha256, io_error, inspect. Fixtures are built in a fresh
 # temporary directory with printf and the python3 standard library.

@@ -1,5 +1,5 @@
 /* Stage 1 (the 8-byte header length and the file length): codes, offsets, the precedence of
- * DESIGN.md section 4, the stream form (total unknown, then known), and stg_validate_buffer's
+ * docs/findings.md, the stream form (total unknown, then known), and stg_validate_buffer's
  * argument handling. */
 #include "sttest.h"
 

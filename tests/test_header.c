@@ -344,7 +344,7 @@ START_TEST(test_deterministic_file_order)
 }
 END_TEST
 
-/* Precedence (DESIGN.md section 4) inside the header. */
+/* Precedence (docs/findings.md) inside the header. */
 START_TEST(test_header_precedence)
 {
     /* nesting past the limit wins over what follows it (a syntax error, schema errors) */

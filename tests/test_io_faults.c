@@ -1054,7 +1054,7 @@ static bool syscall_fn(io_fn fn)
 static bool report_failed(const report_view *v, const fault *f)
 {
     if (f->mode == MODE_FIFO && v->present && v->special && v->verdict >= STG_VERDICT_WARN) {
-        return true; /* a file swapped for a FIFO: not_regular_file, never read (DESIGN 6) */
+        return true; /* a file swapped for a FIFO: not_regular_file, never read (docs/containers.md) */
     }
     if (f->mode == MODE_HUGE && v->present && v->verdict >= STG_VERDICT_INVALID) {
         return true; /* a size no buffer can hold: io_error, or over the index's size cap */

@@ -1,11 +1,11 @@
 /* The stable strings of every public enum and the limit names (validator/names.c):
- * - every stg_code keeps its number and the name DESIGN.md section 4 gives it, and the codes a
+ * - every stg_code keeps its number and the name docs/findings.md gives it, and the codes a
  *   single buffer can raise come out with the severity the table there lists, in both profiles;
  * - every stg_status, severity, verdict, global class and format has its pinned number and name,
  *   and values outside the enums get the documented fallback;
  * - every dtype name and size is the reference's, looked up exactly;
  * - every limit name round-trips through stg_limits_set (and only that field changes), bad
- *   names and values are rejected and leave the limits as they were; the defaults are DESIGN's. */
+ *   names and values are rejected and leave the limits as they were; the defaults are the documented ones (SECURITY.md). */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,12 +20,12 @@
 #define W STG_SEV_WARNING
 #define C STG_SEV_CRITICAL
 
-/* The findings table of DESIGN.md section 4, in its order, with the enum's pinned numbers. */
+/* The findings table of docs/findings.md, in its order, with the enum's pinned numbers. */
 static const struct code_row {
     stg_code code;
     int number;
     const char *name;
-    stg_severity strict_sev, compat_sev; /* DESIGN's severity column */
+    stg_severity strict_sev, compat_sev; /* docs/findings.md's severity column */
 } codes[] = {
     {STG_FILE_TOO_SMALL, 1, "file_too_small", E, E},
     {STG_HEADER_LENGTH_INVALID, 2, "header_length_invalid", E, E},
@@ -93,14 +93,14 @@ static const struct code_row {
     {STG_PICKLE_MEMO_SPARSE, 71, "pickle_memo_sparse", E, W},
     {STG_LFS_POINTER, 75, "lfs_pointer", E, E},
 };
-#define DESIGN_CODES 60 /* 1..60 are DESIGN's table, dense */
+#define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
 
 START_TEST(test_code_numbers_and_names)
 {
     const struct code_row *c = &codes[_i];
     ck_assert_int_eq((int)c->code, c->number);
-    /* in DESIGN's order, never renumbered; ranges reserved for parallel work may leave gaps */
+    /* in the table's order, never renumbered; ranges reserved for parallel work may leave gaps */
     ck_assert_int_gt(c->number, _i == 0 ? 0 : codes[_i - 1].number);
     ck_assert_int_le(c->number, STG_CODE_MAX);
     const char *got = stg_code_name(c->code);
@@ -246,7 +246,7 @@ START_TEST(test_code_severity)
         ck_assert_msg(at >= 0, "%s: no %s in %s", t->what, row->name, tu_describe(r));
         const stg_finding *f = stg_report_at(r, (size_t)at);
         stg_severity want = p == 0 ? row->strict_sev : row->compat_sev;
-        ck_assert_msg(f->severity == want, "%s (%s): %s is %s, DESIGN says %s", t->what,
+        ck_assert_msg(f->severity == want, "%s (%s): %s is %s, docs/findings.md says %s", t->what,
                       p ? "compat" : "strict", row->name, stg_severity_name(f->severity),
                       stg_severity_name(want));
         ck_assert_ptr_nonnull(f->message);
@@ -333,7 +333,7 @@ START_TEST(test_severity_verdict_class_names)
 }
 END_TEST
 
-/* DESIGN.md section 5, the `format` field: one of these, in this order. */
+/* docs/cli.md, the `format` field: one of these, in this order. */
 static const char *const format_names[] = {
     "unknown",   "safetensors", "safetensors-index",
     "pickle",    "torch-zip",   "torch-legacy",

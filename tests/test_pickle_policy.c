@@ -1,4 +1,4 @@
-/* The pickle policy: the order of decision of DESIGN.md section 7 (hard-block, allowlist,
+/* The pickle policy: the order of decision of docs/policy.md (hard-block, allowlist,
  * benign, denylist with dotted prefixes and components, dunders, private modules, unknown), the
  * caller's allow and deny entries, and the policy file format of docs/policy.md. */
 #include <check.h>

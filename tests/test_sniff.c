@@ -1,5 +1,5 @@
 /* validator/sniff: every format by content, the safetensors rule with its near misses, and the
- * few name hints DESIGN.md section 6 allows. */
+ * few name hints docs/containers.md allows. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>

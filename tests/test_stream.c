@@ -434,7 +434,7 @@ START_TEST(test_memory_bound)
     ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
     size_t peak = stg_stream_memory_peak(s);
     uint64_t n = head_len - 8;
-    /* DESIGN.md section 8: at most 2 x header + 8 MiB, whatever the data size */
+    /* docs/loaders.md: at most 2 x header + 8 MiB, whatever the data size */
     ck_assert_msg(peak <= 2 * n + 8 * 1024 * 1024, "peak %zu for a header of %llu", peak,
                   (unsigned long long)n);
     ck_assert_uint_le(peak - after_header, 4096); /* data bytes were never kept */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks that the tracked C sources follow .clang-format (STYLE.md section 7).
+# Checks that the tracked C sources follow .clang-format (docs/design.md).
 #   tools/check-format.sh          list files that need reformatting; exit 1 if any
 #   tools/check-format.sh --fix    reformat them in place
 # clang-format 14 is preferred: .clang-format was tuned with it (Debian 12).

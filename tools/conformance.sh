@@ -30,7 +30,7 @@ if ! python3 "$conf/gen_probes.py" "$tmp/probes" >/dev/null; then
     exit 1
 fi
 
-# A CLI that understands the contract (DESIGN.md section 5)?
+# A CLI that understands the contract (docs/cli.md)?
 cli=""
 for c in "${STGUARD_CLI:-}" "${STG_BINARY_DIR:-/nonexistent}/stguard" "$root"/build/dev/stguard \
          "$root"/build/*/stguard; do

@@ -1,4 +1,4 @@
-/* JSON Lines output (DESIGN.md section 5): one {"type":"file"} record per file, then one
+/* JSON Lines output (docs/cli.md): one {"type":"file"} record per file, then one
  * {"type":"summary"}; and the {"type":"inspect"} object. Every string is escaped byte by byte:
  * control characters as \u00XX, invalid UTF-8 replaced by U+FFFD, so any output line parses. */
 #include <inttypes.h>

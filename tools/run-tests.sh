@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds stguard and runs every test stage that CI runs (DESIGN.md section 9):
+# Builds stguard and runs every test stage that CI runs (docs/fuzzing.md):
 #   setup        tools/setup-debian.sh (Debian packages; skipped with --no-setup)
 #   dev          dev preset (gcc, -Werror) + all tests (ctest --preset dev)
 #   asan         asan preset (clang, ASan + UBSan) + all tests, corpus replay included

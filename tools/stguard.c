@@ -1,4 +1,4 @@
-/* stguard: the command-line tool (DESIGN.md section 5; user documentation in docs/cli.md).
+/* stguard: the command-line tool (docs/cli.md; user documentation in docs/cli.md).
  *   stguard scan [options] PATH...     files, directories (recursively), - for standard input
  *   stguard inspect [options] FILE     the header and tensor table of a valid safetensors file
  *   stguard --version | --help

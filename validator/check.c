@@ -1,4 +1,4 @@
-/* One buffer, one report: sniff the format by content (names only as DESIGN.md section 6's
+/* One buffer, one report: sniff the format by content (names only as docs/containers.md's
  * hints) and run the rules of that format. Containers hand their members back to
  * stg_check_member_ex, which scans them one level deeper (max_nesting) into a report of their
  * own and merges it with `member` set, so every finding inside an archive says where it is.
@@ -25,7 +25,7 @@
 #include "safetensors.h"
 #include "sniff.h"
 
-/* Hook for `*.safetensors.index.json` (DESIGN.md section 6): the index's own rules. Shards are
+/* Hook for `*.safetensors.index.json` (docs/containers.md): the index's own rules. Shards are
  * files, so a buffer check cannot open them; loader/model.c checks them against the map. */
 static void check_safetensors_index(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
 {

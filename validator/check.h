@@ -1,5 +1,5 @@
 /* One buffer in, one report out (pure: no I/O). Sniffs the format by content (names only as the
- * hints of DESIGN.md section 6) and dispatches to the right rules. Containers call back into
+ * hints of docs/containers.md) and dispatches to the right rules. Containers call back into
  * stg_check_member for their members, depth-capped by max_nesting. */
 #ifndef STG_VALIDATOR_CHECK_H
 #define STG_VALIDATOR_CHECK_H

@@ -9,7 +9,7 @@
  *
  * Findings of stage 2 are first collected in a private report and merged into the caller's
  * only when the JSON turned out well-formed and no limit stopped the pass: schema findings about
- * a header whose syntax is broken would depend on an earlier failure (DESIGN.md section 4). A
+ * a header whose syntax is broken would depend on an earlier failure (docs/findings.md). A
  * fatal problem (json_syntax, json_invalid_utf8, json_too_deep, limit_exceeded) is then the
  * only finding of stage 2.
  *

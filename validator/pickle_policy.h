@@ -1,5 +1,5 @@
 /* Pickle global policy: (module, name) -> allowed / benign / dangerous / unknown, in the order of
- * DESIGN.md section 7. Built-in lists carry a version (stg_policy_version); a stg_policy adds the
+ * docs/policy.md. Built-in lists carry a version (stg_policy_version); a stg_policy adds the
  * caller's allow and deny entries (--allow-global, --policy FILE; format in docs/policy.md). */
 #ifndef STG_VALIDATOR_PICKLE_POLICY_H
 #define STG_VALIDATOR_PICKLE_POLICY_H

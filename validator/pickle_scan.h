@@ -11,7 +11,7 @@
 #include "check.h"
 
 /* What framing the bytes follow: decides which bytes after a STOP are skipped by declared sizes
- * (DESIGN.md section 7) before the walk goes on looking for a further pickle. */
+ * (docs/policy.md) before the walk goes on looking for a further pickle. */
 typedef enum stg_pickle_flavor {
     STG_PICKLE_RAW = 0,          /* plain pickle(s); joblib array payloads recognised inline */
     STG_PICKLE_TORCH_LEGACY = 1, /* magic, protocol, sys_info, data, storage keys, storages */

@@ -1,4 +1,4 @@
-/* Polyglots (DESIGN.md sections 4 and 6): bytes that one loader reads as safetensors (or as a
+/* Polyglots (docs/findings.md and docs/containers.md): bytes that one loader reads as safetensors (or as a
  * pickle) and another as something else. Routing follows the loaders: offset 0 decides the
  * primary format; what is found besides it is reported and, where the design says, scanned. */
 #ifndef STG_VALIDATOR_POLYGLOT_H

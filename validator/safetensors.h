@@ -3,7 +3,7 @@
  *   1. frame   the first 8 bytes and the total length           (header.c)
  *   2. header  JSON + schema of the n header bytes -> tensor table (header.c)
  *   3. layout  table + data section length -> range/overlap/coverage/alignment (layout.c)
- * Checks that depend on an earlier failure are skipped (DESIGN.md section 4). */
+ * Checks that depend on an earlier failure are skipped (docs/findings.md). */
 #ifndef STG_VALIDATOR_SAFETENSORS_H
 #define STG_VALIDATOR_SAFETENSORS_H
 

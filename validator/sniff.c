@@ -1,4 +1,4 @@
-/* Format sniffing: content decides, names only hint (DESIGN.md section 6). Every rule reads
+/* Format sniffing: content decides, names only hint (docs/containers.md). Every rule reads
  * through explicit length checks; nothing here allocates. */
 #include "sniff.h"
 

@@ -1,5 +1,5 @@
 /* Format sniffing (internal detail behind stg_sniff in check.h). Content decides; a name is used
- * only as the hints of DESIGN.md section 6. The detailed kind distinguishes compressions the
+ * only as the hints of docs/containers.md. The detailed kind distinguishes compressions the
  * public stg_format has no label for (lzma-alone, zstd, lz4), so they can fail closed. */
 #ifndef STG_VALIDATOR_SNIFF_H
 #define STG_VALIDATOR_SNIFF_H
@@ -29,7 +29,7 @@ typedef enum stg_sniff_kind {
     STG_SNIFF_JOBLIB_ZF /* joblib < 0.10 compressed file: "ZF" + hex length + zlib */
 } stg_sniff_kind;
 
-/* What a name hint says (DESIGN.md section 6). All false for a NULL hint. */
+/* What a name hint says (docs/containers.md). All false for a NULL hint. */
 typedef struct stg_name_hint {
     bool safetensors;       /* ends ".safetensors": validated as safetensors whatever it holds */
     bool safetensors_index; /* ends ".safetensors.index.json" */

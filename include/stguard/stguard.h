@@ -81,7 +81,7 @@ typedef enum stg_status {
 STG_API const char *stg_status_name(stg_status s);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Finding codes (DESIGN.md section 4). Explicit numbers, never reused; strings are stable.     */
+/* Finding codes (docs/findings.md). Explicit numbers, never reused; strings are stable.     */
 
 typedef enum stg_code {
     STG_FILE_TOO_SMALL = 1,
@@ -180,7 +180,7 @@ typedef enum stg_verdict {
 STG_API const char *stg_verdict_name(stg_verdict v);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Limits and profiles (DESIGN.md sections 2 and 3).                                            */
+/* Limits and profiles (docs/design.md and SECURITY.md).                                            */
 
 typedef enum stg_profile { STG_PROFILE_STRICT = 0, STG_PROFILE_COMPAT = 1 } stg_profile;
 
@@ -304,7 +304,7 @@ typedef enum stg_format {
     STG_FMT_GIT_LFS_POINTER = 20 /**< a Git LFS pointer file (spec v1) */
 } stg_format;
 
-/** "safetensors", "torch-zip", ... as in DESIGN.md section 5. */
+/** "safetensors", "torch-zip", ... as in docs/cli.md. */
 STG_API const char *stg_format_name(stg_format f);
 
 STG_API size_t stg_report_count(const stg_report *r);
@@ -378,7 +378,7 @@ STG_API void stg_scan_options_default(stg_scan_options *out);
 
 /**
  * Scans buf by content, whatever its format. name_hint (a file name, may be NULL) is used only
- * as DESIGN.md section 6 says. *out always receives a report on STG_OK.
+ * as docs/containers.md says. *out always receives a report on STG_OK.
  */
 STG_API stg_status stg_scan_buffer(const void *buf, size_t len, const char *name_hint,
                                    const stg_scan_options *opt, stg_report **out);
@@ -389,7 +389,7 @@ STG_API stg_status stg_scan_buffer(const void *buf, size_t len, const char *name
 STG_API stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_report **out);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Tensors and the mmap loader (DESIGN.md section 8).                                           */
+/* Tensors and the mmap loader (docs/loaders.md).                                           */
 
 typedef enum stg_dtype {
     STG_DTYPE_BOOL = 0,
