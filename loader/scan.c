@@ -257,7 +257,7 @@ static void add_changed(stg_report *r)
 /* SHA-256 of the first size bytes of fd, read with pread in chunks; with git (not NULL) also the
  * Git blob id of those bytes, from the same reads. */
 static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool *short_read,
-                      int *err)
+                      int *err, uint64_t *progress)
 {
     *short_read = false;
     stg_sha256 *h = NULL;
@@ -284,6 +284,9 @@ static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool
             ok = false;
             break;
         }
+        if (progress != NULL) {
+            __atomic_fetch_add(progress, (uint64_t)n, __ATOMIC_RELAXED);
+        }
         ok = stg_sha256_update(h, chunk, (size_t)n) == STG_OK &&
              (g == NULL || stg_git_blob_id_update(g, chunk, (size_t)n) == STG_OK);
         if (!ok) {
@@ -307,7 +310,7 @@ static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool
  * *bytes gets the size read. */
 void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
                         const char *blob_hex, const stg_scan_options *opt, stg_report *r,
-                        uint64_t *bytes)
+                        uint64_t *bytes, uint64_t *progress)
 {
     struct stat before, opened, after;
     *bytes = 0;
@@ -374,6 +377,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         close(fd);
         return;
     }
+    img.progress = progress;
     bool index = hint != NULL && ends_with(hint, INDEX_SUFFIX);
     bool safetensors = false;
     stg_status st = STG_OK;
@@ -392,7 +396,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     bool git_blob = blob_hex != NULL && strlen(blob_hex) == 40;
     if (st == STG_OK && !stg_image_whole(&img) && want_digest(opt, blob_hex)) {
         bool short_read = false;
-        if (!digest_fd(fd, size, digest, git_blob ? git_id : NULL, &short_read, &err)) {
+        if (!digest_fd(fd, size, digest, git_blob ? git_id : NULL, &short_read, &err, progress)) {
             st = short_read ? STG_FILE_CHANGED : STG_E_IO;
         }
         precomputed = digest;
@@ -511,7 +515,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
         blob_hex = stg_path_base(resolved);
     }
     uint64_t bytes;
-    stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes);
+    stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL);
     stg_report_finish(r);
     *out = r;
     return STG_OK;

@@ -140,9 +140,10 @@ stg_report *stg_scan_fixed_report(const stg_limits *lim, stg_code code, stg_seve
 /* Scans one regular file into r (not finished): open_path is opened (without following a final
  * link when nofollow), checked with fstat before and after, read or mapped, digested; hint is the
  * name hint and, for `*.safetensors.index.json`, the path next to which shards are looked up;
- * blob_hex (or NULL) is the digest a blob's name promises. *bytes gets the size read. */
+ * blob_hex (or NULL) is the digest a blob's name promises. *bytes gets the size read. progress
+ * (or NULL) gets the bytes read added as they are read (atomically: another thread may show it). */
 void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
                         const char *blob_hex, const stg_scan_options *opt, stg_report *r,
-                        uint64_t *bytes);
+                        uint64_t *bytes, uint64_t *progress);
 
 #endif

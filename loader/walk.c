@@ -108,6 +108,7 @@ typedef struct walk_target {
     stg_report *report; /* set by a worker */
     stg_status status;  /* set with it: why report is NULL */
     bool done;
+    uint64_t live;      /* bytes read so far while it is scanned (atomic; progress only) */
     size_t last_record; /* report is freed after this record is handed out */
 } walk_target;
 
@@ -714,7 +715,7 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static stg_report *scan_target(walk *w, const walk_target *t, uint64_t *bytes, stg_status *status)
+static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_status *status)
 {
     const stg_scan_options *opt = &w->opt->scan;
     const walk_file *f = &w->files[t->file];
@@ -738,7 +739,7 @@ static stg_report *scan_target(walk *w, const walk_target *t, uint64_t *bytes, s
     /* The shown path is the name hint and, for an index, where its shards are looked up: it
      * is a walked path (file or link), so the shards' links next to it are found. */
     stg_scan_file_into(f->open_path, t->hint != NULL ? t->hint : f->open_path, f->nofollow,
-                       f->blob_hex[0] != '\0' ? f->blob_hex : NULL, opt, r, bytes);
+                       f->blob_hex[0] != '\0' ? f->blob_hex : NULL, opt, r, bytes, &t->live);
     stg_report_finish(r);
     return r;
 }
@@ -1056,7 +1057,14 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
                 wait_deadline(&ts, period);
                 int rc = pthread_cond_timedwait(&w.changed, &w.lock, &ts);
                 if (rc == ETIMEDOUT && on_progress != NULL) {
-                    prog.bytes_done = w.bytes_done;
+                    /* what is read of the files being scanned counts already */
+                    uint64_t live = 0;
+                    for (size_t k = rec->target; k < w.next_job && k < w.target_count; k++) {
+                        if (!w.targets[k].done) {
+                            live += __atomic_load_n(&w.targets[k].live, __ATOMIC_RELAXED);
+                        }
+                    }
+                    prog.bytes_done = w.bytes_done + live;
                     prog.seconds = now_seconds() - start;
                     prog.current = rec->display;
                     pthread_mutex_unlock(&w.lock);

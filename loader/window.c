@@ -65,8 +65,8 @@ static stg_status copy_range(stg_image *img, size_t from, size_t to, int *err)
     size_t done = from;
     while (done < to) {
         size_t want = to - done;
-        if (want > ((size_t)1 << 30)) {
-            want = (size_t)1 << 30;
+        if (want > ((size_t)16 << 20)) {
+            want = (size_t)16 << 20; /* progress moves every 16 MiB */
         }
         ssize_t n = pread(img->fd, img->bytes + done, want, (off_t)done);
         if (n < 0 && errno == EINTR) {
@@ -80,6 +80,9 @@ static stg_status copy_range(stg_image *img, size_t from, size_t to, int *err)
             return STG_FILE_CHANGED; /* it ended before the size fstat gave */
         }
         done += (size_t)n;
+        if (img->progress != NULL) {
+            __atomic_fetch_add(img->progress, (uint64_t)n, __ATOMIC_RELAXED);
+        }
     }
     img->held += to - from;
     return STG_OK;

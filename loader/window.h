@@ -33,6 +33,8 @@ typedef struct stg_image {
     size_t tail;   /* [tail, size) is copied (tail == size: nothing) */
     uint64_t cap;
     int fd;
+    uint64_t *progress; /* not NULL: bytes copied are added to it as they come (atomically),
+                           for a progress display; set after stg_image_open */
 } stg_image;
 
 /* Maps an image of size bytes for fd. STG_OK, or STG_E_IO with *err when the address space
