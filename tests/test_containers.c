@@ -219,6 +219,35 @@ START_TEST(test_member_compressed_by_chance)
 }
 END_TEST
 
+/* A member whose bytes call something and then break off (no STOP) still ran the call in any
+ * unpickler: it is scanned as a pickle. Near miss: text in a member is plain data. */
+START_TEST(test_member_pickle_without_stop)
+{
+    static const char nostop[] = "cos\nsystem\n(S'true'\ntR(junk";
+    static const char text[] = "certifi==2024.2.2\nclass Config:\n";
+    for (int i = 0; i < 2; i++) {
+        const char *d = i == 0 ? nostop : text;
+        size_t dl = i == 0 ? sizeof nostop - 1 : sizeof text - 1;
+        zb_entry e[2] = {zb_file("archive/data.pkl", BENIGN, sizeof BENIGN - 1),
+                         zb_file("archive/extra", d, dl)};
+        size_t len;
+        uint64_t offs[2];
+        uint8_t *z = zb_build(e, 2, NULL, &len, offs);
+        stg_report *r = check(z, len, "model.pt");
+        if (i == 0) {
+            const stg_finding *f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+            assert_member(f, "archive/extra", offs[1]);
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        } else {
+            ck_assert_int_le(stg_report_verdict(r), STG_VERDICT_WARN);
+            ck_assert_int_eq(tu_find(r, STG_PICKLE_GLOBAL_UNKNOWN), -1);
+        }
+        stg_report_free(r);
+        free(z);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------- zip codes */
 
 START_TEST(test_zip_malformed)
@@ -1084,6 +1113,7 @@ static Suite *containers_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_format_unknown);
     tcase_add_test(tc, test_member_compressed_by_chance);
+    tcase_add_test(tc, test_member_pickle_without_stop);
     tcase_add_test(tc, test_format_mismatch);
     tcase_add_test(tc, test_format_not_validated);
     tcase_add_test(tc, test_format_unscannable);

@@ -133,8 +133,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         res.pickle_based = true;
         return res;
     case STG_SNIFF_PICKLE: {
-        size_t stop_end;
-        if (!top_level && !stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory)) {
+        if (!top_level && !stg_pickle_sniff_acts(buf, len, &ctx->report->out_of_memory)) {
             break;
         }
         res.format = check_pickle(buf, len, top_level ? STG_PICKLE_RAW : STG_PICKLE_MEMBER, &hint,

@@ -143,6 +143,7 @@ typedef struct stg_pscan {
         bool object_flag;
     } dtypes[64];
     uint32_t dtype_count;
+    bool acted; /* a global (or an unresolvable one) was reached: a reader imports it */
     bool globals_capped;
     uint64_t seed;      /* keys the tables' hash (the check context's, or the default) */
     uint64_t probes;    /* table slots looked at (for profiling; not reported) */
@@ -319,6 +320,7 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
 static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t *n, size_t nl,
                           uint64_t off)
 {
+    ((stg_pscan *)vctx)->acted = true; /* find_class is called: the import happens */
     stg_pscan *s = vctx;
     bool fresh = true;
     struct seen_global *g = seen_lookup(s, m, ml, n, nl, &fresh);
@@ -374,6 +376,7 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
 static void on_unresolved(void *vctx, uint64_t off, const char *why)
 {
     stg_pscan *s = vctx;
+    s->acted = true;
     if (s->ctx == NULL) {
         return;
     }
@@ -998,9 +1001,30 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *ou
     return stg_pickle_sniff_window(buf, len, stop_end, NULL, out_of_memory);
 }
 
+static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
+                       bool *out_of_memory, bool *acted);
+
 bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
                              bool *out_of_memory)
 {
+    bool acted;
+    return sniff_walk(buf, len, stop_end, ran_out, out_of_memory, &acted);
+}
+
+bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory)
+{
+    size_t stop_end;
+    bool acted = false;
+    bool ok = sniff_walk(buf, len, &stop_end, NULL, out_of_memory, &acted);
+    return ok || acted;
+}
+
+/* The sniffing walk; *acted: it reached a global (import) or an unresolvable one before it
+ * ended, however it ended. */
+static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
+                       bool *out_of_memory, bool *acted)
+{
+    *acted = false;
     if (ran_out != NULL) {
         *ran_out = false;
     }
@@ -1042,6 +1066,7 @@ bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, b
     }
     stg_pickle_free(&w);
     pscan_free(&s);
+    *acted = s.acted;
     if (ok && stop_end != NULL) {
         *stop_end = end;
     }

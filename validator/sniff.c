@@ -90,12 +90,11 @@ bool stg_sniff_is_safetensors(const uint8_t *buf, size_t len)
 
 bool stg_sniff_is_pickle(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
-    size_t stop_end;
     /* PROTO with a protocol the reference unpickler knows: a pickle, even when broken. */
     if (len >= 2 && buf[0] == 0x80 && buf[1] <= 5) {
         return true;
     }
-    return stg_pickle_sniff(buf, len, &stop_end, out_of_memory);
+    return stg_pickle_sniff_acts(buf, len, out_of_memory);
 }
 
 static bool has_prefix(const uint8_t *buf, size_t len, const char *magic, size_t k)
