@@ -685,7 +685,8 @@ bool stg_npy_typestr(const uint8_t *s, size_t n, stg_npy_dtype *out, unsigned *f
     }
     bool sized = i > digits_at;
     if (code == 'M' || code == 'm') {
-        if ((sized && v != 8) || (i < n && !datetime_unit(s + i, n - i))) {
+        /* a unit needs the size: 'M8[ms]' is a dtype, 'M[ms]' is not (numpy refuses it) */
+        if ((sized && v != 8) || (i < n && (!sized || !datetime_unit(s + i, n - i)))) {
             return false;
         }
         out->itemsize = 8;

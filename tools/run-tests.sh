@@ -152,8 +152,11 @@ run_harness() { # binary entry log
     if [ -d "corpus/$entry" ]; then
         find "corpus/$entry" -type f -exec cp -t "$work" {} + 2>/dev/null
     fi
+    # A fixed seed (STG_FUZZ_SEED, default 1) makes a CI run repeatable; crash inputs are kept in
+    # build/fuzz-artifacts/ (outside the temporary log folder) so they can become regressions.
+    mkdir -p "$root/build/fuzz-artifacts"
     local args=(-max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
-        -artifact_prefix="$logdir/crash-$entry-")
+        -seed="${STG_FUZZ_SEED:-1}" -artifact_prefix="$root/build/fuzz-artifacts/crash-$entry-")
     [ -f "fuzz/$entry.dict" ] && args+=(-dict="fuzz/$entry.dict")
     mapfile -t -O "${#args[@]}" args < <(options_flags "$entry")
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -189,7 +192,7 @@ if selected fuzz; then
             else
                 echo "   fuzz_$e: FAILED (exit $st); last lines of its log:"
                 tail -40 "$logdir/fuzz-$e.log" | sed 's/^/      /'
-                ls "$logdir"/crash-"$e"-* 2>/dev/null | sed 's/^/      artifact: /'
+                ls "$root"/build/fuzz-artifacts/crash-"$e"-* 2>/dev/null | sed 's/^/      artifact: /'
                 ok=0
             fi
             unset "pids[$p]"

@@ -376,7 +376,6 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
 static void on_unresolved(void *vctx, uint64_t off, const char *why)
 {
     stg_pscan *s = vctx;
-    s->acted = true;
     if (s->ctx == NULL) {
         return;
     }
@@ -1019,8 +1018,9 @@ bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory)
     return ok || acted;
 }
 
-/* The sniffing walk; *acted: it reached a global (import) or an unresolvable one before it
- * ended, however it ended. */
+/* The sniffing walk; *acted: it reached a named global (an import) before it ended, however it
+ * ended. An unresolvable one (EXT1 is two bytes: tensor data holds it by chance) does not
+ * count: without STOP only a real name makes random bytes a pickle. */
 static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
                        bool *out_of_memory, bool *acted)
 {

@@ -38,7 +38,7 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *ou
 /* stg_pickle_sniff over a window (the first len bytes of something longer); *ran_out (may be
  * NULL) is true when bytes past the window could change the answer (stg_pickle_ran_out). */
 /* true when a pickle reader starting at buf[0] would import or call something before it stops,
- * however it stops: it reaches STOP, or reaches a GLOBAL/INST/STACK_GLOBAL (or an EXT code)
+ * however it stops: it reaches STOP, or reaches a GLOBAL/INST/STACK_GLOBAL with a real name
  * before the stream breaks off. Such bytes run code on load even without a STOP, so they are a
  * pickle for every reader (docs/pickle.md). */
 bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory);
