@@ -3,19 +3,8 @@
 # shape are never invalid or unsafe; a dtype whose state flags say "holds objects" makes joblib
 # pickle.load the array bytes: reached by the real joblib.load (tests/loaders/reach.py) and
 # unsafe for stguard. Skips (77) when Debian's python3 cannot import numpy and joblib.
-set -u
-PY=/usr/bin/python3
-if ! "$PY" -c "import numpy, joblib" >/dev/null 2>&1; then
-    echo "skip: $PY cannot import numpy and joblib"
-    exit 77
-fi
-if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI)"
-    exit 77
-fi
-SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/support/script_prelude.sh"
+stg_script_needs "numpy, joblib"
 "$PY" "$SRC/tests/gen_joblib_dtype.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
 fail=0
 for f in "$tmp"/benign_*.joblib; do

@@ -7,19 +7,8 @@
 # reaches os.system (refused, nothing runs). Then through the CLI: benign files never unsafe or
 # invalid, malicious ones unsafe with the os.system global. Skips (77) when Debian's python3
 # cannot import torch, numpy and joblib.
-set -u
-PY=/usr/bin/python3
-if ! "$PY" -c "import torch, numpy, joblib" >/dev/null 2>&1; then
-    echo "skip: $PY cannot import torch, numpy and joblib"
-    exit 77
-fi
-if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI)"
-    exit 77
-fi
-SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/support/script_prelude.sh"
+stg_script_needs "torch, numpy, joblib"
 "$PY" "$SRC/tests/gen_policy_fixtures.py" "$tmp/fx" || { echo "FAIL: generator"; exit 1; }
 
 # The real loaders: the file name's first word says which one.

@@ -4,19 +4,8 @@
 # the limit), never format_unknown. The real loaders reach the payload of every attack fixture
 # (tests/loaders/reach.py, nothing runs). Skips (77) when Debian's python3 or torch is absent.
 # Fixtures: tests/gen_robust_fixtures.py.
-set -u
-PY=/usr/bin/python3
-if ! "$PY" -c "import torch" >/dev/null 2>&1; then
-    echo "skip: $PY cannot import torch"
-    exit 77
-fi
-if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI)"
-    exit 77
-fi
-SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/support/script_prelude.sh"
+stg_script_needs "torch"
 "$PY" "$SRC/tests/gen_robust_fixtures.py" "$tmp/fx" || { echo "FAIL: generator"; exit 1; }
 fail=0
 

@@ -7,19 +7,8 @@
 # polyglots must carry polyglot_tar; the benign_* near misses must not be unsafe and the plain
 # safetensors file must carry no polyglot_tar. Skips (77) when Debian's python3 cannot import
 # torch or the CLI is absent.
-set -u
-PY=/usr/bin/python3
-if ! "$PY" -c "import torch" >/dev/null 2>&1; then
-    echo "skip: $PY cannot import torch"
-    exit 77
-fi
-if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI)"
-    exit 77
-fi
-SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/support/script_prelude.sh"
+stg_script_needs "torch"
 "$PY" "$SRC/tests/gen_tar_attacks.py" "$tmp/fx" || { echo "FAIL: generator"; exit 1; }
 "$PY" "$SRC/tests/loaders/reach.py" torch "$tmp"/fx/* >"$tmp/reach.jsonl" 2>"$tmp/reach.err" ||
     { echo "FAIL: reach.py"; cat "$tmp/reach.err"; exit 1; }

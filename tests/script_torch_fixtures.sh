@@ -3,19 +3,8 @@
 # and numpy.save write right now must never come out unsafe or invalid; torch.save of an object
 # whose __reduce__ calls os.system must come out unsafe. Skips (77) when Debian's python3 cannot
 # import torch, numpy and joblib. Fixtures: tests/gen_torch_fixtures.py.
-set -u
-PY=/usr/bin/python3
-if ! "$PY" -c "import torch, numpy, joblib" >/dev/null 2>&1; then
-    echo "skip: $PY cannot import torch, numpy and joblib"
-    exit 77
-fi
-if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI)"
-    exit 77
-fi
-SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/support/script_prelude.sh"
+stg_script_needs "torch, numpy, joblib"
 seed=$((RANDOM % 1000))
 echo "seed $seed"
 "$PY" "$SRC/tests/gen_torch_fixtures.py" "$tmp/fx" "$seed" || { echo "FAIL: generator"; exit 1; }
