@@ -120,6 +120,32 @@ int stg_arena_grow_buffer(stg_arena *a, void **buf, size_t *cap_bytes, size_t ne
     return 0;
 }
 
+int stg_arena_zero_buffer(stg_arena *a, void **buf, size_t *cap_bytes, size_t count, size_t size)
+{
+    if (*buf != NULL || (size != 0 && count > ((size_t)-1) / size)) {
+        a->failed = 1;
+        return -1;
+    }
+    size_t n = count * size;
+    if (n > a->cap - a->reserved) { /* reserved <= cap holds */
+        a->failed = 1;
+        return -1;
+    }
+    void *nb = stg_mem_calloc(count, size);
+    if (nb == NULL) {
+        a->failed = 1;
+        a->out_of_memory = 1;
+        return -1;
+    }
+    a->reserved += n;
+    if (a->reserved > a->peak) {
+        a->peak = a->reserved;
+    }
+    *buf = nb;
+    *cap_bytes = n;
+    return 0;
+}
+
 void stg_arena_free_buffer(stg_arena *a, void **buf, size_t *cap_bytes)
 {
     stg_mem_free(*buf);
