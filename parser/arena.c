@@ -89,7 +89,7 @@ int stg_arena_grow_buffer(stg_arena *a, void **buf, size_t *cap_bytes, size_t ne
     if (need <= *cap_bytes) {
         return 0;
     }
-    size_t want = *cap_bytes < 4096 ? 4096 : *cap_bytes;
+    size_t want = *cap_bytes < STG_ARENA_MIN_BUFFER ? STG_ARENA_MIN_BUFFER : *cap_bytes;
     while (want < need) {
         if (want > ((size_t)-1) / 2) {
             want = need;

@@ -17,6 +17,9 @@ typedef struct stg_arena_block stg_arena_block;
  * sizes, rounded up to 16 so that usable bytes start 16-aligned). */
 #define STG_ARENA_BLOCK_OVERHEAD ((sizeof(void *) + 2 * sizeof(size_t) + 15u) & ~(size_t)15u)
 
+/* A buffer from stg_arena_grow_buffer holds at least this many bytes; it doubles from there. */
+#define STG_ARENA_MIN_BUFFER ((size_t)4096)
+
 typedef struct stg_arena {
     stg_arena_block *head; /* current block; older blocks linked behind it */
     size_t cap;            /* hard budget for the sum of block sizes */

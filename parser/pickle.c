@@ -219,6 +219,32 @@ void stg_pickle_init(stg_pickle_walker *w, const stg_pickle_limits *lim,
     stg_arena_init(&w->arena, (size_t)cap);
 }
 
+/* A buffer grown by doubling (stg_arena_grow_buffer) to hold `need` bytes. */
+static uint64_t grown_bytes(uint64_t need)
+{
+    return need <= STG_ARENA_MIN_BUFFER / 2 ? STG_ARENA_MIN_BUFFER : 2 * need;
+}
+
+uint64_t stg_pickle_memory_bound(const stg_pickle_limits *lim, size_t len)
+{
+    uint64_t s = lim->max_stack, m = lim->max_memo;
+    uint64_t n = (uint64_t)len > (UINT64_MAX >> 4) ? (UINT64_MAX >> 4) : (uint64_t)len;
+    uint64_t stack = grown_bytes(s * sizeof(stg_pv));
+    uint64_t marks = grown_bytes(s * sizeof(uint32_t));
+    uint64_t pool = grown_bytes(s * sizeof(stg_pv)); /* the pool holds max_stack values */
+    uint64_t dense = n / STG_MEMO_DENSE_BYTES + STG_MEMO_DENSE_EXTRA;
+    dense = (dense < m ? dense : m) * sizeof(struct stg_memo_dense);
+    /* The hash stays under half full: it holds fewer than 4m slots, and while it grows the old
+     * table (half the new one) is still there. */
+    uint64_t hash = m == 0 ? 0
+                           : grown_bytes(2 * m * sizeof(struct stg_memo_slot)) +
+                                 grown_bytes(m * sizeof(struct stg_memo_slot));
+    /* Decoding a protocol 0 string of k <= len bytes needs 2k + 1 (raw-unicode-escape to
+     * UTF-8); STACK_GLOBAL modules (at most STG_PICKLE_NAME_MAX bytes) have their own buffer. */
+    uint64_t scratch = grown_bytes(2 * n + 1) + grown_bytes(2 * STG_PICKLE_NAME_MAX + 1);
+    return stack + marks + pool + dense + hash + scratch;
+}
+
 void stg_pickle_free(stg_pickle_walker *w)
 {
     stg_arena_free_buffer(&w->arena, (void **)&w->stack, &w->stack_bytes);

@@ -185,6 +185,12 @@ struct stg_pickle_walker {
 /* Prepares a walker (no allocation yet). hooks may be NULL. */
 void stg_pickle_init(stg_pickle_walker *w, const stg_pickle_limits *lim,
                      const stg_pickle_hooks *hooks);
+/* The most memory (bytes of its arena, stg_arena.peak) a walker with these limits holds after
+ * walks of buffers of at most len bytes, whatever they contain and whatever strings the hooks
+ * decode through stg_pickle_bytes; docs/pickle.md gives the formula term by term. The walker's
+ * budget (arena.cap, set by stg_pickle_init) bounds it too: past it a walk ends with the limit
+ * max_memory. */
+uint64_t stg_pickle_memory_bound(const stg_pickle_limits *lim, size_t len);
 /* Frees everything the walker holds. */
 void stg_pickle_free(stg_pickle_walker *w);
 
