@@ -21,6 +21,7 @@
 
 #include "../parser/mem.h"
 #include "../validator/check.h"
+#include "../validator/limits.h"
 #include "../validator/polyglot.h"
 #include "seed.h"
 #include "window.h"
@@ -298,8 +299,10 @@ stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out
     stg_limits def;
     if (lim == NULL) {
         stg_limits_default(&def);
-        lim = &def;
+    } else if (stg_limits_accept(lim, &def) != STG_OK) {
+        return STG_E_STRUCT_VERSION;
     }
+    lim = &def;
     stg_report *r = stg_report_new(lim);
     if (r == NULL) {
         return STG_E_NOMEM;

@@ -18,6 +18,7 @@
 
 #include "../parser/mem.h"
 #include "../validator/index.h"
+#include "../validator/limits.h"
 #include "mmap.h"
 
 #define STG_INDEX_FILE_NAME "model.safetensors.index.json"
@@ -383,8 +384,10 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     stg_limits def;
     if (lim == NULL) {
         stg_limits_default(&def);
-        lim = &def;
+    } else if (stg_limits_accept(lim, &def) != STG_OK) {
+        return STG_E_STRUCT_VERSION;
     }
+    lim = &def;
     stg_report *r = stg_report_new(lim);
     stg_model *m = stg_mem_calloc(1, sizeof *m);
     if (r == NULL || m == NULL) {

@@ -17,6 +17,7 @@
 #include "../validator/check.h"
 #include "../validator/sniff.h"
 #include "digest.h"
+#include "../validator/limits.h"
 #include "model.h"
 #include "seed.h"
 #include "window.h"
@@ -25,14 +26,23 @@
 #define READ_CHUNK ((size_t)1 << 16)
 #define INDEX_SUFFIX ".safetensors.index.json"
 
-void stg_scan_options_default(stg_scan_options *out)
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(stg_scan_options) == 360, "stg_scan_options layout is part of the ABI");
+#endif
+
+stg_status stg_scan_options_init(stg_scan_options *out, uint32_t struct_version)
 {
+    if (out == NULL) {
+        return STG_E_BAD_ARG;
+    }
     memset(out, 0, sizeof *out);
-    stg_limits_default(&out->limits);
+    out->struct_version = struct_version;
+    stg_status st = stg_limits_init(&out->limits, struct_version);
     out->policy = NULL;
     out->digest = true;
     out->expected_sha256 = NULL;
     out->root = NULL;
+    return st;
 }
 
 /* ------------------------------------------------------------------------------ helpers */
@@ -197,13 +207,27 @@ static void scan_bytes(const uint8_t *buf, size_t len, const char *name_hint,
     apply_digest(r, digest, opt->expected_sha256, blob_hex);
 }
 
-/* Argument checks every scan entry shares: NULL options mean the defaults (kept in *def), and a
+/* Argument checks every scan entry shares: NULL options mean the defaults; the caller's are
+ * checked (struct versions, docs/abi.md) and copied; the scan uses *def either way. A
  * malformed expected digest is the caller's error, not a finding. */
 static stg_status scan_prepare(const stg_scan_options **opt, stg_scan_options *def)
 {
-    if (*opt == NULL) {
-        stg_scan_options_default(def);
-        *opt = def;
+    const stg_scan_options *in = *opt;
+    stg_scan_options_default(def);
+    *opt = def;
+    if (in != NULL) {
+        if (!stg_struct_version_known(in->struct_version)) {
+            return STG_E_STRUCT_VERSION;
+        }
+        stg_status st = stg_limits_accept(&in->limits, &def->limits);
+        if (st != STG_OK) {
+            return st;
+        }
+        /* Every option is in struct version 1 (reserved space is not read). */
+        def->policy = in->policy;
+        def->digest = in->digest;
+        def->expected_sha256 = in->expected_sha256;
+        def->root = in->root;
     }
     uint8_t parsed[32];
     if ((*opt)->expected_sha256 != NULL && !stg_sha256_parse_hex((*opt)->expected_sha256, parsed)) {

@@ -285,6 +285,7 @@ START_TEST(test_status_names)
         {STG_E_STATE, 98, "STG_E_STATE"},
         {STG_E_NOT_FOUND, 99, "STG_E_NOT_FOUND"},
         {STG_E_RANGE, 100, "STG_E_RANGE"},
+        {STG_E_STRUCT_VERSION, 101, "STG_E_STRUCT_VERSION"},
         {STG_E_IO, 128, "STG_E_IO"},
         {STG_E_CRYPTO, 129, "STG_E_CRYPTO"},
         {STG_E_NOMEM, 130, "STG_E_NOMEM"},
@@ -295,7 +296,7 @@ START_TEST(test_status_names)
         ck_assert_str_eq(stg_status_name(rows[i].s), rows[i].name);
     }
     /* Numbers no status has (the gaps between the ranges, and past the end). */
-    static const int unused[] = {9, 63, 68, 95, 101, 127, 132, -1};
+    static const int unused[] = {9, 63, 68, 95, 102, 127, 132, -1};
     for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++) {
         ck_assert_str_eq(stg_status_name((stg_status)unused[i]), "STG_E_UNKNOWN_STATUS");
     }

@@ -3,7 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "stguard/stguard.h"
+
+/* The layouts docs/abi.md promises: sizeof never changes within a SONAME (new fields take
+ * reserved space), so a struct embedded in another keeps every later offset. */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(stg_limits) == 256, "stg_limits layout is part of the ABI");
+#endif
 
 const char *stg_version(void)
 {
@@ -103,6 +110,7 @@ const char *stg_status_name(stg_status s)
     case STG_E_STATE: return "STG_E_STATE";
     case STG_E_NOT_FOUND: return "STG_E_NOT_FOUND";
     case STG_E_RANGE: return "STG_E_RANGE";
+    case STG_E_STRUCT_VERSION: return "STG_E_STRUCT_VERSION";
     case STG_E_IO: return "STG_E_IO";
     case STG_E_CRYPTO: return "STG_E_CRYPTO";
     case STG_E_NOMEM: return "STG_E_NOMEM";
@@ -173,9 +181,10 @@ const char *stg_format_name(stg_format f)
     return "unknown";
 }
 
-void stg_limits_default(stg_limits *out)
+static void limits_fill(stg_limits *out, uint32_t struct_version)
 {
     memset(out, 0, sizeof *out);
+    out->struct_version = struct_version;
     out->max_header_len = 100000000u;
     out->max_tensors = 10000000u;
     out->max_rank = 64;
@@ -191,6 +200,31 @@ void stg_limits_default(stg_limits *out)
     out->max_inflate_bytes = (uint64_t)4 * 1024 * 1024 * 1024;
     out->max_inflate_ratio = 1000;
     out->profile = STG_PROFILE_STRICT;
+}
+
+stg_status stg_limits_init(stg_limits *out, uint32_t struct_version)
+{
+    if (out == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    limits_fill(out, struct_version);
+    return stg_struct_version_known(struct_version) ? STG_OK : STG_E_STRUCT_VERSION;
+}
+
+stg_status stg_limits_accept(const stg_limits *in, stg_limits *out)
+{
+    limits_fill(out, STG_STRUCT_VERSION);
+    if (!stg_struct_version_known(in->struct_version)) {
+        return STG_E_STRUCT_VERSION;
+    }
+    /* Every field is in struct version 1. A field added in version N is copied only when
+     * in->struct_version >= N (else it keeps the default limits_fill gave it). */
+    uint64_t reserved[sizeof out->reserved / sizeof out->reserved[0]];
+    memcpy(reserved, out->reserved, sizeof reserved);
+    *out = *in;
+    memcpy(out->reserved, reserved, sizeof reserved);
+    out->struct_version = STG_STRUCT_VERSION;
+    return STG_OK;
 }
 
 /* Digits only, no sign, checked per step: the same rule as JSON sizes. s is not NULL (the
@@ -219,6 +253,9 @@ stg_status stg_limits_set(stg_limits *lim, const char *name, const char *value)
 {
     if (lim == NULL || name == NULL || value == NULL) {
         return STG_E_BAD_ARG;
+    }
+    if (!stg_struct_version_known(lim->struct_version)) {
+        return STG_E_STRUCT_VERSION;
     }
     if (strcmp(name, "profile") == 0) {
         if (strcmp(value, "strict") == 0) {
