@@ -160,6 +160,10 @@ typedef enum stg_code {
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
 
+/** One sentence saying what a finding of the code means ("The header length is 0."), as in the
+ *  SARIF rules of the CLI; NULL for a number not in use. Not a stable string. */
+STG_API const char *stg_code_description(stg_code code);
+
 typedef enum stg_severity {
     STG_SEV_INFO = 0,
     STG_SEV_WARNING = 1,
@@ -186,6 +190,13 @@ STG_API const char *stg_verdict_name(stg_verdict v);
 /* Limits and profiles (docs/design.md and SECURITY.md).                                            */
 
 typedef enum stg_profile { STG_PROFILE_STRICT = 0, STG_PROFILE_COMPAT = 1 } stg_profile;
+
+/** Default severity of a code's findings under a profile (docs/findings.md's severity column;
+ *  any profile other than STG_PROFILE_COMPAT is strict). A few findings deliberately differ from
+ *  it where their context decides (e.g. json_duplicate_key on a repeated dtype field is an error
+ *  in compat too): the severity of a finding is its stg_finding.severity. STG_SEV_ERROR for a
+ *  number not in use. */
+STG_API stg_severity stg_code_severity(stg_code code, stg_profile profile);
 
 /* Hard ceilings. No option raises a limit past its ceiling: stg_limits_set refuses a larger
  * value (STG_E_BAD_ARG), and a limit set past it in the struct by hand is used as the ceiling.
