@@ -471,7 +471,7 @@ static bool stream_polyglot(stg_stream *s, stg_report *r)
     }
     size_t stop_end = 0;
     if (stg_pickle_sniff(prefix, prefix_len, &stop_end, &r->out_of_memory)) {
-        stg_report_add(r, STG_POLYGLOT_PICKLE, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
+        stg_report_add(r, STG_POLYGLOT_PICKLE, 0,
                        "the first %zu bytes are also a pickle that runs to STOP", stop_end);
         if (s->lim.profile == STG_PROFILE_STRICT) {
             stg_check_pickles(prefix, stop_end, 0, STG_PICKLE_RAW, &ctx);
@@ -488,8 +488,7 @@ static bool stream_polyglot(stg_stream *s, stg_report *r)
     stg_zip z;
     stg_zip_error err;
     if (stg_zip_open(&z, win, STG_STREAM_TAIL, &err) == STG_ZIPR_OK) {
-        stg_report_add(r, STG_POLYGLOT_ZIP, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING),
-                       base + stg_zip_first_byte(&z),
+        stg_report_add(r, STG_POLYGLOT_ZIP, base + stg_zip_first_byte(&z),
                        "a zip archive (%llu entries) ends this safetensors stream: zip readers "
                        "see it; a stream keeps only its last %zu bytes and could not scan it",
                        (unsigned long long)z.entry_count, STG_STREAM_TAIL);
@@ -555,7 +554,7 @@ stg_status stg_stream_finish(stg_stream *s, stg_report **out)
             stg_report_set_sha256(r, d);
         }
         if (s->has_expected && (s->expected_bad || memcmp(d, s->expected, 32) != 0)) {
-            stg_report_add(r, STG_DIGEST_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+            stg_report_add(r, STG_DIGEST_MISMATCH, STG_NO_OFFSET,
                            s->expected_bad ? "the expected SHA-256 is not 64 hex digits"
                                            : "the content does not match the expected SHA-256");
         }
