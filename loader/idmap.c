@@ -10,6 +10,7 @@ void stg_idmap_init(stg_idmap *m, uint64_t seed)
 {
     memset(m, 0, sizeof *m);
     m->seed = seed;
+    m->overflow_max = STG_IDMAP_OVERFLOW;
 }
 
 void stg_idmap_free(stg_idmap *m)
@@ -17,8 +18,10 @@ void stg_idmap_free(stg_idmap *m)
     stg_mem_free(m->slots);
     stg_mem_free(m->overflow);
     uint64_t seed = m->seed;
+    size_t overflow_max = m->overflow_max;
     memset(m, 0, sizeof *m);
     m->seed = seed;
+    m->overflow_max = overflow_max;
 }
 
 static size_t home(const stg_idmap *m, uint64_t dev, uint64_t ino, size_t cap)
@@ -43,12 +46,13 @@ static size_t free_slot(stg_idmap *m, const stg_idmap_slot *slots, size_t cap, u
 static stg_idmap_result overflow_add(stg_idmap *m, const stg_idmap_slot *s)
 {
     if (m->overflow == NULL) {
-        m->overflow = stg_mem_calloc(STG_IDMAP_OVERFLOW, sizeof *m->overflow);
+        m->overflow = stg_mem_calloc(m->overflow_max > 0 ? m->overflow_max : 1,
+                                     sizeof *m->overflow);
         if (m->overflow == NULL) {
             return STG_IDMAP_NOMEM;
         }
     }
-    if (m->overflow_count == STG_IDMAP_OVERFLOW) {
+    if (m->overflow_count >= m->overflow_max) {
         return STG_IDMAP_FULL;
     }
     m->overflow[m->overflow_count++] = *s;

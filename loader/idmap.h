@@ -25,8 +25,9 @@ typedef struct stg_idmap_slot {
 typedef struct stg_idmap {
     stg_idmap_slot *slots; /* capacity a power of two, at most half full */
     size_t cap, count;
-    stg_idmap_slot *overflow; /* STG_IDMAP_OVERFLOW entries once one is needed */
+    stg_idmap_slot *overflow; /* overflow_max entries once one is needed */
     size_t overflow_count;
+    size_t overflow_max; /* STG_IDMAP_OVERFLOW (tests lower it, before the first put) */
     uint64_t seed;
     uint64_t probes; /* slots and overflow entries looked at, over the map's life (tests) */
 } stg_idmap;

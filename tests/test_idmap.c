@@ -56,7 +56,7 @@ static double cost(uint64_t seed, const uint64_t *keys, size_t n, uint64_t *wors
 
 START_TEST(test_idmap_flood_bounded_and_exact)
 {
-    size_t n = 3000;
+    size_t n = 2000;
     uint64_t *keys = crafted(KNOWN_SEED, n, 12);
     uint64_t *seq = malloc(n * sizeof *seq);
     ck_assert_ptr_nonnull(seq);
@@ -83,13 +83,17 @@ END_TEST
 /* More colliding keys than the probe ceiling and the overflow list hold: refused, not lost. */
 START_TEST(test_idmap_full_refuses)
 {
-    /* One home in tables of up to 8,192 slots, two in the 16,384 the map grows to: at most two
-     * full probe runs and the overflow list take keys. */
-    size_t fit = STG_HASH_PROBE_CEILING + STG_IDMAP_OVERFLOW;
+    /* An overflow list of 256 (the walk's is STG_IDMAP_OVERFLOW) keeps the crafting cheap. One
+     * home in tables of up to 1,024 slots, two in the 2,048 the map grows to: at most two full
+     * probe runs and the overflow list take keys. */
+    const size_t overflow = 256;
+    size_t fit = STG_HASH_PROBE_CEILING + overflow;
     size_t n = fit + STG_HASH_PROBE_CEILING + 100;
-    uint64_t *keys = crafted(KNOWN_SEED, n, 13);
+    uint64_t *keys = crafted(KNOWN_SEED, n, 10);
     stg_idmap m;
     stg_idmap_init(&m, KNOWN_SEED);
+    ck_assert_uint_eq(m.overflow_max, STG_IDMAP_OVERFLOW);
+    m.overflow_max = overflow;
     size_t ok = 0, full = 0;
     for (size_t i = 0; i < n; i++) {
         stg_idmap_result r = stg_idmap_put(&m, 7, keys[i], i);
