@@ -833,7 +833,7 @@ static bool skip_storages(stg_pscan *s, size_t *pos)
     if (s->skeys_capped) {
         /* A key was dropped: the list cannot be matched to the declarations. */
         stg_finding *f = stg_report_add(
-            s->ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, s->base + *pos,
+            s->ctx->report, STG_LIMIT_EXCEEDED, s->base + *pos,
             "legacy torch storage: the storage-key table found no slot within the probe "
             "ceiling (%u) for a key (keys crafted to collide): the storages are not framed",
             (unsigned)STG_HASH_PROBE_CEILING);
