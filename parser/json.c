@@ -850,9 +850,77 @@ static int dups_pairwise(stg_json_parser *p, const stg_json_key *r, size_t run, 
     return 0;
 }
 
+/* Probe ceilings of the hash-set pass below: one insert, and all of them together (per key). */
+#define SET_PROBE_CEILING 256u
+#define SET_PROBES_PER_KEY 16u
+
+/* The fast path of the duplicate check for objects of more than SMALL_OBJECT_KEYS keys (whose
+ * records already hold their hashes): one pass inserting every record's index into an
+ * open-addressing set (linear probing, load <= 1/2, 32-bit slots holding index + 1 in the low
+ * `bits` bits and hash bits above them as a tag, so most probes never read a record), in the
+ * object's scratch buffer. Returns true when the object has no repeated key. Any doubt returns
+ * false and leaves the answer to the sort below, which finds and orders every duplicate
+ * exactly: a repeated key, a probe sequence past SET_PROBE_CEILING or all probes past
+ * SET_PROBES_PER_KEY per key (keys crafted to collide: the sort's cost is O(k log k) whatever
+ * the hashes), or no room in the budget for the set (the budget's failure flags are restored:
+ * the sort needs no memory). */
+static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size_t count)
+{
+    unsigned bits = 1;
+    while (bits < 31 && ((size_t)1 << (bits - 1)) < count) {
+        bits++;
+    }
+    if (((size_t)1 << (bits - 1)) < count) {
+        return false; /* more keys than 32-bit slots can index */
+    }
+    size_t slots = (size_t)1 << bits;
+    int failed = p->arena->failed, oom = p->arena->out_of_memory;
+    void *buf = p->sort_tmp;
+    if (stg_arena_grow_buffer(p->arena, &buf, &p->sort_tmp_cap_bytes, slots * sizeof(uint32_t)) !=
+        0) {
+        p->arena->failed = failed;
+        p->arena->out_of_memory = oom;
+        return false;
+    }
+    p->sort_tmp = buf;
+    uint32_t *set = buf;
+    memset(set, 0, slots * sizeof(uint32_t));
+    const uint32_t mask = (uint32_t)(slots - 1);
+    const unsigned tag_shift = 64u - (32u - bits);
+    size_t budget = count * SET_PROBES_PER_KEY;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t h = r[i].hash;
+        uint32_t tag = bits < 32 ? (uint32_t)(h >> tag_shift) << bits : 0;
+        uint32_t want = tag | (uint32_t)(i + 1);
+        uint32_t at = (uint32_t)h & mask;
+        unsigned probes = 0;
+        for (;;) {
+            uint32_t v = set[at];
+            if (v == 0) {
+                set[at] = want;
+                break;
+            }
+            if ((v & ~mask) == tag) {
+                const stg_json_key *o = &r[(v & mask) - 1];
+                if (o->hash == h && key_compare(p->buf, p->len, o->offset, r[i].offset) == 0) {
+                    return false; /* a repeat: the sort reports it */
+                }
+            }
+            if (++probes >= SET_PROBE_CEILING || budget == 0) {
+                return false;
+            }
+            budget--;
+            at = (at + 1) & mask;
+        }
+    }
+    return true;
+}
+
 /* Finds the repeated keys among the `count` keys of the object closing now. On return the
- * pending duplicates (sorted by position) are in p->pending / p->pending_count. Memory is only
- * taken when there are duplicates: the sort works in place in the key stack. */
+ * pending duplicates (sorted by position) are in p->pending / p->pending_count. Objects of more
+ * than SMALL_OBJECT_KEYS keys first go through the hash set (in the scratch buffer, at most 16
+ * bytes per key); only when it cannot rule duplicates out are they sorted, in place in the key
+ * stack, and the scratch buffer then holds the duplicates found. */
 static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
 {
     stg_json_key *r = p->keys + base;
@@ -877,6 +945,9 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         }
         p->pending = (stg_json_dup *)(void *)p->sort_tmp;
         p->pending_count = ndup;
+        return 0;
+    }
+    if (no_duplicates_by_set(p, r, count)) {
         return 0;
     }
     sort_records(r, count);

@@ -145,6 +145,8 @@ typedef struct st_ctx {
     size_t shape_cap_bytes;
     size_t *meta_keyoff; /* header position of each metadata key (duplicate resolution) */
     size_t meta_keyoff_cap_bytes;
+    size_t superseded;  /* records a later entry of the same name replaced */
+    size_t size_issues; /* records whose offsets, shape and dtype disagree (check_records) */
 } st_ctx;
 
 /* What one tensor entry said so far. */
@@ -760,6 +762,27 @@ static int field_index(const stg_json_event *k)
     return -1;
 }
 
+/* The byte size of a record's shape and dtype, as the reference computes it: false when the
+ * offsets are reversed, the element count times the bits overflows (folded left to right: an
+ * overflow at any step counts, even if a later dimension is 0), the bits are not whole bytes,
+ * or the size is not the offsets' span. *count and *bits say which when false. */
+static bool record_size_ok(const stg_st_tensor *t, uint64_t *count, uint64_t *bits, bool *overflow)
+{
+    *count = 1;
+    *bits = 0;
+    *overflow = false;
+    if (t->pub.begin > t->pub.end) {
+        return false;
+    }
+    for (uint32_t d = 0; d < t->pub.rank && !*overflow; d++) {
+        *overflow = stg_mul_u64(*count, t->pub.shape[d], count);
+    }
+    if (!*overflow) {
+        *overflow = stg_mul_u64(*count, stg_dtype_bits(t->pub.dtype), bits);
+    }
+    return !*overflow && *bits % 8 == 0 && t->pub.end - t->pub.begin == *bits / 8;
+}
+
 static void append_record(st_ctx *c, const st_entry *e)
 {
     stg_st_header *h = c->h;
@@ -785,7 +808,16 @@ static void append_record(st_ctx *c, const st_entry *e)
     t->pub.shard = 0;
     t->name_offset = file_off(e->key_pos);
     t->offsets_offset = file_off(e->offsets_pos);
-    t->byte_size = file_off(e->shape_pos); /* until check_records computes the size */
+    /* Sized now, while the record is in cache; a record that fails holds its shape token's
+     * offset until check_records reports it (only if no later entry of its name replaces it). */
+    uint64_t count, bits;
+    bool overflow;
+    if (record_size_ok(t, &count, &bits, &overflow)) {
+        t->byte_size = bits / 8;
+    } else {
+        t->byte_size = file_off(e->shape_pos);
+        c->size_issues++;
+    }
 }
 
 static void parse_entry(st_ctx *c, st_entry *e)
@@ -1025,8 +1057,9 @@ static void top_duplicate(st_ctx *c, const stg_json_event *k)
     } else if (prev != NULL) {
         stg_report_set_tensor(c->tmp, f, prev->pub.name, prev->pub.name_len);
     }
-    if (prev != NULL) {
+    if (prev != NULL && prev->pub.shard != ST_SUPERSEDED) {
         prev->pub.shard = ST_SUPERSEDED;
+        c->superseded++;
     }
 }
 
@@ -1066,19 +1099,27 @@ static void top_key(st_ctx *c, const stg_json_event *k)
 static void check_records(st_ctx *c)
 {
     stg_st_header *h = c->h;
-    size_t kept = 0;
-    for (size_t i = 0; i < h->tensor_count; i++) {
-        if (h->tensors[i].pub.shard == ST_SUPERSEDED) {
-            continue;
+    size_t kept = h->tensor_count;
+    if (c->superseded > 0) { /* the table is walked only when something moves */
+        kept = 0;
+        for (size_t i = 0; i < h->tensor_count; i++) {
+            if (h->tensors[i].pub.shard == ST_SUPERSEDED) {
+                continue;
+            }
+            if (kept != i) { /* nothing moves until the first dropped record */
+                h->tensors[kept] = h->tensors[i];
+            }
+            kept++;
         }
-        if (kept != i) { /* nothing moves until the first dropped record */
-            h->tensors[kept] = h->tensors[i];
-        }
-        kept++;
+        h->tensor_count = kept;
     }
-    h->tensor_count = kept;
-    for (size_t i = 0; i < kept; i++) {
+    for (size_t i = 0; i < kept && c->size_issues > 0; i++) {
         stg_st_tensor *t = &h->tensors[i];
+        uint64_t count, bits;
+        bool overflow;
+        if (record_size_ok(t, &count, &bits, &overflow)) {
+            continue; /* sized by append_record */
+        }
         size_t opos = (size_t)(t->offsets_offset - 8);
         stg_finding *f;
         if (t->pub.begin > t->pub.end) {
@@ -1086,17 +1127,6 @@ static void check_records(st_ctx *c)
                      (unsigned long long)t->pub.begin, (unsigned long long)t->pub.end);
             stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
             continue;
-        }
-        /* Folded left to right as the reference does: an overflow at any step counts, even if
-         * a later dimension is 0. */
-        uint64_t count = 1;
-        bool overflow = false;
-        for (uint32_t d = 0; d < t->pub.rank && !overflow; d++) {
-            overflow = stg_mul_u64(count, t->pub.shape[d], &count);
-        }
-        uint64_t bits = 0;
-        if (!overflow) {
-            overflow = stg_mul_u64(count, stg_dtype_bits(t->pub.dtype), &bits);
         }
         size_t npos = (size_t)(t->byte_size - 8); /* the shape token (see append_record) */
         t->byte_size = 0;
@@ -1196,10 +1226,19 @@ static void parse_top(st_ctx *c)
 static void reserve_table(st_ctx *c)
 {
     size_t braces = 0;
-    const uint8_t *p = c->hdr, *end = c->hdr + c->n;
-    while (p < end && (p = memchr(p, '{', (size_t)(end - p))) != NULL) {
-        braces++;
-        p++;
+    const uint8_t *p = c->hdr;
+    size_t left = c->n;
+    /* One counting pass (a memchr per '{' was ~6% of a validation): blocks of at most 255 bytes
+     * counted in an 8-bit total, a loop compilers vectorise. */
+    while (left > 0) {
+        size_t block = left < 255 ? left : 255;
+        uint8_t in_block = 0;
+        for (size_t i = 0; i < block; i++) {
+            in_block = (uint8_t)(in_block + (p[i] == '{'));
+        }
+        braces += in_block;
+        p += block;
+        left -= block;
     }
     if (braces <= 1) {
         return;
