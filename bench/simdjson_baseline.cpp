@@ -174,7 +174,7 @@ int main(int argc, char **argv)
     }
     std::sort(times.begin(), times.end());
     double mb = (double)n / 1e6;
-    std::printf("tool=simdjson_%s header_bytes=%llu runs=%zu cpu_best_MBps=%.1f "
+    std::printf("walk=%s header_bytes=%llu runs=%zu cpu_best_MBps=%.1f "
                 "cpu_median_MBps=%.1f\n",
                 any_order ? "any" : "order", (unsigned long long)n, times.size(), mb / times[0],
                 mb / times[times.size() / 2]);
