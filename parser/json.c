@@ -1613,6 +1613,173 @@ bool stg_json_uint_array(stg_json_parser *p, uint64_t *out, size_t max, size_t *
     return true;
 }
 
+static bool glue_put(uint8_t *g, size_t *len, const char *s)
+{
+    size_t l = strlen(s);
+    if (*len + l > STG_JSON_COMPACT_GLUE) {
+        return false;
+    }
+    memcpy(g + *len, s, l);
+    *len += l;
+    return true;
+}
+
+static bool compact_key_ok(const char *k)
+{
+    size_t l = strlen(k);
+    if (l == 0 || l > 31) {
+        return false;
+    }
+    for (size_t i = 0; i < l; i++) {
+        uint8_t c = (uint8_t)k[i];
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool stg_json_compact_form_init(stg_json_compact_form *f, const char *k0, const char *k1,
+                                const char *k2)
+{
+    memset(f, 0, sizeof *f);
+    if (!compact_key_ok(k0) || !compact_key_ok(k1) || !compact_key_ok(k2) || strcmp(k0, k1) == 0 ||
+        strcmp(k0, k2) == 0 || strcmp(k1, k2) == 0) {
+        return false;
+    }
+    /* sizes fit: 31-byte keys and at most 5 bytes of punctuation each */
+    return glue_put(f->glue[0], &f->glue_len[0], "\"") &&
+           glue_put(f->glue[0], &f->glue_len[0], k0) &&
+           glue_put(f->glue[0], &f->glue_len[0], "\":\"") &&
+           glue_put(f->glue[1], &f->glue_len[1], "\",\"") &&
+           glue_put(f->glue[1], &f->glue_len[1], k1) &&
+           glue_put(f->glue[1], &f->glue_len[1], "\":[") &&
+           glue_put(f->glue[2], &f->glue_len[2], "],\"") &&
+           glue_put(f->glue[2], &f->glue_len[2], k2) &&
+           glue_put(f->glue[2], &f->glue_len[2], "\":[");
+}
+
+/* b[i..i+len) equals g[0..len) (len <= STG_JSON_COMPACT_GLUE; the caller checked n - i). */
+HOT bool glue_at(const uint8_t *b, size_t i, const uint8_t *g, size_t len)
+{
+    size_t k = 0;
+    for (; len - k >= 8; k += 8) {
+        if (stg_le64(b + i + k) != stg_le64(g + k)) {
+            return false;
+        }
+    }
+    for (; k < len; k++) {
+        if (b[i + k] != g[k]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Plain unsigned integers separated by ',' (no whitespace) up to a ']' at b[*at]: at most max
+ * stored in out. */
+HOT bool compact_uints(const uint8_t *b, size_t n, size_t *at, uint64_t *out, size_t max,
+                       size_t *count)
+{
+    size_t i = *at, k = 0;
+    if (i < n && b[i] != ']') {
+        for (;;) {
+            uint64_t v;
+            if (k >= max || !short_uint(b, n, &i, &v)) {
+                return false;
+            }
+            out[k++] = v;
+            if (i >= n) {
+                return false;
+            }
+            if (b[i] == ']') {
+                break;
+            }
+            if (b[i] != ',') {
+                return false;
+            }
+            i++;
+        }
+    }
+    if (i >= n) {
+        return false;
+    }
+    *at = i; /* the ']' */
+    *count = k;
+    return true;
+}
+
+bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f, uint64_t *a,
+                             size_t max_a, uint64_t *b, size_t max_b, stg_json_compact *out)
+{
+    if (p->slow) {
+        return false;
+    }
+    uint32_t d = p->depth;
+    if (d == 0 || d >= p->max_depth || p->kind[d] != '{' || p->state[d] != ST_OBJ_FIRST) {
+        return false;
+    }
+    const uint8_t *buf = p->buf;
+    size_t n = p->len;
+    size_t i = p->pos;
+    if (n - i < f->glue_len[0] || !glue_at(buf, i, f->glue[0], f->glue_len[0])) {
+        return false;
+    }
+    i += f->glue_len[0];
+    size_t str = i;
+    for (;;) { /* printable ASCII up to the closing quote, 8 bytes at a time */
+        if (n - i < 8) {
+            while (i < n && buf[i] >= 0x20 && buf[i] < 0x80 && buf[i] != '"' && buf[i] != '\\') {
+                i++;
+            }
+            break;
+        }
+        uint64_t m = string_special(stg_le64(buf + i));
+        if (m != 0) {
+            i += (size_t)__builtin_ctzll(m) >> 3;
+            break;
+        }
+        i += 8;
+    }
+    if (i >= n || buf[i] != '"') {
+        return false;
+    }
+    size_t str_len = i - str;
+    if (n - i < f->glue_len[1] || !glue_at(buf, i, f->glue[1], f->glue_len[1])) {
+        return false;
+    }
+    size_t arr0 = i + f->glue_len[1] - 1;
+    i += f->glue_len[1];
+    size_t count0, count1;
+    if (!compact_uints(buf, n, &i, a, max_a, &count0)) {
+        return false;
+    }
+    if (n - i < f->glue_len[2] || !glue_at(buf, i, f->glue[2], f->glue_len[2])) {
+        return false;
+    }
+    size_t arr1 = i + f->glue_len[2] - 1;
+    i += f->glue_len[2];
+    if (!compact_uints(buf, n, &i, b, max_b, &count1)) {
+        return false;
+    }
+    if (n - i < 2 || buf[i + 1] != '}') {
+        return false;
+    }
+    out->str_offset = str - 1;
+    out->str = buf + str;
+    out->str_len = str_len;
+    out->arr_offset[0] = arr0;
+    out->arr_offset[1] = arr1;
+    out->count[0] = count0;
+    out->count[1] = count1;
+    /* what close_object does for a '}' at i + 1 of an object without duplicates */
+    p->pos = i + 2;
+    p->keys_count = p->key_base[d];
+    p->depth = d - 1;
+    value_done(p, d - 1);
+    return true;
+}
+
 stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,
                             stg_json_event *first_dup)
 {

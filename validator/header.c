@@ -145,6 +145,8 @@ typedef struct st_ctx {
     size_t shape_cap_bytes;
     size_t *meta_keyoff; /* header position of each metadata key (duplicate resolution) */
     size_t meta_keyoff_cap_bytes;
+    stg_json_compact_form form; /* {"dtype":"..","shape":[..],"data_offsets":[..]} */
+    bool form_ok;
     size_t superseded;  /* records a later entry of the same name replaced */
     size_t size_issues; /* records whose offsets, shape and dtype disagree (check_records) */
 } st_ctx;
@@ -164,6 +166,27 @@ typedef struct st_entry {
     uint64_t begin, end;
     size_t offsets_pos;
 } st_entry;
+
+/* Every field of a fresh entry, one by one: cheaper than a memset of the struct, which
+ * compilers turn into a `rep stos` that showed in profiles (once per tensor). */
+static void entry_init(st_entry *e, size_t key_pos)
+{
+    e->name = NULL;
+    e->name_len = 0;
+    e->key_pos = key_pos;
+    e->value_pos = 0;
+    e->has_dtype = false;
+    e->has_shape = false;
+    e->has_offsets = false;
+    e->bad = false;
+    e->dtype = STG_DTYPE_BOOL; /* 0, as a memset left it; set when has_dtype */
+    e->shape = NULL;
+    e->rank = 0;
+    e->shape_pos = 0;
+    e->begin = 0;
+    e->end = 0;
+    e->offsets_pos = 0;
+}
 
 static uint64_t file_off(size_t pos)
 {
@@ -487,32 +510,39 @@ static bool control_in_name(const char *s, size_t len)
 
 /* ---- fields of a tensor entry; each takes the first event of its value ---- */
 
+/* A dtype given as a string: its raw content str[0..len) (esc: it has escapes), its opening
+ * quote at pos. */
+static void dtype_string(st_ctx *c, st_entry *e, const uint8_t *str, size_t len, bool esc,
+                         size_t pos)
+{
+    e->has_dtype = true;
+    if (!esc && len != 0 && len == c->dtype_seen_len && memcmp(str, c->dtype_seen, len) == 0) {
+        e->dtype = c->dtype_seen_value; /* the same bytes as the last known dtype */
+        return;
+    }
+    uint8_t buf[ST_SMALL_KEY];
+    const uint8_t *k;
+    size_t kl;
+    if (small_decode(str, len, esc, buf, &k, &kl) && stg_dtype_lookup(k, kl, &e->dtype)) {
+        if (!esc && len > 0 && len <= ST_DTYPE_SEEN) {
+            memcpy(c->dtype_seen, str, len);
+            c->dtype_seen_len = len;
+            c->dtype_seen_value = e->dtype;
+        }
+        return;
+    }
+    note_tensor(c,
+                note(c, STG_DTYPE_UNKNOWN, pos,
+                     "dtype is not one of the known names (exact, case-sensitive)"),
+                e);
+    e->bad = true;
+}
+
 static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
 {
     e->has_dtype = true;
     if (ev->type == STG_JSON_STRING) {
-        if (!ev->has_escapes && ev->str_len != 0 && ev->str_len == c->dtype_seen_len &&
-            memcmp(ev->str, c->dtype_seen, ev->str_len) == 0) {
-            e->dtype = c->dtype_seen_value; /* the same bytes as the last known dtype */
-            return;
-        }
-        uint8_t buf[ST_SMALL_KEY];
-        const uint8_t *k;
-        size_t kl;
-        if (small_decode(ev->str, ev->str_len, ev->has_escapes, buf, &k, &kl) &&
-            stg_dtype_lookup(k, kl, &e->dtype)) {
-            if (!ev->has_escapes && ev->str_len > 0 && ev->str_len <= ST_DTYPE_SEEN) {
-                memcpy(c->dtype_seen, ev->str, ev->str_len);
-                c->dtype_seen_len = ev->str_len;
-                c->dtype_seen_value = e->dtype;
-            }
-            return;
-        }
-        note_tensor(c,
-                    note(c, STG_DTYPE_UNKNOWN, ev->offset,
-                         "dtype is not one of the known names (exact, case-sensitive)"),
-                    e);
-        e->bad = true;
+        dtype_string(c, e, ev->str, ev->str_len, ev->has_escapes, ev->offset);
         return;
     }
     if (ev->type != STG_JSON_OBJECT_BEGIN) {
@@ -640,15 +670,14 @@ static size_t read_uint_array(st_ctx *c, st_entry *e, stg_code bad_code, const c
 }
 
 /* Copies a shape of `rank` (<= max_rank) dimensions into the arena. */
-static void set_shape(st_ctx *c, st_entry *e, const stg_json_event *ev, const uint64_t *dims,
-                      size_t rank)
+static void set_shape(st_ctx *c, st_entry *e, size_t pos, const uint64_t *dims, size_t rank)
 {
     e->rank = (uint32_t)rank; /* rank <= max_rank, a uint32_t */
     e->shape = NULL;
     if (rank > 0) {
         e->shape = stg_arena_alloc(&c->h->arena, rank * sizeof(uint64_t), 8);
         if (e->shape == NULL) {
-            fatal_memory(c, ev->offset);
+            fatal_memory(c, pos);
             return;
         }
         memcpy(e->shape, dims, rank * sizeof(uint64_t));
@@ -673,7 +702,7 @@ static void parse_shape(st_ctx *c, st_entry *e, stg_json_event *ev)
     size_t quick_max = c->lim->max_rank < ST_QUICK_RANK ? c->lim->max_rank : ST_QUICK_RANK;
     if (stg_json_uint_array(&c->p, quick, quick_max, &rank)) {
         /* the common shape: plain integers within max_rank, nothing to report */
-        set_shape(c, e, ev, quick, rank);
+        set_shape(c, e, ev->offset, quick, rank);
         return;
     }
     rank = read_uint_array(c, e, STG_SHAPE_INVALID, "shape", c->lim->max_rank, "max_rank", &bad);
@@ -684,7 +713,7 @@ static void parse_shape(st_ctx *c, st_entry *e, stg_json_event *ev)
         e->bad = true;
         return;
     }
-    set_shape(c, e, ev, c->shape_buf, rank);
+    set_shape(c, e, ev->offset, c->shape_buf, rank);
 }
 
 static void parse_offsets(st_ctx *c, st_entry *e, stg_json_event *ev)
@@ -820,6 +849,35 @@ static void append_record(st_ctx *c, const st_entry *e)
     }
 }
 
+/* An entry in the writer's compact form, read in one call (stg_json_compact_object): the same
+ * fields and findings as the event path below gives for the same bytes. */
+static bool parse_compact_entry(st_ctx *c, st_entry *e)
+{
+    uint64_t dims[ST_QUICK_RANK], offs[2];
+    size_t quick_max = c->lim->max_rank < ST_QUICK_RANK ? c->lim->max_rank : ST_QUICK_RANK;
+    stg_json_compact cf;
+    if (!c->form_ok || !stg_json_compact_object(&c->p, &c->form, dims, quick_max, offs, 2, &cf)) {
+        return false;
+    }
+    dtype_string(c, e, cf.str, cf.str_len, false, cf.str_offset);
+    e->has_shape = true;
+    e->shape_pos = cf.arr_offset[0];
+    set_shape(c, e, cf.arr_offset[0], dims, cf.count[0]);
+    e->has_offsets = true;
+    e->offsets_pos = cf.arr_offset[1];
+    if (cf.count[1] == 2) {
+        e->begin = offs[0];
+        e->end = offs[1];
+    } else {
+        note_tensor(c,
+                    note(c, STG_OFFSETS_INVALID, cf.arr_offset[1],
+                         "data_offsets has %llu elements, not 2", (unsigned long long)cf.count[1]),
+                    e);
+        e->bad = true;
+    }
+    return true;
+}
+
 static void parse_entry(st_ctx *c, st_entry *e)
 {
     stg_json_event ev;
@@ -827,7 +885,11 @@ static void parse_entry(st_ctx *c, st_entry *e)
         return;
     }
     e->value_pos = ev.offset;
-    if (ev.type == STG_JSON_OBJECT_BEGIN) {
+    if (ev.type == STG_JSON_OBJECT_BEGIN && parse_compact_entry(c, e)) {
+        if (c->fatal) {
+            return;
+        }
+    } else if (ev.type == STG_JSON_OBJECT_BEGIN) {
         for (;;) {
             stg_json_event k;
             if (!next(c, &k)) {
@@ -1075,8 +1137,7 @@ static void top_key(st_ctx *c, const stg_json_event *k)
         return;
     }
     st_entry e;
-    memset(&e, 0, sizeof e);
-    e.key_pos = k->offset;
+    entry_init(&e, k->offset);
     if (!decoded_string(c, k, &e.name, &e.name_len)) {
         return;
     }
@@ -1315,6 +1376,7 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
              "whitespace comes before the header's opening brace");
     }
     reserve_table(&c);
+    c.form_ok = stg_json_compact_form_init(&c.form, "dtype", "shape", "data_offsets");
     stg_json_init(&c.p, hdr, len, lim->max_json_depth, &h->arena);
     c.p.reject_f64_overflow = true; /* the reference's serde_json: "number out of range" */
     parse_top(&c);
