@@ -1569,6 +1569,43 @@ HOT bool short_uint(const uint8_t *b, size_t n, size_t *at, uint64_t *value)
     return true;
 }
 
+/* Plain unsigned integers separated by ',' from b[*at] (just past an array's '[' and, with ws,
+ * its whitespace) up to the array's ']': at most max stored in out; *at is left on the ']'.
+ * Without ws, any whitespace is a failure (the compact form has none). */
+HOT bool uints_to_bracket(const uint8_t *b, size_t n, size_t *at, uint64_t *out, size_t max,
+                          size_t *count, bool ws)
+{
+    size_t i = *at, k = 0;
+    if (i >= n) {
+        return false;
+    }
+    if (b[i] != ']') {
+        for (;;) {
+            uint64_t v;
+            if (k >= max || !short_uint(b, n, &i, &v)) {
+                return false;
+            }
+            out[k++] = v;
+            if (ws) {
+                i = skip_ws(b, n, i);
+            }
+            if (i >= n) {
+                return false;
+            }
+            if (b[i] == ']') {
+                break;
+            }
+            if (b[i] != ',') {
+                return false;
+            }
+            i = ws ? skip_ws(b, n, i + 1) : i + 1;
+        }
+    }
+    *at = i;
+    *count = k;
+    return true;
+}
+
 bool stg_json_uint_array(stg_json_parser *p, uint64_t *out, size_t max, size_t *count)
 {
     if (p->slow) {
@@ -1582,28 +1619,8 @@ bool stg_json_uint_array(stg_json_parser *p, uint64_t *out, size_t max, size_t *
     size_t n = p->len;
     size_t i = skip_ws(b, n, p->pos);
     size_t k = 0;
-    if (i >= n) {
+    if (!uints_to_bracket(b, n, &i, out, max, &k, true)) {
         return false;
-    }
-    if (b[i] != ']') {
-        for (;;) {
-            uint64_t v;
-            if (k >= max || !short_uint(b, n, &i, &v)) {
-                return false;
-            }
-            out[k++] = v;
-            i = skip_ws(b, n, i);
-            if (i >= n) {
-                return false;
-            }
-            if (b[i] == ']') {
-                break;
-            }
-            if (b[i] != ',') {
-                return false;
-            }
-            i = skip_ws(b, n, i + 1);
-        }
     }
     /* what close_array does for the ']' at i */
     p->pos = i + 1;
@@ -1676,39 +1693,6 @@ HOT bool glue_at(const uint8_t *b, size_t i, const uint8_t *g, size_t len)
     return true;
 }
 
-/* Plain unsigned integers separated by ',' (no whitespace) up to a ']' at b[*at]: at most max
- * stored in out. */
-HOT bool compact_uints(const uint8_t *b, size_t n, size_t *at, uint64_t *out, size_t max,
-                       size_t *count)
-{
-    size_t i = *at, k = 0;
-    if (i < n && b[i] != ']') {
-        for (;;) {
-            uint64_t v;
-            if (k >= max || !short_uint(b, n, &i, &v)) {
-                return false;
-            }
-            out[k++] = v;
-            if (i >= n) {
-                return false;
-            }
-            if (b[i] == ']') {
-                break;
-            }
-            if (b[i] != ',') {
-                return false;
-            }
-            i++;
-        }
-    }
-    if (i >= n) {
-        return false;
-    }
-    *at = i; /* the ']' */
-    *count = k;
-    return true;
-}
-
 bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f, uint64_t *a,
                              size_t max_a, uint64_t *b, size_t max_b, stg_json_compact *out)
 {
@@ -1751,7 +1735,7 @@ bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f,
     size_t arr0 = i + f->glue_len[1] - 1;
     i += f->glue_len[1];
     size_t count0, count1;
-    if (!compact_uints(buf, n, &i, a, max_a, &count0)) {
+    if (!uints_to_bracket(buf, n, &i, a, max_a, &count0, false)) {
         return false;
     }
     if (n - i < f->glue_len[2] || !glue_at(buf, i, f->glue[2], f->glue_len[2])) {
@@ -1759,7 +1743,7 @@ bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f,
     }
     size_t arr1 = i + f->glue_len[2] - 1;
     i += f->glue_len[2];
-    if (!compact_uints(buf, n, &i, b, max_b, &count1)) {
+    if (!uints_to_bracket(buf, n, &i, b, max_b, &count1, false)) {
         return false;
     }
     if (n - i < 2 || buf[i + 1] != '}') {

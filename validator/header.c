@@ -510,6 +510,15 @@ static bool control_in_name(const char *s, size_t len)
 
 /* ---- fields of a tensor entry; each takes the first event of its value ---- */
 
+static void dtype_unknown(st_ctx *c, st_entry *e, size_t pos)
+{
+    note_tensor(c,
+                note(c, STG_DTYPE_UNKNOWN, pos,
+                     "dtype is not one of the known names (exact, case-sensitive)"),
+                e);
+    e->bad = true;
+}
+
 /* A dtype given as a string: its raw content str[0..len) (esc: it has escapes), its opening
  * quote at pos. */
 static void dtype_string(st_ctx *c, st_entry *e, const uint8_t *str, size_t len, bool esc,
@@ -531,11 +540,7 @@ static void dtype_string(st_ctx *c, st_entry *e, const uint8_t *str, size_t len,
         }
         return;
     }
-    note_tensor(c,
-                note(c, STG_DTYPE_UNKNOWN, pos,
-                     "dtype is not one of the known names (exact, case-sensitive)"),
-                e);
-    e->bad = true;
+    dtype_unknown(c, e, pos);
 }
 
 static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
@@ -603,11 +608,7 @@ static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
         return;
     }
     if (!known) {
-        note_tensor(c,
-                    note(c, STG_DTYPE_UNKNOWN, obj_pos,
-                         "dtype is not one of the known names (exact, case-sensitive)"),
-                    e);
-        e->bad = true;
+        dtype_unknown(c, e, obj_pos);
         return;
     }
     note_tensor(c,
