@@ -106,6 +106,35 @@ const char *cli_code_description(stg_code code)
     case STG_LFS_POINTER:
         return "The file is a Git LFS pointer: the content it stands for was not downloaded or "
                "checked.";
+    case STG_GGUF_HEADER_INVALID: return "The GGUF magic, version or 24-byte header is wrong.";
+    case STG_GGUF_VERSION_OBSOLETE: return "A GGUF version 1 file, which loaders refuse.";
+    case STG_GGUF_COUNT_INVALID: return "A GGUF tensor or metadata count cannot fit in the file.";
+    case STG_GGUF_TRUNCATED: return "A GGUF field or the data section runs past the file's end.";
+    case STG_GGUF_STRING_INVALID:
+        return "A GGUF string's length runs past the end of the file, or it is not UTF-8.";
+    case STG_GGUF_KEY_INVALID: return "A GGUF metadata key is empty, not UTF-8 or too long.";
+    case STG_GGUF_KEY_DUPLICATE: return "A GGUF metadata key is given twice.";
+    case STG_GGUF_VALUE_TYPE_INVALID:
+        return "A GGUF value type is unknown, or an array holds arrays.";
+    case STG_GGUF_ARRAY_INVALID: return "A GGUF array's element count cannot fit in the file.";
+    case STG_GGUF_METADATA_TYPE_MISMATCH:
+        return "A well-known GGUF key has the wrong type or element count.";
+    case STG_GGUF_ALIGNMENT_INVALID: return "general.alignment is not a power of two of sane size.";
+    case STG_GGUF_TENSOR_NAME_INVALID:
+        return "A GGUF tensor name is too long, empty, not UTF-8 or holds NUL.";
+    case STG_GGUF_TENSOR_DUPLICATE: return "Two GGUF tensor infos share a name.";
+    case STG_GGUF_TENSOR_SHAPE_INVALID:
+        return "A GGUF tensor's dimensions are too many, zero, negative or overflow.";
+    case STG_GGUF_TENSOR_TYPE_INVALID:
+        return "A GGUF tensor's ggml type is unknown, or its rows are not whole blocks.";
+    case STG_ONNX_MALFORMED: return "The ONNX model's protobuf wire data cannot be read.";
+    case STG_ONNX_EXTERNAL_PATH_UNSAFE:
+        return "An ONNX external-data location is absolute or leaves the model's folder.";
+    case STG_ONNX_EXTERNAL_MISSING:
+        return "An ONNX external-data file is missing or shorter than offset + length.";
+    case STG_ONNX_CUSTOM_DOMAIN:
+        return "An ONNX operator from a custom domain: runtimes load native code for it.";
+    case STG_ONNX_OPSET_INVALID: return "The ONNX opset imports are missing, repeated or invalid.";
     }
     return "Unknown finding code.";
 }
@@ -144,6 +173,18 @@ const char *cli_code_remedy(stg_code code)
     if (strncmp(n, "format_", 7) == 0) {
         return "stguard could not establish what this file is or could not open it, so it was "
                "not checked completely. Review the file before anything loads it.";
+    }
+    if (strncmp(n, "gguf_", 5) == 0) {
+        return "The GGUF file does not follow the GGUF format, or its header describes its data "
+               "inaccurately: loaders that trust the header (llama.cpp, ggml, Ollama) can read "
+               "out of bounds or refuse it. Do not load it; convert the model again with a "
+               "current writer (gguf-py, llama.cpp's convert scripts).";
+    }
+    if (strncmp(n, "onnx_", 5) == 0) {
+        return "The ONNX model is malformed, points its tensor data outside its folder, or "
+               "needs operators from a custom domain (native code the runtime loads). Do not "
+               "load it from an untrusted source; keep external data files beside the model, "
+               "with relative names.";
     }
     if (strcmp(n, "limit_exceeded") == 0 || strcmp(n, "findings_truncated") == 0) {
         return "A configured limit was reached, so the file was not checked completely. Raise "

@@ -78,6 +78,26 @@ const char *stg_code_name(stg_code code)
     case STG_TAR_LINK_EXTERNAL: return "tar_link_external";
     case STG_PICKLE_MEMO_SPARSE: return "pickle_memo_sparse";
     case STG_LFS_POINTER: return "lfs_pointer";
+    case STG_GGUF_HEADER_INVALID: return "gguf_header_invalid";
+    case STG_GGUF_VERSION_OBSOLETE: return "gguf_version_obsolete";
+    case STG_GGUF_COUNT_INVALID: return "gguf_count_invalid";
+    case STG_GGUF_TRUNCATED: return "gguf_truncated";
+    case STG_GGUF_STRING_INVALID: return "gguf_string_invalid";
+    case STG_GGUF_KEY_INVALID: return "gguf_key_invalid";
+    case STG_GGUF_KEY_DUPLICATE: return "gguf_key_duplicate";
+    case STG_GGUF_VALUE_TYPE_INVALID: return "gguf_value_type_invalid";
+    case STG_GGUF_ARRAY_INVALID: return "gguf_array_invalid";
+    case STG_GGUF_METADATA_TYPE_MISMATCH: return "gguf_metadata_type_mismatch";
+    case STG_GGUF_ALIGNMENT_INVALID: return "gguf_alignment_invalid";
+    case STG_GGUF_TENSOR_NAME_INVALID: return "gguf_tensor_name_invalid";
+    case STG_GGUF_TENSOR_DUPLICATE: return "gguf_tensor_duplicate";
+    case STG_GGUF_TENSOR_SHAPE_INVALID: return "gguf_tensor_shape_invalid";
+    case STG_GGUF_TENSOR_TYPE_INVALID: return "gguf_tensor_type_invalid";
+    case STG_ONNX_MALFORMED: return "onnx_malformed";
+    case STG_ONNX_EXTERNAL_PATH_UNSAFE: return "onnx_external_path_unsafe";
+    case STG_ONNX_EXTERNAL_MISSING: return "onnx_external_missing";
+    case STG_ONNX_CUSTOM_DOMAIN: return "onnx_custom_domain";
+    case STG_ONNX_OPSET_INVALID: return "onnx_opset_invalid";
     }
     return NULL;
 }

@@ -187,3 +187,18 @@ const char *tu_describe(const stg_report *r)
     }
     return buf;
 }
+
+void tu_buf_put(tu_buf *b, const void *d, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+        if (b->p == NULL) {
+            abort();
+        }
+    }
+    if (n > 0) {
+        memcpy(b->p + b->n, d, n);
+    }
+    b->n += n;
+}

@@ -39,4 +39,12 @@ const char *tu_src(const char *rel);
 /* Renders all findings as "code@offset;" into a static buffer, for assertion messages. */
 const char *tu_describe(const stg_report *r);
 
+/* A growable byte buffer for tests that write binary formats (GGUF, protobuf); aborts the test
+ * when memory runs out. Free p with free(). */
+typedef struct tu_buf {
+    uint8_t *p;
+    size_t n, cap;
+} tu_buf;
+void tu_buf_put(tu_buf *b, const void *d, size_t n);
+
 #endif
