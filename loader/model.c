@@ -43,7 +43,7 @@ static char *dir_of(const char *path)
     return stg_mem_strndup(path, (size_t)(slash - path));
 }
 
-static char *join(const char *dir, const char *name)
+char *stg_loader_join(const char *dir, const char *name)
 {
     size_t dl = strlen(dir), nl = strlen(name);
     char *p = stg_mem_alloc(dl + nl + 2);
@@ -58,7 +58,7 @@ static char *join(const char *dir, const char *name)
 
 /* 1 when `path` resolves to a place inside the real path of `root`, 0 when it resolves
  * outside, -1 (errno set) when either cannot be resolved. */
-static int inside_root(const char *root, const char *path)
+int stg_loader_inside_root(const char *root, const char *path)
 {
     char rr[PATH_MAX], rp[PATH_MAX];
     if (realpath(root, rr) == NULL || realpath(path, rp) == NULL) {
@@ -117,7 +117,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         if (sh->unsafe) {
             continue;
         }
-        char *path = join(dir, sh->name);
+        char *path = stg_loader_join(dir, sh->name);
         if (path == NULL) {
             r->out_of_memory = true;
             break;
@@ -138,7 +138,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             stg_mem_free(path);
             continue;
         }
-        int inside = root != NULL ? inside_root(root, path) : 1;
+        int inside = root != NULL ? stg_loader_inside_root(root, path) : 1;
         if (inside < 0) {
             /* The shard exists but its place cannot be established: it was not read, which
              * is an error, not a link to skip with a warning. */
@@ -396,7 +396,7 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     char *index_path = NULL;
     struct stat st;
     if (stat(dir_or_index, &st) == 0 && S_ISDIR(st.st_mode)) {
-        index_path = join(dir_or_index, STG_INDEX_FILE_NAME);
+        index_path = stg_loader_join(dir_or_index, STG_INDEX_FILE_NAME);
     } else {
         index_path = stg_mem_strndup(dir_or_index, strlen(dir_or_index));
     }

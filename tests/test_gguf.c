@@ -11,6 +11,7 @@
 
 #include "parser/gguf.h"
 #include "stguard/stguard.h"
+#include "codetest.h"
 #include "testutil.h"
 #include "validator/gguf.h"
 #include "validator/report.h"
@@ -18,7 +19,7 @@
 #define E STG_SEV_ERROR
 #define W STG_SEV_WARNING
 #define I STG_SEV_INFO
-#define NONE ((stg_severity)-1) /* no finding of the code in that profile */
+#define NONE TU_NONE
 
 /* ------------------------------------------------------------------------------------------ */
 /* A GGUF writer for the tests (the layout of the spec; no library). */
@@ -137,50 +138,14 @@ static stg_report *run(const gb *b, stg_profile p)
     return run_lim(b, &lim);
 }
 
+#define expect(b, ...) tu_expect(run, b, __VA_ARGS__)
+#define expect_clean(b) tu_expect_clean(run, b)
+#define expect_none(b, code) tu_expect(run, b, code, NONE, NONE, STG_NO_OFFSET)
+
 /* The code is there with the severity of each profile (NONE: absent) and, when off is not
  * STG_NO_OFFSET, at that offset. */
-static void expect(const gb *b, stg_code code, stg_severity strict_sev, stg_severity compat_sev,
-                   uint64_t off)
-{
-    for (int p = 0; p < 2; p++) {
-        stg_report *r = run(b, (stg_profile)p);
-        long at = tu_find(r, code);
-        stg_severity want = p == 0 ? strict_sev : compat_sev;
-        if (want == NONE) {
-            ck_assert_msg(at < 0, "%s: unexpected %s in %s", p ? "compat" : "strict",
-                          stg_code_name(code), tu_describe(r));
-        } else {
-            ck_assert_msg(at >= 0, "%s: no %s in %s", p ? "compat" : "strict", stg_code_name(code),
-                          tu_describe(r));
-            const stg_finding *f = stg_report_at(r, (size_t)at);
-            ck_assert_msg(f->severity == want, "%s: %s is %s", p ? "compat" : "strict",
-                          stg_code_name(code), stg_severity_name(f->severity));
-            if (off != STG_NO_OFFSET) {
-                ck_assert_msg(f->has_offset && f->offset == off, "%s at %llu, want %llu",
-                              stg_code_name(code), (unsigned long long)f->offset,
-                              (unsigned long long)off);
-            }
-            ck_assert_ptr_nonnull(f->message);
-        }
-        stg_report_free(r);
-    }
-}
-
-static void expect_none(const gb *b, stg_code code)
-{
-    expect(b, code, NONE, NONE, STG_NO_OFFSET);
-}
 
 /* No finding at all in either profile. */
-static void expect_clean(const gb *b)
-{
-    for (int p = 0; p < 2; p++) {
-        stg_report *r = run(b, (stg_profile)p);
-        ck_assert_msg(stg_report_count(r) == 0, "%s: %s", p ? "compat" : "strict", tu_describe(r));
-        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_OK);
-        stg_report_free(r);
-    }
-}
 
 static void expect_verdict(const gb *b, stg_verdict strict_v, stg_verdict compat_v)
 {
@@ -878,17 +843,8 @@ START_TEST(test_fixtures)
             ok++;
         } else if (strncmp(n, "bad-", 4) == 0) {
             /* bad-<code>[-<what>].gguf: the code's name runs to the next '-' or '.' */
-            char code[64];
-            const char *s = n + 4;
-            snprintf(code, sizeof code, "%.*s", (int)strcspn(s, "-."), s);
-            stg_code want = (stg_code)0;
-            for (int c = 1; c <= STG_CODE_MAX; c++) {
-                const char *cn = stg_code_name((stg_code)c);
-                if (cn != NULL && strcmp(cn, code) == 0) {
-                    want = (stg_code)c;
-                }
-            }
-            ck_assert_msg(want != 0, "%s: no code %s", n, code);
+            stg_code want = tu_code_by_name(n + 4, strcspn(n + 4, "-."));
+            ck_assert_msg(want != 0, "%s: names no code", n);
             stg_report *r = run(&b, STG_PROFILE_STRICT);
             ck_assert_msg(tu_find(r, want) >= 0, "%s: %s", n, tu_describe(r));
             ck_assert_int_ne(stg_report_verdict(r), STG_VERDICT_OK);

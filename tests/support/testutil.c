@@ -202,3 +202,14 @@ void tu_buf_put(tu_buf *b, const void *d, size_t n)
     }
     b->n += n;
 }
+
+stg_code tu_code_by_name(const char *name, size_t n)
+{
+    for (int c = 1; c <= STG_CODE_MAX; c++) {
+        const char *cn = stg_code_name((stg_code)c);
+        if (cn != NULL && strlen(cn) == n && memcmp(cn, name, n) == 0) {
+            return (stg_code)c;
+        }
+    }
+    return (stg_code)0;
+}

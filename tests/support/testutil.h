@@ -47,4 +47,7 @@ typedef struct tu_buf {
 } tu_buf;
 void tu_buf_put(tu_buf *b, const void *d, size_t n);
 
+/* The code whose stable name is the first n bytes of name, or 0. */
+stg_code tu_code_by_name(const char *name, size_t n);
+
 #endif
