@@ -423,23 +423,24 @@ static void check_layout(gguf_ctx *c, const uint64_t *sizes, uint32_t align, siz
     for (size_t i = 0; i < f->ntensors; i++) {
         const stg_gguf_tensor *t = &f->tensors[i];
         uint64_t off = t->data_offset;
-        stg_severity e = sev(c, STG_SEV_ERROR, STG_SEV_ERROR);
         if (off % align != 0) {
             on_tensor(c,
-                      stg_report_add(c->r, STG_TENSOR_MISALIGNED, e, t->data_field_offset,
+                      stg_report_add(c->r, STG_TENSOR_MISALIGNED,
+                                     sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->data_field_offset,
                                      "the tensor's offset %llu is not a multiple of the "
                                      "alignment %u",
                                      (unsigned long long)off, align),
                       t);
         } else if (off > expected) {
             /* start + expected <= start + data_len when expected <= data_len */
-            stg_report_add(c->r, STG_DATA_GAP, e,
+            stg_report_add(c->r, STG_DATA_GAP, sev(c, STG_SEV_ERROR, STG_SEV_ERROR),
                            expected <= data_len ? start + expected : t->data_field_offset,
                            "data bytes [%llu, %llu) are covered by no tensor",
                            (unsigned long long)expected, (unsigned long long)off);
         } else if (off < expected) {
             on_tensor(c,
-                      stg_report_add(c->r, STG_OFFSETS_OVERLAP, e, t->data_field_offset,
+                      stg_report_add(c->r, STG_OFFSETS_OVERLAP,
+                                     sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->data_field_offset,
                                      "the tensor's range begins at %llu, inside the bytes of "
                                      "the tensors before it (which end at %llu)",
                                      (unsigned long long)off, (unsigned long long)last_end),
@@ -449,7 +450,8 @@ static void check_layout(gguf_ctx *c, const uint64_t *sizes, uint32_t align, siz
         if (stg_add_u64(off, sizes[i], &end) || end > data_len) {
             in_range = false;
             on_tensor(c,
-                      stg_report_add(c->r, STG_OFFSETS_OUT_OF_RANGE, e, t->data_field_offset,
+                      stg_report_add(c->r, STG_OFFSETS_OUT_OF_RANGE,
+                                     sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->data_field_offset,
                                      "the tensor's %llu bytes at offset %llu end past the data "
                                      "section (%llu bytes)",
                                      (unsigned long long)sizes[i], (unsigned long long)off,
