@@ -607,13 +607,16 @@ bool stg_gguf_parse(const uint8_t *buf, size_t len, const stg_gguf_limits *lim, 
     if (ok) {
         f->infos_end = r.c.pos;
     }
-    /* Marks for what was read, even after a failure (the findings name them). */
+    /* Marks for what was read, even after a failure (the findings name them); the first
+     * failure is the one reported. */
+    stg_gguf_fail first = f->fail;
     dup_view kvv = {kv_bytes, f->kvs, f->nkv};
     dup_view tv = {tensor_bytes, f->tensors, f->ntensors};
-    if (!mark_duplicates(&r, &kvv) || !mark_duplicates(&r, &tv)) {
-        return false;
+    bool marked = mark_duplicates(&r, &kvv) && mark_duplicates(&r, &tv);
+    if (!ok) {
+        f->fail = first;
     }
-    return ok;
+    return ok && marked;
 }
 
 uint32_t stg_gguf_find_key(const stg_gguf_file *f, const char *key)

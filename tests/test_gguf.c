@@ -816,6 +816,33 @@ START_TEST(test_many_tensors)
 }
 END_TEST
 
+/* Every memory cap from almost nothing up: either the answer of the uncapped run, or
+ * limit_exceeded (max_memory) and a verdict that is not ok. Never a different success. */
+START_TEST(test_memory_caps)
+{
+    size_t last = 0;
+    gb b = many(3000, false, &last);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *full = run_lim(&b, &lim);
+    ck_assert_int_eq(stg_report_verdict(full), STG_VERDICT_OK);
+    for (uint64_t cap = 1; cap < ((uint64_t)1 << 20); cap = cap * 3 / 2 + 1024) {
+        lim.max_memory = cap;
+        stg_report *r = run_lim(&b, &lim);
+        if (stg_report_verdict(r) != STG_VERDICT_OK) {
+            long at = tu_find(r, STG_LIMIT_EXCEEDED);
+            ck_assert_msg(at >= 0, "cap %llu: %s", (unsigned long long)cap, tu_describe(r));
+            ck_assert_str_eq(stg_report_at(r, (size_t)at)->limit, "max_memory");
+        } else {
+            ck_assert_uint_eq(stg_report_count(r), stg_report_count(full));
+        }
+        stg_report_free(r);
+    }
+    stg_report_free(full);
+    free(b.p);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* Fixtures from tests/gen_gguf.py */
 
@@ -884,6 +911,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_layout);
     tcase_add_test(tc, test_limits);
     tcase_add_test(tc, test_many_tensors);
+    tcase_add_test(tc, test_memory_caps);
     tcase_add_test(tc, test_fixtures);
     suite_add_tcase(s, tc);
     return s;

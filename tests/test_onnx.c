@@ -540,6 +540,51 @@ START_TEST(test_depth)
 }
 END_TEST
 
+/* Every memory cap from almost nothing up: the uncapped answer, or limit_exceeded and a
+ * verdict that is not ok. */
+START_TEST(test_memory_caps)
+{
+    pb g = {0};
+    char d[32];
+    for (int i = 0; i < 300; i++) {
+        snprintf(d, sizeof d, "com.x%d", i % 7);
+        pb n = node("Op", d);
+        msg(&g, 1, &n);
+        pb t = ext_tensor("w.bin", "0", "4", 1);
+        msg(&g, 5, &t);
+    }
+    pb m = {0};
+    msg(&m, 7, &g);
+    for (int i = 0; i < 7; i++) {
+        snprintf(d, sizeof d, "com.x%d", i);
+        pb o = opset(d, 1);
+        msg(&m, 8, &o);
+    }
+    pb o = opset("", 13);
+    msg(&m, 8, &o);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *full = stg_report_new(&lim);
+    ck_assert_int_eq(stg_onnx_check(m.p, m.n, &lim, 0, full, NULL), STG_OK);
+    stg_report_finish(full);
+    ck_assert_uint_eq(tu_count(full, STG_ONNX_CUSTOM_DOMAIN), 7);
+    for (uint64_t cap = 1; cap < ((uint64_t)1 << 20); cap = cap * 3 / 2 + 1024) {
+        lim.max_memory = cap;
+        stg_report *r = stg_report_new(&lim);
+        ck_assert_int_eq(stg_onnx_check(m.p, m.n, &lim, 0, r, NULL), STG_OK);
+        stg_report_finish(r);
+        if (tu_find(r, STG_LIMIT_EXCEEDED) >= 0) {
+            ck_assert_int_ne(stg_report_verdict(r), STG_VERDICT_OK);
+        } else {
+            ck_assert_uint_eq(stg_report_count(r), stg_report_count(full));
+        }
+        stg_report_free(r);
+    }
+    stg_report_free(full);
+    free(m.p);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* Files: the fixtures, then links */
 
@@ -659,6 +704,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_custom_domain);
     tcase_add_test(tc, test_opset_invalid);
     tcase_add_test(tc, test_depth);
+    tcase_add_test(tc, test_memory_caps);
     tcase_add_test(tc, test_fixtures);
     tcase_add_test(tc, test_external_links);
     suite_add_tcase(s, tc);
