@@ -90,6 +90,9 @@ static const struct code_row {
     {STG_POLYGLOT_TAR, 61, "polyglot_tar", E, W},
     {STG_TAR_LINK_EXTERNAL, 62, "tar_link_external", E, E},
     {STG_ZIP_AMBIGUOUS, 63, "zip_ambiguous", E, E},
+    {STG_JOBLIB_SIDE_FILE_ESCAPE, 65, "joblib_side_file_escape", E, E},
+    {STG_JOBLIB_SIDE_FILE_MISSING, 66, "joblib_side_file_missing", E, E},
+    {STG_JOBLIB_SIDE_FILE_UNRESOLVED, 67, "joblib_side_file_unresolved", E, E},
     {STG_PICKLE_MEMO_SPARSE, 71, "pickle_memo_sparse", E, W},
     {STG_LFS_POINTER, 75, "lfs_pointer", E, E},
 };

@@ -722,6 +722,119 @@ START_TEST(npy_headers)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- joblib side files */
+
+/* GLOBAL cls, built by NEWOBJ without arguments or (reduce) by REDUCE with ('args.npy',), then
+ * BUILD with the state bytes `state` (pushing one value). */
+static stg_report *wrapper(const char *cls, bool reduce, const char *state, size_t state_len)
+{
+    pbuf p = {0};
+    PUT(&p, "\x80\x02");
+    put(&p, "c", 1);
+    put(&p, cls, strlen(cls));
+    if (reduce) {
+        put_str(&p, "args.npy");
+        PUT(&p, "\x85R");
+    } else {
+        PUT(&p, ")\x81");
+    }
+    put(&p, state, state_len);
+    PUT(&p, "b.");
+    stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
+    free(p.b);
+    return r;
+}
+
+/* A dict state {'filename': name} (BINUNICODE); the name's bytes start 20 bytes in. */
+static size_t dict_state(char *out, const char *name, size_t n)
+{
+    size_t k = 0;
+    memcpy(out + k, "}(X\x08\0\0\0filenameX", 16);
+    k += 16;
+    out[k++] = (char)n;
+    out[k++] = 0;
+    out[k++] = 0;
+    out[k++] = 0;
+    memcpy(out + k, name, n);
+    k += n;
+    out[k++] = 'u';
+    return k;
+}
+
+#define NDW "joblib.numpy_pickle\nNDArrayWrapper\n"
+/* offset of the first state byte: PROTO (2) + "c" + class line + ")\x81" (2) */
+#define STATE_AT(cls) (3 + sizeof(cls) - 1 + 2)
+
+START_TEST(joblib_side_files)
+{
+    static const struct {
+        const char *name;
+        size_t len;
+        bool escapes;
+    } names[] = {
+        {"a.npy", 5, false},   {"sub/a..b.npy", 12, false},
+        {"..npy", 5, false},   {"/etc/x.npy", 10, true},
+        {"../x.npy", 8, true}, {"sub/../../x", 11, true},
+        {"", 0, true},         {"a\0b.npy", 7, true},
+        {"sub/..", 6, true},
+    };
+    char st[64];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = dict_state(st, names[i].name, names[i].len);
+        stg_report *r = wrapper(NDW, false, st, n);
+        uint64_t at = STATE_AT(NDW) + 20;
+        if (names[i].escapes) {
+            expect_code(r, STG_JOBLIB_SIDE_FILE_ESCAPE, STG_SEV_ERROR, at);
+            ck_assert_uint_eq(r->side_count, 0);
+        } else {
+            ck_assert_msg(tu_find(r, STG_JOBLIB_SIDE_FILE_ESCAPE) < 0, "%s", names[i].name);
+            ck_assert_uint_eq(r->side_count, 1);
+            ck_assert_uint_eq(r->sides[0].name_len, names[i].len);
+            ck_assert(memcmp(r->sides[0].name, names[i].name, names[i].len) == 0);
+            ck_assert_uint_eq(r->sides[0].offset, at);
+            ck_assert(!r->sides[0].zfile);
+            ck_assert_ptr_null(r->sides[0].member);
+        }
+        stg_report_free(r);
+    }
+    /* ZNDArrayWrapper, from either module: a ZF side file */
+    size_t n = dict_state(st, "z.npy.z", 7);
+    stg_report *r = wrapper("joblib.numpy_pickle_compat\nZNDArrayWrapper\n", false, st, n);
+    ck_assert_uint_eq(r->side_count, 1);
+    ck_assert(r->sides[0].zfile);
+    stg_report_free(r);
+    /* A NumpyArrayWrapper (joblib >= 0.10) names no side file: near miss */
+    r = wrapper("joblib.numpy_pickle\nNumpyArrayWrapper\n", false, st, n);
+    ck_assert_uint_eq(r->side_count, 0);
+    stg_report_free(r);
+    /* (dict, slots) state: the slot state is applied last and wins */
+    char pair[64];
+    size_t k = 0;
+    pair[k++] = '}';
+    k += dict_state(pair + k, "s.npy", 5);
+    pair[k++] = '\x86';
+    r = wrapper(NDW, false, pair, k);
+    ck_assert_uint_eq(r->side_count, 1);
+    ck_assert_str_eq(r->sides[0].name, "s.npy");
+    stg_report_free(r);
+    /* REDUCE runs __init__(filename, ...): an empty state keeps the argument */
+    r = wrapper(NDW, true, "}", 1);
+    ck_assert_uint_eq(r->side_count, 1);
+    ck_assert_str_eq(r->sides[0].name, "args.npy");
+    stg_report_free(r);
+    /* NEWOBJ without arguments, no filename in the state: read() raises, nothing is opened */
+    r = wrapper(NDW, false, "}", 1);
+    ck_assert_uint_eq(r->side_count, 0);
+    ck_assert_int_lt(tu_find(r, STG_JOBLIB_SIDE_FILE_UNRESOLVED), 0);
+    stg_report_free(r);
+    /* a state the walk cannot read (a global): the name is unknown */
+    r = wrapper(NDW, false, "cnumpy\nndarray\n", 15);
+    expect_code(r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, STG_SEV_ERROR, STATE_AT(NDW) + 15);
+    ck_assert_uint_eq(r->side_count, 0);
+    stg_report_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pickle_scan");
@@ -741,6 +854,7 @@ int main(void)
     tcase_add_test(tc, distinct_globals_cap);
     tcase_add_test(tc, no_data);
     tcase_add_test(tc, npy_headers);
+    tcase_add_test(tc, joblib_side_files);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -87,6 +87,11 @@ const char *cli_code_description(stg_code code)
     case STG_ZIP_ENCRYPTED_FLAG: return "A zip entry has flag bits set.";
     case STG_ZIP_BOMB: return "Inflated size or ratio over the caps.";
     case STG_ZIP_AMBIGUOUS: return "Two loaders' zip readers read different members.";
+    case STG_JOBLIB_SIDE_FILE_ESCAPE:
+        return "A joblib side file is named or resolves outside the joblib file's folder.";
+    case STG_JOBLIB_SIDE_FILE_MISSING: return "A side file joblib.load would open is absent.";
+    case STG_JOBLIB_SIDE_FILE_UNRESOLVED:
+        return "A joblib side file could not be located or named: not scanned.";
     case STG_INDEX_INVALID: return "The index JSON does not have the expected shape.";
     case STG_INDEX_SHARD_PATH_UNSAFE: return "A shard name is absolute or leaves the folder.";
     case STG_INDEX_SHARD_MISSING: return "A shard the index names does not exist.";

@@ -62,6 +62,9 @@ const char *stg_code_name(stg_code code)
     case STG_ZIP_ENCRYPTED_FLAG: return "zip_encrypted_flag";
     case STG_ZIP_BOMB: return "zip_bomb";
     case STG_ZIP_AMBIGUOUS: return "zip_ambiguous";
+    case STG_JOBLIB_SIDE_FILE_ESCAPE: return "joblib_side_file_escape";
+    case STG_JOBLIB_SIDE_FILE_MISSING: return "joblib_side_file_missing";
+    case STG_JOBLIB_SIDE_FILE_UNRESOLVED: return "joblib_side_file_unresolved";
     case STG_INDEX_INVALID: return "index_invalid";
     case STG_INDEX_SHARD_PATH_UNSAFE: return "index_shard_path_unsafe";
     case STG_INDEX_SHARD_MISSING: return "index_shard_missing";

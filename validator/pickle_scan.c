@@ -20,7 +20,9 @@
 #define TAG_JOBLIB_WRAPPER 0x04u
 #define TAG_NUMPY_DTYPE 0x08u
 #define TAG_TORCH_STORAGE 0x10u
-#define TAG_ELSIZE_SHIFT 8 /* element size of a torch storage class, bits 8..15 */
+#define TAG_JOBLIB_SIDE 0x20u  /* NDArrayWrapper and ZNDArrayWrapper: name a side file */
+#define TAG_JOBLIB_ZSIDE 0x40u /* ZNDArrayWrapper: the side file is a ZF stream */
+#define TAG_ELSIZE_SHIFT 8     /* element size of a torch storage class, bits 8..15 */
 
 /* Resync attempts after bytes that do not parse (a later pickle may hide behind junk). */
 #define STG_PICKLE_RESYNC_MAX 16
@@ -56,6 +58,10 @@ static const struct {
     {"_codecs", "encode", TAG_CODECS_ENCODE},
     {"codecs", "encode", TAG_CODECS_ENCODE},
     {"joblib.numpy_pickle", "NumpyArrayWrapper", TAG_JOBLIB_WRAPPER},
+    {"joblib.numpy_pickle", "NDArrayWrapper", TAG_JOBLIB_SIDE},
+    {"joblib.numpy_pickle_compat", "NDArrayWrapper", TAG_JOBLIB_SIDE},
+    {"joblib.numpy_pickle", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
+    {"joblib.numpy_pickle_compat", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
     {"numpy", "dtype", TAG_NUMPY_DTYPE},
 };
 
@@ -661,6 +667,121 @@ static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uin
     return true;
 }
 
+/* joblib < 0.10: BUILD of an NDArrayWrapper (ZNDArrayWrapper) makes joblib's unpickler call
+ * its read(), which opens os.path.join(dirname(joblib file), self.filename) with
+ * np.load(allow_pickle=True) (a ZF stream of raw array bytes). self.filename is what the
+ * instance holds after BUILD: the slot state's "filename" (set last), else the dict state's,
+ * else the constructor's first argument (REDUCE/INST/OBJ run __init__; for NEWOBJ taking it
+ * only fails closed). The name is recorded for loader/ (joblib_side.c), which resolves and
+ * scans the file; names that leave the folder are joblib_side_file_escape here, and a name
+ * the walk cannot know is joblib_side_file_unresolved. */
+static bool side_name_of(stg_pickle_walker *w, const stg_pv *target, const stg_pv *state,
+                         stg_pv *name, bool *known)
+{
+    stg_pv dict = *state, slots, args;
+    bool pair = state->kind == STG_PV_TUPLE && state->n == 2;
+    *known = true;
+    if (pair) {
+        if (!stg_pickle_tuple_at(w, state, 0, &dict) || !stg_pickle_tuple_at(w, state, 1, &slots)) {
+            *known = false;
+            return false;
+        }
+        if (slots.kind == STG_PV_DICT && slots.n == STG_PV_UNTRACKED) {
+            *known = false;
+            return false;
+        }
+        if (slots.kind == STG_PV_DICT && stg_pickle_dict_get(w, &slots, "filename", name)) {
+            return true;
+        }
+    }
+    if (dict.kind == STG_PV_DICT && dict.n != STG_PV_UNTRACKED) {
+        if (stg_pickle_dict_get(w, &dict, "filename", name)) {
+            return true;
+        }
+    } else if (dict.kind != STG_PV_NONE) {
+        *known = false; /* a state the walk did not keep (or that setstate would refuse) */
+        return false;
+    }
+    if (!stg_pickle_call_args(w, target, &args) || args.kind != STG_PV_TUPLE ||
+        args.n == STG_PV_UNTRACKED) {
+        *known = false; /* arguments the walk did not keep */
+        return false;
+    }
+    /* no filename at all: read() raises AttributeError, nothing is opened */
+    return stg_pickle_tuple_at(w, &args, 0, name);
+}
+
+/* true when joblib would open a path outside the joblib file's folder for this name: absolute,
+ * empty, a ".." component, or a NUL (os.path refuses it: the load fails, but the name is
+ * not one of the folder's files either). */
+static bool side_name_escapes(const uint8_t *p, size_t n)
+{
+    if (n == 0 || p[0] == '/' || memchr(p, '\0', n) != NULL) {
+        return true;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && p[j] != '/') {
+            j++;
+        }
+        if (j - i == 2 && p[i] == '.' && p[i + 1] == '.') {
+            return true;
+        }
+        i = j + 1;
+    }
+    return false;
+}
+
+static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *target,
+                             const stg_pv *state, uint64_t after)
+{
+    stg_report *r = s->ctx->report;
+    stg_pv name;
+    bool known;
+    const uint8_t *p;
+    size_t n;
+    bool z = (target->n & TAG_JOBLIB_ZSIDE) != 0;
+    if (!side_name_of(w, target, state, &name, &known)) {
+        if (!known) {
+            stg_finding *f = stg_report_add(
+                r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, STG_SEV_ERROR, s->base + after - 1,
+                "a joblib %s's state cannot be read statically: the side file joblib.load "
+                "would open is unknown, not scanned",
+                z ? "ZNDArrayWrapper" : "NDArrayWrapper");
+            set_member(s, f);
+        }
+        return;
+    }
+    if ((name.kind != STG_PV_STR && name.kind != STG_PV_BYTES) ||
+        (name.flags & STG_PV_F_HUGE) != 0 || !stg_pickle_bytes(w, &name, &p, &n)) {
+        if (name.kind == STG_PV_STR || name.kind == STG_PV_BYTES) {
+            stg_finding *f = stg_report_add(r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, STG_SEV_ERROR,
+                                            s->base + name.a,
+                                            "a joblib side file name that cannot be decoded: not "
+                                            "scanned");
+            set_member(s, f);
+        }
+        return; /* not a path: os.path.join raises, nothing is opened */
+    }
+    uint64_t at = s->base + name.a;
+    if (side_name_escapes(p, n)) {
+        stg_finding *f = stg_report_add(
+            r, STG_JOBLIB_SIDE_FILE_ESCAPE, STG_SEV_ERROR, at,
+            "a joblib side file named outside the joblib file's folder (absolute, empty, '..' or "
+            "NUL): joblib.load would open it with np.load(allow_pickle=True); not opened");
+        set_member(s, f);
+        return;
+    }
+    if (!stg_report_add_side_file(r, p, n, at, s->ctx->member, z)) {
+        stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, at,
+                                        "more than %u joblib side files named: later ones are "
+                                        "not scanned",
+                                        STG_SIDE_FILES_CEILING);
+        stg_report_set_limit(r, f, "joblib_side_files");
+        set_member(s, f);
+    }
+}
+
 /* joblib: BUILD of a NumpyArrayWrapper is followed inline by the array (joblib's
  * NumpyArrayWrapper.write_array): a pickle for object arrays; else an optional padding-length
  * byte plus padding (when the state has numpy_array_alignment_bytes), then count x itemsize. */
@@ -670,6 +791,12 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
     stg_pscan *s = vctx;
     if (target->kind == STG_PV_CALL && (target->n & TAG_NUMPY_DTYPE) != 0) {
         record_dtype_state(s, w, target, state);
+        return STG_PICKLE_CONTINUE;
+    }
+    if (target->kind == STG_PV_CALL && (target->n & TAG_JOBLIB_SIDE) != 0) {
+        if (s->ctx != NULL) {
+            record_side_file(s, w, target, state, after);
+        }
         return STG_PICKLE_CONTINUE;
     }
     if (target->kind != STG_PV_CALL || (target->n & TAG_JOBLIB_WRAPPER) == 0) {
