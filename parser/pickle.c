@@ -1093,6 +1093,13 @@ static void call_hook(stg_pickle_walker *w, uint8_t op, const stg_pv *callable, 
     }
 }
 
+static void copy_hook(stg_pickle_walker *w, const stg_pv *v, uint64_t off)
+{
+    if (v->kind == STG_PV_GLOBAL && w->hooks->copy_global != NULL) {
+        w->hooks->copy_global(w->hooks->ctx, v, off);
+    }
+}
+
 static void mutate_hook(stg_pickle_walker *w, uint8_t op, const stg_pv *target, uint64_t off)
 {
     if (target->kind == STG_PV_GLOBAL && w->hooks->mutate_global != NULL) {
@@ -1302,6 +1309,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             NEED(w->sp > fence(w), UNDERFLOW);
             v = w->stack[w->sp - 1];
             CHECK(push(w, &v, op_off));
+            copy_hook(w, &v, op_off);
             break;
         case OP_FLOAT:
         case OP_INT:
@@ -1553,6 +1561,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             NEED(got != NULL, "the memo has no value at this index");
             v = *got;
             CHECK(push(w, &v, op_off));
+            copy_hook(w, &v, op_off);
             break;
         }
         case OP_PUT:

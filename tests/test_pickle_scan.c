@@ -835,6 +835,94 @@ START_TEST(joblib_side_files)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- getattr on enum classes */
+
+#define GA "cbuiltins\ngetattr\n"
+#define IS "ctransformers.trainer_utils\nIntervalStrategy\n"
+#define NO "X\x02\0\0\0NO"
+
+/* The class getattr ended up with, and whether a dangerous finding names it. */
+static stg_global_class getattr_class(const char *pk, size_t n, bool *dangerous)
+{
+    stg_report *r = scan((const uint8_t *)pk, n, STG_PICKLE_RAW);
+    stg_global_class k = STG_GLOBAL_ALLOWED;
+    bool found = false;
+    for (size_t i = 0; i < stg_report_global_count(r); i++) {
+        const stg_global *g = stg_report_global_at(r, i);
+        if (strcmp(g->name, "getattr") == 0) {
+            k = g->klass;
+            found = true;
+        }
+    }
+    ck_assert_msg(found, "no getattr global: %s", tu_describe(r));
+    *dangerous = false;
+    for (size_t i = 0; i < stg_report_count(r); i++) {
+        const stg_finding *f = stg_report_at(r, i);
+        *dangerous = *dangerous || (f->code == STG_PICKLE_GLOBAL_DANGEROUS && f->name != NULL &&
+                                    strcmp(f->name, "getattr") == 0);
+    }
+    stg_report_free(r);
+    return k;
+}
+
+START_TEST(getattr_enum_members)
+{
+    static const struct {
+        const char *what, *pk;
+        size_t len;
+        bool benign;
+    } cases[] = {
+#define C(what, lit, benign) {what, lit, sizeof(lit) - 1, benign}
+        C("member by name", "\x80\x02" GA IS NO "\x86R.", true),
+        C("py2 module",
+          "\x80\x02"
+          "c__builtin__\ngetattr\n" IS NO "\x86R.",
+          true),
+        C("memo reuse",
+          "\x80\x02" GA "q\x00" IS NO "\x86R"
+          "h\x00" IS "X\x05\0\0\0EPOCH\x86R\x86.",
+          true),
+        C("stack global",
+          "\x80\x04\x8c\x08"
+          "builtins\x8c\x07getattr\x93\x8c\x1atransformers.trainer_utils"
+          "\x8c\x10IntervalStrategy\x93\x8c\x02NO\x86R.",
+          true),
+        C("digits and _", "\x80\x02" GA IS "X\x06\0\0\0EVERY2\x86R.", true),
+        /* near misses: stay dangerous */
+        C("not an enum",
+          "\x80\x02" GA "ctransformers.training_args\nTrainingArguments\n" NO "\x86R.", false),
+        C("unreviewed class", "\x80\x02" GA "cenum\nEnum\n" NO "\x86R.", false),
+        C("dunder", "\x80\x02" GA IS "X\x09\0\0\0__class__\x86R.", false),
+        C("sunder", "\x80\x02" GA IS "X\x09\0\0\0_missing_\x86R.", false),
+        C("method", "\x80\x02" GA IS "X\x03\0\0\0mro\x86R.", false),
+        C("leading _", "\x80\x02" GA IS "X\x03\0\0\0_NO\x86R.", false),
+        C("empty", "\x80\x02" GA IS "X\0\0\0\0\x86R.", false),
+        C("bytes name", "\x80\x03" GA IS "C\x02NO\x86R.", false),
+        C("default", "\x80\x02" GA IS NO "N\x87R.", false),
+        C("a copy not called",
+          "\x80\x02" GA "q\x00" IS NO "\x86R"
+          "h\x00\x86.",
+          false),
+        C("dup not called", "\x80\x02" GA "2" IS NO "\x86R\x86.", false),
+        C("newobj", "\x80\x02" GA IS NO "\x86\x81.", false),
+        C("never called", "\x80\x02" GA ".", false),
+#undef C
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool dangerous;
+        stg_global_class k = getattr_class(cases[i].pk, cases[i].len, &dangerous);
+        ck_assert_msg(k == (cases[i].benign ? STG_GLOBAL_BENIGN : STG_GLOBAL_DANGEROUS) &&
+                          dangerous == !cases[i].benign,
+                      "%s: class %d, dangerous %d", cases[i].what, (int)k, (int)dangerous);
+    }
+    /* the dangerous finding stays at the first getattr */
+    static const char mro[] = "\x80\x02" GA IS "X\x03\0\0\0mro\x86R.";
+    stg_report *r = scan((const uint8_t *)mro, sizeof mro - 1, STG_PICKLE_RAW);
+    expect_code(r, STG_PICKLE_GLOBAL_DANGEROUS, STG_SEV_CRITICAL, 2);
+    stg_report_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pickle_scan");
@@ -855,6 +943,7 @@ int main(void)
     tcase_add_test(tc, no_data);
     tcase_add_test(tc, npy_headers);
     tcase_add_test(tc, joblib_side_files);
+    tcase_add_test(tc, getattr_enum_members);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -20,9 +20,11 @@
 #define TAG_JOBLIB_WRAPPER 0x04u
 #define TAG_NUMPY_DTYPE 0x08u
 #define TAG_TORCH_STORAGE 0x10u
-#define TAG_JOBLIB_SIDE 0x20u  /* NDArrayWrapper and ZNDArrayWrapper: name a side file */
-#define TAG_JOBLIB_ZSIDE 0x40u /* ZNDArrayWrapper: the side file is a ZF stream */
-#define TAG_ELSIZE_SHIFT 8     /* element size of a torch storage class, bits 8..15 */
+#define TAG_JOBLIB_SIDE 0x20u      /* NDArrayWrapper and ZNDArrayWrapper: name a side file */
+#define TAG_JOBLIB_ZSIDE 0x40u     /* ZNDArrayWrapper: the side file is a ZF stream */
+#define TAG_GETATTR 0x80u          /* builtins.getattr: judged by its calls (Python 3.11 enums) */
+#define TAG_REVIEWED_ENUM 0x10000u /* an enum class on the reviewed list (docs/policy.md) */
+#define TAG_ELSIZE_SHIFT 8         /* element size of a torch storage class, bits 8..15 */
 
 /* Resync attempts after bytes that do not parse (a later pickle may hide behind junk). */
 #define STG_PICKLE_RESYNC_MAX 16
@@ -63,6 +65,17 @@ static const struct {
     {"joblib.numpy_pickle", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
     {"joblib.numpy_pickle_compat", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
     {"numpy", "dtype", TAG_NUMPY_DTYPE},
+    {"builtins", "getattr", TAG_GETATTR},
+    {"__builtin__", "getattr", TAG_GETATTR},
+    /* the reviewed enum classes of a Trainer's training_args.bin (pickle_policy.c) */
+    {"transformers.training_args", "OptimizerNames", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "IntervalStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "EvaluationStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "SaveStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "HubStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "SchedulerType", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "FSDPOption", TAG_REVIEWED_ENUM},
+    {"transformers.debug_utils", "DebugOption", TAG_REVIEWED_ENUM},
 };
 
 static const struct {
@@ -149,7 +162,17 @@ typedef struct stg_pscan {
         bool object_flag;
     } dtypes[64];
     uint32_t dtype_count;
-    bool acted; /* a global (or an unresolvable one) was reached: a reader imports it */
+    /* builtins.getattr / __builtin__.getattr, hard-blocked, judged only after the walk: benign
+     * when every stack copy of it (GLOBAL, GET, DUP) was the callable of a REDUCE whose
+     * arguments are (reviewed enum class, 'MEMBER_NAME'), Python 3.11's enum pickling */
+    struct deferred_getattr {
+        bool used;
+        uint64_t off;       /* first GLOBAL (absolute) */
+        const char *reason; /* the policy's */
+    } getattr_def[2];       /* [0] builtins, [1] __builtin__ */
+    uint64_t getattr_copies, getattr_enum_calls;
+    bool getattr_other; /* a call of getattr of any other shape */
+    bool acted;         /* a global (or an unresolvable one) was reached: a reader imports it */
     bool globals_capped;
     uint64_t seed;      /* keys the tables' hash (the check context's, or the default) */
     uint64_t probes;    /* table slots looked at (for profiling; not reported) */
@@ -323,6 +346,90 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
     return g;
 }
 
+/* ---------------------------------------------------------------- getattr on enum classes */
+
+/* Python 3.11 pickles an enum member as REDUCE(builtins.getattr, (EnumClass, 'NAME')). That one
+ * shape is benign for the reviewed enum classes (docs/policy.md): getattr on a class with a name
+ * of capitals, digits and '_' (no leading '_', so no dunder or sunder, and no method of Enum,
+ * str or type, which are lower case) returns a member or raises AttributeError. Every other use
+ * of getattr keeps it dangerous: the decision waits for the end of the walk. */
+static void getattr_defer(stg_pscan *s, bool py2, uint64_t off, const char *reason)
+{
+    struct deferred_getattr *d = &s->getattr_def[py2 ? 1 : 0];
+    s->getattr_copies++;
+    if (!d->used) {
+        d->used = true;
+        d->off = s->base + off;
+        d->reason = reason;
+    }
+}
+
+static void on_copy_global(void *vctx, const stg_pv *v, uint64_t off)
+{
+    stg_pscan *s = vctx;
+    (void)off;
+    s->getattr_copies += (v->n & TAG_GETATTR) != 0 ? 1 : 0;
+}
+
+static bool member_name(const uint8_t *p, size_t n)
+{
+    if (n == 0 || n > 256 || p[0] < 'A' || p[0] > 'Z') {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool ok = (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void getattr_call(stg_pscan *s, stg_pickle_walker *w, uint8_t op, const stg_pv *args)
+{
+    stg_pv cls, name;
+    const uint8_t *p;
+    size_t n;
+    bool enum_member = op == 'R' && args->kind == STG_PV_TUPLE && args->n == 2 &&
+                       stg_pickle_tuple_at(w, args, 0, &cls) && cls.kind == STG_PV_GLOBAL &&
+                       (cls.flags & STG_PV_F_UNRESOLVED) == 0 && (cls.n & TAG_REVIEWED_ENUM) != 0 &&
+                       stg_pickle_tuple_at(w, args, 1, &name) && name.kind == STG_PV_STR &&
+                       (name.flags & STG_PV_F_HUGE) == 0 && name.n <= 256 &&
+                       stg_pickle_bytes(w, &name, &p, &n) && member_name(p, n);
+    if (enum_member) {
+        s->getattr_enum_calls++;
+    } else {
+        s->getattr_other = true;
+    }
+}
+
+/* After the walk: the deferred getattr globals become globals entries and findings. */
+static void getattr_finish(stg_pscan *s)
+{
+    bool benign = !s->getattr_other && s->getattr_copies == s->getattr_enum_calls;
+    stg_report *r = s->ctx->report;
+    for (int i = 0; i < 2; i++) {
+        const struct deferred_getattr *d = &s->getattr_def[i];
+        if (!d->used) {
+            continue;
+        }
+        const char *m = i == 0 ? "builtins" : "__builtin__";
+        stg_report_add_global(r, m, strlen(m), "getattr", 7, d->off, s->ctx->member,
+                              benign ? STG_GLOBAL_BENIGN : STG_GLOBAL_DANGEROUS);
+        stg_finding *f;
+        if (benign) {
+            f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, STG_SEV_WARNING, d->off,
+                               "getattr only looks up members of reviewed enum classes by name "
+                               "(Python 3.11 enum pickling): only a full unpickler loads it");
+        } else {
+            f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, STG_SEV_CRITICAL, d->off,
+                               "a dangerous global (%s)", d->reason);
+        }
+        stg_report_set_global(r, f, m, strlen(m), "getattr", 7);
+        set_member(s, f);
+    }
+}
+
 static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t *n, size_t nl,
                           uint64_t off)
 {
@@ -331,6 +438,7 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     bool fresh = true;
     struct seen_global *g = seen_lookup(s, m, ml, n, nl, &fresh);
     if (!fresh) {
+        s->getattr_copies += (g->tag & TAG_GETATTR) != 0 ? 1 : 0;
         return g->tag;
     }
     uint32_t tag = special_tag(m, ml, n, nl);
@@ -342,6 +450,10 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     }
     stg_policy_verdict v = stg_policy_classify(s->ctx->policy, (const char *)m, ml, (const char *)n,
                                                nl);
+    if ((tag & TAG_GETATTR) != 0 && v.klass == STG_GLOBAL_DANGEROUS) {
+        getattr_defer(s, m[0] == '_', off, v.reason);
+        return tag;
+    }
     stg_report *r = s->ctx->report;
     if (g != NULL) {
         stg_report_add_global(r, (const char *)m, ml, (const char *)n, nl, s->base + off,
@@ -503,6 +615,10 @@ static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *
                     const stg_pv *args, uint64_t off)
 {
     stg_pscan *s = vctx;
+    if (s->ctx != NULL && callable->kind == STG_PV_GLOBAL && (callable->n & TAG_GETATTR) != 0) {
+        getattr_call(s, w, op, args);
+        return;
+    }
     if (s->ctx == NULL || callable->kind != STG_PV_GLOBAL ||
         (callable->n & TAG_NESTED_LOADER) == 0) {
         return;
@@ -1010,6 +1126,7 @@ static const stg_pickle_hooks scan_hooks = {
     .frame_divergence = on_frame,
     .string_limit = on_string_limit,
     .memo_sparse = on_memo_sparse,
+    .copy_global = on_copy_global,
 };
 
 static void pscan_free(stg_pscan *s)
@@ -1116,6 +1233,7 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
     s.flavor = flavor;
     size_t first_stop;
     (void)run(&s, ctx->lim, &first_stop);
+    getattr_finish(&s);
     if (s.failed_alloc) {
         ctx->report->out_of_memory = true;
     }
