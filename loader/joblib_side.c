@@ -86,9 +86,34 @@ static void drop_raw_format_unknown(stg_report *sub)
     }
 }
 
+/* Real paths already scanned (with how: np.load or ZF), so names that differ but lead to one
+ * file ("a.npy", "./a.npy", "sub/../a.npy" is refused earlier) read it once. */
+typedef struct side_seen {
+    char **paths;
+    bool *zfile;
+    size_t count;
+} side_seen;
+
+static bool seen_before(side_seen *seen, const char *resolved, bool zfile, bool *oom)
+{
+    for (size_t i = 0; i < seen->count; i++) {
+        if (seen->zfile[i] == zfile && strcmp(seen->paths[i], resolved) == 0) {
+            return true;
+        }
+    }
+    char *copy = stg_mem_strndup(resolved, strlen(resolved));
+    if (copy == NULL) {
+        *oom = true;
+        return true;
+    }
+    seen->paths[seen->count] = copy;
+    seen->zfile[seen->count++] = zfile;
+    return false;
+}
+
 /* Scans one side file (its path resolved inside root_real) into r. */
 static void scan_side(const stg_side_file *sf, const char *folder, const char *root_real,
-                      const stg_scan_options *opt, stg_report *r)
+                      side_seen *seen, const stg_scan_options *opt, stg_report *r)
 {
     char *member = side_member(sf);
     size_t fl = strlen(folder);
@@ -115,6 +140,8 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
         side_finding(r, sf, member, STG_JOBLIB_SIDE_FILE_ESCAPE,
                      "a side file joblib.load would open resolves outside the scan root (a "
                      "link): not followed, not scanned");
+    } else if (seen_before(seen, resolved, sf->zfile, &r->out_of_memory)) {
+        /* the same file read the same way: scanned once */
     } else {
         stg_scan_options sub_opt = *opt;
         sub_opt.digest = false;
@@ -158,6 +185,11 @@ void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, 
         stg_mem_free(folder);
         return;
     }
+    side_seen seen = {stg_mem_calloc(n, sizeof(char *)), stg_mem_calloc(n, sizeof(bool)), 0};
+    if (seen.paths == NULL || seen.zfile == NULL) {
+        r->out_of_memory = true;
+        n = 0;
+    }
     for (size_t i = 0; i < n; i++) {
         /* a copy: merging a side file's report may move r->sides */
         stg_side_file sf = r->sides[i];
@@ -167,9 +199,14 @@ void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, 
                      memcmp(r->sides[j].name, sf.name, sf.name_len) == 0;
         }
         if (!repeat) {
-            scan_side(&sf, folder, root_real, opt, r);
+            scan_side(&sf, folder, root_real, &seen, opt, r);
         }
     }
-    stg_report_drop_side_files(r, n);
+    for (size_t i = 0; i < seen.count; i++) {
+        stg_mem_free(seen.paths[i]);
+    }
+    stg_mem_free(seen.paths);
+    stg_mem_free(seen.zfile);
+    stg_report_drop_side_files(r, r->side_count < n ? r->side_count : n);
     stg_mem_free(folder);
 }

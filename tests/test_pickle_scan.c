@@ -797,6 +797,30 @@ START_TEST(joblib_side_files)
         }
         stg_report_free(r);
     }
+    /* Inside an archive member no loader calls read(): not recorded; inside a decompressed
+     * stream (joblib.load decompresses) it is, with its member */
+    {
+        size_t sn = dict_state(st, "a.npy", 5);
+        pbuf p = {0};
+        PUT(&p, "\x80\x02"
+                "c" NDW ")\x81");
+        put(&p, st, sn);
+        PUT(&p, "b.");
+        static const char *const members[] = {"arch/x.pkl", "(decompressed)", "nested@4"};
+        for (size_t m = 0; m < 3; m++) {
+            stg_limits lim;
+            stg_limits_default(&lim);
+            stg_report *mr = stg_report_new(&lim);
+            stg_check_ctx ctx = {&lim, NULL, mr, 1, members[m], 0, 0};
+            stg_check_pickles(p.b, p.n, 0, STG_PICKLE_RAW, &ctx);
+            ck_assert_uint_eq(mr->side_count, (m == 1 ? 1u : 0u));
+            if (m == 1) {
+                ck_assert_str_eq(mr->sides[0].member, "(decompressed)");
+            }
+            stg_report_free(mr);
+        }
+        free(p.b);
+    }
     /* ZNDArrayWrapper, from either module: a ZF side file */
     size_t n = dict_state(st, "z.npy.z", 7);
     stg_report *r = wrapper("joblib.numpy_pickle_compat\nZNDArrayWrapper\n", false, st, n);

@@ -851,6 +851,13 @@ static bool side_name_escapes(const uint8_t *p, size_t n)
 static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *target,
                              const stg_pv *state, uint64_t after)
 {
+    /* Only joblib.load calls read(): on the file itself or on the stream it decompresses. A
+     * pickle inside an archive member, a nested payload or a side file is read by a plain
+     * unpickler (torch.load, pickle.loads, np.load), which opens no side file. */
+    const char *m = s->ctx->member;
+    if (m != NULL && strcmp(m, "(decompressed)") != 0) {
+        return;
+    }
     stg_report *r = s->ctx->report;
     stg_pv name;
     bool known;
