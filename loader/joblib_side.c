@@ -31,7 +31,7 @@ static char *side_member(const stg_side_file *sf)
 static void side_finding(stg_report *r, const stg_side_file *sf, const char *member, stg_code code,
                          const char *msg)
 {
-    stg_finding *f = stg_report_add(r, code, STG_SEV_ERROR, sf->offset, "%s", msg);
+    stg_finding *f = stg_report_add(r, code, sf->offset, "%s", msg);
     stg_report_set_member(r, f, member, STG_NO_OFFSET);
 }
 

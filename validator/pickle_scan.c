@@ -174,9 +174,14 @@ typedef struct stg_pscan {
     bool getattr_other; /* a call of getattr of any other shape */
     bool acted;         /* a global (or an unresolvable one) was reached: a reader imports it */
     bool globals_capped;
-    uint64_t seed;      /* keys the tables' hash (the check context's, or the default) */
-    uint64_t probes;    /* table slots looked at (for profiling; not reported) */
-    bool probes_capped; /* a key found no slot within the probe ceiling (not reported) */
+    uint64_t seed;   /* keys the tables' hash (the check context's, or the default) */
+    uint64_t probes; /* table slots looked at (for profiling; not reported) */
+    /* A key found no slot within the probe ceiling (keys crafted against a known seed):
+     * seen_capped in the globals-seen table, which is harmless (that global is then reported
+     * at each occurrence instead of once: more findings, never fewer); skeys_capped in the
+     * storage-key table, which fails closed: skip_storages reports limit_exceeded
+     * (hash_probe_ceiling) and frames no storage. */
+    bool seen_capped, skeys_capped;
 } stg_pscan;
 
 /* Hash of a table key (module and name, or a storage key): keyed by the scan's seed, never 0
@@ -240,15 +245,15 @@ static void set_member(stg_pscan *s, stg_finding *f)
 /* report_malformed and report_limit: only run() and the hooks of a scan with a ctx call them. */
 static void report_malformed(stg_pscan *s, uint64_t off, const char *what, const char *why)
 {
-    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_MALFORMED, STG_SEV_ERROR,
-                                    s->base + off, "%s: %s", what, why);
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_MALFORMED, s->base + off, "%s: %s",
+                                    what, why);
     set_member(s, f);
 }
 
 static void report_limit(stg_pscan *s, uint64_t off, const char *limit, uint64_t value)
 {
-    stg_finding *f = stg_report_add(s->ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR,
-                                    s->base + off, "the pickle walk hit the limit %s (%llu)", limit,
+    stg_finding *f = stg_report_add(s->ctx->report, STG_LIMIT_EXCEEDED, s->base + off,
+                                    "the pickle walk hit the limit %s (%llu)", limit,
                                     (unsigned long long)value);
     stg_report_set_limit(s->ctx->report, f, limit);
     set_member(s, f);
@@ -269,10 +274,10 @@ static bool same_global(const stg_pscan *s, const void *slot, const void *key)
 }
 
 /* Moves the live slots of a table into one of ncap zeroed slots; a slot that finds no room
- * within the probe ceiling (keys chosen against a known seed) is dropped, which costs only a
- * repeat report or a missed lookup. */
+ * within the probe ceiling (keys chosen against a known seed) is dropped and *capped set (what
+ * that costs: the comment on seen_capped / skeys_capped). */
 static void table_rehash(stg_pscan *s, void *to, uint32_t ncap, const void *from, uint32_t cap,
-                         size_t slot_size)
+                         size_t slot_size, bool *capped)
 {
     const uint8_t *src = from;
     uint8_t *dst = to;
@@ -284,7 +289,7 @@ static void table_rehash(stg_pscan *s, void *to, uint32_t ncap, const void *from
         }
         uint32_t j = table_slot(to, slot_size, ncap, h, NULL, s, NULL, &s->probes);
         if (j == UINT32_MAX) {
-            s->probes_capped = true;
+            *capped = true;
             continue;
         }
         memcpy(dst + (size_t)j * slot_size, src + (size_t)i * slot_size, slot_size);
@@ -308,7 +313,7 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
             s->failed_alloc = true;
             return NULL;
         }
-        table_rehash(s, ns, ncap, s->seen, s->seen_cap, sizeof *ns);
+        table_rehash(s, ns, ncap, s->seen, s->seen_cap, sizeof *ns, &s->seen_capped);
         stg_mem_free(s->seen);
         s->seen = ns;
         s->seen_cap = ncap;
@@ -318,7 +323,7 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
     uint32_t j = table_slot(s->seen, sizeof *s->seen, s->seen_cap, h, same_global, s, &key,
                             &s->probes);
     if (j == UINT32_MAX) {
-        s->probes_capped = true;
+        s->seen_capped = true; /* harmless: reported as fresh (seen_capped) */
         return NULL;
     }
     if (s->seen[j].hash != 0) {
@@ -418,12 +423,12 @@ static void getattr_finish(stg_pscan *s)
                               benign ? STG_GLOBAL_BENIGN : STG_GLOBAL_DANGEROUS);
         stg_finding *f;
         if (benign) {
-            f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, STG_SEV_WARNING, d->off,
+            f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, d->off,
                                "getattr only looks up members of reviewed enum classes by name "
                                "(Python 3.11 enum pickling): only a full unpickler loads it");
         } else {
-            f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, STG_SEV_CRITICAL, d->off,
-                               "a dangerous global (%s)", d->reason);
+            f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, d->off, "a dangerous global (%s)",
+                               d->reason);
         }
         stg_report_set_global(r, f, m, strlen(m), "getattr", 7);
         set_member(s, f);
@@ -460,7 +465,7 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
                               s->ctx->member, v.klass);
     } else if (!s->globals_capped && !s->failed_alloc) {
         s->globals_capped = true;
-        stg_finding *lf = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, s->base + off,
+        stg_finding *lf = stg_report_add(r, STG_LIMIT_EXCEEDED, s->base + off,
                                          "more than %u distinct globals: later ones are "
                                          "classified and reported but not listed",
                                          STG_SEEN_MAX);
@@ -471,16 +476,16 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     switch (v.klass) {
     case STG_GLOBAL_ALLOWED: break;
     case STG_GLOBAL_BENIGN:
-        f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, STG_SEV_WARNING, s->base + off,
+        f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, s->base + off,
                            "a reviewed framework class (%s): only a full unpickler loads it",
                            v.reason);
         break;
     case STG_GLOBAL_DANGEROUS:
-        f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, STG_SEV_CRITICAL, s->base + off,
-                           "a dangerous global (%s)", v.reason);
+        f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, s->base + off, "a dangerous global (%s)",
+                           v.reason);
         break;
     case STG_GLOBAL_UNKNOWN:
-        f = stg_report_add(r, STG_PICKLE_GLOBAL_UNKNOWN, STG_SEV_CRITICAL, s->base + off,
+        f = stg_report_add(r, STG_PICKLE_GLOBAL_UNKNOWN, s->base + off,
                            "a global on no allowlist (%s): default deny", v.reason);
         break;
     }
@@ -497,8 +502,7 @@ static void on_unresolved(void *vctx, uint64_t off, const char *why)
     if (s->ctx == NULL) {
         return;
     }
-    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_GLOBAL_UNRESOLVED, STG_SEV_CRITICAL,
-                                    s->base + off,
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_GLOBAL_UNRESOLVED, s->base + off,
                                     "a global that cannot be resolved statically: %s", why);
     set_member(s, f);
 }
@@ -510,11 +514,11 @@ static void on_mutate(void *vctx, uint8_t op, const stg_pv *target, uint64_t off
     if (s->ctx == NULL) {
         return;
     }
-    stg_finding *f = stg_report_add(
-        s->ctx->report, STG_PICKLE_BUILD_ON_GLOBAL, STG_SEV_CRITICAL, s->base + off,
-        "%s changes a module, function or class obtained from a "
-        "global (the global at offset %llu)",
-        stg_pickle_opcode_name(op), (unsigned long long)(s->base + target->a));
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_BUILD_ON_GLOBAL, s->base + off,
+                                    "%s changes a module, function or class obtained from a "
+                                    "global (the global at offset %llu)",
+                                    stg_pickle_opcode_name(op),
+                                    (unsigned long long)(s->base + target->a));
     set_member(s, f);
 }
 
@@ -524,8 +528,7 @@ static void on_frame(void *vctx, uint64_t off)
     if (s->ctx == NULL) {
         return;
     }
-    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_FRAME_DIVERGENCE, STG_SEV_CRITICAL,
-                                    s->base + off,
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_FRAME_DIVERGENCE, s->base + off,
                                     "an opcode crosses a FRAME boundary: the C and Python "
                                     "unpicklers would read different opcodes");
     set_member(s, f);
@@ -547,8 +550,7 @@ static void on_memo_sparse(void *vctx, uint64_t off, uint64_t index)
         return;
     }
     stg_finding *f = stg_report_add(
-        s->ctx->report, STG_PICKLE_MEMO_SPARSE,
-        stg_sev(s->ctx->lim, STG_SEV_ERROR, STG_SEV_WARNING), s->base + off,
+        s->ctx->report, STG_PICKLE_MEMO_SPARSE, s->base + off,
         "memo index %llu: no pickler writes it, and the C unpickler (pickle.load, torch.load) "
         "allocates 16 bytes per index up to it while the Python one (joblib) does not",
         (unsigned long long)index);
@@ -647,17 +649,17 @@ static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *
     bool scan_it = have;
     stg_finding *f;
     if (have) {
-        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
+        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, s->base + off,
                            "%s calls a nested loader; the %zu bytes it is given are scanned as "
                            "member nested@%llu",
                            stg_pickle_opcode_name(op), n, (unsigned long long)(s->base + off));
     } else if (repeat) {
-        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
+        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, s->base + off,
                            "%s calls a nested loader on a payload already scanned (or past %u "
                            "payloads)",
                            stg_pickle_opcode_name(op), STG_NESTED_MAX);
     } else {
-        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
+        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, s->base + off,
                            "%s calls a nested loader on an argument that is not a literal",
                            stg_pickle_opcode_name(op));
     }
@@ -867,7 +869,7 @@ static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *t
     if (!side_name_of(w, target, state, &name, &known)) {
         if (!known) {
             stg_finding *f = stg_report_add(
-                r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, STG_SEV_ERROR, s->base + after - 1,
+                r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, s->base + after - 1,
                 "a joblib %s's state cannot be read statically: the side file joblib.load "
                 "would open is unknown, not scanned",
                 z ? "ZNDArrayWrapper" : "NDArrayWrapper");
@@ -878,8 +880,7 @@ static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *t
     if ((name.kind != STG_PV_STR && name.kind != STG_PV_BYTES) ||
         (name.flags & STG_PV_F_HUGE) != 0 || !stg_pickle_bytes(w, &name, &p, &n)) {
         if (name.kind == STG_PV_STR || name.kind == STG_PV_BYTES) {
-            stg_finding *f = stg_report_add(r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, STG_SEV_ERROR,
-                                            s->base + name.a,
+            stg_finding *f = stg_report_add(r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, s->base + name.a,
                                             "a joblib side file name that cannot be decoded: not "
                                             "scanned");
             set_member(s, f);
@@ -889,14 +890,14 @@ static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *t
     uint64_t at = s->base + name.a;
     if (side_name_escapes(p, n)) {
         stg_finding *f = stg_report_add(
-            r, STG_JOBLIB_SIDE_FILE_ESCAPE, STG_SEV_ERROR, at,
+            r, STG_JOBLIB_SIDE_FILE_ESCAPE, at,
             "a joblib side file named outside the joblib file's folder (absolute, empty, '..' or "
             "NUL): joblib.load would open it with np.load(allow_pickle=True); not opened");
         set_member(s, f);
         return;
     }
     if (!stg_report_add_side_file(r, p, n, at, s->ctx->member, z)) {
-        stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, at,
+        stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, at,
                                         "more than %u joblib side files named: later ones are "
                                         "not scanned",
                                         STG_SIDE_FILES_CEILING);
@@ -995,7 +996,7 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
             s->failed_alloc = true;
             return NULL;
         }
-        table_rehash(s, nk, ncap, s->skeys, s->skeys_cap, sizeof *nk);
+        table_rehash(s, nk, ncap, s->skeys, s->skeys_cap, sizeof *nk, &s->skeys_capped);
         stg_mem_free(s->skeys);
         s->skeys = nk;
         s->skeys_cap = ncap;
@@ -1008,7 +1009,7 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
     uint32_t j = table_slot(s->skeys, sizeof *s->skeys, s->skeys_cap, h, same_skey, s, &key,
                             &s->probes);
     if (j == UINT32_MAX) {
-        s->probes_capped = true;
+        s->skeys_capped = true; /* fails closed in skip_storages */
         return NULL;
     }
     if (s->skeys[j].hash != 0) {
@@ -1078,6 +1079,17 @@ static void on_append(void *vctx, stg_pickle_walker *w, const stg_pv *item)
  * element size bytes (torch's _write_file with save_size). */
 static bool skip_storages(stg_pscan *s, size_t *pos)
 {
+    if (s->skeys_capped) {
+        /* A key was dropped: the list cannot be matched to the declarations. */
+        stg_finding *f = stg_report_add(
+            s->ctx->report, STG_LIMIT_EXCEEDED, s->base + *pos,
+            "legacy torch storage: the storage-key table found no slot within the probe "
+            "ceiling (%u) for a key (keys crafted to collide): the storages are not framed",
+            (unsigned)STG_HASH_PROBE_CEILING);
+        stg_report_set_limit(s->ctx->report, f, "hash_probe_ceiling");
+        set_member(s, f);
+        return false;
+    }
     stg_cursor c = stg_cur_make(s->buf, s->len);
     (void)stg_cur_seek(&c, *pos); /* cannot fail: *pos is where a walk ended, <= len */
     for (size_t i = 0; i < s->order_count; i++) {
@@ -1353,8 +1365,8 @@ bool stg_pickle_is_torch_legacy(const uint8_t *buf, size_t len)
 static void npy_finding(stg_check_ctx *ctx, stg_code code, uint64_t off, const char *why,
                         const char *limit)
 {
-    stg_finding *f = stg_report_add(ctx->report, code, STG_SEV_ERROR, off, "numpy .npy header: %s",
-                                    why);
+    stg_finding *f = stg_report_add_sev(ctx->report, code, STG_SEV_ERROR, off,
+                                        "numpy .npy header: %s", why);
     if (f != NULL && limit != NULL) {
         stg_report_set_limit(ctx->report, f, limit);
     }
