@@ -145,6 +145,9 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     case STG_SNIFF_ZIP:
         /* Every reading a loader's zip reader takes; no usable directory fails closed. */
         (void)stg_containers_scan_zip_readers(buf, len, true, ctx, &res, &res.format);
+        if (top_level) {
+            stg_polyglot_check_zip_tar(buf, len, ctx, &res); /* torch.load's reading */
+        }
         return res;
     case STG_SNIFF_NPY:
         res.format = STG_FMT_NUMPY;
