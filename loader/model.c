@@ -18,7 +18,9 @@
 
 #include "../parser/mem.h"
 #include "../validator/index.h"
+#include "../validator/limits.h"
 #include "mmap.h"
+#include "scan.h"
 
 #define STG_INDEX_FILE_NAME "model.safetensors.index.json"
 
@@ -29,19 +31,6 @@ struct stg_model {
     size_t count;
     size_t *by_name; /* indices into table sorted by name bytes */
 };
-
-/* Folder part of a path ("." when it has none), as a new string. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) {
-        return stg_mem_strndup(".", 1);
-    }
-    if (slash == path) {
-        return stg_mem_strndup("/", 1);
-    }
-    return stg_mem_strndup(path, (size_t)(slash - path));
-}
 
 char *stg_loader_join(const char *dir, const char *name)
 {
@@ -71,10 +60,10 @@ int stg_loader_inside_root(const char *root, const char *path)
     return strncmp(rr, rp, n) == 0 && (rp[n] == '/' || rp[n] == '\0');
 }
 
-static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, stg_severity sev,
-                                  uint64_t off, const char *msg)
+static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, uint64_t off,
+                                  const char *msg)
 {
-    stg_finding *f = stg_report_add(r, code, sev, off, "%s", msg);
+    stg_finding *f = stg_report_add(r, code, off, "%s", msg);
     stg_report_set_member(r, f, shard, STG_NO_OFFSET);
     return f;
 }
@@ -126,12 +115,11 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         if (stat(path, &st) != 0) {
             int err = errno;
             if (err == ENOENT || err == ENOTDIR) {
-                stg_finding *f = stg_report_add(r, STG_INDEX_SHARD_MISSING, STG_SEV_ERROR,
-                                                sh->offset,
+                stg_finding *f = stg_report_add(r, STG_INDEX_SHARD_MISSING, sh->offset,
                                                 "a shard named by the index does not exist");
                 stg_report_set_member(r, f, sh->name, STG_NO_OFFSET);
             } else {
-                stg_finding *f = stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, sh->offset,
+                stg_finding *f = stg_report_add(r, STG_IO_ERROR, sh->offset,
                                                 "a shard could not be examined (errno %d)", err);
                 stg_report_set_member(r, f, sh->name, STG_NO_OFFSET);
             }
@@ -142,7 +130,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         if (inside < 0) {
             /* The shard exists but its place cannot be established: it was not read, which
              * is an error, not a link to skip with a warning. */
-            stg_finding *f = stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, sh->offset,
+            stg_finding *f = stg_report_add(r, STG_IO_ERROR, sh->offset,
                                             "a shard's path could not be resolved (errno %d)",
                                             errno);
             stg_report_set_member(r, f, sh->name, STG_NO_OFFSET);
@@ -150,7 +138,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             continue;
         }
         if (inside == 0) {
-            shard_finding(r, sh->name, STG_SYMLINK_SKIPPED, STG_SEV_WARNING, sh->offset,
+            shard_finding(r, sh->name, STG_SYMLINK_SKIPPED, sh->offset,
                           "a shard resolves outside the scan root: not opened");
             stg_mem_free(path);
             continue;
@@ -221,7 +209,7 @@ void stg_index_scan_file(const char *index_path, const uint8_t *buf, size_t len,
     memset(&m, 0, sizeof m);
     stg_index_init(&m.ix);
     if (stg_index_parse(buf, len, &opt->limits, r, &m.ix)) {
-        char *dir = dir_of(index_path);
+        char *dir = stg_path_dir(index_path);
         if (dir == NULL) {
             r->out_of_memory = true;
         } else {
@@ -308,20 +296,19 @@ static stg_status read_index(const char *path, uint64_t cap, uint8_t **out, size
     *out_len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the index could not be opened (errno %d)", errno);
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index could not be opened (errno %d)",
+                       errno);
         return STG_E_IO;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the index could not be examined (errno %d)", errno);
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index could not be examined (errno %d)",
+                       errno);
         close(fd);
         return STG_E_IO;
     }
     if (!S_ISREG(st.st_mode)) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the index is not a readable regular file");
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index is not a readable regular file");
         close(fd);
         return STG_E_IO;
     }
@@ -351,13 +338,13 @@ static stg_status read_index(const char *path, uint64_t cap, uint8_t **out, size
     }
     close(fd);
     if (err != 0) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the index could not be read (errno %d)", err);
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index could not be read (errno %d)",
+                       err);
         stg_mem_free(buf);
         return STG_E_IO;
     }
     if (have != size) {
-        stg_report_add(r, STG_FILE_CHANGED_CODE, STG_SEV_ERROR, STG_NO_OFFSET,
+        stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
                        "the index changed size while it was read");
         stg_mem_free(buf);
         return STG_FILE_CHANGED;
@@ -383,8 +370,10 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     stg_limits def;
     if (lim == NULL) {
         stg_limits_default(&def);
-        lim = &def;
+    } else if (stg_limits_accept(lim, &def) != STG_OK) {
+        return STG_E_STRUCT_VERSION;
     }
+    lim = &def;
     stg_report *r = stg_report_new(lim);
     stg_model *m = stg_mem_calloc(1, sizeof *m);
     if (r == NULL || m == NULL) {
@@ -400,7 +389,7 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     } else {
         index_path = stg_mem_strndup(dir_or_index, strlen(dir_or_index));
     }
-    char *dir = index_path != NULL ? dir_of(index_path) : NULL;
+    char *dir = index_path != NULL ? stg_path_dir(index_path) : NULL;
     stg_status s = STG_E_NOMEM;
     uint8_t *buf = NULL;
     size_t len = 0;

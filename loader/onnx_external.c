@@ -41,11 +41,11 @@ static void check_one(const char *dir, const char *root, const stg_onnx_external
         int err = errno;
         if (err == ENOENT || err == ENOTDIR) {
             entry_finding(r, e, loc,
-                          stg_report_add(r, STG_ONNX_EXTERNAL_MISSING, STG_SEV_ERROR, e->offset,
+                          stg_report_add(r, STG_ONNX_EXTERNAL_MISSING, e->offset,
                                          "an external-data file does not exist"));
         } else {
             entry_finding(r, e, loc,
-                          stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, e->offset,
+                          stg_report_add(r, STG_IO_ERROR, e->offset,
                                          "an external-data file could not be examined "
                                          "(errno %d)",
                                          err));
@@ -55,14 +55,14 @@ static void check_one(const char *dir, const char *root, const stg_onnx_external
     int inside = stg_loader_inside_root(root != NULL ? root : dir, path);
     if (inside < 0) {
         entry_finding(r, e, loc,
-                      stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, e->offset,
+                      stg_report_add(r, STG_IO_ERROR, e->offset,
                                      "an external-data path could not be resolved (errno %d)",
                                      errno));
         goto done;
     }
     if (inside == 0) {
         entry_finding(r, e, loc,
-                      stg_report_add(r, STG_ONNX_EXTERNAL_PATH_UNSAFE, STG_SEV_CRITICAL, e->offset,
+                      stg_report_add(r, STG_ONNX_EXTERNAL_PATH_UNSAFE, e->offset,
                                      "an external-data location resolves outside the model's "
                                      "folder (through a link): it is not opened"));
         goto done;
@@ -72,7 +72,7 @@ static void check_one(const char *dir, const char *root, const stg_onnx_external
     if (fd < 0 || fstat(fd, &st) != 0) {
         int err = errno;
         entry_finding(r, e, loc,
-                      stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, e->offset,
+                      stg_report_add(r, STG_IO_ERROR, e->offset,
                                      "an external-data file could not be opened (errno %d)", err));
         if (fd >= 0) {
             close(fd);
@@ -82,7 +82,7 @@ static void check_one(const char *dir, const char *root, const stg_onnx_external
     close(fd);
     if (!S_ISREG(st.st_mode)) {
         entry_finding(r, e, loc,
-                      stg_report_add(r, STG_ONNX_EXTERNAL_MISSING, STG_SEV_ERROR, e->offset,
+                      stg_report_add(r, STG_ONNX_EXTERNAL_MISSING, e->offset,
                                      "an external-data location is not a regular file"));
         goto done;
     }
@@ -93,7 +93,7 @@ static void check_one(const char *dir, const char *root, const stg_onnx_external
     }
     if (size < need || (!e->has_length && size < e->data_offset)) {
         entry_finding(r, e, loc,
-                      stg_report_add(r, STG_ONNX_EXTERNAL_MISSING, STG_SEV_ERROR, e->offset,
+                      stg_report_add(r, STG_ONNX_EXTERNAL_MISSING, e->offset,
                                      "the external-data file has %llu bytes, fewer than offset "
                                      "%llu + length %llu",
                                      (unsigned long long)size, (unsigned long long)e->data_offset,

@@ -11,6 +11,7 @@
  * accepts, except where accepting is the loader's bug (a crash, an abort, a wrapped product). */
 #include "gguf.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "../parser/hash.h"
@@ -43,13 +44,34 @@ typedef struct gguf_ctx {
     bool errors;
 } gguf_ctx;
 
-static stg_severity sev(gguf_ctx *c, stg_severity strict_sev, stg_severity compat_sev)
+/* A finding with its code's severity (validator/codes.def); errors are counted for layout_ok. */
+__attribute__((format(printf, 4, 5))) static stg_finding *add(gguf_ctx *c, stg_code code,
+                                                              uint64_t offset, const char *fmt, ...)
 {
-    stg_severity s = stg_sev(c->lim, strict_sev, compat_sev);
+    if (stg_code_severity(code, c->lim->profile) >= STG_SEV_ERROR) {
+        c->errors = true;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    stg_finding *f = stg_report_addv(c->r, code, offset, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+/* A finding whose severity its context decides (docs/gguf.md: where the readings differ, and
+ * where ggml's loader would crash). */
+__attribute__((format(printf, 5, 6))) static stg_finding *add_sev(gguf_ctx *c, stg_code code,
+                                                                  stg_severity s, uint64_t offset,
+                                                                  const char *fmt, ...)
+{
     if (s >= STG_SEV_ERROR) {
         c->errors = true;
     }
-    return s;
+    va_list ap;
+    va_start(ap, fmt);
+    stg_finding *f = stg_report_addv_sev(c->r, code, s, offset, fmt, ap);
+    va_end(ap);
+    return f;
 }
 
 static void on_tensor(gguf_ctx *c, stg_finding *fd, const stg_gguf_tensor *t)
@@ -72,63 +94,60 @@ static void report_fail(gguf_ctx *c, size_t len)
         t = &c->f->tensors[x->tensor];
     }
     unsigned long long v = (unsigned long long)x->value;
-    const stg_severity e = STG_SEV_ERROR; /* nothing after this point can be read: both */
-    c->errors = true;
+    c->errors = true; /* nothing after this point can be read: an error in both */
     switch (x->code) {
     case STG_GGUF_OK: return;
     case STG_GGUF_E_MAGIC:
-        stg_report_add(c->r, STG_GGUF_HEADER_INVALID, e, 0,
-                       "the file does not start with the GGUF magic");
+        add(c, STG_GGUF_HEADER_INVALID, 0, "the file does not start with the GGUF magic");
         return;
     case STG_GGUF_E_SHORT:
-        stg_report_add(c->r, STG_GGUF_HEADER_INVALID, e, x->offset,
-                       "the file has %llu bytes: the GGUF header needs 24", v);
+        add(c, STG_GGUF_HEADER_INVALID, x->offset,
+            "the file has %llu bytes: the GGUF header needs 24", v);
         return;
     case STG_GGUF_E_VERSION:
         if (v != 0 && (v & 0xFFFFu) == 0) {
-            stg_report_add(c->r, STG_GGUF_HEADER_INVALID, e, x->offset,
-                           "GGUF version %llu reads byte-swapped: a big-endian file, which "
-                           "little-endian loaders misread",
-                           v);
+            add(c, STG_GGUF_HEADER_INVALID, x->offset,
+                "GGUF version %llu reads byte-swapped: a big-endian file, which "
+                "little-endian loaders misread",
+                v);
         } else {
-            stg_report_add(c->r, STG_GGUF_HEADER_INVALID, e, x->offset,
-                           "GGUF version %llu is not 2 or 3", v);
+            add(c, STG_GGUF_HEADER_INVALID, x->offset, "GGUF version %llu is not 2 or 3", v);
         }
         return;
     case STG_GGUF_E_VERSION_1:
-        stg_report_add(c->r, STG_GGUF_VERSION_OBSOLETE, e, x->offset,
-                       "GGUF version 1 (32-bit counts) is obsolete: current loaders refuse it");
+        add(c, STG_GGUF_VERSION_OBSOLETE, x->offset,
+            "GGUF version 1 (32-bit counts) is obsolete: current loaders refuse it");
         return;
     case STG_GGUF_E_COUNT:
-        stg_report_add(c->r, STG_GGUF_COUNT_INVALID, e, x->offset,
-                       "the %s count %llu cannot fit in the %llu bytes after the header",
-                       x->offset == 8 ? "tensor" : "metadata", v,
-                       (unsigned long long)(len > 24 ? len - 24 : 0));
+        add(c, STG_GGUF_COUNT_INVALID, x->offset,
+            "the %s count %llu cannot fit in the %llu bytes after the header",
+            x->offset == 8 ? "tensor" : "metadata", v,
+            (unsigned long long)(len > 24 ? len - 24 : 0));
         return;
     case STG_GGUF_E_TRUNCATED:
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TRUNCATED, e, x->offset,
-                                 "a %llu-byte field runs past the end of the file", v),
+                  add(c, STG_GGUF_TRUNCATED, x->offset,
+                      "a %llu-byte field runs past the end of the file", v),
                   t);
         return;
     case STG_GGUF_E_STRING:
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_STRING_INVALID, e, x->offset,
-                                 "a string of %llu bytes runs past the end of the file", v),
+                  add(c, STG_GGUF_STRING_INVALID, x->offset,
+                      "a string of %llu bytes runs past the end of the file", v),
                   t);
         return;
     case STG_GGUF_E_VALUE_TYPE:
-        stg_report_add(c->r, STG_GGUF_VALUE_TYPE_INVALID, e, x->offset,
-                       "value type %llu is not a GGUF type (0 to 12)", v);
+        add(c, STG_GGUF_VALUE_TYPE_INVALID, x->offset,
+            "value type %llu is not a GGUF type (0 to 12)", v);
         return;
     case STG_GGUF_E_ARRAY:
-        stg_report_add(c->r, STG_GGUF_ARRAY_INVALID, e, x->offset,
-                       "an array of %llu elements cannot fit in the bytes left", v);
+        add(c, STG_GGUF_ARRAY_INVALID, x->offset,
+            "an array of %llu elements cannot fit in the bytes left", v);
         return;
     case STG_GGUF_E_NDIMS:
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_SHAPE_INVALID, e, x->offset,
-                                 "the tensor has %llu dimensions: GGUF allows at most 4", v),
+                  add(c, STG_GGUF_TENSOR_SHAPE_INVALID, x->offset,
+                      "the tensor has %llu dimensions: GGUF allows at most 4", v),
                   t);
         return;
     case STG_GGUF_E_LIMIT: stg_report_limit(c->r, x->offset, x->limit, x->value); return;
@@ -176,25 +195,21 @@ static void check_key(gguf_ctx *c, const stg_gguf_kv *kv)
 {
     if (kv->key_len == 0) {
         /* ggml's metadata record asserts a non-empty key: the loader aborts */
-        stg_report_add(c->r, STG_GGUF_KEY_INVALID, sev(c, STG_SEV_ERROR, STG_SEV_ERROR), kv->offset,
-                       "a metadata key is empty");
+        add_sev(c, STG_GGUF_KEY_INVALID, STG_SEV_ERROR, kv->offset, "a metadata key is empty");
     } else if (!kv->key_utf8 || kv->key_nul) {
-        stg_report_add(c->r, STG_GGUF_KEY_INVALID, sev(c, STG_SEV_ERROR, STG_SEV_WARNING),
-                       kv->offset, "a metadata key of %llu bytes is %s",
-                       (unsigned long long)kv->key_len,
-                       kv->key_nul ? "cut by a NUL byte" : "not valid UTF-8");
+        add(c, STG_GGUF_KEY_INVALID, kv->offset, "a metadata key of %llu bytes is %s",
+            (unsigned long long)kv->key_len, kv->key_nul ? "cut by a NUL byte" : "not valid UTF-8");
     } else if (kv->key_len > STG_GGUF_MAX_KEY_LEN) {
-        stg_report_add(c->r, STG_GGUF_KEY_INVALID, sev(c, STG_SEV_ERROR, STG_SEV_WARNING),
-                       kv->offset, "a metadata key has %llu bytes: the spec allows %u",
-                       (unsigned long long)kv->key_len, STG_GGUF_MAX_KEY_LEN);
+        add(c, STG_GGUF_KEY_INVALID, kv->offset,
+            "a metadata key has %llu bytes: the spec allows %u", (unsigned long long)kv->key_len,
+            STG_GGUF_MAX_KEY_LEN);
     } else if (c->lim->profile == STG_PROFILE_STRICT && !ascii_only(kv->key, kv->key_len)) {
-        stg_report_add(c->r, STG_GGUF_KEY_INVALID, STG_SEV_WARNING, kv->offset,
-                       "a metadata key is not ASCII, as the spec requires");
+        add_sev(c, STG_GGUF_KEY_INVALID, STG_SEV_WARNING, kv->offset,
+                "a metadata key is not ASCII, as the spec requires");
     }
     if (kv->dup_of != STG_GGUF_NONE) {
-        stg_report_add(c->r, STG_GGUF_KEY_DUPLICATE, sev(c, STG_SEV_ERROR, STG_SEV_ERROR),
-                       kv->offset, "the metadata key at byte %llu is given again",
-                       (unsigned long long)c->f->kvs[kv->dup_of].offset);
+        add(c, STG_GGUF_KEY_DUPLICATE, kv->offset, "the metadata key at byte %llu is given again",
+            (unsigned long long)c->f->kvs[kv->dup_of].offset);
     }
 }
 
@@ -203,14 +218,12 @@ static void check_value(gguf_ctx *c, const stg_gguf_kv *kv)
     if (kv->depth > 1) {
         /* The spec allows arrays of arrays; ggml's loader refuses them and no writer emits
          * them: a file that holds one loads nowhere. */
-        stg_report_add(c->r, STG_GGUF_VALUE_TYPE_INVALID, sev(c, STG_SEV_ERROR, STG_SEV_ERROR),
-                       kv->type_offset,
-                       "an array holds arrays (%u levels): ggml's loader refuses nested arrays",
-                       kv->depth);
+        add(c, STG_GGUF_VALUE_TYPE_INVALID, kv->type_offset,
+            "an array holds arrays (%u levels): ggml's loader refuses nested arrays", kv->depth);
     }
     if (kv->bad_utf8 != UINT64_MAX && c->lim->profile == STG_PROFILE_STRICT) {
-        stg_report_add(c->r, STG_GGUF_STRING_INVALID, STG_SEV_WARNING, kv->bad_utf8,
-                       "a string value is not valid UTF-8, as the spec requires");
+        add_sev(c, STG_GGUF_STRING_INVALID, STG_SEV_WARNING, kv->bad_utf8,
+                "a string value is not valid UTF-8, as the spec requires");
     }
 }
 
@@ -242,14 +255,13 @@ static void check_known_keys(gguf_ctx *c)
         const stg_gguf_kv *kv = &c->f->kvs[i];
         const char *outer, *inner;
         describe_type(kv, &outer, &inner);
-        stg_severity s = kk->loader_aborts ? sev(c, STG_SEV_ERROR, STG_SEV_ERROR)
-                                           : sev(c, STG_SEV_WARNING, STG_SEV_WARNING);
-        stg_report_add(c->r, STG_GGUF_METADATA_TYPE_MISMATCH, s, kv->type_offset,
-                       "%s is of type %s%s%s, not %s%s%s%s", kk->key, outer, *inner ? " of " : "",
-                       inner, stg_gguf_type_name(kk->type),
-                       kk->type == STG_GGUF_ARRAY ? " of " : "",
-                       kk->type == STG_GGUF_ARRAY ? stg_gguf_type_name(kk->elem) : "",
-                       kk->loader_aborts ? " (ggml's loader aborts on it)" : "");
+        stg_severity s = kk->loader_aborts ? STG_SEV_ERROR
+                                           : stg_sev(c->lim, STG_SEV_WARNING, STG_SEV_WARNING);
+        add_sev(c, STG_GGUF_METADATA_TYPE_MISMATCH, s, kv->type_offset,
+                "%s is of type %s%s%s, not %s%s%s%s", kk->key, outer, *inner ? " of " : "", inner,
+                stg_gguf_type_name(kk->type), kk->type == STG_GGUF_ARRAY ? " of " : "",
+                kk->type == STG_GGUF_ARRAY ? stg_gguf_type_name(kk->elem) : "",
+                kk->loader_aborts ? " (ggml's loader aborts on it)" : "");
     }
     /* The vocabulary's per-token arrays are indexed by token id. */
     uint32_t tok = stg_gguf_find_key(c->f, "tokenizer.ggml.tokens");
@@ -260,12 +272,11 @@ static void check_known_keys(gguf_ctx *c)
             c->f->kvs[tok].type != STG_GGUF_ARRAY || c->f->kvs[i].count == c->f->kvs[tok].count) {
             continue;
         }
-        stg_report_add(c->r, STG_GGUF_METADATA_TYPE_MISMATCH, sev(c, STG_SEV_ERROR, STG_SEV_ERROR),
-                       c->f->kvs[i].value_offset,
-                       "%s has %llu entries but tokenizer.ggml.tokens has %llu: a loader that "
-                       "indexes it by token id reads past its end",
-                       per_token[k], (unsigned long long)c->f->kvs[i].count,
-                       (unsigned long long)c->f->kvs[tok].count);
+        add_sev(c, STG_GGUF_METADATA_TYPE_MISMATCH, STG_SEV_ERROR, c->f->kvs[i].value_offset,
+                "%s has %llu entries but tokenizer.ggml.tokens has %llu: a loader that "
+                "indexes it by token id reads past its end",
+                per_token[k], (unsigned long long)c->f->kvs[i].count,
+                (unsigned long long)c->f->kvs[tok].count);
     }
 }
 
@@ -282,20 +293,19 @@ static uint32_t check_alignment(gguf_ctx *c, const uint8_t *buf)
     }
     uint32_t a = stg_le32(buf + kv->value_offset);
     if (a == 0 || (a & (a - 1)) != 0) {
-        stg_report_add(c->r, STG_GGUF_ALIGNMENT_INVALID, sev(c, STG_SEV_ERROR, STG_SEV_ERROR),
-                       kv->value_offset, "general.alignment is %u, not a power of two", a);
+        add(c, STG_GGUF_ALIGNMENT_INVALID, kv->value_offset,
+            "general.alignment is %u, not a power of two", a);
         return 0;
     }
     if (a > STG_GGUF_MAX_ALIGNMENT) {
-        stg_report_add(c->r, STG_GGUF_ALIGNMENT_INVALID, sev(c, STG_SEV_ERROR, STG_SEV_ERROR),
-                       kv->value_offset, "general.alignment is %u: loaders accept at most %u", a,
-                       STG_GGUF_MAX_ALIGNMENT);
+        add(c, STG_GGUF_ALIGNMENT_INVALID, kv->value_offset,
+            "general.alignment is %u: loaders accept at most %u", a, STG_GGUF_MAX_ALIGNMENT);
         return 0;
     }
     if (a < 8) {
         /* the spec asks for a multiple of 8; ggml accepts any power of two */
-        stg_report_add(c->r, STG_GGUF_ALIGNMENT_INVALID, sev(c, STG_SEV_ERROR, STG_SEV_WARNING),
-                       kv->value_offset, "general.alignment is %u, not a multiple of 8", a);
+        add_sev(c, STG_GGUF_ALIGNMENT_INVALID, stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING),
+                kv->value_offset, "general.alignment is %u, not a multiple of 8", a);
     }
     return a;
 }
@@ -307,37 +317,34 @@ static bool check_tensor(gguf_ctx *c, const stg_gguf_tensor *t, uint64_t *bytes)
 {
     if (t->name_len > STG_GGUF_MAX_TENSOR_NAME) {
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_NAME_INVALID,
-                                 sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->offset,
-                                 "the tensor name has %llu bytes: ggml accepts at most %u",
-                                 (unsigned long long)t->name_len, STG_GGUF_MAX_TENSOR_NAME),
+                  add(c, STG_GGUF_TENSOR_NAME_INVALID, t->offset,
+                      "the tensor name has %llu bytes: ggml accepts at most %u",
+                      (unsigned long long)t->name_len, STG_GGUF_MAX_TENSOR_NAME),
                   t);
     } else if (t->name_nul) {
         /* ggml copies the name as a C string: it loads under a shorter name */
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_NAME_INVALID,
-                                 sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->offset,
-                                 "the tensor name holds a NUL byte: loaders cut it there"),
+                  add(c, STG_GGUF_TENSOR_NAME_INVALID, t->offset,
+                      "the tensor name holds a NUL byte: loaders cut it there"),
                   t);
     } else if (!t->name_utf8) {
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_NAME_INVALID,
-                                 sev(c, STG_SEV_ERROR, STG_SEV_WARNING), t->offset,
-                                 "the tensor name is not valid UTF-8"),
+                  add_sev(c, STG_GGUF_TENSOR_NAME_INVALID,
+                          stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING), t->offset,
+                          "the tensor name is not valid UTF-8"),
                   t);
     } else if (t->name_len == 0) {
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_NAME_INVALID,
-                                 sev(c, STG_SEV_ERROR, STG_SEV_WARNING), t->offset,
-                                 "the tensor name is empty"),
+                  add_sev(c, STG_GGUF_TENSOR_NAME_INVALID,
+                          stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING), t->offset,
+                          "the tensor name is empty"),
                   t);
     }
     if (t->dup_of != STG_GGUF_NONE) {
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_DUPLICATE,
-                                 sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->offset,
-                                 "the tensor info at byte %llu has the same name",
-                                 (unsigned long long)c->f->tensors[t->dup_of].offset),
+                  add(c, STG_GGUF_TENSOR_DUPLICATE, t->offset,
+                      "the tensor info at byte %llu has the same name",
+                      (unsigned long long)c->f->tensors[t->dup_of].offset),
                   t);
     }
     /* ggml's element-count guard divides by dimensions 2 to 4: a 0 there is a division by
@@ -346,12 +353,11 @@ static bool check_tensor(gguf_ctx *c, const stg_gguf_tensor *t, uint64_t *bytes)
         if (t->ne[i] != 0) {
             continue;
         }
-        stg_severity s = i == 0 ? stg_sev(c->lim, STG_SEV_WARNING, STG_SEV_INFO)
-                                : sev(c, STG_SEV_ERROR, STG_SEV_ERROR);
+        stg_severity s = i == 0 ? stg_sev(c->lim, STG_SEV_WARNING, STG_SEV_INFO) : STG_SEV_ERROR;
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_SHAPE_INVALID, s, t->dims_offset + 8u * i,
-                                 "dimension %u of the tensor is 0%s", i + 1,
-                                 i == 0 ? "" : ": ggml's loader divides by it"),
+                  add_sev(c, STG_GGUF_TENSOR_SHAPE_INVALID, s, t->dims_offset + 8u * i,
+                          "dimension %u of the tensor is 0%s", i + 1,
+                          i == 0 ? "" : ": ggml's loader divides by it"),
                   t);
         break;
     }
@@ -361,36 +367,32 @@ static bool check_tensor(gguf_ctx *c, const stg_gguf_tensor *t, uint64_t *bytes)
     case STG_GGUF_SIZE_OK: return true;
     case STG_GGUF_SIZE_NEGATIVE:
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_SHAPE_INVALID,
-                                 sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->dims_offset,
-                                 "a dimension is 2^63 or more (negative to ggml)"),
+                  add(c, STG_GGUF_TENSOR_SHAPE_INVALID, t->dims_offset,
+                      "a dimension is 2^63 or more (negative to ggml)"),
                   t);
         return false;
     case STG_GGUF_SIZE_OVERFLOW:
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_SHAPE_INVALID,
-                                 sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->dims_offset,
-                                 "the product of the dimensions (%llu x %llu x %llu x %llu) "
-                                 "overflows 64 bits",
-                                 (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
-                                 (unsigned long long)t->ne[2], (unsigned long long)t->ne[3]),
+                  add(c, STG_GGUF_TENSOR_SHAPE_INVALID, t->dims_offset,
+                      "the product of the dimensions (%llu x %llu x %llu x %llu) "
+                      "overflows 64 bits",
+                      (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
+                      (unsigned long long)t->ne[2], (unsigned long long)t->ne[3]),
                   t);
         return false;
     case STG_GGUF_SIZE_TYPE:
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_TYPE_INVALID,
-                                 sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->type_offset,
-                                 "ggml type %u is unknown or was removed", (unsigned)t->type),
+                  add(c, STG_GGUF_TENSOR_TYPE_INVALID, t->type_offset,
+                      "ggml type %u is unknown or was removed", (unsigned)t->type),
                   t);
         return false;
     case STG_GGUF_SIZE_BLOCK:
         on_tensor(c,
-                  stg_report_add(c->r, STG_GGUF_TENSOR_TYPE_INVALID,
-                                 sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->dims_offset,
-                                 "a row of %llu elements is not a whole number of %s blocks "
-                                 "(%u elements each)",
-                                 (unsigned long long)t->ne[0], ti != NULL ? ti->name : "?",
-                                 ti != NULL ? ti->block : 0u),
+                  add(c, STG_GGUF_TENSOR_TYPE_INVALID, t->dims_offset,
+                      "a row of %llu elements is not a whole number of %s blocks "
+                      "(%u elements each)",
+                      (unsigned long long)t->ne[0], ti != NULL ? ti->name : "?",
+                      ti != NULL ? ti->block : 0u),
                   t);
         return false;
     }
@@ -408,10 +410,10 @@ static void check_layout(gguf_ctx *c, const uint64_t *sizes, uint32_t align, siz
         start = UINT64_MAX;
     }
     if (start > (uint64_t)len) {
-        stg_report_add(c->r, STG_GGUF_TRUNCATED, sev(c, STG_SEV_ERROR, STG_SEV_ERROR), f->infos_end,
-                       "the data section would start at byte %llu, past the end of the file "
-                       "(%llu bytes)",
-                       (unsigned long long)start, (unsigned long long)len);
+        add(c, STG_GGUF_TRUNCATED, f->infos_end,
+            "the data section would start at byte %llu, past the end of the file "
+            "(%llu bytes)",
+            (unsigned long long)start, (unsigned long long)len);
         return;
     }
     uint64_t data_len = (uint64_t)len - start;
@@ -425,37 +427,33 @@ static void check_layout(gguf_ctx *c, const uint64_t *sizes, uint32_t align, siz
         uint64_t off = t->data_offset;
         if (off % align != 0) {
             on_tensor(c,
-                      stg_report_add(c->r, STG_TENSOR_MISALIGNED,
-                                     sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->data_field_offset,
-                                     "the tensor's offset %llu is not a multiple of the "
-                                     "alignment %u",
-                                     (unsigned long long)off, align),
+                      add_sev(c, STG_TENSOR_MISALIGNED, STG_SEV_ERROR, t->data_field_offset,
+                              "the tensor's offset %llu is not a multiple of the "
+                              "alignment %u",
+                              (unsigned long long)off, align),
                       t);
         } else if (off > expected) {
             /* start + expected <= start + data_len when expected <= data_len */
-            stg_report_add(c->r, STG_DATA_GAP, sev(c, STG_SEV_ERROR, STG_SEV_ERROR),
-                           expected <= data_len ? start + expected : t->data_field_offset,
-                           "data bytes [%llu, %llu) are covered by no tensor",
-                           (unsigned long long)expected, (unsigned long long)off);
+            add(c, STG_DATA_GAP, expected <= data_len ? start + expected : t->data_field_offset,
+                "data bytes [%llu, %llu) are covered by no tensor", (unsigned long long)expected,
+                (unsigned long long)off);
         } else if (off < expected) {
             on_tensor(c,
-                      stg_report_add(c->r, STG_OFFSETS_OVERLAP,
-                                     sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->data_field_offset,
-                                     "the tensor's range begins at %llu, inside the bytes of "
-                                     "the tensors before it (which end at %llu)",
-                                     (unsigned long long)off, (unsigned long long)last_end),
+                      add(c, STG_OFFSETS_OVERLAP, t->data_field_offset,
+                          "the tensor's range begins at %llu, inside the bytes of "
+                          "the tensors before it (which end at %llu)",
+                          (unsigned long long)off, (unsigned long long)last_end),
                       t);
         }
         uint64_t end = 0;
         if (stg_add_u64(off, sizes[i], &end) || end > data_len) {
             in_range = false;
             on_tensor(c,
-                      stg_report_add(c->r, STG_OFFSETS_OUT_OF_RANGE,
-                                     sev(c, STG_SEV_ERROR, STG_SEV_ERROR), t->data_field_offset,
-                                     "the tensor's %llu bytes at offset %llu end past the data "
-                                     "section (%llu bytes)",
-                                     (unsigned long long)sizes[i], (unsigned long long)off,
-                                     (unsigned long long)data_len),
+                      add(c, STG_OFFSETS_OUT_OF_RANGE, t->data_field_offset,
+                          "the tensor's %llu bytes at offset %llu end past the data "
+                          "section (%llu bytes)",
+                          (unsigned long long)sizes[i], (unsigned long long)off,
+                          (unsigned long long)data_len),
                       t);
             /* follow-on checks would only repeat this */
             return;
@@ -470,16 +468,15 @@ static void check_layout(gguf_ctx *c, const uint64_t *sizes, uint32_t align, siz
     }
     /* expected: the padded end of the last tensor (0 without tensors) */
     if (data_len > expected) {
-        stg_report_add(c->r, STG_DATA_TRAILING, sev(c, STG_SEV_ERROR, STG_SEV_WARNING),
-                       start + expected, "%llu byte(s) follow the last tensor's data",
-                       (unsigned long long)(data_len - expected));
+        add_sev(c, STG_DATA_TRAILING, stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING),
+                start + expected, "%llu byte(s) follow the last tensor's data",
+                (unsigned long long)(data_len - expected));
     } else if (data_len < expected) {
         /* the last tensor is whole but its padding is cut: a loader that reads the padded
          * data section (ggml without mmap) fails, mmap loaders do not */
-        stg_report_add(c->r, STG_GGUF_TRUNCATED, stg_sev(c->lim, STG_SEV_WARNING, STG_SEV_INFO),
-                       start + last_end,
-                       "the file ends %llu byte(s) short of the last tensor's padding",
-                       (unsigned long long)(expected - data_len));
+        add_sev(c, STG_GGUF_TRUNCATED, stg_sev(c->lim, STG_SEV_WARNING, STG_SEV_INFO),
+                start + last_end, "the file ends %llu byte(s) short of the last tensor's padding",
+                (unsigned long long)(expected - data_len));
     }
 }
 

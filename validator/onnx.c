@@ -117,8 +117,8 @@ static void canonical(const uint8_t **d, size_t *n)
 static void malformed(onnx_walk *w, uint64_t at, const char *what)
 {
     if (!w->failed) {
-        stg_report_add(w->r, STG_ONNX_MALFORMED, STG_SEV_ERROR, at,
-                       "the model's protobuf data is malformed: %s", what);
+        stg_report_add(w->r, STG_ONNX_MALFORMED, at, "the model's protobuf data is malformed: %s",
+                       what);
     }
     w->failed = true;
 }
@@ -293,7 +293,7 @@ static void read_tensor(onnx_walk *w, stg_cursor c, uint64_t start)
     e.tensor = name;
     e.tensor_len = name_n;
     if (!has_loc || loc_n == 0) {
-        stg_finding *fd = stg_report_add(w->r, STG_ONNX_MALFORMED, STG_SEV_ERROR, e.offset,
+        stg_finding *fd = stg_report_add(w->r, STG_ONNX_MALFORMED, e.offset,
                                          "a tensor's data is external but names no location");
         if (name != NULL) {
             stg_report_set_tensor(w->r, fd, (const char *)name, name_n);
@@ -303,7 +303,7 @@ static void read_tensor(onnx_walk *w, stg_cursor c, uint64_t start)
     e.safe = stg_onnx_location_safe(loc, loc_n);
     if (!e.safe) {
         stg_finding *fd = stg_report_add(
-            w->r, STG_ONNX_EXTERNAL_PATH_UNSAFE, STG_SEV_CRITICAL, e.offset,
+            w->r, STG_ONNX_EXTERNAL_PATH_UNSAFE, e.offset,
             "an external-data location is absolute, has \"..\" or a NUL byte: a runtime would "
             "read a file outside the model's folder; it is not opened");
         if (name != NULL) {
@@ -315,7 +315,7 @@ static void read_tensor(onnx_walk *w, stg_cursor c, uint64_t start)
     bool bad_len = has_len && !parse_u64(len, len_n, &e.data_length);
     uint64_t sum = 0;
     if (bad_off || bad_len || (has_len && stg_add_u64(e.data_offset, e.data_length, &sum))) {
-        stg_finding *fd = stg_report_add(w->r, STG_ONNX_MALFORMED, STG_SEV_ERROR,
+        stg_finding *fd = stg_report_add(w->r, STG_ONNX_MALFORMED,
                                          bad_len && !bad_off ? len_at : off_at,
                                          "an external-data offset or length is not a decimal "
                                          "number, or their sum overflows");
@@ -608,15 +608,14 @@ static int set_find(const onnx_walk *w, pair_set *s, const pair *key, uint32_t i
 static void opset_checks(onnx_walk *w)
 {
     const stg_onnx_model *m = w->m;
-    stg_severity es = stg_sev(w->lim, STG_SEV_ERROR, STG_SEV_WARNING);
     if (m->nopsets == 0) {
-        stg_report_add(w->r, STG_ONNX_OPSET_INVALID, es, STG_NO_OFFSET,
+        stg_report_add(w->r, STG_ONNX_OPSET_INVALID, STG_NO_OFFSET,
                        "the model imports no operator set (opset_import is empty)");
     }
     for (size_t i = 0; i < m->nopsets; i++) {
         const stg_onnx_opset *o = &m->opsets[i];
         if (o->version <= 0) {
-            stg_report_add(w->r, STG_ONNX_OPSET_INVALID, es, o->offset,
+            stg_report_add(w->r, STG_ONNX_OPSET_INVALID, o->offset,
                            "an opset import has version %lld: versions start at 1",
                            (long long)o->version);
         }
@@ -626,8 +625,7 @@ static void opset_checks(onnx_walk *w)
 /* A node of `domain` found in no import. */
 static void report_unimported(onnx_walk *w, uint64_t at, const uint8_t *d, size_t dn)
 {
-    stg_finding *f = stg_report_add(w->r, STG_ONNX_OPSET_INVALID,
-                                    stg_sev(w->lim, STG_SEV_ERROR, STG_SEV_WARNING), at,
+    stg_finding *f = stg_report_add(w->r, STG_ONNX_OPSET_INVALID, at,
                                     "a node uses a domain the model imports no opset for");
     stg_report_set_global(w->r, f, (const char *)d, dn, NULL, 0);
 }
@@ -659,7 +657,6 @@ static void end_checks(onnx_walk *w)
         !set_init(w, &reported, w->custom, w->ncustom)) {
         return;
     }
-    stg_severity es = stg_sev(w->lim, STG_SEV_ERROR, STG_SEV_WARNING);
     for (size_t i = 0; i < nimp; i++) {
         int got = set_find(w, &imports, &imp[i], (uint32_t)i);
         if (got < 0) {
@@ -667,7 +664,7 @@ static void end_checks(onnx_walk *w)
             return;
         }
         if (got == 1 && i < m->nopsets) {
-            stg_finding *f = stg_report_add(w->r, STG_ONNX_OPSET_INVALID, es, imp[i].offset,
+            stg_finding *f = stg_report_add(w->r, STG_ONNX_OPSET_INVALID, imp[i].offset,
                                             "an operator set domain is imported twice");
             stg_report_set_global(w->r, f, (const char *)imp[i].a, imp[i].an, NULL, 0);
         }
@@ -707,7 +704,7 @@ static void end_checks(onnx_walk *w)
         w->custom[i].b = NULL;
         w->custom[i].bn = 0;
         (void)set_find(w, &reported, &w->custom[i], (uint32_t)i);
-        stg_finding *f = stg_report_add(w->r, STG_ONNX_CUSTOM_DOMAIN, STG_SEV_WARNING, p->offset,
+        stg_finding *f = stg_report_add(w->r, STG_ONNX_CUSTOM_DOMAIN, p->offset,
                                         "a node runs an operator of a custom domain: runtimes "
                                         "load native code (a custom-op library) for it");
         stg_report_set_global(w->r, f, (const char *)dom.a, dom.an, (const char *)op, opn);

@@ -50,8 +50,8 @@ bool stg_report_has(const stg_report *r, stg_code code)
     return c < 128 && (r->seen_codes[c / 64] & ((uint64_t)1 << (c % 64))) != 0;
 }
 
-stg_finding *stg_report_addv(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
-                             const char *fmt, va_list ap)
+stg_finding *stg_report_addv_sev(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                                 const char *fmt, va_list ap)
 {
     note_severity(r, code, sev);
     if (r->count >= r->max_findings) {
@@ -93,12 +93,27 @@ stg_finding *stg_report_addv(stg_report *r, stg_code code, stg_severity sev, uin
     return f;
 }
 
-stg_finding *stg_report_add(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
-                            const char *fmt, ...)
+stg_finding *stg_report_add_sev(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                                const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    stg_finding *f = stg_report_addv(r, code, sev, offset, fmt, ap);
+    stg_finding *f = stg_report_addv_sev(r, code, sev, offset, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+stg_finding *stg_report_addv(stg_report *r, stg_code code, uint64_t offset, const char *fmt,
+                             va_list ap)
+{
+    return stg_report_addv_sev(r, code, stg_code_severity(code, r->profile), offset, fmt, ap);
+}
+
+stg_finding *stg_report_add(stg_report *r, stg_code code, uint64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    stg_finding *f = stg_report_addv(r, code, offset, fmt, ap);
     va_end(ap);
     return f;
 }
@@ -154,7 +169,7 @@ void stg_report_set_limit(stg_report *r, stg_finding *f, const char *limit)
 
 void stg_report_limit(stg_report *r, uint64_t offset, const char *limit, uint64_t value)
 {
-    stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, offset,
+    stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, offset,
                                     "the configured limit %s (%llu) was exceeded", limit,
                                     (unsigned long long)value);
     stg_report_set_limit(r, f, limit);
@@ -240,7 +255,7 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
 {
     for (size_t i = 0; i < src->count; i++) {
         const stg_finding *s = &src->findings[i];
-        stg_finding *f = stg_report_add(
+        stg_finding *f = stg_report_add_sev(
             dst, s->code, s->severity, s->has_offset ? s->offset : STG_NO_OFFSET, "%s", s->message);
         if (f == NULL) {
             continue;
@@ -278,6 +293,53 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
         const char *m = g->member != NULL ? g->member : member;
         stg_report_add_global(dst, g->module, g->module_len, g->name, g->name_len, g->offset, m,
                               g->klass);
+    }
+    for (size_t i = 0; i < src->side_count; i++) {
+        const stg_side_file *sf = &src->sides[i];
+        (void)stg_report_add_side_file(dst, (const uint8_t *)sf->name, sf->name_len, sf->offset,
+                                       sf->member != NULL ? sf->member : member, sf->zfile);
+    }
+}
+
+bool stg_report_add_side_file(stg_report *r, const uint8_t *name, size_t name_len, uint64_t offset,
+                              const char *member, bool zfile)
+{
+    if (r->side_count >= STG_SIDE_FILES_CEILING) {
+        return false;
+    }
+    if (r->side_count == r->side_cap) {
+        size_t ncap = r->side_cap == 0 ? 8 : r->side_cap * 2;
+        stg_side_file *ns = stg_mem_realloc(r->sides, ncap * sizeof *ns);
+        if (ns == NULL) {
+            r->out_of_memory = true;
+            return true; /* out_of_memory fails the report already */
+        }
+        r->sides = ns;
+        r->side_cap = ncap;
+    }
+    stg_side_file sf;
+    memset(&sf, 0, sizeof sf);
+    sf.name = stg_mem_strndup((const char *)name, name_len);
+    sf.member = member != NULL ? stg_mem_strndup(member, strlen(member)) : NULL;
+    if (sf.name == NULL || (member != NULL && sf.member == NULL)) {
+        r->out_of_memory = true;
+        stg_mem_free(sf.name);
+        stg_mem_free(sf.member);
+        return true;
+    }
+    sf.name_len = name_len;
+    sf.offset = offset;
+    sf.zfile = zfile;
+    r->sides[r->side_count++] = sf;
+    return true;
+}
+
+void stg_report_drop_side_files(stg_report *r, size_t keep)
+{
+    while (r->side_count > keep) {
+        r->side_count--;
+        stg_mem_free(r->sides[r->side_count].name);
+        stg_mem_free(r->sides[r->side_count].member);
     }
 }
 
@@ -317,7 +379,7 @@ void stg_report_finish(stg_report *r)
         /* Appended past the cap on purpose: the reader must learn that findings are missing. */
         uint32_t saved = r->max_findings;
         r->max_findings = UINT32_MAX;
-        stg_report_add(r, STG_FINDINGS_TRUNCATED, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_FINDINGS_TRUNCATED, STG_NO_OFFSET,
                        "%llu more findings were counted but not stored (max_findings %u)",
                        (unsigned long long)r->truncated, saved);
         r->max_findings = saved;
@@ -420,6 +482,8 @@ void stg_report_free(stg_report *r)
         free_const(r->globals[i].name);
         free_const(r->globals[i].member);
     }
+    stg_report_drop_side_files(r, 0);
+    stg_mem_free(r->sides);
     stg_mem_free(r->findings);
     stg_mem_free(r->globals);
     stg_mem_free(r->path);
