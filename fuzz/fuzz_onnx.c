@@ -47,8 +47,7 @@ static void walk_props(const uint8_t *data, size_t size)
     }
 }
 
-static stg_report *check(const uint8_t *data, size_t size, const stg_limits *lim,
-                         stg_onnx_model *m)
+static stg_report *check(const uint8_t *data, size_t size, const stg_limits *lim, stg_onnx_model *m)
 {
     stg_report *r = stg_report_new(lim);
     if (r == NULL) {
