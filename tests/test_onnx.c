@@ -396,9 +396,20 @@ START_TEST(test_custom_domain)
     ck_assert_uint_eq(f->module_len, 11);
     ck_assert_int_eq(memcmp(f->module, "com.example", 11), 0);
     ck_assert_uint_eq(f->name_len, 6);
+    ck_assert_ptr_nonnull(strstr(f->message, "\"com.example\""));
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
     stg_report_free(r);
     free(m.p);
+    /* the message names the domain with the bytes a terminal could misread replaced */
+    pb q = model_with(NULL, "Op", "com.\n\"x\x1b", NULL);
+    pb qo = opset("com.\n\"x\x1b", 1);
+    msg(&q, 8, &qo);
+    r = run(&q, STG_PROFILE_STRICT);
+    f = stg_report_at(r, (size_t)tu_find(r, STG_ONNX_CUSTOM_DOMAIN));
+    ck_assert_msg(strstr(f->message, "\"com.??x?\"") != NULL, "%s", f->message);
+    ck_assert_uint_eq(f->module_len, 8);
+    stg_report_free(r);
+    free(q.p);
     /* the standard domains are no custom domain */
     const char *std[] = {"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training"};
     for (size_t i = 0; i < 4; i++) {

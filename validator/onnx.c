@@ -224,6 +224,22 @@ static void set_location(stg_report *r, stg_finding *f, const uint8_t *loc, size
     stg_mem_free(s);
 }
 
+/* A domain name for a message: printable ASCII kept, any other byte as '?', at most 64 bytes
+ * ("..." after them). The exact bytes are in the finding's module field. */
+static const char *shown(char out[72], const uint8_t *s, size_t n)
+{
+    size_t k = 0;
+    for (; k < n && k < 64; k++) {
+        out[k] = s[k] >= 0x20 && s[k] < 0x7f && s[k] != '"' && s[k] != '\\' ? (char)s[k] : '?';
+    }
+    if (k < n) {
+        memcpy(out + k, "...", 3);
+        k += 3;
+    }
+    out[k] = '\0';
+    return out;
+}
+
 /* ---------------------------------------------------------------- flat messages */
 
 static bool read_entry(onnx_walk *w, stg_cursor c, const uint8_t **key, size_t *kn,
@@ -625,8 +641,11 @@ static void opset_checks(onnx_walk *w)
 /* A node of `domain` found in no import. */
 static void report_unimported(onnx_walk *w, uint64_t at, const uint8_t *d, size_t dn)
 {
+    char buf[72];
     stg_finding *f = stg_report_add(w->r, STG_ONNX_OPSET_INVALID, at,
-                                    "a node uses a domain the model imports no opset for");
+                                    "a node uses the domain \"%s\", for which the model imports "
+                                    "no opset",
+                                    shown(buf, d, dn));
     stg_report_set_global(w->r, f, (const char *)d, dn, NULL, 0);
 }
 
@@ -664,8 +683,10 @@ static void end_checks(onnx_walk *w)
             return;
         }
         if (got == 1 && i < m->nopsets) {
+            char buf[72];
             stg_finding *f = stg_report_add(w->r, STG_ONNX_OPSET_INVALID, imp[i].offset,
-                                            "an operator set domain is imported twice");
+                                            "the operator set domain \"%s\" is imported twice",
+                                            shown(buf, imp[i].a, imp[i].an));
             stg_report_set_global(w->r, f, (const char *)imp[i].a, imp[i].an, NULL, 0);
         }
     }
@@ -704,9 +725,11 @@ static void end_checks(onnx_walk *w)
         w->custom[i].b = NULL;
         w->custom[i].bn = 0;
         (void)set_find(w, &reported, &w->custom[i], (uint32_t)i);
+        char buf[72];
         stg_finding *f = stg_report_add(w->r, STG_ONNX_CUSTOM_DOMAIN, p->offset,
-                                        "a node runs an operator of a custom domain: runtimes "
-                                        "load native code (a custom-op library) for it");
+                                        "a node runs an operator of the custom domain \"%s\": "
+                                        "runtimes load native code (a custom-op library) for it",
+                                        shown(buf, dom.a, dom.an));
         stg_report_set_global(w->r, f, (const char *)dom.a, dom.an, (const char *)op, opn);
         if (set_find(w, &imports, &dom, UINT32_MAX) == 0) {
             report_unimported(w, p->offset, dom.a, dom.an);
