@@ -109,6 +109,12 @@ def main():
     save(out, "bad-onnx_opset_invalid-unimported",
          model(graph_with_weight(domain="com.example.ops", op="Secret")))
     save(out, "bad-onnx_opset_invalid-none", model(graph_with_weight(), opsets=()))
+    # the valid ones are valid to onnx itself, external data included
+    for case in sorted(os.listdir(out)):
+        if case.startswith("ok-"):
+            path = os.path.join(out, case, "model.onnx")
+            onnx.checker.check_model(path)
+            onnx.load(path)  # reads the external data files back
     with open(os.path.join(out, "ok-plain", "model.onnx"), "rb") as f:
         good = f.read()
     d = os.path.join(out, "bad-onnx_malformed-truncated")
