@@ -123,6 +123,7 @@ typedef struct walk_record {
     size_t target;       /* index in targets, set by settle_records */
     stg_report *fixed;   /* a report made during the walk (skipped links, specials, errors) */
     bool hf_blob_direct; /* a file walked directly inside a Hugging Face `blobs` folder */
+    bool hf_incomplete;  /* ... named `<blob>.incomplete`: a download that did not finish */
     bool suppressed;     /* not handed out: its blob is reported under a link's path */
 } walk_record;
 
@@ -155,7 +156,7 @@ typedef struct walk {
     bool root_is_hf;
     bool stdin_seen;
     bool nomem;
-    uint64_t skipped_git, skipped_no_exist, skipped_locks;
+    uint64_t skipped_git, skipped_no_exist, skipped_locks, skipped_incomplete;
     /* worker state */
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -301,7 +302,7 @@ static bool in_hf_repo(const walk *w)
 }
 
 static void add_file(walk *w, const char *display, const struct stat *st, const char *open_path,
-                     bool nofollow, const char *blob, bool linked)
+                     bool nofollow, const char *blob, bool linked, bool argument)
 {
     if (w->opt->skip_set && (uint64_t)st->st_dev == w->opt->skip_dev &&
         (uint64_t)st->st_ino == w->opt->skip_ino) {
@@ -323,7 +324,12 @@ static void add_file(walk *w, const char *display, const struct stat *st, const 
     if (linked) {
         w->files[file].linked = true;
     }
-    rec->hf_blob_direct = !linked && stg_path_is_blob(display) && (w->root_is_hf || in_hf_repo(w));
+    bool in_cache = w->root_is_hf || in_hf_repo(w);
+    rec->hf_blob_direct = !linked && stg_path_is_blob(display) && in_cache;
+    if (!linked && !argument && in_cache && stg_path_is_incomplete_blob(display)) {
+        rec->hf_blob_direct = true;
+        rec->hf_incomplete = true;
+    }
 }
 
 static bool glob_any(const char *const *globs, size_t n, const char *rel, const char *base)
@@ -569,11 +575,14 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
             return;
         }
         if (is_dir) {
+            if (!argument && skip_dir(w, base)) {
+                return; /* a link named .git (or .no_exist, .locks) is skipped as the folder is */
+            }
             visit_dir(w, display, rel, &st, true);
         } else if (S_ISREG(st.st_mode)) {
             char *blob = blob_display(w, resolved);
             if (blob != NULL) {
-                add_file(w, display, &st, resolved, true, blob, true);
+                add_file(w, display, &st, resolved, true, blob, true, argument);
                 stg_mem_free(blob);
             }
         } else {
@@ -595,7 +604,7 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
         return;
     }
     if (S_ISREG(lst.st_mode)) {
-        add_file(w, display, &lst, display, true, NULL, false);
+        add_file(w, display, &lst, display, true, NULL, false, argument);
     } else {
         add_unread(w, display, STG_NOT_REGULAR_FILE, argument,
                    "not a regular file (FIFO, device or socket): not opened");
@@ -895,6 +904,10 @@ static size_t settle_records(walk *w)
         walk_record *rec = &w->records[i];
         if (rec->fixed == NULL && rec->hf_blob_direct && w->files[rec->file].linked) {
             rec->suppressed = true;
+        } else if (rec->fixed == NULL && rec->hf_incomplete) {
+            /* A partial download no snapshot links to: nothing loads it. Counted, not read. */
+            rec->suppressed = true;
+            w->skipped_incomplete++;
         }
         if (!in_shard(w->opt, rec->display)) {
             rec->suppressed = true; /* another shard's: no target, never read */
@@ -1124,6 +1137,7 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
         result->skipped_git = w.skipped_git;
         result->skipped_no_exist = w.skipped_no_exist;
         result->skipped_locks = w.skipped_locks;
+        result->skipped_incomplete = w.skipped_incomplete;
     }
     free_walk(&w);
     return status;

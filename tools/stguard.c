@@ -678,6 +678,7 @@ static stg_status run_walk(scan_state *s, const char *const *paths, size_t n,
     s->sum.skipped_git += res.skipped_git;
     s->sum.skipped_no_exist += res.skipped_no_exist;
     s->sum.skipped_locks += res.skipped_locks;
+    s->sum.skipped_incomplete += res.skipped_incomplete;
     s->distinct_scanned += res.distinct_scanned;
     *interrupted = res.interrupted;
     return st;
