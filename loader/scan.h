@@ -1,7 +1,8 @@
 /* Scanning paths and trees (internal API of loader/scan.c; the public side is stg_scan_buffer,
  * stg_scan_path and stg_scan_options_default in include/stguard/stguard.h).
  *
- * The tree walk is what the CLI's `scan` command runs: it turns command-line paths into records
+ * The tree walk is what stg_scan_tree (the public door, in walk.c; the CLI's `scan` command runs
+ * it) and the internal stg_walk below share: it turns command-line paths into records
  * (one per file, in a deterministic order), scans every distinct file once on worker threads and
  * hands the records back in that order. It decides nothing about output: records and progress go
  * to callbacks. Rules (docs/containers.md, documented for users in docs/cli.md):
@@ -69,7 +70,9 @@ typedef struct stg_walk_options {
      * handed out and scanned, so count walks with indexes 0..count-1 over the same paths cover
      * every record exactly once, on any machine. */
     uint32_t shard_index, shard_count;
-    bool scan_git; /* walk `.git` folders too (default false: skipped and counted) */
+    bool scan_git;     /* walk `.git` folders too (default false: skipped and counted) */
+    bool follow_links; /* follow links inside the root (default true); false: symlink_skipped */
+    bool hf_cache;     /* the Hugging Face rules above (default true); false: a plain tree */
 } stg_walk_options;
 
 #define STG_WALK_MAX_THREADS 256

@@ -279,7 +279,7 @@ static size_t file_for(walk *w, const struct stat *st, const char *open_path, bo
     }
     f->nofollow = nofollow;
     f->size_hint = S_ISREG(st->st_mode) && st->st_size > 0 ? (uint64_t)st->st_size : 0;
-    if (stg_path_is_blob(open_path)) {
+    if (w->opt->hf_cache && stg_path_is_blob(open_path)) {
         const char *base = stg_path_base(open_path); /* 40 or 64 hex digits */
         memcpy(f->blob_hex, base, strlen(base) + 1);
     }
@@ -462,8 +462,8 @@ static void push_dir(walk *w, const char *display, const char *rel, const struct
     if (f.count > 1) {
         qsort(f.names, f.count, sizeof *f.names, cmp_names);
     }
-    f.hf_repo = is_hf_repo_name(stg_path_base(display));
-    for (size_t i = 0; i < f.count && !f.hf_hub; i++) {
+    f.hf_repo = w->opt->hf_cache && is_hf_repo_name(stg_path_base(display));
+    for (size_t i = 0; i < f.count && w->opt->hf_cache && !f.hf_hub; i++) {
         f.hf_hub = is_hf_repo_name(f.names[i]);
     }
     w->stack[w->depth++] = f;
@@ -547,6 +547,14 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
     if (lstat(display, &lst) != 0) {
         if (argument || file_selected(w, rel, base)) {
             add_fixed_errno(w, display, "the path could not be read", errno);
+        }
+        return;
+    }
+    if (S_ISLNK(lst.st_mode) && !argument && !w->opt->follow_links) {
+        /* not resolved at all: filtered by its own name, as a file */
+        if (file_selected(w, rel, base)) {
+            add_fixed(w, display, STG_SYMLINK_SKIPPED, STG_SEV_WARNING,
+                      "links are not followed (follow_links is off)");
         }
         return;
     }
@@ -637,7 +645,7 @@ static size_t hf_prefix_len(const char *path)
  * Sets root_display/root_real; false (with a record) when unresolvable. */
 static bool set_root(walk *w, const char *arg)
 {
-    size_t hf = hf_prefix_len(arg);
+    size_t hf = w->opt->hf_cache ? hf_prefix_len(arg) : 0;
     w->root_is_hf = hf > 0;
     w->root_display = arg;
     w->root_display_len = hf > 0 ? hf : strlen(arg);
@@ -652,7 +660,7 @@ static bool set_root(walk *w, const char *arg)
         add_fixed_errno(w, arg, "the path could not be read", errno);
         return false;
     }
-    if (!w->root_is_hf) {
+    if (!w->root_is_hf && w->opt->hf_cache) {
         hf = hf_prefix_len(w->root_real);
         if (hf > 0) {
             /* The cache is only visible in the real path: show blobs by their real paths. */
@@ -820,6 +828,8 @@ void stg_walk_options_default(stg_walk_options *out)
     out->threads = 1;
     out->stdin_fd = 0;
     out->progress_ms = 250;
+    out->follow_links = true;
+    out->hf_cache = true;
 }
 
 /* Sort key of a shown file record: records with equal keys share one target. */
@@ -969,9 +979,24 @@ static size_t settle_records(walk *w)
     return shown;
 }
 
-stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_options *opt,
-                    stg_walk_record_fn on_record, stg_walk_progress_fn on_progress, void *user,
-                    stg_walk_result *result)
+/* What a record is, for stg_scan_tree's records (stg_tree_kind). */
+static stg_tree_kind record_kind(const walk *w, const walk_record *rec)
+{
+    if (rec->fixed != NULL) {
+        return STG_TREE_NOT_READ;
+    }
+    if (w->files[rec->file].is_stdin) {
+        return STG_TREE_STDIN;
+    }
+    return rec->blob != NULL ? STG_TREE_LINK : STG_TREE_FILE;
+}
+
+/* Hands one record out: report r, of this kind, with the link target blob (or NULL). */
+typedef void (*walk_emit_fn)(void *user, const stg_report *r, stg_tree_kind kind, const char *blob);
+
+static stg_status walk_run(const char *const *paths, size_t count, const stg_walk_options *opt,
+                           walk_emit_fn on_record, void *user, stg_walk_progress_fn on_progress,
+                           void *progress_user, stg_walk_result *result)
 {
     if (paths == NULL || count == 0 || opt == NULL || on_record == NULL ||
         opt->threads > STG_WALK_MAX_THREADS ||
@@ -1081,7 +1106,7 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
                     prog.seconds = now_seconds() - start;
                     prog.current = rec->display;
                     pthread_mutex_unlock(&w.lock);
-                    on_progress(user, &prog);
+                    on_progress(progress_user, &prog);
                     prog.current = NULL;
                     pthread_mutex_lock(&w.lock);
                 }
@@ -1100,7 +1125,7 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
             stg_report_set_blob(r, rec->blob);
         }
         stg_report_set_path(r, rec->display);
-        on_record(user, r);
+        on_record(user, r, record_kind(&w, rec), rec->fixed == NULL ? rec->blob : NULL);
         prog.files_done++;
         if (rec->fixed == NULL && w.targets[rec->target].last_record == i) {
             pthread_mutex_lock(&w.lock);
@@ -1113,7 +1138,7 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
             prog.bytes_done = w.bytes_done;
             pthread_mutex_unlock(&w.lock);
             prog.seconds = now_seconds() - start;
-            on_progress(user, &prog);
+            on_progress(progress_user, &prog);
         }
     }
     if (status != STG_OK || interrupted) {
@@ -1141,4 +1166,154 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
     }
     free_walk(&w);
     return status;
+}
+
+/* stg_walk: records as reports only. */
+typedef struct walk_plain {
+    stg_walk_record_fn on_record;
+    void *user;
+} walk_plain;
+
+static void emit_plain(void *user, const stg_report *r, stg_tree_kind kind, const char *blob)
+{
+    (void)kind;
+    (void)blob;
+    const walk_plain *p = user;
+    p->on_record(p->user, r);
+}
+
+stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_options *opt,
+                    stg_walk_record_fn on_record, stg_walk_progress_fn on_progress, void *user,
+                    stg_walk_result *result)
+{
+    if (on_record == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    walk_plain p = {on_record, user};
+    return walk_run(paths, count, opt, emit_plain, &p, on_progress, user, result);
+}
+
+/* ------------------------------------------------------------------------------ public API */
+
+/* The first layout of stg_tree_options (0.1): the smallest size a caller may pass. */
+#define TREE_OPTIONS_V1 sizeof(stg_tree_options)
+
+void stg_tree_options_init(stg_tree_options *out, size_t size)
+{
+    if (out == NULL) {
+        return;
+    }
+    stg_tree_options def;
+    memset(&def, 0, sizeof def);
+    stg_scan_options_default(&def.scan);
+    def.threads = 1;
+    def.stdin_fd = 0;
+    def.follow_links = true;
+    def.hf_cache = true;
+    def.progress_ms = 250;
+    /* only the bytes the caller's struct has: a program built against an older header */
+    memcpy(out, &def, size < sizeof def ? size : sizeof def);
+    if (size >= sizeof out->size) {
+        out->size = size;
+    }
+}
+
+typedef struct tree_call {
+    stg_tree_record_fn on_record;
+    void (*on_progress)(void *user, const stg_tree_progress *p);
+    void *user;
+    uint64_t verdicts[5];
+} tree_call;
+
+static void emit_tree(void *user, const stg_report *r, stg_tree_kind kind, const char *blob)
+{
+    tree_call *c = user;
+    stg_tree_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.size = sizeof rec;
+    rec.path = stg_report_path(r);
+    rec.blob = blob;
+    rec.kind = kind;
+    rec.report = r;
+    stg_verdict v = stg_report_verdict(r);
+    if ((unsigned)v < 5) {
+        c->verdicts[v]++;
+    }
+    c->on_record(c->user, &rec);
+}
+
+static void progress_tree(void *user, const stg_walk_progress *p)
+{
+    tree_call *c = user;
+    stg_tree_progress tp;
+    memset(&tp, 0, sizeof tp);
+    tp.size = sizeof tp;
+    tp.files_done = p->files_done;
+    tp.files_total = p->files_total;
+    tp.bytes_done = p->bytes_done;
+    tp.bytes_total = p->bytes_total;
+    tp.seconds = p->seconds;
+    tp.current = p->current;
+    c->on_progress(c->user, &tp);
+}
+
+stg_status stg_scan_tree(const char *const *paths, size_t count, const stg_tree_options *opt,
+                         stg_tree_record_fn on_record, void *user, stg_tree_summary *summary)
+{
+    if (opt == NULL || on_record == NULL || opt->size < TREE_OPTIONS_V1 ||
+        opt->size > sizeof *opt || opt->threads > STG_TREE_MAX_THREADS ||
+        (summary != NULL && summary->size < sizeof summary->size)) {
+        return STG_E_BAD_ARG;
+    }
+    stg_tree_options o;
+    stg_tree_options_init(&o, sizeof o);
+    memcpy(&o, opt, opt->size);
+    stg_walk_options w;
+    stg_walk_options_default(&w);
+    w.scan = o.scan;
+    w.include = o.include;
+    w.include_count = o.include_count;
+    w.exclude = o.exclude;
+    w.exclude_count = o.exclude_count;
+    w.threads = o.threads;
+    w.stdin_fd = o.stdin_fd;
+    w.stdin_name = o.stdin_name;
+    w.progress_ms = o.progress_ms;
+    w.cancel = o.cancel;
+    w.skip_set = o.skip_file;
+    w.skip_dev = o.skip_dev;
+    w.skip_ino = o.skip_ino;
+    w.shard_index = o.shard_index;
+    w.shard_count = o.shard_count;
+    w.scan_git = o.scan_git;
+    w.follow_links = o.follow_links;
+    w.hf_cache = o.hf_cache;
+    tree_call c;
+    memset(&c, 0, sizeof c);
+    c.on_record = on_record;
+    c.on_progress = o.on_progress;
+    c.user = user;
+    stg_walk_result res;
+    memset(&res, 0, sizeof res);
+    stg_status st = walk_run(paths, count, &w, emit_tree, &c,
+                             o.on_progress != NULL ? progress_tree : NULL, &c, &res);
+    if (summary != NULL) {
+        stg_tree_summary full;
+        memset(&full, 0, sizeof full);
+        full.records = res.files;
+        full.records_total = res.records_total;
+        memcpy(full.verdicts, c.verdicts, sizeof full.verdicts);
+        full.bytes = res.bytes;
+        full.files_read = res.distinct_scanned;
+        full.skipped_self = res.skipped_self;
+        full.skipped_git = res.skipped_git;
+        full.skipped_no_exist = res.skipped_no_exist;
+        full.skipped_locks = res.skipped_locks;
+        full.skipped_incomplete = res.skipped_incomplete;
+        full.interrupted = res.interrupted;
+        size_t n = summary->size < sizeof full ? summary->size : sizeof full;
+        full.size = summary->size;
+        memcpy(summary, &full, n);
+    }
+    return st;
 }

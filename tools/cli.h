@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "stguard/stguard.h"
+#include <stguard/stguard.h>
 
 /* Totals for the summary record. */
 typedef struct cli_summary {
