@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../validator/limits.h"
 #include "../validator/sniff.h"
 #include "digest.h"
 #include "scan.h"
@@ -1195,27 +1196,27 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
 
 /* ------------------------------------------------------------------------------ public API */
 
-/* The first layout of stg_tree_options (0.1): the smallest size a caller may pass. */
-#define TREE_OPTIONS_V1 sizeof(stg_tree_options)
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(stg_tree_options) == 536, "stg_tree_options layout is part of the ABI");
+_Static_assert(sizeof(stg_tree_record) == 64, "stg_tree_record layout is part of the ABI");
+_Static_assert(sizeof(stg_tree_progress) == 88, "stg_tree_progress layout is part of the ABI");
+_Static_assert(sizeof(stg_tree_summary) == 184, "stg_tree_summary layout is part of the ABI");
+#endif
 
-void stg_tree_options_init(stg_tree_options *out, size_t size)
+stg_status stg_tree_options_init(stg_tree_options *out, uint32_t struct_version)
 {
     if (out == NULL) {
-        return;
+        return STG_E_BAD_ARG;
     }
-    stg_tree_options def;
-    memset(&def, 0, sizeof def);
-    stg_scan_options_default(&def.scan);
-    def.threads = 1;
-    def.stdin_fd = 0;
-    def.follow_links = true;
-    def.hf_cache = true;
-    def.progress_ms = 250;
-    /* only the bytes the caller's struct has: a program built against an older header */
-    memcpy(out, &def, size < sizeof def ? size : sizeof def);
-    if (size >= sizeof out->size) {
-        out->size = size;
-    }
+    memset(out, 0, sizeof *out);
+    out->struct_version = struct_version;
+    stg_status st = stg_scan_options_init(&out->scan, struct_version);
+    out->threads = 1;
+    out->stdin_fd = 0;
+    out->follow_links = true;
+    out->hf_cache = true;
+    out->progress_ms = 250;
+    return st;
 }
 
 typedef struct tree_call {
@@ -1230,7 +1231,7 @@ static void emit_tree(void *user, const stg_report *r, stg_tree_kind kind, const
     tree_call *c = user;
     stg_tree_record rec;
     memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
+    rec.struct_version = STG_STRUCT_VERSION;
     rec.path = stg_report_path(r);
     rec.blob = blob;
     rec.kind = kind;
@@ -1247,7 +1248,7 @@ static void progress_tree(void *user, const stg_walk_progress *p)
     tree_call *c = user;
     stg_tree_progress tp;
     memset(&tp, 0, sizeof tp);
-    tp.size = sizeof tp;
+    tp.struct_version = STG_STRUCT_VERSION;
     tp.files_done = p->files_done;
     tp.files_total = p->files_total;
     tp.bytes_done = p->bytes_done;
@@ -1260,46 +1261,59 @@ static void progress_tree(void *user, const stg_walk_progress *p)
 stg_status stg_scan_tree(const char *const *paths, size_t count, const stg_tree_options *opt,
                          stg_tree_record_fn on_record, void *user, stg_tree_summary *summary)
 {
-    if (opt == NULL || on_record == NULL || opt->size < TREE_OPTIONS_V1 ||
-        opt->size > sizeof *opt || opt->threads > STG_TREE_MAX_THREADS ||
-        (summary != NULL && summary->size < sizeof summary->size)) {
+    if (summary != NULL) {
+        memset(summary, 0, sizeof *summary);
+        summary->struct_version = STG_STRUCT_VERSION;
+    }
+    if (opt == NULL || on_record == NULL) {
         return STG_E_BAD_ARG;
     }
-    stg_tree_options o;
-    stg_tree_options_init(&o, sizeof o);
-    memcpy(&o, opt, opt->size);
+    /* docs/abi.md: versions first, before anything else of the struct is read */
+    if (!stg_struct_version_known(opt->struct_version) ||
+        !stg_struct_version_known(opt->scan.struct_version)) {
+        return STG_E_STRUCT_VERSION;
+    }
     stg_walk_options w;
     stg_walk_options_default(&w);
-    w.scan = o.scan;
-    w.include = o.include;
-    w.include_count = o.include_count;
-    w.exclude = o.exclude;
-    w.exclude_count = o.exclude_count;
-    w.threads = o.threads;
-    w.stdin_fd = o.stdin_fd;
-    w.stdin_name = o.stdin_name;
-    w.progress_ms = o.progress_ms;
-    w.cancel = o.cancel;
-    w.skip_set = o.skip_file;
-    w.skip_dev = o.skip_dev;
-    w.skip_ino = o.skip_ino;
-    w.shard_index = o.shard_index;
-    w.shard_count = o.shard_count;
-    w.scan_git = o.scan_git;
-    w.follow_links = o.follow_links;
-    w.hf_cache = o.hf_cache;
+    stg_status st = stg_limits_accept(&opt->scan.limits, &w.scan.limits);
+    if (st != STG_OK) {
+        return st;
+    }
+    /* Every field is in struct version 1 (reserved space is not read). */
+    w.scan.policy = opt->scan.policy;
+    w.scan.digest = opt->scan.digest;
+    w.scan.expected_sha256 = opt->scan.expected_sha256;
+    w.scan.root = opt->scan.root;
+    w.include = opt->include;
+    w.include_count = opt->include_count;
+    w.exclude = opt->exclude;
+    w.exclude_count = opt->exclude_count;
+    w.threads = opt->threads;
+    w.stdin_fd = opt->stdin_fd;
+    w.stdin_name = opt->stdin_name;
+    w.progress_ms = opt->progress_ms;
+    w.cancel = opt->cancel;
+    w.skip_set = opt->skip_file;
+    w.skip_dev = opt->skip_dev;
+    w.skip_ino = opt->skip_ino;
+    w.shard_index = opt->shard_index;
+    w.shard_count = opt->shard_count;
+    w.scan_git = opt->scan_git;
+    w.follow_links = opt->follow_links;
+    w.hf_cache = opt->hf_cache;
     tree_call c;
     memset(&c, 0, sizeof c);
     c.on_record = on_record;
-    c.on_progress = o.on_progress;
+    c.on_progress = opt->on_progress;
     c.user = user;
     stg_walk_result res;
     memset(&res, 0, sizeof res);
-    stg_status st = walk_run(paths, count, &w, emit_tree, &c,
-                             o.on_progress != NULL ? progress_tree : NULL, &c, &res);
+    st = walk_run(paths, count, &w, emit_tree, &c, opt->on_progress != NULL ? progress_tree : NULL,
+                  &c, &res);
     if (summary != NULL) {
         stg_tree_summary full;
         memset(&full, 0, sizeof full);
+        full.struct_version = STG_STRUCT_VERSION;
         full.records = res.files;
         full.records_total = res.records_total;
         memcpy(full.verdicts, c.verdicts, sizeof full.verdicts);
@@ -1311,9 +1325,7 @@ stg_status stg_scan_tree(const char *const *paths, size_t count, const stg_tree_
         full.skipped_locks = res.skipped_locks;
         full.skipped_incomplete = res.skipped_incomplete;
         full.interrupted = res.interrupted;
-        size_t n = summary->size < sizeof full ? summary->size : sizeof full;
-        full.size = summary->size;
-        memcpy(summary, &full, n);
+        *summary = full;
     }
     return st;
 }

@@ -37,7 +37,7 @@ pcfile=$(find "$prefix" -name stguard.pc | head -1)
 config=$(find "$prefix" -name stguardConfig.cmake | head -1)
 [ -n "$pcfile" ] || { echo "FAIL: stguard.pc not installed" >&2; exit 1; }
 [ -n "$config" ] || { echo "FAIL: stguardConfig.cmake not installed" >&2; exit 1; }
-libdir=$(dirname "$(find "$prefix" -name 'libstguard.so.0' | head -1)")
+libdir=$(dirname "$(find "$prefix" -name 'libstguard.so.1' | head -1)")
 [ -f "$libdir/libstguard.a" ] || { echo "FAIL: static library not installed" >&2; exit 1; }
 
 # The installed CLI links the installed shared library (RPATH $ORIGIN/../lib...), with no
@@ -47,9 +47,9 @@ if [ "$(cache_get STG_BUILD_TOOLS)" != "OFF" ]; then
     [ -x "$cli" ] || { echo "FAIL: bin/stguard not installed" >&2; exit 1; }
     if command -v ldd >/dev/null 2>&1; then
         deps=$(env -u LD_LIBRARY_PATH ldd "$cli")
-        loaded=$(echo "$deps" | awk '$1 == "libstguard.so.0" {print $3}')
-        if [ -z "$loaded" ] || [ "$(readlink -f "$loaded")" != "$(readlink -f "$libdir/libstguard.so.0")" ]; then
-            echo "FAIL: the installed CLI does not load $libdir/libstguard.so.0:" >&2
+        loaded=$(echo "$deps" | awk '$1 == "libstguard.so.1" {print $3}')
+        if [ -z "$loaded" ] || [ "$(readlink -f "$loaded")" != "$(readlink -f "$libdir/libstguard.so.1")" ]; then
+            echo "FAIL: the installed CLI does not load $libdir/libstguard.so.1:" >&2
             echo "$deps" >&2
             exit 1
         fi
@@ -152,8 +152,8 @@ cmake -S "$tmp/src" -B "$tmp/cmake-build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLA
 if command -v ldd >/dev/null 2>&1; then
     deps=$(ldd "$tmp/cmake-build/consumer")
     case "$deps" in
-        *"=> $libdir/libstguard.so.0 "*) ;;
-        *) echo "FAIL: the CMake consumer does not load $libdir/libstguard.so.0:" >&2
+        *"=> $libdir/libstguard.so.1 "*) ;;
+        *) echo "FAIL: the CMake consumer does not load $libdir/libstguard.so.1:" >&2
            echo "$deps" >&2
            exit 1 ;;
     esac

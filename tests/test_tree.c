@@ -4,7 +4,9 @@
  * the thread count, each record's verdict against a scan of that path alone, the summary
  * counts (verdicts, bytes, files read, skipped .git / .no_exist / partial downloads), the
  * follow_links and hf_cache switches, cancellation from the record callback, progress calls,
- * the size fields of the options and the summary, and the public digest helpers. */
+ * the struct versions of the options (docs/abi.md: refused when 0 or newer, in the options and
+ * in the scan options they embed; reserved space never read), the summary written whole (also
+ * on misuse), and the public digest helpers. */
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,7 +41,7 @@ static void collect(void *user, const stg_tree_record *t)
 {
     collected *c = user;
     ck_assert_uint_lt(c->count, MAX_RECORDS);
-    ck_assert_uint_ge(t->size, sizeof *t);
+    ck_assert_uint_eq(t->struct_version, STG_STRUCT_VERSION);
     ck_assert_ptr_nonnull(t->report);
     ck_assert_str_eq(t->path, stg_report_path(t->report));
     rec *x = &c->r[c->count++];
@@ -58,7 +60,7 @@ static void collect(void *user, const stg_tree_record *t)
 static void count_progress(void *user, const stg_tree_progress *p)
 {
     collected *c = user;
-    ck_assert_uint_ge(p->size, sizeof *p);
+    ck_assert_uint_eq(p->struct_version, STG_STRUCT_VERSION);
     ck_assert_uint_le(p->files_done, p->files_total);
     c->progress_calls++;
 }
@@ -111,8 +113,7 @@ static const char *at(const char *rel)
 static stg_status scan(const stg_tree_options *o, collected *c, stg_tree_summary *sum)
 {
     memset(c, 0, sizeof *c);
-    memset(sum, 0, sizeof *sum);
-    sum->size = sizeof *sum;
+    memset(sum, 0x5A, sizeof *sum); /* written whole by the library */
     const char *paths[1] = {dir};
     return stg_scan_tree(paths, 1, o, collect, c, sum);
 }
@@ -154,7 +155,8 @@ START_TEST(test_tree_records_and_summary)
     for (unsigned threads = 1; threads <= 4; threads += 3) {
         stg_tree_options o;
         stg_tree_options_default(&o);
-        ck_assert_uint_eq(o.size, sizeof o);
+        ck_assert_uint_eq(o.struct_version, STG_STRUCT_VERSION);
+        ck_assert_uint_eq(o.scan.struct_version, STG_STRUCT_VERSION);
         ck_assert(o.follow_links && o.hf_cache && !o.scan_git && o.scan.digest);
         o.threads = threads;
         o.on_progress = count_progress;
@@ -178,7 +180,10 @@ START_TEST(test_tree_records_and_summary)
         ck_assert_int_eq(c.r[3].verdict, STG_VERDICT_INVALID);
         ck_assert_str_eq(c.r[4].first_code, "not_regular_file");
         ck_assert_int_eq(c.r[4].verdict, STG_VERDICT_WARN);
-        ck_assert_uint_eq(sum.size, sizeof sum);
+        ck_assert_uint_eq(sum.struct_version, STG_STRUCT_VERSION);
+        for (size_t k = 0; k < sizeof sum.reserved / sizeof sum.reserved[0]; k++) {
+            ck_assert_uint_eq(sum.reserved[k], 0);
+        }
         ck_assert_uint_eq(sum.records, n);
         ck_assert_uint_eq(sum.records_total, n);
         ck_assert_uint_eq(sum.verdicts[STG_VERDICT_OK], 3);
@@ -234,8 +239,6 @@ START_TEST(test_tree_cancel)
     collected c;
     stg_tree_summary sum;
     memset(&c, 0, sizeof c);
-    memset(&sum, 0, sizeof sum);
-    sum.size = sizeof sum;
     c.cancel_after_first = &stop;
     const char *paths[1] = {dir};
     ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, &sum), STG_OK);
@@ -303,15 +306,30 @@ START_TEST(test_tree_sizes_and_misuse)
     const char *paths[2] = {dir, "-"};
     collected c;
     stg_tree_options o;
-    /* options: init fills only the bytes it is given */
-    memset(&o, 0xAB, sizeof o);
-    stg_tree_options_init(&o, offsetof(stg_tree_options, scan));
-    ck_assert_uint_eq(o.size, offsetof(stg_tree_options, scan));
-    ck_assert_uint_eq(o.threads, 0xABABABABu); /* untouched */
-    ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, NULL), STG_E_BAD_ARG);
+    /* struct versions: 0 (not initialised) and a newer header's are refused before anything is
+     * read, in the options and in the scan options (and limits) they embed */
+    static const uint32_t bad[] = {0u, STG_STRUCT_VERSION + 1u, UINT32_MAX};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(&o, 0, sizeof o);
+        ck_assert_int_eq(stg_tree_options_init(&o, bad[i]), STG_E_STRUCT_VERSION);
+        ck_assert(o.follow_links && o.threads == 1); /* filled all the same */
+        memset(&c, 0, sizeof c);
+        ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, NULL), STG_E_STRUCT_VERSION);
+        stg_tree_options_default(&o);
+        o.scan.struct_version = bad[i];
+        ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, NULL), STG_E_STRUCT_VERSION);
+        stg_tree_options_default(&o);
+        o.scan.limits.struct_version = bad[i];
+        ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, NULL), STG_E_STRUCT_VERSION);
+        ck_assert_uint_eq(c.count, 0);
+    }
+    ck_assert_int_eq(stg_tree_options_init(NULL, STG_STRUCT_VERSION), STG_E_BAD_ARG);
+    /* reserved space is never read */
     stg_tree_options_default(&o);
-    o.size = sizeof o + 8; /* a newer caller than this library */
-    ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, NULL), STG_E_BAD_ARG);
+    memset(o.reserved, 0xA5, sizeof o.reserved);
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, NULL), STG_OK);
+    ck_assert_uint_eq(c.count, 1);
     stg_tree_options_default(&o);
     ck_assert_int_eq(stg_scan_tree(paths, 1, NULL, collect, &c, NULL), STG_E_BAD_ARG);
     ck_assert_int_eq(stg_scan_tree(paths, 1, &o, NULL, &c, NULL), STG_E_BAD_ARG);
@@ -332,17 +350,13 @@ START_TEST(test_tree_sizes_and_misuse)
     ck_assert_int_eq(stg_scan_tree(twice, 2, &o, collect, &c, NULL), STG_E_BAD_ARG);
     ck_assert_uint_eq(c.count, 0);
 
-    /* summary: size 0 is misuse; a shorter size gets only the fields that fit */
+    /* the summary is written whole, also when the call is refused */
     stg_tree_summary sum;
-    memset(&sum, 0, sizeof sum);
-    ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, &sum), STG_E_BAD_ARG);
     memset(&sum, 0x5A, sizeof sum);
-    sum.size = offsetof(stg_tree_summary, records_total);
-    memset(&c, 0, sizeof c);
-    ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, &sum), STG_OK);
-    ck_assert_uint_eq(sum.size, offsetof(stg_tree_summary, records_total));
-    ck_assert_uint_eq(sum.records, 1);
-    ck_assert_uint_eq(sum.records_total, 0x5A5A5A5A5A5A5A5Aull); /* untouched */
+    ck_assert_int_eq(stg_scan_tree(paths, 0, &o, collect, &c, &sum), STG_E_BAD_ARG);
+    ck_assert_uint_eq(sum.struct_version, STG_STRUCT_VERSION);
+    ck_assert_uint_eq(sum.records + sum.records_total + sum.bytes, 0);
+    ck_assert(!sum.interrupted);
 }
 END_TEST
 

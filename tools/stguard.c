@@ -405,7 +405,7 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
                 return usage_error("-j expects a number of threads from 1 to 256, got '%s'",
                                    optarg);
             }
-            c->walk.threads = (unsigned)n;
+            c->walk.threads = (uint32_t)n;
             break;
         }
         case 'q': c->quiet = true; break;
@@ -669,8 +669,6 @@ static stg_status run_walk(scan_state *s, const char *const *paths, size_t n,
                            const stg_tree_options *opt, bool *interrupted)
 {
     stg_tree_summary res;
-    memset(&res, 0, sizeof res);
-    res.size = sizeof res;
     stg_status st = stg_scan_tree(paths, n, opt, on_record, s, &res);
     clear_progress(s);
     s->sum.bytes += res.bytes;

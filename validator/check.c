@@ -83,7 +83,7 @@ static bool fallback_pickle_scan(const uint8_t *buf, size_t len, stg_check_ctx *
 
 static void add_unscannable(stg_check_ctx *ctx, const char *what)
 {
-    stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, 0,
+    stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, 0,
                    "%s data cannot be opened by stguard: not scanned", what);
 }
 
@@ -198,7 +198,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     case STG_SNIFF_ZSTD: add_unscannable(ctx, "zstd-compressed"); return res;
     case STG_SNIFF_LZ4: add_unscannable(ctx, "lz4-compressed"); return res;
     case STG_SNIFF_GGUF:
-        stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_NO_OFFSET,
                        "GGUF is recognised but not validated");
         if (top_level) {
             stg_polyglot_check_tar(buf, len, "GGUF", ctx);
@@ -222,18 +222,18 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         return res;
     }
     if (name_hint == NULL && mode == STG_MEMBER_STREAM) {
-        stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_UNKNOWN, STG_NO_OFFSET,
                        "the decompressed content matches no known format");
         return res;
     }
     if (hint.onnx) {
-        stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_NO_OFFSET,
                        "ONNX is recognised by its name but not validated");
         res.format = STG_FMT_ONNX;
         return res;
     }
     if (hint.claims_pickle) {
-        stg_report_add(r, STG_FORMAT_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_MISMATCH, STG_NO_OFFSET,
                        "the name claims a pickle-based model format but the content is no "
                        "known format");
         return res;
@@ -246,8 +246,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
                          : STG_FMT_TEXT;
         return res;
     }
-    stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET,
-                   "the content matches no known format");
+    stg_report_add(r, STG_FORMAT_UNKNOWN, STG_NO_OFFSET, "the content matches no known format");
     return res;
 }
 
@@ -309,7 +308,7 @@ void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg
      * whatever its name promises was not checked, so it is said first and fails the file. */
     stg_lfs_pointer ptr;
     if (stg_sniff_lfs_pointer(buf, len, &ptr)) {
-        stg_report_add(ctx->report, STG_LFS_POINTER, STG_SEV_ERROR, 0,
+        stg_report_add(ctx->report, STG_LFS_POINTER, 0,
                        "a Git LFS pointer (oid sha256:%s, size %llu), not the content it stands "
                        "for: fetch it (git lfs pull) and scan again",
                        ptr.oid, (unsigned long long)ptr.size);
@@ -328,11 +327,12 @@ void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg
     ctx->lim = caller_lim;
     if (res.pickle_based) {
         if (pickle_weights_only(ctx->report)) {
-            stg_report_add(ctx->report, STG_PICKLE_FILE, STG_SEV_INFO, STG_NO_OFFSET,
-                           "pickle-based file whose globals are all on the built-in allowlist "
-                           "(weights only): loading it runs no code");
+            /* the context decides: a file whose globals are all allowlisted runs no code */
+            stg_report_add_sev(ctx->report, STG_PICKLE_FILE, STG_SEV_INFO, STG_NO_OFFSET,
+                               "pickle-based file whose globals are all on the built-in "
+                               "allowlist (weights only): loading it runs no code");
         } else {
-            stg_report_add(ctx->report, STG_PICKLE_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
+            stg_report_add(ctx->report, STG_PICKLE_FILE, STG_NO_OFFSET,
                            "pickle-based file: loading it can run code in principle");
         }
     }
@@ -395,9 +395,9 @@ stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char
     uint32_t max_nesting = ctx->lim->max_nesting < STG_NESTING_CEILING ? ctx->lim->max_nesting
                                                                        : STG_NESTING_CEILING;
     if (ctx->depth + 1 > max_nesting) {
-        stg_finding *f = stg_report_add(
-            ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
-            "nesting deeper than max_nesting (%u): not scanned", (unsigned)max_nesting);
+        stg_finding *f = stg_report_add(ctx->report, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
+                                        "nesting deeper than max_nesting (%u): not scanned",
+                                        (unsigned)max_nesting);
         stg_report_set_limit(ctx->report, f, "max_nesting");
         stg_report_set_member(ctx->report, f, path, member_offset);
         stg_mem_free(path);

@@ -70,6 +70,9 @@ typedef enum stg_status {
     STG_E_STATE = 98,      /**< call out of order (feed after finish, ...) */
     STG_E_NOT_FOUND = 99,
     STG_E_RANGE = 100, /**< destination too small, index out of range */
+    /** a caller-filled struct's struct_version is 0 (not initialised by its _default function)
+     *  or newer than this library knows (built against a newer header): docs/abi.md */
+    STG_E_STRUCT_VERSION = 101,
     /* 128..159: environment */
     STG_E_IO = 128,
     STG_E_CRYPTO = 129,
@@ -157,6 +160,10 @@ typedef enum stg_code {
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
 
+/** One sentence saying what a finding of the code means ("The header length is 0."), as in the
+ *  SARIF rules of the CLI; NULL for a number not in use. Not a stable string. */
+STG_API const char *stg_code_description(stg_code code);
+
 typedef enum stg_severity {
     STG_SEV_INFO = 0,
     STG_SEV_WARNING = 1,
@@ -184,6 +191,13 @@ STG_API const char *stg_verdict_name(stg_verdict v);
 
 typedef enum stg_profile { STG_PROFILE_STRICT = 0, STG_PROFILE_COMPAT = 1 } stg_profile;
 
+/** Default severity of a code's findings under a profile (docs/findings.md's severity column;
+ *  any profile other than STG_PROFILE_COMPAT is strict). A few findings deliberately differ from
+ *  it where their context decides (e.g. json_duplicate_key on a repeated dtype field is an error
+ *  in compat too): the severity of a finding is its stg_finding.severity. STG_SEV_ERROR for a
+ *  number not in use. */
+STG_API stg_severity stg_code_severity(stg_code code, stg_profile profile);
+
 /* Hard ceilings. No option raises a limit past its ceiling: stg_limits_set refuses a larger
  * value (STG_E_BAD_ARG), and a limit set past it in the struct by hand is used as the ceiling.
  * They bound what a scan can be made to spend whatever the caller configures (SECURITY.md). */
@@ -199,7 +213,14 @@ typedef enum stg_profile { STG_PROFILE_STRICT = 0, STG_PROFILE_COMPAT = 1 } stg_
  *  are never cut. */
 #define STG_MEMBER_PATH_MAX ((size_t)1 << 20)
 
+/** Layout version of the caller-filled structs of this header (stg_limits, stg_scan_options,
+ *  stg_stream_options): the first field of each, set by its _default function. Raised by one
+ *  whenever one of them gains a field (in its reserved space, so sizeof does not change); the
+ *  library refuses a version it does not know with STG_E_STRUCT_VERSION (docs/abi.md). */
+#define STG_STRUCT_VERSION 1u
+
 typedef struct stg_limits {
+    uint32_t struct_version; /**< STG_STRUCT_VERSION, set by stg_limits_default (docs/abi.md) */
     uint64_t max_header_len; /**< 100,000,000 (the reference's cap); ceiling 4 GiB - 1 */
     uint64_t max_tensors;    /**< 10,000,000: more than a max-size header can hold */
     uint32_t max_rank;       /**< 64 */
@@ -222,10 +243,22 @@ typedef struct stg_limits {
     uint64_t max_inflate_bytes;
     uint32_t max_inflate_ratio; /**< 1000 (:1); ceiling STG_INFLATE_RATIO_CEILING */
     stg_profile profile;        /**< STG_PROFILE_STRICT */
+    uint64_t reserved[20];      /**< room for new limits (docs/abi.md); never read */
 } stg_limits;
 
-/** Fills *out with the documented defaults. */
-STG_API void stg_limits_default(stg_limits *out);
+/**
+ * Fills *out with the documented defaults, for a caller built against struct_version (pass
+ * STG_STRUCT_VERSION; stg_limits_default does). For bindings that cannot call the inline below.
+ * @return STG_OK; STG_E_STRUCT_VERSION for a version this library does not know (*out is filled
+ *         with that version, and every call given it refuses it); STG_E_BAD_ARG for NULL.
+ */
+STG_API stg_status stg_limits_init(stg_limits *out, uint32_t struct_version);
+
+/** Fills *out with the documented defaults (struct_version of this header). */
+static inline void stg_limits_default(stg_limits *out)
+{
+    (void)stg_limits_init(out, STG_STRUCT_VERSION);
+}
 
 /**
  * Sets one limit by its field name ("max_rank", "profile" takes "strict"/"compat").
@@ -367,14 +400,23 @@ STG_API void stg_policy_free(stg_policy *p);
 STG_API const char *stg_policy_version(void);
 
 typedef struct stg_scan_options {
-    stg_limits limits;
+    uint32_t struct_version;     /**< STG_STRUCT_VERSION, set by stg_scan_options_default */
+    stg_limits limits;           /**< its own struct_version is checked too */
     const stg_policy *policy;    /**< NULL: built-in lists only */
     bool digest;                 /**< compute SHA-256 of whole contents (default true) */
     const char *expected_sha256; /**< hex; a mismatch is digest_mismatch. NULL: none */
     const char *root;            /**< scan root for link containment; NULL: the path itself */
+    uint64_t reserved[8];        /**< room for new options (docs/abi.md); never read */
 } stg_scan_options;
 
-STG_API void stg_scan_options_default(stg_scan_options *out);
+/** As stg_limits_init, for stg_scan_options (limits included). */
+STG_API stg_status stg_scan_options_init(stg_scan_options *out, uint32_t struct_version);
+
+/** Fills *out with the defaults (struct_version of this header). */
+static inline void stg_scan_options_default(stg_scan_options *out)
+{
+    (void)stg_scan_options_init(out, STG_STRUCT_VERSION);
+}
 
 /**
  * Scans buf by content, whatever its format. name_hint (a file name, may be NULL) is used only
@@ -401,34 +443,35 @@ STG_API bool stg_sha256_hex_normalize(const char *hex, char out[65]);
 
 #define STG_TREE_MAX_THREADS 256
 
-/** Progress of a tree scan (handed to on_progress). */
+/** Progress of a tree scan, handed to on_progress (read it through the pointer; fields added
+ *  later take reserved space and say "since struct version N": read one only when
+ *  struct_version >= N). */
 typedef struct stg_tree_progress {
-    size_t size;          /**< sizeof this struct in the library: fields past it do not exist */
-    uint64_t files_done;  /**< records handed out so far */
-    uint64_t files_total; /**< records the walk found */
-    uint64_t bytes_done;  /**< bytes scanned so far (each distinct file once) */
-    uint64_t bytes_total; /**< sizes of the regular files to read, as found */
-    double seconds;       /**< since the scan started */
-    const char *current;  /**< path of the record being waited for, or NULL */
+    uint32_t struct_version; /**< the library's STG_STRUCT_VERSION */
+    uint64_t files_done;     /**< records handed out so far */
+    uint64_t files_total;    /**< records the walk found */
+    uint64_t bytes_done;     /**< bytes scanned so far (each distinct file once) */
+    uint64_t bytes_total;    /**< sizes of the regular files to read, as found */
+    double seconds;          /**< since the scan started */
+    const char *current;     /**< path of the record being waited for, or NULL */
+    uint64_t reserved[4];    /**< docs/abi.md */
 } stg_tree_progress;
 
-/** Options of stg_scan_tree. Caller-filled and growing: `size` comes first and says how many
- *  bytes of the struct the caller knows. Fill it with stg_tree_options_default (which sets
- *  `size` to the struct the caller was compiled with), then change fields. Fields are only ever
- *  appended; a library reads the fields that fit in `size` and takes the defaults for the rest,
- *  so a program built against an older header keeps working with a newer library. */
+/** Options of stg_scan_tree: a caller-filled struct (docs/abi.md): fill it with
+ *  stg_tree_options_default, then change fields. */
 typedef struct stg_tree_options {
-    size_t size;           /**< sizeof(stg_tree_options) the caller knows (set by _default) */
-    stg_scan_options scan; /**< limits, profile, policy, digest on/off; expected_sha256 only when
-                                the paths lead to exactly one record */
+    uint32_t struct_version;    /**< STG_STRUCT_VERSION, set by stg_tree_options_default */
+    stg_scan_options scan;      /**< limits, profile, policy, digest on/off; expected_sha256 only
+                                  when the paths lead to exactly one record. Its own
+                                  struct_version is checked too */
     const char *const *include; /**< fnmatch globs: a file is scanned when one matches its path
                                      relative to the argument or its name (none: every file) */
     size_t include_count;
     const char *const *exclude; /**< globs: a match skips the file, or the folder and all in it */
     size_t exclude_count;
-    unsigned threads;       /**< worker threads, 1..STG_TREE_MAX_THREADS (0 means 1); the
+    uint32_t threads;       /**< worker threads, 1..STG_TREE_MAX_THREADS (0 means 1); the
                                   records come in the same order whatever the number */
-    int stdin_fd;           /**< read for the path "-" (default 0) */
+    int32_t stdin_fd;       /**< read for the path "-" (default 0) */
     const char *stdin_name; /**< shown instead of "-" and used as its name hint; NULL */
     bool follow_links;      /**< follow symbolic links whose target lies inside the argument's
                                   root (default true); false: every link met inside a tree is a
@@ -438,22 +481,31 @@ typedef struct stg_tree_options {
                                   against their names, .no_exist/.locks folders and partial
                                   downloads are skipped and counted. false: a plain tree */
     bool scan_git;          /**< walk `.git` folders too (default false: skipped, counted) */
+    bool skip_file;         /**< never scan the file skip_dev/skip_ino (a caller's output file
+                                  inside the tree: `scan . > out.sarif`); it gets no record */
     uint32_t shard_index;   /**< with shard_count > 0: only records whose path hashes (FNV-1a
                                   modulo shard_count) to shard_index are scanned and handed out */
     uint32_t shard_count;   /**< 0: no sharding */
+    uint64_t skip_dev, skip_ino;
     /** When not NULL and *cancel becomes non-zero (e.g. from a signal handler), no more records
      *  are handed out, running scans end, and the call returns STG_OK with
      *  summary->interrupted set. Checked at least every progress_ms. */
     const volatile int *cancel;
-    /** A file never to scan (a caller's output file inside the tree: `scan . > out.sarif`):
-     *  skip_file set, with its device and inode. It gets no record (summary->skipped_self). */
-    bool skip_file;
-    uint64_t skip_dev, skip_ino;
     uint32_t progress_ms; /**< period of on_progress calls while a scan is waited for (0: 250) */
     /** Called from the calling thread after each record and periodically while waiting; NULL:
      *  none. p and p->current are valid during the call only. */
     void (*on_progress)(void *user, const stg_tree_progress *p);
+    uint64_t reserved[8]; /**< room for new options (docs/abi.md); never read */
 } stg_tree_options;
+
+/** As stg_limits_init, for stg_tree_options (scan options and limits included). */
+STG_API stg_status stg_tree_options_init(stg_tree_options *out, uint32_t struct_version);
+
+/** Fills *out with the defaults (struct_version of this header). */
+static inline void stg_tree_options_default(stg_tree_options *out)
+{
+    (void)stg_tree_options_init(out, STG_STRUCT_VERSION);
+}
 
 /** What a record of a tree scan is. */
 typedef enum stg_tree_kind {
@@ -466,21 +518,23 @@ typedef enum stg_tree_kind {
 } stg_tree_kind;
 
 /** One record of a tree scan, handed to the callback in walk order (sorted by bytes, depth
- *  first). Everything it points to is valid during the call only. */
+ *  first). Everything it points to is valid during the call only; fields added later take
+ *  reserved space (read one only when struct_version covers it). */
 typedef struct stg_tree_record {
-    size_t size;      /**< sizeof this struct in the library */
-    const char *path; /**< the path as walked (what stg_report_path(report) says) */
-    const char *blob; /**< for STG_TREE_LINK the target's path, else NULL */
+    uint32_t struct_version; /**< the library's STG_STRUCT_VERSION */
     stg_tree_kind kind;
+    const char *path;         /**< the path as walked (what stg_report_path(report) says) */
+    const char *blob;         /**< for STG_TREE_LINK the target's path, else NULL */
     const stg_report *report; /**< the verdict and findings (do not free) */
+    uint64_t reserved[4];     /**< docs/abi.md */
 } stg_tree_record;
 
 typedef void (*stg_tree_record_fn)(void *user, const stg_tree_record *rec);
 
-/** Totals of a tree scan. The caller sets `size` to sizeof(stg_tree_summary); the library
- *  fills the fields that fit in it. */
+/** Totals of a tree scan, written whole by stg_scan_tree (the caller only allocates it). */
 typedef struct stg_tree_summary {
-    size_t size;
+    uint32_t struct_version;     /**< the library's STG_STRUCT_VERSION */
+    bool interrupted;            /**< *cancel stopped the scan before every record was out */
     uint64_t records;            /**< records handed out */
     uint64_t records_total;      /**< records found (= records unless interrupted) */
     uint64_t verdicts[5];        /**< records handed out, by stg_verdict */
@@ -491,17 +545,8 @@ typedef struct stg_tree_summary {
     uint64_t skipped_no_exist;   /**< Hugging Face `.no_exist` folders not walked */
     uint64_t skipped_locks;      /**< Hugging Face `.locks` folders not walked */
     uint64_t skipped_incomplete; /**< Hugging Face partial downloads (`blobs/<etag>.incomplete`) */
-    bool interrupted;            /**< *cancel stopped the scan before every record was out */
+    uint64_t reserved[8];        /**< docs/abi.md */
 } stg_tree_summary;
-
-/** Fills out->size bytes' worth of defaults (every field that fits in `size`) and sets
- *  out->size = size. Use stg_tree_options_default. */
-STG_API void stg_tree_options_init(stg_tree_options *out, size_t size);
-
-static inline void stg_tree_options_default(stg_tree_options *out)
-{
-    stg_tree_options_init(out, sizeof *out);
-}
 
 /**
  * Walks and scans paths[0..count) as `stguard scan` does: files, folders (recursively, sorted),
@@ -509,9 +554,10 @@ static inline void stg_tree_options_default(stg_tree_options *out)
  * worker threads) and on_record is called once per record, in walk order, from the calling
  * thread. A path that is missing, unreadable or a link outside the root is a record, not a
  * failure. summary (may be NULL) gets the totals, also when the call fails part way.
- * @return STG_OK (also when interrupted); STG_E_BAD_ARG for misuse (no paths, a NULL path, "-"
- *         twice, opt->size unknown, threads or shard out of range, expected_sha256 not hex or
- *         with other than exactly one record: then no record was handed out); STG_E_NOMEM;
+ * @return STG_OK (also when interrupted); STG_E_STRUCT_VERSION (opt, opt->scan or its limits
+ *         not initialised, or from a newer header); STG_E_BAD_ARG for misuse (no paths, a NULL
+ *         path, "-" twice, threads or shard out of range, expected_sha256 not hex or with other
+ *         than exactly one record); in both cases no record was handed out; STG_E_NOMEM;
  *         STG_E_CRYPTO when OpenSSL fails on standard input (its bytes cannot be read again).
  */
 STG_API stg_status stg_scan_tree(const char *const *paths, size_t count,
@@ -623,12 +669,21 @@ STG_API void stg_model_close(stg_model *m);
 typedef struct stg_stream stg_stream;
 
 typedef struct stg_stream_options {
+    uint32_t struct_version;     /**< STG_STRUCT_VERSION, set by stg_stream_options_default */
     bool digest;                 /**< SHA-256 of the whole stream (default true) */
     bool tensor_digests;         /**< SHA-256 per tensor (default false) */
     const char *expected_sha256; /**< hex; mismatch is digest_mismatch. NULL: none */
+    uint64_t reserved[8];        /**< room for new options (docs/abi.md); never read */
 } stg_stream_options;
 
-STG_API void stg_stream_options_default(stg_stream_options *out);
+/** As stg_limits_init, for stg_stream_options. */
+STG_API stg_status stg_stream_options_init(stg_stream_options *out, uint32_t struct_version);
+
+/** Fills *out with the defaults (struct_version of this header). */
+static inline void stg_stream_options_default(stg_stream_options *out)
+{
+    (void)stg_stream_options_init(out, STG_STRUCT_VERSION);
+}
 /** lim and opt may be NULL (defaults). */
 STG_API stg_status stg_stream_new(const stg_limits *lim, const stg_stream_options *opt,
                                   stg_stream **out);
