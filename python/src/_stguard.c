@@ -435,6 +435,167 @@ static PyObject *py_scan_buffer(PyObject *self, PyObject *args)
     return report_result(r);
 }
 
+/* --------------------------------------------------------------------------- tree scans */
+
+typedef struct tree_ctx {
+    PyObject *callback; /* callback(report_tuple, kind) -> bool: False stops the scan */
+    volatile int cancel;
+    PyObject *exc_type, *exc_value, *exc_tb; /* the callback's exception, re-raised at the end */
+} tree_ctx;
+
+static const char *tree_kind_name(stg_tree_kind k)
+{
+    switch (k) {
+    case STG_TREE_FILE: return "file";
+    case STG_TREE_LINK: return "link";
+    case STG_TREE_STDIN: return "stdin";
+    case STG_TREE_NOT_READ: return "not_read";
+    }
+    return "unknown";
+}
+
+/* Called by stg_scan_tree on the thread that called it, which released the GIL. */
+static void tree_on_record(void *user, const stg_tree_record *rec)
+{
+    tree_ctx *t = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (t->exc_type == NULL && !t->cancel) {
+        PyObject *raw = report_tuple(rec->report);
+        PyObject *res = raw == NULL ? NULL
+                                    : PyObject_CallFunction(t->callback, "Ns", raw,
+                                                            tree_kind_name(rec->kind));
+        int go_on = res == NULL ? -1 : PyObject_IsTrue(res);
+        Py_XDECREF(res);
+        if (go_on < 0) {
+            PyErr_Fetch(&t->exc_type, &t->exc_value, &t->exc_tb);
+            if (t->exc_type == NULL) {
+                t->exc_type = Py_NewRef(PyExc_SystemError);
+            }
+        }
+        if (go_on <= 0) {
+            t->cancel = 1;
+        }
+    }
+    PyGILState_Release(g);
+}
+
+/* A list of str/bytes/PathLike -> NULL-free array of C strings kept alive by *keep (a list). */
+static const char **path_array(PyObject *seq, const char *what, PyObject *keep, size_t *count)
+{
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (fast == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    const char **out = PyMem_Calloc((size_t)n + 1, sizeof *out);
+    if (out == NULL) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = NULL;
+        if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fast, i), &b) ||
+            PyList_Append(keep, b) < 0) {
+            Py_XDECREF(b);
+            Py_DECREF(fast);
+            PyMem_Free(out);
+            return NULL;
+        }
+        out[i] = PyBytes_AS_STRING(b);
+        Py_DECREF(b);
+    }
+    Py_DECREF(fast);
+    *count = (size_t)n;
+    return out;
+}
+
+static PyObject *tree_summary_dict(const stg_tree_summary *s)
+{
+    return Py_BuildValue(
+        "{s:O,s:K,s:K,s:{s:K,s:K,s:K,s:K,s:K},s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "interrupted",
+        s->interrupted ? Py_True : Py_False, "records", (unsigned long long)s->records,
+        "records_total", (unsigned long long)s->records_total, "verdicts", "ok",
+        (unsigned long long)s->verdicts[STG_VERDICT_OK], "warn",
+        (unsigned long long)s->verdicts[STG_VERDICT_WARN], "invalid",
+        (unsigned long long)s->verdicts[STG_VERDICT_INVALID], "unsafe",
+        (unsigned long long)s->verdicts[STG_VERDICT_UNSAFE], "error",
+        (unsigned long long)s->verdicts[STG_VERDICT_ERROR], "bytes", (unsigned long long)s->bytes,
+        "files_read", (unsigned long long)s->files_read, "skipped_self",
+        (unsigned long long)s->skipped_self, "skipped_git", (unsigned long long)s->skipped_git,
+        "skipped_no_exist", (unsigned long long)s->skipped_no_exist, "skipped_locks",
+        (unsigned long long)s->skipped_locks, "skipped_incomplete",
+        (unsigned long long)s->skipped_incomplete);
+}
+
+/* scan_tree(paths, include, exclude, follow_links, hf_cache, scan_git, threads, shard_index,
+ *           shard_count, limits, policy, digest, callback) -> summary dict */
+static PyObject *py_scan_tree(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *paths, *include, *exclude, *limits, *policy, *callback;
+    int follow_links, hf_cache, scan_git, digest;
+    unsigned int threads, shard_index, shard_count;
+    if (!PyArg_ParseTuple(args, "OOOpppIIIOOpO", &paths, &include, &exclude, &follow_links,
+                          &hf_cache, &scan_git, &threads, &shard_index, &shard_count, &limits,
+                          &policy, &digest, &callback)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(callback)) {
+        PyErr_SetString(PyExc_TypeError, "callback must be callable");
+        return NULL;
+    }
+    stg_tree_options opt;
+    stg_tree_options_default(&opt);
+    if (scan_options_from(limits, policy, digest, NULL, &opt.scan) < 0) {
+        return NULL;
+    }
+    PyObject *keep = PyList_New(0);
+    if (keep == NULL) {
+        return NULL;
+    }
+    size_t npaths = 0, ninc = 0, nexc = 0;
+    const char **cpaths = path_array(paths, "paths must be a sequence", keep, &npaths);
+    const char **cinc = cpaths == NULL ? NULL : path_array(include, "include", keep, &ninc);
+    const char **cexc = cinc == NULL ? NULL : path_array(exclude, "exclude", keep, &nexc);
+    PyObject *result = NULL;
+    if (cexc != NULL) {
+        opt.include = cinc;
+        opt.include_count = ninc;
+        opt.exclude = cexc;
+        opt.exclude_count = nexc;
+        opt.follow_links = follow_links != 0;
+        opt.hf_cache = hf_cache != 0;
+        opt.scan_git = scan_git != 0;
+        opt.threads = threads;
+        opt.shard_index = shard_index;
+        opt.shard_count = shard_count;
+        tree_ctx t = {.callback = callback};
+        opt.cancel = (const volatile int *)&t.cancel;
+        stg_tree_summary sum;
+        memset(&sum, 0, sizeof sum);
+        stg_status s;
+        Py_INCREF(policy);
+        Py_INCREF(callback);
+        Py_BEGIN_ALLOW_THREADS s = stg_scan_tree(cpaths, npaths, &opt, tree_on_record, &t, &sum);
+        Py_END_ALLOW_THREADS Py_DECREF(callback);
+        Py_DECREF(policy);
+        if (t.exc_type != NULL) {
+            PyErr_Restore(t.exc_type, t.exc_value, t.exc_tb);
+        } else if (s != STG_OK) {
+            raise_status(s,
+                         "stg_scan_tree (no paths, \"-\" twice, or a bad thread or shard count)");
+        } else {
+            result = tree_summary_dict(&sum);
+        }
+    }
+    PyMem_Free(cpaths);
+    PyMem_Free(cinc);
+    PyMem_Free(cexc);
+    Py_DECREF(keep);
+    return result;
+}
+
 /* --------------------------------------------------------------------------- tensors */
 
 static PyObject *tensor_tuple(const stg_tensor *t, size_t index)
@@ -719,6 +880,7 @@ static PyObject *py_versions(PyObject *self, PyObject *noargs)
 static PyMethodDef module_methods[] = {
     {"scan_path", py_scan_path, METH_VARARGS, "scan one file"},
     {"scan_buffer", py_scan_buffer, METH_VARARGS, "scan a buffer in place"},
+    {"scan_tree", py_scan_tree, METH_VARARGS, "walk and scan paths as stguard scan does"},
     {"open_file", py_open_file, METH_VARARGS, "validate and open a safetensors file"},
     {"open_model", py_open_model, METH_VARARGS, "validate and open a sharded model"},
     {"limit_defaults", py_limit_defaults, METH_NOARGS, "the documented limit defaults"},

@@ -19,10 +19,12 @@ from ._core import (
     Report,
     Severity,
     StguardError,
+    TreeScan,
     UnsafeFileError,
     Verdict,
     scan,
     scan_bytes,
+    scan_tree,
     versions,
 )
 from ._open import RAW_VIEW_DTYPES, Model, SafeOpen, TensorSlice, load_file, open_model, safe_open
@@ -44,6 +46,7 @@ __all__ = [
     "Severity",
     "StguardError",
     "TensorSlice",
+    "TreeScan",
     "UnsafeFileError",
     "Verdict",
     "load_file",
@@ -51,5 +54,6 @@ __all__ = [
     "safe_open",
     "scan",
     "scan_bytes",
+    "scan_tree",
     "versions",
 ]

@@ -6,6 +6,8 @@ import dataclasses
 import enum
 import json
 import os
+import queue
+import threading
 from typing import Any, Iterable, Mapping, Optional, Tuple, Union
 
 from . import _stguard
@@ -147,6 +149,8 @@ class Report:
     findings: Tuple[Finding, ...]
     globals: Tuple[Global, ...]
     findings_truncated: int = 0
+    #: for a record of scan_tree: "file", "link" (blob is the target), "stdin" or "not_read"
+    kind: Optional[str] = None
 
     @property
     def ok(self) -> bool:
@@ -181,9 +185,10 @@ class Report:
         return json.dumps(self.to_dict(path), ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
-    def _from_raw(cls, raw: tuple) -> "Report":
+    def _from_raw(cls, raw: tuple, kind: Optional[str] = None) -> "Report":
         path, blob, fmt, size, sha, verdict, findings, globals_, truncated = raw
         return cls(
+            kind=kind,
             path=path,
             blob=blob,
             format=fmt,
@@ -387,6 +392,125 @@ def scan_bytes(
         data, name, _limit_spec(limits, profile), _policy_c(policy), bool(digest), expected_sha256
     )
     return Report._from_raw(raw)
+
+
+class TreeScan:
+    """The records of scan_tree, as an iterator; .summary has the totals once it is exhausted.
+
+    The scan runs on a background thread (C code, GIL released) and hands records over in walk
+    order through a bounded queue; leaving the loop early (break, an exception, close()) cancels
+    the scan."""
+
+    _END = object()
+
+    def __init__(self, paths, options):
+        self.summary: Optional[dict] = None
+        self._queue: "queue.Queue" = queue.Queue(maxsize=256)
+        self._stop = threading.Event()
+        self._error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._run, args=(paths, options), daemon=True)
+        self._thread.start()
+
+    def _on_record(self, raw, kind) -> bool:
+        if self._stop.is_set():
+            return False
+        self._queue.put(Report._from_raw(raw, kind))
+        return not self._stop.is_set()
+
+    def _run(self, paths, options) -> None:
+        try:
+            self.summary = _stguard.scan_tree(paths, *options, self._on_record)
+        except BaseException as e:  # handed to the consumer
+            self._error = e
+        finally:
+            self._queue.put(self._END)
+
+    def __iter__(self) -> "TreeScan":
+        return self
+
+    def __next__(self) -> Report:
+        item = self._queue.get() if self._thread is not None else self._END
+        if item is self._END:
+            self._finish()
+            raise StopIteration
+        return item
+
+    def _finish(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise err
+
+    def close(self) -> None:
+        """Stops the scan (records not yet taken are dropped)."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        while self._queue.get() is not self._END:
+            pass
+        self._thread.join()
+        self._thread = None
+
+    def __enter__(self) -> "TreeScan":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def scan_tree(
+    paths: Union[PathLike, Iterable[PathLike]],
+    *,
+    jobs: int = 1,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    follow_links: bool = True,
+    hf_cache: bool = True,
+    scan_git: bool = False,
+    shard: Optional[Tuple[int, int]] = None,
+    profile: str = "strict",
+    limits: Optional[Limits] = None,
+    policy: Optional[Policy] = None,
+    digest: bool = True,
+) -> TreeScan:
+    """Walks and scans paths as `stguard scan PATH...` does (docs/cli.md, "What is scanned"):
+    folders recursively in a stable order, links kept inside the root, Hugging Face caches by
+    their layout, each distinct file read once on `jobs` threads. Yields one Report per record
+    (report.kind says what it is); shard=(k, n) keeps the records of shard k of n, as the CLI's
+    --shard K/N (0-based k here)."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    paths = [os.fspath(p) for p in paths]
+    if not paths:
+        raise ValueError("scan_tree needs at least one path")
+    if not isinstance(jobs, int) or not 1 <= jobs <= 256:
+        raise ValueError("jobs must be an int from 1 to 256")
+    index, count = (0, 0) if shard is None else shard
+    if shard is not None and not (isinstance(index, int) and isinstance(count, int)
+                                  and 0 <= index < count):
+        raise ValueError("shard must be (k, n) with 0 <= k < n")
+    options = (
+        list(include),
+        list(exclude),
+        bool(follow_links),
+        bool(hf_cache),
+        bool(scan_git),
+        jobs,
+        index,
+        count,
+        _limit_spec(limits, profile),
+        _policy_c(policy),
+        bool(digest),
+    )
+    return TreeScan(paths, options)
 
 
 def versions() -> Mapping[str, str]:
