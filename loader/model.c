@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../parser/sort.h"
 #include "../validator/index.h"
 #include "mmap.h"
 
@@ -245,24 +246,10 @@ static int cmp_tensor_names(const stg_tensor *a, const stg_tensor *b)
     return a->name_len < b->name_len ? -1 : (a->name_len > b->name_len ? 1 : 0);
 }
 
-static void name_sift(const stg_tensor **t, size_t *idx, size_t root, size_t n)
+static int name_index_cmp(size_t a, size_t b, void *ctx)
 {
-    for (;;) {
-        size_t c = 2 * root + 1;
-        if (c >= n) {
-            return;
-        }
-        if (c + 1 < n && cmp_tensor_names(t[idx[c]], t[idx[c + 1]]) < 0) {
-            c++;
-        }
-        if (cmp_tensor_names(t[idx[root]], t[idx[c]]) >= 0) {
-            return;
-        }
-        size_t tmp = idx[root];
-        idx[root] = idx[c];
-        idx[c] = tmp;
-        root = c;
-    }
+    const stg_tensor *const *t = ctx;
+    return cmp_tensor_names(t[a], t[b]);
 }
 
 static bool build_table(stg_model *m)
@@ -288,15 +275,7 @@ static bool build_table(stg_model *m)
         }
     }
     m->count = total;
-    for (size_t i = total / 2; i-- > 0;) {
-        name_sift(m->table, m->by_name, i, total);
-    }
-    for (size_t end = total; end > 1; end--) {
-        size_t tmp = m->by_name[0];
-        m->by_name[0] = m->by_name[end - 1];
-        m->by_name[end - 1] = tmp;
-        name_sift(m->table, m->by_name, 0, end - 1);
-    }
+    stg_sort_index(m->by_name, total, name_index_cmp, m->table);
     return true;
 }
 

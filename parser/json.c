@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "sort.h"
 #include "util.h"
 
 struct stg_json_key {
@@ -640,77 +641,17 @@ static uint64_t record_hash(const stg_json_parser *p, size_t offset, size_t len,
 /* ------------------------------------------------------------------------------------------ */
 /* the duplicate check at object close */
 
-static void heap_sift_records(const stg_json_parser *p, stg_json_key *r, size_t root, size_t count)
+/* Full order of records (hash, then key bytes, then offset), for stg_sort. */
+static int record_sort_cmp(const void *a, const void *b, void *ctx)
 {
-    for (;;) {
-        size_t child = 2 * root + 1;
-        if (child >= count) {
-            return;
-        }
-        if (child + 1 < count && record_compare(p, &r[child], &r[child + 1]) < 0) {
-            child++;
-        }
-        if (record_compare(p, &r[root], &r[child]) >= 0) {
-            return;
-        }
-        stg_json_key t = r[root];
-        r[root] = r[child];
-        r[child] = t;
-        root = child;
-    }
+    return record_compare(ctx, a, b);
 }
 
-/* In place, no memory, O(k log k) comparisons whatever the keys: the flood-proof fallback. */
-static void heapsort_records(const stg_json_parser *p, stg_json_key *r, size_t count)
+static int dup_sort_cmp(const void *pa, const void *pb, void *ctx)
 {
-    if (count < 2) {
-        return;
-    }
-    for (size_t i = count / 2; i-- > 0;) {
-        heap_sift_records(p, r, i, count);
-    }
-    for (size_t end = count - 1; end > 0; end--) {
-        stg_json_key t = r[0];
-        r[0] = r[end];
-        r[end] = t;
-        heap_sift_records(p, r, 0, end);
-    }
-}
-
-static void heap_sift_dups(stg_json_dup *d, size_t root, size_t count)
-{
-    for (;;) {
-        size_t child = 2 * root + 1;
-        if (child >= count) {
-            return;
-        }
-        if (child + 1 < count && d[child].offset < d[child + 1].offset) {
-            child++;
-        }
-        if (d[root].offset >= d[child].offset) {
-            return;
-        }
-        stg_json_dup t = d[root];
-        d[root] = d[child];
-        d[child] = t;
-        root = child;
-    }
-}
-
-static void heapsort_dups(stg_json_dup *d, size_t count)
-{
-    if (count < 2) {
-        return;
-    }
-    for (size_t i = count / 2; i-- > 0;) {
-        heap_sift_dups(d, i, count);
-    }
-    for (size_t end = count - 1; end > 0; end--) {
-        stg_json_dup t = d[0];
-        d[0] = d[end];
-        d[end] = t;
-        heap_sift_dups(d, 0, end);
-    }
+    (void)ctx;
+    const stg_json_dup *a = pa, *b = pb;
+    return a->offset < b->offset ? -1 : (a->offset > b->offset ? 1 : 0);
 }
 
 /* Objects are sorted by the top SORT_KEY_BITS bits of the hash only: that groups equal hashes
@@ -896,7 +837,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
                 }
             }
         } else {
-            heapsort_records(p, r + s, run);
+            stg_sort(r + s, run, sizeof *r, record_sort_cmp, (void *)p); /* flood-proof */
             for (size_t j = s + 1; j < e; j++) {
                 if (records_equal(p, &r[j - 1], &r[j]) &&
                     push_dup(p, count, &ndup, r[j].offset, r[j - 1].offset) != 0) {
@@ -915,7 +856,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         ordered = out[i - 1].offset < out[i].offset;
     }
     if (!ordered) {
-        heapsort_dups(out, ndup);
+        stg_sort(out, ndup, sizeof *out, dup_sort_cmp, NULL);
     }
     p->pending = out;
     p->pending_count = ndup;
