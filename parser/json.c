@@ -12,6 +12,7 @@
 #endif
 
 #include "sort.h"
+#include "text.h"
 #include "util.h"
 
 struct stg_json_key {
@@ -86,45 +87,6 @@ COLD stg_json_type fail(stg_json_parser *p, stg_json_event *ev, stg_json_error e
 /* ------------------------------------------------------------------------------------------ */
 /* UTF-8 and strings */
 
-static inline bool is_cont(uint8_t c)
-{
-    return (c & 0xC0u) == 0x80u;
-}
-
-/* Length (2..4) of the valid UTF-8 sequence starting at b[i] (a byte >= 0x80), or 0 when it is
- * invalid: a lone continuation byte, an overlong form, an encoded surrogate, a code point above
- * U+10FFFF or a sequence cut short. */
-static size_t utf8_char_len(const uint8_t *b, size_t i, size_t n)
-{
-    uint8_t c = b[i];
-    size_t avail = n - i;
-    if (c < 0xC2u) {
-        return 0; /* continuation byte, or C0/C1 (always overlong) */
-    }
-    if (c < 0xE0u) {
-        return (avail >= 2 && is_cont(b[i + 1])) ? 2 : 0;
-    }
-    if (c < 0xF0u) {
-        if (avail < 3) {
-            return 0;
-        }
-        uint8_t lo = c == 0xE0u ? 0xA0u : 0x80u; /* E0 80..9F would be overlong */
-        uint8_t hi = c == 0xEDu ? 0x9Fu : 0xBFu; /* ED A0..BF would be a surrogate */
-        uint8_t c1 = b[i + 1];
-        return (c1 >= lo && c1 <= hi && is_cont(b[i + 2])) ? 3 : 0;
-    }
-    if (c < 0xF5u) {
-        if (avail < 4) {
-            return 0;
-        }
-        uint8_t lo = c == 0xF0u ? 0x90u : 0x80u; /* F0 80..8F would be overlong */
-        uint8_t hi = c == 0xF4u ? 0x8Fu : 0xBFu; /* F4 90.. would pass U+10FFFF */
-        uint8_t c1 = b[i + 1];
-        return (c1 >= lo && c1 <= hi && is_cont(b[i + 2]) && is_cont(b[i + 3])) ? 4 : 0;
-    }
-    return 0;
-}
-
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
@@ -138,18 +100,6 @@ static inline uint64_t string_special(uint64_t w)
     return m & HIGHS;
 }
 
-static inline int hex_value(uint8_t c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    c = (uint8_t)(c | 0x20u);
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    return -1;
-}
-
 /* Four hex digits at b[at..]: 1 with *cp set, 0 when a digit is not hex, -1 when cut short. */
 static int hex4(const uint8_t *b, size_t at, size_t n, uint32_t *cp)
 {
@@ -158,7 +108,7 @@ static int hex4(const uint8_t *b, size_t at, size_t n, uint32_t *cp)
         if (at >= n || n - at <= k) {
             return -1;
         }
-        int h = hex_value(b[at + k]);
+        int h = stg_hex_digit(b[at + k]);
         if (h < 0) {
             return 0;
         }
@@ -274,7 +224,7 @@ COLD int scan_string_slow(stg_json_parser *p, size_t i, size_t *end, bool *has_e
             set_error(p, STG_JSON_E_SYNTAX, i);
             return -1;
         } else if (c >= 0x80u) {
-            size_t l = utf8_char_len(b, i, n);
+            size_t l = stg_utf8_seq(b + i, n - i, false);
             if (l == 0) {
                 set_error(p, STG_JSON_E_UTF8, i);
                 return -1;
@@ -1173,7 +1123,7 @@ COLD stg_json_type unexpected(stg_json_parser *p, stg_json_event *ev, size_t at)
     if (at >= p->len) {
         return fail(p, ev, STG_JSON_E_SYNTAX, p->len);
     }
-    if (p->buf[at] >= 0x80u && utf8_char_len(p->buf, at, p->len) == 0) {
+    if (p->buf[at] >= 0x80u && stg_utf8_seq(p->buf + at, p->len - at, false) == 0) {
         return fail(p, ev, STG_JSON_E_UTF8, at);
     }
     return fail(p, ev, STG_JSON_E_SYNTAX, at);
