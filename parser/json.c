@@ -7,10 +7,8 @@
 #include "json.h"
 
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
+#include "mem.h"
 #include "sort.h"
 #include "text.h"
 #include "util.h"
@@ -1179,24 +1177,6 @@ HOT stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
     }
 }
 
-/* A key stack this large belongs to an object of ~250,000 keys or more: on Linux, ask for
- * transparent huge pages so that its first touches fault 2 MiB at a time. Only advice. */
-#define HUGE_KEY_STACK ((size_t)4 << 20)
-COLD void advise_huge(void *buf, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const size_t page = (size_t)2 << 20;
-    uintptr_t start = ((uintptr_t)buf + page - 1) & ~(uintptr_t)(page - 1);
-    uintptr_t end = ((uintptr_t)buf + bytes) & ~(uintptr_t)(page - 1);
-    if (end > start) {
-        (void)madvise((void *)start, (size_t)(end - start), MADV_HUGEPAGE);
-    }
-#else
-    (void)buf;
-    (void)bytes;
-#endif
-}
-
 HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
 {
     const uint8_t *b = p->buf;
@@ -1214,9 +1194,8 @@ HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
             return fail(p, ev, STG_JSON_E_MEMORY, i);
         }
         p->keys = kb;
-        if (p->keys_cap_bytes >= HUGE_KEY_STACK) {
-            advise_huge(kb, p->keys_cap_bytes);
-        }
+        /* from ~250,000 keys in one object (STG_MEM_HUGE_MIN): huge pages */
+        stg_mem_advise_huge(kb, p->keys_cap_bytes);
     }
     uint32_t d = p->depth;
     size_t base = p->key_base[d];
