@@ -20,6 +20,7 @@
 #include "../parser/sort.h"
 #include "../validator/index.h"
 #include "mmap.h"
+#include "within.h"
 
 #define STG_INDEX_FILE_NAME "model.safetensors.index.json"
 
@@ -55,21 +56,6 @@ static char *join(const char *dir, const char *name)
     p[dl] = '/';
     memcpy(p + dl + 1, name, nl + 1);
     return p;
-}
-
-/* 1 when `path` resolves to a place inside the real path of `root`, 0 when it resolves
- * outside, -1 (errno set) when either cannot be resolved. */
-static int inside_root(const char *root, const char *path)
-{
-    char rr[PATH_MAX], rp[PATH_MAX];
-    if (realpath(root, rr) == NULL || realpath(path, rp) == NULL) {
-        return -1;
-    }
-    size_t n = strlen(rr);
-    if (n == 1) { /* a real path of one byte is "/" */
-        return 1;
-    }
-    return strncmp(rr, rp, n) == 0 && (rp[n] == '/' || rp[n] == '\0');
 }
 
 static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, stg_severity sev,
@@ -139,8 +125,8 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             stg_mem_free(path);
             continue;
         }
-        int inside = root != NULL ? inside_root(root, path) : 1;
-        if (inside < 0) {
+        stg_within in = root != NULL ? stg_path_within(root, path) : STG_WITHIN_YES;
+        if (in == STG_WITHIN_ROOT_ERROR || in == STG_WITHIN_PATH_ERROR) {
             /* The shard exists but its place cannot be established: it was not read, which
              * is an error, not a link to skip with a warning. */
             stg_finding *f = stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, sh->offset,
@@ -150,7 +136,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             stg_mem_free(path);
             continue;
         }
-        if (inside == 0) {
+        if (in != STG_WITHIN_YES) {
             shard_finding(r, sh->name, STG_SYMLINK_SKIPPED, STG_SEV_WARNING, sh->offset,
                           "a shard resolves outside the scan root: not opened");
             stg_mem_free(path);
