@@ -1,0 +1,66 @@
+/* One open-addressing hash map for every table whose keys the input chooses (pickle globals
+ * seen, legacy torch storage keys, ...). It stays fast under chosen keys: slots are found by a
+ * keyed SipHash (parser/hash.h) under the caller's seed, and no probe walks past
+ * STG_HASH_PROBE_CEILING slots, a hard ceiling whose outcome is defined: a lookup or insert
+ * that would pass it returns STG_MAP_CEILING (the key is neither found nor added), and a grow
+ * that cannot place an old entry within it drops that entry and counts it in `dropped`. The
+ * owner decides what either means (fail closed, or degrade as its comment says).
+ *
+ * Slots are the caller's struct, of slot_size bytes, whose first member is the uint64_t hash
+ * (0 marks an empty slot; stg_map_hash never returns 0). Keys live wherever the caller keeps
+ * them; `same` compares a slot with a key. The load factor stays at most 1/2, the table starts
+ * at 64 slots and doubles; memory comes from parser/mem.h. */
+#ifndef STG_PARSER_MAP_H
+#define STG_PARSER_MAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hash.h"
+
+typedef struct stg_map {
+    uint8_t *slots;     /* cap slots of slot_size bytes */
+    size_t slot_size;   /* >= sizeof(uint64_t), the hash first */
+    uint32_t cap;       /* 0 or a power of two */
+    uint32_t count;     /* entries claimed; one a grow dropped still counts, so that growth
+                         * keeps its pace under a flood */
+    uint32_t max_slots; /* the table never grows past this many slots (a power of two) */
+    uint64_t seed;      /* keys stg_map_hash */
+    uint64_t probes;    /* slots looked at by every call (complexity tests, profiling) */
+    uint64_t dropped;   /* entries grows could not place within the probe ceiling */
+} stg_map;
+
+typedef enum stg_map_status {
+    STG_MAP_OK = 0,      /* stg_map_reserve: room for one more entry */
+    STG_MAP_FOUND = 1,   /* *slot is the entry `same` accepted */
+    STG_MAP_ABSENT = 2,  /* *slot is the empty slot the key would take (NULL: empty table) */
+    STG_MAP_CEILING = 3, /* no match and no empty slot within STG_HASH_PROBE_CEILING probes */
+    STG_MAP_FULL = 4,    /* stg_map_reserve: max_slots reached */
+    STG_MAP_NOMEM = 5,   /* stg_map_reserve: the allocator refused */
+} stg_map_status;
+
+/* true when the slot (its hash already equal to the key's) holds the key. */
+typedef bool (*stg_map_same)(const void *slot, const void *key, void *ctx);
+
+/* An empty map (no memory until the first reserve). max_slots: a power of two, at most 2^30. */
+void stg_map_init(stg_map *m, size_t slot_size, uint64_t seed, uint32_t max_slots);
+void stg_map_free(stg_map *m);
+
+/* The key's hash: SipHash-1-3 of a[0..an) then b[0..bn) under the map's seed, never 0. */
+uint64_t stg_map_hash(const stg_map *m, const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
+
+/* Makes room for one more entry (grows to keep the load factor at most 1/2). Call it before a
+ * find whose ABSENT slot will be claimed: a grow moves every slot. */
+stg_map_status stg_map_reserve(stg_map *m);
+
+/* Looks the key (hash h) up: FOUND, ABSENT (the slot to claim) or CEILING. With same == NULL
+ * no slot matches (the first empty slot is returned). */
+stg_map_status stg_map_find(stg_map *m, uint64_t h, stg_map_same same, const void *key, void *ctx,
+                            void **slot);
+
+/* Turns the empty slot an ABSENT find returned into an entry with hash h; the caller fills the
+ * rest. Only right after that find, with no reserve in between. */
+void stg_map_claim(stg_map *m, void *slot, uint64_t h);
+
+#endif
