@@ -22,19 +22,19 @@
 #include "../parser/mem.h"
 #include "../parser/sort.h"
 #include "../validator/check.h"
+#include "../validator/limits.h"
 #include "../validator/polyglot.h"
 #include "seed.h"
 #include "window.h"
 
 static void report_io(stg_report *r, const char *what, int err)
 {
-    stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET, "%s failed (errno %d)", what,
-                   err);
+    stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "%s failed (errno %d)", what, err);
 }
 
 static void file_changed(stg_report *r)
 {
-    stg_report_add(r, STG_FILE_CHANGED_CODE, STG_SEV_ERROR, STG_NO_OFFSET,
+    stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
                    "the file changed size or identity while it was validated");
 }
 
@@ -149,8 +149,7 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
         return STG_E_IO;
     }
     if (!S_ISREG(st.st_mode)) {
-        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
-                       "not a regular file: not read");
+        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET, "not a regular file: not read");
         file_free(f);
         return STG_E_IO;
     }
@@ -202,7 +201,7 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
     stg_status filled = stg_image_fill_safetensors(&img, true, &safetensors, &err);
     if (filled == STG_E_LIMIT) {
         stg_finding *lf = stg_report_add(
-            r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
+            r, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
             "the polyglot checks need more than max_inflate_bytes (%llu) of the file",
             (unsigned long long)cap);
         stg_report_set_limit(r, lf, "max_inflate_bytes");
@@ -276,8 +275,10 @@ stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out
     stg_limits def;
     if (lim == NULL) {
         stg_limits_default(&def);
-        lim = &def;
+    } else if (stg_limits_accept(lim, &def) != STG_OK) {
+        return STG_E_STRUCT_VERSION;
     }
+    lim = &def;
     stg_report *r = stg_report_new(lim);
     if (r == NULL) {
         return STG_E_NOMEM;

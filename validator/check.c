@@ -82,7 +82,7 @@ static bool fallback_pickle_scan(const uint8_t *buf, size_t len, stg_check_ctx *
 
 static void add_unscannable(stg_check_ctx *ctx, const char *what)
 {
-    stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, 0,
+    stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, 0,
                    "%s data cannot be opened by stguard: not scanned", what);
 }
 
@@ -197,7 +197,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     case STG_SNIFF_ZSTD: add_unscannable(ctx, "zstd-compressed"); return res;
     case STG_SNIFF_LZ4: add_unscannable(ctx, "lz4-compressed"); return res;
     case STG_SNIFF_GGUF:
-        stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_NO_OFFSET,
                        "GGUF is recognised but not validated");
         if (top_level) {
             stg_polyglot_check_tar(buf, len, "GGUF", ctx);
@@ -221,18 +221,18 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         return res;
     }
     if (name_hint == NULL && mode == STG_MEMBER_STREAM) {
-        stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_UNKNOWN, STG_NO_OFFSET,
                        "the decompressed content matches no known format");
         return res;
     }
     if (hint.onnx) {
-        stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_NOT_VALIDATED, STG_NO_OFFSET,
                        "ONNX is recognised by its name but not validated");
         res.format = STG_FMT_ONNX;
         return res;
     }
     if (hint.claims_pickle) {
-        stg_report_add(r, STG_FORMAT_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_MISMATCH, STG_NO_OFFSET,
                        "the name claims a pickle-based model format but the content is no "
                        "known format");
         return res;
@@ -245,8 +245,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
                          : STG_FMT_TEXT;
         return res;
     }
-    stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET,
-                   "the content matches no known format");
+    stg_report_add(r, STG_FORMAT_UNKNOWN, STG_NO_OFFSET, "the content matches no known format");
     return res;
 }
 
@@ -281,7 +280,7 @@ void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg
      * whatever its name promises was not checked, so it is said first and fails the file. */
     stg_lfs_pointer ptr;
     if (stg_sniff_lfs_pointer(buf, len, &ptr)) {
-        stg_report_add(ctx->report, STG_LFS_POINTER, STG_SEV_ERROR, 0,
+        stg_report_add(ctx->report, STG_LFS_POINTER, 0,
                        "a Git LFS pointer (oid sha256:%s, size %llu), not the content it stands "
                        "for: fetch it (git lfs pull) and scan again",
                        ptr.oid, (unsigned long long)ptr.size);
@@ -299,7 +298,7 @@ void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg
     stg_member_result res = dispatch(buf, len, name_hint, true, STG_MEMBER_ARCHIVE, ctx);
     ctx->lim = caller_lim;
     if (res.pickle_based) {
-        stg_report_add(ctx->report, STG_PICKLE_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(ctx->report, STG_PICKLE_FILE, STG_NO_OFFSET,
                        "pickle-based file: loading it can run code in principle");
     }
     stg_report_set_format(ctx->report, res.format);
@@ -361,9 +360,9 @@ stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char
     uint32_t max_nesting = ctx->lim->max_nesting < STG_NESTING_CEILING ? ctx->lim->max_nesting
                                                                        : STG_NESTING_CEILING;
     if (ctx->depth + 1 > max_nesting) {
-        stg_finding *f = stg_report_add(
-            ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
-            "nesting deeper than max_nesting (%u): not scanned", (unsigned)max_nesting);
+        stg_finding *f = stg_report_add(ctx->report, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
+                                        "nesting deeper than max_nesting (%u): not scanned",
+                                        (unsigned)max_nesting);
         stg_report_set_limit(ctx->report, f, "max_nesting");
         stg_report_set_member(ctx->report, f, path, member_offset);
         stg_mem_free(path);

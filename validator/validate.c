@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "limits.h"
 #include "polyglot.h"
 #include "safetensors.h"
 
@@ -40,8 +41,8 @@ stg_status stg_validate_buffer(const void *buf, size_t len, const stg_limits *li
     stg_limits def;
     if (lim == NULL) {
         stg_limits_default(&def);
-    } else {
-        def = *lim;
+    } else if (stg_limits_accept(lim, &def) != STG_OK) {
+        return STG_E_STRUCT_VERSION;
     }
     stg_limits_clamp(&def); /* the polyglot scan of an appended archive recurses */
     lim = &def;
