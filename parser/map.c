@@ -15,17 +15,30 @@ void stg_map_init(stg_map *m, size_t slot_size, uint64_t seed, uint32_t max_slot
     m->max_slots = max_slots;
 }
 
+void stg_map_set_overflow(stg_map *m, uint32_t n)
+{
+    m->overflow_max = n;
+}
+
 void stg_map_free(stg_map *m)
 {
     stg_mem_free(m->slots);
+    stg_mem_free(m->overflow);
     m->slots = NULL;
+    m->overflow = NULL;
     m->cap = 0;
     m->count = 0;
+    m->overflow_count = 0;
 }
 
 uint64_t stg_map_hash(const stg_map *m, const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
     return stg_hash_bytes(m->seed, a, an, b, bn) | 1u;
+}
+
+uint64_t stg_map_hash_u64(const stg_map *m, uint64_t x, uint64_t y)
+{
+    return stg_hash_u64(m->seed, x, y) | 1u;
 }
 
 static inline uint64_t slot_hash(const uint8_t *slot)
@@ -52,6 +65,23 @@ static uint8_t *probe(stg_map *m, uint8_t *slots, uint32_t cap, uint64_t h, stg_
     return NULL;
 }
 
+/* The overflow list's next free slot; NULL when it is full or has none (or *nomem). */
+static uint8_t *overflow_slot(stg_map *m, bool *nomem)
+{
+    *nomem = false;
+    if (m->overflow_count >= m->overflow_max) {
+        return NULL;
+    }
+    if (m->overflow == NULL) {
+        m->overflow = stg_mem_calloc(m->overflow_max, m->slot_size);
+        if (m->overflow == NULL) {
+            *nomem = true;
+            return NULL;
+        }
+    }
+    return m->overflow + (size_t)m->overflow_count * m->slot_size;
+}
+
 stg_map_status stg_map_reserve(stg_map *m)
 {
     if (m->count + 1 <= m->cap / 2) {
@@ -72,9 +102,18 @@ stg_map_status stg_map_reserve(stg_map *m)
             continue;
         }
         uint8_t *d = probe(m, ns, ncap, h, NULL, NULL, NULL);
-        if (d == NULL) {
-            m->dropped++; /* only keys chosen against a known seed get here */
-            continue;
+        if (d == NULL) { /* only keys chosen against a known seed get here */
+            bool nomem;
+            d = overflow_slot(m, &nomem);
+            if (nomem) {
+                stg_mem_free(ns);
+                return STG_MAP_NOMEM;
+            }
+            if (d == NULL) {
+                m->dropped++;
+                continue;
+            }
+            m->overflow_count++;
         }
         memcpy(d, s, m->slot_size);
     }
@@ -88,19 +127,39 @@ stg_map_status stg_map_find(stg_map *m, uint64_t h, stg_map_same same, const voi
                             void **slot)
 {
     *slot = NULL;
-    if (m->cap == 0) {
+    m->claim_overflow = false;
+    uint8_t *s = m->cap == 0 ? NULL : probe(m, m->slots, m->cap, h, same, key, ctx);
+    if (s != NULL && slot_hash(s) != 0) {
+        *slot = s;
+        return STG_MAP_FOUND;
+    }
+    for (uint32_t i = 0; i < m->overflow_count; i++) {
+        m->probes++;
+        uint8_t *o = m->overflow + (size_t)i * m->slot_size;
+        if (slot_hash(o) == h && same != NULL && same(o, key, ctx)) {
+            *slot = o;
+            return STG_MAP_FOUND;
+        }
+    }
+    if (s != NULL || m->cap == 0) {
+        *slot = s;
         return STG_MAP_ABSENT;
     }
-    uint8_t *s = probe(m, m->slots, m->cap, h, same, key, ctx);
-    if (s == NULL) {
-        return STG_MAP_CEILING;
+    bool nomem;
+    *slot = overflow_slot(m, &nomem);
+    if (nomem) {
+        return STG_MAP_NOMEM;
     }
-    *slot = s;
-    return slot_hash(s) != 0 ? STG_MAP_FOUND : STG_MAP_ABSENT;
+    m->claim_overflow = *slot != NULL;
+    return *slot != NULL ? STG_MAP_ABSENT : STG_MAP_CEILING;
 }
 
 void stg_map_claim(stg_map *m, void *slot, uint64_t h)
 {
     memcpy(slot, &h, sizeof h);
     m->count++;
+    if (m->claim_overflow) {
+        m->overflow_count++;
+        m->claim_overflow = false;
+    }
 }

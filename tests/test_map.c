@@ -134,6 +134,92 @@ START_TEST(test_grow_drops_past_ceiling)
 }
 END_TEST
 
+/* Keys whose hash under seed has low 12 bits 0..1 (bit 0 is always set): one home slot in every
+ * table of up to 4096 slots. */
+static void colliding_keys(uint64_t seed, char (*out)[24], size_t n)
+{
+    stg_map probe;
+    stg_map_init(&probe, sizeof(slot), seed, 64);
+    size_t made = 0;
+    for (uint64_t ctr = 0; made < n; ctr++) {
+        char name[24];
+        int k = snprintf(name, sizeof name, "c%llx", (unsigned long long)ctr);
+        if ((stg_map_hash(&probe, (const uint8_t *)name, (size_t)k, NULL, 0) & 0xffeu) == 0) {
+            memcpy(out[made++], name, (size_t)k + 1);
+        }
+    }
+}
+
+/* With an overflow list the map stays exact past the ceiling, up to the list's size; lookups
+ * cost at most the ceiling plus the list. */
+START_TEST(test_overflow_exact)
+{
+    enum { N = 400, OVER = 100 };
+    static char keys[N][24];
+    colliding_keys(7, keys, N);
+    stg_map m;
+    stg_map_init(&m, sizeof(slot), 7, 4096);
+    stg_map_set_overflow(&m, OVER);
+    for (size_t i = 0; i < STG_HASH_PROBE_CEILING + OVER; i++) {
+        ck_assert_int_eq(put(&m, keys[i], (uint32_t)i), STG_MAP_ABSENT);
+    }
+    ck_assert_uint_eq(m.overflow_count, OVER);
+    for (size_t i = STG_HASH_PROBE_CEILING + OVER; i < N; i++) {
+        ck_assert_int_eq(put(&m, keys[i], (uint32_t)i), STG_MAP_CEILING);
+    }
+    uint64_t before = m.probes;
+    for (size_t i = 0; i < STG_HASH_PROBE_CEILING + OVER; i++) {
+        slot *e = get(&m, keys[i]);
+        ck_assert_msg(e != NULL && e->value == i, "key %zu lost", i);
+        ck_assert_int_eq(put(&m, keys[i], 0), STG_MAP_FOUND); /* never a second entry */
+    }
+    ck_assert_ptr_null(get(&m, keys[N - 1]));
+    ck_assert_uint_le(m.probes - before, (uint64_t)2 * (STG_HASH_PROBE_CEILING + OVER) *
+                                             (STG_HASH_PROBE_CEILING + OVER));
+    /* ordinary keys still land in the table, but for those whose home slot is inside the
+     * flooded run (the overflow list is full); grows keep overflow entries findable */
+    char name[24];
+    uint32_t placed = 0;
+    for (uint32_t i = 0; i < 600; i++) {
+        snprintf(name, sizeof name, "plain-%u", i);
+        stg_map_status st = put(&m, name, i);
+        ck_assert(st == STG_MAP_ABSENT || st == STG_MAP_CEILING);
+        if (st == STG_MAP_ABSENT) {
+            placed++;
+            ck_assert_ptr_nonnull(get(&m, name));
+        }
+    }
+    ck_assert_uint_ge(placed, 500);
+    ck_assert_uint_ge(m.cap, 2048);
+    ck_assert_ptr_nonnull(get(&m, keys[0]));
+    ck_assert_ptr_nonnull(get(&m, keys[STG_HASH_PROBE_CEILING + OVER - 1]));
+    ck_assert_uint_eq(m.overflow_count, OVER);
+    stg_map_free(&m);
+    ck_assert_ptr_null(m.overflow);
+}
+END_TEST
+
+/* A grow moves entries it cannot place within the ceiling to the overflow list when it has one. */
+START_TEST(test_grow_into_overflow)
+{
+    stg_map m;
+    stg_map_init(&m, sizeof(slot), 1, 4096);
+    stg_map_set_overflow(&m, 4);
+    m.cap = 2048;
+    m.slots = calloc(m.cap, sizeof(slot));
+    ck_assert_ptr_nonnull(m.slots);
+    slot *v = (slot *)(void *)m.slots;
+    for (uint32_t i = 0; i < STG_HASH_PROBE_CEILING + 10; i++) {
+        v[i].hash = ((uint64_t)(i + 1) << 13) | 1u;
+    }
+    m.count = 1024;
+    ck_assert_int_eq(stg_map_reserve(&m), STG_MAP_OK);
+    ck_assert_uint_eq(m.overflow_count, 4);
+    ck_assert_uint_eq(m.dropped, 6);
+    stg_map_free(&m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("map");
@@ -141,6 +227,8 @@ int main(void)
     tcase_add_test(tc, test_put_get_grow);
     tcase_add_test(tc, test_max_slots_full);
     tcase_add_test(tc, test_grow_drops_past_ceiling);
+    tcase_add_test(tc, test_overflow_exact);
+    tcase_add_test(tc, test_grow_into_overflow);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
