@@ -330,28 +330,12 @@ static stg_map_status map_put(stg_map *m, const char *s)
     return st;
 }
 
-/* Keys whose hash under seed has low 12 bits 0..1 (bit 0 is always set): one home slot in every
- * table of up to 4096 slots. */
-static void map_colliding_keys(uint64_t seed, char (*out)[24], size_t n)
-{
-    stg_map probe;
-    stg_map_init(&probe, sizeof(map_slot), seed, 64);
-    size_t made = 0;
-    for (uint64_t ctr = 0; made < n; ctr++) {
-        char name[24];
-        int k = snprintf(name, sizeof name, "c%llx", (unsigned long long)ctr);
-        if ((stg_map_hash(&probe, (const uint8_t *)name, (size_t)k, NULL, 0) & 0xffeu) == 0) {
-            memcpy(out[made++], name, (size_t)k + 1);
-        }
-    }
-}
-
 START_TEST(test_map_flood_known_seed)
 {
     enum { N = 1500 };
     static char keys[N][24];
     const uint64_t known = STG_HASH_SEED_DEFAULT;
-    map_colliding_keys(known, keys, N);
+    tu_map_colliding_keys(known, keys, N);
     stg_map m;
     stg_map_init(&m, sizeof(map_slot), known, 4096);
     size_t added = 0, capped = 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parser/map.h"
+#include "testutil.h"
 
 typedef struct slot {
     uint64_t hash;
@@ -134,29 +135,11 @@ START_TEST(test_grow_drops_past_ceiling)
 }
 END_TEST
 
-/* Keys whose hash under seed has low 12 bits 0..1 (bit 0 is always set): one home slot in every
- * table of up to 4096 slots. */
-static void colliding_keys(uint64_t seed, char (*out)[24], size_t n)
-{
-    stg_map probe;
-    stg_map_init(&probe, sizeof(slot), seed, 64);
-    size_t made = 0;
-    for (uint64_t ctr = 0; made < n; ctr++) {
-        char name[24];
-        int k = snprintf(name, sizeof name, "c%llx", (unsigned long long)ctr);
-        if ((stg_map_hash(&probe, (const uint8_t *)name, (size_t)k, NULL, 0) & 0xffeu) == 0) {
-            memcpy(out[made++], name, (size_t)k + 1);
-        }
-    }
-}
-
-/* With an overflow list the map stays exact past the ceiling, up to the list's size; lookups
- * cost at most the ceiling plus the list. */
 START_TEST(test_overflow_exact)
 {
     enum { N = 400, OVER = 100 };
     static char keys[N][24];
-    colliding_keys(7, keys, N);
+    tu_map_colliding_keys(7, keys, N);
     stg_map m;
     stg_map_init(&m, sizeof(slot), 7, 4096);
     stg_map_set_overflow(&m, OVER);

@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include "parser/map.h"
 #include "validator/check.h"
 
 #include <dirent.h>
@@ -186,4 +187,18 @@ const char *tu_describe(const stg_report *r)
         }
     }
     return buf;
+}
+
+void tu_map_colliding_keys(uint64_t seed, char (*out)[24], size_t n)
+{
+    stg_map probe;
+    stg_map_init(&probe, sizeof(uint64_t), seed, 64);
+    size_t made = 0;
+    for (uint64_t ctr = 0; made < n; ctr++) {
+        char name[24];
+        int k = snprintf(name, sizeof name, "c%llx", (unsigned long long)ctr);
+        if ((stg_map_hash(&probe, (const uint8_t *)name, (size_t)k, NULL, 0) & 0xffeu) == 0) {
+            memcpy(out[made++], name, (size_t)k + 1);
+        }
+    }
 }
