@@ -144,12 +144,17 @@ typedef struct stg_pscan {
     uint32_t dtype_count;
     bool acted; /* a global (or an unresolvable one) was reached: a reader imports it */
     bool globals_capped;
-    uint64_t seed;      /* keys the tables' hash (the check context's, or the default) */
-    bool probes_capped; /* a key found no slot within the probe ceiling (not reported) */
+    uint64_t seed; /* keys the tables' hash (the check context's, or the default) */
+    /* A key found no slot within the probe ceiling (keys crafted against a known seed):
+     * seen_capped in the globals-seen table, which is harmless (that global is then reported
+     * at each occurrence instead of once: more findings, never fewer); skeys_capped in the
+     * storage-key table, which fails closed: skip_storages reports limit_exceeded
+     * (hash_probe_ceiling) and frames no storage. */
+    bool seen_capped, skeys_capped;
 } stg_pscan;
 
-/* Both tables: keyed by the scan's seed; past the probe ceiling a key is neither found nor
- * added (a repeat report or a missed lookup, never unbounded work). */
+/* Both tables (parser/map.h): keyed by the scan's seed; past the probe ceiling a key is neither
+ * found nor added (what that costs: seen_capped, skeys_capped), never unbounded work. */
 static void tables_init(stg_pscan *s)
 {
     stg_map_init(&s->seen, sizeof(struct seen_global), s->seed, STG_SEEN_MAX * 2);
@@ -227,7 +232,7 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
     *fresh = true;
     uint64_t dropped = s->seen.dropped;
     stg_map_status st = stg_map_reserve(&s->seen);
-    s->probes_capped |= s->seen.dropped != dropped;
+    s->seen_capped |= s->seen.dropped != dropped;
     if (st == STG_MAP_FULL) {
         return NULL; /* past the cap every occurrence is reported */
     }
@@ -240,7 +245,7 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
     void *slot;
     st = stg_map_find(&s->seen, h, same_global, &key, s, &slot);
     if (st == STG_MAP_CEILING) {
-        s->probes_capped = true;
+        s->seen_capped = true; /* harmless: reported as fresh (seen_capped) */
         return NULL;
     }
     if (st == STG_MAP_FOUND) {
@@ -680,13 +685,13 @@ static bool same_skey(const void *slot, const void *key, void *ctx)
 }
 
 /* A storage key's entry; with add, created when new. NULL when absent, or when the key finds
- * no slot within the probe ceiling (the storage then counts as one the data does not name). */
+ * no slot within the probe ceiling (skeys_capped: then no storage is framed). */
 static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, bool add)
 {
     if (add) {
         uint64_t dropped = s->skeys.dropped;
         stg_map_status st = stg_map_reserve(&s->skeys);
-        s->probes_capped |= s->skeys.dropped != dropped;
+        s->skeys_capped |= s->skeys.dropped != dropped;
         if (st == STG_MAP_NOMEM) {
             s->failed_alloc = true;
         }
@@ -699,7 +704,7 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
     void *slot;
     stg_map_status st = stg_map_find(&s->skeys, h, same_skey, &key, s, &slot);
     if (st == STG_MAP_CEILING) {
-        s->probes_capped = true;
+        s->skeys_capped = true; /* fails closed in skip_storages */
         return NULL;
     }
     if (st == STG_MAP_FOUND) {
@@ -773,6 +778,17 @@ static void on_append(void *vctx, stg_pickle_walker *w, const stg_pv *item)
  * element size bytes (torch's _write_file with save_size). */
 static bool skip_storages(stg_pscan *s, size_t *pos)
 {
+    if (s->skeys_capped) {
+        /* A key was dropped: the list cannot be matched to the declarations. */
+        stg_finding *f = stg_report_add(
+            s->ctx->report, STG_LIMIT_EXCEEDED, s->base + *pos,
+            "legacy torch storage: the storage-key table found no slot within the probe "
+            "ceiling (%u) for a key (keys crafted to collide): the storages are not framed",
+            (unsigned)STG_HASH_PROBE_CEILING);
+        stg_report_set_limit(s->ctx->report, f, "hash_probe_ceiling");
+        set_member(s, f);
+        return false;
+    }
     stg_cursor c = stg_cur_make(s->buf, s->len);
     (void)stg_cur_seek(&c, *pos); /* cannot fail: *pos is where a walk ended, <= len */
     for (size_t i = 0; i < s->order_count; i++) {
