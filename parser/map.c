@@ -79,7 +79,9 @@ static uint8_t *overflow_slot(stg_map *m, bool *nomem)
             return NULL;
         }
     }
-    return m->overflow + (size_t)m->overflow_count * m->slot_size;
+    uint8_t *o = m->overflow + (size_t)m->overflow_count * m->slot_size;
+    memset(o, 0, m->slot_size); /* a grow that failed may have written it */
+    return o;
 }
 
 stg_map_status stg_map_reserve(stg_map *m)
@@ -95,6 +97,7 @@ stg_map_status stg_map_reserve(stg_map *m)
     if (ns == NULL) {
         return STG_MAP_NOMEM;
     }
+    uint32_t overflow_before = m->overflow_count;
     for (uint32_t i = 0; i < m->cap; i++) {
         const uint8_t *s = m->slots + (size_t)i * m->slot_size;
         uint64_t h = slot_hash(s);
@@ -106,8 +109,15 @@ stg_map_status stg_map_reserve(stg_map *m)
             bool nomem;
             d = overflow_slot(m, &nomem);
             if (nomem) {
+                m->overflow_count = overflow_before;
                 stg_mem_free(ns);
                 return STG_MAP_NOMEM;
+            }
+            if (d == NULL && m->overflow_max > 0) {
+                /* an exact map loses no key: the old table is kept */
+                m->overflow_count = overflow_before;
+                stg_mem_free(ns);
+                return STG_MAP_FULL;
             }
             if (d == NULL) {
                 m->dropped++;
@@ -133,7 +143,7 @@ stg_map_status stg_map_find(stg_map *m, uint64_t h, stg_map_same same, const voi
         *slot = s;
         return STG_MAP_FOUND;
     }
-    for (uint32_t i = 0; i < m->overflow_count; i++) {
+    for (uint32_t i = 0; same != NULL && i < m->overflow_count; i++) {
         m->probes++;
         uint8_t *o = m->overflow + (size_t)i * m->slot_size;
         if (slot_hash(o) == h && same != NULL && same(o, key, ctx)) {

@@ -7,7 +7,8 @@
  * owner decides what either means (fail closed, or degrade as its comment says). A map that must
  * stay exact (every key put is found) sets an overflow list (stg_map_set_overflow): keys that
  * find no slot within the ceiling go there, searched in full, so a lookup costs at most
- * STG_HASH_PROBE_CEILING + overflow_max comparisons, and only past that list is a key refused.
+ * STG_HASH_PROBE_CEILING + overflow_max comparisons, and only past that list is a key refused
+ * (CEILING), or a grow (FULL, the table kept as it was): such a map never drops an entry.
  *
  * Slots are the caller's struct, of slot_size bytes, whose first member is the uint64_t hash
  * (0 marks an empty slot; stg_map_hash never returns 0). Keys live wherever the caller keeps
@@ -42,7 +43,8 @@ typedef enum stg_map_status {
     STG_MAP_FOUND = 1,   /* *slot is the entry `same` accepted */
     STG_MAP_ABSENT = 2,  /* *slot is the empty slot the key would take (NULL: empty table) */
     STG_MAP_CEILING = 3, /* no match and no empty slot within STG_HASH_PROBE_CEILING probes */
-    STG_MAP_FULL = 4,    /* stg_map_reserve: max_slots reached */
+    STG_MAP_FULL = 4,    /* stg_map_reserve: max_slots reached, or (overflow list set) a grow
+                          * would have to drop an entry */
     STG_MAP_NOMEM = 5,   /* the allocator refused (the map is as it was) */
 } stg_map_status;
 
@@ -68,7 +70,8 @@ stg_map_status stg_map_reserve(stg_map *m);
 
 /* Looks the key (hash h) up: FOUND, ABSENT (the slot to claim, in the table or the overflow
  * list), CEILING (no room within the ceiling nor in the overflow list) or NOMEM (the overflow
- * list could not be allocated). With same == NULL no slot matches. */
+ * list could not be allocated). With same == NULL no slot matches and the overflow list is not
+ * searched: the caller knows the key is not in the map (an insert after a failed lookup). */
 stg_map_status stg_map_find(stg_map *m, uint64_t h, stg_map_same same, const void *key, void *ctx,
                             void **slot);
 

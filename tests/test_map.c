@@ -182,23 +182,38 @@ START_TEST(test_overflow_exact)
 }
 END_TEST
 
-/* A grow moves entries it cannot place within the ceiling to the overflow list when it has one. */
+/* A grow moves entries it cannot place within the ceiling to the overflow list when it has one;
+ * when the list cannot take them all, the grow is refused (FULL) and the table kept whole. */
+static void fill_one_run(stg_map *m, uint32_t over)
+{
+    stg_map_init(m, sizeof(slot), 1, 4096);
+    stg_map_set_overflow(m, over);
+    m->cap = 2048;
+    m->slots = calloc(m->cap, sizeof(slot));
+    ck_assert_ptr_nonnull(m->slots);
+    slot *v = (slot *)(void *)m->slots;
+    for (uint32_t i = 0; i < STG_HASH_PROBE_CEILING + 10; i++) {
+        v[i].hash = ((uint64_t)(i + 1) << 13) | 1u; /* home slot 1 in both sizes */
+    }
+    m->count = 1024; /* the next reserve grows */
+}
+
 START_TEST(test_grow_into_overflow)
 {
     stg_map m;
-    stg_map_init(&m, sizeof(slot), 1, 4096);
-    stg_map_set_overflow(&m, 4);
-    m.cap = 2048;
-    m.slots = calloc(m.cap, sizeof(slot));
-    ck_assert_ptr_nonnull(m.slots);
-    slot *v = (slot *)(void *)m.slots;
-    for (uint32_t i = 0; i < STG_HASH_PROBE_CEILING + 10; i++) {
-        v[i].hash = ((uint64_t)(i + 1) << 13) | 1u;
-    }
-    m.count = 1024;
+    fill_one_run(&m, 16);
     ck_assert_int_eq(stg_map_reserve(&m), STG_MAP_OK);
-    ck_assert_uint_eq(m.overflow_count, 4);
-    ck_assert_uint_eq(m.dropped, 6);
+    ck_assert_uint_eq(m.cap, 4096);
+    ck_assert_uint_eq(m.overflow_count, 10);
+    ck_assert_uint_eq(m.dropped, 0);
+    stg_map_free(&m);
+    fill_one_run(&m, 4); /* room for 4 of the 10: refused, nothing lost */
+    uint8_t *before = m.slots;
+    ck_assert_int_eq(stg_map_reserve(&m), STG_MAP_FULL);
+    ck_assert_uint_eq(m.cap, 2048);
+    ck_assert_ptr_eq(m.slots, before);
+    ck_assert_uint_eq(m.overflow_count, 0);
+    ck_assert_uint_eq(m.dropped, 0);
     stg_map_free(&m);
 }
 END_TEST
