@@ -202,3 +202,14 @@ void tu_map_colliding_keys(uint64_t seed, char (*out)[24], size_t n)
         }
     }
 }
+
+void tu_tar_checksum(uint8_t *h)
+{
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (size_t i = 0; i < 512; i++) {
+        sum += h[i];
+    }
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    h[155] = ' ';
+}
