@@ -228,9 +228,5 @@ int main(void)
     tcase_add_test(tc, test_overflow_exact);
     tcase_add_test(tc, test_grow_into_overflow);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_suite(s);
 }

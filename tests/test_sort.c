@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "parser/sort.h"
+#include "testutil.h"
 
 typedef struct counter {
     uint64_t calls;
@@ -218,9 +219,5 @@ static Suite *sort_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(sort_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_suite(sort_suite());
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parser/text.h"
+#include "testutil.h"
 
 static const struct utf8_case {
     const char *name;
@@ -161,9 +162,5 @@ int main(void)
     tcase_add_test(tc, test_hex_decode);
     tcase_add_test(tc, test_hex_encode_round_trip);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_suite(s);
 }

@@ -3,6 +3,7 @@
 #include "parser/map.h"
 #include "validator/check.h"
 
+#include <check.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,4 +213,13 @@ void tu_tar_checksum(uint8_t *h)
     }
     snprintf((char *)h + 148, 8, "%06o", sum);
     h[155] = ' ';
+}
+
+int tu_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
