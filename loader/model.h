@@ -22,10 +22,8 @@
 void stg_index_scan_file(const char *index_path, const uint8_t *buf, size_t len,
                          const stg_scan_options *opt, stg_report *r);
 
-/* dir + "/" + name in memory from stg_mem_alloc (NULL when that fails). */
+/* dir + "/" + name in memory from stg_mem_alloc (NULL when that fails): shards, ONNX
+ * external data. */
 char *stg_loader_join(const char *dir, const char *name);
-/* 1 when `path` resolves to a place inside the real path of `root`, 0 when it resolves
- * outside, -1 (errno set) when either cannot be resolved. Shards and ONNX external data. */
-int stg_loader_inside_root(const char *root, const char *path);
 
 #endif

@@ -15,6 +15,7 @@
 #include "../parser/mem.h"
 #include "../parser/util.h"
 #include "model.h"
+#include "within.h"
 
 static stg_finding *entry_finding(stg_report *r, const stg_onnx_external *e, const char *loc,
                                   stg_finding *f)
@@ -52,15 +53,16 @@ static void check_one(const char *dir, const char *root, const stg_onnx_external
         }
         goto done;
     }
-    int inside = stg_loader_inside_root(root != NULL ? root : dir, path);
-    if (inside < 0) {
+    stg_within in = stg_path_within(root != NULL ? root : dir, path);
+    if (in == STG_WITHIN_ROOT_ERROR || in == STG_WITHIN_PATH_ERROR ||
+        in == STG_WITHIN_UNSUPPORTED) {
         entry_finding(r, e, loc,
                       stg_report_add(r, STG_IO_ERROR, e->offset,
                                      "an external-data path could not be resolved (errno %d)",
                                      errno));
         goto done;
     }
-    if (inside == 0) {
+    if (in == STG_WITHIN_NO) {
         entry_finding(r, e, loc,
                       stg_report_add(r, STG_ONNX_EXTERNAL_PATH_UNSAFE, e->offset,
                                      "an external-data location resolves outside the model's "

@@ -14,6 +14,7 @@
 
 #include "cursor.h"
 #include "hash.h"
+#include "text.h"
 #include "util.h"
 
 /* ---------------------------------------------------------------- tables */
@@ -117,42 +118,10 @@ stg_gguf_size stg_gguf_tensor_size(const stg_gguf_tensor *t, uint64_t *elements,
 
 /* ---------------------------------------------------------------- text */
 
-/* UTF-8 as RFC 3629 defines it (no overlong forms, surrogates or code points past U+10FFFF).
- * One call site per use, so it can become the shared text validator in one edit. */
+/* UTF-8 as parser/text.h reads it (RFC 3629, no surrogates): keys, names and string values. */
 static bool utf8_ok(const uint8_t *s, size_t n)
 {
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c < 0x80u) {
-            i++;
-            continue;
-        }
-        size_t len = c >= 0xF0u ? 4 : c >= 0xE0u ? 3 : 2;
-        if (c < 0xC2u || c > 0xF4u || n - i < len) {
-            return false;
-        }
-        uint8_t lo = 0x80u, hi = 0xBFu;
-        if (c == 0xE0u) {
-            lo = 0xA0u;
-        } else if (c == 0xEDu) {
-            hi = 0x9Fu;
-        } else if (c == 0xF0u) {
-            lo = 0x90u;
-        } else if (c == 0xF4u) {
-            hi = 0x8Fu;
-        }
-        if (s[i + 1] < lo || s[i + 1] > hi) {
-            return false;
-        }
-        for (size_t k = 2; k < len; k++) {
-            if ((s[i + k] & 0xC0u) != 0x80u) {
-                return false;
-            }
-        }
-        i += len;
-    }
-    return true;
+    return stg_utf8_valid(s, n, false, NULL);
 }
 
 /* ---------------------------------------------------------------- reading */

@@ -1,7 +1,9 @@
 #include "testutil.h"
 
+#include "parser/map.h"
 #include "validator/check.h"
 
+#include <check.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +216,20 @@ stg_code tu_code_by_name(const char *name, size_t n)
     return (stg_code)0;
 }
 
+void tu_map_colliding_keys(uint64_t seed, char (*out)[24], size_t n)
+{
+    stg_map probe;
+    stg_map_init(&probe, sizeof(uint64_t), seed, 64);
+    size_t made = 0;
+    for (uint64_t ctr = 0; made < n; ctr++) {
+        char name[24];
+        int k = snprintf(name, sizeof name, "c%llx", (unsigned long long)ctr);
+        if ((stg_map_hash(&probe, (const uint8_t *)name, (size_t)k, NULL, 0) & 0xffeu) == 0) {
+            memcpy(out[made++], name, (size_t)k + 1);
+        }
+    }
+}
+
 void tu_tar_checksum(uint8_t *h)
 {
     memset(h + 148, ' ', 8);
@@ -223,4 +239,13 @@ void tu_tar_checksum(uint8_t *h)
     }
     snprintf((char *)h + 148, 8, "%06o", sum);
     h[155] = ' ';
+}
+
+int tu_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
