@@ -6,14 +6,17 @@
  *   - an array's count is checked against the bytes left before its elements are walked (its
  *     element size, 8 bytes per string, 12 per nested array), and the walk is a loop over an
  *     explicit stack of at most STG_GGUF_DEPTH_CEILING levels: every step consumes bytes;
- *   - duplicate keys and names: one keyed hash (parser/hash.h) per record into a table with a
- *     load factor of at most 1/2 and no probe past STG_HASH_PROBE_CEILING. */
+ *   - duplicate keys and names: one keyed hash per record into parser/map.h's map (load factor
+ *     at most 1/2, no probe past STG_HASH_PROBE_CEILING: past it the parse stops with that
+ *     limit, failing closed). The map's memory comes from parser/mem.h, at most 16 bytes a slot
+ *     and 4 slots a record. */
 #include "gguf.h"
 
 #include <string.h>
 
 #include "cursor.h"
 #include "hash.h"
+#include "map.h"
 #include "text.h"
 #include "util.h"
 
@@ -412,52 +415,72 @@ static const uint8_t *tensor_bytes(const void *base, size_t i, size_t *n, uint64
     return t->name;
 }
 
+/* One entry of the duplicate map: the record that first had these bytes. */
+typedef struct dup_slot {
+    uint64_t hash; /* first, as parser/map.h requires */
+    uint32_t index;
+} dup_slot;
+
+typedef struct dup_key {
+    const dup_view *v;
+    const uint8_t *s;
+    size_t n;
+} dup_key;
+
+static bool dup_same(const void *slot, const void *key, void *ctx)
+{
+    (void)ctx;
+    const dup_slot *d = slot;
+    const dup_key *k = key;
+    size_t m = 0;
+    uint64_t *h = NULL;
+    uint32_t *dup = NULL;
+    const uint8_t *o = k->v->bytes(k->v->base, d->index, &m, &h, &dup);
+    return m == k->n && (m == 0 || memcmp(o, k->s, m) == 0);
+}
+
 static bool mark_duplicates(gguf_reader *r, const dup_view *v)
 {
     if (v->count < 2) {
         return true;
     }
-    if (v->count > UINT32_MAX / 4) {
+    if (v->count > ((size_t)1 << 29)) {
         return fail_limit(r, "max_tensors", 8, (uint64_t)v->count);
     }
-    size_t cap = 16;
-    while (cap < v->count * 2) {
-        cap *= 2;
+    uint32_t max_slots = 64;
+    while (max_slots < 2 * v->count) {
+        max_slots *= 2;
     }
-    uint32_t *slots = stg_arena_alloc(&r->f->arena, cap * sizeof *slots, sizeof *slots);
-    if (slots == NULL) {
-        return fail(r, STG_GGUF_E_MEMORY, r->c.pos, (uint64_t)(cap * sizeof *slots));
-    }
-    memset(slots, 0, cap * sizeof *slots); /* 0: empty; else record index + 1 */
-    for (size_t i = 0; i < v->count; i++) {
-        size_t n = 0;
+    stg_map map;
+    stg_map_init(&map, sizeof(dup_slot), r->lim->hash_seed, max_slots);
+    bool ok = true;
+    for (size_t i = 0; ok && i < v->count; i++) {
+        dup_key key = {v, NULL, 0};
         uint64_t *h = NULL;
         uint32_t *dup = NULL;
-        const uint8_t *s = v->bytes(v->base, i, &n, &h, &dup);
-        *h = stg_hash_bytes(r->lim->hash_seed, s, n, NULL, 0);
-        size_t j = (size_t)(*h & (cap - 1));
-        bool placed = false;
-        for (uint32_t probe = 0; probe < STG_HASH_PROBE_CEILING; probe++, j = (j + 1) & (cap - 1)) {
-            if (slots[j] == 0) {
-                slots[j] = (uint32_t)i + 1;
-                placed = true;
-                break;
-            }
-            size_t m = 0;
-            uint64_t *oh = NULL;
-            uint32_t *od = NULL;
-            const uint8_t *o = v->bytes(v->base, slots[j] - 1, &m, &oh, &od);
-            if (*oh == *h && m == n && (n == 0 || memcmp(o, s, n) == 0)) {
-                *dup = slots[j] - 1;
-                placed = true;
-                break;
-            }
+        key.s = v->bytes(v->base, i, &key.n, &h, &dup);
+        *h = stg_map_hash(&map, key.s, key.n, NULL, 0);
+        void *slot = NULL;
+        stg_map_status st = stg_map_reserve(&map);
+        if (st == STG_MAP_OK) {
+            st = stg_map_find(&map, *h, dup_same, &key, NULL, &slot);
         }
-        if (!placed) {
-            return fail_limit(r, "hash_probe_ceiling", r->c.pos, STG_HASH_PROBE_CEILING);
+        switch (st) {
+        case STG_MAP_FOUND: *dup = ((const dup_slot *)slot)->index; break;
+        case STG_MAP_ABSENT:
+            stg_map_claim(&map, slot, *h);
+            ((dup_slot *)slot)->index = (uint32_t)i;
+            break;
+        case STG_MAP_NOMEM: ok = fail(r, STG_GGUF_E_MEMORY, r->c.pos, (uint64_t)max_slots); break;
+        case STG_MAP_OK:
+        case STG_MAP_CEILING:
+        case STG_MAP_FULL:
+            ok = fail_limit(r, "hash_probe_ceiling", r->c.pos, STG_HASH_PROBE_CEILING);
+            break;
         }
     }
-    return true;
+    stg_map_free(&map);
+    return ok;
 }
 
 /* ---------------------------------------------------------------- entry */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "parser/gguf.h"
+#include "parser/hash.h"
 #include "stguard/stguard.h"
 #include "codetest.h"
 #include "testutil.h"
@@ -816,6 +817,40 @@ START_TEST(test_many_tensors)
 }
 END_TEST
 
+/* Tensor names chosen to collide under the known default seed: the duplicate check stops at
+ * the probe ceiling and fails closed (limit_exceeded hash_probe_ceiling), in bounded time; the
+ * same names under a secret seed are a clean file. */
+START_TEST(test_name_flood)
+{
+    enum { N = 1500 };
+    static char names[N][24];
+    tu_map_colliding_keys(STG_HASH_SEED_DEFAULT, names, N);
+    gb b = head(3, N, 0);
+    for (int i = 0; i < N; i++) {
+        uint64_t ne[1] = {8};
+        tinfo(&b, names[i], 1, ne, 0, (uint64_t)i * 32u);
+    }
+    pad(&b, 32);
+    zeros(&b, (size_t)N * 32u);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    ck_assert_int_eq(stg_gguf_check(b.p, b.n, &lim, 0, r, NULL, NULL), STG_OK);
+    stg_report_finish(r);
+    long at = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->limit, "hash_probe_ceiling");
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    r = stg_report_new(&lim);
+    ck_assert_int_eq(stg_gguf_check(b.p, b.n, &lim, 0x51ed270b27d9a3c5ull, r, NULL, NULL), STG_OK);
+    stg_report_finish(r);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(b.p);
+}
+END_TEST
+
 /* Every memory cap from almost nothing up: either the answer of the uncapped run, or
  * limit_exceeded (max_memory) and a verdict that is not ok. Never a different success. */
 START_TEST(test_memory_caps)
@@ -912,6 +947,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_limits);
     tcase_add_test(tc, test_many_tensors);
     tcase_add_test(tc, test_memory_caps);
+    tcase_add_test(tc, test_name_flood);
     tcase_add_test(tc, test_fixtures);
     suite_add_tcase(s, tc);
     return s;

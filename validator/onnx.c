@@ -9,13 +9,14 @@
  *
  * What the walk keeps: opset imports, external-data entries, and for the end of the walk the
  * nodes of non-standard domains and the model's local functions (a node that calls a local
- * function runs no native code). The domain tables are keyed hashes (parser/hash.h) with a
+ * function runs no native code). The domain tables are parser/map.h maps (keyed SipHash) with a
  * bounded probe, so chosen domain names cannot make the end checks quadratic. */
 #include "onnx.h"
 
 #include <string.h>
 
 #include "../parser/hash.h"
+#include "../parser/map.h"
 #include "../parser/mem.h"
 #include "../parser/protobuf.h"
 #include "../parser/util.h"
@@ -568,17 +569,16 @@ static void walk(onnx_walk *w, const uint8_t *buf, size_t len)
 
 /* ---------------------------------------------------------------- end checks */
 
-/* An open-addressed set of pairs (indexes into an array), keyed by the walk's seed. */
+/* A set of pairs (indexes into an array) in parser/map.h's map, keyed by the walk's seed. */
+typedef struct pair_slot {
+    uint64_t hash; /* first, as parser/map.h requires */
+    uint32_t index;
+} pair_slot;
+
 typedef struct pair_set {
-    uint32_t *slots; /* 0 empty, else index + 1 */
-    size_t cap;
+    stg_map map;
     const pair *items;
 } pair_set;
-
-static uint64_t pair_hash(const onnx_walk *w, const pair *p)
-{
-    return stg_hash_bytes(w->seed, p->a, p->an, p->b, p->bn);
-}
 
 static bool pair_eq(const pair *x, const pair *y)
 {
@@ -586,39 +586,60 @@ static bool pair_eq(const pair *x, const pair *y)
            (x->bn == 0 || memcmp(x->b, y->b, x->bn) == 0);
 }
 
-static bool set_init(onnx_walk *w, pair_set *s, const pair *items, size_t n)
+static bool pair_same(const void *slot, const void *key, void *ctx)
+{
+    const pair_set *s = ctx;
+    return pair_eq(&s->items[((const pair_slot *)slot)->index], key);
+}
+
+static void set_init(const onnx_walk *w, pair_set *s, const pair *items, size_t n)
 {
     s->items = items;
-    s->cap = 16;
-    while (s->cap < 2 * n) {
-        s->cap *= 2;
+    uint32_t max = 64;
+    while (max < 2 * n && max < ((uint32_t)1 << 30)) {
+        max *= 2;
     }
-    s->slots = stg_arena_alloc(&w->m->arena, s->cap * sizeof *s->slots, sizeof *s->slots);
-    if (s->slots == NULL) {
-        limit(w, STG_NO_OFFSET, "max_memory", (uint64_t)w->m->arena.cap);
-        return false;
-    }
-    memset(s->slots, 0, s->cap * sizeof *s->slots);
-    return true;
+    stg_map_init(&s->map, sizeof(pair_slot), w->seed, max);
 }
 
 /* Finds key in s; when absent and insert_index != UINT32_MAX, inserts that item. Returns 1
- * found, 0 absent (inserted if asked), -1 when the probe ceiling was reached. */
-static int set_find(const onnx_walk *w, pair_set *s, const pair *key, uint32_t insert_index)
+ * found, 0 absent (inserted if asked), -1 at the probe ceiling (or a full table), -2 when
+ * memory was refused. */
+static int set_find(pair_set *s, const pair *key, uint32_t insert_index)
 {
-    size_t j = (size_t)(pair_hash(w, key) & (s->cap - 1));
-    for (uint32_t probe = 0; probe < STG_HASH_PROBE_CEILING; probe++, j = (j + 1) & (s->cap - 1)) {
-        if (s->slots[j] == 0) {
-            if (insert_index != UINT32_MAX) {
-                s->slots[j] = insert_index + 1;
-            }
-            return 0;
-        }
-        if (pair_eq(&s->items[s->slots[j] - 1], key)) {
-            return 1;
+    uint64_t h = stg_map_hash(&s->map, key->a, key->an, key->b, key->bn);
+    if (insert_index != UINT32_MAX) {
+        stg_map_status rs = stg_map_reserve(&s->map);
+        if (rs != STG_MAP_OK) {
+            return rs == STG_MAP_NOMEM ? -2 : -1;
         }
     }
+    void *slot = NULL;
+    switch (stg_map_find(&s->map, h, pair_same, key, s, &slot)) {
+    case STG_MAP_FOUND: return 1;
+    case STG_MAP_ABSENT:
+        if (insert_index != UINT32_MAX) {
+            stg_map_claim(&s->map, slot, h);
+            ((pair_slot *)slot)->index = insert_index;
+        }
+        return 0;
+    case STG_MAP_NOMEM: return -2;
+    case STG_MAP_OK:
+    case STG_MAP_CEILING:
+    case STG_MAP_FULL: return -1;
+    }
     return -1;
+}
+
+/* A set_find that could not answer: the end checks stop, failing closed. */
+static void set_fail(onnx_walk *w, int got, uint64_t at)
+{
+    if (got == -2) {
+        w->r->out_of_memory = true;
+        w->failed = true;
+        return;
+    }
+    limit(w, at, "hash_probe_ceiling", STG_HASH_PROBE_CEILING);
 }
 
 static void opset_checks(onnx_walk *w)
@@ -649,6 +670,9 @@ static void report_unimported(onnx_walk *w, uint64_t at, const uint8_t *d, size_
     stg_report_set_global(w->r, f, (const char *)d, dn, NULL, 0);
 }
 
+static void end_checks_sets(onnx_walk *w, const pair *imp, size_t nimp, pair_set *imports,
+                            pair_set *funcs, pair_set *reported);
+
 static void end_checks(onnx_walk *w)
 {
     stg_onnx_model *m = w->m;
@@ -672,14 +696,23 @@ static void end_checks(onnx_walk *w)
         canonical(&imp[m->nopsets + i].a, &imp[m->nopsets + i].an);
     }
     pair_set imports, funcs, reported;
-    if (!set_init(w, &imports, imp, nimp) || !set_init(w, &funcs, w->funcs, w->nfuncs) ||
-        !set_init(w, &reported, w->custom, w->ncustom)) {
-        return;
-    }
+    set_init(w, &imports, imp, nimp);
+    set_init(w, &funcs, w->funcs, w->nfuncs);
+    set_init(w, &reported, w->custom, w->ncustom);
+    end_checks_sets(w, imp, nimp, &imports, &funcs, &reported);
+    stg_map_free(&imports.map);
+    stg_map_free(&funcs.map);
+    stg_map_free(&reported.map);
+}
+
+static void end_checks_sets(onnx_walk *w, const pair *imp, size_t nimp, pair_set *imports,
+                            pair_set *funcs, pair_set *reported)
+{
+    const stg_onnx_model *m = w->m;
     for (size_t i = 0; i < nimp; i++) {
-        int got = set_find(w, &imports, &imp[i], (uint32_t)i);
+        int got = set_find(imports, &imp[i], (uint32_t)i);
         if (got < 0) {
-            limit(w, imp[i].offset, "hash_probe_ceiling", STG_HASH_PROBE_CEILING);
+            set_fail(w, got, imp[i].offset);
             return;
         }
         if (got == 1 && i < m->nopsets) {
@@ -692,8 +725,9 @@ static void end_checks(onnx_walk *w)
     }
     opset_checks(w);
     for (size_t i = 0; i < w->nfuncs; i++) {
-        if (set_find(w, &funcs, &w->funcs[i], (uint32_t)i) < 0) {
-            limit(w, w->funcs[i].offset, "hash_probe_ceiling", STG_HASH_PROBE_CEILING);
+        int got = set_find(funcs, &w->funcs[i], (uint32_t)i);
+        if (got < 0) {
+            set_fail(w, got, w->funcs[i].offset);
             return;
         }
     }
@@ -703,17 +737,17 @@ static void end_checks(onnx_walk *w)
         bool used = k == 0 ? w->used_default : k == 1 ? w->used_ml : w->used_training;
         uint64_t at = k == 0 ? w->first_default : k == 1 ? w->first_ml : w->first_training;
         pair key = {(const uint8_t *)std_domains[k], NULL, strlen(std_domains[k]), 0, 0};
-        if (used && set_find(w, &imports, &key, UINT32_MAX) == 0) {
+        if (used && set_find(imports, &key, UINT32_MAX) == 0) {
             report_unimported(w, at, key.a, key.an);
         }
     }
     for (size_t i = 0; i < w->ncustom; i++) {
         const pair *p = &w->custom[i];
-        int local = set_find(w, &funcs, p, UINT32_MAX);
+        int local = set_find(funcs, p, UINT32_MAX);
         pair dom = {p->a, NULL, p->an, 0, p->offset};
-        int seen = set_find(w, &reported, &dom, UINT32_MAX);
+        int seen = set_find(reported, &dom, UINT32_MAX);
         if (local < 0 || seen < 0) {
-            limit(w, p->offset, "hash_probe_ceiling", STG_HASH_PROBE_CEILING);
+            set_fail(w, local < 0 ? local : seen, p->offset);
             return;
         }
         if (local == 1 || seen == 1) {
@@ -724,14 +758,18 @@ static void end_checks(onnx_walk *w)
         size_t opn = p->bn;
         w->custom[i].b = NULL;
         w->custom[i].bn = 0;
-        (void)set_find(w, &reported, &w->custom[i], (uint32_t)i);
+        int put = set_find(reported, &w->custom[i], (uint32_t)i);
+        if (put < 0) {
+            set_fail(w, put, p->offset);
+            return;
+        }
         char buf[72];
         stg_finding *f = stg_report_add(w->r, STG_ONNX_CUSTOM_DOMAIN, p->offset,
                                         "a node runs an operator of the custom domain \"%s\": "
                                         "runtimes load native code (a custom-op library) for it",
                                         shown(buf, dom.a, dom.an));
         stg_report_set_global(w->r, f, (const char *)dom.a, dom.an, (const char *)op, opn);
-        if (set_find(w, &imports, &dom, UINT32_MAX) == 0) {
+        if (set_find(imports, &dom, UINT32_MAX) == 0) {
             report_unimported(w, p->offset, dom.a, dom.an);
         }
     }
