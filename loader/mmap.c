@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../parser/sort.h"
 #include "../validator/check.h"
 #include "../validator/limits.h"
 #include "../validator/polyglot.h"
@@ -66,25 +67,10 @@ static int cmp_name_bytes(const stg_tensor *a, const stg_tensor *b)
     return a->name_len < b->name_len ? -1 : (a->name_len > b->name_len ? 1 : 0);
 }
 
-/* Heapsort of the name index: O(n log n) worst case, no allocation. */
-static void sift_down(const stg_st_tensor *t, size_t *idx, size_t root, size_t n)
+static int name_index_cmp(size_t a, size_t b, void *ctx)
 {
-    for (;;) {
-        size_t child = 2 * root + 1;
-        if (child >= n) {
-            return;
-        }
-        if (child + 1 < n && cmp_name_bytes(&t[idx[child]].pub, &t[idx[child + 1]].pub) < 0) {
-            child++;
-        }
-        if (cmp_name_bytes(&t[idx[root]].pub, &t[idx[child]].pub) >= 0) {
-            return;
-        }
-        size_t tmp = idx[root];
-        idx[root] = idx[child];
-        idx[child] = tmp;
-        root = child;
-    }
+    const stg_st_tensor *t = ctx;
+    return cmp_name_bytes(&t[a].pub, &t[b].pub);
 }
 
 static bool build_name_index(stg_file *f)
@@ -97,15 +83,7 @@ static bool build_name_index(stg_file *f)
     for (size_t i = 0; i < n; i++) {
         f->by_name[i] = i;
     }
-    for (size_t i = n / 2; i-- > 0;) {
-        sift_down(f->h.tensors, f->by_name, i, n);
-    }
-    for (size_t end = n; end > 1; end--) {
-        size_t tmp = f->by_name[0];
-        f->by_name[0] = f->by_name[end - 1];
-        f->by_name[end - 1] = tmp;
-        sift_down(f->h.tensors, f->by_name, 0, end - 1);
-    }
+    stg_sort_index(f->by_name, n, name_index_cmp, f->h.tensors); /* heapsort: no allocation */
     return true;
 }
 
@@ -387,17 +365,17 @@ static const stg_st_tensor *own_tensor(const stg_file *f, const stg_tensor *t)
     return &f->h.tensors[(p - base) / sizeof(stg_st_tensor)];
 }
 
-stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst, size_t dst_len)
+stg_status stg_file_read_tensor_range(const stg_file *f, const stg_tensor *t, uint64_t offset,
+                                      void *dst, size_t len)
 {
-    const stg_st_tensor *own = own_tensor(f, t);
-    if (own == NULL) {
+    if (own_tensor(f, t) == NULL) {
         return STG_E_BAD_ARG;
     }
     uint64_t size = t->end - t->begin; /* begin <= end <= data length: proven by layout */
-    if ((uint64_t)dst_len < size) {
+    if (offset > size || (uint64_t)len > size - offset) {
         return STG_E_RANGE;
     }
-    if (size > 0 && dst == NULL) {
+    if (len > 0 && dst == NULL) {
         return STG_E_BAD_ARG;
     }
     if (!stg_file_unchanged(f)) {
@@ -405,9 +383,9 @@ stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *ds
     }
     uint8_t *out = dst;
     uint64_t done = 0;
-    uint64_t start = f->h.data_start + t->begin;
-    while (done < size) {
-        uint64_t want = size - done;
+    uint64_t start = f->h.data_start + t->begin + offset;
+    while (done < len) {
+        uint64_t want = len - done;
         size_t chunk = want > (uint64_t)(1u << 30) ? (size_t)1 << 30 : (size_t)want;
         ssize_t got = pread(f->fd, out + done, chunk, (off_t)(start + done));
         if (got < 0) {
@@ -422,6 +400,18 @@ stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *ds
         done += (uint64_t)got;
     }
     return stg_file_unchanged(f) ? STG_OK : STG_FILE_CHANGED;
+}
+
+stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst, size_t dst_len)
+{
+    if (own_tensor(f, t) == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    uint64_t size = t->end - t->begin;
+    if ((uint64_t)dst_len < size) {
+        return STG_E_RANGE;
+    }
+    return stg_file_read_tensor_range(f, t, 0, dst, (size_t)size);
 }
 
 const void *stg_file_tensor_data(const stg_file *f, const stg_tensor *t)

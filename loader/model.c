@@ -17,9 +17,12 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../parser/sort.h"
 #include "../validator/index.h"
 #include "../validator/limits.h"
 #include "mmap.h"
+#include "scan.h"
+#include "within.h"
 
 #define STG_INDEX_FILE_NAME "model.safetensors.index.json"
 
@@ -31,20 +34,7 @@ struct stg_model {
     size_t *by_name; /* indices into table sorted by name bytes */
 };
 
-/* Folder part of a path ("." when it has none), as a new string. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) {
-        return stg_mem_strndup(".", 1);
-    }
-    if (slash == path) {
-        return stg_mem_strndup("/", 1);
-    }
-    return stg_mem_strndup(path, (size_t)(slash - path));
-}
-
-static char *join(const char *dir, const char *name)
+char *stg_loader_join(const char *dir, const char *name)
 {
     size_t dl = strlen(dir), nl = strlen(name);
     char *p = stg_mem_alloc(dl + nl + 2);
@@ -55,21 +45,6 @@ static char *join(const char *dir, const char *name)
     p[dl] = '/';
     memcpy(p + dl + 1, name, nl + 1);
     return p;
-}
-
-/* 1 when `path` resolves to a place inside the real path of `root`, 0 when it resolves
- * outside, -1 (errno set) when either cannot be resolved. */
-static int inside_root(const char *root, const char *path)
-{
-    char rr[PATH_MAX], rp[PATH_MAX];
-    if (realpath(root, rr) == NULL || realpath(path, rp) == NULL) {
-        return -1;
-    }
-    size_t n = strlen(rr);
-    if (n == 1) { /* a real path of one byte is "/" */
-        return 1;
-    }
-    return strncmp(rr, rp, n) == 0 && (rp[n] == '/' || rp[n] == '\0');
 }
 
 static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, uint64_t off,
@@ -118,7 +93,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         if (sh->unsafe) {
             continue;
         }
-        char *path = join(dir, sh->name);
+        char *path = stg_loader_join(dir, sh->name);
         if (path == NULL) {
             r->out_of_memory = true;
             break;
@@ -138,8 +113,8 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             stg_mem_free(path);
             continue;
         }
-        int inside = root != NULL ? inside_root(root, path) : 1;
-        if (inside < 0) {
+        stg_within in = root != NULL ? stg_path_within(root, path) : STG_WITHIN_YES;
+        if (in == STG_WITHIN_ROOT_ERROR || in == STG_WITHIN_PATH_ERROR) {
             /* The shard exists but its place cannot be established: it was not read, which
              * is an error, not a link to skip with a warning. */
             stg_finding *f = stg_report_add(r, STG_IO_ERROR, sh->offset,
@@ -149,7 +124,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             stg_mem_free(path);
             continue;
         }
-        if (inside == 0) {
+        if (in != STG_WITHIN_YES) {
             shard_finding(r, sh->name, STG_SYMLINK_SKIPPED, sh->offset,
                           "a shard resolves outside the scan root: not opened");
             stg_mem_free(path);
@@ -221,7 +196,7 @@ void stg_index_scan_file(const char *index_path, const uint8_t *buf, size_t len,
     memset(&m, 0, sizeof m);
     stg_index_init(&m.ix);
     if (stg_index_parse(buf, len, &opt->limits, r, &m.ix)) {
-        char *dir = dir_of(index_path);
+        char *dir = stg_path_dir(index_path);
         if (dir == NULL) {
             r->out_of_memory = true;
         } else {
@@ -245,24 +220,10 @@ static int cmp_tensor_names(const stg_tensor *a, const stg_tensor *b)
     return a->name_len < b->name_len ? -1 : (a->name_len > b->name_len ? 1 : 0);
 }
 
-static void name_sift(const stg_tensor **t, size_t *idx, size_t root, size_t n)
+static int name_index_cmp(size_t a, size_t b, void *ctx)
 {
-    for (;;) {
-        size_t c = 2 * root + 1;
-        if (c >= n) {
-            return;
-        }
-        if (c + 1 < n && cmp_tensor_names(t[idx[c]], t[idx[c + 1]]) < 0) {
-            c++;
-        }
-        if (cmp_tensor_names(t[idx[root]], t[idx[c]]) >= 0) {
-            return;
-        }
-        size_t tmp = idx[root];
-        idx[root] = idx[c];
-        idx[c] = tmp;
-        root = c;
-    }
+    const stg_tensor *const *t = ctx;
+    return cmp_tensor_names(t[a], t[b]);
 }
 
 static bool build_table(stg_model *m)
@@ -288,15 +249,7 @@ static bool build_table(stg_model *m)
         }
     }
     m->count = total;
-    for (size_t i = total / 2; i-- > 0;) {
-        name_sift(m->table, m->by_name, i, total);
-    }
-    for (size_t end = total; end > 1; end--) {
-        size_t tmp = m->by_name[0];
-        m->by_name[0] = m->by_name[end - 1];
-        m->by_name[end - 1] = tmp;
-        name_sift(m->table, m->by_name, 0, end - 1);
-    }
+    stg_sort_index(m->by_name, total, name_index_cmp, m->table);
     return true;
 }
 
@@ -397,11 +350,11 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     char *index_path = NULL;
     struct stat st;
     if (stat(dir_or_index, &st) == 0 && S_ISDIR(st.st_mode)) {
-        index_path = join(dir_or_index, STG_INDEX_FILE_NAME);
+        index_path = stg_loader_join(dir_or_index, STG_INDEX_FILE_NAME);
     } else {
         index_path = stg_mem_strndup(dir_or_index, strlen(dir_or_index));
     }
-    char *dir = index_path != NULL ? dir_of(index_path) : NULL;
+    char *dir = index_path != NULL ? stg_path_dir(index_path) : NULL;
     stg_status s = STG_E_NOMEM;
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -484,6 +437,15 @@ stg_status stg_model_read_tensor(const stg_model *m, const stg_tensor *t, void *
         return STG_E_BAD_ARG;
     }
     return stg_file_read_tensor(m->files[t->shard], t, dst, dst_len);
+}
+
+stg_status stg_model_read_tensor_range(const stg_model *m, const stg_tensor *t, uint64_t offset,
+                                       void *dst, size_t len)
+{
+    if (m == NULL || t == NULL || t->shard >= m->ix.shard_count || m->files[t->shard] == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    return stg_file_read_tensor_range(m->files[t->shard], t, offset, dst, len);
 }
 
 size_t stg_model_shard_count(const stg_model *m)

@@ -15,12 +15,14 @@
 #include "../parser/mem.h"
 #include "../parser/util.h"
 #include "../validator/check.h"
+#include "../validator/limits.h"
 #include "../validator/sniff.h"
 #include "digest.h"
-#include "../validator/limits.h"
+#include "joblib_side.h"
 #include "model.h"
 #include "seed.h"
 #include "window.h"
+#include "within.h"
 
 /* Standard input is read in chunks of this size. */
 #define READ_CHUNK ((size_t)1 << 16)
@@ -59,6 +61,18 @@ const char *stg_path_base(const char *path)
     return slash != NULL ? slash + 1 : path;
 }
 
+char *stg_path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        return stg_mem_strndup(".", 1);
+    }
+    if (slash == path) {
+        return stg_mem_strndup("/", 1);
+    }
+    return stg_mem_strndup(path, (size_t)(slash - path));
+}
+
 bool stg_scan_is_blob_name(const char *name)
 {
     size_t i = 0;
@@ -72,19 +86,36 @@ bool stg_scan_is_blob_name(const char *name)
     return i == 64 || i == 40;
 }
 
-/* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
-bool stg_path_is_blob(const char *path)
+/* true when the folder holding base (the last component of path, not its first) is `blobs`. */
+static bool in_blobs_folder(const char *path, const char *base)
 {
-    const char *base = stg_path_base(path);
-    if (base == path || !stg_scan_is_blob_name(base)) {
-        return false;
-    }
     const char *end = base - 1; /* the slash before base */
     const char *start = end;
     while (start > path && start[-1] != '/') {
         start--;
     }
     return (size_t)(end - start) == 5 && memcmp(start, "blobs", 5) == 0;
+}
+
+/* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
+bool stg_path_is_blob(const char *path)
+{
+    const char *base = stg_path_base(path);
+    return base != path && stg_scan_is_blob_name(base) && in_blobs_folder(path, base);
+}
+
+bool stg_path_is_incomplete_blob(const char *path)
+{
+    static const char suffix[] = ".incomplete";
+    const char *base = stg_path_base(path);
+    size_t n = strlen(base), k = sizeof suffix - 1;
+    char name[65];
+    if (base == path || n <= k || n - k >= sizeof name || strcmp(base + n - k, suffix) != 0) {
+        return false;
+    }
+    memcpy(name, base, n - k);
+    name[n - k] = '\0';
+    return stg_scan_is_blob_name(name) && in_blobs_folder(path, base);
 }
 
 /* Adds a finding about the file itself (no offset); errno text is a value, never a format. */
@@ -256,6 +287,7 @@ stg_status stg_scan_buffer(const void *buf, size_t len, const char *name_hint,
     }
     static const uint8_t empty[1] = {0};
     scan_bytes(len > 0 ? buf : empty, len, name_hint, NULL, NULL, NULL, opt, r);
+    stg_joblib_side_unresolved(r);
     stg_report_finish(r);
     *out = r;
     return STG_OK;
@@ -469,16 +501,6 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     close(fd);
 }
 
-/* true when path (a real path) is root_real or lies below it. */
-bool stg_path_inside(const char *path, const char *root_real)
-{
-    size_t n = strlen(root_real);
-    if (strcmp(root_real, "/") == 0) {
-        return path[0] == '/';
-    }
-    return strncmp(path, root_real, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_report **out)
 {
     if (out == NULL) {
@@ -519,14 +541,18 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
         return STG_OK;
     }
     if (opt->root != NULL) {
-        char root_real[PATH_MAX];
-        if (realpath(opt->root, root_real) == NULL) {
-            stg_scan_add_errno(r, STG_IO_ERROR, "the scan root could not be resolved", errno);
+        stg_within in = stg_path_within(opt->root, path);
+        if (in == STG_WITHIN_ROOT_ERROR || in == STG_WITHIN_PATH_ERROR) {
+            stg_scan_add_errno(r, STG_IO_ERROR,
+                               in == STG_WITHIN_ROOT_ERROR
+                                   ? "the scan root could not be resolved"
+                                   : "the path could not be resolved against the scan root",
+                               errno);
             stg_report_finish(r);
             *out = r;
             return STG_OK;
         }
-        if (!stg_path_inside(resolved, root_real)) {
+        if (in != STG_WITHIN_YES) {
             stg_report_add(r, STG_SYMLINK_SKIPPED, STG_NO_OFFSET,
                            "the path leads outside the scan root: not followed");
             stg_report_finish(r);
@@ -543,6 +569,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
     }
     uint64_t bytes;
     stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL);
+    stg_joblib_side_scan(path, opt, r);
     stg_report_finish(r);
     *out = r;
     return STG_OK;
@@ -708,6 +735,7 @@ static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, con
         }
     } else {
         scan_bytes(buf, len, name_hint, NULL, NULL, digest, opt, r);
+        stg_joblib_side_unresolved(r);
     }
     stg_mem_free(buf);
     *out = r;
@@ -741,7 +769,12 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     stg_report *r = NULL;
     stg_status st;
     bool by_name = stg_name_hint_of(name_hint).safetensors;
-    if (read_err == 0 && (by_name || stg_sniff_is_safetensors(first, first_len))) {
+    /* A Git LFS pointer (at most STG_LFS_POINTER_MAX bytes, so the first chunk holds all of it)
+     * is recognised whatever the name says, as stg_check_buffer does for a file: it goes the
+     * buffered way, never to the safetensors stream. */
+    stg_lfs_pointer ptr;
+    bool pointer = read_err == 0 && stg_sniff_lfs_pointer(first, first_len, &ptr);
+    if (read_err == 0 && !pointer && (by_name || stg_sniff_is_safetensors(first, first_len))) {
         st = scan_fd_stream(fd, first, first_len, opt, &r, &read_err);
         stg_mem_free(first);
     } else if (read_err == 0) {

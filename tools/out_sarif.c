@@ -69,6 +69,18 @@ const char *cli_code_remedy(stg_code code)
         return "stguard could not establish what this file is or could not open it, so it was "
                "not checked completely. Review the file before anything loads it.";
     }
+    if (strncmp(n, "gguf_", 5) == 0) {
+        return "The GGUF file does not follow the GGUF format, or its header describes its data "
+               "inaccurately: loaders that trust the header (llama.cpp, ggml, Ollama) can read "
+               "out of bounds or refuse it. Do not load it; convert the model again with a "
+               "current writer (gguf-py, llama.cpp's convert scripts).";
+    }
+    if (strncmp(n, "onnx_", 5) == 0) {
+        return "The ONNX model is malformed, points its tensor data outside its folder, or "
+               "needs operators from a custom domain (native code the runtime loads). Do not "
+               "load it from an untrusted source; keep external data files beside the model, "
+               "with relative names.";
+    }
     if (strcmp(n, "limit_exceeded") == 0 || strcmp(n, "findings_truncated") == 0) {
         return "A configured limit was reached, so the file was not checked completely. Raise "
                "the limit (--limit NAME=VALUE) only for files from trusted sources.";
@@ -455,10 +467,11 @@ void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code)
             "}],\"properties\":{\"files\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"warn\":%" PRIu64
             ",\"invalid\":%" PRIu64 ",\"unsafe\":%" PRIu64 ",\"error\":%" PRIu64
             ",\"bytes\":%" PRIu64 ",\"skippedGit\":%" PRIu64 ",\"skippedNoExist\":%" PRIu64
-            ",\"skippedLocks\":%" PRIu64 ",\"interrupted\":%s}}]}\n",
+            ",\"skippedLocks\":%" PRIu64 ",\"skippedIncomplete\":%" PRIu64
+            ",\"interrupted\":%s}}]}\n",
             sum->files, sum->verdicts[STG_VERDICT_OK], sum->verdicts[STG_VERDICT_WARN],
             sum->verdicts[STG_VERDICT_INVALID], sum->verdicts[STG_VERDICT_UNSAFE],
             sum->verdicts[STG_VERDICT_ERROR], sum->bytes, sum->skipped_git, sum->skipped_no_exist,
-            sum->skipped_locks, interrupted ? "true" : "false");
+            sum->skipped_locks, sum->skipped_incomplete, interrupted ? "true" : "false");
     free_sarif(s);
 }

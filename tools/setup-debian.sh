@@ -21,8 +21,12 @@ full=(
     check clang-format-14 binutils
     # test fixtures are generated with, and checked against, the real loaders
     python3 python3-torch python3-numpy python3-joblib
+    # ONNX fixtures (tests/gen_onnx.py: onnx.save_model, external data)
+    python3-onnx
     # the SARIF and JSON Lines schema tests
     python3-jsonschema
+    # the Python package (python/): headers, build, pip install, its tests, the Dask helper
+    python3-dev python3-setuptools python3-pip python3-pytest python3-distributed
 )
 case "${1:-}" in
     --minimal) packages=("${minimal[@]}") ;;

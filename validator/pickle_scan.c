@@ -9,6 +9,7 @@
 
 #include "../parser/cursor.h"
 #include "../parser/hash.h"
+#include "../parser/map.h"
 #include "../parser/mem.h"
 #include "../parser/npy.h"
 #include "../parser/pickle.h"
@@ -20,7 +21,11 @@
 #define TAG_JOBLIB_WRAPPER 0x04u
 #define TAG_NUMPY_DTYPE 0x08u
 #define TAG_TORCH_STORAGE 0x10u
-#define TAG_ELSIZE_SHIFT 8 /* element size of a torch storage class, bits 8..15 */
+#define TAG_JOBLIB_SIDE 0x20u      /* NDArrayWrapper and ZNDArrayWrapper: name a side file */
+#define TAG_JOBLIB_ZSIDE 0x40u     /* ZNDArrayWrapper: the side file is a ZF stream */
+#define TAG_GETATTR 0x80u          /* builtins.getattr: judged by its calls (Python 3.11 enums) */
+#define TAG_REVIEWED_ENUM 0x10000u /* an enum class on the reviewed list (docs/policy.md) */
+#define TAG_ELSIZE_SHIFT 8         /* element size of a torch storage class, bits 8..15 */
 
 /* Resync attempts after bytes that do not parse (a later pickle may hide behind junk). */
 #define STG_PICKLE_RESYNC_MAX 16
@@ -56,7 +61,22 @@ static const struct {
     {"_codecs", "encode", TAG_CODECS_ENCODE},
     {"codecs", "encode", TAG_CODECS_ENCODE},
     {"joblib.numpy_pickle", "NumpyArrayWrapper", TAG_JOBLIB_WRAPPER},
+    {"joblib.numpy_pickle", "NDArrayWrapper", TAG_JOBLIB_SIDE},
+    {"joblib.numpy_pickle_compat", "NDArrayWrapper", TAG_JOBLIB_SIDE},
+    {"joblib.numpy_pickle", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
+    {"joblib.numpy_pickle_compat", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
     {"numpy", "dtype", TAG_NUMPY_DTYPE},
+    {"builtins", "getattr", TAG_GETATTR},
+    {"__builtin__", "getattr", TAG_GETATTR},
+    /* the reviewed enum classes of a Trainer's training_args.bin (pickle_policy.c) */
+    {"transformers.training_args", "OptimizerNames", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "IntervalStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "EvaluationStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "SaveStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "HubStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "SchedulerType", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "FSDPOption", TAG_REVIEWED_ENUM},
+    {"transformers.debug_utils", "DebugOption", TAG_REVIEWED_ENUM},
 };
 
 static const struct {
@@ -117,15 +137,13 @@ typedef struct stg_pscan {
     stg_pickle_flavor flavor;
     unsigned pickle_index; /* 0-based index of the pickle being walked */
     bool failed_alloc;
-    /* distinct globals: open addressing over `seen`, strings in `names` */
-    struct seen_global *seen;
-    uint32_t seen_cap, seen_count;
+    /* distinct globals: a map of struct seen_global, strings in `names` */
+    stg_map seen;
     char *names;
     size_t names_len, names_cap;
     /* legacy torch: storages from the data pickle's persistent ids, keys in file order */
-    struct storage_key *skeys;
-    uint32_t skeys_cap, skeys_count;
-    size_t *order; /* indexes into keybuf: start, len pairs of the key list */
+    stg_map skeys; /* of struct storage_key */
+    size_t *order; /* slots of skeys named by the key list, in order (SIZE_MAX: none) */
     size_t order_count, order_cap;
     char *keybuf;
     size_t keybuf_len, keybuf_cap;
@@ -143,10 +161,19 @@ typedef struct stg_pscan {
         bool object_flag;
     } dtypes[64];
     uint32_t dtype_count;
-    bool acted; /* a global (or an unresolvable one) was reached: a reader imports it */
+    /* builtins.getattr / __builtin__.getattr, hard-blocked, judged only after the walk: benign
+     * when every stack copy of it (GLOBAL, GET, DUP) was the callable of a REDUCE whose
+     * arguments are (reviewed enum class, 'MEMBER_NAME'), Python 3.11's enum pickling */
+    struct deferred_getattr {
+        bool used;
+        uint64_t off;       /* first GLOBAL (absolute) */
+        const char *reason; /* the policy's */
+    } getattr_def[2];       /* [0] builtins, [1] __builtin__ */
+    uint64_t getattr_copies, getattr_enum_calls;
+    bool getattr_other; /* a call of getattr of any other shape */
+    bool acted;         /* a global (or an unresolvable one) was reached: a reader imports it */
     bool globals_capped;
-    uint64_t seed;   /* keys the tables' hash (the check context's, or the default) */
-    uint64_t probes; /* table slots looked at (for profiling; not reported) */
+    uint64_t seed; /* keys the tables' hash (the check context's, or the default) */
     /* A key found no slot within the probe ceiling (keys crafted against a known seed):
      * seen_capped in the globals-seen table, which is harmless (that global is then reported
      * at each occurrence instead of once: more findings, never fewer); skeys_capped in the
@@ -155,32 +182,12 @@ typedef struct stg_pscan {
     bool seen_capped, skeys_capped;
 } stg_pscan;
 
-/* Hash of a table key (module and name, or a storage key): keyed by the scan's seed, never 0
- * (0 marks an empty slot). */
-static uint64_t key_hash(const stg_pscan *s, const uint8_t *a, size_t an, const uint8_t *b,
-                         size_t bn)
+/* Both tables (parser/map.h): keyed by the scan's seed; past the probe ceiling a key is neither
+ * found nor added (what that costs: seen_capped, skeys_capped), never unbounded work. */
+static void tables_init(stg_pscan *s)
 {
-    return stg_hash_bytes(s->seed, a, an, b, bn) | 1u;
-}
-
-/* Slot for hash h in an open-addressing table of cap slots (a power of two) whose slots start
- * with their hash: the first empty one, or the first whose hash is h and `same` accepts. At
- * most STG_HASH_PROBE_CEILING slots are looked at: UINT32_MAX past that. */
-static uint32_t table_slot(const void *slots, size_t slot_size, uint32_t cap, uint64_t h,
-                           bool (*same)(const stg_pscan *, const void *, const void *),
-                           const stg_pscan *s, const void *key, uint64_t *probes)
-{
-    const uint8_t *base = slots;
-    uint32_t j = (uint32_t)h & (cap - 1);
-    for (uint32_t probe = 0; probe < STG_HASH_PROBE_CEILING; probe++, j = (j + 1) & (cap - 1)) {
-        (*probes)++;
-        uint64_t at;
-        memcpy(&at, base + (size_t)j * slot_size, sizeof at);
-        if (at == 0 || (at == h && same != NULL && same(s, base + (size_t)j * slot_size, key))) {
-            return j;
-        }
-    }
-    return UINT32_MAX;
+    stg_map_init(&s->seen, sizeof(struct seen_global), s->seed, STG_SEEN_MAX * 2);
+    stg_map_init(&s->skeys, sizeof(struct storage_key), s->seed, 1u << 30);
 }
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -235,36 +242,14 @@ struct name_key {
     size_t ml, nl;
 };
 
-static bool same_global(const stg_pscan *s, const void *slot, const void *key)
+static bool same_global(const void *slot, const void *key, void *ctx)
 {
+    const stg_pscan *s = ctx;
     const struct seen_global *g = slot;
     const struct name_key *k = key;
     return g->ml == k->ml && g->nl == k->nl &&
            (k->ml + k->nl == 0 || (memcmp(s->names + g->at, k->m, k->ml) == 0 &&
                                    memcmp(s->names + g->at + k->ml, k->n, k->nl) == 0));
-}
-
-/* Moves the live slots of a table into one of ncap zeroed slots; a slot that finds no room
- * within the probe ceiling (keys chosen against a known seed) is dropped and *capped set (what
- * that costs: the comment on seen_capped / skeys_capped). */
-static void table_rehash(stg_pscan *s, void *to, uint32_t ncap, const void *from, uint32_t cap,
-                         size_t slot_size, bool *capped)
-{
-    const uint8_t *src = from;
-    uint8_t *dst = to;
-    for (uint32_t i = 0; i < cap; i++) {
-        uint64_t h;
-        memcpy(&h, src + (size_t)i * slot_size, sizeof h);
-        if (h == 0) {
-            continue;
-        }
-        uint32_t j = table_slot(to, slot_size, ncap, h, NULL, s, NULL, &s->probes);
-        if (j == UINT32_MAX) {
-            *capped = true;
-            continue;
-        }
-        memcpy(dst + (size_t)j * slot_size, src + (size_t)i * slot_size, slot_size);
-    }
 }
 
 /* Looks module.name up among the globals already seen; adds it when new. *fresh says which.
@@ -274,39 +259,34 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
                                        size_t nl, bool *fresh)
 {
     *fresh = true;
-    if (s->seen_count + 1 > s->seen_cap / 2) {
-        if (s->seen_cap >= STG_SEEN_MAX * 2) {
-            return NULL; /* past the cap every occurrence is reported */
-        }
-        uint32_t ncap = s->seen_cap == 0 ? 64 : s->seen_cap * 2;
-        struct seen_global *ns = stg_mem_calloc(ncap, sizeof *ns);
-        if (ns == NULL) {
-            s->failed_alloc = true;
-            return NULL;
-        }
-        table_rehash(s, ns, ncap, s->seen, s->seen_cap, sizeof *ns, &s->seen_capped);
-        stg_mem_free(s->seen);
-        s->seen = ns;
-        s->seen_cap = ncap;
+    uint64_t dropped = s->seen.dropped;
+    stg_map_status st = stg_map_reserve(&s->seen);
+    s->seen_capped |= s->seen.dropped != dropped;
+    if (st == STG_MAP_FULL) {
+        return NULL; /* past the cap every occurrence is reported */
     }
-    uint64_t h = key_hash(s, m, ml, n, nl);
+    if (st == STG_MAP_NOMEM) {
+        s->failed_alloc = true;
+        return NULL;
+    }
+    uint64_t h = stg_map_hash(&s->seen, m, ml, n, nl);
     struct name_key key = {m, n, ml, nl};
-    uint32_t j = table_slot(s->seen, sizeof *s->seen, s->seen_cap, h, same_global, s, &key,
-                            &s->probes);
-    if (j == UINT32_MAX) {
+    void *slot;
+    st = stg_map_find(&s->seen, h, same_global, &key, s, &slot);
+    if (st == STG_MAP_CEILING) {
         s->seen_capped = true; /* harmless: reported as fresh (seen_capped) */
         return NULL;
     }
-    if (s->seen[j].hash != 0) {
+    if (st == STG_MAP_FOUND) {
         *fresh = false;
-        return &s->seen[j];
+        return slot;
     }
     if (!grow((void **)&s->names, &s->names_cap, s->names_len + ml + nl, 1)) {
         s->failed_alloc = true;
         return NULL;
     }
-    struct seen_global *g = &s->seen[j];
-    g->hash = h;
+    struct seen_global *g = slot;
+    stg_map_claim(&s->seen, g, h);
     g->at = s->names_len;
     g->ml = ml;
     g->nl = nl;
@@ -318,8 +298,91 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
         memcpy(s->names + s->names_len + ml, n, nl);
     }
     s->names_len += ml + nl;
-    s->seen_count++;
     return g;
+}
+
+/* ---------------------------------------------------------------- getattr on enum classes */
+
+/* Python 3.11 pickles an enum member as REDUCE(builtins.getattr, (EnumClass, 'NAME')). That one
+ * shape is benign for the reviewed enum classes (docs/policy.md): getattr on a class with a name
+ * of capitals, digits and '_' (no leading '_', so no dunder or sunder, and no method of Enum,
+ * str or type, which are lower case) returns a member or raises AttributeError. Every other use
+ * of getattr keeps it dangerous: the decision waits for the end of the walk. */
+static void getattr_defer(stg_pscan *s, bool py2, uint64_t off, const char *reason)
+{
+    struct deferred_getattr *d = &s->getattr_def[py2 ? 1 : 0];
+    s->getattr_copies++;
+    if (!d->used) {
+        d->used = true;
+        d->off = s->base + off;
+        d->reason = reason;
+    }
+}
+
+static void on_copy_global(void *vctx, const stg_pv *v, uint64_t off)
+{
+    stg_pscan *s = vctx;
+    (void)off;
+    s->getattr_copies += (v->n & TAG_GETATTR) != 0 ? 1 : 0;
+}
+
+static bool member_name(const uint8_t *p, size_t n)
+{
+    if (n == 0 || n > 256 || p[0] < 'A' || p[0] > 'Z') {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool ok = (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void getattr_call(stg_pscan *s, stg_pickle_walker *w, uint8_t op, const stg_pv *args)
+{
+    stg_pv cls, name;
+    const uint8_t *p;
+    size_t n;
+    bool enum_member = op == 'R' && args->kind == STG_PV_TUPLE && args->n == 2 &&
+                       stg_pickle_tuple_at(w, args, 0, &cls) && cls.kind == STG_PV_GLOBAL &&
+                       (cls.flags & STG_PV_F_UNRESOLVED) == 0 && (cls.n & TAG_REVIEWED_ENUM) != 0 &&
+                       stg_pickle_tuple_at(w, args, 1, &name) && name.kind == STG_PV_STR &&
+                       (name.flags & STG_PV_F_HUGE) == 0 && name.n <= 256 &&
+                       stg_pickle_bytes(w, &name, &p, &n) && member_name(p, n);
+    if (enum_member) {
+        s->getattr_enum_calls++;
+    } else {
+        s->getattr_other = true;
+    }
+}
+
+/* After the walk: the deferred getattr globals become globals entries and findings. */
+static void getattr_finish(stg_pscan *s)
+{
+    bool benign = !s->getattr_other && s->getattr_copies == s->getattr_enum_calls;
+    stg_report *r = s->ctx->report;
+    for (int i = 0; i < 2; i++) {
+        const struct deferred_getattr *d = &s->getattr_def[i];
+        if (!d->used) {
+            continue;
+        }
+        const char *m = i == 0 ? "builtins" : "__builtin__";
+        stg_report_add_global(r, m, strlen(m), "getattr", 7, d->off, s->ctx->member,
+                              benign ? STG_GLOBAL_BENIGN : STG_GLOBAL_DANGEROUS);
+        stg_finding *f;
+        if (benign) {
+            f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, d->off,
+                               "getattr only looks up members of reviewed enum classes by name "
+                               "(Python 3.11 enum pickling): only a full unpickler loads it");
+        } else {
+            f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, d->off, "a dangerous global (%s)",
+                               d->reason);
+        }
+        stg_report_set_global(r, f, m, strlen(m), "getattr", 7);
+        set_member(s, f);
+    }
 }
 
 static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t *n, size_t nl,
@@ -330,6 +393,7 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     bool fresh = true;
     struct seen_global *g = seen_lookup(s, m, ml, n, nl, &fresh);
     if (!fresh) {
+        s->getattr_copies += (g->tag & TAG_GETATTR) != 0 ? 1 : 0;
         return g->tag;
     }
     uint32_t tag = special_tag(m, ml, n, nl);
@@ -341,6 +405,10 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     }
     stg_policy_verdict v = stg_policy_classify(s->ctx->policy, (const char *)m, ml, (const char *)n,
                                                nl);
+    if ((tag & TAG_GETATTR) != 0 && v.klass == STG_GLOBAL_DANGEROUS) {
+        getattr_defer(s, m[0] == '_', off, v.reason);
+        return tag;
+    }
     stg_report *r = s->ctx->report;
     if (g != NULL) {
         stg_report_add_global(r, (const char *)m, ml, (const char *)n, nl, s->base + off,
@@ -499,6 +567,10 @@ static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *
                     const stg_pv *args, uint64_t off)
 {
     stg_pscan *s = vctx;
+    if (s->ctx != NULL && callable->kind == STG_PV_GLOBAL && (callable->n & TAG_GETATTR) != 0) {
+        getattr_call(s, w, op, args);
+        return;
+    }
     if (s->ctx == NULL || callable->kind != STG_PV_GLOBAL ||
         (callable->n & TAG_NESTED_LOADER) == 0) {
         return;
@@ -663,6 +735,127 @@ static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uin
     return true;
 }
 
+/* joblib < 0.10: BUILD of an NDArrayWrapper (ZNDArrayWrapper) makes joblib's unpickler call
+ * its read(), which opens os.path.join(dirname(joblib file), self.filename) with
+ * np.load(allow_pickle=True) (a ZF stream of raw array bytes). self.filename is what the
+ * instance holds after BUILD: the slot state's "filename" (set last), else the dict state's,
+ * else the constructor's first argument (REDUCE/INST/OBJ run __init__; for NEWOBJ taking it
+ * only fails closed). The name is recorded for loader/ (joblib_side.c), which resolves and
+ * scans the file; names that leave the folder are joblib_side_file_escape here, and a name
+ * the walk cannot know is joblib_side_file_unresolved. */
+static bool side_name_of(stg_pickle_walker *w, const stg_pv *target, const stg_pv *state,
+                         stg_pv *name, bool *known)
+{
+    stg_pv dict = *state, slots, args;
+    bool pair = state->kind == STG_PV_TUPLE && state->n == 2;
+    *known = true;
+    if (pair) {
+        if (!stg_pickle_tuple_at(w, state, 0, &dict) || !stg_pickle_tuple_at(w, state, 1, &slots)) {
+            *known = false;
+            return false;
+        }
+        if (slots.kind == STG_PV_DICT && slots.n == STG_PV_UNTRACKED) {
+            *known = false;
+            return false;
+        }
+        if (slots.kind == STG_PV_DICT && stg_pickle_dict_get(w, &slots, "filename", name)) {
+            return true;
+        }
+    }
+    if (dict.kind == STG_PV_DICT && dict.n != STG_PV_UNTRACKED) {
+        if (stg_pickle_dict_get(w, &dict, "filename", name)) {
+            return true;
+        }
+    } else if (dict.kind != STG_PV_NONE) {
+        *known = false; /* a state the walk did not keep (or that setstate would refuse) */
+        return false;
+    }
+    if (!stg_pickle_call_args(w, target, &args) || args.kind != STG_PV_TUPLE ||
+        args.n == STG_PV_UNTRACKED) {
+        *known = false; /* arguments the walk did not keep */
+        return false;
+    }
+    /* no filename at all: read() raises AttributeError, nothing is opened */
+    return stg_pickle_tuple_at(w, &args, 0, name);
+}
+
+/* true when joblib would open a path outside the joblib file's folder for this name: absolute,
+ * empty, a ".." component, or a NUL (os.path refuses it: the load fails, but the name is
+ * not one of the folder's files either). */
+static bool side_name_escapes(const uint8_t *p, size_t n)
+{
+    if (n == 0 || p[0] == '/' || memchr(p, '\0', n) != NULL) {
+        return true;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && p[j] != '/') {
+            j++;
+        }
+        if (j - i == 2 && p[i] == '.' && p[i + 1] == '.') {
+            return true;
+        }
+        i = j + 1;
+    }
+    return false;
+}
+
+static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *target,
+                             const stg_pv *state, uint64_t after)
+{
+    /* Only joblib.load calls read(): on the file itself or on the stream it decompresses. A
+     * pickle inside an archive member, a nested payload or a side file is read by a plain
+     * unpickler (torch.load, pickle.loads, np.load), which opens no side file. */
+    const char *m = s->ctx->member;
+    if (m != NULL && strcmp(m, "(decompressed)") != 0) {
+        return;
+    }
+    stg_report *r = s->ctx->report;
+    stg_pv name;
+    bool known;
+    const uint8_t *p;
+    size_t n;
+    bool z = (target->n & TAG_JOBLIB_ZSIDE) != 0;
+    if (!side_name_of(w, target, state, &name, &known)) {
+        if (!known) {
+            stg_finding *f = stg_report_add(
+                r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, s->base + after - 1,
+                "a joblib %s's state cannot be read statically: the side file joblib.load "
+                "would open is unknown, not scanned",
+                z ? "ZNDArrayWrapper" : "NDArrayWrapper");
+            set_member(s, f);
+        }
+        return;
+    }
+    if ((name.kind != STG_PV_STR && name.kind != STG_PV_BYTES) ||
+        (name.flags & STG_PV_F_HUGE) != 0 || !stg_pickle_bytes(w, &name, &p, &n)) {
+        if (name.kind == STG_PV_STR || name.kind == STG_PV_BYTES) {
+            stg_finding *f = stg_report_add(r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, s->base + name.a,
+                                            "a joblib side file name that cannot be decoded: not "
+                                            "scanned");
+            set_member(s, f);
+        }
+        return; /* not a path: os.path.join raises, nothing is opened */
+    }
+    uint64_t at = s->base + name.a;
+    if (side_name_escapes(p, n)) {
+        stg_finding *f = stg_report_add(
+            r, STG_JOBLIB_SIDE_FILE_ESCAPE, at,
+            "a joblib side file named outside the joblib file's folder (absolute, empty, '..' or "
+            "NUL): joblib.load would open it with np.load(allow_pickle=True); not opened");
+        set_member(s, f);
+        return;
+    }
+    if (!stg_report_add_side_file(r, p, n, at, s->ctx->member, z)) {
+        stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, at,
+                                        "more than %u joblib side files named: later ones are "
+                                        "not scanned",
+                                        STG_SIDE_FILES_CEILING);
+        stg_report_set_limit(r, f, "joblib_side_files");
+        set_member(s, f);
+    }
+}
+
 /* joblib: BUILD of a NumpyArrayWrapper is followed inline by the array (joblib's
  * NumpyArrayWrapper.write_array): a pickle for object arrays; else an optional padding-length
  * byte plus padding (when the state has numpy_array_alignment_bytes), then count x itemsize. */
@@ -672,6 +865,12 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
     stg_pscan *s = vctx;
     if (target->kind == STG_PV_CALL && (target->n & TAG_NUMPY_DTYPE) != 0) {
         record_dtype_state(s, w, target, state);
+        return STG_PICKLE_CONTINUE;
+    }
+    if (target->kind == STG_PV_CALL && (target->n & TAG_JOBLIB_SIDE) != 0) {
+        if (s->ctx != NULL) {
+            record_side_file(s, w, target, state, after);
+        }
         return STG_PICKLE_CONTINUE;
     }
     if (target->kind != STG_PV_CALL || (target->n & TAG_JOBLIB_WRAPPER) == 0) {
@@ -726,51 +925,48 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
 
 /* ---------------------------------------------------------------- legacy torch storages */
 
-static bool same_skey(const stg_pscan *s, const void *slot, const void *key)
+static bool same_skey(const void *slot, const void *key, void *ctx)
 {
+    const stg_pscan *s = ctx;
     const struct storage_key *e = slot;
     const struct name_key *k = key;
     return e->len == k->ml && (k->ml == 0 || memcmp(s->keybuf + e->at, k->m, k->ml) == 0);
 }
 
 /* A storage key's entry; with add, created when new. NULL when absent, or when the key finds
- * no slot within the probe ceiling (the storage then counts as one the data does not name). */
+ * no slot within the probe ceiling (skeys_capped: then no storage is framed). */
 static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, bool add)
 {
-    if (add && s->skeys_count + 1 > s->skeys_cap / 2) {
-        uint32_t ncap = s->skeys_cap == 0 ? 64 : s->skeys_cap * 2;
-        if (ncap == 0 || ncap > (1u << 30)) {
-            return NULL;
-        }
-        struct storage_key *nk = stg_mem_calloc(ncap, sizeof *nk);
-        if (nk == NULL) {
+    if (add) {
+        uint64_t dropped = s->skeys.dropped;
+        stg_map_status st = stg_map_reserve(&s->skeys);
+        s->skeys_capped |= s->skeys.dropped != dropped;
+        if (st == STG_MAP_NOMEM) {
             s->failed_alloc = true;
+        }
+        if (st != STG_MAP_OK) {
             return NULL;
         }
-        table_rehash(s, nk, ncap, s->skeys, s->skeys_cap, sizeof *nk, &s->skeys_capped);
-        stg_mem_free(s->skeys);
-        s->skeys = nk;
-        s->skeys_cap = ncap;
     }
-    if (s->skeys_cap == 0) {
-        return NULL;
-    }
-    uint64_t h = key_hash(s, k, kl, NULL, 0);
+    uint64_t h = stg_map_hash(&s->skeys, k, kl, NULL, 0);
     struct name_key key = {k, NULL, kl, 0};
-    uint32_t j = table_slot(s->skeys, sizeof *s->skeys, s->skeys_cap, h, same_skey, s, &key,
-                            &s->probes);
-    if (j == UINT32_MAX) {
+    void *slot;
+    stg_map_status st = stg_map_find(&s->skeys, h, same_skey, &key, s, &slot);
+    if (st == STG_MAP_CEILING) {
         s->skeys_capped = true; /* fails closed in skip_storages */
         return NULL;
     }
-    if (s->skeys[j].hash != 0) {
-        return &s->skeys[j];
+    if (st == STG_MAP_FOUND) {
+        return slot;
+    }
+    if (slot == NULL) {
+        return NULL; /* an empty table */
     }
     if (!add || !grow((void **)&s->keybuf, &s->keybuf_cap, s->keybuf_len + kl + 1, 1)) {
         return NULL;
     }
-    struct storage_key *e = &s->skeys[j];
-    e->hash = h;
+    struct storage_key *e = slot;
+    stg_map_claim(&s->skeys, e, h);
     e->at = s->keybuf_len;
     e->len = kl;
     e->elsize = 0;
@@ -778,7 +974,6 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
         memcpy(s->keybuf + s->keybuf_len, k, kl);
     }
     s->keybuf_len += kl;
-    s->skeys_count++;
     return e;
 }
 
@@ -823,7 +1018,9 @@ static void on_append(void *vctx, stg_pickle_walker *w, const stg_pv *item)
         s->failed_alloc = true;
         return;
     }
-    s->order[s->order_count++] = e != NULL ? (size_t)(e - s->skeys) : SIZE_MAX;
+    /* slot numbers stay valid: the data pickle (which adds keys) was walked before this one */
+    s->order[s->order_count++] = e != NULL ? (size_t)((uint8_t *)e - s->skeys.slots) / sizeof *e
+                                           : SIZE_MAX;
 }
 
 /* Skips the storages that follow the key list: each an 8-byte element count then count x
@@ -845,12 +1042,14 @@ static bool skip_storages(stg_pscan *s, size_t *pos)
     (void)stg_cur_seek(&c, *pos); /* cannot fail: *pos is where a walk ended, <= len */
     for (size_t i = 0; i < s->order_count; i++) {
         size_t rec = c.pos;
-        if (s->order[i] == SIZE_MAX || s->skeys[s->order[i]].elsize == 0) {
+        struct storage_key *e = s->order[i] == SIZE_MAX
+                                    ? NULL
+                                    : (struct storage_key *)(void *)s->skeys.slots + s->order[i];
+        if (e == NULL || e->elsize == 0) {
             report_malformed(s, rec, "legacy torch storage",
                              "the key list names a storage the data pickle did not declare");
             return false;
         }
-        struct storage_key *e = &s->skeys[s->order[i]];
         uint64_t count, bytes;
         if (stg_cur_le64(&c, &count) != STG_OK || stg_mul_u64(count, e->elsize, &bytes) ||
             bytes > stg_cur_avail(&c)) {
@@ -896,13 +1095,14 @@ static const stg_pickle_hooks scan_hooks = {
     .frame_divergence = on_frame,
     .string_limit = on_string_limit,
     .memo_sparse = on_memo_sparse,
+    .copy_global = on_copy_global,
 };
 
 static void pscan_free(stg_pscan *s)
 {
-    stg_mem_free(s->seen);
+    stg_map_free(&s->seen);
     stg_mem_free(s->names);
-    stg_mem_free(s->skeys);
+    stg_map_free(&s->skeys);
     stg_mem_free(s->order);
     stg_mem_free(s->keybuf);
 }
@@ -996,12 +1196,14 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
     s.seed = ctx->hash_seed != 0 ? ctx->hash_seed : STG_HASH_SEED_DEFAULT;
+    tables_init(&s);
     s.buf = buf;
     s.len = buf == NULL ? 0 : len;
     s.base = base_offset;
     s.flavor = flavor;
     size_t first_stop;
     (void)run(&s, ctx->lim, &first_stop);
+    getattr_finish(&s);
     if (s.failed_alloc) {
         ctx->report->out_of_memory = true;
     }
@@ -1053,6 +1255,7 @@ static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *r
     s.len = len;
     s.flavor = STG_PICKLE_RAW;
     s.seed = STG_HASH_SEED_DEFAULT; /* no context: the probe ceiling bounds a flood */
+    tables_init(&s);
     stg_pickle_limits pl;
     limits_from(NULL, &pl);
     pl.hash_seed = s.seed;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../parser/mem.h"
+#include "../parser/text.h"
 
 /* Frees a string the report owns but exposes as const. */
 static void free_const(const void *p)
@@ -219,12 +220,7 @@ void stg_report_set_size(stg_report *r, uint64_t size)
 
 void stg_report_set_sha256(stg_report *r, const uint8_t digest[32])
 {
-    static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < 32; i++) {
-        r->sha256[2 * i] = hex[digest[i] >> 4];
-        r->sha256[2 * i + 1] = hex[digest[i] & 15];
-    }
-    r->sha256[64] = '\0';
+    stg_hex_encode(digest, 32, r->sha256);
     r->has_sha256 = true;
 }
 
@@ -293,6 +289,53 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
         const char *m = g->member != NULL ? g->member : member;
         stg_report_add_global(dst, g->module, g->module_len, g->name, g->name_len, g->offset, m,
                               g->klass);
+    }
+    for (size_t i = 0; i < src->side_count; i++) {
+        const stg_side_file *sf = &src->sides[i];
+        (void)stg_report_add_side_file(dst, (const uint8_t *)sf->name, sf->name_len, sf->offset,
+                                       sf->member != NULL ? sf->member : member, sf->zfile);
+    }
+}
+
+bool stg_report_add_side_file(stg_report *r, const uint8_t *name, size_t name_len, uint64_t offset,
+                              const char *member, bool zfile)
+{
+    if (r->side_count >= STG_SIDE_FILES_CEILING) {
+        return false;
+    }
+    if (r->side_count == r->side_cap) {
+        size_t ncap = r->side_cap == 0 ? 8 : r->side_cap * 2;
+        stg_side_file *ns = stg_mem_realloc(r->sides, ncap * sizeof *ns);
+        if (ns == NULL) {
+            r->out_of_memory = true;
+            return true; /* out_of_memory fails the report already */
+        }
+        r->sides = ns;
+        r->side_cap = ncap;
+    }
+    stg_side_file sf;
+    memset(&sf, 0, sizeof sf);
+    sf.name = stg_mem_strndup((const char *)name, name_len);
+    sf.member = member != NULL ? stg_mem_strndup(member, strlen(member)) : NULL;
+    if (sf.name == NULL || (member != NULL && sf.member == NULL)) {
+        r->out_of_memory = true;
+        stg_mem_free(sf.name);
+        stg_mem_free(sf.member);
+        return true;
+    }
+    sf.name_len = name_len;
+    sf.offset = offset;
+    sf.zfile = zfile;
+    r->sides[r->side_count++] = sf;
+    return true;
+}
+
+void stg_report_drop_side_files(stg_report *r, size_t keep)
+{
+    while (r->side_count > keep) {
+        r->side_count--;
+        stg_mem_free(r->sides[r->side_count].name);
+        stg_mem_free(r->sides[r->side_count].member);
     }
 }
 
@@ -435,6 +478,8 @@ void stg_report_free(stg_report *r)
         free_const(r->globals[i].name);
         free_const(r->globals[i].member);
     }
+    stg_report_drop_side_files(r, 0);
+    stg_mem_free(r->sides);
     stg_mem_free(r->findings);
     stg_mem_free(r->globals);
     stg_mem_free(r->path);

@@ -1,7 +1,9 @@
 #include "testutil.h"
 
+#include "parser/map.h"
 #include "validator/check.h"
 
+#include <check.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,4 +188,64 @@ const char *tu_describe(const stg_report *r)
         }
     }
     return buf;
+}
+
+void tu_buf_put(tu_buf *b, const void *d, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+        if (b->p == NULL) {
+            abort();
+        }
+    }
+    if (n > 0) {
+        memcpy(b->p + b->n, d, n);
+    }
+    b->n += n;
+}
+
+stg_code tu_code_by_name(const char *name, size_t n)
+{
+    for (int c = 1; c <= STG_CODE_MAX; c++) {
+        const char *cn = stg_code_name((stg_code)c);
+        if (cn != NULL && strlen(cn) == n && memcmp(cn, name, n) == 0) {
+            return (stg_code)c;
+        }
+    }
+    return (stg_code)0;
+}
+
+void tu_map_colliding_keys(uint64_t seed, char (*out)[24], size_t n)
+{
+    stg_map probe;
+    stg_map_init(&probe, sizeof(uint64_t), seed, 64);
+    size_t made = 0;
+    for (uint64_t ctr = 0; made < n; ctr++) {
+        char name[24];
+        int k = snprintf(name, sizeof name, "c%llx", (unsigned long long)ctr);
+        if ((stg_map_hash(&probe, (const uint8_t *)name, (size_t)k, NULL, 0) & 0xffeu) == 0) {
+            memcpy(out[made++], name, (size_t)k + 1);
+        }
+    }
+}
+
+void tu_tar_checksum(uint8_t *h)
+{
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (size_t i = 0; i < 512; i++) {
+        sum += h[i];
+    }
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    h[155] = ' ';
+}
+
+int tu_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -36,7 +36,27 @@ char *tu_tempdir(void);
 void tu_rmtree(const char *dir);
 /* $STG_SOURCE_DIR joined with rel (static buffer). */
 const char *tu_src(const char *rel);
+/* Writes the checksum of the 512-byte tar header h (the field counted as spaces, then six octal
+ * digits, NUL, space: what tarfile writes). */
+void tu_tar_checksum(uint8_t *h);
 /* Renders all findings as "code@offset;" into a static buffer, for assertion messages. */
 const char *tu_describe(const stg_report *r);
+/* n distinct NUL-terminated keys (at most 23 bytes) whose parser/map.h hash under `seed` has
+ * low 12 bits 0..1 (bit 0 is always set): one home slot in every map of up to 4096 slots. */
+void tu_map_colliding_keys(uint64_t seed, char (*out)[24], size_t n);
+/* Runs suite s (CK_NORMAL), frees the runner; EXIT_SUCCESS when no test failed: a runner's main. */
+struct Suite;
+int tu_run_suite(struct Suite *s);
+
+/* A growable byte buffer for tests that write binary formats (GGUF, protobuf); aborts the test
+ * when memory runs out. Free p with free(). */
+typedef struct tu_buf {
+    uint8_t *p;
+    size_t n, cap;
+} tu_buf;
+void tu_buf_put(tu_buf *b, const void *d, size_t n);
+
+/* The code whose stable name is the first n bytes of name, or 0. */
+stg_code tu_code_by_name(const char *name, size_t n);
 
 #endif
