@@ -10,7 +10,9 @@
 #   2. the CLI as a process (`stguard scan --no-digest`): CPU time per file, against BASE's CLI,
 #      an empty process and, for the 900k header, a Python process running json.loads;
 #   3. many small files: `stguard scan -j2` over SMALL_FILES small safetensors and pickle files,
-#      files/s beside `sha256sum` over the same tree.
+#      files/s beside `sha256sum` over the same tree;
+#   4. the complexity suite (bench/run_complexity.sh: growth exponents, fails past its bound),
+#      unless COMPLEXITY=0.
 #
 #   bench/run_speed.sh
 #
@@ -21,6 +23,7 @@
 #   SECONDS_PER=S    time budget of one in-process measurement (default 1)
 #   SIZES, TINY      tensor counts of the realistic and the tiny-tensor headers
 #   SMALL_FILES=N    files in the many-small-files tree (default 10000; 0 skips part 3)
+#   COMPLEXITY=0     skip part 4
 #   WORK_DIR=...     builds and generated files (default build/speed; kept between runs)
 #   PYTHON=...       interpreter (default /usr/bin/python3)
 # Needs: the release toolchain, g++ and Debian's libsimdjson-dev (tools/setup-debian.sh).
@@ -220,3 +223,11 @@ if small:
         if w is not None:
             print("| %s | %.3f | %.0f | %.3f |" % (label, w, small / w, c))
 EOF
+
+# ---- 4. the complexity suite of the robustness work (its own table; exit 1 past its bound)
+if [[ ${COMPLEXITY:-1} != 0 ]]; then
+    echo
+    echo "Complexity suite (bench/run_complexity.sh):"
+    echo
+    BUILD_DIR=$src_dir/build/release "$src_dir/bench/run_complexity.sh"
+fi
