@@ -801,6 +801,14 @@ static void append_record(st_ctx *c, const st_entry *e)
         }
         h->tensors = buf;
     }
+    /* Records in strictly increasing (begin, end) are in stage 3's order whatever their names;
+     * ties or any step back leave the check to stage 3. Dropping superseded records later keeps
+     * an ordered table ordered. */
+    if (h->tensor_count > 0) {
+        const stg_st_tensor *last = &h->tensors[h->tensor_count - 1];
+        h->data_order = h->data_order && (last->pub.begin < e->begin ||
+                                          (last->pub.begin == e->begin && last->pub.end < e->end));
+    }
     stg_st_tensor *t = &h->tensors[h->tensor_count++];
     /* Every field written once (no memset first: the table is the largest write of the pass). */
     t->pub.name = e->name;
@@ -1309,6 +1317,7 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
 {
     h->schema_ok = false;
     h->layout_ok = false;
+    h->data_order = true; /* until append_record sees a record out of order */
     h->header_len = n;
     h->data_start = n + 8u; /* n <= 2^32 - 1 after framing */
     if (n > ST_HEADER_CEILING) {
