@@ -16,6 +16,21 @@ static char *entry(char *p, const char *name, const char *dt, const char *shape,
                        name, dt, shape, b, e);
 }
 
+/* Stages 1-3 over a file of hdr and data_len data bytes, keeping the table in *h (released by
+ * the caller, with the report and *file). */
+static stg_report *staged(const char *hdr, uint64_t data_len, stg_profile profile, stg_st_header *h,
+                          uint8_t **file)
+{
+    size_t len;
+    *file = st_file(hdr, 0, data_len, &len);
+    stg_limits lim = st_limits(profile);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header_init(h);
+    stg_st_validate(*file, len, &lim, r, h);
+    stg_report_finish(r);
+    return r;
+}
+
 START_TEST(test_out_of_range)
 {
     const char *h = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
@@ -228,14 +243,9 @@ START_TEST(test_data_order_noted)
         }
         *p++ = '}';
         *p = '\0';
-        size_t len;
-        uint8_t *b = st_file(hdr, 0, 4, &len);
-        stg_limits lim = st_limits(STG_PROFILE_STRICT);
-        stg_report *r = stg_report_new(&lim);
+        uint8_t *b;
         stg_st_header h;
-        stg_st_header_init(&h);
-        stg_st_validate(b, len, &lim, r, &h);
-        stg_report_finish(r);
+        stg_report *r = staged(hdr, 4, STG_PROFILE_STRICT, &h, &b);
         ck_assert_msg(h.data_order == (variant == 0), "variant %d", variant);
         if (variant == 1) {
             ck_assert(h.layout_ok);
@@ -271,14 +281,9 @@ START_TEST(test_sort_ties_by_name)
     p = entry(p, "", "U8", "0", 0, 0);
     *p++ = '}';
     *p = '\0';
-    size_t len;
-    uint8_t *b = st_file(hdr, 0, 1, &len);
-    stg_limits lim = st_limits(STG_PROFILE_COMPAT);
-    stg_report *r = stg_report_new(&lim);
+    uint8_t *b;
     stg_st_header h;
-    stg_st_header_init(&h);
-    stg_st_validate(b, len, &lim, r, &h);
-    stg_report_finish(r);
+    stg_report *r = staged(hdr, 1, STG_PROFILE_COMPAT, &h, &b);
     ck_assert(h.layout_ok);
     ck_assert_uint_eq(h.tensor_count, 4);
     static const char *const order[] = {"", "a", "ab", "b"};
