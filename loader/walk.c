@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
-#include "../validator/sniff.h"
+#include "../dispatch/formats.h"
+#include "../dispatch/sniff.h"
 #include "digest.h"
 #include "scan.h"
 

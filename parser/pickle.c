@@ -716,7 +716,7 @@ static bool int_line(const uint8_t *p, size_t n, stg_pv *v)
         i++;
     }
     int base = 10;
-    if (n - i >= 2 && p[i] == '0' && strchr("xXoObB", p[i + 1]) != NULL) { /* no NUL before n */
+    if (n - i >= 2 && p[i] == '0' && memchr("xXoObB", p[i + 1], 6) != NULL) {
         base = (p[i + 1] | 0x20) == 'x' ? 16 : (p[i + 1] | 0x20) == 'o' ? 8 : 2;
         i += 2;
         if (i < n && p[i] == '_') {

@@ -4,7 +4,7 @@
 #include "../parser/tar.h"
 #include "../parser/zip.h"
 #include "containers.h"
-#include "pickle_scan.h"
+#include "../validator/pickle_scan.h"
 
 /* Reports an archive found besides the primary format; scans its members when asked. */
 static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_check_ctx *ctx)

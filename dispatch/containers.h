@@ -1,10 +1,10 @@
 /* Archives and compressed streams as seen by the dispatcher (internal): zip (torch-zip,
  * numpy-zip), tar (PyTorch 0.1 torch-tar), gzip/zlib streams. Members go back through
- * stg_check_member (depth-capped); findings about an entry itself (zip_header_mismatch,
+ * ctx->scan (validator/ctx.h, depth-capped); findings about an entry itself (zip_header_mismatch,
  * zip_encrypted_flag, zip_bomb, zip_malformed, container_malformed) carry `member` and give as
  * offset the entry's header offset in the enclosing buffer (equal to member_offset). */
-#ifndef STG_VALIDATOR_CONTAINERS_H
-#define STG_VALIDATOR_CONTAINERS_H
+#ifndef STG_DISPATCH_CONTAINERS_H
+#define STG_DISPATCH_CONTAINERS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,14 +12,7 @@
 
 #include "../parser/inflate.h"
 #include "../parser/zip.h"
-#include "check.h"
-
-/* What a member scan found, for labelling the container. */
-typedef struct stg_member_result {
-    stg_format format; /* the member's own format (STG_FMT_UNKNOWN for plain data) */
-    bool pickle_based; /* a pickle was scanned in it (at any depth of this member) */
-    uint64_t inflated; /* bytes inflated while scanning it, nested members included */
-} stg_member_result;
+#include "../validator/ctx.h"
 
 /* Inflate budget: ctx->lim->max_inflate_bytes is what the subtree being scanned may still
  * inflate in total. A container passes each member the part left after its own inflating (a
@@ -70,35 +63,9 @@ stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len,
  * named "(decompressed)" (the main pickle, or the raw array bytes of a side "*.npy.z" file). */
 stg_member_result stg_containers_scan_zfile(const uint8_t *buf, size_t len, stg_check_ctx *ctx);
 
-/* How a payload handed to stg_check_member_ex is read. */
-typedef enum stg_member_mode {
-    STG_MEMBER_ARCHIVE = 0, /* an archive member: sniffed; content no rule knows is plain data */
-    STG_MEMBER_STREAM,      /* a decompressed file: sniffed; unknown content is reported and
-                               walked as pickles (a loader unpickles it as a whole file) */
-    STG_MEMBER_PICKLE,      /* one pickle member whatever it looks like (its name says pickle,
-                               so a loader will unpickle it): STG_PICKLE_MEMBER */
-    STG_MEMBER_PICKLES,     /* a stream of pickles (STG_PICKLE_RAW) */
-    STG_MEMBER_TORCH01_STORAGES, /* PyTorch 0.1 `storages`: count pickle, then per storage an
-                                    argument pickle, an 8-byte element count and the elements */
-    STG_MEMBER_TORCH01_TENSORS   /* PyTorch 0.1 `tensors`: count pickle, then per tensor an
-                                    argument pickle, ndim (i32), 4 pad bytes, sizes, strides and
-                                    the storage offset (8 bytes each) */
-} stg_member_mode;
-
 /* Scans a PyTorch 0.1 `storages` or `tensors` member: every pickle with STG_PICKLE_MEMBER, the
  * raw records between them skipped by their sizes. Whatever cannot be framed that way is walked
  * as a pickle stream (fails closed: it is reported, never skipped). */
 void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, stg_check_ctx *ctx);
-
-/* stg_check_member with a mode, an inflate budget for the member's subtree, and a result.
- * member is the entry's name (NUL-terminated);
- * findings carry "outer!member" when ctx is itself inside a member. */
-stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char *member,
-                                      uint64_t member_offset, stg_member_mode mode,
-                                      uint64_t inflate_budget, stg_check_ctx *ctx);
-
-/* The member path a finding about entry `name` of the current container carries
- * (stg_mem_alloc'd, NULL when memory fails). */
-char *stg_check_member_path(const stg_check_ctx *ctx, const char *name);
 
 #endif
