@@ -590,7 +590,10 @@ stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, 
     member_state m;
     memset(&m, 0, sizeof m);
     m.type = h.type;
-    m.size = h.size.v;
+    /* A size of 2^56 or more is refused below for members with data; for the others (directories,
+     * links, devices) tarfile keeps it but never reads by it, so it is listed as 0 rather than as
+     * the truncated low bits. */
+    m.size = h.size.huge ? 0 : h.size.v;
     m.link = h.link;
     m.offset = pos;
     slice name = h.name;
