@@ -211,7 +211,8 @@ done:
     stg_mem_free(path);
 }
 
-stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_result *res)
+void stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_result *res,
+                             stg_archive_facts *facts)
 {
     check_overlaps(zin, ctx);
     stg_zip z = *zin;
@@ -248,15 +249,13 @@ stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_m
         scan_entry(&zs, &z, &e);
     }
     res->inflated += zs.inflated_total;
-    if (zs.any_pickle) {
-        res->pickle_based = true;
-        return STG_FMT_TORCH_ZIP;
-    }
-    return zs.all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
+    res->pickle_based = res->pickle_based || zs.any_pickle;
+    facts->pickle = zs.any_pickle;
+    facts->all_npy = zs.all_npy;
 }
 
-stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                         stg_member_result *res)
+void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                                   stg_member_result *res, stg_archive_facts *facts)
 {
     stg_zip z;
     memset(&z, 0, sizeof z);
@@ -282,11 +281,9 @@ stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_che
         break;
     }
     res->inflated += zs.inflated_total;
-    if (zs.any_pickle) {
-        res->pickle_based = true;
-        return STG_FMT_TORCH_ZIP;
-    }
-    return STG_FMT_ZIP;
+    res->pickle_based = res->pickle_based || zs.any_pickle;
+    facts->pickle = zs.any_pickle;
+    facts->all_npy = false;
 }
 
 /* The loaders known to use each reader, for messages. */
@@ -295,17 +292,9 @@ static const char *reader_users(stg_zip_reader reader)
     return reader == STG_ZIP_READER_MINIZ ? "torch.load" : "numpy.load";
 }
 
-/* Which label wins when two readings are scanned: the one that needs the most care. */
-static stg_format merge_zip_format(stg_format a, stg_format b)
-{
-    if (a == STG_FMT_TORCH_ZIP || b == STG_FMT_TORCH_ZIP) {
-        return STG_FMT_TORCH_ZIP;
-    }
-    return a == STG_FMT_NUMPY_ZIP && b == STG_FMT_NUMPY_ZIP ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
-}
-
 bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts_as_zip,
-                                     stg_check_ctx *ctx, stg_member_result *res, stg_format *format)
+                                     stg_check_ctx *ctx, stg_member_result *res,
+                                     stg_archive_facts *facts)
 {
     stg_zip z[STG_ZIP_READERS];
     stg_zip_error err[STG_ZIP_READERS];
@@ -334,11 +323,11 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
             stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, 0,
                            "zip local header but no end of central directory");
         }
-        *format = stg_containers_scan_zip_local(buf, len, ctx, res);
+        stg_containers_scan_zip_local(buf, len, ctx, res, facts);
         return true;
     }
     if (opened[0] && opened[1] && stg_zip_same_reading(&z[0], &z[1])) {
-        *format = stg_containers_scan_zip(&z[0], ctx, res);
+        stg_containers_scan_zip(&z[0], ctx, res, facts);
         return true;
     }
     if (opened[0] && opened[1]) {
@@ -350,8 +339,12 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
                        (unsigned long long)mz->entry_count, (unsigned long long)mz->cd_start,
                        (unsigned long long)zf->entry_count, (unsigned long long)zf->cd_start,
                        (unsigned long long)zf->base);
-        stg_format a = stg_containers_scan_zip(zf, ctx, res);
-        *format = merge_zip_format(a, stg_containers_scan_zip(mz, ctx, res));
+        /* both readings scanned: a pickle in either, every member a .npy in both */
+        stg_archive_facts a = {false, false, false}, b = {false, false, false};
+        stg_containers_scan_zip(zf, ctx, res, &a);
+        stg_containers_scan_zip(mz, ctx, res, &b);
+        facts->pickle = a.pickle || b.pickle;
+        facts->all_npy = a.all_npy && b.all_npy;
         return true;
     }
     int good = opened[0] ? 0 : 1, bad = 1 - good;
@@ -369,7 +362,7 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
                        why, stg_zip_reader_name((stg_zip_reader)good),
                        reader_users((stg_zip_reader)good), (unsigned long long)z[good].cd_start);
     }
-    *format = stg_containers_scan_zip(&z[good], ctx, res);
+    stg_containers_scan_zip(&z[good], ctx, res, facts);
     return true;
 }
 
@@ -436,14 +429,15 @@ static void tar_scan_member(tar_scan *ts, const stg_tar_list *l, size_t i, const
     ts->inflated += mr.inflated <= left ? mr.inflated : left;
 }
 
-stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                   stg_member_result *res)
+void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                             stg_member_result *res, stg_archive_facts *facts)
 {
+    facts->torch_tar = false;
     stg_tar_list l;
     if (!stg_tar_list_build(&l, buf, len)) {
         ctx->report->out_of_memory = true;
         stg_tar_list_free(&l);
-        return STG_FMT_TAR;
+        return;
     }
     size_t stop_end = 0;
     bool pickle_at_0 = stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory);
@@ -475,7 +469,7 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
     if (l.count > 0 && read_as == NULL) {
         ctx->report->out_of_memory = true;
         stg_tar_list_free(&l);
-        return STG_FMT_TAR;
+        return;
     }
     bool found[TORCH_TAR_NAMES] = {false};
     for (size_t k = 0; k < TORCH_TAR_NAMES; k++) {
@@ -530,7 +524,7 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
         res->pickle_based = true;
     }
     res->inflated += ts.inflated;
-    return found[0] && found[2] ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
+    facts->torch_tar = found[0] && found[2];
 }
 
 /* Element sizes a 0.1 storage can have, most common first: the record's length is

@@ -14,6 +14,14 @@
 #include "../parser/zip.h"
 #include "../validator/ctx.h"
 
+/* What an archive scan found: the table (formats.c) labels the archive from it, by the same
+ * rules for a full scan and for a quick label. */
+typedef struct stg_archive_facts {
+    bool pickle;    /* zip: a member was scanned as a pickle (or, quick: is named or looks so) */
+    bool all_npy;   /* zip: entries, every one named *.npy */
+    bool torch_tar; /* tar: torch's legacy_load finds its pickle and storages members */
+} stg_archive_facts;
+
 /* Inflate budget: ctx->lim->max_inflate_bytes is what the subtree being scanned may still
  * inflate in total. A container passes each member the part left after its own inflating (a
  * copy of the limits with max_inflate_bytes lowered), and adds back what the member reports in
@@ -21,11 +29,11 @@
  * max_inflate_bytes in all. */
 
 /* Scans an opened zip: every entry cross-checked, data inflated with caps, every member whose
- * content (or name, *.pkl / *.pickle) is a pickle scanned as one. Returns STG_FMT_TORCH_ZIP
- * when a pickle member was found, STG_FMT_NUMPY_ZIP when every member is a .npy, else
- * STG_FMT_ZIP. res->pickle_based is set when any member was pickle-based; res->inflated grows by
- * what was inflated. */
-stg_format stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, stg_member_result *res);
+ * content (or name, *.pkl / *.pickle) is a pickle scanned as one. Sets facts->pickle when a
+ * pickle member was found and facts->all_npy when every member is a .npy. res->pickle_based is
+ * set when any member was pickle-based; res->inflated grows by what was inflated. */
+void stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, stg_member_result *res,
+                             stg_archive_facts *facts);
 
 /* Opens buf with each zip reader a loader uses (parser/zip.h: zipfile for numpy.load and
  * Python code, miniz for torch.load) and scans every reading one of them would load: once when
@@ -33,22 +41,23 @@ stg_format stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, stg_mem
  * that opens, after a zip_malformed error saying what the other does, when only one opens. When
  * neither opens: with starts_as_zip (PK\3\4 or PK\5\6 at byte 0, so both loaders take the zip
  * route) zip_malformed and the local header walk below; else nothing is reported and false is
- * returned (not a zip). Returns true when it reported or scanned; *format gets the label. */
+ * returned (not a zip). Returns true when it reported or scanned; *facts gets what the readings
+ * found together (pickle in either, every member a .npy in both). */
 bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts_as_zip,
                                      stg_check_ctx *ctx, stg_member_result *res,
-                                     stg_format *format);
+                                     stg_archive_facts *facts);
 
 /* Fallback for a buffer that starts with a local header but has no usable central directory
  * (already reported as zip_malformed): walks the local headers from offset 0 and scans each
  * member's data the same way, so a payload is reported even where no loader would reach it
  * (research/pickle-scanners.md class 6: never clean on a parser failure). */
-stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                         stg_member_result *res);
+void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                                   stg_member_result *res, stg_archive_facts *facts);
 
-/* Scans a tar archive (buf starts with a tar header). Returns STG_FMT_TORCH_TAR for the
- * PyTorch 0.1 layout, else STG_FMT_TAR. */
-stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                   stg_member_result *res);
+/* Scans a tar archive (buf starts with a tar header). Sets facts->torch_tar for the PyTorch 0.1
+ * layout. */
+void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                             stg_member_result *res, stg_archive_facts *facts);
 
 /* Decompresses a gzip, zlib, xz/lzma-alone (STG_INFLATE_LZMA) or bzip2 stream with the caps
  * and scans the result as a member named "(decompressed)". label names the compression in

@@ -22,6 +22,21 @@
 #include "containers.h"
 #include "polyglot.h"
 
+/* ------------------------------------------------------------------------------ labels */
+
+stg_format stg_format_zip_label(const stg_archive_facts *f)
+{
+    if (f->pickle) {
+        return STG_FMT_TORCH_ZIP;
+    }
+    return f->all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
+}
+
+stg_format stg_format_tar_label(const stg_archive_facts *f)
+{
+    return f->torch_tar ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
+}
+
 /* ------------------------------------------------------------------------------ sniffs */
 
 static bool sniff_safetensors(const uint8_t *buf, size_t len, bool *oom)
@@ -143,9 +158,11 @@ static bool scan_zip(const stg_format_entry *e, const uint8_t *buf, size_t len,
                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
     /* Every reading a loader's zip reader takes; no usable directory fails closed. */
+    (void)e;
     (void)a;
-    res->format = e->label;
-    (void)stg_containers_scan_zip_readers(buf, len, true, ctx, res, &res->format);
+    stg_archive_facts facts = {false, false, false};
+    (void)stg_containers_scan_zip_readers(buf, len, true, ctx, res, &facts);
+    res->format = stg_format_zip_label(&facts);
     return true;
 }
 
@@ -165,7 +182,9 @@ static bool scan_tar(const stg_format_entry *e, const uint8_t *buf, size_t len,
 {
     (void)e;
     (void)a;
-    res->format = stg_containers_scan_tar(buf, len, ctx, res);
+    stg_archive_facts facts = {false, false, false};
+    stg_containers_scan_tar(buf, len, ctx, res, &facts);
+    res->format = stg_format_tar_label(&facts);
     return true;
 }
 
@@ -232,10 +251,11 @@ static bool scan_not_validated(const stg_format_entry *e, const uint8_t *buf, si
  * .npy; else zip. A full scan can say torch-zip where only a deflated member is a pickle. */
 static stg_format quick_label_zip(const uint8_t *buf, size_t len)
 {
+    stg_archive_facts facts = {false, false, false};
     stg_zip z;
     stg_zip_error err;
     if (stg_zip_open(&z, buf, len, &err) != STG_ZIPR_OK) {
-        return STG_FMT_ZIP;
+        return stg_format_zip_label(&facts);
     }
     stg_zip_entry e;
     bool all_npy = z.entry_count > 0, pickle = false;
@@ -261,10 +281,12 @@ static stg_format quick_label_zip(const uint8_t *buf, size_t len)
                      out_of_memory;
         }
         if (pickle) {
-            return STG_FMT_TORCH_ZIP;
+            break;
         }
     }
-    return all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
+    facts.pickle = pickle;
+    facts.all_npy = all_npy;
+    return stg_format_zip_label(&facts);
 }
 
 /* torch-tar when tarfile's getmember() finds members named pickle and storages (what torch's
@@ -272,11 +294,12 @@ static stg_format quick_label_zip(const uint8_t *buf, size_t len)
 static stg_format quick_label_tar(const uint8_t *buf, size_t len)
 {
     stg_tar_list l;
-    bool torch = stg_tar_list_build(&l, buf, len) &&
-                 stg_tar_list_find(&l, "pickle", 6) != STG_TAR_NONE &&
-                 stg_tar_list_find(&l, "storages", 8) != STG_TAR_NONE;
+    stg_archive_facts facts = {false, false, false};
+    facts.torch_tar = stg_tar_list_build(&l, buf, len) &&
+                      stg_tar_list_find(&l, "pickle", 6) != STG_TAR_NONE &&
+                      stg_tar_list_find(&l, "storages", 8) != STG_TAR_NONE;
     stg_tar_list_free(&l);
-    return torch ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
+    return stg_format_tar_label(&facts);
 }
 
 /* -------------------------------------------------------------------------------- table */

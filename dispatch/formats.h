@@ -13,6 +13,7 @@
 
 #include "../parser/inflate.h"
 #include "../validator/ctx.h"
+#include "containers.h"
 #include "sniff.h"
 
 /* What a name hint says (docs/containers.md). All false for a NULL hint. */
@@ -78,6 +79,12 @@ const stg_format_entry *stg_format_sniff(const uint8_t *buf, size_t len, bool *o
 
 /* The entry of a kind (every kind but STG_SNIFF_UNKNOWN has one). */
 const stg_format_entry *stg_format_of_kind(stg_sniff_kind kind);
+
+/* An archive's label from what its scan (or its quick look) found: torch-zip when a pickle
+ * member was found, numpy-zip when every member is a .npy, else zip; torch-tar for torch's
+ * legacy tar layout, else tar. */
+stg_format stg_format_zip_label(const stg_archive_facts *f);
+stg_format stg_format_tar_label(const stg_archive_facts *f);
 
 /* The label of a file too large to scan: the table's quick label, or for content no entry
  * claims what its name and a text check say. */

@@ -17,7 +17,8 @@ static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_che
                    scan ? "; its members were scanned" : "");
     if (scan) {
         stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
-        (void)stg_containers_scan_zip(z, ctx, &res);
+        stg_archive_facts facts; /* no label: the primary format keeps its own */
+        stg_containers_scan_zip(z, ctx, &res, &facts);
     }
 }
 
@@ -34,7 +35,8 @@ void stg_polyglot_check_tar(const uint8_t *buf, size_t len, const char *primary,
                    primary, strict ? "; its members were scanned" : "");
     if (strict) {
         stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
-        (void)stg_containers_scan_tar(buf, len, ctx, &res);
+        stg_archive_facts facts; /* no label: the primary format keeps its own */
+        stg_containers_scan_tar(buf, len, ctx, &res, &facts);
     }
 }
 
