@@ -85,7 +85,7 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
         return res;
     }
     if (a->name_hint == NULL && a->mode == STG_MEMBER_STREAM) {
-        stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_UNKNOWN, STG_NO_OFFSET,
                        "the decompressed content matches no known format");
         return res;
     }
@@ -95,7 +95,7 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
         return res;
     }
     if (a->hint.claims_pickle) {
-        stg_report_add(r, STG_FORMAT_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+        stg_report_add(r, STG_FORMAT_MISMATCH, STG_NO_OFFSET,
                        "the name claims a pickle-based model format but the content is no "
                        "known format");
         return res;
@@ -108,8 +108,7 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
                          : STG_FMT_TEXT;
         return res;
     }
-    stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET,
-                   "the content matches no known format");
+    stg_report_add(r, STG_FORMAT_UNKNOWN, STG_NO_OFFSET, "the content matches no known format");
     return res;
 }
 
@@ -180,7 +179,7 @@ void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg
      * whatever its name promises was not checked, so it is said first and fails the file. */
     stg_lfs_pointer ptr;
     if (stg_sniff_lfs_pointer(buf, len, &ptr)) {
-        stg_report_add(ctx->report, STG_LFS_POINTER, STG_SEV_ERROR, 0,
+        stg_report_add(ctx->report, STG_LFS_POINTER, 0,
                        "a Git LFS pointer (oid sha256:%s, size %llu), not the content it stands "
                        "for: fetch it (git lfs pull) and scan again",
                        ptr.oid, (unsigned long long)ptr.size);
@@ -198,7 +197,7 @@ void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg
     stg_member_result res = dispatch(buf, len, name_hint, true, STG_MEMBER_ARCHIVE, ctx);
     ctx->lim = caller_lim;
     if (res.pickle_based) {
-        stg_report_add(ctx->report, STG_PICKLE_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(ctx->report, STG_PICKLE_FILE, STG_NO_OFFSET,
                        "pickle-based file: loading it can run code in principle");
     }
     stg_report_set_format(ctx->report, res.format);
@@ -219,7 +218,7 @@ static bool depth_allows(stg_check_ctx *ctx, stg_member_link *link, uint64_t mem
     if (ctx->depth + 1 <= max_nesting) {
         return true;
     }
-    stg_finding *f = stg_report_add(ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
+    stg_finding *f = stg_report_add(ctx->report, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
                                     "nesting deeper than max_nesting (%u): not scanned",
                                     (unsigned)max_nesting);
     stg_report_set_limit(ctx->report, f, "max_nesting");

@@ -16,10 +16,10 @@
 #include "sniff.h"
 
 /* Adds a finding about one entry: offset = member_offset = the entry's header offset. */
-static void entry_finding(stg_check_ctx *ctx, stg_code code, stg_severity sev, uint64_t offset,
+static void entry_finding(stg_check_ctx *ctx, stg_code code, uint64_t offset,
                           const char *member_path, const char *message)
 {
-    stg_finding *f = stg_report_add(ctx->report, code, sev, offset, "%s", message);
+    stg_finding *f = stg_report_add(ctx->report, code, offset, "%s", message);
     stg_report_set_member(ctx->report, f, member_path, offset);
 }
 
@@ -63,7 +63,7 @@ static void check_overlaps(const stg_zip *zin, stg_check_ctx *ctx)
     size_t first = 0;
     size_t overlaps = stg_zip_sort_overlaps(ranges, n, &first);
     if (overlaps > 0) {
-        stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, ranges[first].begin,
+        stg_report_add(ctx->report, STG_ZIP_MALFORMED, ranges[first].begin,
                        "%zu zip entries overlap an earlier entry's bytes", overlaps);
     }
     stg_mem_free(ranges);
@@ -86,7 +86,7 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
     stg_check_ctx *ctx = zs->ctx;
     const stg_limits *lim = ctx->lim;
     if (comp_size > z->len || e->data_offset > z->len - comp_size) {
-        entry_finding(ctx, STG_ZIP_MALFORMED, STG_SEV_ERROR, e->local_offset, path,
+        entry_finding(ctx, STG_ZIP_MALFORMED, e->local_offset, path,
                       "member data runs past the end of the file");
         return;
     }
@@ -105,13 +105,13 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
         switch (ir) {
         case STG_INFLATE_OK:
             if ((uint64_t)out.len != uncomp_size) {
-                entry_finding(ctx, STG_ZIP_MALFORMED, STG_SEV_ERROR, e->local_offset, path,
+                entry_finding(ctx, STG_ZIP_MALFORMED, e->local_offset, path,
                               "inflated size differs from the declared size");
             }
             break;
         case STG_INFLATE_TOO_BIG:
         case STG_INFLATE_RATIO:
-            entry_finding(ctx, STG_ZIP_BOMB, STG_SEV_ERROR, e->local_offset, path,
+            entry_finding(ctx, STG_ZIP_BOMB, e->local_offset, path,
                           ir == STG_INFLATE_RATIO
                               ? "member inflates past the ratio cap: the rest is not scanned"
                               : "member inflates past the size cap: the rest is not scanned");
@@ -121,7 +121,7 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
             break;
         case STG_INFLATE_CORRUPT:
         case STG_INFLATE_TRUNCATED:
-            entry_finding(ctx, STG_ZIP_MALFORMED, STG_SEV_ERROR, e->local_offset, path,
+            entry_finding(ctx, STG_ZIP_MALFORMED, e->local_offset, path,
                           ir == STG_INFLATE_CORRUPT ? "invalid deflate data in member"
                                                     : "deflate data of member truncated");
             break;
@@ -130,15 +130,14 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
             stg_inflate_free(&out);
             return;
         case STG_INFLATE_UNAVAILABLE:
-            entry_finding(ctx, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, e->local_offset, path,
+            entry_finding(ctx, STG_FORMAT_UNSCANNABLE, e->local_offset, path,
                           "deflated member, but this build has no zlib: not scanned");
             return;
         }
         data = out.data;
         data_len = out.len;
     } else if (method != 0) {
-        stg_finding *f = stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR,
-                                        e->local_offset,
+        stg_finding *f = stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, e->local_offset,
                                         "zip compression method %u cannot be opened: not "
                                         "scanned",
                                         (unsigned)method);
@@ -170,8 +169,7 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
     zs->all_npy = zs->all_npy && stg_name_hint_has_suffix(name, ".npy");
     unsigned flags = (unsigned)e->flags | (unsigned)e->local_flags;
     if ((flags & STG_ZIP_FLAGS_ENCRYPTED) != 0) {
-        stg_finding *f = stg_report_add(ctx->report, STG_ZIP_ENCRYPTED_FLAG, STG_SEV_WARNING,
-                                        e->local_offset,
+        stg_finding *f = stg_report_add(ctx->report, STG_ZIP_ENCRYPTED_FLAG, e->local_offset,
                                         "general-purpose flags 0x%04x (encrypted/patched) "
                                         "ignored: the data is read as it is",
                                         flags & STG_ZIP_FLAGS_ENCRYPTED);
@@ -179,7 +177,7 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
     }
     if (e->mismatch != 0) {
         stg_finding *f = stg_report_add(
-            ctx->report, STG_ZIP_HEADER_MISMATCH, STG_SEV_ERROR, e->local_offset,
+            ctx->report, STG_ZIP_HEADER_MISMATCH, e->local_offset,
             "local header and central directory disagree on:%s%s%s%s",
             (e->mismatch & STG_ZIP_MISMATCH_NAME) != 0 ? " name" : "",
             (e->mismatch & STG_ZIP_MISMATCH_SIZES) != 0 ? " sizes" : "",
@@ -228,8 +226,7 @@ void stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_
             break;
         }
         if (zr == STG_ZIPR_MALFORMED) {
-            stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, err.offset, "%s",
-                           err.what);
+            stg_report_add(ctx->report, STG_ZIP_MALFORMED, err.offset, "%s", err.what);
             break;
         }
         if (zr == STG_ZIPR_ENTRY_BAD) {
@@ -238,8 +235,8 @@ void stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_
             if (path == NULL) {
                 ctx->report->out_of_memory = true;
             }
-            stg_finding *f = stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR,
-                                            err.offset, "%s", err.what);
+            stg_finding *f = stg_report_add(ctx->report, STG_ZIP_MALFORMED, err.offset, "%s",
+                                            err.what);
             stg_report_set_member(ctx->report, f, path, err.offset);
             stg_mem_free(name);
             stg_mem_free(path);
@@ -275,7 +272,7 @@ void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx
             continue;
         }
         if (zr == STG_ZIPR_ENTRY_BAD) {
-            stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, err.offset,
+            stg_report_add(ctx->report, STG_ZIP_MALFORMED, err.offset,
                            "local header walk stopped: %s", err.what);
         }
         break;
@@ -312,7 +309,7 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
         bool any = false;
         for (int r = 0; r < STG_ZIP_READERS; r++) {
             if (zr[r] == STG_ZIPR_MALFORMED) {
-                stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, err[r].offset,
+                stg_report_add(ctx->report, STG_ZIP_MALFORMED, err[r].offset,
                                "%s (%s) refuses the archive: %s",
                                stg_zip_reader_name((stg_zip_reader)r),
                                reader_users((stg_zip_reader)r), err[r].what);
@@ -320,7 +317,7 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
             }
         }
         if (!any) {
-            stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR, 0,
+            stg_report_add(ctx->report, STG_ZIP_MALFORMED, 0,
                            "zip local header but no end of central directory");
         }
         stg_containers_scan_zip_local(buf, len, ctx, res, facts);
@@ -332,7 +329,7 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
     }
     if (opened[0] && opened[1]) {
         const stg_zip *zf = &z[STG_ZIP_READER_ZIPFILE], *mz = &z[STG_ZIP_READER_MINIZ];
-        stg_report_add(ctx->report, STG_ZIP_AMBIGUOUS, STG_SEV_ERROR, mz->cd_start,
+        stg_report_add(ctx->report, STG_ZIP_AMBIGUOUS, mz->cd_start,
                        "torch.load (miniz) reads %llu entries from the central directory at "
                        "%llu, zipfile (numpy.load) %llu entries from %llu (%llu bytes "
                        "prepended): both readings scanned",
@@ -354,7 +351,7 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
     if (starts_as_zip) {
         const char *why = zr[bad] == STG_ZIPR_MALFORMED ? err[bad].what
                                                         : "it finds no end record it can use";
-        stg_report_add(ctx->report, STG_ZIP_MALFORMED, STG_SEV_ERROR,
+        stg_report_add(ctx->report, STG_ZIP_MALFORMED,
                        zr[bad] == STG_ZIPR_MALFORMED ? err[bad].offset : z[good].eocd_offset,
                        "%s (%s) refuses the archive: %s; %s (%s) reads the directory at %llu: "
                        "scanned",
@@ -416,7 +413,7 @@ static void tar_scan_member(tar_scan *ts, const stg_tar_list *l, size_t i, const
         if (path == NULL) {
             ts->ctx->report->out_of_memory = true;
         }
-        entry_finding(ts->ctx, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, m->header_offset, path,
+        entry_finding(ts->ctx, STG_FORMAT_UNSCANNABLE, m->header_offset, path,
                       "sparse tar member: tarfile assembles its bytes from a map stguard does "
                       "not read, so it is not scanned");
         stg_mem_free(path);
@@ -442,8 +439,7 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
     size_t stop_end = 0;
     bool pickle_at_0 = stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory);
     if (l.end == STG_TARR_MALFORMED) {
-        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, l.err_offset, "%s",
-                       l.why);
+        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, l.err_offset, "%s", l.why);
         /* tarfile raised while listing: torch.load catches the TarError and unpickles the file
          * from byte 0 instead, so the header bytes are a pickle to it. */
         if (pickle_at_0) {
@@ -452,13 +448,13 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
     } else if (pickle_at_0) {
         /* A header whose first bytes run to STOP (a pickle fits in the name field): torch reads
          * the tar, pickle.load and joblib.load run the pickle. Both readings are scanned. */
-        stg_report_add(
-            ctx->report, STG_POLYGLOT_PICKLE, stg_sev(ctx->lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
-            "the first %zu bytes of this tar are also a pickle that runs to STOP", stop_end);
+        stg_report_add(ctx->report, STG_POLYGLOT_PICKLE, 0,
+                       "the first %zu bytes of this tar are also a pickle that runs to STOP",
+                       stop_end);
         stg_check_pickles(buf, stop_end, 0, STG_PICKLE_RAW, ctx);
     }
     if (l.end == STG_TARR_END && l.stop_why != NULL) {
-        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, l.stop_offset,
+        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, l.stop_offset,
                        "%s: tarfile stops listing members here, other tar readers skip to the "
                        "next header",
                        l.stop_why);
@@ -490,7 +486,7 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
         if (torch_tar_names[k].extracted && hops > 0 &&
             (through_symlink || link_leaves_dir(stg_tar_member_link(&l, at), m->link_len))) {
             stg_finding *f = stg_report_add(
-                ctx->report, STG_TAR_LINK_EXTERNAL, STG_SEV_ERROR, m->header_offset,
+                ctx->report, STG_TAR_LINK_EXTERNAL, m->header_offset,
                 "torch extracts '%s' as a %s link to '%s' and opens it: the bytes it unpickles "
                 "come from the host's filesystem, not from the archive",
                 name, m->type == '2' || through_symlink ? "symbolic" : "hard",
@@ -595,14 +591,13 @@ static stg_member_result scan_stream(const uint8_t *buf, size_t len, uint64_t ba
     switch (ir) {
     case STG_INFLATE_OK:
         if (out.consumed < len && report_trailing) {
-            stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR,
-                           base + (uint64_t)out.consumed, "%zu bytes follow the %s stream",
-                           len - out.consumed, label);
+            stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, base + (uint64_t)out.consumed,
+                           "%zu bytes follow the %s stream", len - out.consumed, label);
         }
         break;
     case STG_INFLATE_TOO_BIG:
     case STG_INFLATE_RATIO:
-        stg_report_add(ctx->report, STG_ZIP_BOMB, STG_SEV_ERROR, base,
+        stg_report_add(ctx->report, STG_ZIP_BOMB, base,
                        "%s stream inflates past the %s cap: the rest is not scanned", label,
                        ir == STG_INFLATE_RATIO ? "ratio" : "size");
         break;
@@ -618,16 +613,15 @@ static stg_member_result scan_stream(const uint8_t *buf, size_t len, uint64_t ba
             stg_inflate_free(&out);
             return res;
         }
-        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, STG_SEV_ERROR,
-                       base + (uint64_t)out.error_offset, "%s stream %s", label,
-                       ir == STG_INFLATE_CORRUPT ? "invalid" : "truncated");
+        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, base + (uint64_t)out.error_offset,
+                       "%s stream %s", label, ir == STG_INFLATE_CORRUPT ? "invalid" : "truncated");
         break;
     case STG_INFLATE_NOMEM:
         ctx->report->out_of_memory = true;
         stg_inflate_free(&out);
         return res;
     case STG_INFLATE_UNAVAILABLE:
-        stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, base,
+        stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, base,
                        "%s stream, but this build cannot decompress it: not scanned", label);
         return res;
     }

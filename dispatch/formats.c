@@ -224,7 +224,7 @@ static bool scan_unscannable(const stg_format_entry *e, const uint8_t *buf, size
     (void)buf;
     (void)len;
     (void)a;
-    stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_SEV_ERROR, 0,
+    stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, 0,
                    "%s data cannot be opened by stguard: not scanned", e->what);
     res->format = e->label;
     return true;
@@ -235,8 +235,7 @@ static bool scan_not_validated(const stg_format_entry *e, const uint8_t *buf, si
                                const stg_dispatch_args *a, stg_check_ctx *ctx,
                                stg_member_result *res)
 {
-    stg_report_add(ctx->report, STG_FORMAT_NOT_VALIDATED, STG_SEV_WARNING, STG_NO_OFFSET, "%s",
-                   e->what);
+    stg_report_add(ctx->report, STG_FORMAT_NOT_VALIDATED, STG_NO_OFFSET, "%s", e->what);
     if (e->kind == STG_SNIFF_GGUF && a->top_level) {
         stg_polyglot_check_tar(buf, len, "GGUF", ctx);
     }

@@ -9,9 +9,7 @@
 /* Reports an archive found besides the primary format; scans its members when asked. */
 static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_check_ctx *ctx)
 {
-    const stg_limits *lim = ctx->lim;
-    stg_report_add(ctx->report, STG_POLYGLOT_ZIP, stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING),
-                   stg_zip_first_byte(z),
+    stg_report_add(ctx->report, STG_POLYGLOT_ZIP, stg_zip_first_byte(z),
                    "a zip archive (%llu entries) ends this %s file: zip readers see it%s",
                    (unsigned long long)z->entry_count, primary,
                    scan ? "; its members were scanned" : "");
@@ -29,7 +27,7 @@ void stg_polyglot_check_tar(const uint8_t *buf, size_t len, const char *primary,
     }
     const stg_limits *lim = ctx->lim;
     bool strict = lim->profile == STG_PROFILE_STRICT;
-    stg_report_add(ctx->report, STG_POLYGLOT_TAR, stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
+    stg_report_add(ctx->report, STG_POLYGLOT_TAR, 0,
                    "the first 512 bytes are also a tar header tarfile accepts: torch.load reads "
                    "this %s file as a tar archive%s",
                    primary, strict ? "; its members were scanned" : "");
@@ -46,8 +44,7 @@ void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ct
     bool strict = lim->profile == STG_PROFILE_STRICT;
     size_t stop_end = 0;
     if (stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory)) {
-        stg_report_add(ctx->report, STG_POLYGLOT_PICKLE,
-                       stg_sev(lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
+        stg_report_add(ctx->report, STG_POLYGLOT_PICKLE, 0,
                        "the first %zu bytes are also a pickle that runs to STOP", stop_end);
         if (strict) {
             stg_check_pickles(buf, stop_end, 0, STG_PICKLE_RAW, ctx);

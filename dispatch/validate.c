@@ -1,4 +1,5 @@
 /* The public stg_validate_buffer: the safetensors pipeline (safetensors.h) over one buffer. */
+#include "../validator/limits.h"
 #include "check.h"
 #include "safetensors.h"
 
@@ -14,8 +15,8 @@ stg_status stg_validate_buffer(const void *buf, size_t len, const stg_limits *li
     stg_limits def;
     if (lim == NULL) {
         stg_limits_default(&def);
-    } else {
-        def = *lim;
+    } else if (stg_limits_accept(lim, &def) != STG_OK) {
+        return STG_E_STRUCT_VERSION;
     }
     stg_limits_clamp(&def); /* the polyglot scan of an appended archive recurses */
     lim = &def;

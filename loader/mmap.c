@@ -22,18 +22,18 @@
 #include "../parser/mem.h"
 #include "../dispatch/check.h"
 #include "../dispatch/safetensors.h"
+#include "../validator/limits.h"
 #include "seed.h"
 #include "window.h"
 
 static void report_io(stg_report *r, const char *what, int err)
 {
-    stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET, "%s failed (errno %d)", what,
-                   err);
+    stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "%s failed (errno %d)", what, err);
 }
 
 static void file_changed(stg_report *r)
 {
-    stg_report_add(r, STG_FILE_CHANGED_CODE, STG_SEV_ERROR, STG_NO_OFFSET,
+    stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
                    "the file changed size or identity while it was validated");
 }
 
@@ -189,7 +189,7 @@ static const uint8_t *door_image(stg_st_door *d, size_t *len, bool *stop)
     stg_status filled = stg_image_fill_safetensors(&fd->img, true, &safetensors, &fd->err);
     if (filled == STG_E_LIMIT) {
         stg_finding *lf = stg_report_add(
-            fd->r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
+            fd->r, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
             "the polyglot checks need more than max_inflate_bytes (%llu) of the file",
             (unsigned long long)cap);
         stg_report_set_limit(fd->r, lf, "max_inflate_bytes");
@@ -236,8 +236,7 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
         return STG_E_IO;
     }
     if (!S_ISREG(st.st_mode)) {
-        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
-                       "not a regular file: not read");
+        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET, "not a regular file: not read");
         file_free(f);
         return STG_E_IO;
     }
@@ -336,8 +335,10 @@ stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out
     stg_limits def;
     if (lim == NULL) {
         stg_limits_default(&def);
-        lim = &def;
+    } else if (stg_limits_accept(lim, &def) != STG_OK) {
+        return STG_E_STRUCT_VERSION;
     }
+    lim = &def;
     stg_report *r = stg_report_new(lim);
     if (r == NULL) {
         return STG_E_NOMEM;

@@ -18,6 +18,7 @@
 
 #include "../parser/mem.h"
 #include "../validator/index.h"
+#include "../validator/limits.h"
 #include "mmap.h"
 
 #define STG_INDEX_FILE_NAME "model.safetensors.index.json"
@@ -71,10 +72,10 @@ static int inside_root(const char *root, const char *path)
     return strncmp(rr, rp, n) == 0 && (rp[n] == '/' || rp[n] == '\0');
 }
 
-static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, stg_severity sev,
-                                  uint64_t off, const char *msg)
+static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, uint64_t off,
+                                  const char *msg)
 {
-    stg_finding *f = stg_report_add(r, code, sev, off, "%s", msg);
+    stg_finding *f = stg_report_add(r, code, off, "%s", msg);
     stg_report_set_member(r, f, shard, STG_NO_OFFSET);
     return f;
 }
@@ -126,12 +127,11 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         if (stat(path, &st) != 0) {
             int err = errno;
             if (err == ENOENT || err == ENOTDIR) {
-                stg_finding *f = stg_report_add(r, STG_INDEX_SHARD_MISSING, STG_SEV_ERROR,
-                                                sh->offset,
+                stg_finding *f = stg_report_add(r, STG_INDEX_SHARD_MISSING, sh->offset,
                                                 "a shard named by the index does not exist");
                 stg_report_set_member(r, f, sh->name, STG_NO_OFFSET);
             } else {
-                stg_finding *f = stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, sh->offset,
+                stg_finding *f = stg_report_add(r, STG_IO_ERROR, sh->offset,
                                                 "a shard could not be examined (errno %d)", err);
                 stg_report_set_member(r, f, sh->name, STG_NO_OFFSET);
             }
@@ -142,7 +142,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         if (inside < 0) {
             /* The shard exists but its place cannot be established: it was not read, which
              * is an error, not a link to skip with a warning. */
-            stg_finding *f = stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, sh->offset,
+            stg_finding *f = stg_report_add(r, STG_IO_ERROR, sh->offset,
                                             "a shard's path could not be resolved (errno %d)",
                                             errno);
             stg_report_set_member(r, f, sh->name, STG_NO_OFFSET);
@@ -150,7 +150,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             continue;
         }
         if (inside == 0) {
-            shard_finding(r, sh->name, STG_SYMLINK_SKIPPED, STG_SEV_WARNING, sh->offset,
+            shard_finding(r, sh->name, STG_SYMLINK_SKIPPED, sh->offset,
                           "a shard resolves outside the scan root: not opened");
             stg_mem_free(path);
             continue;
@@ -308,20 +308,19 @@ static stg_status read_index(const char *path, uint64_t cap, uint8_t **out, size
     *out_len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the index could not be opened (errno %d)", errno);
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index could not be opened (errno %d)",
+                       errno);
         return STG_E_IO;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the index could not be examined (errno %d)", errno);
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index could not be examined (errno %d)",
+                       errno);
         close(fd);
         return STG_E_IO;
     }
     if (!S_ISREG(st.st_mode)) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the index is not a readable regular file");
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index is not a readable regular file");
         close(fd);
         return STG_E_IO;
     }
@@ -351,13 +350,13 @@ static stg_status read_index(const char *path, uint64_t cap, uint8_t **out, size
     }
     close(fd);
     if (err != 0) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the index could not be read (errno %d)", err);
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index could not be read (errno %d)",
+                       err);
         stg_mem_free(buf);
         return STG_E_IO;
     }
     if (have != size) {
-        stg_report_add(r, STG_FILE_CHANGED_CODE, STG_SEV_ERROR, STG_NO_OFFSET,
+        stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
                        "the index changed size while it was read");
         stg_mem_free(buf);
         return STG_FILE_CHANGED;
@@ -383,8 +382,10 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     stg_limits def;
     if (lim == NULL) {
         stg_limits_default(&def);
-        lim = &def;
+    } else if (stg_limits_accept(lim, &def) != STG_OK) {
+        return STG_E_STRUCT_VERSION;
     }
+    lim = &def;
     stg_report *r = stg_report_new(lim);
     stg_model *m = stg_mem_calloc(1, sizeof *m);
     if (r == NULL || m == NULL) {

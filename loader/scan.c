@@ -18,6 +18,7 @@
 #include "../dispatch/formats.h"
 #include "../dispatch/sniff.h"
 #include "digest.h"
+#include "../validator/limits.h"
 #include "model.h"
 #include "seed.h"
 #include "window.h"
@@ -26,14 +27,23 @@
 #define READ_CHUNK ((size_t)1 << 16)
 #define INDEX_SUFFIX ".safetensors.index.json"
 
-void stg_scan_options_default(stg_scan_options *out)
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(stg_scan_options) == 360, "stg_scan_options layout is part of the ABI");
+#endif
+
+stg_status stg_scan_options_init(stg_scan_options *out, uint32_t struct_version)
 {
+    if (out == NULL) {
+        return STG_E_BAD_ARG;
+    }
     memset(out, 0, sizeof *out);
-    stg_limits_default(&out->limits);
+    out->struct_version = struct_version;
+    stg_status st = stg_limits_init(&out->limits, struct_version);
     out->policy = NULL;
     out->digest = true;
     out->expected_sha256 = NULL;
     out->root = NULL;
+    return st;
 }
 
 /* ------------------------------------------------------------------------------ helpers */
@@ -83,7 +93,7 @@ void stg_scan_add_errno(stg_report *r, stg_code code, const char *what, int err)
 {
     char buf[128];
     const char *text = strerror_r(err, buf, sizeof buf);
-    stg_report_add(r, code, STG_SEV_ERROR, STG_NO_OFFSET, "%s: %s", what, text);
+    stg_report_add_sev(r, code, STG_SEV_ERROR, STG_NO_OFFSET, "%s: %s", what, text);
 }
 
 stg_report *stg_scan_fixed_report(const stg_limits *lim, stg_code code, stg_severity sev,
@@ -91,7 +101,7 @@ stg_report *stg_scan_fixed_report(const stg_limits *lim, stg_code code, stg_seve
 {
     stg_report *r = stg_report_new(lim);
     if (r != NULL) {
-        stg_report_add(r, code, sev, STG_NO_OFFSET, "%s", message);
+        stg_report_add_sev(r, code, sev, STG_NO_OFFSET, "%s", message);
         stg_report_finish(r);
     }
     return r;
@@ -141,11 +151,11 @@ static void apply_digest(stg_report *r, const uint8_t digest[32], const char *ex
     uint8_t want[32];
     if (expected_hex != NULL && stg_sha256_parse_hex(expected_hex, want) &&
         memcmp(want, digest, 32) != 0) {
-        stg_report_add(r, STG_DIGEST_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+        stg_report_add(r, STG_DIGEST_MISMATCH, STG_NO_OFFSET,
                        "SHA-256 %s differs from the expected digest", stg_report_sha256(r));
     }
     if (blob_hex != NULL && stg_sha256_parse_hex(blob_hex, want) && memcmp(want, digest, 32) != 0) {
-        stg_report_add(r, STG_DIGEST_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+        stg_report_add(r, STG_DIGEST_MISMATCH, STG_NO_OFFSET,
                        "SHA-256 %s of the blob differs from the digest its name gives",
                        stg_report_sha256(r));
     }
@@ -158,14 +168,13 @@ static void check_git_blob(stg_report *r, const uint8_t *data, size_t len, uint8
 {
     uint8_t want[20];
     if (data != NULL && stg_git_blob_id_buffer(data, len, id) != STG_OK) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the Git blob id could not be computed");
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the Git blob id could not be computed");
         return;
     }
     if (stg_sha1_parse_hex(blob_hex, want) && memcmp(want, id, 20) != 0) {
         char hex[41];
         stg_hex_encode(id, 20, hex);
-        stg_report_add(r, STG_DIGEST_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+        stg_report_add(r, STG_DIGEST_MISMATCH, STG_NO_OFFSET,
                        "Git blob id (SHA-1) %s of the blob differs from the id its name gives",
                        hex);
     }
@@ -189,7 +198,7 @@ static void scan_bytes(const uint8_t *buf, size_t len, const char *name_hint,
     uint8_t computed[32];
     if (digest == NULL) {
         if (stg_sha256_buffer(buf, len, computed) != STG_OK) {
-            stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
+            stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET,
                            "the SHA-256 digest could not be computed");
             return;
         }
@@ -198,13 +207,27 @@ static void scan_bytes(const uint8_t *buf, size_t len, const char *name_hint,
     apply_digest(r, digest, opt->expected_sha256, blob_hex);
 }
 
-/* Argument checks every scan entry shares: NULL options mean the defaults (kept in *def), and a
+/* Argument checks every scan entry shares: NULL options mean the defaults; the caller's are
+ * checked (struct versions, docs/abi.md) and copied; the scan uses *def either way. A
  * malformed expected digest is the caller's error, not a finding. */
 static stg_status scan_prepare(const stg_scan_options **opt, stg_scan_options *def)
 {
-    if (*opt == NULL) {
-        stg_scan_options_default(def);
-        *opt = def;
+    const stg_scan_options *in = *opt;
+    stg_scan_options_default(def);
+    *opt = def;
+    if (in != NULL) {
+        if (!stg_struct_version_known(in->struct_version)) {
+            return STG_E_STRUCT_VERSION;
+        }
+        stg_status st = stg_limits_accept(&in->limits, &def->limits);
+        if (st != STG_OK) {
+            return st;
+        }
+        /* Every option is in struct version 1 (reserved space is not read). */
+        def->policy = in->policy;
+        def->digest = in->digest;
+        def->expected_sha256 = in->expected_sha256;
+        def->root = in->root;
     }
     uint8_t parsed[32];
     if ((*opt)->expected_sha256 != NULL && !stg_sha256_parse_hex((*opt)->expected_sha256, parsed)) {
@@ -251,7 +274,7 @@ static bool same_content_stamp(const struct stat *a, const struct stat *b)
 
 static void add_changed(stg_report *r)
 {
-    stg_report_add(r, STG_FILE_CHANGED_CODE, STG_SEV_ERROR, STG_NO_OFFSET,
+    stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
                    "the file changed size or identity while it was scanned");
 }
 
@@ -321,13 +344,12 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         return;
     }
     if (S_ISDIR(before.st_mode)) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
-                       "the path is a directory, not a file");
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the path is a directory, not a file");
         return;
     }
     if (!S_ISREG(before.st_mode)) {
         /* FIFOs, devices and sockets: never opened (opening a FIFO could block). */
-        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET,
                        "not a regular file (FIFO, device, socket or link): not opened");
         return;
     }
@@ -348,7 +370,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         return;
     }
     if (!S_ISREG(opened.st_mode)) {
-        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET,
                        "not a regular file once opened: not read");
         close(fd);
         return;
@@ -360,7 +382,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     }
     uint64_t size = (uint64_t)opened.st_size;
     if (size > SIZE_MAX || opened.st_size < 0) {
-        stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET,
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET,
                        "the file is too large to be read on this host");
         close(fd);
         return;
@@ -407,7 +429,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
             add_changed(r);
         } else if (st == STG_E_LIMIT) {
             stg_finding *f = stg_report_add(
-                r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET,
+                r, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
                 "the file (%llu bytes) needs more memory than max_inflate_bytes (%llu): not "
                 "scanned",
                 (unsigned long long)size, (unsigned long long)cap);
@@ -501,7 +523,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
             return STG_OK;
         }
         if (!stg_path_inside(resolved, root_real)) {
-            stg_report_add(r, STG_SYMLINK_SKIPPED, STG_SEV_WARNING, STG_NO_OFFSET,
+            stg_report_add(r, STG_SYMLINK_SKIPPED, STG_NO_OFFSET,
                            "the path leads outside the scan root: not followed");
             stg_report_finish(r);
             *out = r;

@@ -23,6 +23,7 @@
 #include "../validator/pickle_scan.h"
 #include "../dispatch/polyglot.h"
 #include "../dispatch/safetensors.h"
+#include "../validator/limits.h"
 #include "../validator/report.h"
 #include "../validator/safetensors.h"
 #include "digest.h"
@@ -76,12 +77,21 @@ struct stg_stream {
     bool table_ok;         /* after finish: the table may be exposed */
 };
 
-void stg_stream_options_default(stg_stream_options *out)
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(stg_stream_options) == 80, "stg_stream_options layout is part of the ABI");
+#endif
+
+stg_status stg_stream_options_init(stg_stream_options *out, uint32_t struct_version)
 {
+    if (out == NULL) {
+        return STG_E_BAD_ARG;
+    }
     memset(out, 0, sizeof *out);
+    out->struct_version = struct_version;
     out->digest = true;
     out->tensor_digests = false;
     out->expected_sha256 = NULL;
+    return stg_struct_version_known(struct_version) ? STG_OK : STG_E_STRUCT_VERSION;
 }
 
 /* Called only while the stream is not broken yet (every caller runs behind a !broken check),
@@ -98,22 +108,33 @@ stg_status stg_stream_new(const stg_limits *lim, const stg_stream_options *opt, 
         return STG_E_BAD_ARG;
     }
     *out = NULL;
+    /* Caller structs first (docs/abi.md): refused before anything is allocated. */
+    stg_limits l;
+    if (lim != NULL) {
+        stg_status st = stg_limits_accept(lim, &l);
+        if (st != STG_OK) {
+            return st;
+        }
+    } else {
+        stg_limits_default(&l);
+    }
+    stg_stream_options o;
+    stg_stream_options_default(&o);
+    if (opt != NULL) {
+        if (!stg_struct_version_known(opt->struct_version)) {
+            return STG_E_STRUCT_VERSION;
+        }
+        /* Every option is in struct version 1 (reserved space is not read). */
+        o.digest = opt->digest;
+        o.tensor_digests = opt->tensor_digests;
+        o.expected_sha256 = opt->expected_sha256;
+    }
     stg_stream *s = stg_mem_calloc(1, sizeof *s);
     if (s == NULL) {
         return STG_E_NOMEM;
     }
-    if (lim != NULL) {
-        s->lim = *lim;
-    } else {
-        stg_limits_default(&s->lim);
-    }
+    s->lim = l;
     stg_limits_clamp(&s->lim);
-    stg_stream_options o;
-    if (opt != NULL) {
-        o = *opt;
-    } else {
-        stg_stream_options_default(&o);
-    }
     s->digest = o.digest;
     s->tensor_digests = o.tensor_digests;
     if (o.expected_sha256 != NULL) {
@@ -448,7 +469,7 @@ static bool stream_polyglot(stg_st_door *d, stg_check_ctx *ctx)
     }
     size_t stop_end = 0;
     if (stg_pickle_sniff(prefix, prefix_len, &stop_end, &r->out_of_memory)) {
-        stg_report_add(r, STG_POLYGLOT_PICKLE, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING), 0,
+        stg_report_add(r, STG_POLYGLOT_PICKLE, 0,
                        "the first %zu bytes are also a pickle that runs to STOP", stop_end);
         if (s->lim.profile == STG_PROFILE_STRICT) {
             stg_check_pickles(prefix, stop_end, 0, STG_PICKLE_RAW, ctx);
@@ -465,8 +486,7 @@ static bool stream_polyglot(stg_st_door *d, stg_check_ctx *ctx)
     stg_zip z;
     stg_zip_error err;
     if (stg_zip_open(&z, win, STG_STREAM_TAIL, &err) == STG_ZIPR_OK) {
-        stg_report_add(r, STG_POLYGLOT_ZIP, stg_sev(&s->lim, STG_SEV_ERROR, STG_SEV_WARNING),
-                       base + stg_zip_first_byte(&z),
+        stg_report_add(r, STG_POLYGLOT_ZIP, base + stg_zip_first_byte(&z),
                        "a zip archive (%llu entries) ends this safetensors stream: zip readers "
                        "see it; a stream keeps only its last %zu bytes and could not scan it",
                        (unsigned long long)z.entry_count, STG_STREAM_TAIL);
@@ -495,11 +515,13 @@ stg_status stg_stream_finish(stg_stream *s, stg_report **out)
      * with the total (too few bytes: file_too_small; a header that never completed:
      * header_truncated), the header as parsed when it arrived, the layout, then the polyglot
      * checks over the windows the stream kept. */
-    stg_st_door door = {s->first, s->state == ST_FRAME ? s->first_have : 8,
-                        s->total, NULL,
-                        true,     s->state == ST_DONE_EARLY,
-                        NULL,     stream_polyglot,
-                        s};
+    stg_st_door door = {.first = s->first,
+                        .first_len = s->state == ST_FRAME ? s->first_have : 8,
+                        .total = s->total,
+                        .parsed = true,
+                        .frame_failed = s->state == ST_DONE_EARLY,
+                        .polyglot = stream_polyglot,
+                        .state = s};
     stg_check_ctx ctx;
     stg_check_ctx_init(&ctx, &s->lim, r);
     ctx.hash_seed = stg_scan_seed();
@@ -522,7 +544,7 @@ stg_status stg_stream_finish(stg_stream *s, stg_report **out)
             stg_report_set_sha256(r, d);
         }
         if (s->has_expected && (s->expected_bad || memcmp(d, s->expected, 32) != 0)) {
-            stg_report_add(r, STG_DIGEST_MISMATCH, STG_SEV_ERROR, STG_NO_OFFSET,
+            stg_report_add(r, STG_DIGEST_MISMATCH, STG_NO_OFFSET,
                            s->expected_bad ? "the expected SHA-256 is not 64 hex digits"
                                            : "the content does not match the expected SHA-256");
         }

@@ -37,7 +37,7 @@ pcfile=$(find "$prefix" -name stguard.pc | head -1)
 config=$(find "$prefix" -name stguardConfig.cmake | head -1)
 [ -n "$pcfile" ] || { echo "FAIL: stguard.pc not installed" >&2; exit 1; }
 [ -n "$config" ] || { echo "FAIL: stguardConfig.cmake not installed" >&2; exit 1; }
-libdir=$(dirname "$(find "$prefix" -name 'libstguard.so.0' | head -1)")
+libdir=$(dirname "$(find "$prefix" -name 'libstguard.so.1' | head -1)")
 [ -f "$libdir/libstguard.a" ] || { echo "FAIL: static library not installed" >&2; exit 1; }
 
 mkdir -p "$tmp/src"
@@ -126,8 +126,8 @@ cmake -S "$tmp/src" -B "$tmp/cmake-build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLA
 if command -v ldd >/dev/null 2>&1; then
     deps=$(ldd "$tmp/cmake-build/consumer")
     case "$deps" in
-        *"=> $libdir/libstguard.so.0 "*) ;;
-        *) echo "FAIL: the CMake consumer does not load $libdir/libstguard.so.0:" >&2
+        *"=> $libdir/libstguard.so.1 "*) ;;
+        *) echo "FAIL: the CMake consumer does not load $libdir/libstguard.so.1:" >&2
            echo "$deps" >&2
            exit 1 ;;
     esac

@@ -21,7 +21,7 @@
 #include "stguard/stguard.h"
 #include "testutil.h"
 
-#pragma weak stg_stream_options_default
+#pragma weak stg_stream_options_init
 #pragma weak stg_stream_new
 #pragma weak stg_stream_feed
 #pragma weak stg_stream_finish
@@ -305,7 +305,7 @@ END_TEST
 START_TEST(stream_fails_cleanly)
 {
     if (stg_stream_new == NULL || stg_stream_feed == NULL || stg_stream_finish == NULL ||
-        stg_stream_free == NULL || stg_stream_options_default == NULL) {
+        stg_stream_free == NULL || stg_stream_options_init == NULL) {
         printf("alloc: stg_stream_* not in the library yet: skipped\n");
         return;
     }

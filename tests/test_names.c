@@ -1,6 +1,7 @@
 /* The stable strings of every public enum and the limit names (validator/names.c):
  * - every stg_code keeps its number and the name docs/findings.md gives it, and the codes a
- *   single buffer can raise come out with the severity the table there lists, in both profiles;
+ *   single buffer can raise come out with their default severity (stg_code_severity), in both
+ *   profiles;
  * - every stg_status, severity, verdict, global class and format has its pinned number and name,
  *   and values outside the enums get the documented fallback;
  * - every dtype name and size is the reference's, looked up exactly;
@@ -16,82 +17,78 @@
 #include "testutil.h"
 #include "validator/dtype.h"
 
-#define E STG_SEV_ERROR
-#define W STG_SEV_WARNING
-#define C STG_SEV_CRITICAL
-
-/* The findings table of docs/findings.md, in its order, with the enum's pinned numbers. */
+/* The enum's pinned numbers and stable names, in number order (validator/codes.def has the
+ * rest of each code; tests/test_codes.c checks its severities against docs/findings.md). */
 static const struct code_row {
     stg_code code;
     int number;
     const char *name;
-    stg_severity strict_sev, compat_sev; /* docs/findings.md's severity column */
 } codes[] = {
-    {STG_FILE_TOO_SMALL, 1, "file_too_small", E, E},
-    {STG_HEADER_LENGTH_INVALID, 2, "header_length_invalid", E, E},
-    {STG_HEADER_TOO_LARGE, 3, "header_too_large", E, E},
-    {STG_HEADER_TRUNCATED, 4, "header_truncated", E, E},
-    {STG_HEADER_NOT_JSON_OBJECT, 5, "header_not_json_object", E, W},
-    {STG_HEADER_TRAILING_BYTES, 6, "header_trailing_bytes", E, W},
-    {STG_JSON_SYNTAX, 7, "json_syntax", E, E},
-    {STG_JSON_INVALID_UTF8, 8, "json_invalid_utf8", E, E},
-    {STG_JSON_DUPLICATE_KEY, 9, "json_duplicate_key", E, W},
-    {STG_JSON_TOO_DEEP, 10, "json_too_deep", E, E},
-    {STG_JSON_NUMBER_OVERFLOW, 11, "json_number_overflow", E, E},
-    {STG_TENSOR_INFO_INVALID, 12, "tensor_info_invalid", E, W},
-    {STG_TENSOR_NAME_INVALID, 13, "tensor_name_invalid", E, W},
-    {STG_DTYPE_UNKNOWN, 14, "dtype_unknown", E, E},
-    {STG_SHAPE_INVALID, 15, "shape_invalid", E, E},
-    {STG_SHAPE_OVERFLOW, 16, "shape_overflow", E, E},
-    {STG_SUBBYTE_MISALIGNED, 17, "subbyte_misaligned", E, E},
-    {STG_SIZE_MISMATCH, 18, "size_mismatch", E, E},
-    {STG_OFFSETS_INVALID, 19, "offsets_invalid", E, E},
-    {STG_OFFSETS_OUT_OF_RANGE, 20, "offsets_out_of_range", E, E},
-    {STG_OFFSETS_OVERLAP, 21, "offsets_overlap", E, E},
-    {STG_DATA_GAP, 22, "data_gap", E, E},
-    {STG_DATA_TRAILING, 23, "data_trailing", E, E},
-    {STG_HEADER_NOT_PADDED, 24, "header_not_padded", W, W},
-    {STG_TENSOR_MISALIGNED, 25, "tensor_misaligned", W, W},
-    {STG_METADATA_INVALID, 26, "metadata_invalid", E, W},
-    {STG_LIMIT_EXCEEDED, 27, "limit_exceeded", E, E},
-    {STG_FINDINGS_TRUNCATED, 28, "findings_truncated", W, W},
-    {STG_POLYGLOT_ZIP, 29, "polyglot_zip", E, W},
-    {STG_POLYGLOT_PICKLE, 30, "polyglot_pickle", E, W},
-    {STG_FORMAT_UNKNOWN, 31, "format_unknown", W, W},
-    {STG_FORMAT_MISMATCH, 32, "format_mismatch", E, E},
-    {STG_FORMAT_NOT_VALIDATED, 33, "format_not_validated", W, W},
-    {STG_FORMAT_UNSCANNABLE, 34, "format_unscannable", E, E},
-    {STG_PICKLE_FILE, 35, "pickle_file", W, W},
-    {STG_PICKLE_GLOBAL_BENIGN, 36, "pickle_global_benign", W, W},
-    {STG_PICKLE_GLOBAL_DANGEROUS, 37, "pickle_global_dangerous", C, C},
-    {STG_PICKLE_GLOBAL_UNKNOWN, 38, "pickle_global_unknown", C, C},
-    {STG_PICKLE_GLOBAL_UNRESOLVED, 39, "pickle_global_unresolved", C, C},
-    {STG_PICKLE_FRAME_DIVERGENCE, 40, "pickle_frame_divergence", C, C},
-    {STG_PICKLE_MALFORMED, 41, "pickle_malformed", E, E},
-    {STG_PICKLE_NESTED, 42, "pickle_nested", C, C},
-    {STG_PICKLE_BUILD_ON_GLOBAL, 43, "pickle_build_on_global", C, C},
-    {STG_ZIP_MALFORMED, 44, "zip_malformed", E, E},
-    {STG_CONTAINER_MALFORMED, 45, "container_malformed", E, E},
-    {STG_ZIP_HEADER_MISMATCH, 46, "zip_header_mismatch", E, E},
-    {STG_ZIP_ENCRYPTED_FLAG, 47, "zip_encrypted_flag", W, W},
-    {STG_ZIP_BOMB, 48, "zip_bomb", E, E},
-    {STG_INDEX_INVALID, 49, "index_invalid", E, E},
-    {STG_INDEX_SHARD_PATH_UNSAFE, 50, "index_shard_path_unsafe", C, C},
-    {STG_INDEX_SHARD_MISSING, 51, "index_shard_missing", E, E},
-    {STG_INDEX_TENSOR_MISSING, 52, "index_tensor_missing", E, E},
-    {STG_INDEX_TENSOR_UNLISTED, 53, "index_tensor_unlisted", E, E},
-    {STG_INDEX_TENSOR_DUPLICATE, 54, "index_tensor_duplicate", E, E},
-    {STG_INDEX_TOTAL_SIZE_MISMATCH, 55, "index_total_size_mismatch", W, W},
-    {STG_DIGEST_MISMATCH, 56, "digest_mismatch", E, E},
-    {STG_SYMLINK_SKIPPED, 57, "symlink_skipped", W, W},
-    {STG_NOT_REGULAR_FILE, 58, "not_regular_file", W, W},
-    {STG_FILE_CHANGED_CODE, 59, "file_changed", E, E},
-    {STG_IO_ERROR, 60, "io_error", E, E},
-    {STG_POLYGLOT_TAR, 61, "polyglot_tar", E, W},
-    {STG_TAR_LINK_EXTERNAL, 62, "tar_link_external", E, E},
-    {STG_ZIP_AMBIGUOUS, 63, "zip_ambiguous", E, E},
-    {STG_PICKLE_MEMO_SPARSE, 71, "pickle_memo_sparse", E, W},
-    {STG_LFS_POINTER, 75, "lfs_pointer", E, E},
+    {STG_FILE_TOO_SMALL, 1, "file_too_small"},
+    {STG_HEADER_LENGTH_INVALID, 2, "header_length_invalid"},
+    {STG_HEADER_TOO_LARGE, 3, "header_too_large"},
+    {STG_HEADER_TRUNCATED, 4, "header_truncated"},
+    {STG_HEADER_NOT_JSON_OBJECT, 5, "header_not_json_object"},
+    {STG_HEADER_TRAILING_BYTES, 6, "header_trailing_bytes"},
+    {STG_JSON_SYNTAX, 7, "json_syntax"},
+    {STG_JSON_INVALID_UTF8, 8, "json_invalid_utf8"},
+    {STG_JSON_DUPLICATE_KEY, 9, "json_duplicate_key"},
+    {STG_JSON_TOO_DEEP, 10, "json_too_deep"},
+    {STG_JSON_NUMBER_OVERFLOW, 11, "json_number_overflow"},
+    {STG_TENSOR_INFO_INVALID, 12, "tensor_info_invalid"},
+    {STG_TENSOR_NAME_INVALID, 13, "tensor_name_invalid"},
+    {STG_DTYPE_UNKNOWN, 14, "dtype_unknown"},
+    {STG_SHAPE_INVALID, 15, "shape_invalid"},
+    {STG_SHAPE_OVERFLOW, 16, "shape_overflow"},
+    {STG_SUBBYTE_MISALIGNED, 17, "subbyte_misaligned"},
+    {STG_SIZE_MISMATCH, 18, "size_mismatch"},
+    {STG_OFFSETS_INVALID, 19, "offsets_invalid"},
+    {STG_OFFSETS_OUT_OF_RANGE, 20, "offsets_out_of_range"},
+    {STG_OFFSETS_OVERLAP, 21, "offsets_overlap"},
+    {STG_DATA_GAP, 22, "data_gap"},
+    {STG_DATA_TRAILING, 23, "data_trailing"},
+    {STG_HEADER_NOT_PADDED, 24, "header_not_padded"},
+    {STG_TENSOR_MISALIGNED, 25, "tensor_misaligned"},
+    {STG_METADATA_INVALID, 26, "metadata_invalid"},
+    {STG_LIMIT_EXCEEDED, 27, "limit_exceeded"},
+    {STG_FINDINGS_TRUNCATED, 28, "findings_truncated"},
+    {STG_POLYGLOT_ZIP, 29, "polyglot_zip"},
+    {STG_POLYGLOT_PICKLE, 30, "polyglot_pickle"},
+    {STG_FORMAT_UNKNOWN, 31, "format_unknown"},
+    {STG_FORMAT_MISMATCH, 32, "format_mismatch"},
+    {STG_FORMAT_NOT_VALIDATED, 33, "format_not_validated"},
+    {STG_FORMAT_UNSCANNABLE, 34, "format_unscannable"},
+    {STG_PICKLE_FILE, 35, "pickle_file"},
+    {STG_PICKLE_GLOBAL_BENIGN, 36, "pickle_global_benign"},
+    {STG_PICKLE_GLOBAL_DANGEROUS, 37, "pickle_global_dangerous"},
+    {STG_PICKLE_GLOBAL_UNKNOWN, 38, "pickle_global_unknown"},
+    {STG_PICKLE_GLOBAL_UNRESOLVED, 39, "pickle_global_unresolved"},
+    {STG_PICKLE_FRAME_DIVERGENCE, 40, "pickle_frame_divergence"},
+    {STG_PICKLE_MALFORMED, 41, "pickle_malformed"},
+    {STG_PICKLE_NESTED, 42, "pickle_nested"},
+    {STG_PICKLE_BUILD_ON_GLOBAL, 43, "pickle_build_on_global"},
+    {STG_ZIP_MALFORMED, 44, "zip_malformed"},
+    {STG_CONTAINER_MALFORMED, 45, "container_malformed"},
+    {STG_ZIP_HEADER_MISMATCH, 46, "zip_header_mismatch"},
+    {STG_ZIP_ENCRYPTED_FLAG, 47, "zip_encrypted_flag"},
+    {STG_ZIP_BOMB, 48, "zip_bomb"},
+    {STG_INDEX_INVALID, 49, "index_invalid"},
+    {STG_INDEX_SHARD_PATH_UNSAFE, 50, "index_shard_path_unsafe"},
+    {STG_INDEX_SHARD_MISSING, 51, "index_shard_missing"},
+    {STG_INDEX_TENSOR_MISSING, 52, "index_tensor_missing"},
+    {STG_INDEX_TENSOR_UNLISTED, 53, "index_tensor_unlisted"},
+    {STG_INDEX_TENSOR_DUPLICATE, 54, "index_tensor_duplicate"},
+    {STG_INDEX_TOTAL_SIZE_MISMATCH, 55, "index_total_size_mismatch"},
+    {STG_DIGEST_MISMATCH, 56, "digest_mismatch"},
+    {STG_SYMLINK_SKIPPED, 57, "symlink_skipped"},
+    {STG_NOT_REGULAR_FILE, 58, "not_regular_file"},
+    {STG_FILE_CHANGED_CODE, 59, "file_changed"},
+    {STG_IO_ERROR, 60, "io_error"},
+    {STG_POLYGLOT_TAR, 61, "polyglot_tar"},
+    {STG_TAR_LINK_EXTERNAL, 62, "tar_link_external"},
+    {STG_ZIP_AMBIGUOUS, 63, "zip_ambiguous"},
+    {STG_PICKLE_MEMO_SPARSE, 71, "pickle_memo_sparse"},
+    {STG_LFS_POINTER, 75, "lfs_pointer"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
@@ -245,8 +242,8 @@ START_TEST(test_code_severity)
         long at = tu_find(r, t->code);
         ck_assert_msg(at >= 0, "%s: no %s in %s", t->what, row->name, tu_describe(r));
         const stg_finding *f = stg_report_at(r, (size_t)at);
-        stg_severity want = p == 0 ? row->strict_sev : row->compat_sev;
-        ck_assert_msg(f->severity == want, "%s (%s): %s is %s, docs/findings.md says %s", t->what,
+        stg_severity want = stg_code_severity(t->code, (stg_profile)p);
+        ck_assert_msg(f->severity == want, "%s (%s): %s is %s, its default is %s", t->what,
                       p ? "compat" : "strict", row->name, stg_severity_name(f->severity),
                       stg_severity_name(want));
         ck_assert_ptr_nonnull(f->message);
@@ -285,6 +282,7 @@ START_TEST(test_status_names)
         {STG_E_STATE, 98, "STG_E_STATE"},
         {STG_E_NOT_FOUND, 99, "STG_E_NOT_FOUND"},
         {STG_E_RANGE, 100, "STG_E_RANGE"},
+        {STG_E_STRUCT_VERSION, 101, "STG_E_STRUCT_VERSION"},
         {STG_E_IO, 128, "STG_E_IO"},
         {STG_E_CRYPTO, 129, "STG_E_CRYPTO"},
         {STG_E_NOMEM, 130, "STG_E_NOMEM"},
@@ -295,7 +293,7 @@ START_TEST(test_status_names)
         ck_assert_str_eq(stg_status_name(rows[i].s), rows[i].name);
     }
     /* Numbers no status has (the gaps between the ranges, and past the end). */
-    static const int unused[] = {9, 63, 68, 95, 101, 127, 132, -1};
+    static const int unused[] = {9, 63, 68, 95, 102, 127, 132, -1};
     for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++) {
         ck_assert_str_eq(stg_status_name((stg_status)unused[i]), "STG_E_UNKNOWN_STATUS");
     }

@@ -101,8 +101,8 @@ START_TEST(test_verdict_table)
 {
     stg_report *r = new_report(10, STG_PROFILE_STRICT);
     for (size_t i = 0; i < verdict_cases[_i].n; i++) {
-        ck_assert_ptr_nonnull(stg_report_add(r, verdict_cases[_i].codes[i],
-                                             verdict_cases[_i].sevs[i], i, "finding %zu", i));
+        ck_assert_ptr_nonnull(stg_report_add_sev(r, verdict_cases[_i].codes[i],
+                                                 verdict_cases[_i].sevs[i], i, "finding %zu", i));
     }
     stg_report_finish(r);
     ck_assert_msg(stg_report_verdict(r) == verdict_cases[_i].want, "%s: %s", verdict_cases[_i].what,
@@ -118,7 +118,7 @@ START_TEST(test_max_findings_at_limit)
 {
     stg_report *r = new_report(3, STG_PROFILE_STRICT);
     for (uint64_t i = 0; i < 3; i++) {
-        ck_assert_ptr_nonnull(stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, 10 * i, "gap"));
+        ck_assert_ptr_nonnull(stg_report_add(r, STG_DATA_GAP, 10 * i, "gap"));
     }
     stg_report_finish(r);
     ck_assert_uint_eq(stg_report_count(r), 3);
@@ -132,12 +132,11 @@ START_TEST(test_max_findings_past_limit)
 {
     stg_report *r = new_report(3, STG_PROFILE_STRICT);
     for (uint64_t i = 0; i < 3; i++) {
-        ck_assert_ptr_nonnull(
-            stg_report_add(r, STG_HEADER_NOT_PADDED, STG_SEV_WARNING, 100 + i, "w"));
+        ck_assert_ptr_nonnull(stg_report_add(r, STG_HEADER_NOT_PADDED, 100 + i, "w"));
     }
     /* N + 1: counted, not stored; its severity still decides the verdict. */
-    ck_assert_ptr_null(stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, STG_SEV_CRITICAL, 5, "c"));
-    ck_assert_ptr_null(stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, 6, "e"));
+    ck_assert_ptr_null(stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, 5, "c"));
+    ck_assert_ptr_null(stg_report_add(r, STG_DATA_GAP, 6, "e"));
     ck_assert_uint_eq(stg_report_count(r), 3);
     ck_assert_uint_eq(stg_report_truncated(r), 2);
     ck_assert(stg_report_has(r, STG_PICKLE_GLOBAL_DANGEROUS));
@@ -161,7 +160,7 @@ END_TEST
 START_TEST(test_max_findings_zero)
 {
     stg_report *r = new_report(0, STG_PROFILE_STRICT);
-    ck_assert_ptr_null(stg_report_add(r, STG_HEADER_NOT_PADDED, STG_SEV_WARNING, 0, "w"));
+    ck_assert_ptr_null(stg_report_add(r, STG_HEADER_NOT_PADDED, 0, "w"));
     stg_report_finish(r);
     ck_assert_uint_eq(stg_report_count(r), 1);
     ck_assert_int_eq(stg_report_at(r, 0)->code, STG_FINDINGS_TRUNCATED);
@@ -176,9 +175,8 @@ START_TEST(test_truncated_marker_once)
 {
     /* A caller that already added findings_truncated itself does not get a second one. */
     stg_report *r = new_report(1, STG_PROFILE_STRICT);
-    ck_assert_ptr_nonnull(
-        stg_report_add(r, STG_FINDINGS_TRUNCATED, STG_SEV_WARNING, STG_NO_OFFSET, "own"));
-    ck_assert_ptr_null(stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, 1, "gap"));
+    ck_assert_ptr_nonnull(stg_report_add(r, STG_FINDINGS_TRUNCATED, STG_NO_OFFSET, "own"));
+    ck_assert_ptr_null(stg_report_add(r, STG_DATA_GAP, 1, "gap"));
     stg_report_finish(r);
     ck_assert_uint_eq(tu_count(r, STG_FINDINGS_TRUNCATED), 1);
     ck_assert_str_eq(stg_report_at(r, 0)->message, "own");
@@ -192,8 +190,7 @@ START_TEST(test_growth_past_initial_capacity)
     /* 40 findings with the default cap: storage grows (16, 32, 64) and keeps every one. */
     stg_report *r = new_report(1000, STG_PROFILE_STRICT);
     for (uint64_t i = 0; i < 40; i++) {
-        stg_finding *f = stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, 40 - i, "gap %llu",
-                                        (unsigned long long)i);
+        stg_finding *f = stg_report_add(r, STG_DATA_GAP, 40 - i, "gap %llu", (unsigned long long)i);
         ck_assert_ptr_nonnull(f);
     }
     stg_report_finish(r);
@@ -215,12 +212,12 @@ END_TEST
 START_TEST(test_file_order_stable)
 {
     stg_report *r = new_report(100, STG_PROFILE_STRICT);
-    stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, 30, "a");
-    stg_report_add(r, STG_DATA_TRAILING, STG_SEV_ERROR, 10, "b");
-    stg_report_add(r, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET, "c");
-    stg_report_add(r, STG_OFFSETS_OVERLAP, STG_SEV_ERROR, 10, "d");
-    stg_report_add(r, STG_HEADER_NOT_PADDED, STG_SEV_WARNING, 0, "e");
-    stg_report_add(r, STG_PICKLE_FILE, STG_SEV_WARNING, STG_NO_OFFSET, "f");
+    stg_report_add(r, STG_DATA_GAP, 30, "a");
+    stg_report_add(r, STG_DATA_TRAILING, 10, "b");
+    stg_report_add(r, STG_FORMAT_UNKNOWN, STG_NO_OFFSET, "c");
+    stg_report_add(r, STG_OFFSETS_OVERLAP, 10, "d");
+    stg_report_add(r, STG_HEADER_NOT_PADDED, 0, "e");
+    stg_report_add(r, STG_PICKLE_FILE, STG_NO_OFFSET, "f");
     stg_report_finish(r);
     /* no-offset first (in the order added), then by offset, ties in the order added */
     static const char *const want[] = {"c", "f", "e", "b", "d", "a"};
@@ -242,16 +239,15 @@ START_TEST(test_messages)
     char big[700];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    stg_finding *f = stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, 1, "%s", big);
+    stg_finding *f = stg_report_add(r, STG_DATA_GAP, 1, "%s", big);
     ck_assert_ptr_nonnull(f);
     ck_assert_uint_eq(strlen(f->message), 511);
-    f = stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, 2, "%llu bytes at %u",
-                       (unsigned long long)UINT64_MAX, 7u);
+    f = stg_report_add(r, STG_DATA_GAP, 2, "%llu bytes at %u", (unsigned long long)UINT64_MAX, 7u);
     ck_assert_str_eq(f->message, "18446744073709551615 bytes at 7");
     /* A conversion that cannot be rendered (a wide character the C locale cannot encode) still
      * stores the finding, with an empty message. */
     static const wchar_t wide[] = {0x20AC, 0};
-    f = stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, 3, "%ls", wide);
+    f = stg_report_add(r, STG_DATA_GAP, 3, "%ls", wide);
     ck_assert_ptr_nonnull(f);
     ck_assert_str_eq(f->message, "");
     ck_assert_int_eq(f->code, STG_DATA_GAP);
@@ -265,15 +261,15 @@ START_TEST(test_has_codes)
 {
     stg_report *r = new_report(1, STG_PROFILE_STRICT);
     ck_assert(!stg_report_has(r, STG_IO_ERROR));
-    stg_report_add(r, STG_IO_ERROR, STG_SEV_ERROR, STG_NO_OFFSET, "io");
-    stg_report_add(r, STG_FILE_TOO_SMALL, STG_SEV_ERROR, 0, "small"); /* counted only */
+    stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "io");
+    stg_report_add(r, STG_FILE_TOO_SMALL, 0, "small"); /* counted only */
     ck_assert(stg_report_has(r, STG_IO_ERROR));
     ck_assert(stg_report_has(r, STG_FILE_TOO_SMALL));
     ck_assert(!stg_report_has(r, STG_FILE_CHANGED_CODE));
     /* Numbers past the tracked range are counted and stored but never "had". */
     stg_report_free(r);
     r = new_report(10, STG_PROFILE_STRICT);
-    ck_assert_ptr_nonnull(stg_report_add(r, (stg_code)200, STG_SEV_WARNING, 0, "odd"));
+    ck_assert_ptr_nonnull(stg_report_add_sev(r, (stg_code)200, STG_SEV_WARNING, 0, "odd"));
     ck_assert(!stg_report_has(r, (stg_code)200));
     ck_assert(!stg_report_has(r, (stg_code)(200 - 128)));
     ck_assert(!stg_report_has(r, (stg_code)(200 - 64)));
@@ -283,13 +279,38 @@ START_TEST(test_has_codes)
 }
 END_TEST
 
+/* The default path takes the code table's severity for the report's profile; the _sev forms keep
+ * the one given (the context-dependent sites of validator/codes.def). */
+START_TEST(test_default_severity)
+{
+    static const stg_code codes[] = {STG_POLYGLOT_ZIP, STG_HEADER_NOT_PADDED,
+                                     STG_PICKLE_GLOBAL_DANGEROUS, STG_DATA_GAP};
+    for (int p = 0; p < 2; p++) {
+        stg_report *r = new_report(100, (stg_profile)p);
+        for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+            stg_finding *f = stg_report_add(r, codes[i], i, "default");
+            ck_assert_ptr_nonnull(f);
+            ck_assert_int_eq(f->severity, stg_code_severity(codes[i], (stg_profile)p));
+        }
+        stg_finding *f = stg_report_add_sev(r, STG_POLYGLOT_ZIP, STG_SEV_INFO, 9, "given");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(f->severity, STG_SEV_INFO);
+        stg_report_finish(r);
+        /* polyglot_zip is error in strict, warning in compat: the verdict follows */
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        ck_assert_int_eq(stg_report_at(r, 0)->severity, p == 0 ? STG_SEV_ERROR : STG_SEV_WARNING);
+        stg_report_free(r);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* optional fields */
 
 START_TEST(test_optional_fields)
 {
     stg_report *r = new_report(10, STG_PROFILE_STRICT);
-    stg_finding *f = stg_report_add(r, STG_TENSOR_NAME_INVALID, STG_SEV_ERROR, 8, "name");
+    stg_finding *f = stg_report_add_sev(r, STG_TENSOR_NAME_INVALID, STG_SEV_ERROR, 8, "name");
     static const char name[] = {'a', '\0', 'b'};
     stg_report_set_tensor(r, f, name, 3);
     ck_assert_uint_eq(f->tensor_len, 3);
@@ -321,7 +342,7 @@ START_TEST(test_optional_fields)
     ck_assert_str_eq(f->limit, "max_rank");
 
     /* A member without a known local header offset. */
-    stg_finding *g = stg_report_add(r, STG_ZIP_MALFORMED, STG_SEV_ERROR, 0, "zip");
+    stg_finding *g = stg_report_add(r, STG_ZIP_MALFORMED, 0, "zip");
     stg_report_set_member(r, g, "m", STG_NO_OFFSET);
     ck_assert_str_eq(g->member, "m");
     ck_assert(!g->has_member_offset);
@@ -440,22 +461,21 @@ END_TEST
 START_TEST(test_merge_member)
 {
     stg_report *src = new_report(10, STG_PROFILE_STRICT);
-    stg_finding *f = stg_report_add(src, STG_PICKLE_GLOBAL_DANGEROUS, STG_SEV_CRITICAL, 40,
-                                    "global os.system");
+    stg_finding *f = stg_report_add(src, STG_PICKLE_GLOBAL_DANGEROUS, 40, "global os.system");
     stg_report_set_global(src, f, "os", 2, "system", 6);
-    f = stg_report_add(src, STG_SIZE_MISMATCH, STG_SEV_ERROR, 12, "size");
+    f = stg_report_add(src, STG_SIZE_MISMATCH, 12, "size");
     stg_report_set_tensor(src, f, "w", 1);
-    f = stg_report_add(src, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, STG_NO_OFFSET, "lim");
+    f = stg_report_add(src, STG_LIMIT_EXCEEDED, STG_NO_OFFSET, "lim");
     stg_report_set_limit(src, f, "max_nesting");
-    f = stg_report_add(src, STG_ZIP_MALFORMED, STG_SEV_ERROR, 3, "inner");
+    f = stg_report_add(src, STG_ZIP_MALFORMED, 3, "inner");
     stg_report_set_member(src, f, "inner.pkl", 77); /* keeps its own member */
-    f = stg_report_add(src, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, 4, "no header offset");
+    f = stg_report_add(src, STG_CONTAINER_MALFORMED, 4, "no header offset");
     stg_report_set_member(src, f, "inner.tar", STG_NO_OFFSET);
     stg_report_add_global(src, "os", 2, "system", 6, 40, NULL, STG_GLOBAL_DANGEROUS);
     stg_report_add_global(src, "torch", 5, "Size", 4, 50, "inner.pkl", STG_GLOBAL_ALLOWED);
 
     stg_report *dst = new_report(10, STG_PROFILE_STRICT);
-    stg_report_add(dst, STG_PICKLE_FILE, STG_SEV_WARNING, STG_NO_OFFSET, "outer");
+    stg_report_add(dst, STG_PICKLE_FILE, STG_NO_OFFSET, "outer");
     stg_report_merge(dst, src, "archive/data.pkl", 1000);
     stg_report_free(src);
     stg_report_finish(dst);
@@ -498,8 +518,8 @@ START_TEST(test_merge_counts_and_flags)
     /* No member: merged findings and globals keep none. Truncated findings of the source are
      * carried over (with their severity), as are its scan-error and out-of-memory states. */
     stg_report *src = new_report(1, STG_PROFILE_STRICT);
-    stg_report_add(src, STG_HEADER_NOT_PADDED, STG_SEV_WARNING, 1, "w");
-    stg_report_add(src, STG_PICKLE_GLOBAL_UNKNOWN, STG_SEV_CRITICAL, 2, "c"); /* counted */
+    stg_report_add(src, STG_HEADER_NOT_PADDED, 1, "w");
+    stg_report_add(src, STG_PICKLE_GLOBAL_UNKNOWN, 2, "c"); /* counted */
     stg_report_add_global(src, "m", 1, "n", 1, 2, NULL, STG_GLOBAL_UNKNOWN);
     stg_report *dst = new_report(10, STG_PROFILE_STRICT);
     stg_report_merge(dst, src, NULL, STG_NO_OFFSET);
@@ -518,9 +538,9 @@ START_TEST(test_merge_counts_and_flags)
 
     /* A milder source does not lower the destination's worst severity. */
     dst = new_report(10, STG_PROFILE_STRICT);
-    stg_report_add(dst, STG_DATA_GAP, STG_SEV_ERROR, 0, "e");
+    stg_report_add(dst, STG_DATA_GAP, 0, "e");
     stg_report *mild = new_report(10, STG_PROFILE_STRICT);
-    stg_report_add(mild, STG_FORMAT_UNKNOWN, STG_SEV_WARNING, STG_NO_OFFSET, "w");
+    stg_report_add(mild, STG_FORMAT_UNKNOWN, STG_NO_OFFSET, "w");
     stg_report_merge(dst, mild, "m", 0);
     ck_assert_int_eq(dst->worst, STG_SEV_ERROR);
     stg_report_free(mild);
@@ -543,7 +563,7 @@ START_TEST(test_merge_counts_and_flags)
     /* A source whose findings were all counted, none stored: its severity still counts. */
     dst = new_report(10, STG_PROFILE_STRICT);
     src = new_report(0, STG_PROFILE_STRICT);
-    stg_report_add(src, STG_HEADER_NOT_PADDED, STG_SEV_WARNING, 0, "w");
+    stg_report_add(src, STG_HEADER_NOT_PADDED, 0, "w");
     stg_report_merge(dst, src, "m", 0);
     ck_assert_uint_eq(stg_report_count(dst), 0);
     ck_assert_uint_eq(stg_report_truncated(dst), 1);
@@ -557,7 +577,7 @@ START_TEST(test_merge_counts_and_flags)
     /* Into an empty destination: the source's worst severity, even a mild one. */
     dst = new_report(10, STG_PROFILE_STRICT);
     src = new_report(10, STG_PROFILE_STRICT);
-    stg_report_add(src, STG_FORMAT_UNKNOWN, STG_SEV_INFO, STG_NO_OFFSET, "i");
+    stg_report_add_sev(src, STG_FORMAT_UNKNOWN, STG_SEV_INFO, STG_NO_OFFSET, "i");
     stg_report_merge(dst, src, NULL, 0);
     ck_assert(dst->any);
     ck_assert_int_eq(dst->worst, STG_SEV_INFO);
@@ -572,8 +592,8 @@ START_TEST(test_merge_into_full_report)
 {
     /* Merged findings past the destination's cap are counted there. */
     stg_report *src = new_report(10, STG_PROFILE_STRICT);
-    stg_report_add(src, STG_DATA_GAP, STG_SEV_ERROR, 1, "a");
-    stg_report_add(src, STG_DATA_GAP, STG_SEV_ERROR, 2, "b");
+    stg_report_add(src, STG_DATA_GAP, 1, "a");
+    stg_report_add(src, STG_DATA_GAP, 2, "b");
     stg_report *dst = new_report(1, STG_PROFILE_STRICT);
     stg_report_merge(dst, src, "m", 0);
     ck_assert_uint_eq(stg_report_count(dst), 1);
@@ -603,6 +623,7 @@ int main(void)
     tcase_add_test(tc, test_file_order_stable);
     tcase_add_test(tc, test_messages);
     tcase_add_test(tc, test_has_codes);
+    tcase_add_test(tc, test_default_severity);
     tcase_add_test(tc, test_optional_fields);
     tcase_add_test(tc, test_limit_shorthand);
     tcase_add_test(tc, test_globals);

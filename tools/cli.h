@@ -90,8 +90,6 @@ void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code);
 /* Frees s without writing anything more (a usage error stopped the run). */
 void cli_sarif_discard(cli_sarif *s);
 
-/* One-sentence description of a finding code (SARIF rules, --help). */
-const char *cli_code_description(stg_code code);
 /* What a finding of this code means for the user and what to do (SARIF rules' help). */
 const char *cli_code_remedy(stg_code code);
 

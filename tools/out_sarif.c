@@ -34,82 +34,6 @@ struct cli_sarif {
     size_t artifact_count, artifact_cap;
 };
 
-const char *cli_code_description(stg_code code)
-{
-    switch (code) {
-    case STG_FILE_TOO_SMALL: return "The file has fewer than 8 bytes.";
-    case STG_HEADER_LENGTH_INVALID: return "The header length is 0.";
-    case STG_HEADER_TOO_LARGE: return "The header length exceeds max_header_len.";
-    case STG_HEADER_TRUNCATED: return "The header runs past the end of the file.";
-    case STG_HEADER_NOT_JSON_OBJECT: return "The header does not start with a JSON object.";
-    case STG_HEADER_TRAILING_BYTES: return "Bytes follow the header's JSON object.";
-    case STG_JSON_SYNTAX: return "The header is not valid JSON (RFC 8259).";
-    case STG_JSON_INVALID_UTF8: return "The header holds invalid UTF-8.";
-    case STG_JSON_DUPLICATE_KEY: return "A key is repeated in one JSON object.";
-    case STG_JSON_TOO_DEEP: return "JSON nesting exceeds max_json_depth.";
-    case STG_JSON_NUMBER_OVERFLOW: return "An integer does not fit in 64 bits.";
-    case STG_TENSOR_INFO_INVALID: return "A tensor entry has missing, extra or mistyped fields.";
-    case STG_TENSOR_NAME_INVALID: return "A tensor name is empty or has control characters.";
-    case STG_DTYPE_UNKNOWN: return "A dtype is not in the table.";
-    case STG_SHAPE_INVALID: return "A dimension is not an unsigned integer.";
-    case STG_SHAPE_OVERFLOW: return "A tensor's element count or byte size overflows.";
-    case STG_SUBBYTE_MISALIGNED: return "A sub-byte tensor does not fill whole bytes.";
-    case STG_SIZE_MISMATCH: return "A tensor's byte range differs from its shape and dtype.";
-    case STG_OFFSETS_INVALID: return "data_offsets are not two ordered unsigned integers.";
-    case STG_OFFSETS_OUT_OF_RANGE: return "A tensor ends past the data section.";
-    case STG_OFFSETS_OVERLAP: return "Two tensors share bytes.";
-    case STG_DATA_GAP: return "Some data bytes belong to no tensor.";
-    case STG_DATA_TRAILING: return "Bytes follow the last tensor.";
-    case STG_HEADER_NOT_PADDED: return "The data section does not start at a multiple of 8.";
-    case STG_TENSOR_MISALIGNED: return "A tensor does not start at a multiple of its element size.";
-    case STG_METADATA_INVALID: return "__metadata__ is not an object of strings.";
-    case STG_LIMIT_EXCEEDED: return "A configured limit was hit.";
-    case STG_FINDINGS_TRUNCATED: return "More findings than max_findings; the rest were counted.";
-    case STG_POLYGLOT_ZIP: return "A zip archive is appended to the file.";
-    case STG_POLYGLOT_PICKLE: return "The file also reads as a pickle from offset 0.";
-    case STG_FORMAT_UNKNOWN: return "The content matches no known format.";
-    case STG_FORMAT_MISMATCH: return "The name claims a pickle-based format the content lacks.";
-    case STG_FORMAT_NOT_VALIDATED: return "A recognised format stguard does not validate.";
-    case STG_FORMAT_UNSCANNABLE: return "A container or compression stguard cannot open.";
-    case STG_PICKLE_FILE: return "A pickle-based file: loading it can run code.";
-    case STG_PICKLE_GLOBAL_BENIGN:
-        return "A reviewed framework class only weights_only=False loads.";
-    case STG_PICKLE_GLOBAL_DANGEROUS: return "A global on the denylist or hard-block list.";
-    case STG_PICKLE_GLOBAL_UNKNOWN: return "A global on no list (denied by default).";
-    case STG_PICKLE_GLOBAL_UNRESOLVED: return "A global whose name cannot be resolved statically.";
-    case STG_PICKLE_FRAME_DIVERGENCE: return "A pickle argument straddles a FRAME end.";
-    case STG_PICKLE_MALFORMED: return "A truncated or invalid pickle opcode stream.";
-    case STG_PICKLE_NESTED: return "Bytes handed to a nested loader.";
-    case STG_PICKLE_BUILD_ON_GLOBAL: return "BUILD or SETITEM applied to an imported object.";
-    case STG_ZIP_MALFORMED: return "Unparseable zip structures.";
-    case STG_CONTAINER_MALFORMED: return "Unparseable tar, .npy or .npz headers or streams.";
-    case STG_ZIP_HEADER_MISMATCH: return "A zip local header disagrees with the central directory.";
-    case STG_ZIP_ENCRYPTED_FLAG: return "A zip entry has flag bits set.";
-    case STG_ZIP_BOMB: return "Inflated size or ratio over the caps.";
-    case STG_ZIP_AMBIGUOUS: return "Two loaders' zip readers read different members.";
-    case STG_INDEX_INVALID: return "The index JSON does not have the expected shape.";
-    case STG_INDEX_SHARD_PATH_UNSAFE: return "A shard name is absolute or leaves the folder.";
-    case STG_INDEX_SHARD_MISSING: return "A shard the index names does not exist.";
-    case STG_INDEX_TENSOR_MISSING: return "The index names a tensor its shard lacks.";
-    case STG_INDEX_TENSOR_UNLISTED: return "A shard holds a tensor the index lacks.";
-    case STG_INDEX_TENSOR_DUPLICATE: return "A tensor is in two shards.";
-    case STG_INDEX_TOTAL_SIZE_MISMATCH:
-        return "metadata.total_size differs from the tensors' sizes.";
-    case STG_DIGEST_MISMATCH: return "The content does not match its expected SHA-256.";
-    case STG_SYMLINK_SKIPPED: return "A link leading outside the scan root, or a cycle.";
-    case STG_NOT_REGULAR_FILE: return "A FIFO, device or socket: never opened.";
-    case STG_FILE_CHANGED_CODE: return "The file changed while it was scanned.";
-    case STG_IO_ERROR: return "The file could not be read.";
-    case STG_POLYGLOT_TAR: return "The file also opens as a tar archive (torch.load reads it so).";
-    case STG_TAR_LINK_EXTERNAL: return "torch extracts a tar link that reads a host file.";
-    case STG_PICKLE_MEMO_SPARSE: return "A memo index no pickler writes; loaders disagree on it.";
-    case STG_LFS_POINTER:
-        return "The file is a Git LFS pointer: the content it stands for was not downloaded or "
-               "checked.";
-    }
-    return "Unknown finding code.";
-}
-
 /* What a finding of each family means and what to do; the code's own description precedes it. */
 const char *cli_code_remedy(stg_code code)
 {
@@ -429,7 +353,10 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
 static void write_rule(FILE *out, stg_code c, stg_severity worst)
 {
     const char *name = stg_code_name(c);
-    const char *desc = cli_code_description(c);
+    const char *desc = stg_code_description(c); /* the code table, validator/codes.def */
+    if (desc == NULL) {
+        desc = "Unknown finding code.";
+    }
     const char *remedy = cli_code_remedy(c);
     fprintf(out, "{\"id\":\"%s\",\"name\":\"%s\",\"shortDescription\":{\"text\":", name, name);
     cli_json_string(out, desc, strlen(desc));

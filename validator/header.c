@@ -93,7 +93,7 @@ stg_st_frame stg_st_check_frame(const uint8_t *first, size_t avail, uint64_t tot
         if (total == STG_ST_TOTAL_UNKNOWN || total >= 8) {
             return STG_ST_FRAME_NEED_MORE;
         }
-        stg_report_add(r, STG_FILE_TOO_SMALL, STG_SEV_ERROR, 0,
+        stg_report_add(r, STG_FILE_TOO_SMALL, 0,
                        "the file has %llu bytes, fewer than the 8 of the header length field",
                        (unsigned long long)total);
         return STG_ST_FRAME_FAILED;
@@ -106,19 +106,19 @@ stg_st_frame stg_st_check_frame(const uint8_t *first, size_t avail, uint64_t tot
                                                            : ST_HEADER_CEILING;
     if (n > cap || n > (uint64_t)(SIZE_MAX - 8)) {
         /* Checked before the file length, as the reference does. */
-        stg_finding *f = stg_report_add(r, STG_HEADER_TOO_LARGE, STG_SEV_ERROR, 0,
+        stg_finding *f = stg_report_add(r, STG_HEADER_TOO_LARGE, 0,
                                         "header length %llu is over max_header_len %llu",
                                         (unsigned long long)n, (unsigned long long)cap);
         stg_report_set_limit(r, f, "max_header_len");
         return STG_ST_FRAME_FAILED;
     }
     if (n == 0) {
-        stg_report_add(r, STG_HEADER_LENGTH_INVALID, STG_SEV_ERROR, 0,
+        stg_report_add(r, STG_HEADER_LENGTH_INVALID, 0,
                        "header length is 0: there is no JSON header");
         return STG_ST_FRAME_FAILED;
     }
     if (total != STG_ST_TOTAL_UNKNOWN && (total < 8 || n > total - 8)) {
-        stg_report_add(r, STG_HEADER_TRUNCATED, STG_SEV_ERROR, 0,
+        stg_report_add(r, STG_HEADER_TRUNCATED, 0,
                        "header length %llu runs past the end of the file (%llu bytes)",
                        (unsigned long long)n, (unsigned long long)total);
         return STG_ST_FRAME_FAILED;
@@ -181,20 +181,25 @@ static stg_severity strict_only(const st_ctx *c)
     return stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING);
 }
 
-/* Adds a finding to the pending report, remembering errors. */
-__attribute__((format(printf, 5, 6))) static stg_finding *note(st_ctx *c, stg_code code,
-                                                               stg_severity sev, size_t pos,
-                                                               const char *fmt, ...)
+/* Adds a finding with the severity the context decides to the pending report, remembering
+ * errors (validator/codes.def lists the callers). */
+__attribute__((format(printf, 5, 6))) static stg_finding *note_sev(st_ctx *c, stg_code code,
+                                                                   stg_severity sev, size_t pos,
+                                                                   const char *fmt, ...)
 {
     if (sev >= STG_SEV_ERROR) {
         c->errors = true;
     }
     va_list ap;
     va_start(ap, fmt);
-    stg_finding *f = stg_report_addv(c->tmp, code, sev, file_off(pos), fmt, ap);
+    stg_finding *f = stg_report_addv_sev(c->tmp, code, sev, file_off(pos), fmt, ap);
     va_end(ap);
     return f;
 }
+
+/* The same with the code's default severity for the profile (the code table). */
+#define note(c, code, pos, ...) \
+    note_sev((c), (code), stg_code_severity((code), (c)->lim->profile), (pos), __VA_ARGS__)
 
 static void note_tensor(st_ctx *c, stg_finding *f, const st_entry *e)
 {
@@ -203,10 +208,11 @@ static void note_tensor(st_ctx *c, stg_finding *f, const st_entry *e)
     }
 }
 
-/* First fatal finding wins; it goes straight to the caller's report. */
-__attribute__((format(printf, 5, 6))) static stg_finding *fatal(st_ctx *c, stg_code code,
-                                                                stg_severity sev, uint64_t off,
-                                                                const char *fmt, ...)
+/* First fatal finding wins; it goes straight to the caller's report. With the severity the
+ * context decides (validator/codes.def lists the callers); fatal() below gives the table's. */
+__attribute__((format(printf, 5, 6))) static stg_finding *fatal_sev(st_ctx *c, stg_code code,
+                                                                    stg_severity sev, uint64_t off,
+                                                                    const char *fmt, ...)
 {
     if (c->fatal) {
         return NULL;
@@ -214,10 +220,13 @@ __attribute__((format(printf, 5, 6))) static stg_finding *fatal(st_ctx *c, stg_c
     c->fatal = true;
     va_list ap;
     va_start(ap, fmt);
-    stg_finding *f = stg_report_addv(c->out, code, sev, off, fmt, ap);
+    stg_finding *f = stg_report_addv_sev(c->out, code, sev, off, fmt, ap);
     va_end(ap);
     return f;
 }
+
+#define fatal(c, code, off, ...) \
+    fatal_sev((c), (code), stg_code_severity((code), (c)->lim->profile), (off), __VA_ARGS__)
 
 static void fatal_limit(st_ctx *c, size_t pos, const char *limit, uint64_t value)
 {
@@ -246,24 +255,23 @@ static void parser_failed(st_ctx *c)
     stg_finding *f;
     switch (c->p.error) {
     case STG_JSON_E_UTF8:
-        fatal(c, STG_JSON_INVALID_UTF8, STG_SEV_ERROR, off,
+        fatal(c, STG_JSON_INVALID_UTF8, off,
               "the header holds invalid UTF-8 (bad sequence, overlong form or surrogate)");
         break;
     case STG_JSON_E_DEPTH:
-        f = fatal(c, STG_JSON_TOO_DEEP, STG_SEV_ERROR, off,
-                  "JSON nesting goes deeper than max_json_depth %u", c->lim->max_json_depth);
+        f = fatal(c, STG_JSON_TOO_DEEP, off, "JSON nesting goes deeper than max_json_depth %u",
+                  c->lim->max_json_depth);
         stg_report_set_limit(c->out, f, "max_json_depth");
         break;
     case STG_JSON_E_MEMORY: fatal_memory(c, c->p.error_offset); break;
     case STG_JSON_E_RANGE:
-        fatal(c, STG_JSON_NUMBER_OVERFLOW, STG_SEV_ERROR, off,
+        fatal(c, STG_JSON_NUMBER_OVERFLOW, off,
               "a number beyond the f64 range (the reference rejects the header: number out of "
               "range)");
         break;
     case STG_JSON_E_SYNTAX:
     case STG_JSON_E_NONE:
-        fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, off,
-              "the header is not valid JSON (RFC 8259) from this byte on");
+        fatal(c, STG_JSON_SYNTAX, off, "the header is not valid JSON (RFC 8259) from this byte on");
         break;
     }
 }
@@ -296,7 +304,7 @@ static bool skip_value(st_ctx *c, const stg_json_event *ev, const st_entry *e)
         return false;
     }
     if (dups > 0) {
-        stg_finding *f = note(c, STG_JSON_DUPLICATE_KEY, strict_only(c), first.offset,
+        stg_finding *f = note(c, STG_JSON_DUPLICATE_KEY, first.offset,
                               "%llu key(s) repeated inside a value the reference ignores",
                               (unsigned long long)dups);
         note_tensor(c, f, e);
@@ -504,16 +512,17 @@ static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
             return;
         }
         note_tensor(c,
-                    note(c, STG_DTYPE_UNKNOWN, STG_SEV_ERROR, ev->offset,
+                    note(c, STG_DTYPE_UNKNOWN, ev->offset,
                          "dtype is not one of the known names (exact, case-sensitive)"),
                     e);
         e->bad = true;
         return;
     }
     if (ev->type != STG_JSON_OBJECT_BEGIN) {
-        note_tensor(
-            c, note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev->offset, "dtype is not a string"),
-            e);
+        note_tensor(c,
+                    note_sev(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev->offset,
+                             "dtype is not a string"),
+                    e);
         e->bad = true;
         skip_value(c, ev, e);
         return;
@@ -536,8 +545,7 @@ static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
             continue; /* two keys: already an error below */
         }
         if (k.type != STG_JSON_KEY) {
-            fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(k.offset),
-                  "unexpected JSON event in an object");
+            fatal(c, STG_JSON_SYNTAX, file_off(k.offset), "unexpected JSON event in an object");
             return;
         }
         keys++;
@@ -561,22 +569,22 @@ static void parse_dtype(st_ctx *c, st_entry *e, stg_json_event *ev)
     }
     if (keys != 1 || !value_null) {
         note_tensor(c,
-                    note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, obj_pos,
-                         "dtype object is not the enum form: one dtype key with a null value"),
+                    note_sev(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, obj_pos,
+                             "dtype object is not the enum form: one dtype key with a null value"),
                     e);
         e->bad = true;
         return;
     }
     if (!known) {
         note_tensor(c,
-                    note(c, STG_DTYPE_UNKNOWN, STG_SEV_ERROR, obj_pos,
+                    note(c, STG_DTYPE_UNKNOWN, obj_pos,
                          "dtype is not one of the known names (exact, case-sensitive)"),
                     e);
         e->bad = true;
         return;
     }
     note_tensor(c,
-                note(c, STG_TENSOR_INFO_INVALID, strict_only(c), obj_pos,
+                note(c, STG_TENSOR_INFO_INVALID, obj_pos,
                      "dtype is given in the enum form {\"NAME\": null}, not as a string"),
                 e);
     e->dtype = d;
@@ -601,14 +609,14 @@ static size_t read_uint_array(st_ctx *c, st_entry *e, stg_code bad_code, const c
         if (!*bad) {
             if (v.type == STG_JSON_NUMBER && v.is_uint && v.uint_overflow) {
                 note_tensor(c,
-                            note(c, STG_JSON_NUMBER_OVERFLOW, STG_SEV_ERROR, v.offset,
+                            note(c, STG_JSON_NUMBER_OVERFLOW, v.offset,
                                  "a %s number does not fit an unsigned 64-bit integer", what),
                             e);
                 *bad = true;
             } else if (v.type != STG_JSON_NUMBER || !v.is_uint) {
                 note_tensor(c,
-                            note(c, bad_code, STG_SEV_ERROR, v.offset,
-                                 "a %s element is not an unsigned integer", what),
+                            note_sev(c, bad_code, STG_SEV_ERROR, v.offset,
+                                     "a %s element is not an unsigned integer", what),
                             e);
                 *bad = true;
             } else if (count >= max) {
@@ -655,10 +663,9 @@ static void parse_shape(st_ctx *c, st_entry *e, stg_json_event *ev)
     e->has_shape = true;
     e->shape_pos = ev->offset;
     if (ev->type != STG_JSON_ARRAY_BEGIN) {
-        note_tensor(c,
-                    note(c, STG_SHAPE_INVALID, STG_SEV_ERROR, ev->offset,
-                         "shape is not an array of unsigned integers"),
-                    e);
+        note_tensor(
+            c, note(c, STG_SHAPE_INVALID, ev->offset, "shape is not an array of unsigned integers"),
+            e);
         e->bad = true;
         skip_value(c, ev, e);
         return;
@@ -689,7 +696,7 @@ static void parse_offsets(st_ctx *c, st_entry *e, stg_json_event *ev)
     e->offsets_pos = ev->offset;
     if (ev->type != STG_JSON_ARRAY_BEGIN) {
         note_tensor(c,
-                    note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, ev->offset,
+                    note(c, STG_OFFSETS_INVALID, ev->offset,
                          "data_offsets is not an array of two unsigned integers"),
                     e);
         e->bad = true;
@@ -717,7 +724,7 @@ static void parse_offsets(st_ctx *c, st_entry *e, stg_json_event *ev)
     }
     if (count != 2) {
         note_tensor(c,
-                    note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, ev->offset,
+                    note(c, STG_OFFSETS_INVALID, ev->offset,
                          "data_offsets has %llu elements, not 2", (unsigned long long)count),
                     e);
         e->bad = true;
@@ -806,10 +813,10 @@ static void parse_entry(st_ctx *c, st_entry *e)
                 bool known = key_at_is(c, k.offset, "dtype") || key_at_is(c, k.offset, "shape") ||
                              key_at_is(c, k.offset, "data_offsets");
                 note_tensor(c,
-                            note(c, STG_JSON_DUPLICATE_KEY, known ? STG_SEV_ERROR : strict_only(c),
-                                 k.offset,
-                                 known ? "a tensor entry repeats a field"
-                                       : "a tensor entry repeats an unknown field"),
+                            note_sev(c, STG_JSON_DUPLICATE_KEY,
+                                     known ? STG_SEV_ERROR : strict_only(c), k.offset,
+                                     known ? "a tensor entry repeats a field"
+                                           : "a tensor entry repeats an unknown field"),
                             e);
                 if (known) {
                     e->bad = true;
@@ -817,8 +824,7 @@ static void parse_entry(st_ctx *c, st_entry *e)
                 continue;
             }
             if (k.type != STG_JSON_KEY) {
-                fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(k.offset),
-                      "unexpected JSON event in an object");
+                fatal(c, STG_JSON_SYNTAX, file_off(k.offset), "unexpected JSON event in an object");
                 return;
             }
             int which = field_index(&k);
@@ -828,7 +834,7 @@ static void parse_entry(st_ctx *c, st_entry *e)
             }
             if (which < 0) {
                 note_tensor(c,
-                            note(c, STG_TENSOR_INFO_INVALID, strict_only(c), k.offset,
+                            note(c, STG_TENSOR_INFO_INVALID, k.offset,
                                  "a tensor entry has a field other than dtype, shape and "
                                  "data_offsets"),
                             e);
@@ -844,7 +850,7 @@ static void parse_entry(st_ctx *c, st_entry *e)
         }
     } else if (ev.type == STG_JSON_ARRAY_BEGIN) {
         note_tensor(c,
-                    note(c, STG_TENSOR_INFO_INVALID, strict_only(c), ev.offset,
+                    note(c, STG_TENSOR_INFO_INVALID, ev.offset,
                          "a tensor entry is an array [dtype, shape, data_offsets], not an "
                          "object"),
                     e);
@@ -869,27 +875,27 @@ static void parse_entry(st_ctx *c, st_entry *e)
         }
         if (count != 3) {
             note_tensor(c,
-                        note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
-                             "a tensor entry in array form has %llu elements, not 3",
-                             (unsigned long long)count),
+                        note_sev(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
+                                 "a tensor entry in array form has %llu elements, not 3",
+                                 (unsigned long long)count),
                         e);
             e->bad = true;
             return;
         }
     } else {
         note_tensor(c,
-                    note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
-                         "a tensor entry is not an object"),
+                    note_sev(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, ev.offset,
+                             "a tensor entry is not an object"),
                     e);
         return;
     }
     if (!e->has_dtype || !e->has_shape || !e->has_offsets) {
         note_tensor(c,
-                    note(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, e->value_pos,
-                         "a tensor entry lacks %s",
-                         !e->has_dtype   ? "dtype"
-                         : !e->has_shape ? "shape"
-                                         : "data_offsets"),
+                    note_sev(c, STG_TENSOR_INFO_INVALID, STG_SEV_ERROR, e->value_pos,
+                             "a tensor entry lacks %s",
+                             !e->has_dtype   ? "dtype"
+                             : !e->has_shape ? "shape"
+                                             : "data_offsets"),
                     e);
         return;
     }
@@ -907,13 +913,13 @@ static void parse_metadata(st_ctx *c)
         return;
     }
     if (ev.type == STG_JSON_NULL) {
-        note(c, STG_METADATA_INVALID, strict_only(c), ev.offset,
+        note(c, STG_METADATA_INVALID, ev.offset,
              "__metadata__ is null (the reference treats it as absent)");
         return;
     }
     if (ev.type != STG_JSON_OBJECT_BEGIN) {
-        note(c, STG_METADATA_INVALID, STG_SEV_ERROR, ev.offset,
-             "__metadata__ is not an object of strings");
+        note_sev(c, STG_METADATA_INVALID, STG_SEV_ERROR, ev.offset,
+                 "__metadata__ is not an object of strings");
         skip_value(c, &ev, NULL);
         return;
     }
@@ -927,7 +933,7 @@ static void parse_metadata(st_ctx *c)
             return;
         }
         if (k.type == STG_JSON_DUPLICATE) {
-            note(c, STG_JSON_DUPLICATE_KEY, strict_only(c), k.offset,
+            note(c, STG_JSON_DUPLICATE_KEY, k.offset,
                  "a key is repeated inside __metadata__ (the reference keeps the last)");
             /* Last wins: drop the earlier entry (keys are in file order). */
             size_t lo = 0, hi = h->metadata_count;
@@ -945,8 +951,7 @@ static void parse_metadata(st_ctx *c)
             continue;
         }
         if (k.type != STG_JSON_KEY) {
-            fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(k.offset),
-                  "unexpected JSON event in an object");
+            fatal(c, STG_JSON_SYNTAX, file_off(k.offset), "unexpected JSON event in an object");
             return;
         }
         c->meta_entries++;
@@ -959,8 +964,8 @@ static void parse_metadata(st_ctx *c)
             return;
         }
         if (v.type != STG_JSON_STRING) {
-            note(c, STG_METADATA_INVALID, STG_SEV_ERROR, v.offset,
-                 "a __metadata__ value is not a string");
+            note_sev(c, STG_METADATA_INVALID, STG_SEV_ERROR, v.offset,
+                     "a __metadata__ value is not a string");
             if (!skip_value(c, &v, NULL)) {
                 return;
             }
@@ -1012,13 +1017,13 @@ static stg_st_tensor *record_at(stg_st_header *h, uint64_t name_offset)
 static void top_duplicate(st_ctx *c, const stg_json_event *k)
 {
     if (key_at_is(c, k->offset, "__metadata__")) {
-        note(c, STG_JSON_DUPLICATE_KEY, STG_SEV_ERROR, k->offset,
-             "__metadata__ appears more than once");
+        note_sev(c, STG_JSON_DUPLICATE_KEY, STG_SEV_ERROR, k->offset,
+                 "__metadata__ appears more than once");
         return;
     }
     stg_st_tensor *prev = record_at(c->h, file_off(k->prev_offset));
     stg_st_tensor *cur = record_at(c->h, file_off(k->offset));
-    stg_finding *f = note(c, STG_JSON_DUPLICATE_KEY, strict_only(c), k->offset,
+    stg_finding *f = note(c, STG_JSON_DUPLICATE_KEY, k->offset,
                           "a tensor name is repeated (the reference keeps the last entry)");
     if (cur != NULL) {
         stg_report_set_tensor(c->tmp, f, cur->pub.name, cur->pub.name_len);
@@ -1052,15 +1057,12 @@ static void top_key(st_ctx *c, const stg_json_event *k)
         return;
     }
     if (e.name_len == 0) {
+        note_tensor(c, note(c, STG_TENSOR_NAME_INVALID, k->offset, "a tensor name is empty"), &e);
+    } else if (control_in_name(e.name, e.name_len)) {
         note_tensor(
             c,
-            note(c, STG_TENSOR_NAME_INVALID, strict_only(c), k->offset, "a tensor name is empty"),
+            note(c, STG_TENSOR_NAME_INVALID, k->offset, "a tensor name holds control characters"),
             &e);
-    } else if (control_in_name(e.name, e.name_len)) {
-        note_tensor(c,
-                    note(c, STG_TENSOR_NAME_INVALID, strict_only(c), k->offset,
-                         "a tensor name holds control characters"),
-                    &e);
     }
     parse_entry(c, &e);
 }
@@ -1085,9 +1087,8 @@ static void check_records(st_ctx *c)
         size_t opos = (size_t)(t->offsets_offset - 8);
         stg_finding *f;
         if (t->pub.begin > t->pub.end) {
-            f = note(c, STG_OFFSETS_INVALID, STG_SEV_ERROR, opos,
-                     "data_offsets begin %llu is after end %llu", (unsigned long long)t->pub.begin,
-                     (unsigned long long)t->pub.end);
+            f = note(c, STG_OFFSETS_INVALID, opos, "data_offsets begin %llu is after end %llu",
+                     (unsigned long long)t->pub.begin, (unsigned long long)t->pub.end);
             stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
             continue;
         }
@@ -1105,13 +1106,13 @@ static void check_records(st_ctx *c)
         size_t npos = (size_t)(t->byte_size - 8); /* the shape token (see append_record) */
         t->byte_size = 0;
         if (overflow) {
-            f = note(c, STG_SHAPE_OVERFLOW, STG_SEV_ERROR, npos,
+            f = note(c, STG_SHAPE_OVERFLOW, npos,
                      "the element count times bits per element overflows 64 bits");
             stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
             continue;
         }
         if (bits % 8 != 0) {
-            f = note(c, STG_SUBBYTE_MISALIGNED, STG_SEV_ERROR, npos,
+            f = note(c, STG_SUBBYTE_MISALIGNED, npos,
                      "%llu elements of %u bits are not a whole number of bytes",
                      (unsigned long long)count, stg_dtype_bits(t->pub.dtype));
             stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
@@ -1119,7 +1120,7 @@ static void check_records(st_ctx *c)
         }
         t->byte_size = bits / 8;
         if (t->pub.end - t->pub.begin != t->byte_size) {
-            f = note(c, STG_SIZE_MISMATCH, STG_SEV_ERROR, opos,
+            f = note(c, STG_SIZE_MISMATCH, opos,
                      "data_offsets span %llu bytes but the shape and dtype need %llu",
                      (unsigned long long)(t->pub.end - t->pub.begin),
                      (unsigned long long)t->byte_size);
@@ -1152,12 +1153,12 @@ static void check_trailing(st_ctx *c, size_t from)
         i++;
     }
     if (i == c->n) {
-        note(c, STG_HEADER_TRAILING_BYTES, strict_only(c), first,
+        note(c, STG_HEADER_TRAILING_BYTES, first,
              "JSON whitespace other than spaces follows the header object");
         return;
     }
-    note(c, STG_HEADER_TRAILING_BYTES, STG_SEV_ERROR, i,
-         "bytes other than whitespace follow the header object");
+    note_sev(c, STG_HEADER_TRAILING_BYTES, STG_SEV_ERROR, i,
+             "bytes other than whitespace follow the header object");
 }
 
 static void parse_top(st_ctx *c)
@@ -1167,8 +1168,8 @@ static void parse_top(st_ctx *c)
         return;
     }
     if (ev.type != STG_JSON_OBJECT_BEGIN) {
-        fatal(c, STG_HEADER_NOT_JSON_OBJECT, STG_SEV_ERROR, file_off(ev.offset),
-              "the header is not a JSON object");
+        fatal_sev(c, STG_HEADER_NOT_JSON_OBJECT, STG_SEV_ERROR, file_off(ev.offset),
+                  "the header is not a JSON object");
         return;
     }
     for (;;) {
@@ -1183,8 +1184,7 @@ static void parse_top(st_ctx *c)
         } else if (ev.type == STG_JSON_KEY) {
             top_key(c, &ev);
         } else {
-            fatal(c, STG_JSON_SYNTAX, STG_SEV_ERROR, file_off(ev.offset),
-                  "unexpected JSON event in an object");
+            fatal(c, STG_JSON_SYNTAX, file_off(ev.offset), "unexpected JSON event in an object");
         }
         if (c->fatal) {
             return;
@@ -1241,10 +1241,9 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
     h->header_len = n;
     h->data_start = n + 8u; /* n <= 2^32 - 1 after framing */
     if (n > ST_HEADER_CEILING) {
-        stg_finding *f = stg_report_add(r, STG_HEADER_TOO_LARGE, STG_SEV_ERROR, 0,
-                                        "header length %llu is over the ceiling %llu",
-                                        (unsigned long long)n,
-                                        (unsigned long long)ST_HEADER_CEILING);
+        stg_finding *f = stg_report_add(
+            r, STG_HEADER_TOO_LARGE, 0, "header length %llu is over the ceiling %llu",
+            (unsigned long long)n, (unsigned long long)ST_HEADER_CEILING);
         stg_report_set_limit(r, f, "max_header_len");
         return false;
     }
@@ -1260,8 +1259,8 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
         i++;
     }
     if (i == len || hdr[i] != '{') {
-        stg_report_add(r, STG_HEADER_NOT_JSON_OBJECT, STG_SEV_ERROR, file_off(i == len ? 0 : i),
-                       "the header does not start with a JSON object ('{')");
+        stg_report_add_sev(r, STG_HEADER_NOT_JSON_OBJECT, STG_SEV_ERROR, file_off(i == len ? 0 : i),
+                           "the header does not start with a JSON object ('{')");
         return false;
     }
 
@@ -1278,7 +1277,7 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
         return false;
     }
     if (i > 0) {
-        note(&c, STG_HEADER_NOT_JSON_OBJECT, strict_only(&c), 0,
+        note(&c, STG_HEADER_NOT_JSON_OBJECT, 0,
              "whitespace comes before the header's opening brace");
     }
     reserve_table(&c);

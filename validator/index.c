@@ -84,11 +84,10 @@ static void report_json_error(index_parse *ps)
     uint64_t off = (uint64_t)p->error_offset;
     switch (p->error) {
     case STG_JSON_E_UTF8:
-        stg_report_add(ps->r, STG_JSON_INVALID_UTF8, STG_SEV_ERROR, off,
-                       "the index is not valid UTF-8");
+        stg_report_add(ps->r, STG_JSON_INVALID_UTF8, off, "the index is not valid UTF-8");
         break;
     case STG_JSON_E_DEPTH:
-        stg_report_add(ps->r, STG_JSON_TOO_DEEP, STG_SEV_ERROR, off,
+        stg_report_add(ps->r, STG_JSON_TOO_DEEP, off,
                        "the index nests deeper than max_json_depth (%u)",
                        (unsigned)ps->lim->max_json_depth);
         break;
@@ -101,7 +100,7 @@ static void report_json_error(index_parse *ps)
     case STG_JSON_E_RANGE: /* not asked for: Python's json reads such numbers as inf */
     case STG_JSON_E_SYNTAX:
     case STG_JSON_E_NONE:
-        stg_report_add(ps->r, STG_JSON_SYNTAX, STG_SEV_ERROR, off, "the index is not valid JSON");
+        stg_report_add(ps->r, STG_JSON_SYNTAX, off, "the index is not valid JSON");
         break;
     }
     ps->stop = true;
@@ -155,8 +154,7 @@ static bool key_is(const stg_json_event *ev, const char *lit)
 
 static void report_duplicate(index_parse *ps, const stg_json_event *ev)
 {
-    stg_report_add(ps->r, STG_JSON_DUPLICATE_KEY, stg_sev(ps->lim, STG_SEV_ERROR, STG_SEV_WARNING),
-                   (uint64_t)ev->offset,
+    stg_report_add(ps->r, STG_JSON_DUPLICATE_KEY, (uint64_t)ev->offset,
                    "a key is repeated in one object of the index (the earlier one at %llu); "
                    "loaders keep the last",
                    (unsigned long long)ev->prev_offset);
@@ -176,15 +174,14 @@ static void skip_value(index_parse *ps, const stg_json_event *ev)
         return;
     }
     if (dups > 0) {
-        stg_report_add(ps->r, STG_JSON_DUPLICATE_KEY,
-                       stg_sev(ps->lim, STG_SEV_ERROR, STG_SEV_WARNING), (uint64_t)first.offset,
+        stg_report_add(ps->r, STG_JSON_DUPLICATE_KEY, (uint64_t)first.offset,
                        "%zu repeated keys inside an index value (the first one here)", dups);
     }
 }
 
 static void shape_error(index_parse *ps, const stg_json_event *ev, const char *what)
 {
-    stg_report_add(ps->r, STG_INDEX_INVALID, STG_SEV_ERROR, (uint64_t)ev->offset,
+    stg_report_add(ps->r, STG_INDEX_INVALID, (uint64_t)ev->offset,
                    "the index does not have the expected shape: %s", what);
     ps->ix->ok = false;
     skip_value(ps, ev);
@@ -311,7 +308,7 @@ static void parse_metadata(index_parse *ps)
             continue;
         }
         if (ev.type == STG_JSON_NUMBER && ev.is_uint && ev.uint_overflow) {
-            stg_report_add(ps->r, STG_JSON_NUMBER_OVERFLOW, STG_SEV_ERROR, (uint64_t)ev.offset,
+            stg_report_add(ps->r, STG_JSON_NUMBER_OVERFLOW, (uint64_t)ev.offset,
                            "metadata.total_size does not fit an unsigned 64-bit integer");
             ix->ok = false;
             ix->has_total_size = false;
@@ -444,7 +441,7 @@ static void build_shards(index_parse *ps)
         stg_index_shard *sh = &ix->shards[i];
         if (!stg_index_shard_name_safe(sh->name, sh->name_len)) {
             sh->unsafe = true;
-            stg_report_add(ps->r, STG_INDEX_SHARD_PATH_UNSAFE, STG_SEV_CRITICAL, sh->offset,
+            stg_report_add(ps->r, STG_INDEX_SHARD_PATH_UNSAFE, sh->offset,
                            "a shard name is not a plain file name inside the model folder "
                            "(absolute, \"..\", a separator or NUL): it is not opened");
         }
@@ -472,7 +469,7 @@ bool stg_index_parse(const uint8_t *buf, size_t len, const stg_limits *lim, stg_
     bool have_map = false;
     if (next_event(&ps, &ev)) {
         if (ev.type != STG_JSON_OBJECT_BEGIN) {
-            stg_report_add(r, STG_INDEX_INVALID, STG_SEV_ERROR, (uint64_t)ev.offset,
+            stg_report_add(r, STG_INDEX_INVALID, (uint64_t)ev.offset,
                            "the index does not have the expected shape: the top-level value is "
                            "not an object");
             ix->ok = false;
@@ -516,14 +513,14 @@ bool stg_index_parse(const uint8_t *buf, size_t len, const stg_limits *lim, stg_
             while (buf[end] == ' ' || buf[end] == '\t' || buf[end] == '\r' || buf[end] == '\n') {
                 end++;
             }
-            stg_report_add(r, STG_JSON_SYNTAX, STG_SEV_ERROR, (uint64_t)end,
+            stg_report_add(r, STG_JSON_SYNTAX, (uint64_t)end,
                            "bytes follow the index's JSON value");
             ix->ok = false;
             ps.stop = true;
         }
     }
     if (!ps.stop && !have_map) {
-        stg_report_add(r, STG_INDEX_INVALID, STG_SEV_ERROR, 0,
+        stg_report_add(r, STG_INDEX_INVALID, 0,
                        "the index does not have the expected shape: weight_map is missing");
         ix->ok = false;
     }
@@ -638,7 +635,7 @@ void stg_index_check_shards(const stg_index *ix, const stg_index_shard_table *ta
             continue; /* missing, unsafe or unreadable shard: already reported */
         }
         if (find_ref(held, shard_n, m->name, m->len, true, m->shard) == NULL) {
-            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_MISSING, STG_SEV_ERROR, m->offset,
+            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_MISSING, m->offset,
                                             "the index maps a tensor to a shard that does not "
                                             "hold it");
             stg_report_set_tensor(r, f, m->name, m->len);
@@ -654,21 +651,21 @@ void stg_index_check_shards(const stg_index *ix, const stg_index_shard_table *ta
         }
         if (i > 0 && cmp_bytes(held[i - 1].name, held[i - 1].len, h->name, h->len) == 0 &&
             held[i - 1].shard != h->shard) {
-            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_DUPLICATE, STG_SEV_ERROR, h->offset,
+            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_DUPLICATE, h->offset,
                                             "a tensor is held by more than one shard (also in "
                                             "an earlier shard of the index)");
             stg_report_set_tensor(r, f, h->name, h->len);
             stg_report_set_member(r, f, shard_name, STG_NO_OFFSET);
         }
         if (find_ref(map, map_n, h->name, h->len, false, 0) == NULL) {
-            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_UNLISTED, STG_SEV_ERROR, h->offset,
+            stg_finding *f = stg_report_add(r, STG_INDEX_TENSOR_UNLISTED, h->offset,
                                             "a shard holds a tensor the index does not list");
             stg_report_set_tensor(r, f, h->name, h->len);
             stg_report_set_member(r, f, shard_name, STG_NO_OFFSET);
         }
     }
     if (ix->has_total_size && all_available && (sum_overflow || sum != ix->total_size)) {
-        stg_report_add(r, STG_INDEX_TOTAL_SIZE_MISMATCH, STG_SEV_WARNING, ix->total_size_offset,
+        stg_report_add(r, STG_INDEX_TOTAL_SIZE_MISMATCH, ix->total_size_offset,
                        "metadata.total_size (%llu) differs from the sum of the shards' tensor "
                        "sizes (%llu%s)",
                        (unsigned long long)ix->total_size, (unsigned long long)sum,

@@ -117,7 +117,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
     }
     bool errors = false;
     if (h->data_start % 8 != 0) {
-        stg_report_add(r, STG_HEADER_NOT_PADDED, STG_SEV_WARNING, h->data_start,
+        stg_report_add(r, STG_HEADER_NOT_PADDED, h->data_start,
                        "the data section starts at byte %llu, not a multiple of 8",
                        (unsigned long long)h->data_start);
     }
@@ -137,8 +137,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
         uint32_t bits = stg_dtype_bits(t->pub.dtype);
         if (bits >= 16 && e > b && b % (bits / 8) != 0) { /* zero-size tensors have no bytes */
             tensor_finding(r, t,
-                           stg_report_add(r, STG_TENSOR_MISALIGNED, STG_SEV_WARNING,
-                                          t->offsets_offset,
+                           stg_report_add(r, STG_TENSOR_MISALIGNED, t->offsets_offset,
                                           "the tensor begins at data byte %llu, not a multiple "
                                           "of its %u-byte element",
                                           (unsigned long long)b, bits / 8));
@@ -146,14 +145,13 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
         if (e > data_len) {
             errors = true;
             tensor_finding(r, t,
-                           stg_report_add(r, STG_OFFSETS_OUT_OF_RANGE, STG_SEV_ERROR,
-                                          t->offsets_offset,
+                           stg_report_add(r, STG_OFFSETS_OUT_OF_RANGE, t->offsets_offset,
                                           "the tensor ends at data byte %llu but the data "
                                           "section has %llu bytes",
                                           (unsigned long long)e, (unsigned long long)data_len));
             /* Count what it claims inside the section as covered, to avoid follow-on noise. */
             if (b > covered && b <= data_len) {
-                stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, start + covered,
+                stg_report_add(r, STG_DATA_GAP, start + covered,
                                "data bytes [%llu, %llu) are covered by no tensor",
                                (unsigned long long)covered, (unsigned long long)b);
             }
@@ -164,7 +162,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
         if (b < covered) { /* covered > 0: owner is the tensor that ends there */
             errors = true;
             tensor_finding(r, t,
-                           stg_report_add(r, STG_OFFSETS_OVERLAP, STG_SEV_ERROR, t->offsets_offset,
+                           stg_report_add(r, STG_OFFSETS_OVERLAP, t->offsets_offset,
                                           "the tensor's range [%llu, %llu) overlaps the tensor "
                                           "whose data_offsets are at byte %llu",
                                           (unsigned long long)b, (unsigned long long)e,
@@ -178,7 +176,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
         if (b > covered) {
             errors = true;
             /* start + covered <= start + data_len, the file size: no overflow */
-            stg_report_add(r, STG_DATA_GAP, STG_SEV_ERROR, start + covered,
+            stg_report_add(r, STG_DATA_GAP, start + covered,
                            "data bytes [%llu, %llu) are covered by no tensor",
                            (unsigned long long)covered, (unsigned long long)b);
         }
@@ -187,7 +185,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
     }
     if (covered < data_len) {
         errors = true;
-        stg_report_add(r, STG_DATA_TRAILING, STG_SEV_ERROR, start + covered,
+        stg_report_add(r, STG_DATA_TRAILING, start + covered,
                        "%llu byte(s) follow the last tensor's data",
                        (unsigned long long)(data_len - covered));
     }

@@ -3,83 +3,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "stguard/stguard.h"
+
+/* The layouts docs/abi.md promises: sizeof never changes within a SONAME (new fields take
+ * reserved space), so a struct embedded in another keeps every later offset. */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(stg_limits) == 256, "stg_limits layout is part of the ABI");
+#endif
 
 const char *stg_version(void)
 {
     return STG_VERSION_STRING;
 }
 
-const char *stg_code_name(stg_code code)
+/* Every row of codes.def keeps its number. */
+#define STG_CODE(number, id, name, strict_sev, compat_sev, description) \
+    _Static_assert((int)(id) == (number), #id " keeps its number");
+#include "codes.def"
+#undef STG_CODE
+
+typedef struct code_row {
+    const char *name;
+    stg_severity strict_sev, compat_sev;
+    const char *description;
+} code_row;
+
+/* The row of a code, NULL for a number not in use. A switch over the table's rows, so a code of
+ * the enum without a row is a -Wswitch-enum error and a row twice a duplicate case. */
+static const code_row *code_row_of(stg_code code)
 {
     switch (code) {
-    case STG_FILE_TOO_SMALL: return "file_too_small";
-    case STG_HEADER_LENGTH_INVALID: return "header_length_invalid";
-    case STG_HEADER_TOO_LARGE: return "header_too_large";
-    case STG_HEADER_TRUNCATED: return "header_truncated";
-    case STG_HEADER_NOT_JSON_OBJECT: return "header_not_json_object";
-    case STG_HEADER_TRAILING_BYTES: return "header_trailing_bytes";
-    case STG_JSON_SYNTAX: return "json_syntax";
-    case STG_JSON_INVALID_UTF8: return "json_invalid_utf8";
-    case STG_JSON_DUPLICATE_KEY: return "json_duplicate_key";
-    case STG_JSON_TOO_DEEP: return "json_too_deep";
-    case STG_JSON_NUMBER_OVERFLOW: return "json_number_overflow";
-    case STG_TENSOR_INFO_INVALID: return "tensor_info_invalid";
-    case STG_TENSOR_NAME_INVALID: return "tensor_name_invalid";
-    case STG_DTYPE_UNKNOWN: return "dtype_unknown";
-    case STG_SHAPE_INVALID: return "shape_invalid";
-    case STG_SHAPE_OVERFLOW: return "shape_overflow";
-    case STG_SUBBYTE_MISALIGNED: return "subbyte_misaligned";
-    case STG_SIZE_MISMATCH: return "size_mismatch";
-    case STG_OFFSETS_INVALID: return "offsets_invalid";
-    case STG_OFFSETS_OUT_OF_RANGE: return "offsets_out_of_range";
-    case STG_OFFSETS_OVERLAP: return "offsets_overlap";
-    case STG_DATA_GAP: return "data_gap";
-    case STG_DATA_TRAILING: return "data_trailing";
-    case STG_HEADER_NOT_PADDED: return "header_not_padded";
-    case STG_TENSOR_MISALIGNED: return "tensor_misaligned";
-    case STG_METADATA_INVALID: return "metadata_invalid";
-    case STG_LIMIT_EXCEEDED: return "limit_exceeded";
-    case STG_FINDINGS_TRUNCATED: return "findings_truncated";
-    case STG_POLYGLOT_ZIP: return "polyglot_zip";
-    case STG_POLYGLOT_PICKLE: return "polyglot_pickle";
-    case STG_FORMAT_UNKNOWN: return "format_unknown";
-    case STG_FORMAT_MISMATCH: return "format_mismatch";
-    case STG_FORMAT_NOT_VALIDATED: return "format_not_validated";
-    case STG_FORMAT_UNSCANNABLE: return "format_unscannable";
-    case STG_PICKLE_FILE: return "pickle_file";
-    case STG_PICKLE_GLOBAL_BENIGN: return "pickle_global_benign";
-    case STG_PICKLE_GLOBAL_DANGEROUS: return "pickle_global_dangerous";
-    case STG_PICKLE_GLOBAL_UNKNOWN: return "pickle_global_unknown";
-    case STG_PICKLE_GLOBAL_UNRESOLVED: return "pickle_global_unresolved";
-    case STG_PICKLE_FRAME_DIVERGENCE: return "pickle_frame_divergence";
-    case STG_PICKLE_MALFORMED: return "pickle_malformed";
-    case STG_PICKLE_NESTED: return "pickle_nested";
-    case STG_PICKLE_BUILD_ON_GLOBAL: return "pickle_build_on_global";
-    case STG_ZIP_MALFORMED: return "zip_malformed";
-    case STG_CONTAINER_MALFORMED: return "container_malformed";
-    case STG_ZIP_HEADER_MISMATCH: return "zip_header_mismatch";
-    case STG_ZIP_ENCRYPTED_FLAG: return "zip_encrypted_flag";
-    case STG_ZIP_BOMB: return "zip_bomb";
-    case STG_ZIP_AMBIGUOUS: return "zip_ambiguous";
-    case STG_INDEX_INVALID: return "index_invalid";
-    case STG_INDEX_SHARD_PATH_UNSAFE: return "index_shard_path_unsafe";
-    case STG_INDEX_SHARD_MISSING: return "index_shard_missing";
-    case STG_INDEX_TENSOR_MISSING: return "index_tensor_missing";
-    case STG_INDEX_TENSOR_UNLISTED: return "index_tensor_unlisted";
-    case STG_INDEX_TENSOR_DUPLICATE: return "index_tensor_duplicate";
-    case STG_INDEX_TOTAL_SIZE_MISMATCH: return "index_total_size_mismatch";
-    case STG_DIGEST_MISMATCH: return "digest_mismatch";
-    case STG_SYMLINK_SKIPPED: return "symlink_skipped";
-    case STG_NOT_REGULAR_FILE: return "not_regular_file";
-    case STG_FILE_CHANGED_CODE: return "file_changed";
-    case STG_IO_ERROR: return "io_error";
-    case STG_POLYGLOT_TAR: return "polyglot_tar";
-    case STG_TAR_LINK_EXTERNAL: return "tar_link_external";
-    case STG_PICKLE_MEMO_SPARSE: return "pickle_memo_sparse";
-    case STG_LFS_POINTER: return "lfs_pointer";
+#define STG_CODE(number, id, name, strict_sev, compat_sev, description)                \
+    case id: {                                                                         \
+        static const code_row row = {name, STG_SEV_##strict_sev, STG_SEV_##compat_sev, \
+                                     description};                                     \
+        return &row;                                                                   \
+    }
+#include "codes.def"
+#undef STG_CODE
     }
     return NULL;
+}
+
+const char *stg_code_name(stg_code code)
+{
+    const code_row *row = code_row_of(code);
+    return row != NULL ? row->name : NULL;
+}
+
+const char *stg_code_description(stg_code code)
+{
+    const code_row *row = code_row_of(code);
+    return row != NULL ? row->description : NULL;
+}
+
+stg_severity stg_code_severity(stg_code code, stg_profile profile)
+{
+    const code_row *row = code_row_of(code);
+    if (row == NULL) {
+        return STG_SEV_ERROR; /* a number not in use: fail closed */
+    }
+    return profile == STG_PROFILE_COMPAT ? row->compat_sev : row->strict_sev;
 }
 
 const char *stg_status_name(stg_status s)
@@ -103,6 +88,7 @@ const char *stg_status_name(stg_status s)
     case STG_E_STATE: return "STG_E_STATE";
     case STG_E_NOT_FOUND: return "STG_E_NOT_FOUND";
     case STG_E_RANGE: return "STG_E_RANGE";
+    case STG_E_STRUCT_VERSION: return "STG_E_STRUCT_VERSION";
     case STG_E_IO: return "STG_E_IO";
     case STG_E_CRYPTO: return "STG_E_CRYPTO";
     case STG_E_NOMEM: return "STG_E_NOMEM";
@@ -173,9 +159,10 @@ const char *stg_format_name(stg_format f)
     return "unknown";
 }
 
-void stg_limits_default(stg_limits *out)
+static void limits_fill(stg_limits *out, uint32_t struct_version)
 {
     memset(out, 0, sizeof *out);
+    out->struct_version = struct_version;
     out->max_header_len = 100000000u;
     out->max_tensors = 10000000u;
     out->max_rank = 64;
@@ -191,6 +178,31 @@ void stg_limits_default(stg_limits *out)
     out->max_inflate_bytes = (uint64_t)4 * 1024 * 1024 * 1024;
     out->max_inflate_ratio = 1000;
     out->profile = STG_PROFILE_STRICT;
+}
+
+stg_status stg_limits_init(stg_limits *out, uint32_t struct_version)
+{
+    if (out == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    limits_fill(out, struct_version);
+    return stg_struct_version_known(struct_version) ? STG_OK : STG_E_STRUCT_VERSION;
+}
+
+stg_status stg_limits_accept(const stg_limits *in, stg_limits *out)
+{
+    limits_fill(out, STG_STRUCT_VERSION);
+    if (!stg_struct_version_known(in->struct_version)) {
+        return STG_E_STRUCT_VERSION;
+    }
+    /* Every field is in struct version 1. A field added in version N is copied only when
+     * in->struct_version >= N (else it keeps the default limits_fill gave it). */
+    uint64_t reserved[sizeof out->reserved / sizeof out->reserved[0]];
+    memcpy(reserved, out->reserved, sizeof reserved);
+    *out = *in;
+    memcpy(out->reserved, reserved, sizeof reserved);
+    out->struct_version = STG_STRUCT_VERSION;
+    return STG_OK;
 }
 
 /* Digits only, no sign, checked per step: the same rule as JSON sizes. s is not NULL (the
@@ -219,6 +231,9 @@ stg_status stg_limits_set(stg_limits *lim, const char *name, const char *value)
 {
     if (lim == NULL || name == NULL || value == NULL) {
         return STG_E_BAD_ARG;
+    }
+    if (!stg_struct_version_known(lim->struct_version)) {
+        return STG_E_STRUCT_VERSION;
     }
     if (strcmp(name, "profile") == 0) {
         if (strcmp(value, "strict") == 0) {

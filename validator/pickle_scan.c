@@ -211,15 +211,15 @@ static void set_member(stg_pscan *s, stg_finding *f)
 /* report_malformed and report_limit: only run() and the hooks of a scan with a ctx call them. */
 static void report_malformed(stg_pscan *s, uint64_t off, const char *what, const char *why)
 {
-    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_MALFORMED, STG_SEV_ERROR,
-                                    s->base + off, "%s: %s", what, why);
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_MALFORMED, s->base + off, "%s: %s",
+                                    what, why);
     set_member(s, f);
 }
 
 static void report_limit(stg_pscan *s, uint64_t off, const char *limit, uint64_t value)
 {
-    stg_finding *f = stg_report_add(s->ctx->report, STG_LIMIT_EXCEEDED, STG_SEV_ERROR,
-                                    s->base + off, "the pickle walk hit the limit %s (%llu)", limit,
+    stg_finding *f = stg_report_add(s->ctx->report, STG_LIMIT_EXCEEDED, s->base + off,
+                                    "the pickle walk hit the limit %s (%llu)", limit,
                                     (unsigned long long)value);
     stg_report_set_limit(s->ctx->report, f, limit);
     set_member(s, f);
@@ -342,7 +342,7 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
                               stg_ctx_member_path(s->ctx), v.klass);
     } else if (!s->globals_capped && !s->failed_alloc) {
         s->globals_capped = true;
-        stg_finding *lf = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, s->base + off,
+        stg_finding *lf = stg_report_add(r, STG_LIMIT_EXCEEDED, s->base + off,
                                          "more than %u distinct globals: later ones are "
                                          "classified and reported but not listed",
                                          STG_SEEN_MAX);
@@ -353,16 +353,16 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     switch (v.klass) {
     case STG_GLOBAL_ALLOWED: break;
     case STG_GLOBAL_BENIGN:
-        f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, STG_SEV_WARNING, s->base + off,
+        f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, s->base + off,
                            "a reviewed framework class (%s): only a full unpickler loads it",
                            v.reason);
         break;
     case STG_GLOBAL_DANGEROUS:
-        f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, STG_SEV_CRITICAL, s->base + off,
-                           "a dangerous global (%s)", v.reason);
+        f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, s->base + off, "a dangerous global (%s)",
+                           v.reason);
         break;
     case STG_GLOBAL_UNKNOWN:
-        f = stg_report_add(r, STG_PICKLE_GLOBAL_UNKNOWN, STG_SEV_CRITICAL, s->base + off,
+        f = stg_report_add(r, STG_PICKLE_GLOBAL_UNKNOWN, s->base + off,
                            "a global on no allowlist (%s): default deny", v.reason);
         break;
     }
@@ -379,8 +379,7 @@ static void on_unresolved(void *vctx, uint64_t off, const char *why)
     if (s->ctx == NULL) {
         return;
     }
-    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_GLOBAL_UNRESOLVED, STG_SEV_CRITICAL,
-                                    s->base + off,
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_GLOBAL_UNRESOLVED, s->base + off,
                                     "a global that cannot be resolved statically: %s", why);
     set_member(s, f);
 }
@@ -392,11 +391,11 @@ static void on_mutate(void *vctx, uint8_t op, const stg_pv *target, uint64_t off
     if (s->ctx == NULL) {
         return;
     }
-    stg_finding *f = stg_report_add(
-        s->ctx->report, STG_PICKLE_BUILD_ON_GLOBAL, STG_SEV_CRITICAL, s->base + off,
-        "%s changes a module, function or class obtained from a "
-        "global (the global at offset %llu)",
-        stg_pickle_opcode_name(op), (unsigned long long)(s->base + target->a));
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_BUILD_ON_GLOBAL, s->base + off,
+                                    "%s changes a module, function or class obtained from a "
+                                    "global (the global at offset %llu)",
+                                    stg_pickle_opcode_name(op),
+                                    (unsigned long long)(s->base + target->a));
     set_member(s, f);
 }
 
@@ -406,8 +405,7 @@ static void on_frame(void *vctx, uint64_t off)
     if (s->ctx == NULL) {
         return;
     }
-    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_FRAME_DIVERGENCE, STG_SEV_CRITICAL,
-                                    s->base + off,
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_FRAME_DIVERGENCE, s->base + off,
                                     "an opcode crosses a FRAME boundary: the C and Python "
                                     "unpicklers would read different opcodes");
     set_member(s, f);
@@ -429,8 +427,7 @@ static void on_memo_sparse(void *vctx, uint64_t off, uint64_t index)
         return;
     }
     stg_finding *f = stg_report_add(
-        s->ctx->report, STG_PICKLE_MEMO_SPARSE,
-        stg_sev(s->ctx->lim, STG_SEV_ERROR, STG_SEV_WARNING), s->base + off,
+        s->ctx->report, STG_PICKLE_MEMO_SPARSE, s->base + off,
         "memo index %llu: no pickler writes it, and the C unpickler (pickle.load, torch.load) "
         "allocates 16 bytes per index up to it while the Python one (joblib) does not",
         (unsigned long long)index);
@@ -525,17 +522,17 @@ static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *
     bool scan_it = have;
     stg_finding *f;
     if (have) {
-        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
+        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, s->base + off,
                            "%s calls a nested loader; the %zu bytes it is given are scanned as "
                            "member nested@%llu",
                            stg_pickle_opcode_name(op), n, (unsigned long long)(s->base + off));
     } else if (repeat) {
-        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
+        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, s->base + off,
                            "%s calls a nested loader on a payload already scanned (or past %u "
                            "payloads)",
                            stg_pickle_opcode_name(op), STG_NESTED_MAX);
     } else {
-        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, STG_SEV_CRITICAL, s->base + off,
+        f = stg_report_add(s->ctx->report, STG_PICKLE_NESTED, s->base + off,
                            "%s calls a nested loader on an argument that is not a literal",
                            stg_pickle_opcode_name(op));
     }
@@ -1044,8 +1041,8 @@ static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *r
 static void npy_finding(stg_check_ctx *ctx, stg_code code, uint64_t off, const char *why,
                         const char *limit)
 {
-    stg_finding *f = stg_report_add(ctx->report, code, STG_SEV_ERROR, off, "numpy .npy header: %s",
-                                    why);
+    stg_finding *f = stg_report_add_sev(ctx->report, code, STG_SEV_ERROR, off,
+                                        "numpy .npy header: %s", why);
     if (f != NULL && limit != NULL) {
         stg_report_set_limit(ctx->report, f, limit);
     }

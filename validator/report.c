@@ -50,8 +50,8 @@ bool stg_report_has(const stg_report *r, stg_code code)
     return c < 128 && (r->seen_codes[c / 64] & ((uint64_t)1 << (c % 64))) != 0;
 }
 
-stg_finding *stg_report_addv(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
-                             const char *fmt, va_list ap)
+stg_finding *stg_report_addv_sev(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                                 const char *fmt, va_list ap)
 {
     note_severity(r, code, sev);
     if (r->count >= r->max_findings) {
@@ -93,12 +93,27 @@ stg_finding *stg_report_addv(stg_report *r, stg_code code, stg_severity sev, uin
     return f;
 }
 
-stg_finding *stg_report_add(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
-                            const char *fmt, ...)
+stg_finding *stg_report_add_sev(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                                const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    stg_finding *f = stg_report_addv(r, code, sev, offset, fmt, ap);
+    stg_finding *f = stg_report_addv_sev(r, code, sev, offset, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+stg_finding *stg_report_addv(stg_report *r, stg_code code, uint64_t offset, const char *fmt,
+                             va_list ap)
+{
+    return stg_report_addv_sev(r, code, stg_code_severity(code, r->profile), offset, fmt, ap);
+}
+
+stg_finding *stg_report_add(stg_report *r, stg_code code, uint64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    stg_finding *f = stg_report_addv(r, code, offset, fmt, ap);
     va_end(ap);
     return f;
 }
@@ -154,7 +169,7 @@ void stg_report_set_limit(stg_report *r, stg_finding *f, const char *limit)
 
 void stg_report_limit(stg_report *r, uint64_t offset, const char *limit, uint64_t value)
 {
-    stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_SEV_ERROR, offset,
+    stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, offset,
                                     "the configured limit %s (%llu) was exceeded", limit,
                                     (unsigned long long)value);
     stg_report_set_limit(r, f, limit);
@@ -240,7 +255,7 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
 {
     for (size_t i = 0; i < src->count; i++) {
         const stg_finding *s = &src->findings[i];
-        stg_finding *f = stg_report_add(
+        stg_finding *f = stg_report_add_sev(
             dst, s->code, s->severity, s->has_offset ? s->offset : STG_NO_OFFSET, "%s", s->message);
         if (f == NULL) {
             continue;
@@ -317,7 +332,7 @@ void stg_report_finish(stg_report *r)
         /* Appended past the cap on purpose: the reader must learn that findings are missing. */
         uint32_t saved = r->max_findings;
         r->max_findings = UINT32_MAX;
-        stg_report_add(r, STG_FINDINGS_TRUNCATED, STG_SEV_WARNING, STG_NO_OFFSET,
+        stg_report_add(r, STG_FINDINGS_TRUNCATED, STG_NO_OFFSET,
                        "%llu more findings were counted but not stored (max_findings %u)",
                        (unsigned long long)r->truncated, saved);
         r->max_findings = saved;

@@ -36,13 +36,21 @@ struct stg_report {
 
 stg_report *stg_report_new(const stg_limits *lim);
 
-/* Adds a finding. `fmt` is constant text with printf conversions for values only: input bytes
- * never reach a format string. Returns the stored finding (valid until the next add) or NULL
- * when it was only counted (past max_findings) or memory failed. */
-stg_finding *stg_report_add(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
-                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-stg_finding *stg_report_addv(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
-                             const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+/* Adds a finding with its code's default severity for the report's profile (the code table,
+ * validator/codes.def: stg_code_severity). `fmt` is constant text with printf conversions for
+ * values only: input bytes never reach a format string. Returns the stored finding (valid until
+ * the next add) or NULL when it was only counted (past max_findings) or memory failed. */
+stg_finding *stg_report_add(stg_report *r, stg_code code, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+stg_finding *stg_report_addv(stg_report *r, stg_code code, uint64_t offset, const char *fmt,
+                             va_list ap) __attribute__((format(printf, 4, 0)));
+
+/* The same with the severity the call site gives: only where the context, not the code,
+ * decides (validator/codes.def lists those sites), and to copy findings as they are. */
+stg_finding *stg_report_add_sev(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+stg_finding *stg_report_addv_sev(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
+                                 const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
 /* Optional fields of a finding just added (f may be NULL: then nothing happens). */
 void stg_report_set_tensor(stg_report *r, stg_finding *f, const char *name, size_t len);

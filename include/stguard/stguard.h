@@ -70,6 +70,9 @@ typedef enum stg_status {
     STG_E_STATE = 98,      /**< call out of order (feed after finish, ...) */
     STG_E_NOT_FOUND = 99,
     STG_E_RANGE = 100, /**< destination too small, index out of range */
+    /** a caller-filled struct's struct_version is 0 (not initialised by its _default function)
+     *  or newer than this library knows (built against a newer header): docs/abi.md */
+    STG_E_STRUCT_VERSION = 101,
     /* 128..159: environment */
     STG_E_IO = 128,
     STG_E_CRYPTO = 129,
@@ -157,6 +160,10 @@ typedef enum stg_code {
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
 
+/** One sentence saying what a finding of the code means ("The header length is 0."), as in the
+ *  SARIF rules of the CLI; NULL for a number not in use. Not a stable string. */
+STG_API const char *stg_code_description(stg_code code);
+
 typedef enum stg_severity {
     STG_SEV_INFO = 0,
     STG_SEV_WARNING = 1,
@@ -184,6 +191,13 @@ STG_API const char *stg_verdict_name(stg_verdict v);
 
 typedef enum stg_profile { STG_PROFILE_STRICT = 0, STG_PROFILE_COMPAT = 1 } stg_profile;
 
+/** Default severity of a code's findings under a profile (docs/findings.md's severity column;
+ *  any profile other than STG_PROFILE_COMPAT is strict). A few findings deliberately differ from
+ *  it where their context decides (e.g. json_duplicate_key on a repeated dtype field is an error
+ *  in compat too): the severity of a finding is its stg_finding.severity. STG_SEV_ERROR for a
+ *  number not in use. */
+STG_API stg_severity stg_code_severity(stg_code code, stg_profile profile);
+
 /* Hard ceilings. No option raises a limit past its ceiling: stg_limits_set refuses a larger
  * value (STG_E_BAD_ARG), and a limit set past it in the struct by hand is used as the ceiling.
  * They bound what a scan can be made to spend whatever the caller configures (SECURITY.md). */
@@ -199,7 +213,14 @@ typedef enum stg_profile { STG_PROFILE_STRICT = 0, STG_PROFILE_COMPAT = 1 } stg_
  *  are never cut. */
 #define STG_MEMBER_PATH_MAX ((size_t)1 << 20)
 
+/** Layout version of the caller-filled structs of this header (stg_limits, stg_scan_options,
+ *  stg_stream_options): the first field of each, set by its _default function. Raised by one
+ *  whenever one of them gains a field (in its reserved space, so sizeof does not change); the
+ *  library refuses a version it does not know with STG_E_STRUCT_VERSION (docs/abi.md). */
+#define STG_STRUCT_VERSION 1u
+
 typedef struct stg_limits {
+    uint32_t struct_version; /**< STG_STRUCT_VERSION, set by stg_limits_default (docs/abi.md) */
     uint64_t max_header_len; /**< 100,000,000 (the reference's cap); ceiling 4 GiB - 1 */
     uint64_t max_tensors;    /**< 10,000,000: more than a max-size header can hold */
     uint32_t max_rank;       /**< 64 */
@@ -222,10 +243,22 @@ typedef struct stg_limits {
     uint64_t max_inflate_bytes;
     uint32_t max_inflate_ratio; /**< 1000 (:1); ceiling STG_INFLATE_RATIO_CEILING */
     stg_profile profile;        /**< STG_PROFILE_STRICT */
+    uint64_t reserved[20];      /**< room for new limits (docs/abi.md); never read */
 } stg_limits;
 
-/** Fills *out with the documented defaults. */
-STG_API void stg_limits_default(stg_limits *out);
+/**
+ * Fills *out with the documented defaults, for a caller built against struct_version (pass
+ * STG_STRUCT_VERSION; stg_limits_default does). For bindings that cannot call the inline below.
+ * @return STG_OK; STG_E_STRUCT_VERSION for a version this library does not know (*out is filled
+ *         with that version, and every call given it refuses it); STG_E_BAD_ARG for NULL.
+ */
+STG_API stg_status stg_limits_init(stg_limits *out, uint32_t struct_version);
+
+/** Fills *out with the documented defaults (struct_version of this header). */
+static inline void stg_limits_default(stg_limits *out)
+{
+    (void)stg_limits_init(out, STG_STRUCT_VERSION);
+}
 
 /**
  * Sets one limit by its field name ("max_rank", "profile" takes "strict"/"compat").
@@ -367,14 +400,23 @@ STG_API void stg_policy_free(stg_policy *p);
 STG_API const char *stg_policy_version(void);
 
 typedef struct stg_scan_options {
-    stg_limits limits;
+    uint32_t struct_version;     /**< STG_STRUCT_VERSION, set by stg_scan_options_default */
+    stg_limits limits;           /**< its own struct_version is checked too */
     const stg_policy *policy;    /**< NULL: built-in lists only */
     bool digest;                 /**< compute SHA-256 of whole contents (default true) */
     const char *expected_sha256; /**< hex; a mismatch is digest_mismatch. NULL: none */
     const char *root;            /**< scan root for link containment; NULL: the path itself */
+    uint64_t reserved[8];        /**< room for new options (docs/abi.md); never read */
 } stg_scan_options;
 
-STG_API void stg_scan_options_default(stg_scan_options *out);
+/** As stg_limits_init, for stg_scan_options (limits included). */
+STG_API stg_status stg_scan_options_init(stg_scan_options *out, uint32_t struct_version);
+
+/** Fills *out with the defaults (struct_version of this header). */
+static inline void stg_scan_options_default(stg_scan_options *out)
+{
+    (void)stg_scan_options_init(out, STG_STRUCT_VERSION);
+}
 
 /**
  * Scans buf by content, whatever its format. name_hint (a file name, may be NULL) is used only
@@ -493,12 +535,21 @@ STG_API void stg_model_close(stg_model *m);
 typedef struct stg_stream stg_stream;
 
 typedef struct stg_stream_options {
+    uint32_t struct_version;     /**< STG_STRUCT_VERSION, set by stg_stream_options_default */
     bool digest;                 /**< SHA-256 of the whole stream (default true) */
     bool tensor_digests;         /**< SHA-256 per tensor (default false) */
     const char *expected_sha256; /**< hex; mismatch is digest_mismatch. NULL: none */
+    uint64_t reserved[8];        /**< room for new options (docs/abi.md); never read */
 } stg_stream_options;
 
-STG_API void stg_stream_options_default(stg_stream_options *out);
+/** As stg_limits_init, for stg_stream_options. */
+STG_API stg_status stg_stream_options_init(stg_stream_options *out, uint32_t struct_version);
+
+/** Fills *out with the defaults (struct_version of this header). */
+static inline void stg_stream_options_default(stg_stream_options *out)
+{
+    (void)stg_stream_options_init(out, STG_STRUCT_VERSION);
+}
 /** lim and opt may be NULL (defaults). */
 STG_API stg_status stg_stream_new(const stg_limits *lim, const stg_stream_options *opt,
                                   stg_stream **out);
