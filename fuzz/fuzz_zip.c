@@ -4,7 +4,10 @@
  * Properties: every name, local header and data range an entry yields lies inside the buffer;
  * two walks over the same bytes give the same entries; inflate never passes its cap; tar members
  * lie inside the buffer; and each reader model agrees with the reference model of its reader
- * below (check_readers). Seeds: corpus/zip/. Dict: fuzz/zip.dict.
+ * below (check_readers); and windowed reading (stg_zip_open_windowed over a copy that starts
+ * as zeros and gets 16-byte pages copied in on STG_ZIPR_NEED) gives each reader the same
+ * results, errors and entries as the whole buffer (check_windowed). Seeds: corpus/zip/. Dict:
+ * fuzz/zip.dict.
  *
  * Reference models: written here, independently of parser/zip.c, as step-by-step
  * transcriptions of the readers: Python 3.11's zipfile (_EndRecData, _EndRecData64,
@@ -18,6 +21,7 @@
  * off by the directory's end without complaint) or an empty archive, and it opens what the
  * reference refuses only when its walk then reports an entry or the directory as broken. Any
  * other disagreement aborts. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,7 +377,8 @@ static void ref_miniz(const uint8_t *buf, size_t size, ref_reading *r)
         (total != 0 && (cd_ofs > (uint64_t)fsize || cd_size > (uint64_t)fsize - cd_ofs))) {
         return; /* the sum can wrap in miniz too; then reading the directory fails */
     }
-    const uint8_t *p = buf + cd_ofs;
+    /* with no entries a wrapped offset is never read: no pointer is formed from it */
+    const uint8_t *p = total != 0 ? buf + cd_ofs : buf;
     uint64_t left = cd_size;
     bool seen64 = false;
     for (uint64_t i = 0; i < total; i++) {
@@ -510,9 +515,120 @@ static void check_readers(const uint8_t *data, size_t size)
     compare(data, size, STG_ZIP_READER_MINIZ, &ref);
 }
 
+/* ------------------------------------------------------------------ windowed reading */
+
+#define WPAGE 16u
+
+typedef struct shadow {
+    const uint8_t *real;
+    uint8_t *copy;
+    uint8_t *held; /* one byte per page */
+    size_t size;
+} shadow;
+
+static bool shadow_has(void *ctx, uint64_t off, uint64_t len)
+{
+    const shadow *sh = ctx;
+    for (uint64_t p = off / WPAGE; p <= (off + len - 1) / WPAGE; p++) {
+        if (!sh->held[p]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void shadow_copy(shadow *sh, uint64_t off, uint64_t len)
+{
+    if (len == 0 || off >= sh->size) {
+        abort(); /* a NEED is always for bytes inside the buffer */
+    }
+    for (uint64_t p = off / WPAGE; p <= (off + len - 1) / WPAGE && p * WPAGE < sh->size; p++) {
+        size_t a = (size_t)p * WPAGE, b = a + WPAGE < sh->size ? a + WPAGE : sh->size;
+        memcpy(sh->copy + a, sh->real + a, b - a);
+        sh->held[p] = 1;
+    }
+}
+
+/* One reader's results over the whole buffer (sh == NULL) or through the windows. */
+static uint64_t walk_reader(const uint8_t *data, size_t size, stg_zip_reader reader, shadow *sh)
+{
+    stg_zip z;
+    stg_zip_error err;
+    stg_zip_result zr;
+    const uint8_t *buf = sh != NULL ? sh->copy : data;
+    unsigned rounds = 0;
+    for (;;) {
+        zr = sh != NULL ? stg_zip_open_windowed(&z, buf, size, reader, shadow_has, sh, &err)
+                        : stg_zip_open_as(&z, buf, size, reader, &err);
+        if (zr != STG_ZIPR_NEED) {
+            break;
+        }
+        shadow_copy(sh, err.offset, err.len);
+        if (++rounds > 100000) {
+            abort();
+        }
+    }
+    uint64_t h = mix((uint64_t)zr, zr == STG_ZIPR_OK ? 0 : err.offset);
+    if (zr != STG_ZIPR_OK) {
+        return h;
+    }
+    h = mix(mix(h, z.cd_start), mix(z.cd_size, z.base));
+    for (int i = 0; i < MAX_ENTRIES;) {
+        stg_zip_entry e;
+        zr = stg_zip_next(&z, &e, &err);
+        if (zr == STG_ZIPR_NEED) {
+            shadow_copy(sh, err.offset, err.len);
+            if (++rounds > 100000) {
+                abort();
+            }
+            continue;
+        }
+        i++;
+        h = mix(h, (uint64_t)zr);
+        if (zr != STG_ZIPR_OK) {
+            h = mix(h, err.offset);
+            if (zr == STG_ZIPR_ENTRY_BAD) {
+                continue;
+            }
+            break;
+        }
+        h = mix(mix(h, e.local_offset), mix(e.data_offset, e.data_len));
+        h = mix(mix(h, e.mismatch), mix(e.local_comp_size, e.local_method));
+        for (size_t k = 0; k < e.name_len; k++) {
+            h = mix(h, e.name[k]);
+        }
+        for (size_t k = 0; k < e.local_name_len; k++) {
+            h = mix(h, e.local_name[k]);
+        }
+    }
+    return h;
+}
+
+static void check_windowed(const uint8_t *data, size_t size)
+{
+    for (int r = 0; r < STG_ZIP_READERS; r++) {
+        shadow sh = {data, calloc(size + 1, 1), calloc(size / WPAGE + 2, 1), size};
+        if (sh.copy == NULL || sh.held == NULL) {
+            abort();
+        }
+        /* the caller holds the tail (zip.h) */
+        size_t tail = size > STG_ZIP_WINDOW_TAIL ? size - STG_ZIP_WINDOW_TAIL : 0;
+        if (size > 0) {
+            shadow_copy(&sh, tail, size - tail);
+        }
+        uint64_t whole = walk_reader(data, size, (stg_zip_reader)r, NULL);
+        if (walk_reader(data, size, (stg_zip_reader)r, &sh) != whole) {
+            abort();
+        }
+        free(sh.copy);
+        free(sh.held);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_readers(data, size);
+    check_windowed(data, size);
     uint64_t first = walk_zip(data, size, 1);
     if (walk_zip(data, size, 1) != first) {
         abort(); /* same bytes, same result */

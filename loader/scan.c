@@ -387,9 +387,11 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         close(fd);
         return;
     }
-    /* The file is read into an image (loader/window.h): only safetensors are read in windows
-     * (header, tail); everything else whole, up to max_inflate_bytes. Nothing reads through a
-     * file mapping, so a file truncated meanwhile is file_changed, never SIGBUS. */
+    /* The file is read into an image (loader/window.h): safetensors in windows (header,
+     * tail), zip archives in windows too (directory, local headers, the members the rules read
+     * as bytes: loader/zip_window.c); everything else whole, up to max_inflate_bytes. Nothing
+     * reads through a file mapping, so a file truncated meanwhile is file_changed, never
+     * SIGBUS. */
     stg_image img;
     int err = 0;
     uint64_t cap = opt->limits.max_inflate_bytes < STG_INFLATE_BYTES_CEILING
@@ -402,13 +404,16 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     }
     img.progress = progress;
     bool index = hint != NULL && ends_with(hint, INDEX_SUFFIX);
-    bool safetensors = false;
+    bool safetensors = false, zip = false;
+    bool named_safetensors = stg_name_hint_of(hint).safetensors;
     stg_status st = STG_OK;
-    if (!index) {
-        st = stg_image_fill_safetensors(&img, stg_name_hint_of(hint).safetensors, &safetensors,
-                                        &err);
+    if (!index && !named_safetensors) {
+        st = stg_image_fill_zip(&img, &zip, &err);
     }
-    if (st == STG_OK && !safetensors) {
+    if (st == STG_OK && !index && !zip) {
+        st = stg_image_fill_safetensors(&img, named_safetensors, &safetensors, &err);
+    }
+    if (st == STG_OK && !safetensors && !zip) {
         st = stg_image_fill_all(&img, &err);
     }
     /* An image held in part is digested with pread (the page cache serves both); a whole one

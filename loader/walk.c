@@ -17,80 +17,11 @@
 #include "../dispatch/formats.h"
 #include "../dispatch/sniff.h"
 #include "digest.h"
+#include "idmap.h"
 #include "scan.h"
+#include "seed.h"
 
 /* ------------------------------------------------------------------------------ the walk */
-
-/* (device, inode) -> index, open addressing; capacity a power of two, at most half full. */
-typedef struct id_slot {
-    uint64_t dev, ino;
-    size_t value;
-    bool used;
-} id_slot;
-
-typedef struct id_map {
-    id_slot *slots;
-    size_t cap, count;
-} id_map;
-
-static size_t id_hash(uint64_t dev, uint64_t ino)
-{
-    uint64_t h = ino * 0x9E3779B97F4A7C15u ^ (dev + 0x632BE59BD9B4E019u) * 0xC2B2AE3D27D4EB4Fu;
-    return (size_t)(h ^ (h >> 29));
-}
-
-static bool id_find(const id_map *m, uint64_t dev, uint64_t ino, size_t *value)
-{
-    if (m->cap == 0) {
-        return false;
-    }
-    for (size_t i = id_hash(dev, ino) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        const id_slot *s = &m->slots[i];
-        if (!s->used) {
-            return false;
-        }
-        if (s->dev == dev && s->ino == ino) {
-            *value = s->value;
-            return true;
-        }
-    }
-}
-
-static bool id_put(id_map *m, uint64_t dev, uint64_t ino, size_t value)
-{
-    if (2 * (m->count + 1) > m->cap) {
-        size_t ncap = m->cap == 0 ? 64 : m->cap * 2;
-        id_slot *ns = stg_mem_calloc(ncap, sizeof *ns);
-        if (ns == NULL) {
-            return false;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (m->slots[i].used) {
-                size_t j = id_hash(m->slots[i].dev, m->slots[i].ino) & (ncap - 1);
-                while (ns[j].used) {
-                    j = (j + 1) & (ncap - 1);
-                }
-                ns[j] = m->slots[i];
-            }
-        }
-        stg_mem_free(m->slots);
-        m->slots = ns;
-        m->cap = ncap;
-    }
-    size_t i = id_hash(dev, ino) & (m->cap - 1);
-    while (m->slots[i].used) {
-        i = (i + 1) & (m->cap - 1);
-    }
-    m->slots[i] = (id_slot){dev, ino, value, true};
-    m->count++;
-    return true;
-}
-
-static void id_free(id_map *m)
-{
-    stg_mem_free(m->slots);
-    memset(m, 0, sizeof *m);
-}
 
 /* A distinct file met by the walk (by identity), or standard input. */
 typedef struct walk_file {
@@ -145,8 +76,8 @@ typedef struct walk {
     size_t target_count, target_cap;
     walk_record *records;
     size_t record_count, record_cap;
-    id_map file_ids;  /* file identity -> file */
-    id_map dirs_seen; /* directories walked for the current argument */
+    stg_idmap file_ids;  /* file identity -> file (loader/idmap.h: bounded worst case) */
+    stg_idmap dirs_seen; /* directories walked for the current argument */
     dir_frame *stack;
     size_t depth, stack_cap;
     /* the current argument */
@@ -257,7 +188,7 @@ static void add_fixed_errno(walk *w, const char *display, const char *what, int 
 static size_t file_for(walk *w, const struct stat *st, const char *open_path, bool nofollow)
 {
     size_t idx;
-    if (id_find(&w->file_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, &idx)) {
+    if (stg_idmap_find(&w->file_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, &idx)) {
         return idx;
     }
     if (w->file_count == w->file_cap) {
@@ -283,12 +214,15 @@ static size_t file_for(walk *w, const struct stat *st, const char *open_path, bo
         const char *base = stg_path_base(open_path); /* 40 or 64 hex digits */
         memcpy(f->blob_hex, base, strlen(base) + 1);
     }
-    if (st->st_dev != 0 || st->st_ino != 0) {
-        if (!id_put(&w->file_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, idx)) {
-            stg_mem_free(f->open_path);
-            w->nomem = true;
-            return SIZE_MAX;
-        }
+    /* A full table (crafted inode numbers, idmap.h) leaves this identity unrecorded: a later
+     * path to the same file gets a file of its own and is scanned again under its own name,
+     * which is what two distinct files get. Nothing goes unscanned. */
+    if ((st->st_dev != 0 || st->st_ino != 0) &&
+        stg_idmap_put(&w->file_ids, (uint64_t)st->st_dev, (uint64_t)st->st_ino, idx) ==
+            STG_IDMAP_NOMEM) {
+        stg_mem_free(f->open_path);
+        w->nomem = true;
+        return SIZE_MAX;
     }
     w->file_count++;
     return idx;
@@ -389,8 +323,17 @@ static bool is_hf_repo_name(const char *name)
 /* Lists a directory (sorted) onto the stack; an unreadable one becomes an io_error record. */
 static void push_dir(walk *w, const char *display, const char *rel, const struct stat *st)
 {
-    if (!id_put(&w->dirs_seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino, w->depth)) {
+    stg_idmap_result put = stg_idmap_put(&w->dirs_seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino,
+                                         w->depth);
+    if (put == STG_IDMAP_NOMEM) {
         w->nomem = true;
+        return;
+    }
+    if (put == STG_IDMAP_FULL) {
+        /* Unrecorded, links to it could walk it again and again: not walked, fails closed. */
+        add_fixed(w, display, STG_LIMIT_EXCEEDED, STG_SEV_ERROR,
+                  "the walk's table of directories is full (inode numbers crafted to collide): "
+                  "not walked");
         return;
     }
     DIR *d = opendir(display);
@@ -501,7 +444,7 @@ static void visit_dir(walk *w, const char *display, const char *rel, const struc
                       bool via_link)
 {
     size_t seen;
-    if (id_find(&w->dirs_seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino, &seen)) {
+    if (stg_idmap_find(&w->dirs_seen, (uint64_t)st->st_dev, (uint64_t)st->st_ino, &seen)) {
         add_fixed(w, display, STG_SYMLINK_SKIPPED, STG_SEV_WARNING,
                   is_ancestor(w, st)
                       ? "the link leads to a directory that contains it (a cycle): not followed"
@@ -659,7 +602,7 @@ static bool set_root(walk *w, const char *arg)
 
 static void walk_argument(walk *w, const char *arg)
 {
-    id_free(&w->dirs_seen);
+    stg_idmap_free(&w->dirs_seen);
     if (!set_root(w, arg)) {
         return;
     }
@@ -801,8 +744,8 @@ static void free_walk(walk *w)
     stg_mem_free(w->records);
     stg_mem_free(w->targets);
     stg_mem_free(w->files);
-    id_free(&w->file_ids);
-    id_free(&w->dirs_seen);
+    stg_idmap_free(&w->file_ids);
+    stg_idmap_free(&w->dirs_seen);
 }
 
 void stg_walk_options_default(stg_walk_options *out)
@@ -974,6 +917,9 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
     walk w;
     memset(&w, 0, sizeof w);
     w.opt = opt;
+    uint64_t seed = stg_scan_seed();
+    stg_idmap_init(&w.file_ids, seed);
+    stg_idmap_init(&w.dirs_seen, seed ^ 0x9E3779B97F4A7C15u);
     double start = now_seconds();
     stg_status status = STG_OK;
     for (size_t i = 0; i < count && !w.nomem; i++) {

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../parser/mem.h"
 #include "../parser/util.h"
 #include "../parser/zip.h"
 #include "../validator/pickle_scan.h"
@@ -41,6 +42,7 @@ stg_status stg_image_open(stg_image *img, int fd, uint64_t size, uint64_t cap, i
 
 void stg_image_close(stg_image *img)
 {
+    stg_mem_free(img->pages);
     if (img->bytes != NULL) {
         munmap(img->bytes, img->size);
     }
@@ -50,6 +52,9 @@ void stg_image_close(stg_image *img)
 
 bool stg_image_whole(const stg_image *img)
 {
+    if (img->pages != NULL) {
+        return img->held >= img->size;
+    }
     return img->prefix >= img->tail;
 }
 
@@ -108,6 +113,11 @@ static stg_status grow_prefix(stg_image *img, size_t want, int *err)
         img->tail = img->size; /* one copied range */
     }
     return STG_OK;
+}
+
+stg_status stg_image_fill_prefix(stg_image *img, size_t n, int *err)
+{
+    return grow_prefix(img, n, err);
 }
 
 stg_status stg_image_fill_all(stg_image *img, int *err)
@@ -184,4 +194,91 @@ stg_status stg_image_fill_safetensors(stg_image *img, bool name_says_safetensors
             return st;
         }
     }
+}
+
+/* ------------------------------------------------------------------ paged mode */
+
+stg_status stg_image_pages_begin(stg_image *img)
+{
+    uint64_t pages = (img->size + STG_IMAGE_PAGE - 1) / STG_IMAGE_PAGE;
+    img->pages = stg_mem_calloc((size_t)(pages / 8 + 1), 1);
+    if (img->pages == NULL) {
+        return STG_E_NOMEM;
+    }
+    /* What the prefix holds stays held: its whole pages (a part page is copied again). */
+    uint64_t whole = img->prefix >= img->size ? pages : img->prefix / STG_IMAGE_PAGE;
+    for (uint64_t k = 0; k < whole; k++) {
+        img->pages[k / 8] |= (uint8_t)(1u << (k % 8));
+    }
+    img->held = whole * STG_IMAGE_PAGE < img->size ? whole * STG_IMAGE_PAGE : img->size;
+    img->prefix = 0;
+    img->tail = img->size;
+    return STG_OK;
+}
+
+void stg_image_pages_end(stg_image *img)
+{
+    /* The held pages from byte 0 on become the prefix; the others are copied again. */
+    uint64_t pages = (img->size + STG_IMAGE_PAGE - 1) / STG_IMAGE_PAGE, k = 0;
+    while (img->pages != NULL && k < pages && (img->pages[k / 8] & (1u << (k % 8))) != 0) {
+        k++;
+    }
+    stg_mem_free(img->pages);
+    img->pages = NULL;
+    img->prefix = k == pages ? img->size : (size_t)(k * STG_IMAGE_PAGE);
+    img->held = img->prefix;
+    img->tail = img->size;
+}
+
+static bool page_held(const stg_image *img, uint64_t page)
+{
+    return (img->pages[page / 8] & (1u << (page % 8))) != 0;
+}
+
+bool stg_image_holds(const stg_image *img, uint64_t off, uint64_t len)
+{
+    if (img->pages == NULL) {
+        return off >= img->size || (off + len <= img->prefix) || off >= img->tail;
+    }
+    if (len == 0 || off >= img->size) {
+        return true;
+    }
+    uint64_t end = len > img->size - off ? img->size : off + len;
+    for (uint64_t p = off / STG_IMAGE_PAGE; p <= (end - 1) / STG_IMAGE_PAGE; p++) {
+        if (!page_held(img, p)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+stg_status stg_image_copy_span(stg_image *img, uint64_t from, uint64_t to, int *err)
+{
+    if (to > img->size) {
+        to = img->size;
+    }
+    if (from >= to) {
+        return STG_OK;
+    }
+    uint64_t last = (to - 1) / STG_IMAGE_PAGE;
+    for (uint64_t p = from / STG_IMAGE_PAGE; p <= last;) {
+        if (page_held(img, p)) {
+            p++;
+            continue;
+        }
+        uint64_t q = p; /* a run of pages not copied yet: one copy */
+        while (q + 1 <= last && !page_held(img, q + 1)) {
+            q++;
+        }
+        uint64_t a = p * STG_IMAGE_PAGE, b = (q + 1) * STG_IMAGE_PAGE;
+        stg_status st = copy_range(img, (size_t)a, (size_t)(b < img->size ? b : img->size), err);
+        if (st != STG_OK) {
+            return st;
+        }
+        for (uint64_t k = p; k <= q; k++) {
+            img->pages[k / 8] |= (uint8_t)(1u << (k % 8));
+        }
+        p = q + 1;
+    }
+    return STG_OK;
 }

@@ -15,6 +15,10 @@
  *    whole file is copied when the last 65,557 bytes hold a zip end-record signature (an
  *    appended archive's directory and members may be anywhere). A benign safetensors file is
  *    thus held as its header plus about 129 KiB, whatever its size.
+ *  - stg_image_fill_zip (loader/zip_window.c): a file that starts as a zip is copied in pages
+ *    (STG_IMAGE_PAGE bytes, a bitmap says which): its end records, central directories and
+ *    local headers, and of each member the bytes the in-memory rules would read. See
+ *    zip_window.c for which members are copied whole and why the rest are not.
  * Either way at most `cap` bytes are copied (the caller passes max_inflate_bytes: a file is
  * held like an inflated member); needing more is STG_E_LIMIT, never a partial image. */
 #ifndef STG_LOADER_WINDOW_H
@@ -35,7 +39,11 @@ typedef struct stg_image {
     int fd;
     uint64_t *progress; /* not NULL: bytes copied are added to it as they come (atomically),
                            for a progress display; set after stg_image_open */
+    uint8_t *pages;     /* paged mode (stg_image_pages_begin): bit i set when page i is copied;
+                           prefix and tail are then unused */
 } stg_image;
+
+#define STG_IMAGE_PAGE ((uint64_t)4096)
 
 /* Maps an image of size bytes for fd. STG_OK, or STG_E_IO with *err when the address space
  * refuses it (reported as io_error, like the file mapping it replaces). */
@@ -45,6 +53,8 @@ void stg_image_close(stg_image *img);
 /* Results of the fills: STG_OK; STG_FILE_CHANGED when the file ended before size (it shrank);
  * STG_E_IO with *err set; STG_E_LIMIT when more than cap bytes would be needed; STG_E_NOMEM. */
 stg_status stg_image_fill_all(stg_image *img, int *err);
+/* Copies [0, n) (cut at the file's end) into the prefix. */
+stg_status stg_image_fill_prefix(stg_image *img, size_t n, int *err);
 /* name_says_safetensors: the name hint routes the file to the safetensors rules whatever its
  * content (stg_name_hint_of). *is_safetensors is set when the rules that will run are the
  * safetensors ones (the name says so, or the content sniffs so); when it is false the caller
@@ -53,5 +63,30 @@ stg_status stg_image_fill_safetensors(stg_image *img, bool name_says_safetensors
                                       bool *is_safetensors, int *err);
 /* true when every byte of the file is in the image. */
 bool stg_image_whole(const stg_image *img);
+
+/* Paged mode: starts it on an image of which at most a prefix was copied (its whole pages stay
+ * held; STG_E_NOMEM when the bitmap cannot be had); stg_image_pages_end leaves it: the held pages from byte 0 on are the
+ * prefix, the rest counts as not copied, so stg_image_fill_all copies (again) what is left. */
+stg_status stg_image_pages_begin(stg_image *img);
+void stg_image_pages_end(stg_image *img);
+/* Copies the pages that [from, to) touches (cut at the file's end) and are not copied yet.
+ * Results as for the fills. */
+stg_status stg_image_copy_span(stg_image *img, uint64_t from, uint64_t to, int *err);
+/* true when every byte of [off, off + len) is copied (paged mode). */
+bool stg_image_holds(const stg_image *img, uint64_t off, uint64_t len);
+
+/* A file that starts as a zip (a local header at byte 0, and no safetensors by content) is
+ * copied in paged mode as zip_window.c says: *done is set then, and the image holds every
+ * byte the rules read (stg_check_buffer over it gives the same report as over the whole file).
+ * *done stays false, and nothing is held, for every other file, for a zip that no reader
+ * opens, for files of at most stg_image_zip_threshold bytes, and when the windows would need
+ * more than cap bytes (the caller then copies the whole file, which is the limit's verdict
+ * either way). */
+stg_status stg_image_fill_zip(stg_image *img, bool *done, int *err);
+/* Zips of at most this many bytes are copied whole (default STG_IMAGE_ZIP_THRESHOLD, 0: every
+ * zip goes through the windows). Tests raise it to UINT64_MAX to scan the same archive whole
+ * and compare (tests/test_zip_window.c); process-wide. */
+#define STG_IMAGE_ZIP_THRESHOLD ((uint64_t)0)
+void stg_image_set_zip_threshold(uint64_t bytes);
 
 #endif

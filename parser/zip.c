@@ -29,6 +29,25 @@ static stg_zip_result fail(stg_zip_error *err, stg_zip_result res, uint64_t offs
     return res;
 }
 
+/* Windowed reading: true (and err set to STG_ZIPR_NEED) when [offset, offset + n) is not held.
+ * Ranges past the buffer are the cursor's business (they fail as truncated): cut to it. */
+static bool missing(const stg_zip *z, uint64_t offset, uint64_t n, stg_zip_error *err)
+{
+    if (z->have == NULL || offset >= z->len || n == 0) {
+        return false;
+    }
+    if (n > z->len - offset) {
+        n = z->len - offset;
+    }
+    if (z->have(z->have_ctx, offset, n)) {
+        return false;
+    }
+    err->offset = offset;
+    err->len = n;
+    err->what = "bytes not read in yet";
+    return true;
+}
+
 static bool sig_at(const uint8_t *buf, size_t len, uint64_t pos, uint32_t sig)
 {
     stg_cursor c = stg_cur_make(buf, len);
@@ -99,6 +118,10 @@ static stg_zip_result open_zipfile(stg_zip *z, stg_zip_error *err)
              cd_offset = stg_le32(eocd + 16);
     uint64_t cd_end = pos; /* where the directory ends */
     bool zip64 = false;
+    uint64_t below = pos >= LOCATOR64_LEN + EOCD64_LEN ? pos - LOCATOR64_LEN - EOCD64_LEN : 0;
+    if (missing(z, below, pos - below, err)) {
+        return STG_ZIPR_NEED;
+    }
     if (pos >= LOCATOR64_LEN && sig_at(buf, len, pos - LOCATOR64_LEN, SIG_LOCATOR64)) {
         const uint8_t *loc = buf + pos - LOCATOR64_LEN;
         if (stg_le32(loc + 4) != 0 || stg_le32(loc + 16) > 1) {
@@ -159,12 +182,18 @@ static stg_zip_result open_miniz(stg_zip *z, stg_zip_error *err)
              this_disk = stg_le16(eocd + 4), cd_disk = stg_le16(eocd + 6),
              cd_size = stg_le32(eocd + 12), cd_offset = stg_le32(eocd + 16);
     bool zip64 = false;
+    if (pos >= LOCATOR64_LEN + EOCD64_LEN && missing(z, pos - LOCATOR64_LEN, LOCATOR64_LEN, err)) {
+        return STG_ZIPR_NEED;
+    }
     if (pos >= LOCATOR64_LEN + EOCD64_LEN && sig_at(buf, len, pos - LOCATOR64_LEN, SIG_LOCATOR64)) {
         const uint8_t *loc = buf + pos - LOCATOR64_LEN;
         uint64_t rec = stg_le64(loc + 8);
         if (rec > len - EOCD64_LEN) {
             return fail(err, STG_ZIPR_MALFORMED, pos - LOCATOR64_LEN,
                         "ZIP64 locator points past the file");
+        }
+        if (missing(z, rec, EOCD64_LEN, err)) {
+            return STG_ZIPR_NEED;
         }
         if (sig_at(buf, len, rec, SIG_EOCD64)) {
             const uint8_t *r64 = buf + rec;
@@ -215,21 +244,38 @@ static stg_zip_result check_directory(const stg_zip *zin, stg_zip_error *err)
     }
 }
 
-stg_zip_result stg_zip_open_as(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_reader reader,
-                               stg_zip_error *err)
+stg_zip_result stg_zip_open_windowed(stg_zip *z, const uint8_t *buf, size_t len,
+                                     stg_zip_reader reader, stg_zip_have_fn have, void *have_ctx,
+                                     stg_zip_error *err)
 {
     memset(z, 0, sizeof *z);
     z->buf = buf;
     z->len = len;
     z->reader = reader;
+    z->have = have;
+    z->have_ctx = have_ctx;
     if (len < EOCD_LEN) {
         return not_found(err);
+    }
+    /* Both end-record searches stay inside the last STG_ZIP_WINDOW_TAIL bytes (zip.h). */
+    uint64_t tail = len > STG_ZIP_WINDOW_TAIL ? len - STG_ZIP_WINDOW_TAIL : 0;
+    if (missing(z, tail, len - tail, err)) {
+        return STG_ZIPR_NEED;
     }
     stg_zip_result zr = reader == STG_ZIP_READER_MINIZ ? open_miniz(z, err) : open_zipfile(z, err);
     if (zr != STG_ZIPR_OK) {
         return zr;
     }
+    if (missing(z, z->cd_start, z->cd_size, err)) {
+        return STG_ZIPR_NEED;
+    }
     return check_directory(z, err);
+}
+
+stg_zip_result stg_zip_open_as(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_reader reader,
+                               stg_zip_error *err)
+{
+    return stg_zip_open_windowed(z, buf, len, reader, NULL, NULL, err);
 }
 
 stg_zip_result stg_zip_open(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_error *err)
@@ -308,6 +354,9 @@ static stg_zip_result read_local(const stg_zip *z, stg_zip_entry *e, stg_zip_err
                     "local header offset lies outside the archive");
     }
     (void)stg_cur_seek(&c, (size_t)e->local_offset); /* < cd_start <= len */
+    if (missing(z, e->local_offset, LOCAL_LEN, err)) {
+        return STG_ZIPR_NEED;
+    }
     const uint8_t *h;
     if (stg_cur_take(&c, LOCAL_LEN, &h) != STG_OK) {
         return fail(err, STG_ZIPR_ENTRY_BAD, e->local_offset, "local header truncated");
@@ -319,6 +368,9 @@ static stg_zip_result read_local(const stg_zip *z, stg_zip_entry *e, stg_zip_err
              extra_len = stg_le16(h + 28);
     if (sig != SIG_LOCAL) {
         return fail(err, STG_ZIPR_ENTRY_BAD, e->local_offset, "local header signature missing");
+    }
+    if (missing(z, e->local_offset + LOCAL_LEN, (uint64_t)name_len + extra_len, err)) {
+        return STG_ZIPR_NEED;
     }
     const uint8_t *name;
     stg_cursor extra;
@@ -490,6 +542,7 @@ static stg_zip_result read_central(stg_zip *z, stg_zip_entry *e, stg_zip_error *
 
 stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
 {
+    stg_zip before = *z;
     stg_zip_result zr = read_central(z, e, err);
     if (zr == STG_ZIPR_END) {
         /* What the reader ignores, stguard reports: the other reader stops elsewhere. */
@@ -507,7 +560,11 @@ stg_zip_result stg_zip_next(stg_zip *z, stg_zip_entry *e, stg_zip_error *err)
     if (zr != STG_ZIPR_OK) {
         return zr;
     }
-    return read_local(z, e, err);
+    stg_zip_result lr = read_local(z, e, err);
+    if (lr == STG_ZIPR_NEED) {
+        *z = before; /* called again once the bytes are in */
+    }
+    return lr;
 }
 
 uint64_t stg_zip_first_byte(const stg_zip *zin)

@@ -48,13 +48,21 @@ typedef enum stg_zip_result {
     STG_ZIPR_NOT_FOUND, /* no end record that parses (not a zip) */
     STG_ZIPR_ENTRY_BAD, /* this entry's local header or data range is unusable; the central
                               fields of *e are valid; iteration may go on */
-    STG_ZIPR_MALFORMED  /* the central directory is broken: stop */
+    STG_ZIPR_MALFORMED, /* the central directory is broken: stop */
+    STG_ZIPR_NEED       /* windowed reading only (stg_zip_open_windowed): the bytes
+                           [err.offset, err.offset + err.len) must be read in first; the reader's
+                           state is what it was before the call, so the call is made again */
 } stg_zip_result;
 
 typedef struct stg_zip_error {
     uint64_t offset;  /* absolute offset of the structure concerned */
     const char *what; /* constant text */
+    uint64_t len;     /* STG_ZIPR_NEED: how many bytes from offset */
 } stg_zip_error;
+
+/* Windowed reading: true when the caller holds buf[offset, offset + len) (the rest of buf may
+ * be anything; it is never read). */
+typedef bool (*stg_zip_have_fn)(void *ctx, uint64_t offset, uint64_t len);
 
 typedef struct stg_zip {
     const uint8_t *buf;
@@ -72,6 +80,8 @@ typedef struct stg_zip {
     bool miniz_zip64_seen; /* miniz only: an entry had a ZIP64 field (later ones go unchecked) */
     uint64_t next_pos;     /* iteration state: next central header */
     uint64_t next_index;
+    stg_zip_have_fn have; /* NULL: every byte of buf is there */
+    void *have_ctx;
 } stg_zip;
 
 typedef struct stg_zip_entry {
@@ -103,6 +113,16 @@ typedef struct stg_zip_entry {
  * the archive. */
 stg_zip_result stg_zip_open_as(stg_zip *z, const uint8_t *buf, size_t len, stg_zip_reader reader,
                                stg_zip_error *err);
+
+/* stg_zip_open_as for a caller that holds only parts of buf (loader/zip_window.c): before any
+ * read of bytes outside the last STG_ZIP_WINDOW_TAIL bytes (which must be held) it asks have(),
+ * and a missing range is STG_ZIPR_NEED (from stg_zip_next too, with the iteration state left as
+ * it was before that call). Read the range in and call again: the readings then are those
+ * stg_zip_open_as gives on the whole buffer, since the same bytes are read in the same order. */
+#define STG_ZIP_WINDOW_TAIL (STG_ZIP_MINIZ_SEARCH + 76u)
+stg_zip_result stg_zip_open_windowed(stg_zip *z, const uint8_t *buf, size_t len,
+                                     stg_zip_reader reader, stg_zip_have_fn have, void *have_ctx,
+                                     stg_zip_error *err);
 
 /* stg_zip_open_as with Python's zipfile rules (the reader that opens the most files: it
  * corrects for prepended bytes). */

@@ -294,6 +294,93 @@ START_TEST(test_globals_flood)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* storage keys of a legacy torch file */
+
+/* A legacy torch file whose data pickle declares n FloatStorages with the given keys, the key
+ * list naming them in order, then n empty storage records. */
+static buf legacy_file(char (*keys)[16], size_t n)
+{
+    buf b = {0};
+    put(&b, "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 15);
+    put(&b, "\x80\x02M\xe9\x03.", 6);
+    puts_(&b, "\x80\x02}.");
+    puts_(&b, "\x80\x02(");
+    for (size_t i = 0; i < n; i++) {
+        uint8_t kl = (uint8_t)strlen(keys[i]);
+        put(&b, "(U\x07storagectorch\nFloatStorage\nU", 31);
+        put(&b, &kl, 1);
+        put(&b, keys[i], kl);
+        put(&b,
+            "U\x03"
+            "cpuK\x01tQ",
+            9);
+    }
+    puts_(&b, "l.");
+    puts_(&b, "\x80\x02](");
+    for (size_t i = 0; i < n; i++) {
+        uint8_t kl = (uint8_t)strlen(keys[i]);
+        put(&b, "U", 1);
+        put(&b, &kl, 1);
+        put(&b, keys[i], kl);
+    }
+    puts_(&b, "e.");
+    static const uint8_t zero[8] = {0};
+    for (size_t i = 0; i < n; i++) {
+        put(&b, zero, 8);
+    }
+    return b;
+}
+
+static stg_report *scan_legacy(const buf *b, uint64_t seed)
+{
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    ck_assert_ptr_nonnull(r);
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
+    ctx.hash_seed = seed;
+    stg_check_pickles(b->p, b->len, 0, STG_PICKLE_TORCH_LEGACY, &ctx);
+    stg_report_finish(r);
+    return r;
+}
+
+START_TEST(test_storage_keys_flood_fails_closed)
+{
+    /* 400 keys sharing one home slot of every storage-key table up to 1,024 slots under a known
+     * seed: the 257th finds no slot within the probe ceiling. The scan must not go on as if the
+     * key list named undeclared storages: limit_exceeded, limit hash_probe_ceiling. */
+    const uint64_t seed = 0x51ed270b27d9a3c5ull;
+    enum { N = 400 };
+    static char keys[N][16];
+    size_t made = 0;
+    for (unsigned ctr = 0; made < N; ctr++) {
+        char k[16];
+        int kl = snprintf(k, sizeof k, "%u", ctr);
+        if ((stg_hash_bytes(seed, (const uint8_t *)k, (size_t)kl, NULL, 0) & 1022u) == 0) {
+            memcpy(keys[made++], k, (size_t)kl + 1);
+        }
+    }
+    buf b = legacy_file(keys, N);
+    stg_report *r = scan_legacy(&b, seed);
+    long at = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    const stg_finding *f = stg_report_at(r, (size_t)at);
+    ck_assert_str_eq(f->limit, "hash_probe_ceiling");
+    ck_assert_ptr_nonnull(strstr(f->message, "storage-key table"));
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_MALFORMED), 0);
+    ck_assert_int_ge(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    /* near miss: the same keys under another seed are framed, no finding but the file's */
+    r = scan_legacy(&b, seed ^ 0xabcdefu);
+    ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) < 0 && tu_find(r, STG_PICKLE_MALFORMED) < 0, "%s",
+                  tu_describe(r));
+    stg_report_free(r);
+    free(b.p);
+}
+END_TEST
+
 static Suite *hash_flood_suite(void)
 {
     Suite *s = suite_create("hash_flood");
@@ -303,6 +390,7 @@ static Suite *hash_flood_suite(void)
     tcase_add_test(tc, test_memo_flood_known_seed);
     tcase_add_test(tc, test_memo_sparse);
     tcase_add_test(tc, test_globals_flood);
+    tcase_add_test(tc, test_storage_keys_flood_fails_closed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,63 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "minimal_header.h"
 #include "testutil.h"
 #include "validator/report.h"
 #include "loader/stream.h"
 #include "validator/safetensors.h"
 
-typedef struct hb {
-    char *s;
-    size_t len, cap;
-} hb;
-
-static void put(hb *b, const char *text)
-{
-    size_t n = strlen(text);
-    if (b->len + n + 1 > b->cap) {
-        b->cap = (b->len + n + 1) * 2;
-        b->s = realloc(b->s, b->cap);
-        ck_assert_ptr_nonnull(b->s);
-    }
-    memcpy(b->s + b->len, text, n + 1);
-    b->len += n;
-}
-
-/* A tensor entry with an unknown field "x" (ignored by the reference) holding an object. */
-#define IGNORED_OPEN "{\"t\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0],\"x\":{"
-
-/* The four shapes of the issue, count entries each (scale 1 is the issue's size). */
-static char *minimal_header(int shape, size_t count)
-{
-    hb b = {0};
-    char key[32];
-    static const char *const open[] = {"{\"__metadata__\":{", "{", "{\"__metadata__\":{",
-                                       IGNORED_OPEN};
-    static const char *const close[] = {"}}", "}", "}}", "}}}"};
-    put(&b, open[shape]);
-    for (size_t i = 0; i < count; i++) {
-        if (i > 0) {
-            put(&b, ",");
-        }
-        switch (shape) {
-        case 0: put(&b, "\"\":\"\""); break;                /* empty duplicate pairs */
-        case 1: put(&b, "\"a\":[\"U8\",[0],[0,0]]"); break; /* array-form duplicates */
-        case 2:                                             /* distinct metadata keys */
-            snprintf(key, sizeof key, "\"%zx\":\"\"", i);
-            put(&b, key);
-            break;
-        default: put(&b, "\"a\":0"); break; /* duplicate keys in an ignored object */
-        }
-    }
-    put(&b, close[shape]);
-    return b.s;
-}
-
 static const size_t issue_counts[4] = {113509, 76046, 170300, 262386};
 
 static void check_bound(int shape, size_t count)
 {
-    char *hdr = minimal_header(shape, count);
+    char *hdr = mh_build(shape, count, 0, NULL);
     size_t n = strlen(hdr);
     size_t len;
     uint8_t *file = tu_st_file(hdr, 0, NULL, 0, &len);
@@ -123,7 +77,7 @@ END_TEST
 /* Near miss: a hard max_memory below the measured peak is still limit_exceeded max_memory. */
 START_TEST(test_memory_cap_still_applies)
 {
-    char *hdr = minimal_header(0, issue_counts[0]);
+    char *hdr = mh_build(0, issue_counts[0], 0, NULL);
     size_t len;
     uint8_t *file = tu_st_file(hdr, 0, NULL, 0, &len);
     stg_limits lim;

@@ -147,9 +147,14 @@ typedef struct stg_pscan {
     uint32_t dtype_count;
     bool acted; /* a global (or an unresolvable one) was reached: a reader imports it */
     bool globals_capped;
-    uint64_t seed;      /* keys the tables' hash (the check context's, or the default) */
-    uint64_t probes;    /* table slots looked at (for profiling; not reported) */
-    bool probes_capped; /* a key found no slot within the probe ceiling (not reported) */
+    uint64_t seed;   /* keys the tables' hash (the check context's, or the default) */
+    uint64_t probes; /* table slots looked at (for profiling; not reported) */
+    /* A key found no slot within the probe ceiling (keys crafted against a known seed):
+     * seen_capped in the globals-seen table, which is harmless (that global is then reported
+     * at each occurrence instead of once: more findings, never fewer); skeys_capped in the
+     * storage-key table, which fails closed: skip_storages reports limit_exceeded
+     * (hash_probe_ceiling) and frames no storage. */
+    bool seen_capped, skeys_capped;
 } stg_pscan;
 
 /* Hash of a table key (module and name, or a storage key): keyed by the scan's seed, never 0
@@ -240,10 +245,10 @@ static bool same_global(const stg_pscan *s, const void *slot, const void *key)
 }
 
 /* Moves the live slots of a table into one of ncap zeroed slots; a slot that finds no room
- * within the probe ceiling (keys chosen against a known seed) is dropped, which costs only a
- * repeat report or a missed lookup. */
+ * within the probe ceiling (keys chosen against a known seed) is dropped and *capped set (what
+ * that costs: the comment on seen_capped / skeys_capped). */
 static void table_rehash(stg_pscan *s, void *to, uint32_t ncap, const void *from, uint32_t cap,
-                         size_t slot_size)
+                         size_t slot_size, bool *capped)
 {
     const uint8_t *src = from;
     uint8_t *dst = to;
@@ -255,7 +260,7 @@ static void table_rehash(stg_pscan *s, void *to, uint32_t ncap, const void *from
         }
         uint32_t j = table_slot(to, slot_size, ncap, h, NULL, s, NULL, &s->probes);
         if (j == UINT32_MAX) {
-            s->probes_capped = true;
+            *capped = true;
             continue;
         }
         memcpy(dst + (size_t)j * slot_size, src + (size_t)i * slot_size, slot_size);
@@ -279,7 +284,7 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
             s->failed_alloc = true;
             return NULL;
         }
-        table_rehash(s, ns, ncap, s->seen, s->seen_cap, sizeof *ns);
+        table_rehash(s, ns, ncap, s->seen, s->seen_cap, sizeof *ns, &s->seen_capped);
         stg_mem_free(s->seen);
         s->seen = ns;
         s->seen_cap = ncap;
@@ -289,7 +294,7 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
     uint32_t j = table_slot(s->seen, sizeof *s->seen, s->seen_cap, h, same_global, s, &key,
                             &s->probes);
     if (j == UINT32_MAX) {
-        s->probes_capped = true;
+        s->seen_capped = true; /* harmless: reported as fresh (seen_capped) */
         return NULL;
     }
     if (s->seen[j].hash != 0) {
@@ -709,7 +714,7 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
             s->failed_alloc = true;
             return NULL;
         }
-        table_rehash(s, nk, ncap, s->skeys, s->skeys_cap, sizeof *nk);
+        table_rehash(s, nk, ncap, s->skeys, s->skeys_cap, sizeof *nk, &s->skeys_capped);
         stg_mem_free(s->skeys);
         s->skeys = nk;
         s->skeys_cap = ncap;
@@ -722,7 +727,7 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
     uint32_t j = table_slot(s->skeys, sizeof *s->skeys, s->skeys_cap, h, same_skey, s, &key,
                             &s->probes);
     if (j == UINT32_MAX) {
-        s->probes_capped = true;
+        s->skeys_capped = true; /* fails closed in skip_storages */
         return NULL;
     }
     if (s->skeys[j].hash != 0) {
@@ -792,6 +797,17 @@ static void on_append(void *vctx, stg_pickle_walker *w, const stg_pv *item)
  * element size bytes (torch's _write_file with save_size). */
 static bool skip_storages(stg_pscan *s, size_t *pos)
 {
+    if (s->skeys_capped) {
+        /* A key was dropped: the list cannot be matched to the declarations. */
+        stg_finding *f = stg_report_add(
+            s->ctx->report, STG_LIMIT_EXCEEDED, s->base + *pos,
+            "legacy torch storage: the storage-key table found no slot within the probe "
+            "ceiling (%u) for a key (keys crafted to collide): the storages are not framed",
+            (unsigned)STG_HASH_PROBE_CEILING);
+        stg_report_set_limit(s->ctx->report, f, "hash_probe_ceiling");
+        set_member(s, f);
+        return false;
+    }
     stg_cursor c = stg_cur_make(s->buf, s->len);
     (void)stg_cur_seek(&c, *pos); /* cannot fail: *pos is where a walk ended, <= len */
     for (size_t i = 0; i < s->order_count; i++) {

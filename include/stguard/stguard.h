@@ -239,7 +239,8 @@ typedef struct stg_limits {
      *  of joblib object arrays: at most 7 levels whatever the value) */
     uint32_t max_nesting;
     /** 4 GiB per member, and the most of one file a scan holds in memory (a file that is not
-     *  safetensors is read whole: larger is limit_exceeded); ceiling 1 TiB */
+     *  safetensors or a zip is read whole, a zip as its directory and the members read as
+     *  bytes: more is limit_exceeded); ceiling 1 TiB */
     uint64_t max_inflate_bytes;
     uint32_t max_inflate_ratio; /**< 1000 (:1); ceiling STG_INFLATE_RATIO_CEILING */
     stg_profile profile;        /**< STG_PROFILE_STRICT */

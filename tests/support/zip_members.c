@@ -18,6 +18,7 @@ static const char *result_name(stg_zip_result zr)
     case STG_ZIPR_NOT_FOUND: return "not_found";
     case STG_ZIPR_ENTRY_BAD: return "bad";
     case STG_ZIPR_MALFORMED: return "malformed";
+    case STG_ZIPR_NEED: return "need";
     }
     return "?";
 }
