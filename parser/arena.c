@@ -89,7 +89,7 @@ int stg_arena_grow_buffer(stg_arena *a, void **buf, size_t *cap_bytes, size_t ne
     if (need <= *cap_bytes) {
         return 0;
     }
-    size_t want = *cap_bytes < 4096 ? 4096 : *cap_bytes;
+    size_t want = *cap_bytes < STG_ARENA_MIN_BUFFER ? STG_ARENA_MIN_BUFFER : *cap_bytes;
     while (want < need) {
         if (want > ((size_t)-1) / 2) {
             want = need;
@@ -117,6 +117,32 @@ int stg_arena_grow_buffer(stg_arena *a, void **buf, size_t *cap_bytes, size_t ne
     }
     *buf = nb;
     *cap_bytes = want;
+    return 0;
+}
+
+int stg_arena_zero_buffer(stg_arena *a, void **buf, size_t *cap_bytes, size_t count, size_t size)
+{
+    if (*buf != NULL || (size != 0 && count > ((size_t)-1) / size)) {
+        a->failed = 1;
+        return -1;
+    }
+    size_t n = count * size;
+    if (n > a->cap - a->reserved) { /* reserved <= cap holds */
+        a->failed = 1;
+        return -1;
+    }
+    void *nb = stg_mem_calloc(count, size);
+    if (nb == NULL) {
+        a->failed = 1;
+        a->out_of_memory = 1;
+        return -1;
+    }
+    a->reserved += n;
+    if (a->reserved > a->peak) {
+        a->peak = a->reserved;
+    }
+    *buf = nb;
+    *cap_bytes = n;
     return 0;
 }
 

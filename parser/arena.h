@@ -17,6 +17,9 @@ typedef struct stg_arena_block stg_arena_block;
  * sizes, rounded up to 16 so that usable bytes start 16-aligned). */
 #define STG_ARENA_BLOCK_OVERHEAD ((sizeof(void *) + 2 * sizeof(size_t) + 15u) & ~(size_t)15u)
 
+/* A buffer from stg_arena_grow_buffer holds at least this many bytes; it doubles from there. */
+#define STG_ARENA_MIN_BUFFER ((size_t)4096)
+
 typedef struct stg_arena {
     stg_arena_block *head; /* current block; older blocks linked behind it */
     size_t cap;            /* hard budget for the sum of block sizes */
@@ -33,7 +36,13 @@ void *stg_arena_alloc(stg_arena *a, size_t n, size_t align);
  * budget: grows *buf to hold at least `need` bytes (geometric), updating *cap_bytes.
  * Returns 0 on success, -1 (a->failed set) when the budget or the system refuses. */
 int stg_arena_grow_buffer(stg_arena *a, void **buf, size_t *cap_bytes, size_t need);
-/* Frees a buffer from stg_arena_grow_buffer and returns its bytes to the budget. */
+/* A zeroed buffer of count x size bytes outside the blocks, charged to the same budget: it comes
+ * zeroed from the system allocator (large ones as fresh pages, so parts never touched cost no
+ * memory). *buf must be NULL. Returns 0 (*buf, *cap_bytes set), or -1 (a->failed set; also
+ * a->out_of_memory when the system refused) when the budget or the system refuses. */
+int stg_arena_zero_buffer(stg_arena *a, void **buf, size_t *cap_bytes, size_t count, size_t size);
+/* Frees a buffer from stg_arena_grow_buffer or stg_arena_zero_buffer and returns its bytes to
+ * the budget. */
 void stg_arena_free_buffer(stg_arena *a, void **buf, size_t *cap_bytes);
 void stg_arena_release(stg_arena *a);
 

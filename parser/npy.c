@@ -398,27 +398,46 @@ struct open_container {
     bool after_comma;
 };
 
-stg_status stg_pylit_parse(const uint8_t *text, size_t len, size_t base, bool latin1, bool py2_long,
-                           uint32_t max_depth, stg_pylit_node *nodes, size_t cap, size_t *count,
-                           stg_npy_error *err)
-{
+/* The state of one stg_pylit_parse: the text, where the parse is, the open containers. */
+typedef struct pylit_parser {
+    const uint8_t *text;
+    size_t len, base;
+    bool latin1, py2_long;
+    uint32_t max_depth;
+    stg_pylit_node *nodes;
+    size_t cap;
+    stg_npy_error *err;
     struct open_container stack[PY_MAXLEVEL];
-    uint32_t depth = 0;
-    size_t n = 0, i = 0;
-    bool need_value = true;
-    *count = 0;
+    uint32_t depth;
+    size_t n, i;     /* nodes used; text offset */
+    bool need_value; /* a value (or the innermost container's closer) comes next */
+} pylit_parser;
+
+static struct open_container *pl_top(pylit_parser *p)
+{
+    return p->depth > 0 ? &p->stack[p->depth - 1] : NULL;
+}
+
+/* What literal_eval refuses before parsing: a NUL, bytes that do not decode, an indented first
+ * value. Leaves p->i at the first value. */
+static stg_status pl_start(pylit_parser *p)
+{
+    const uint8_t *text = p->text;
+    size_t len = p->len;
     const uint8_t *nul = len > 0 ? memchr(text, 0, len) : NULL;
     if (nul != NULL) {
-        return fail(err, base + (size_t)(nul - text), "a NUL byte (Python refuses the source)");
+        return fail(p->err, p->base + (size_t)(nul - text),
+                    "a NUL byte (Python refuses the source)");
     }
-    if (!latin1) {
+    if (!p->latin1) {
         size_t bad;
         if (!utf8_ok(text, len, &bad)) {
-            return fail(err, base + bad, "the header is not valid UTF-8");
+            return fail(p->err, p->base + bad, "the header is not valid UTF-8");
         }
     }
     /* ast.literal_eval strips leading spaces and tabs; the parser then refuses an indented
      * first token on a later line ("unexpected indent") */
+    size_t i = 0;
     while (i < len && (text[i] == ' ' || text[i] == '\t')) {
         i++;
     }
@@ -426,137 +445,197 @@ stg_status stg_pylit_parse(const uint8_t *text, size_t len, size_t base, bool la
     bool later_line = memchr(text, '\n', i) != NULL || memchr(text, '\r', i) != NULL;
     for (size_t b = i; later_line && b > 0 && text[b - 1] != '\n' && text[b - 1] != '\r'; b--) {
         if (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\f') {
-            return fail(err, base + i, "the first value is indented (Python refuses it)");
+            return fail(p->err, p->base + i, "the first value is indented (Python refuses it)");
         }
     }
-    for (;;) {
-        skip_space(text, len, &i);
-        struct open_container *top = depth > 0 ? &stack[depth - 1] : NULL;
-        if (!need_value) {
-            if (top == NULL) {
-                if (i != len) {
-                    return fail(err, base + i, "bytes after the literal");
-                }
-                break;
-            }
-            if (i >= len) {
-                return fail(err, base + i, "the literal is not closed");
-            }
-            stg_pylit_node *tn = &nodes[top->node];
-            uint8_t c = text[i];
-            if (tn->kind == STG_PYLIT_DICT && tn->count % 2 == 1) {
-                if (c != ':') {
-                    return fail(err, base + i,
-                                c == ',' || c == '}' ? "a set (not read here)"
-                                                     : "a dict key without ':'");
-                }
-                i++;
-                need_value = true;
-                continue;
-            }
-            if (c == ',') {
-                top->after_comma = true;
-                i++;
-                need_value = true;
-                continue;
-            }
-            if (c != top->closer) {
-                return fail(err, base + i, "unexpected byte in the literal");
-            }
-        } else {
-            if (i >= len) {
-                return fail(err, base + i, "a value is missing");
-            }
-            uint8_t c = text[i];
-            bool may_close = top != NULL && c == top->closer &&
-                             (nodes[top->node].count == 0 || top->after_comma) &&
-                             (nodes[top->node].kind != STG_PYLIT_DICT ||
-                              nodes[top->node].count % 2 == 0);
-            if (!may_close) {
-                if (n >= cap) {
-                    err->offset = base + i;
-                    err->what = "the header literal has too many values";
-                    err->limit = "max_metadata_entries";
-                    return STG_E_LIMIT;
-                }
-                stg_pylit_node *node = &nodes[n];
-                memset(node, 0, sizeof *node);
-                if (top != NULL) {
-                    nodes[top->node].count++;
-                    top->after_comma = false;
-                }
-                stg_status st = STG_OK;
-                if (c == '(' || c == '[' || c == '{') {
-                    if (depth >= max_depth) {
-                        err->offset = base + i;
-                        err->what = "the header literal nests too deeply";
-                        err->limit = "max_json_depth";
-                        return STG_E_LIMIT_DEPTH;
-                    }
-                    if (depth + 1 >= PY_MAXLEVEL) {
-                        return fail(err, base + i, "too many nested brackets for Python");
-                    }
-                    node->kind = c == '('   ? STG_PYLIT_TUPLE
-                                 : c == '[' ? STG_PYLIT_LIST
-                                            : STG_PYLIT_DICT;
-                    node->off = base + i;
-                    stack[depth].node = (uint32_t)n;
-                    stack[depth].closer = c == '(' ? ')' : c == '[' ? ']' : '}';
-                    stack[depth].after_comma = false;
-                    depth++;
-                    n++;
-                    i++;
-                    continue; /* need_value stays: a value or the closer */
-                }
-                if ((c >= '0' && c <= '9') || c == '-' || c == '+') {
-                    st = scan_int(text, len, &i, py2_long, node, err, base);
-                } else if (c == '\'' || c == '"' || c == 'b' || c == 'B' || c == 'r' || c == 'R' ||
-                           c == 'u' || c == 'U') {
-                    st = scan_string(text, len, &i, latin1, node, err, base);
-                } else {
-                    static const struct {
-                        const char *word;
-                        uint8_t kind;
-                        int64_t v;
-                    } words[] = {{"True", STG_PYLIT_BOOL, 1},
-                                 {"False", STG_PYLIT_BOOL, 0},
-                                 {"None", STG_PYLIT_NONE, 0}};
-                    st = fail(err, base + i, "a name or symbol that is not a literal");
-                    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
-                        size_t wl = strlen(words[w].word);
-                        if (len - i >= wl && memcmp(text + i, words[w].word, wl) == 0 &&
-                            (len - i == wl || !is_ident(text[i + wl]))) {
-                            node->kind = words[w].kind;
-                            node->ival = words[w].v;
-                            node->off = base + i;
-                            node->len = wl;
-                            i += wl;
-                            st = STG_OK;
-                        }
-                    }
-                }
-                if (st != STG_OK) {
-                    return st;
-                }
-                node->next = (uint32_t)(n + 1);
-                n++;
-                need_value = false;
-                continue;
-            }
-        }
-        /* close the innermost container */
-        stg_pylit_node *tn = &nodes[top->node];
-        if (tn->kind == STG_PYLIT_TUPLE && tn->count == 1 && !top->after_comma) {
-            tn->kind = STG_PYLIT_PAREN;
-        }
-        tn->next = (uint32_t)n;
-        tn->len = base + i + 1 - tn->off;
-        i++;
-        depth--;
-        need_value = false;
-    }
-    *count = n;
+    p->i = i;
     return STG_OK;
+}
+
+/* After a value: the end of the text (outermost), ':' after a dict key, ',' or the innermost
+ * container's closer (*close set). *done: the literal is complete. */
+static stg_status pl_after_value(pylit_parser *p, bool *close, bool *done)
+{
+    struct open_container *top = pl_top(p);
+    if (top == NULL) {
+        if (p->i != p->len) {
+            return fail(p->err, p->base + p->i, "bytes after the literal");
+        }
+        *done = true;
+        return STG_OK;
+    }
+    if (p->i >= p->len) {
+        return fail(p->err, p->base + p->i, "the literal is not closed");
+    }
+    const stg_pylit_node *tn = &p->nodes[top->node];
+    uint8_t c = p->text[p->i];
+    if (tn->kind == STG_PYLIT_DICT && tn->count % 2 == 1) {
+        if (c != ':') {
+            return fail(p->err, p->base + p->i,
+                        c == ',' || c == '}' ? "a set (not read here)" : "a dict key without ':'");
+        }
+        p->i++;
+        p->need_value = true;
+        return STG_OK;
+    }
+    if (c == ',') {
+        top->after_comma = true;
+        p->i++;
+        p->need_value = true;
+        return STG_OK;
+    }
+    if (c != top->closer) {
+        return fail(p->err, p->base + p->i, "unexpected byte in the literal");
+    }
+    *close = true;
+    return STG_OK;
+}
+
+/* A container opened by c at p->i: node is its (new) node; a value or its closer comes next. */
+static stg_status pl_open(pylit_parser *p, stg_pylit_node *node, uint8_t c)
+{
+    if (p->depth >= p->max_depth) {
+        p->err->offset = p->base + p->i;
+        p->err->what = "the header literal nests too deeply";
+        p->err->limit = "max_json_depth";
+        return STG_E_LIMIT_DEPTH;
+    }
+    if (p->depth + 1 >= PY_MAXLEVEL) {
+        return fail(p->err, p->base + p->i, "too many nested brackets for Python");
+    }
+    node->kind = c == '(' ? STG_PYLIT_TUPLE : c == '[' ? STG_PYLIT_LIST : STG_PYLIT_DICT;
+    node->off = p->base + p->i;
+    p->stack[p->depth].node = (uint32_t)p->n;
+    p->stack[p->depth].closer = c == '(' ? ')' : c == '[' ? ']' : '}';
+    p->stack[p->depth].after_comma = false;
+    p->depth++;
+    p->n++;
+    p->i++;
+    return STG_OK;
+}
+
+/* A number, a string or True/False/None at p->i into node. */
+static stg_status pl_scalar(pylit_parser *p, stg_pylit_node *node, uint8_t c)
+{
+    if ((c >= '0' && c <= '9') || c == '-' || c == '+') {
+        return scan_int(p->text, p->len, &p->i, p->py2_long, node, p->err, p->base);
+    }
+    if (c == '\'' || c == '"' || c == 'b' || c == 'B' || c == 'r' || c == 'R' || c == 'u' ||
+        c == 'U') {
+        return scan_string(p->text, p->len, &p->i, p->latin1, node, p->err, p->base);
+    }
+    static const struct {
+        const char *word;
+        uint8_t kind;
+        int64_t v;
+    } words[] = {
+        {"True", STG_PYLIT_BOOL, 1}, {"False", STG_PYLIT_BOOL, 0}, {"None", STG_PYLIT_NONE, 0}};
+    size_t i = p->i, len = p->len;
+    stg_status st = fail(p->err, p->base + i, "a name or symbol that is not a literal");
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+        size_t wl = strlen(words[w].word);
+        if (len - i >= wl && memcmp(p->text + i, words[w].word, wl) == 0 &&
+            (len - i == wl || !is_ident(p->text[i + wl]))) {
+            node->kind = words[w].kind;
+            node->ival = words[w].v;
+            node->off = p->base + i;
+            node->len = wl;
+            p->i = i + wl;
+            st = STG_OK;
+        }
+    }
+    return st;
+}
+
+/* Where a value is expected: a new value, or (*close) the closer of a container that may close
+ * here (empty, after a comma, not after a dict key). */
+static stg_status pl_value(pylit_parser *p, bool *close)
+{
+    if (p->i >= p->len) {
+        return fail(p->err, p->base + p->i, "a value is missing");
+    }
+    struct open_container *top = pl_top(p);
+    uint8_t c = p->text[p->i];
+    if (top != NULL && c == top->closer && (p->nodes[top->node].count == 0 || top->after_comma) &&
+        (p->nodes[top->node].kind != STG_PYLIT_DICT || p->nodes[top->node].count % 2 == 0)) {
+        *close = true;
+        return STG_OK;
+    }
+    if (p->n >= p->cap) {
+        p->err->offset = p->base + p->i;
+        p->err->what = "the header literal has too many values";
+        p->err->limit = "max_metadata_entries";
+        return STG_E_LIMIT;
+    }
+    stg_pylit_node *node = &p->nodes[p->n];
+    memset(node, 0, sizeof *node);
+    if (top != NULL) {
+        p->nodes[top->node].count++;
+        top->after_comma = false;
+    }
+    if (c == '(' || c == '[' || c == '{') {
+        return pl_open(p, node, c);
+    }
+    stg_status st = pl_scalar(p, node, c);
+    if (st != STG_OK) {
+        return st;
+    }
+    node->next = (uint32_t)(p->n + 1);
+    p->n++;
+    p->need_value = false;
+    return STG_OK;
+}
+
+/* Closes the innermost container at its closer (p->i). */
+static void pl_close(pylit_parser *p)
+{
+    struct open_container *top = &p->stack[p->depth - 1];
+    stg_pylit_node *tn = &p->nodes[top->node];
+    if (tn->kind == STG_PYLIT_TUPLE && tn->count == 1 && !top->after_comma) {
+        tn->kind = STG_PYLIT_PAREN;
+    }
+    tn->next = (uint32_t)p->n;
+    tn->len = p->base + p->i + 1 - tn->off;
+    p->i++;
+    p->depth--;
+    p->need_value = false;
+}
+
+stg_status stg_pylit_parse(const uint8_t *text, size_t len, size_t base, bool latin1, bool py2_long,
+                           uint32_t max_depth, stg_pylit_node *nodes, size_t cap, size_t *count,
+                           stg_npy_error *err)
+{
+    pylit_parser p;
+    p.text = text;
+    p.len = len;
+    p.base = base;
+    p.latin1 = latin1;
+    p.py2_long = py2_long;
+    p.max_depth = max_depth;
+    p.nodes = nodes;
+    p.cap = cap;
+    p.err = err;
+    p.depth = 0;
+    p.n = 0;
+    p.i = 0;
+    p.need_value = true;
+    *count = 0;
+    stg_status st = pl_start(&p);
+    while (st == STG_OK) {
+        skip_space(text, len, &p.i);
+        bool close = false, done = false;
+        st = p.need_value ? pl_value(&p, &close) : pl_after_value(&p, &close, &done);
+        if (st != STG_OK || done) {
+            break;
+        }
+        if (close) {
+            pl_close(&p);
+        }
+    }
+    if (st == STG_OK) {
+        *count = p.n;
+    }
+    return st;
 }
 
 /* ---------------------------------------------------------------- dtypes */

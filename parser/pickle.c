@@ -87,6 +87,18 @@ enum {
 #define STG_POOL_DICT_MAX 16u
 /* Longest STACK_GLOBAL operand decoded (encoded bytes); longer ones are unresolved. */
 #define STG_PICKLE_NAME_MAX 1024u
+/* Level ids only grow within a walker's life; when fewer than this many are left before
+ * UINT32_MAX, a walk clears the memo and starts again at 1 (a walk needs at most
+ * STG_PICKLE_LEVELS ids). */
+#define STG_PICKLE_ID_HEADROOM 64u
+/* First size of the memo hash, in slots (a power of two; it doubles from there). */
+#define STG_MEMO_MIN_SLOTS 64u
+/* The dense memo covers len / STG_MEMO_DENSE_BYTES + STG_MEMO_DENSE_EXTRA indexes: a memoized
+ * value takes at least 4 bytes in real pickles (the hash takes the rest). */
+#define STG_MEMO_DENSE_BYTES 4u
+#define STG_MEMO_DENSE_EXTRA 1024u
+/* Budget on top of the count-derived terms (stg_pickle_init). */
+#define STG_PICKLE_BUDGET_EXTRA ((uint64_t)1 << 20)
 
 struct stg_memo_slot {
     uint64_t key;
@@ -185,8 +197,8 @@ void stg_pickle_init(stg_pickle_walker *w, const stg_pickle_limits *lim,
 {
     memset(w, 0, sizeof *w);
     w->lim = *lim;
-    if (w->lim.max_inline > 7) {
-        w->lim.max_inline = 7;
+    if (w->lim.max_inline > STG_PICKLE_INLINE_CEILING) {
+        w->lim.max_inline = STG_PICKLE_INLINE_CEILING;
     }
     if (w->lim.hash_seed == 0) {
         w->lim.hash_seed = STG_HASH_SEED_DEFAULT;
@@ -200,11 +212,37 @@ void stg_pickle_init(stg_pickle_walker *w, const stg_pickle_limits *lim,
                     (sizeof(struct stg_memo_slot) * 4 + sizeof(struct stg_memo_dense) * 2);
     uint64_t pool = (uint64_t)lim->max_stack * sizeof(stg_pv) * 2;
     uint64_t scratch = lim->max_string > (UINT64_MAX / 8) ? UINT64_MAX / 8 : lim->max_string * 4;
-    uint64_t cap = stack + memo + pool + scratch + ((uint64_t)1 << 20);
+    uint64_t cap = stack + memo + pool + scratch + STG_PICKLE_BUDGET_EXTRA;
     if (cap > SIZE_MAX) {
         cap = SIZE_MAX;
     }
     stg_arena_init(&w->arena, (size_t)cap);
+}
+
+/* A buffer grown by doubling (stg_arena_grow_buffer) to hold `need` bytes. */
+static uint64_t grown_bytes(uint64_t need)
+{
+    return need <= STG_ARENA_MIN_BUFFER / 2 ? STG_ARENA_MIN_BUFFER : 2 * need;
+}
+
+uint64_t stg_pickle_memory_bound(const stg_pickle_limits *lim, size_t len)
+{
+    uint64_t s = lim->max_stack, m = lim->max_memo;
+    uint64_t n = (uint64_t)len > (UINT64_MAX >> 4) ? (UINT64_MAX >> 4) : (uint64_t)len;
+    uint64_t stack = grown_bytes(s * sizeof(stg_pv));
+    uint64_t marks = grown_bytes(s * sizeof(uint32_t));
+    uint64_t pool = grown_bytes(s * sizeof(stg_pv)); /* the pool holds max_stack values */
+    uint64_t dense = n / STG_MEMO_DENSE_BYTES + STG_MEMO_DENSE_EXTRA;
+    dense = (dense < m ? dense : m) * sizeof(struct stg_memo_dense);
+    /* The hash stays under half full: it holds fewer than 4m slots, and while it grows the old
+     * table (half the new one) is still there. */
+    uint64_t hash = m == 0 ? 0
+                           : grown_bytes(2 * m * sizeof(struct stg_memo_slot)) +
+                                 grown_bytes(m * sizeof(struct stg_memo_slot));
+    /* Decoding a protocol 0 string of k <= len bytes needs 2k + 1 (raw-unicode-escape to
+     * UTF-8); STACK_GLOBAL modules (at most STG_PICKLE_NAME_MAX bytes) have their own buffer. */
+    uint64_t scratch = grown_bytes(2 * n + 1) + grown_bytes(2 * STG_PICKLE_NAME_MAX + 1);
+    return stack + marks + pool + dense + hash + scratch;
 }
 
 void stg_pickle_free(stg_pickle_walker *w)
@@ -212,10 +250,8 @@ void stg_pickle_free(stg_pickle_walker *w)
     stg_arena_free_buffer(&w->arena, (void **)&w->stack, &w->stack_bytes);
     stg_arena_free_buffer(&w->arena, (void **)&w->marks, &w->marks_bytes);
     stg_arena_free_buffer(&w->arena, (void **)&w->memo, &w->memo_bytes);
-    stg_mem_free(w->dense);
-    w->dense = NULL;
-    w->arena.reserved -= w->dense_bytes;
-    w->dense_bytes = 0;
+    stg_arena_free_buffer(&w->arena, (void **)&w->dense, &w->dense_bytes);
+    w->dense_cap = 0;
     stg_arena_free_buffer(&w->arena, (void **)&w->pool, &w->pool_bytes);
     stg_arena_free_buffer(&w->arena, (void **)&w->scratch, &w->scratch_bytes);
     stg_arena_free_buffer(&w->arena, (void **)&w->scratch2, &w->scratch2_bytes);
@@ -287,14 +323,14 @@ static stg_pickle_status push_slow(stg_pickle_walker *w, const stg_pv *v, uint64
     size_t room = w->stack_bytes / sizeof(stg_pv);
     w->stack_room = room < w->lim.max_stack ? (uint32_t)room : w->lim.max_stack;
     w->stack[w->sp++] = *v;
-    return STG_PW_STOP;
+    return STG_PW_OK;
 }
 
 static inline stg_pickle_status push(stg_pickle_walker *w, const stg_pv *v, uint64_t off)
 {
     if (__builtin_expect(w->sp < w->stack_room, 1)) {
         w->stack[w->sp++] = *v;
-        return STG_PW_STOP;
+        return STG_PW_OK;
     }
     return push_slow(w, v, off);
 }
@@ -482,7 +518,7 @@ static stg_pickle_status probe_limit(stg_pickle_walker *w, uint64_t off)
 
 static stg_pickle_status memo_grow(stg_pickle_walker *w, uint64_t off)
 {
-    uint32_t ncap = w->memo_cap == 0 ? 64 : w->memo_cap * 2;
+    uint32_t ncap = w->memo_cap == 0 ? STG_MEMO_MIN_SLOTS : w->memo_cap * 2;
     size_t nbytes = (size_t)ncap * sizeof(struct stg_memo_slot);
     struct stg_memo_slot *old = w->memo;
     size_t old_bytes = w->memo_bytes;
@@ -496,8 +532,8 @@ static stg_pickle_status memo_grow(stg_pickle_walker *w, uint64_t off)
     w->memo = nm;
     w->memo_bytes = nm_bytes;
     w->memo_cap = ncap;
-    stg_pickle_status st = STG_PW_STOP;
-    for (uint32_t i = 0; i < old_cap && st == STG_PW_STOP; i++) {
+    stg_pickle_status st = STG_PW_OK;
+    for (uint32_t i = 0; i < old_cap && st == STG_PW_OK; i++) {
         if (slot_live(w, &old[i])) {
             struct stg_memo_slot *s = memo_insert(w, old[i].key, old[i].id);
             if (s == NULL) {
@@ -539,24 +575,21 @@ static bool dense_cover(stg_pickle_walker *w, uint64_t key)
     if (w->dense != NULL) {
         return false;
     }
-    uint64_t want = (uint64_t)w->len / 4 + 1024; /* a memoized value takes >= 4 bytes in
-                                                    real pickles; the hash takes the rest */
+    uint64_t want = (uint64_t)w->len / STG_MEMO_DENSE_BYTES + STG_MEMO_DENSE_EXTRA;
     if (want > w->lim.max_memo) {
         want = w->lim.max_memo;
     }
     if (key >= want) {
         return false;
     }
-    size_t bytes = (size_t)want * sizeof(struct stg_memo_dense);
-    if (bytes > w->arena.cap - w->arena.reserved) {
+    /* A refusal only means the hash takes these keys too: no error. */
+    int failed = w->arena.failed, out_of_memory = w->arena.out_of_memory;
+    if (stg_arena_zero_buffer(&w->arena, (void **)&w->dense, &w->dense_bytes, (size_t)want,
+                              sizeof(struct stg_memo_dense)) != 0) {
+        w->arena.failed = failed;
+        w->arena.out_of_memory = out_of_memory;
         return false;
     }
-    w->dense = stg_mem_calloc((size_t)want, sizeof(struct stg_memo_dense));
-    if (w->dense == NULL) {
-        return false; /* the hash still works */
-    }
-    w->dense_bytes = bytes;
-    w->arena.reserved += bytes; /* charged to the walker's budget */
     w->dense_cap = (uint32_t)want;
     return true;
 }
@@ -597,19 +630,19 @@ static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_
             d->id = lv->id;
         }
         d->v = *v;
-        return STG_PW_STOP;
+        return STG_PW_OK;
     }
     struct stg_memo_slot *s = memo_find(w, key, lv->id);
     if (s != NULL) {
         s->v = *v;
-        return STG_PW_STOP;
+        return STG_PW_OK;
     }
     if (w->memo_total >= w->lim.max_memo) {
         return limit_hit(w, off, "max_pickle_memo", w->lim.max_memo);
     }
     if (w->memo_count + 1 > w->memo_cap / 2) {
         stg_pickle_status st = memo_grow(w, off);
-        if (st != STG_PW_STOP) {
+        if (st != STG_PW_OK) {
             return st;
         }
     }
@@ -621,7 +654,7 @@ static stg_pickle_status memo_put(stg_pickle_walker *w, uint64_t key, const stg_
     w->memo_count++;
     w->memo_total++;
     lv->memo_len++;
-    return STG_PW_STOP;
+    return STG_PW_OK;
 }
 
 /* ---------------------------------------------------------------- lexical helpers */
@@ -1072,7 +1105,7 @@ static stg_pickle_status push_string(stg_pickle_walker *w, stg_cursor *c, stg_pv
     if (check_utf8 && n <= w->lim.max_string && !utf8_valid(c->base + c->pos, (size_t)n, true)) {
         FAIL(w, op_off, "a BINUNICODE argument is not valid UTF-8");
     }
-    c->pos += (size_t)n;
+    (void)stg_cur_skip(c, (size_t)n); /* n <= avail: checked above */
     return push(w, &v, op_off);
 }
 
@@ -1164,13 +1197,13 @@ static stg_pickle_status read_global_lines(stg_pickle_walker *w, stg_cursor *c, 
     *out = pv_make(STG_PV_GLOBAL);
     out->n = call_global_hook(w, m, ml, nm, nl, off);
     out->a = off;
-    return STG_PW_STOP;
+    return STG_PW_OK;
 }
 
 #define CHECK(expr)                     \
     do {                                \
         stg_pickle_status st_ = (expr); \
-        if (st_ != STG_PW_STOP) {       \
+        if (st_ != STG_PW_OK) {         \
             return st_;                 \
         }                               \
     } while (0)
@@ -1201,11 +1234,750 @@ static stg_pickle_status start_level(stg_pickle_walker *w, uint64_t off)
     lv->memo_len = 0;
     lv->id = w->next_id++;
     refence(w);
-    return STG_PW_STOP;
+    return STG_PW_OK;
 }
 
-stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size_t len,
-                                  size_t start, size_t *end)
+/* ---------------------------------------------------------------- opcode handlers
+ *
+ * One handler per opcode family, as CPython's _pickle.c has one load_* function per opcode.
+ * Each gets the walker, the cursor just past the opcode byte, the opcode (for handlers shared by
+ * several opcodes) and the opcode's offset, and returns STG_PW_OK to go on, STG_PW_STOP when the
+ * outermost pickle ended, or the error status (err_* set). */
+typedef stg_pickle_status (*stg_pickle_op_fn)(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                              uint64_t op_off);
+
+/* Stack and mark opcodes: MARK, STOP, POP, POP_MARK, DUP. */
+
+static stg_pickle_status load_mark(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    if (w->nmarks >= w->lim.max_stack) {
+        return limit_hit(w, op_off, "max_pickle_stack", w->lim.max_stack);
+    }
+    if (((size_t)w->nmarks + 1) * sizeof(uint32_t) > w->marks_bytes &&
+        stg_arena_grow_buffer(&w->arena, (void **)&w->marks, &w->marks_bytes,
+                              ((size_t)w->nmarks + 1) * sizeof(uint32_t)) != 0) {
+        return nomem(w, op_off);
+    }
+    w->marks[w->nmarks++] = w->sp;
+    w->fence_at = w->sp;
+    return STG_PW_OK;
+}
+
+static stg_pickle_status load_stop(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    (void)op;
+    stg_pv v;
+    NEED(pop(w, &v), UNDERFLOW);
+    if (w->frame_end != 0 && c->pos < w->frame_end && w->hooks->frame_divergence != NULL) {
+        /* The pure-Python reader drops the rest of the frame; _pickle does not. */
+        w->hooks->frame_divergence(w->hooks->ctx, op_off);
+    }
+    if (w->level == 0) {
+        return STG_PW_STOP;
+    }
+    /* End of an inline pickle: back to the enclosing one. */
+    w->sp = w->levels[w->level].stack_base;
+    w->nmarks = w->levels[w->level].marks_base;
+    w->level--;
+    refence(w);
+    return STG_PW_OK;
+}
+
+static stg_pickle_status load_pop(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    if (w->nmarks > w->levels[w->level].marks_base && w->marks[w->nmarks - 1] == w->sp) {
+        w->nmarks--; /* POP of a mark on top, as _pickle does */
+        refence(w);
+        return STG_PW_OK;
+    }
+    stg_pv v;
+    NEED(pop(w, &v), UNDERFLOW);
+    return STG_PW_OK;
+}
+
+static stg_pickle_status load_pop_mark(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                       uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    uint32_t k;
+    NEED(marker(w, &k), NOMARK);
+    w->sp = k;
+    return STG_PW_OK;
+}
+
+static stg_pickle_status load_dup(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    NEED(w->sp > fence(w), UNDERFLOW);
+    stg_pv v = w->stack[w->sp - 1];
+    return push(w, &v, op_off);
+}
+
+/* Constants: FLOAT, INT, LONG (text lines), BININT*, LONG1/LONG4, BINFLOAT, NONE, booleans. */
+
+static stg_pickle_status load_number_line(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                          uint64_t op_off)
+{
+    const uint8_t *p;
+    size_t n;
+    NEED(read_line(c, &p, &n), TRUNC);
+    stg_pv v = pv_make(STG_PV_FLOAT);
+    if (op == OP_INT && n == 2 && p[0] == '0' && (p[1] == '0' || p[1] == '1')) {
+        v.kind = STG_PV_BOOL; /* protocol 0 writes True / False as INT 01 / 00 */
+        v.a = p[1] == '1';
+    } else if (op == OP_FLOAT) {
+        NEED(float_line(p, n), "a FLOAT argument is not a number");
+    } else {
+        if (op == OP_LONG && n > 0 && p[n - 1] == 'L') {
+            n--;
+        }
+        NEED(int_line(p, n, &v), "an INT/LONG argument is not a number");
+    }
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_binint(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                     uint64_t op_off)
+{
+    size_t width = op == OP_BININT ? 4 : op == OP_BININT2 ? 2 : 1;
+    const uint8_t *p;
+    NEED(stg_cur_take(c, width, &p) == STG_OK, TRUNC);
+    stg_pv v = pv_make(STG_PV_INT);
+    if (width == 4) {
+        v.a = (uint64_t)(int64_t)(int32_t)stg_le32(p);
+    } else {
+        v.a = width == 2 ? stg_le16(p) : p[0];
+    }
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_long_bin(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                       uint64_t op_off)
+{
+    const uint8_t *p;
+    uint64_t u64;
+    if (op == OP_LONG1) {
+        NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
+        u64 = p[0];
+    } else {
+        NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
+        int32_t s32 = (int32_t)stg_le32(p);
+        NEED(s32 >= 0, "a LONG4 byte count is negative");
+        u64 = (uint64_t)s32;
+    }
+    NEED(u64 <= stg_cur_avail(c), TRUNC);
+    NEED(stg_cur_take(c, (size_t)u64, &p) == STG_OK, TRUNC);
+    stg_pv v = pv_make(u64 <= 8 ? STG_PV_INT : STG_PV_BIGINT);
+    if (u64 <= 8) {
+        uint64_t val = 0;
+        for (size_t i = 0; i < u64; i++) {
+            val |= (uint64_t)p[i] << (8 * i);
+        }
+        if (u64 > 0 && u64 < 8 && (p[u64 - 1] & 0x80) != 0) {
+            val |= ~(uint64_t)0 << (8 * u64); /* sign-extend */
+        }
+        v.a = val;
+    }
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_binfloat(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                       uint64_t op_off)
+{
+    (void)op;
+    NEED(stg_cur_skip(c, 8) == STG_OK, TRUNC);
+    stg_pv v = pv_make(STG_PV_FLOAT);
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_none(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    stg_pv v = pv_make(STG_PV_NONE);
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_bool(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    (void)c;
+    stg_pv v = pv_make(STG_PV_BOOL);
+    v.a = op == OP_NEWTRUE;
+    return push(w, &v, op_off);
+}
+
+/* The text line argument of PERSID, STRING and UNICODE: its offset and bytes (newline
+ * excluded). */
+typedef struct stg_text_arg {
+    uint64_t at;
+    const uint8_t *p;
+    size_t n;
+} stg_text_arg;
+
+static stg_pickle_status read_text_arg(stg_pickle_walker *w, stg_cursor *c, uint64_t op_off,
+                                       stg_text_arg *t)
+{
+    t->at = c->pos;
+    NEED(read_line(c, &t->p, &t->n), TRUNC);
+    return STG_PW_OK;
+}
+
+/* Persistent ids: PERSID (a text line), BINPERSID (a stack value). */
+
+static stg_pickle_status persistent_result(stg_pickle_walker *w, const stg_pv *pid, uint64_t op_off)
+{
+    if (w->hooks->persid != NULL) {
+        w->hooks->persid(w->hooks->ctx, w, pid, op_off);
+    }
+    stg_pv v = pv_make(STG_PV_PERSISTENT);
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_persid(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                     uint64_t op_off)
+{
+    (void)op;
+    stg_text_arg t;
+    CHECK(read_text_arg(w, c, op_off, &t));
+    for (size_t i = 0; i < t.n; i++) {
+        NEED(t.p[i] < 0x80, "a PERSID argument is not ASCII");
+    }
+    stg_pv pid = pv_string(STG_PV_STR, STG_ENC_RAW, t.at, t.n);
+    return persistent_result(w, &pid, op_off);
+}
+
+static stg_pickle_status load_binpersid(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                        uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    stg_pv pid;
+    NEED(pop(w, &pid), UNDERFLOW);
+    return persistent_result(w, &pid, op_off);
+}
+
+/* Strings and bytes: STRING, UNICODE (text lines), BINSTRING, the SHORT_* forms, the 4-byte
+ * and 8-byte counted forms. */
+
+/* Pushes the text argument of STRING/UNICODE: n encoded bytes at offset `at` (one over
+ * max_string is reported). */
+static stg_pickle_status push_text_arg(stg_pickle_walker *w, stg_pv_enc enc, uint64_t at,
+                                       uint64_t n, uint64_t op_off)
+{
+    if (n > w->lim.max_string && w->hooks->string_limit != NULL) {
+        w->hooks->string_limit(w->hooks->ctx, op_off, n);
+    }
+    stg_pv v = pv_string(STG_PV_STR, enc, at, n);
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_string(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                     uint64_t op_off)
+{
+    (void)op;
+    stg_text_arg t;
+    CHECK(read_text_arg(w, c, op_off, &t));
+    NEED(t.n >= 2 && t.p[0] == t.p[t.n - 1] && (t.p[0] == '\'' || t.p[0] == '"'),
+         "the STRING opcode argument must be quoted");
+    size_t dl;
+    NEED(decode_escaped(t.p + 1, t.n - 2, NULL, &dl), "a STRING argument has a bad escape");
+    return push_text_arg(w, STG_ENC_ESCAPED, t.at + 1, t.n - 2, op_off);
+}
+
+static stg_pickle_status load_unicode(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                      uint64_t op_off)
+{
+    (void)op;
+    stg_text_arg t;
+    CHECK(read_text_arg(w, c, op_off, &t));
+    size_t dl;
+    NEED(decode_rawuni(t.p, t.n, NULL, &dl), "a UNICODE argument has a bad \\u escape");
+    return push_text_arg(w, STG_ENC_RAWUNI, t.at, t.n, op_off);
+}
+
+static stg_pickle_status load_binstring(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                        uint64_t op_off)
+{
+    (void)op;
+    const uint8_t *p;
+    NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
+    int32_t s32 = (int32_t)stg_le32(p);
+    NEED(s32 >= 0, "a BINSTRING byte count is negative");
+    return push_string(w, c, STG_PV_STR, (uint64_t)s32, false, op_off);
+}
+
+static stg_pickle_status load_short_binstring(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                              uint64_t op_off)
+{
+    const uint8_t *p;
+    NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
+    return push_string(w, c, op == OP_SHORT_BINBYTES ? STG_PV_BYTES : STG_PV_STR, p[0],
+                       op == OP_SHORT_BINUNICODE, op_off);
+}
+
+static stg_pickle_status load_binstring4(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                         uint64_t op_off)
+{
+    const uint8_t *p;
+    NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
+    return push_string(w, c, op == OP_BINBYTES ? STG_PV_BYTES : STG_PV_STR, stg_le32(p),
+                       op == OP_BINUNICODE, op_off);
+}
+
+static stg_pickle_status load_binstring8(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                         uint64_t op_off)
+{
+    const uint8_t *p;
+    NEED(stg_cur_take(c, 8, &p) == STG_OK, TRUNC);
+    uint64_t u64 = stg_le64(p);
+    NEED(u64 <= STG_SSIZE_MAX, "a byte count exceeds the largest Python size");
+    return push_string(w, c, op == OP_BINUNICODE8 ? STG_PV_STR : STG_PV_BYTES, u64,
+                       op == OP_BINUNICODE8, op_off);
+}
+
+/* Containers: tuples, lists, dicts, sets and the opcodes that fill them. */
+
+static stg_pickle_status load_empty_tuple(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                          uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    stg_pv v = make_container(w, STG_PV_TUPLE, NULL, 0, STG_POOL_TUPLE_MAX);
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_tuple_n(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                      uint64_t op_off)
+{
+    (void)c;
+    uint32_t cnt = (uint32_t)(op - OP_TUPLE1 + 1);
+    NEED(w->sp >= fence(w) + cnt, UNDERFLOW);
+    w->sp -= cnt;
+    stg_pv v = make_container(w, STG_PV_TUPLE, &w->stack[w->sp], cnt, STG_POOL_TUPLE_MAX);
+    return push(w, &v, op_off);
+}
+
+/* TUPLE, LIST, DICT, FROZENSET: the values above the innermost mark. */
+static stg_pickle_status load_marked_container(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                               uint64_t op_off)
+{
+    (void)c;
+    uint32_t k;
+    NEED(marker(w, &k), NOMARK);
+    uint32_t cnt = w->sp - k;
+    if (op == OP_DICT) {
+        NEED(cnt % 2 == 0, "odd number of items for DICT");
+    }
+    w->sp = k;
+    stg_pv_kind kind = op == OP_TUPLE  ? STG_PV_TUPLE
+                       : op == OP_LIST ? STG_PV_LIST
+                       : op == OP_DICT ? STG_PV_DICT
+                                       : STG_PV_SET;
+    stg_pv v = make_container(w, kind, cnt > 0 ? &w->stack[k] : NULL, cnt,
+                              kind == STG_PV_TUPLE  ? STG_POOL_TUPLE_MAX
+                              : kind == STG_PV_DICT ? STG_POOL_DICT_MAX * 2
+                                                    : 0);
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_empty_container(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                              uint64_t op_off)
+{
+    (void)c;
+    stg_pv v = make_container(w,
+                              op == OP_EMPTY_LIST   ? STG_PV_LIST
+                              : op == OP_EMPTY_DICT ? STG_PV_DICT
+                                                    : STG_PV_SET,
+                              NULL, 0, STG_POOL_DICT_MAX);
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_append(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                     uint64_t op_off)
+{
+    (void)c;
+    NEED(w->sp >= fence(w) + 2, UNDERFLOW);
+    stg_pv v = w->stack[--w->sp];
+    mutate_hook(w, op, &w->stack[w->sp - 1], op_off);
+    if (w->stack[w->sp - 1].kind == STG_PV_LIST && w->hooks->append != NULL) {
+        w->hooks->append(w->hooks->ctx, w, &v);
+    }
+    return STG_PW_OK;
+}
+
+/* APPENDS, SETITEMS, ADDITEMS: the values above the innermost mark go into the value below it. */
+static stg_pickle_status load_marked_add(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                         uint64_t op_off)
+{
+    (void)c;
+    uint32_t k;
+    NEED(marker(w, &k), NOMARK);
+    NEED(k > fence(w) && k <= w->sp, UNDERFLOW);
+    uint32_t cnt = w->sp - k;
+    if (cnt == 0) {
+        return STG_PW_OK; /* nothing is added: _pickle returns before touching the target */
+    }
+    stg_pv *target = &w->stack[k - 1];
+    mutate_hook(w, op, target, op_off);
+    if (op == OP_SETITEMS) {
+        NEED(cnt % 2 == 0, "odd number of items for SETITEMS");
+        if (target->kind == STG_PV_DICT) {
+            dict_extend(w, target, &w->stack[k], cnt / 2);
+        }
+    } else if (op == OP_APPENDS && target->kind == STG_PV_LIST && w->hooks->append != NULL) {
+        for (uint32_t i = 0; i < cnt; i++) {
+            w->hooks->append(w->hooks->ctx, w, &w->stack[k + i]);
+        }
+    }
+    w->sp = k;
+    return STG_PW_OK;
+}
+
+static stg_pickle_status load_setitem(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                      uint64_t op_off)
+{
+    (void)c;
+    NEED(w->sp >= fence(w) + 3, UNDERFLOW);
+    w->sp -= 2;
+    mutate_hook(w, op, &w->stack[w->sp - 1], op_off);
+    if (w->stack[w->sp - 1].kind == STG_PV_DICT) {
+        dict_extend(w, &w->stack[w->sp - 1], &w->stack[w->sp], 1);
+    }
+    return STG_PW_OK;
+}
+
+/* Memo: GET, BINGET, LONG_BINGET; PUT, BINPUT, LONG_BINPUT, MEMOIZE. */
+
+/* The index argument of GET/BINGET/LONG_BINGET and PUT/BINPUT/LONG_BINPUT: a decimal line,
+ * one byte or a little-endian uint32. */
+static stg_pickle_status read_memo_index(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                         uint64_t op_off, uint64_t *index)
+{
+    const uint8_t *p;
+    if (op == OP_GET || op == OP_PUT) {
+        size_t n;
+        bool neg;
+        NEED(read_line(c, &p, &n), TRUNC);
+        NEED(parse_dec(p, n, index, &neg) && !neg,
+             op == OP_GET ? "a GET index is not a memo index" : "a PUT index is not a memo index");
+    } else if (op == OP_BINGET || op == OP_BINPUT) {
+        NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
+        *index = p[0];
+    } else {
+        NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
+        *index = stg_le32(p);
+    }
+    return STG_PW_OK;
+}
+
+static stg_pickle_status load_get(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    uint64_t index;
+    CHECK(read_memo_index(w, c, op, op_off, &index));
+    const stg_pv *got = memo_get(w, index);
+    NEED(got != NULL, "the memo has no value at this index");
+    stg_pv v = *got;
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_put(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    uint64_t index;
+    if (op == OP_MEMOIZE) {
+        index = w->levels[w->level].memo_len; /* the next index of this level */
+    } else {
+        CHECK(read_memo_index(w, c, op, op_off, &index));
+    }
+    NEED(w->sp > fence(w), UNDERFLOW);
+    memo_sparse(w, index, op_off);
+    return memo_put(w, index, &w->stack[w->sp - 1], op_off);
+}
+
+/* Globals and calls: GLOBAL, STACK_GLOBAL, EXT1/2/4; REDUCE, NEWOBJ, NEWOBJ_EX, INST, OBJ;
+ * BUILD. */
+
+/* Reports the call and pushes its result. */
+static stg_pickle_status call_push(stg_pickle_walker *w, uint8_t op, const stg_pv *callable,
+                                   const stg_pv *args, uint64_t op_off)
+{
+    call_hook(w, op, callable, args, op_off);
+    stg_pv r = call_result(w, callable, args);
+    return push(w, &r, op_off);
+}
+
+static stg_pickle_status load_global(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                     uint64_t op_off)
+{
+    (void)op;
+    stg_pv v;
+    CHECK(read_global_lines(w, c, op_off, &v));
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_stack_global(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                           uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    stg_pv x, y;
+    NEED(pop(w, &y), UNDERFLOW); /* name */
+    NEED(pop(w, &x), UNDERFLOW); /* module */
+    stg_pv v = pv_make(STG_PV_GLOBAL);
+    v.a = op_off;
+    /* Names longer than STG_PICKLE_NAME_MAX are never on a list; not decoding them keeps a
+     * memo-repeated huge operand from costing its length each time. */
+    if (x.kind == STG_PV_STR && y.kind == STG_PV_STR && x.n <= STG_PICKLE_NAME_MAX &&
+        y.n <= STG_PICKLE_NAME_MAX && ((x.flags | y.flags) & STG_PV_F_HUGE) == 0) {
+        const uint8_t *mb, *nb;
+        size_t ml, nl;
+        NEED(decode_into(w, &x, &w->scratch2, &w->scratch2_bytes, &mb, &ml) &&
+                 decode_into(w, &y, &w->scratch, &w->scratch_bytes, &nb, &nl),
+             "a STACK_GLOBAL operand cannot be decoded");
+        v.n = call_global_hook(w, mb, ml, nb, nl, op_off);
+    } else {
+        v.flags = STG_PV_F_UNRESOLVED;
+        if (w->hooks->unresolved != NULL) {
+            w->hooks->unresolved(w->hooks->ctx, op_off,
+                                 "STACK_GLOBAL operands are not known strings of at most "
+                                 "1024 bytes");
+        }
+    }
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_ext(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    size_t width = op == OP_EXT1 ? 1 : op == OP_EXT2 ? 2 : 4;
+    const uint8_t *p;
+    NEED(stg_cur_take(c, width, &p) == STG_OK, TRUNC);
+    int64_t code = width == 1 ? p[0] : width == 2 ? stg_le16(p) : (int32_t)stg_le32(p);
+    NEED(code > 0, "an EXT code is not positive");
+    if (w->hooks->unresolved != NULL) {
+        w->hooks->unresolved(w->hooks->ctx, op_off,
+                             "EXT1/EXT2/EXT4 name a global through the copyreg extension "
+                             "registry");
+    }
+    stg_pv v = pv_make(STG_PV_GLOBAL);
+    v.flags = STG_PV_F_UNRESOLVED;
+    v.a = op_off;
+    return push(w, &v, op_off);
+}
+
+/* REDUCE (callable, args) and NEWOBJ (class, args). */
+static stg_pickle_status load_reduce(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                     uint64_t op_off)
+{
+    (void)c;
+    stg_pv callable, args;
+    NEED(pop(w, &args), UNDERFLOW);
+    NEED(pop(w, &callable), UNDERFLOW);
+    return call_push(w, op, &callable, &args, op_off);
+}
+
+static stg_pickle_status load_newobj_ex(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                        uint64_t op_off)
+{
+    (void)c;
+    stg_pv cls, args, kwargs;
+    NEED(pop(w, &kwargs), UNDERFLOW);
+    NEED(pop(w, &args), UNDERFLOW);
+    NEED(pop(w, &cls), UNDERFLOW);
+    return call_push(w, op, &cls, &args, op_off);
+}
+
+/* INST: a class named by two lines, called with the values above the innermost mark. */
+static stg_pickle_status load_inst(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    uint32_t k;
+    stg_pv cls;
+    NEED(marker(w, &k), NOMARK);
+    CHECK(read_global_lines(w, c, op_off, &cls));
+    stg_pv args = make_container(w, STG_PV_TUPLE, w->sp > k ? &w->stack[k] : NULL, w->sp - k,
+                                 STG_POOL_TUPLE_MAX);
+    w->sp = k;
+    return call_push(w, op, &cls, &args, op_off);
+}
+
+/* OBJ: the first value above the innermost mark called with the others. */
+static stg_pickle_status load_obj(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
+{
+    (void)c;
+    uint32_t k;
+    NEED(marker(w, &k), NOMARK);
+    NEED(w->sp > k, UNDERFLOW);
+    stg_pv cls = w->stack[k];
+    stg_pv args = make_container(w, STG_PV_TUPLE, &w->stack[k + 1], w->sp - k - 1,
+                                 STG_POOL_TUPLE_MAX);
+    w->sp = k;
+    return call_push(w, op, &cls, &args, op_off);
+}
+
+static stg_pickle_status load_build(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                    uint64_t op_off)
+{
+    NEED(w->sp >= fence(w) + 2, UNDERFLOW);
+    stg_pv state = w->stack[--w->sp];
+    stg_pv *target = &w->stack[w->sp - 1];
+    mutate_hook(w, op, target, op_off);
+    if (w->hooks->build == NULL) {
+        return STG_PW_OK;
+    }
+    uint64_t skip = 0;
+    stg_pickle_action act = w->hooks->build(w->hooks->ctx, w, target, &state, c->pos, &skip);
+    if (act == STG_PICKLE_CONTINUE) {
+        return STG_PW_OK;
+    }
+    if (w->frame_end != 0 && c->pos != w->frame_end) {
+        /* The payload is read from the file, past any frame: the readers would not agree
+         * where it is. */
+        if (w->hooks->frame_divergence != NULL) {
+            w->hooks->frame_divergence(w->hooks->ctx, op_off);
+        }
+        return STG_PW_OK;
+    }
+    w->frame_end = 0;
+    *target = pv_make(STG_PV_OTHER);
+    if (act == STG_PICKLE_SKIP) {
+        NEED(skip <= stg_cur_avail(c), PAST_END_INLINE);
+        (void)stg_cur_skip(c, (size_t)skip); /* cannot fail: skip bytes are there */
+        return STG_PW_OK;
+    }
+    return start_level(w, op_off);
+}
+
+/* Protocol and framing: PROTO, FRAME. */
+
+static stg_pickle_status load_proto(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                    uint64_t op_off)
+{
+    (void)op;
+    const uint8_t *p;
+    NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
+    NEED(p[0] <= STG_PICKLE_HIGHEST_PROTOCOL, "unsupported pickle protocol");
+    w->proto = p[0];
+    return STG_PW_OK;
+}
+
+static stg_pickle_status load_frame(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                    uint64_t op_off)
+{
+    (void)op;
+    const uint8_t *p;
+    NEED(stg_cur_take(c, 8, &p) == STG_OK, TRUNC);
+    uint64_t u64 = stg_le64(p);
+    NEED(u64 <= STG_SSIZE_MAX, "a FRAME length exceeds the largest Python size");
+    NEED(u64 <= stg_cur_avail(c), PAST_END_FRAME);
+    if (w->frame_end != 0 && w->hooks->frame_divergence != NULL) {
+        w->hooks->frame_divergence(w->hooks->ctx, op_off); /* op_off < frame_end */
+    }
+    /* The new frame ends past the cursor (or there is none), so the walk's end-of-frame check
+     * after this opcode does not fire for it. */
+    w->frame_end = u64 == 0 ? 0 : c->pos + u64;
+    return STG_PW_OK;
+}
+
+/* Out-of-band buffers (protocol 5): NEXT_BUFFER, READONLY_BUFFER. */
+
+static stg_pickle_status load_next_buffer(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                          uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    stg_pv v = pv_make(STG_PV_OTHER);
+    return push(w, &v, op_off);
+}
+
+static stg_pickle_status load_readonly_buffer(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
+                                              uint64_t op_off)
+{
+    (void)c;
+    (void)op;
+    NEED(w->sp > fence(w), UNDERFLOW);
+    return STG_PW_OK;
+}
+
+/* The dispatch table: one entry per opcode of protocols 0-5, NULL for bytes that are none. */
+static const stg_pickle_op_fn op_handlers[256] = {
+    [OP_MARK] = load_mark,
+    [OP_STOP] = load_stop,
+    [OP_POP] = load_pop,
+    [OP_POP_MARK] = load_pop_mark,
+    [OP_DUP] = load_dup,
+    [OP_FLOAT] = load_number_line,
+    [OP_INT] = load_number_line,
+    [OP_LONG] = load_number_line,
+    [OP_BININT] = load_binint,
+    [OP_BININT1] = load_binint,
+    [OP_BININT2] = load_binint,
+    [OP_LONG1] = load_long_bin,
+    [OP_LONG4] = load_long_bin,
+    [OP_BINFLOAT] = load_binfloat,
+    [OP_NONE] = load_none,
+    [OP_NEWTRUE] = load_bool,
+    [OP_NEWFALSE] = load_bool,
+    [OP_PERSID] = load_persid,
+    [OP_BINPERSID] = load_binpersid,
+    [OP_STRING] = load_string,
+    [OP_UNICODE] = load_unicode,
+    [OP_BINSTRING] = load_binstring,
+    [OP_SHORT_BINSTRING] = load_short_binstring,
+    [OP_SHORT_BINBYTES] = load_short_binstring,
+    [OP_SHORT_BINUNICODE] = load_short_binstring,
+    [OP_BINUNICODE] = load_binstring4,
+    [OP_BINBYTES] = load_binstring4,
+    [OP_BINUNICODE8] = load_binstring8,
+    [OP_BINBYTES8] = load_binstring8,
+    [OP_BYTEARRAY8] = load_binstring8,
+    [OP_EMPTY_TUPLE] = load_empty_tuple,
+    [OP_TUPLE1] = load_tuple_n,
+    [OP_TUPLE2] = load_tuple_n,
+    [OP_TUPLE3] = load_tuple_n,
+    [OP_TUPLE] = load_marked_container,
+    [OP_LIST] = load_marked_container,
+    [OP_DICT] = load_marked_container,
+    [OP_FROZENSET] = load_marked_container,
+    [OP_EMPTY_LIST] = load_empty_container,
+    [OP_EMPTY_DICT] = load_empty_container,
+    [OP_EMPTY_SET] = load_empty_container,
+    [OP_APPEND] = load_append,
+    [OP_APPENDS] = load_marked_add,
+    [OP_SETITEMS] = load_marked_add,
+    [OP_ADDITEMS] = load_marked_add,
+    [OP_SETITEM] = load_setitem,
+    [OP_GET] = load_get,
+    [OP_BINGET] = load_get,
+    [OP_LONG_BINGET] = load_get,
+    [OP_PUT] = load_put,
+    [OP_BINPUT] = load_put,
+    [OP_LONG_BINPUT] = load_put,
+    [OP_MEMOIZE] = load_put,
+    [OP_GLOBAL] = load_global,
+    [OP_STACK_GLOBAL] = load_stack_global,
+    [OP_EXT1] = load_ext,
+    [OP_EXT2] = load_ext,
+    [OP_EXT4] = load_ext,
+    [OP_REDUCE] = load_reduce,
+    [OP_NEWOBJ] = load_reduce,
+    [OP_NEWOBJ_EX] = load_newobj_ex,
+    [OP_INST] = load_inst,
+    [OP_OBJ] = load_obj,
+    [OP_BUILD] = load_build,
+    [OP_PROTO] = load_proto,
+    [OP_FRAME] = load_frame,
+    [OP_NEXT_BUFFER] = load_next_buffer,
+    [OP_READONLY_BUFFER] = load_readonly_buffer,
+};
+
+/* ---------------------------------------------------------------- the walk */
+
+/* Resets the per-walk state (buffers are kept for reuse). */
+static void walk_reset(stg_pickle_walker *w, const uint8_t *buf, size_t len)
 {
     w->buf = buf;
     w->len = len;
@@ -1223,7 +1995,7 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
     w->memo_count = 0;
     w->memo_total = 0;
     w->memo_sparse_seen = false;
-    if (w->next_id == 0 || w->next_id > UINT32_MAX - 64) {
+    if (w->next_id == 0 || w->next_id > UINT32_MAX - STG_PICKLE_ID_HEADROOM) {
         /* First walk, or ids about to wrap: forget every slot. */
         if (w->memo != NULL) {
             memset(w->memo, 0, w->memo_bytes);
@@ -1236,7 +2008,12 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
     w->walk_first_id = w->next_id;
     memset(&w->levels[0], 0, sizeof w->levels[0]);
     w->levels[0].id = w->next_id++;
+}
 
+stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size_t len,
+                                  size_t start, size_t *end)
+{
+    walk_reset(w, buf, len);
     stg_cursor cur = stg_cur_make(buf, len);
     stg_cursor *c = &cur;
     if (stg_cur_seek(c, start) != STG_OK) {
@@ -1251,472 +2028,19 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             FAIL(w, op_off, PAST_END_STOP);
         }
         w->opcodes++;
-        stg_pv v, x, y, z;
-        uint32_t k;
-        const uint8_t *p;
-        size_t n;
-        uint64_t u64;
-        bool neg;
-        switch (op) {
-        case OP_MARK:
-            if (w->nmarks >= w->lim.max_stack) {
-                return limit_hit(w, op_off, "max_pickle_stack", w->lim.max_stack);
-            }
-            if (((size_t)w->nmarks + 1) * sizeof(uint32_t) > w->marks_bytes &&
-                stg_arena_grow_buffer(&w->arena, (void **)&w->marks, &w->marks_bytes,
-                                      ((size_t)w->nmarks + 1) * sizeof(uint32_t)) != 0) {
-                return nomem(w, op_off);
-            }
-            w->marks[w->nmarks++] = w->sp;
-            w->fence_at = w->sp;
-            break;
-        case OP_STOP:
-            NEED(pop(w, &v), UNDERFLOW);
-            if (w->frame_end != 0 && c->pos < w->frame_end && w->hooks->frame_divergence != NULL) {
-                /* The pure-Python reader drops the rest of the frame; _pickle does not. */
-                w->hooks->frame_divergence(w->hooks->ctx, op_off);
-            }
-            if (w->level > 0) {
-                /* End of an inline pickle: back to the enclosing one. */
-                w->sp = w->levels[w->level].stack_base;
-                w->nmarks = w->levels[w->level].marks_base;
-                w->level--;
-                refence(w);
-                break;
-            }
-            *end = c->pos;
-            return STG_PW_STOP;
-        case OP_POP:
-            if (w->nmarks > w->levels[w->level].marks_base && w->marks[w->nmarks - 1] == w->sp) {
-                w->nmarks--; /* POP of a mark on top, as _pickle does */
-                refence(w);
-            } else {
-                NEED(pop(w, &v), UNDERFLOW);
-            }
-            break;
-        case OP_POP_MARK:
-            NEED(marker(w, &k), NOMARK);
-            w->sp = k;
-            break;
-        case OP_DUP:
-            NEED(w->sp > fence(w), UNDERFLOW);
-            v = w->stack[w->sp - 1];
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_FLOAT:
-        case OP_INT:
-        case OP_LONG:
-            NEED(read_line(c, &p, &n), TRUNC);
-            v = pv_make(STG_PV_FLOAT);
-            if (op == OP_INT && n == 2 && p[0] == '0' && (p[1] == '0' || p[1] == '1')) {
-                v.kind = STG_PV_BOOL;
-                v.a = p[1] == '1';
-            } else if (op == OP_FLOAT) {
-                NEED(float_line(p, n), "a FLOAT argument is not a number");
-            } else {
-                if (op == OP_LONG && n > 0 && p[n - 1] == 'L') {
-                    n--;
-                }
-                NEED(int_line(p, n, &v), "an INT/LONG argument is not a number");
-            }
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_BININT:
-        case OP_BININT1:
-        case OP_BININT2: {
-            size_t width = op == OP_BININT ? 4 : op == OP_BININT2 ? 2 : 1;
-            NEED(stg_cur_take(c, width, &p) == STG_OK, TRUNC);
-            v = pv_make(STG_PV_INT);
-            if (width == 4) {
-                v.a = (uint64_t)(int64_t)(int32_t)stg_le32(p);
-            } else {
-                v.a = width == 2 ? stg_le16(p) : p[0];
-            }
-            CHECK(push(w, &v, op_off));
-            break;
+        stg_pickle_op_fn load = op_handlers[op];
+        if (load == NULL) {
+            FAIL(w, op_off, "an unknown opcode");
         }
-        case OP_LONG1:
-        case OP_LONG4: {
-            if (op == OP_LONG1) {
-                NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
-                u64 = p[0];
-            } else {
-                NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
-                int32_t s32 = (int32_t)stg_le32(p);
-                NEED(s32 >= 0, "a LONG4 byte count is negative");
-                u64 = (uint64_t)s32;
+        stg_pickle_status st = load(w, c, op, op_off);
+        if (__builtin_expect(st != STG_PW_OK, 0)) {
+            if (st == STG_PW_STOP) {
+                *end = c->pos;
             }
-            NEED(u64 <= stg_cur_avail(c), TRUNC);
-            NEED(stg_cur_take(c, (size_t)u64, &p) == STG_OK, TRUNC);
-            v = pv_make(u64 <= 8 ? STG_PV_INT : STG_PV_BIGINT);
-            if (u64 <= 8) {
-                uint64_t val = 0;
-                for (size_t i = 0; i < u64; i++) {
-                    val |= (uint64_t)p[i] << (8 * i);
-                }
-                if (u64 > 0 && u64 < 8 && (p[u64 - 1] & 0x80) != 0) {
-                    val |= ~(uint64_t)0 << (8 * u64); /* sign-extend */
-                }
-                v.a = val;
-            }
-            CHECK(push(w, &v, op_off));
-            break;
+            return st;
         }
-        case OP_BINFLOAT:
-            NEED(stg_cur_skip(c, 8) == STG_OK, TRUNC);
-            v = pv_make(STG_PV_FLOAT);
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_NONE:
-            v = pv_make(STG_PV_NONE);
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_NEWTRUE:
-        case OP_NEWFALSE:
-            v = pv_make(STG_PV_BOOL);
-            v.a = op == OP_NEWTRUE;
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_PERSID:
-            NEED(read_line(c, &p, &n), TRUNC);
-            for (size_t i = 0; i < n; i++) {
-                NEED(p[i] < 0x80, "a PERSID argument is not ASCII");
-            }
-            v = pv_string(STG_PV_STR, STG_ENC_RAW, (uint64_t)(p - buf), n);
-            if (w->hooks->persid != NULL) {
-                w->hooks->persid(w->hooks->ctx, w, &v, op_off);
-            }
-            v = pv_make(STG_PV_PERSISTENT);
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_BINPERSID:
-            NEED(pop(w, &v), UNDERFLOW);
-            if (w->hooks->persid != NULL) {
-                w->hooks->persid(w->hooks->ctx, w, &v, op_off);
-            }
-            v = pv_make(STG_PV_PERSISTENT);
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_STRING: {
-            NEED(read_line(c, &p, &n), TRUNC);
-            NEED(n >= 2 && p[0] == p[n - 1] && (p[0] == '\'' || p[0] == '"'),
-                 "the STRING opcode argument must be quoted");
-            size_t dl;
-            NEED(decode_escaped(p + 1, n - 2, NULL, &dl), "a STRING argument has a bad escape");
-            if (n - 2 > w->lim.max_string && w->hooks->string_limit != NULL) {
-                w->hooks->string_limit(w->hooks->ctx, op_off, n - 2);
-            }
-            v = pv_string(STG_PV_STR, STG_ENC_ESCAPED, (uint64_t)(p + 1 - buf), n - 2);
-            CHECK(push(w, &v, op_off));
-            break;
-        }
-        case OP_UNICODE: {
-            NEED(read_line(c, &p, &n), TRUNC);
-            size_t dl;
-            NEED(decode_rawuni(p, n, NULL, &dl), "a UNICODE argument has a bad \\u escape");
-            if (n > w->lim.max_string && w->hooks->string_limit != NULL) {
-                w->hooks->string_limit(w->hooks->ctx, op_off, n);
-            }
-            v = pv_string(STG_PV_STR, STG_ENC_RAWUNI, (uint64_t)(p - buf), n);
-            CHECK(push(w, &v, op_off));
-            break;
-        }
-        case OP_BINSTRING: {
-            NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
-            int32_t s32 = (int32_t)stg_le32(p);
-            NEED(s32 >= 0, "a BINSTRING byte count is negative");
-            CHECK(push_string(w, c, STG_PV_STR, (uint64_t)s32, false, op_off));
-            break;
-        }
-        case OP_SHORT_BINSTRING:
-        case OP_SHORT_BINBYTES:
-        case OP_SHORT_BINUNICODE:
-            NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
-            CHECK(push_string(w, c, op == OP_SHORT_BINBYTES ? STG_PV_BYTES : STG_PV_STR, p[0],
-                              op == OP_SHORT_BINUNICODE, op_off));
-            break;
-        case OP_BINUNICODE:
-        case OP_BINBYTES:
-            NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
-            CHECK(push_string(w, c, op == OP_BINBYTES ? STG_PV_BYTES : STG_PV_STR, stg_le32(p),
-                              op == OP_BINUNICODE, op_off));
-            break;
-        case OP_BINUNICODE8:
-        case OP_BINBYTES8:
-        case OP_BYTEARRAY8:
-            NEED(stg_cur_take(c, 8, &p) == STG_OK, TRUNC);
-            u64 = stg_le64(p);
-            NEED(u64 <= STG_SSIZE_MAX, "a byte count exceeds the largest Python size");
-            CHECK(push_string(w, c, op == OP_BINUNICODE8 ? STG_PV_STR : STG_PV_BYTES, u64,
-                              op == OP_BINUNICODE8, op_off));
-            break;
-        case OP_EMPTY_TUPLE:
-            v = make_container(w, STG_PV_TUPLE, NULL, 0, STG_POOL_TUPLE_MAX);
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_TUPLE1:
-        case OP_TUPLE2:
-        case OP_TUPLE3: {
-            uint32_t cnt = (uint32_t)(op - OP_TUPLE1 + 1);
-            NEED(w->sp >= fence(w) + cnt, UNDERFLOW);
-            w->sp -= cnt;
-            v = make_container(w, STG_PV_TUPLE, &w->stack[w->sp], cnt, STG_POOL_TUPLE_MAX);
-            CHECK(push(w, &v, op_off));
-            break;
-        }
-        case OP_TUPLE:
-        case OP_LIST:
-        case OP_DICT:
-        case OP_FROZENSET: {
-            NEED(marker(w, &k), NOMARK);
-            uint32_t cnt = w->sp - k;
-            if (op == OP_DICT) {
-                NEED(cnt % 2 == 0, "odd number of items for DICT");
-            }
-            w->sp = k;
-            stg_pv_kind kind = op == OP_TUPLE  ? STG_PV_TUPLE
-                               : op == OP_LIST ? STG_PV_LIST
-                               : op == OP_DICT ? STG_PV_DICT
-                                               : STG_PV_SET;
-            v = make_container(w, kind, cnt > 0 ? &w->stack[k] : NULL, cnt,
-                               kind == STG_PV_TUPLE  ? STG_POOL_TUPLE_MAX
-                               : kind == STG_PV_DICT ? STG_POOL_DICT_MAX * 2
-                                                     : 0);
-            CHECK(push(w, &v, op_off));
-            break;
-        }
-        case OP_EMPTY_LIST:
-        case OP_EMPTY_DICT:
-        case OP_EMPTY_SET:
-            v = make_container(w,
-                               op == OP_EMPTY_LIST   ? STG_PV_LIST
-                               : op == OP_EMPTY_DICT ? STG_PV_DICT
-                                                     : STG_PV_SET,
-                               NULL, 0, STG_POOL_DICT_MAX);
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_APPEND:
-            NEED(w->sp >= fence(w) + 2, UNDERFLOW);
-            v = w->stack[--w->sp];
-            mutate_hook(w, op, &w->stack[w->sp - 1], op_off);
-            if (w->stack[w->sp - 1].kind == STG_PV_LIST && w->hooks->append != NULL) {
-                w->hooks->append(w->hooks->ctx, w, &v);
-            }
-            break;
-        case OP_APPENDS:
-        case OP_SETITEMS:
-        case OP_ADDITEMS: {
-            NEED(marker(w, &k), NOMARK);
-            NEED(k > fence(w) && k <= w->sp, UNDERFLOW);
-            uint32_t cnt = w->sp - k;
-            if (cnt == 0) {
-                break; /* nothing is added: _pickle returns before touching the target */
-            }
-            stg_pv *target = &w->stack[k - 1];
-            mutate_hook(w, op, target, op_off);
-            if (op == OP_SETITEMS) {
-                NEED(cnt % 2 == 0, "odd number of items for SETITEMS");
-                if (target->kind == STG_PV_DICT) {
-                    dict_extend(w, target, &w->stack[k], cnt / 2);
-                }
-            } else if (op == OP_APPENDS && target->kind == STG_PV_LIST &&
-                       w->hooks->append != NULL) {
-                for (uint32_t i = 0; i < cnt; i++) {
-                    w->hooks->append(w->hooks->ctx, w, &w->stack[k + i]);
-                }
-            }
-            w->sp = k;
-            break;
-        }
-        case OP_SETITEM:
-            NEED(w->sp >= fence(w) + 3, UNDERFLOW);
-            w->sp -= 2;
-            mutate_hook(w, op, &w->stack[w->sp - 1], op_off);
-            if (w->stack[w->sp - 1].kind == STG_PV_DICT) {
-                dict_extend(w, &w->stack[w->sp - 1], &w->stack[w->sp], 1);
-            }
-            break;
-        case OP_GET:
-        case OP_BINGET:
-        case OP_LONG_BINGET: {
-            if (op == OP_GET) {
-                NEED(read_line(c, &p, &n), TRUNC);
-                NEED(parse_dec(p, n, &u64, &neg) && !neg, "a GET index is not a memo index");
-            } else if (op == OP_BINGET) {
-                NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
-                u64 = p[0];
-            } else {
-                NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
-                u64 = stg_le32(p);
-            }
-            const stg_pv *got = memo_get(w, u64);
-            NEED(got != NULL, "the memo has no value at this index");
-            v = *got;
-            CHECK(push(w, &v, op_off));
-            break;
-        }
-        case OP_PUT:
-        case OP_BINPUT:
-        case OP_LONG_BINPUT:
-        case OP_MEMOIZE:
-            if (op == OP_PUT) {
-                NEED(read_line(c, &p, &n), TRUNC);
-                NEED(parse_dec(p, n, &u64, &neg) && !neg, "a PUT index is not a memo index");
-            } else if (op == OP_BINPUT) {
-                NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
-                u64 = p[0];
-            } else if (op == OP_LONG_BINPUT) {
-                NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
-                u64 = stg_le32(p);
-            } else {
-                u64 = w->levels[w->level].memo_len;
-            }
-            NEED(w->sp > fence(w), UNDERFLOW);
-            memo_sparse(w, u64, op_off);
-            CHECK(memo_put(w, u64, &w->stack[w->sp - 1], op_off));
-            break;
-        case OP_GLOBAL:
-            CHECK(read_global_lines(w, c, op_off, &v));
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_INST:
-            NEED(marker(w, &k), NOMARK);
-            CHECK(read_global_lines(w, c, op_off, &x));
-            v = make_container(w, STG_PV_TUPLE, w->sp > k ? &w->stack[k] : NULL, w->sp - k,
-                               STG_POOL_TUPLE_MAX);
-            w->sp = k;
-            call_hook(w, op, &x, &v, op_off);
-            y = call_result(w, &x, &v);
-            CHECK(push(w, &y, op_off));
-            break;
-        case OP_OBJ:
-            NEED(marker(w, &k), NOMARK);
-            NEED(w->sp > k, UNDERFLOW);
-            x = w->stack[k];
-            v = make_container(w, STG_PV_TUPLE, &w->stack[k + 1], w->sp - k - 1,
-                               STG_POOL_TUPLE_MAX);
-            w->sp = k;
-            call_hook(w, op, &x, &v, op_off);
-            y = call_result(w, &x, &v);
-            CHECK(push(w, &y, op_off));
-            break;
-        case OP_REDUCE:
-        case OP_NEWOBJ:
-            NEED(pop(w, &v), UNDERFLOW);
-            NEED(pop(w, &x), UNDERFLOW);
-            call_hook(w, op, &x, &v, op_off);
-            y = call_result(w, &x, &v);
-            CHECK(push(w, &y, op_off));
-            break;
-        case OP_NEWOBJ_EX:
-            NEED(pop(w, &z), UNDERFLOW); /* kwargs */
-            NEED(pop(w, &v), UNDERFLOW);
-            NEED(pop(w, &x), UNDERFLOW);
-            call_hook(w, op, &x, &v, op_off);
-            y = call_result(w, &x, &v);
-            CHECK(push(w, &y, op_off));
-            break;
-        case OP_STACK_GLOBAL: {
-            NEED(pop(w, &y), UNDERFLOW); /* name */
-            NEED(pop(w, &x), UNDERFLOW); /* module */
-            v = pv_make(STG_PV_GLOBAL);
-            v.a = op_off;
-            const uint8_t *mb, *nb;
-            size_t ml, nl;
-            /* Names longer than STG_PICKLE_NAME_MAX are never on a list; not decoding them
-             * keeps a memo-repeated huge operand from costing its length each time. */
-            if (x.kind == STG_PV_STR && y.kind == STG_PV_STR && x.n <= STG_PICKLE_NAME_MAX &&
-                y.n <= STG_PICKLE_NAME_MAX && ((x.flags | y.flags) & STG_PV_F_HUGE) == 0) {
-                NEED(decode_into(w, &x, &w->scratch2, &w->scratch2_bytes, &mb, &ml) &&
-                         decode_into(w, &y, &w->scratch, &w->scratch_bytes, &nb, &nl),
-                     "a STACK_GLOBAL operand cannot be decoded");
-                v.n = call_global_hook(w, mb, ml, nb, nl, op_off);
-            } else {
-                v.flags = STG_PV_F_UNRESOLVED;
-                if (w->hooks->unresolved != NULL) {
-                    w->hooks->unresolved(w->hooks->ctx, op_off,
-                                         "STACK_GLOBAL operands are not known strings of at "
-                                         "most 1024 bytes");
-                }
-            }
-            CHECK(push(w, &v, op_off));
-            break;
-        }
-        case OP_EXT1:
-        case OP_EXT2:
-        case OP_EXT4: {
-            size_t width = op == OP_EXT1 ? 1 : op == OP_EXT2 ? 2 : 4;
-            NEED(stg_cur_take(c, width, &p) == STG_OK, TRUNC);
-            int64_t code = width == 1 ? p[0] : width == 2 ? stg_le16(p) : (int32_t)stg_le32(p);
-            NEED(code > 0, "an EXT code is not positive");
-            if (w->hooks->unresolved != NULL) {
-                w->hooks->unresolved(w->hooks->ctx, op_off,
-                                     "EXT1/EXT2/EXT4 name a global through the copyreg "
-                                     "extension registry");
-            }
-            v = pv_make(STG_PV_GLOBAL);
-            v.flags = STG_PV_F_UNRESOLVED;
-            v.a = op_off;
-            CHECK(push(w, &v, op_off));
-            break;
-        }
-        case OP_BUILD: {
-            NEED(w->sp >= fence(w) + 2, UNDERFLOW);
-            v = w->stack[--w->sp]; /* state */
-            stg_pv *target = &w->stack[w->sp - 1];
-            mutate_hook(w, op, target, op_off);
-            if (w->hooks->build != NULL) {
-                uint64_t skip = 0;
-                stg_pickle_action act = w->hooks->build(w->hooks->ctx, w, target, &v, c->pos,
-                                                        &skip);
-                if (act != STG_PICKLE_CONTINUE) {
-                    if (w->frame_end != 0 && c->pos != w->frame_end) {
-                        /* The payload is read from the file, past any frame: the readers
-                         * would not agree where it is. */
-                        if (w->hooks->frame_divergence != NULL) {
-                            w->hooks->frame_divergence(w->hooks->ctx, op_off);
-                        }
-                        break;
-                    }
-                    w->frame_end = 0;
-                    *target = pv_make(STG_PV_OTHER);
-                    if (act == STG_PICKLE_SKIP) {
-                        NEED(skip <= stg_cur_avail(c), PAST_END_INLINE);
-                        c->pos += (size_t)skip;
-                    } else {
-                        CHECK(start_level(w, op_off));
-                    }
-                }
-            }
-            break;
-        }
-        case OP_PROTO:
-            NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
-            NEED(p[0] <= STG_PICKLE_HIGHEST_PROTOCOL, "unsupported pickle protocol");
-            w->proto = p[0];
-            break;
-        case OP_FRAME:
-            NEED(stg_cur_take(c, 8, &p) == STG_OK, TRUNC);
-            u64 = stg_le64(p);
-            NEED(u64 <= STG_SSIZE_MAX, "a FRAME length exceeds the largest Python size");
-            NEED(u64 <= stg_cur_avail(c), PAST_END_FRAME);
-            if (w->frame_end != 0 && w->hooks->frame_divergence != NULL) {
-                w->hooks->frame_divergence(w->hooks->ctx, op_off); /* op_off < frame_end */
-            }
-            w->frame_end = c->pos + u64;
-            if (w->frame_end == c->pos) {
-                w->frame_end = 0;
-            }
-            continue; /* the frame check below concerns the previous frame only */
-        case OP_NEXT_BUFFER:
-            v = pv_make(STG_PV_OTHER);
-            CHECK(push(w, &v, op_off));
-            break;
-        case OP_READONLY_BUFFER: NEED(w->sp > fence(w), UNDERFLOW); break;
-        default: FAIL(w, op_off, "an unknown opcode");
-        }
-        /* Invariant at every opcode start: frame_end == 0 or op_off < frame_end (only FRAME, which
-         * skips this, sets a frame end; it lies past the FRAME). */
+        /* Invariant at every opcode start: frame_end == 0 or op_off < frame_end (only FRAME sets
+         * a frame end, and it lies past the FRAME's argument). */
         if (w->frame_end != 0 && c->pos >= w->frame_end) {
             if (c->pos > w->frame_end && w->hooks->frame_divergence != NULL) {
                 w->hooks->frame_divergence(w->hooks->ctx, op_off);

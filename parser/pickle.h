@@ -69,8 +69,15 @@ typedef enum stg_pickle_status {
     STG_PW_STOP = 0,      /* reached STOP: *end is the offset after it */
     STG_PW_MALFORMED = 1, /* invalid stream: err_offset / err_msg */
     STG_PW_LIMIT = 2,     /* a limit was hit: err_limit names it */
-    STG_PW_NOMEM = 3      /* the system refused memory */
+    STG_PW_NOMEM = 3,     /* the system refused memory */
+    STG_PW_OK = 4         /* inside the walk only: an opcode was handled, the walk goes on
+                             (stg_pickle_walk never returns it) */
 } stg_pickle_status;
+
+/* Inline pickles (joblib object arrays) walked inside one pickle: max_inline is clamped to it.
+ * The walker keeps one level record per inline pickle plus the outermost one. */
+#define STG_PICKLE_INLINE_CEILING 7u
+#define STG_PICKLE_LEVELS (STG_PICKLE_INLINE_CEILING + 1u)
 
 /* What a BUILD hook asks the walker to do with the bytes right after the BUILD opcode. */
 typedef enum stg_pickle_action {
@@ -119,7 +126,8 @@ typedef struct stg_pickle_limits {
     uint32_t max_stack;  /* values on the stack (and marks) */
     uint32_t max_memo;   /* distinct memo entries */
     uint64_t max_string; /* one string/bytes argument */
-    uint32_t max_inline; /* inline pickles inside a pickle (joblib object arrays) */
+    uint32_t max_inline; /* inline pickles inside a pickle (joblib object arrays); at most
+                            STG_PICKLE_INLINE_CEILING */
     uint64_t hash_seed;  /* keys the memo hash (parser/hash.h); 0: STG_HASH_SEED_DEFAULT */
 } stg_pickle_limits;
 
@@ -159,7 +167,7 @@ struct stg_pickle_walker {
     struct stg_pickle_level {
         uint32_t stack_base, marks_base, memo_len;
         uint32_t id; /* memo entries of this level carry it */
-    } levels[8];
+    } levels[STG_PICKLE_LEVELS];
     uint32_t level;
     uint32_t next_id;       /* next level id (ids only grow, so old memo slots go stale) */
     uint32_t walk_first_id; /* slots with a smaller id belong to earlier walks: free */
@@ -177,6 +185,12 @@ struct stg_pickle_walker {
 /* Prepares a walker (no allocation yet). hooks may be NULL. */
 void stg_pickle_init(stg_pickle_walker *w, const stg_pickle_limits *lim,
                      const stg_pickle_hooks *hooks);
+/* The most memory (bytes of its arena, stg_arena.peak) a walker with these limits holds after
+ * walks of buffers of at most len bytes, whatever they contain and whatever strings the hooks
+ * decode through stg_pickle_bytes; docs/pickle.md gives the formula term by term. The walker's
+ * budget (arena.cap, set by stg_pickle_init) bounds it too: past it a walk ends with the limit
+ * max_memory. */
+uint64_t stg_pickle_memory_bound(const stg_pickle_limits *lim, size_t len);
 /* Frees everything the walker holds. */
 void stg_pickle_free(stg_pickle_walker *w);
 

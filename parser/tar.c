@@ -505,6 +505,233 @@ static bool copy_name(char *dst, size_t *dst_len, slice s)
     return true;
 }
 
+/* The result of one step of TarFile.next(): `more` = go on to the next step, else `res` is what
+ * stg_tar_next returns. */
+typedef struct tar_step {
+    bool more;
+    stg_tar_result res;
+} tar_step;
+
+static tar_step step_more(void)
+{
+    tar_step s = {true, STG_TARR_OK};
+    return s;
+}
+
+static tar_step step_done(stg_tar_result res)
+{
+    tar_step s = {false, res};
+    return s;
+}
+
+/* A bad or missing header at `pos` (hs is not HDR_OK) while reading the chain of `depth`
+ * extended headers of the member that starts at `start`. */
+static stg_tar_result header_failed(stg_tar *t, hdr_status hs, const char *hwhy, size_t depth,
+                                    uint64_t start, uint64_t pos, uint64_t *err_offset,
+                                    const char **why)
+{
+    if (hs == HDR_REFUSE) {
+        t->started = true;
+        return fail(t, err_offset, why, pos, hwhy);
+    }
+    if (depth > 0) {
+        /* SubsequentHeaderError: ReadError whatever the position */
+        return fail(t, err_offset, why, pos,
+                    hs == HDR_INVALID ? hwhy : "tar extended header without a member");
+    }
+    if (hs == HDR_EOF || start != 0) {
+        /* after the first member, a bad header ends the list */
+        if (hs == HDR_INVALID || hs == HDR_TRUNCATED) {
+            t->stop_why = hs == HDR_INVALID ? hwhy : "tar header truncated";
+            t->stop_offset = pos;
+        }
+        return end(t);
+    }
+    return fail(t, err_offset, why, pos, hs == HDR_INVALID ? hwhy : "tar header truncated");
+}
+
+/* One extended header ('L', 'K', 'x', 'X', 'g') of type ty at l->offset, the depth-th of its
+ * chain: its data (what read(_block(size)) returns) and, for pax, its parsed dict. */
+static tar_step read_extended(stg_tar *t, const hdr *h, link_hdr *l, size_t depth, uint64_t start,
+                              uint64_t *err_offset, const char **why)
+{
+    char ty = l->type;
+    uint64_t data = l->offset + STG_TAR_BLOCK;
+    /* read(_block(size)): a negative or too large count reads the rest of the file, and then no
+     * header follows (ReadError, once any records are parsed). */
+    size_t avail = t->len - data;
+    int64_t blk = h->size.huge ? -1 : block_round(h->size.v);
+    bool to_the_end = blk < 0 || (uint64_t)blk > avail;
+    l->data.p = t->buf + data;
+    l->data.n = to_the_end ? avail : (size_t)blk;
+    if (ty == 'x' || ty == 'X' || ty == 'g') {
+        stg_tar_pax parsed = t->glob; /* 'x' works on a copy, 'g' on the global dict */
+        if (!pax_parse(l->data.p, l->data.n, &parsed)) {
+            if (depth == 0 && start != 0) {
+                t->stop_why = "pax extended header invalid";
+                t->stop_offset = data;
+                return step_done(end(t));
+            }
+            return step_done(fail(t, err_offset, why, data, "pax extended header invalid"));
+        }
+        if (ty == 'g') {
+            t->glob = parsed;
+        } else {
+            l->dict = parsed;
+        }
+    }
+    if (to_the_end) {
+        return step_done(
+            fail(t, err_offset, why, l->offset, "tar extended header data runs past the end"));
+    }
+    return step_more();
+}
+
+/* fromtarfile() from t->pos: the chain of extended headers (into chain[0..*depth)) up to the
+ * member's own header, read into *h at *pos. */
+static tar_step read_chain(stg_tar *t, link_hdr *chain, size_t *depth, hdr *h, uint64_t *pos,
+                           uint64_t *err_offset, const char **why)
+{
+    uint64_t start = t->pos;
+    const char *hwhy = "tar header invalid";
+    for (*pos = start;;) {
+        hdr_status hs = read_header(t, *pos, h, &hwhy);
+        if (hs != HDR_OK) {
+            return step_done(header_failed(t, hs, hwhy, *depth, start, *pos, err_offset, why));
+        }
+        char ty = h->type;
+        if (ty != 'L' && ty != 'K' && ty != 'x' && ty != 'X' && ty != 'g') {
+            return step_more();
+        }
+        if (*depth == STG_TAR_CHAIN_MAX) {
+            t->started = true;
+            return step_done(fail(t, err_offset, why, *pos,
+                                  "more extended tar headers in a row than "
+                                  "stguard follows (64)"));
+        }
+        link_hdr *l = &chain[*depth];
+        l->type = ty;
+        l->offset = *pos;
+        tar_step s = read_extended(t, h, l, *depth, start, err_offset, why);
+        if (!s.more) {
+            return s;
+        }
+        (*depth)++;
+        *pos = l->offset + STG_TAR_BLOCK + l->data.n;
+    }
+}
+
+/* The member's own header at pos: _proc_sparse() or _proc_builtin(). joined holds the name when
+ * it is prefix/name. *next gets the next header's offset (signed: a negative size moves it
+ * back, where tarfile would loop). */
+static tar_step member_from_header(stg_tar *t, const hdr *h, uint64_t pos, char *joined,
+                                   member_state *m, int64_t *next, uint64_t *err_offset,
+                                   const char **why)
+{
+    memset(m, 0, sizeof *m);
+    m->type = h->type;
+    /* A size of 2^56 or more is refused below for members with data; for the others (directories,
+     * links, devices) tarfile keeps it but never reads by it, so it is listed as 0 rather than as
+     * the truncated low bits. */
+    m->size = h->size.huge ? 0 : h->size.v;
+    m->link = h->link;
+    m->offset = pos;
+    slice name = h->name;
+    if (m->type == '5') {
+        strip_trailing_slashes(&name);
+    }
+    if (h->prefix.n > 0 && m->type != 'L' && m->type != 'K' && m->type != 'S') {
+        memcpy(joined, h->prefix.p, h->prefix.n);
+        joined[h->prefix.n] = '/';
+        memcpy(joined + h->prefix.n + 1, name.p, name.n);
+        name.p = (const uint8_t *)joined;
+        name.n = h->prefix.n + 1 + name.n;
+    }
+    m->name = name;
+    bool has_data = stg_tar_type_has_data(m->type);
+    if (has_data && h->size.huge) {
+        t->started = true;
+        return step_done(
+            fail(t, err_offset, why, pos + OFF_SIZE,
+                 h->size.v < 0 ? "tar member size negative" : "tar member data runs past the end"));
+    }
+    if (m->type == 'S') {
+        m->sparse = true;
+        m->data_offset = pos + STG_TAR_BLOCK * (1 + h->sparse_ext_blocks);
+        *next = (int64_t)m->data_offset + block_round(h->size.v);
+        if (h->origsize.huge || h->origsize.v < 0) {
+            m->refuse = true;
+            m->refuse_why = "tar sparse size invalid";
+        }
+        m->size = h->origsize.v;
+    } else {
+        m->data_offset = pos + STG_TAR_BLOCK;
+        *next = (int64_t)m->data_offset + (has_data ? block_round(h->size.v) : 0);
+        apply_pax(&t->glob, m);
+        if (m->type == '5') {
+            strip_trailing_slashes(&m->name);
+        }
+    }
+    return step_more();
+}
+
+/* Unwinds the chain: the innermost extended header is applied first, the outermost last. */
+static void apply_chain(stg_tar *t, link_hdr *chain, size_t depth, member_state *m, int64_t *next)
+{
+    while (depth > 0) {
+        link_hdr *l = &chain[--depth];
+        if (l->type == 'L') {
+            m->name = nts(l->data.p, l->data.n);
+            if (m->type == '5' && m->name.n > 0 && m->name.p[m->name.n - 1] == '/') {
+                m->name.n--; /* removesuffix("/"): one slash only */
+            }
+            m->offset = l->offset;
+        } else if (l->type == 'K') {
+            m->link = nts(l->data.p, l->data.n);
+            if (m->type == '5' && m->name.n > 0 && m->name.p[m->name.n - 1] == '/') {
+                m->name.n--; /* _proc_gnulong() does this for 'K' too */
+            }
+            m->offset = l->offset;
+        } else if (l->type == 'g') {
+            pax_sparse(&t->glob, m);
+        } else {
+            pax_sparse(&l->dict, m);
+            apply_pax(&l->dict, m);
+            m->offset = l->offset;
+            if (dict_has(&l->dict, STG_TAR_PAX_SIZE)) {
+                bool data_now = stg_tar_type_has_data(m->type);
+                *next = (int64_t)m->data_offset + (data_now ? block_round(m->size) : 0);
+            }
+        }
+    }
+}
+
+/* The checks tarfile makes once the member is complete. */
+static stg_tar_result member_checked(stg_tar *t, member_state *m, int64_t next,
+                                     uint64_t *err_offset, const char **why)
+{
+    t->started = true;
+    if (m->refuse) {
+        return fail(t, err_offset, why, m->offset, m->refuse_why);
+    }
+    if ((stg_tar_type_has_data(m->type) && m->size < 0) || next < (int64_t)m->data_offset) {
+        return fail(t, err_offset, why, m->offset, "tar member size negative");
+    }
+    m->next_offset = (uint64_t)next;
+    if (stg_tar_type_has_data(m->type) && (uint64_t)m->size > t->len - m->data_offset) {
+        /* extractfile() would hand out a prefix of the bytes, then raise ReadError */
+        return fail(t, err_offset, why, m->offset, "tar member data runs past the end");
+    }
+    if (m->next_offset > t->len) {
+        /* next() seeks to the byte before the next header and finds none: ReadError */
+        return fail(t, err_offset, why, m->offset, "tar member data runs past the end");
+    }
+    if (m->name.n > STG_TAR_NAME_MAX || m->link.n > STG_TAR_NAME_MAX) {
+        return fail(t, err_offset, why, m->offset, "tar member name longer than stguard reads");
+    }
+    return STG_TARR_OK;
+}
+
 /* TarFile.next(): fromtarfile() at t->pos, the chain of extended headers unwound as the
  * recursion in _proc_gnulong()/_proc_pax() does, then the check that the next header's
  * position is inside the file. */
@@ -515,171 +742,23 @@ stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, 
     }
     link_hdr chain[STG_TAR_CHAIN_MAX];
     size_t depth = 0;
-    uint64_t pos = t->pos, start = t->pos;
+    uint64_t pos;
     hdr h;
-    const char *hwhy = "tar header invalid";
-    for (;;) {
-        hdr_status hs = read_header(t, pos, &h, &hwhy);
-        if (hs == HDR_REFUSE) {
-            t->started = true;
-            return fail(t, err_offset, why, pos, hwhy);
-        }
-        if (hs != HDR_OK) {
-            if (depth > 0) {
-                /* SubsequentHeaderError: ReadError whatever the position */
-                return fail(t, err_offset, why, pos,
-                            hs == HDR_INVALID ? hwhy : "tar extended header without a member");
-            }
-            if (hs == HDR_EOF || start != 0) {
-                /* after the first member, a bad header ends the list */
-                if (hs == HDR_INVALID || hs == HDR_TRUNCATED) {
-                    t->stop_why = hs == HDR_INVALID ? hwhy : "tar header truncated";
-                    t->stop_offset = pos;
-                }
-                return end(t);
-            }
-            return fail(t, err_offset, why, pos, hs == HDR_INVALID ? hwhy : "tar header truncated");
-        }
-        char ty = h.type;
-        if (ty != 'L' && ty != 'K' && ty != 'x' && ty != 'X' && ty != 'g') {
-            break;
-        }
-        if (depth == STG_TAR_CHAIN_MAX) {
-            t->started = true;
-            return fail(t, err_offset, why, pos,
-                        "more extended tar headers in a row than "
-                        "stguard follows (64)");
-        }
-        link_hdr *l = &chain[depth];
-        l->type = ty;
-        l->offset = pos;
-        uint64_t data = pos + STG_TAR_BLOCK;
-        /* read(_block(size)): a negative or too large count reads the rest of the file, and
-         * then no header follows (ReadError, once any records are parsed). */
-        size_t avail = t->len - data;
-        int64_t blk = h.size.huge ? -1 : block_round(h.size.v);
-        bool to_the_end = blk < 0 || (uint64_t)blk > avail;
-        l->data.p = t->buf + data;
-        l->data.n = to_the_end ? avail : (size_t)blk;
-        if (ty == 'x' || ty == 'X' || ty == 'g') {
-            stg_tar_pax parsed = t->glob; /* 'x' works on a copy, 'g' on the global dict */
-            if (!pax_parse(l->data.p, l->data.n, &parsed)) {
-                if (depth > 0) {
-                    return fail(t, err_offset, why, data, "pax extended header invalid");
-                }
-                if (start != 0) {
-                    t->stop_why = "pax extended header invalid";
-                    t->stop_offset = data;
-                    return end(t);
-                }
-                return fail(t, err_offset, why, data, "pax extended header invalid");
-            }
-            if (ty == 'g') {
-                t->glob = parsed;
-            } else {
-                l->dict = parsed;
-            }
-        }
-        if (to_the_end) {
-            return fail(t, err_offset, why, pos, "tar extended header data runs past the end");
-        }
-        depth++;
-        pos = data + l->data.n;
+    tar_step s = read_chain(t, chain, &depth, &h, &pos, err_offset, why);
+    if (!s.more) {
+        return s.res;
     }
-    /* The member's own header: _proc_sparse() or _proc_builtin(). */
     member_state m;
-    memset(&m, 0, sizeof m);
-    m.type = h.type;
-    /* A size of 2^56 or more is refused below for members with data; for the others (directories,
-     * links, devices) tarfile keeps it but never reads by it, so it is listed as 0 rather than as
-     * the truncated low bits. */
-    m.size = h.size.huge ? 0 : h.size.v;
-    m.link = h.link;
-    m.offset = pos;
-    slice name = h.name;
-    if (m.type == '5') {
-        strip_trailing_slashes(&name);
-    }
-    char joined[155 + 1 + 100];
-    if (h.prefix.n > 0 && m.type != 'L' && m.type != 'K' && m.type != 'S') {
-        memcpy(joined, h.prefix.p, h.prefix.n);
-        joined[h.prefix.n] = '/';
-        memcpy(joined + h.prefix.n + 1, name.p, name.n);
-        name.p = (const uint8_t *)joined;
-        name.n = h.prefix.n + 1 + name.n;
-    }
-    m.name = name;
-    bool has_data = stg_tar_type_has_data(m.type);
-    if (has_data && h.size.huge) {
-        t->started = true;
-        return fail(t, err_offset, why, pos + OFF_SIZE,
-                    h.size.v < 0 ? "tar member size negative"
-                                 : "tar member data runs past the end");
-    }
-    /* Signed: a negative size moves the next header back (tarfile would loop). */
     int64_t next;
-    if (m.type == 'S') {
-        m.sparse = true;
-        m.data_offset = pos + STG_TAR_BLOCK * (1 + h.sparse_ext_blocks);
-        next = (int64_t)m.data_offset + block_round(h.size.v);
-        if (h.origsize.huge || h.origsize.v < 0) {
-            m.refuse = true;
-            m.refuse_why = "tar sparse size invalid";
-        }
-        m.size = h.origsize.v;
-    } else {
-        m.data_offset = pos + STG_TAR_BLOCK;
-        next = (int64_t)m.data_offset + (has_data ? block_round(h.size.v) : 0);
-        apply_pax(&t->glob, &m);
-        if (m.type == '5') {
-            strip_trailing_slashes(&m.name);
-        }
+    char joined[155 + 1 + 100]; /* prefix '/' name */
+    s = member_from_header(t, &h, pos, joined, &m, &next, err_offset, why);
+    if (!s.more) {
+        return s.res;
     }
-    /* Unwind: the innermost extended header is applied first, the outermost last. */
-    while (depth > 0) {
-        link_hdr *l = &chain[--depth];
-        if (l->type == 'L') {
-            m.name = nts(l->data.p, l->data.n);
-            if (m.type == '5' && m.name.n > 0 && m.name.p[m.name.n - 1] == '/') {
-                m.name.n--; /* removesuffix("/"): one slash only */
-            }
-            m.offset = l->offset;
-        } else if (l->type == 'K') {
-            m.link = nts(l->data.p, l->data.n);
-            if (m.type == '5' && m.name.n > 0 && m.name.p[m.name.n - 1] == '/') {
-                m.name.n--; /* _proc_gnulong() does this for 'K' too */
-            }
-            m.offset = l->offset;
-        } else if (l->type == 'g') {
-            pax_sparse(&t->glob, &m);
-        } else {
-            pax_sparse(&l->dict, &m);
-            apply_pax(&l->dict, &m);
-            m.offset = l->offset;
-            if (dict_has(&l->dict, STG_TAR_PAX_SIZE)) {
-                bool data_now = stg_tar_type_has_data(m.type);
-                next = (int64_t)m.data_offset + (data_now ? block_round(m.size) : 0);
-            }
-        }
-    }
-    t->started = true;
-    if (m.refuse) {
-        return fail(t, err_offset, why, m.offset, m.refuse_why);
-    }
-    if ((stg_tar_type_has_data(m.type) && m.size < 0) || next < (int64_t)m.data_offset) {
-        return fail(t, err_offset, why, m.offset, "tar member size negative");
-    }
-    m.next_offset = (uint64_t)next;
-    if (stg_tar_type_has_data(m.type) && (uint64_t)m.size > t->len - m.data_offset) {
-        /* extractfile() would hand out a prefix of the bytes, then raise ReadError */
-        return fail(t, err_offset, why, m.offset, "tar member data runs past the end");
-    }
-    if (m.next_offset > t->len) {
-        /* next() seeks to the byte before the next header and finds none: ReadError */
-        return fail(t, err_offset, why, m.offset, "tar member data runs past the end");
-    }
-    if (m.name.n > STG_TAR_NAME_MAX || m.link.n > STG_TAR_NAME_MAX) {
-        return fail(t, err_offset, why, m.offset, "tar member name longer than stguard reads");
+    apply_chain(t, chain, depth, &m, &next);
+    stg_tar_result res = member_checked(t, &m, next, err_offset, why);
+    if (res != STG_TARR_OK) {
+        return res;
     }
     t->pos = m.next_offset;
     if (e == NULL) {

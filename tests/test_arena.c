@@ -225,6 +225,42 @@ START_TEST(test_grow_buffer)
 }
 END_TEST
 
+/* A zeroed buffer is charged exactly (no doubling), raises the peak, and is refused at the
+ * budget's N + 1 and on a count x size that wraps. */
+START_TEST(test_zero_buffer)
+{
+    stg_arena a;
+    stg_arena_init(&a, 10000);
+    void *buf = NULL, *other = NULL;
+    size_t cap = 0, ocap = 0;
+    ck_assert_int_eq(stg_arena_zero_buffer(&a, &buf, &cap, 100, 24), 0);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(cap, 2400);
+    ck_assert_uint_eq(a.reserved, 2400);
+    ck_assert_uint_eq(a.peak, 2400);
+    for (size_t i = 0; i < cap; i++) {
+        ck_assert_uint_eq(((uint8_t *)buf)[i], 0);
+    }
+    /* Exactly what is left fits; one byte more does not. */
+    ck_assert_int_eq(stg_arena_zero_buffer(&a, &other, &ocap, 7601, 1), -1);
+    ck_assert_int_eq(a.failed, 1);
+    ck_assert_int_eq(a.out_of_memory, 0);
+    ck_assert_ptr_null(other);
+    ck_assert_int_eq(stg_arena_zero_buffer(&a, &other, &ocap, 7600, 1), 0);
+    ck_assert_uint_eq(a.reserved, 10000);
+    ck_assert_uint_eq(a.peak, 10000);
+    stg_arena_free_buffer(&a, &other, &ocap);
+    /* A buffer already held, and a product that wraps, are refused. */
+    ck_assert_int_eq(stg_arena_zero_buffer(&a, &buf, &cap, 1, 1), -1);
+    ck_assert_uint_eq(cap, 2400);
+    ck_assert_int_eq(stg_arena_zero_buffer(&a, &other, &ocap, SIZE_MAX / 2, 3), -1);
+    stg_arena_free_buffer(&a, &buf, &cap);
+    ck_assert_uint_eq(a.reserved, 0);
+    ck_assert_uint_eq(a.peak, 10000);
+    stg_arena_release(&a);
+}
+END_TEST
+
 START_TEST(test_grow_buffer_shares_budget)
 {
     /* Blocks and buffers draw on one budget: what a buffer holds is not there for blocks, and
@@ -322,6 +358,7 @@ int main(void)
     tcase_add_test(tc, test_large_request);
     tcase_add_test(tc, test_grow_buffer);
     tcase_add_test(tc, test_grow_buffer_shares_budget);
+    tcase_add_test(tc, test_zero_buffer);
     tcase_add_test(tc, test_mem_zero_sizes);
     tcase_add_test(tc, test_mem_strndup);
     suite_add_tcase(s, tc);

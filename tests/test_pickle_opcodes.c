@@ -979,6 +979,150 @@ START_TEST(pool_full_untracks_dicts)
 }
 END_TEST
 
+/* The walker's whole memory is its arena, and its peak stays within stg_pickle_memory_bound
+ * (the formula docs/pickle.md states) on inputs that drive each term to its worst: the value
+ * stack, the mark stack, the element pool, the dense memo (charged to the arena like the rest),
+ * the memo hash under a flood of sparse indexes, and the buffers that decode protocol 0 strings.
+ * Each input also reaches most of its own term, so a term left out of the account (or out of the
+ * formula) fails here. */
+static void on_persid_decode(void *ctx, stg_pickle_walker *w, const stg_pv *pid, uint64_t off)
+{
+    (void)off;
+    const uint8_t *b;
+    size_t n;
+    *(size_t *)ctx = stg_pickle_bytes(w, pid, &b, &n) ? n : 0;
+}
+
+#define MB_S 4096u /* max_stack */
+#define MB_M 4096u /* max_memo */
+
+static uint8_t *mb_fill(size_t *len, const char *head, uint8_t op, size_t times, const char *tail)
+{
+    size_t hl = strlen(head), tl = strlen(tail);
+    *len = hl + times + tl;
+    uint8_t *b = malloc(*len);
+    ck_assert_ptr_nonnull(b);
+    memcpy(b, head, hl);
+    memset(b + hl, op, times);
+    memcpy(b + hl + times, tail, tl);
+    return b;
+}
+
+/* A flood of LONG_BINPUT with distinct sparse indexes: n of them, then STOP. */
+static uint8_t *mb_sparse(size_t *len, size_t n)
+{
+    *len = 1 + 5 * n + 1;
+    uint8_t *b = malloc(*len);
+    ck_assert_ptr_nonnull(b);
+    b[0] = 'N';
+    for (size_t i = 0; i < n; i++) {
+        uint32_t key = 0x40000000u + (uint32_t)i * 7919u;
+        b[1 + 5 * i] = 'r';
+        for (int k = 0; k < 4; k++) {
+            b[2 + 5 * i + (size_t)k] = (uint8_t)(key >> (8 * k));
+        }
+    }
+    b[*len - 1] = '.';
+    return b;
+}
+
+typedef struct mb_case {
+    const char *what;
+    uint8_t *buf;
+    size_t len;
+    stg_pickle_status want;
+    uint64_t reaches; /* the peak is at least this */
+} mb_case;
+
+/* Two protocol 0 STRING operands of `n` escaped bytes each, then STACK_GLOBAL and STOP. */
+static uint8_t *mb_names(size_t *len, size_t n)
+{
+    *len = 2 * (n + 4) + 2;
+    uint8_t *b = malloc(*len);
+    ck_assert_ptr_nonnull(b);
+    size_t o = 0;
+    for (int k = 0; k < 2; k++) {
+        b[o++] = 'S';
+        b[o++] = '\'';
+        memset(b + o, 'a', n);
+        o += n;
+        b[o++] = '\'';
+        b[o++] = '\n';
+    }
+    b[o++] = 0x93;
+    b[o++] = '.';
+    return b;
+}
+
+START_TEST(memory_peak_within_bound)
+{
+    const stg_pickle_limits pl = {MB_S, MB_M, 1 << 20, 4, 0};
+    mb_case cases[10];
+    size_t nc = 0, len;
+    uint8_t *b;
+    /* max_stack values: 16 bytes each, grown by doubling */
+    b = mb_fill(&len, "", 'N', MB_S, ".");
+    cases[nc++] = (mb_case){"stack", b, len, STG_PW_STOP, 16u * MB_S};
+    /* max_stack marks, 4 bytes each */
+    b = mb_fill(&len, "", '(', MB_S, "N.");
+    cases[nc++] = (mb_case){"marks", b, len, STG_PW_STOP, 4u * MB_S};
+    /* TUPLE1 of TUPLE1 ...: each tuple keeps its element in the pool, up to max_stack values */
+    b = mb_fill(&len, "N", 0x85, MB_S + 100, ".");
+    cases[nc++] = (mb_case){"pool", b, len, STG_PW_STOP, 16u * MB_S};
+    /* MEMOIZE 1300 times: all in the dense array (it covers len / 4 + 1024 indexes), allocated
+     * last */
+    b = mb_fill(&len, "N", 0x94, 1300, ".");
+    cases[nc++] = (mb_case){"dense memo", b, len, STG_PW_STOP, 24u * (1302 / 4 + 1024)};
+    /* MEMOIZE max_memo times: the dense array, then the hash for the rest */
+    b = mb_fill(&len, "N", 0x94, MB_M, ".");
+    cases[nc++] = (mb_case){"dense and hash memo", b, len, STG_PW_STOP,
+                            24u * ((MB_M + 2) / 4 + 1024)};
+    /* max_memo sparse indexes and one more: the limit, after the hash's last growth */
+    b = mb_sparse(&len, MB_M + 1);
+    cases[nc++] = (mb_case){"memo hash", b, len, STG_PW_LIMIT, 96u * MB_M};
+    /* a protocol 0 UNICODE line decoded by a hook: 2 bytes per input byte */
+    b = mb_fill(&len, "V", 0xe9, 20000, "\nQ.");
+    cases[nc++] = (mb_case){"decoded string", b, len, STG_PW_STOP, 2u * 20000};
+    /* escaped STACK_GLOBAL operands of the longest length decoded, each in its own buffer */
+    b = mb_names(&len, 1024);
+    cases[nc++] = (mb_case){"decoded names", b, len, STG_PW_STOP, 2 * 4096};
+    size_t decoded = 0;
+    stg_pickle_hooks h = {0};
+    h.ctx = &decoded;
+    h.persid = on_persid_decode;
+    size_t longest = 0;
+    stg_pickle_walker w;
+    for (size_t i = 0; i < nc; i++) {
+        longest = cases[i].len > longest ? cases[i].len : longest;
+        stg_pickle_init(&w, &pl, &h);
+        size_t end;
+        stg_pickle_status st = stg_pickle_walk(&w, cases[i].buf, cases[i].len, 0, &end);
+        ck_assert_msg(st == cases[i].want, "%s: status %d (%s)", cases[i].what, (int)st,
+                      w.err_msg != NULL ? w.err_msg : "-");
+        uint64_t bound = stg_pickle_memory_bound(&pl, cases[i].len);
+        ck_assert_msg(w.arena.peak <= bound, "%s: peak %zu > bound %llu", cases[i].what,
+                      w.arena.peak, (unsigned long long)bound);
+        ck_assert_msg(w.arena.peak >= cases[i].reaches, "%s: peak %zu < %llu", cases[i].what,
+                      w.arena.peak, (unsigned long long)cases[i].reaches);
+        ck_assert_uint_le(w.arena.peak, w.arena.cap);
+        stg_pickle_free(&w);
+        ck_assert_uint_eq(w.arena.reserved, 0); /* every byte was given back */
+    }
+    ck_assert_uint_eq(decoded, 2u * 20000); /* the hook did decode the string */
+    /* One walker over all of them in turn (buffers are reused): the bound of the longest. */
+    stg_pickle_init(&w, &pl, &h);
+    for (size_t i = 0; i < nc; i++) {
+        size_t end;
+        ck_assert_int_eq(stg_pickle_walk(&w, cases[i].buf, cases[i].len, 0, &end), cases[i].want);
+    }
+    ck_assert_uint_le(w.arena.peak, stg_pickle_memory_bound(&pl, longest));
+    stg_pickle_free(&w);
+    for (size_t i = 0; i < nc; i++) {
+        free(cases[i].buf);
+    }
+}
+END_TEST
+
 /* A max_pickle_string of "no limit" does not wrap the budget: escaped operands still decode. */
 START_TEST(unlimited_string_budget)
 {
@@ -1138,6 +1282,7 @@ int main(void)
     tcase_add_test(tc, budget_refusal_while_decoding);
     tcase_add_test(tc, pool_full_untracks_dicts);
     tcase_add_test(tc, unlimited_string_budget);
+    tcase_add_test(tc, memory_peak_within_bound);
     tcase_add_test(tc, accessors_refuse_foreign_values);
     tcase_add_test(tc, huge_argument_is_flagged_not_read);
     suite_add_tcase(s, tc);

@@ -26,8 +26,7 @@
 #     list (the layer targets have explicit source lists).
 # Comments are left out before rules 3-8 are applied. An exception is written where it is
 # taken: a line carrying `layer-check: <reason>` (or with such a comment on one of the two
-# lines above it) is exempt from rules 6-8; rule 9's exceptions are listed below, each with
-# the work that removes it.
+# lines above it) is exempt from rules 6-8; rule 9 has none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -119,11 +118,8 @@ done
 
 # Rule 9: a function starts at a line in column 0 followed by "{" in column 0 and ends at the
 # next "}" in column 0 (clang-format puts them there).
-# Exceptions, each removed by the work named: the pickle walker split (issue 12, item 4), the
-# tar header reader and the Python literal parser (their splits are under way).
-long_ok=" parser/pickle.c:stg_pickle_walk parser/tar.c:stg_tar_next parser/npy.c:stg_pylit_parse "
+# No exceptions.
 while read -r n file name; do
-    case "$long_ok" in *" $file:$name "*) continue ;; esac
     report "$file" 0 "function longer than 150 lines" "$name ($n lines)"
 done < <(awk '
     /^[A-Za-z_].*\(/ { if (!body) { sig = $0; at = FNR } }
