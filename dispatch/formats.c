@@ -159,10 +159,12 @@ static bool scan_zip(const stg_format_entry *e, const uint8_t *buf, size_t len,
 {
     /* Every reading a loader's zip reader takes; no usable directory fails closed. */
     (void)e;
-    (void)a;
     stg_archive_facts facts = {false, false, false};
     (void)stg_containers_scan_zip_readers(buf, len, true, ctx, res, &facts);
     res->format = stg_format_zip_label(&facts);
+    if (a->top_level) {
+        stg_polyglot_check_zip_tar(buf, len, ctx, res); /* torch.load's reading */
+    }
     return true;
 }
 

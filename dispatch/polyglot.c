@@ -38,6 +38,24 @@ void stg_polyglot_check_tar(const uint8_t *buf, size_t len, const char *primary,
     }
 }
 
+void stg_polyglot_check_zip_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                                stg_member_result *res)
+{
+    if (len < 4 || buf[0] != 'P' || buf[1] != 'K' || buf[2] != 5 || buf[3] != 6 ||
+        !stg_tar_opens(buf, len)) {
+        return;
+    }
+    stg_report_add(ctx->report, STG_POLYGLOT_TAR, 0,
+                   "the file starts with a zip end record (numpy.load and zipfile read a zip) "
+                   "that is also a tar header tarfile accepts: torch.load, which takes the zip "
+                   "route only for PK\\3\\4, reads a tar archive; its members were scanned");
+    stg_member_result tar = {STG_FMT_UNKNOWN, false, 0};
+    stg_archive_facts facts; /* no label: the file keeps its zip label */
+    stg_containers_scan_tar(buf, len, ctx, &tar, &facts);
+    res->pickle_based = res->pickle_based || tar.pickle_based;
+    res->inflated += tar.inflated;
+}
+
 void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
 {
     const stg_limits *lim = ctx->lim;

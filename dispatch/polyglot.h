@@ -29,6 +29,15 @@ void stg_polyglot_check_tar(const uint8_t *buf, size_t len, const char *primary,
 
 void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ctx *ctx);
 
+/* For a buffer that starts with a zip end record ("PK\5\6": numpy.load's magic check and Python's
+ * zipfile take it as a zip, an empty one when its comment covers the rest) rather than a local
+ * header: torch.load's _is_zipfile wants "PK\3\4" at byte 0, so torch takes its legacy route,
+ * which opens the bytes with tarfile first. When the first block is a tar header tarfile
+ * accepts: polyglot_tar at 0 (strict error / compat warning) and the tar's members scanned in
+ * both profiles (that is what torch.load reads); res->pickle_based is set when a pickle was. */
+void stg_polyglot_check_zip_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                                stg_member_result *res);
+
 /* For a buffer whose primary format is a pickle (or legacy torch): a zip found at its end is
  * reported as polyglot_zip (strict error / compat warning) and its members scanned in both
  * profiles (a scanner must see what zip-routing tools would load). */

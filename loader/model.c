@@ -20,6 +20,7 @@
 #include "../validator/index.h"
 #include "../validator/limits.h"
 #include "mmap.h"
+#include "scan.h"
 
 #define STG_INDEX_FILE_NAME "model.safetensors.index.json"
 
@@ -30,19 +31,6 @@ struct stg_model {
     size_t count;
     size_t *by_name; /* indices into table sorted by name bytes */
 };
-
-/* Folder part of a path ("." when it has none), as a new string. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) {
-        return stg_mem_strndup(".", 1);
-    }
-    if (slash == path) {
-        return stg_mem_strndup("/", 1);
-    }
-    return stg_mem_strndup(path, (size_t)(slash - path));
-}
 
 static char *join(const char *dir, const char *name)
 {
@@ -221,7 +209,7 @@ void stg_index_scan_file(const char *index_path, const uint8_t *buf, size_t len,
     memset(&m, 0, sizeof m);
     stg_index_init(&m.ix);
     if (stg_index_parse(buf, len, &opt->limits, r, &m.ix)) {
-        char *dir = dir_of(index_path);
+        char *dir = stg_path_dir(index_path);
         if (dir == NULL) {
             r->out_of_memory = true;
         } else {
@@ -401,7 +389,7 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     } else {
         index_path = stg_mem_strndup(dir_or_index, strlen(dir_or_index));
     }
-    char *dir = index_path != NULL ? dir_of(index_path) : NULL;
+    char *dir = index_path != NULL ? stg_path_dir(index_path) : NULL;
     stg_status s = STG_E_NOMEM;
     uint8_t *buf = NULL;
     size_t len = 0;

@@ -17,8 +17,9 @@
 #include "../dispatch/check.h"
 #include "../dispatch/formats.h"
 #include "../dispatch/sniff.h"
-#include "digest.h"
 #include "../validator/limits.h"
+#include "digest.h"
+#include "joblib_side.h"
 #include "model.h"
 #include "seed.h"
 #include "window.h"
@@ -58,6 +59,18 @@ const char *stg_path_base(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash != NULL ? slash + 1 : path;
+}
+
+char *stg_path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        return stg_mem_strndup(".", 1);
+    }
+    if (slash == path) {
+        return stg_mem_strndup("/", 1);
+    }
+    return stg_mem_strndup(path, (size_t)(slash - path));
 }
 
 bool stg_scan_is_blob_name(const char *name)
@@ -257,6 +270,7 @@ stg_status stg_scan_buffer(const void *buf, size_t len, const char *name_hint,
     }
     static const uint8_t empty[1] = {0};
     scan_bytes(len > 0 ? buf : empty, len, name_hint, NULL, NULL, NULL, opt, r);
+    stg_joblib_side_unresolved(r);
     stg_report_finish(r);
     *out = r;
     return STG_OK;
@@ -544,6 +558,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
     }
     uint64_t bytes;
     stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL);
+    stg_joblib_side_scan(path, opt, r);
     stg_report_finish(r);
     *out = r;
     return STG_OK;
@@ -709,6 +724,7 @@ static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, con
         }
     } else {
         scan_bytes(buf, len, name_hint, NULL, NULL, digest, opt, r);
+        stg_joblib_side_unresolved(r);
     }
     stg_mem_free(buf);
     *out = r;

@@ -128,6 +128,9 @@ bool stg_scan_is_blob_name(const char *name);
 
 /* Last component of path (after the last '/'). */
 const char *stg_path_base(const char *path);
+/* Folder part of path as a new string (stg_mem_free): "." when it has none, "/" for a file in
+ * the root; NULL when memory fails. */
+char *stg_path_dir(const char *path);
 /* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
 bool stg_path_is_blob(const char *path);
 /* true when path (a real path) is root_real or lies below it. */

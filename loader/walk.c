@@ -18,6 +18,7 @@
 #include "../dispatch/sniff.h"
 #include "digest.h"
 #include "idmap.h"
+#include "joblib_side.h"
 #include "scan.h"
 #include "seed.h"
 
@@ -684,6 +685,8 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
      * is a walked path (file or link), so the shards' links next to it are found. */
     stg_scan_file_into(f->open_path, t->hint != NULL ? t->hint : f->open_path, f->nofollow,
                        f->blob_hex[0] != '\0' ? f->blob_hex : NULL, opt, r, bytes, &t->live);
+    /* joblib side files are looked up next to the shown path, as joblib.load does */
+    stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, r);
     stg_report_finish(r);
     return r;
 }
@@ -863,7 +866,9 @@ static size_t settle_records(walk *w)
         key->file = rec->file;
         key->hint = stg_name_hint_of(rec->display);
         key->dir = "";
-        if (key->hint.safetensors_index) {
+        /* An index finds its shards, a pickle its joblib side files, next to the shown path:
+         * only paths in the same folder share a result (safetensors name no other file). */
+        if (key->hint.safetensors_index || !key->hint.safetensors) {
             key->dir = rec->display;
             key->dir_len = (size_t)(stg_path_base(rec->display) - rec->display);
         }

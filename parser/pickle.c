@@ -1126,6 +1126,13 @@ static void call_hook(stg_pickle_walker *w, uint8_t op, const stg_pv *callable, 
     }
 }
 
+static void copy_hook(stg_pickle_walker *w, const stg_pv *v, uint64_t off)
+{
+    if (v->kind == STG_PV_GLOBAL && w->hooks->copy_global != NULL) {
+        w->hooks->copy_global(w->hooks->ctx, v, off);
+    }
+}
+
 static void mutate_hook(stg_pickle_walker *w, uint8_t op, const stg_pv *target, uint64_t off)
 {
     if (target->kind == STG_PV_GLOBAL && w->hooks->mutate_global != NULL) {
@@ -1316,7 +1323,9 @@ static stg_pickle_status load_dup(stg_pickle_walker *w, stg_cursor *c, uint8_t o
     (void)op;
     NEED(w->sp > fence(w), UNDERFLOW);
     stg_pv v = w->stack[w->sp - 1];
-    return push(w, &v, op_off);
+    CHECK(push(w, &v, op_off));
+    copy_hook(w, &v, op_off);
+    return STG_PW_OK;
 }
 
 /* Constants: FLOAT, INT, LONG (text lines), BININT*, LONG1/LONG4, BINFLOAT, NONE, booleans. */
@@ -1683,7 +1692,9 @@ static stg_pickle_status load_get(stg_pickle_walker *w, stg_cursor *c, uint8_t o
     const stg_pv *got = memo_get(w, index);
     NEED(got != NULL, "the memo has no value at this index");
     stg_pv v = *got;
-    return push(w, &v, op_off);
+    CHECK(push(w, &v, op_off));
+    copy_hook(w, &v, op_off);
+    return STG_PW_OK;
 }
 
 static stg_pickle_status load_put(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)

@@ -120,6 +120,9 @@ typedef struct stg_pickle_hooks {
     /* A memo index no pickler writes and the C unpickler allocates for (see memo_sparse in
      * pickle.c); once per walk, the walk goes on. */
     void (*memo_sparse)(void *ctx, uint64_t offset, uint64_t index);
+    /* GET/BINGET/LONG_BINGET or DUP pushed one more copy of a GLOBAL value (v, with its tag):
+     * with the global hook's calls, every stack copy of a global is seen. */
+    void (*copy_global)(void *ctx, const stg_pv *v, uint64_t offset);
 } stg_pickle_hooks;
 
 typedef struct stg_pickle_limits {

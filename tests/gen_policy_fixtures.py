@@ -14,7 +14,8 @@ OUTDIR/evil/    the malicious counterparts, each calling os.system when loaded (
 OUTDIR/stub/    a stand-in `transformers` package (transformers is not in Debian): the classes
   torch.save(TrainingArguments) pickles, under their real module and class names, so the pickle
   is the one transformers writes and torch.load can import them.
-Loader per file: the name's first word (torch_*, joblib_*).
+Loader per file: the name's first word (torch_*, joblib_*, pickle_*). *_py311*: the enums as
+Python 3.11 pickles them, getattr(EnumClass, 'NAME').
 
 Nothing malicious is ever loaded here: the evil objects are only pickled.
 """
@@ -206,6 +207,26 @@ torch.save(args, out("benign", "torch_training_args.bin"))
 evil_args = TrainingArguments()
 evil_args.logging_dir = Evil()
 torch.save(evil_args, out("evil", "torch_training_args.bin"))
+
+# The same written as Python 3.11 writes it: Enum.__reduce_ex__ there is
+# (getattr, (self.__class__, self._name_)). Set explicitly, so any Python writes 3.11's bytes;
+# torch.save uses protocol 2, pickle.dump protocols 2 to 5.
+from transformers.utils import ExplicitEnum  # noqa: E402
+
+by_value = ExplicitEnum.__reduce_ex__
+ExplicitEnum.__reduce_ex__ = lambda self, proto: (getattr, (self.__class__, self._name_))
+torch.save(args, out("benign", "torch_training_args_py311.bin"))
+import pickle as _pickle  # noqa: E402
+
+# pickle.load of these must not import torch (reach.py arms before): no torch.device field.
+plain = TrainingArguments(debug=[DebugOption.UNDERFLOW_OVERFLOW], fsdp=[FSDPOption.FULL_SHARD])
+for proto in (2, 3, 4, 5):
+    with open(out("benign", "pickle_training_args_py311_p%d.bin" % proto), "wb") as f:
+        _pickle.dump(plain, f, protocol=proto)
+torch.save(evil_args, out("evil", "torch_training_args_py311.bin"))
+with open(out("evil", "pickle_training_args_py311_p4.bin"), "wb") as f:
+    _pickle.dump(evil_args, f, protocol=4)
+ExplicitEnum.__reduce_ex__ = by_value
 
 # ---------------------------------------------------------------- joblib compressed dumps
 data = {"weights": np.arange(12, dtype=np.float32).reshape(3, 4),

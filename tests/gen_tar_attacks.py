@@ -159,6 +159,20 @@ def gguf_tar(payload_tar):
     return bytes(blob) + rest
 
 
+def zip_end_tar(payload_tar):
+    """A zip end record with no entries at byte 0 whose comment runs to the end of the file
+    (Python's zipfile opens it: numpy.load's NpzFile with no members), inside the name field of
+    an empty first tar member: torch.load (no PK\\3\\4, so not its zip route) reads the tar."""
+    total = BLK + len(payload_tar)
+    eocd = b"PK\x05\x06" + b"\0" * 16 + struct.pack("<H", total - 22)
+    out = header(eocd, 0) + payload_tar
+    assert len(out) == total
+    import zipfile
+    assert zipfile.ZipFile(io.BytesIO(out)).namelist() == []
+    assert tarfile.open(fileobj=io.BytesIO(out), mode="r:").getnames()[0] == "PK\x05\x06"
+    return out
+
+
 def evil_tail():
     """What follows the polyglots' pax header: the member it names, then the rest of the
     PyTorch 0.1 layout."""
@@ -197,6 +211,10 @@ def cases():
     c["evil_safetensors_tar"] = safetensors_tar(evil_tail())
     c["evil_npy_tar"] = npy_tar(evil_tail())
     c["evil_gguf_tar"] = gguf_tar(evil_tail())
+    c["evil_zip_end_tar"] = zip_end_tar(torch_tar(member(b"pickle", EVIL_NOSTOP))[:-len(END)] +
+                                        END)
+    # near miss: the end record alone (zipfile opens it, no tar header: torch's tarfile fails)
+    c["benign_empty_zip"] = b"PK\x05\x06" + b"\0" * 18
     # near misses: a tar as tarfile writes it with benign members; a plain safetensors file
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:

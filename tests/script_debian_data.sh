@@ -4,7 +4,7 @@
 # .npy/.npy.z files) and python3-numpy (*/tests/data/*.pkl, lib/tests/data/*objarr*: object
 # arrays from Python 2 and 3), read from the installed packages: every file parsed (no
 # pickle_malformed, no format_unknown but the raw array bytes of a .npy.z side file), none unsafe
-# or invalid. Skips (77) only when neither package ships any such file.
+# or invalid; the side files joblib 0.9 dumps name are found and scanned with them. Skips (77) only when neither package ships any such file.
 set -u
 if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
     echo "skip: no CLI binary (STGUARD_CLI)"
@@ -53,6 +53,15 @@ for r in (x for x in recs if x.get("type") == "file"):
         problems.append("format unknown")
     if side_z and r["format"] != "joblib":
         problems.append("a ZF side file not read as ZF")
+    if any(c.startswith("joblib_side_file") for c, _ in codes):
+        problems.append("a side file not found or not resolved")
+    # joblib 0.9.2 dumps name side .npy files (NDArrayWrapper); _03.npy is an object array:
+    # its pickle's globals, scanned as np.load reads it, carry the side file as member
+    base = p.rsplit("/", 1)[-1]
+    if base.startswith("joblib_0.9.2_pickle_") and base.endswith(".pkl"):
+        side = base + "_03.npy"
+        if not any(g.get("member") == side for g in r["globals"]):
+            problems.append("side file %s not scanned" % side)
     if problems:
         bad += 1
         print("FAIL %s: %s (%s, %r)" % (p, "; ".join(problems), r["format"], codes))

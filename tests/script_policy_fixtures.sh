@@ -1,7 +1,8 @@
 #!/bin/bash
 # Benign files the policy and the stream readers must pass, and their malicious counterparts,
 # written by the real libraries (tests/gen_policy_fixtures.py): quantized tensors, whole
-# torch.nn module saves, a Trainer training_args.bin, joblib dumps compressed with zlib, gzip,
+# torch.nn module saves, a Trainer training_args.bin (enums by value, and by name through
+# getattr as Python 3.11 writes them, pickle protocols 2-5), joblib dumps compressed with zlib, gzip,
 # bz2, xz and lzma, a joblib ZF file. Each file goes through the real loader under
 # tests/loaders/reach.py: every benign file loads without reaching a payload, every malicious one
 # reaches os.system (refused, nothing runs). Then through the CLI: benign files never unsafe or
@@ -13,8 +14,13 @@ stg_script_needs "torch, numpy, joblib"
 
 # The real loaders: the file name's first word says which one.
 (cd "$tmp/fx" && "$PY" "$SRC/tests/loaders/reach.py" joblib benign/joblib_* evil/joblib_* &&
-    PYTHONPATH="$tmp/fx/stub" "$PY" "$SRC/tests/loaders/reach.py" torch benign/torch_* \
-        evil/torch_*) >"$tmp/reach.jsonl" || { echo "FAIL: reach.py"; exit 1; }
+    PYTHONPATH="$tmp/fx/stub" "$PY" "$SRC/tests/loaders/reach.py" torch \
+        $(ls benign/torch_* evil/torch_* | grep -v _py311) &&
+    PYTHONPATH="$tmp/fx/stub" "$PY" "$SRC/tests/loaders/reach.py" --let builtins.getattr \
+        --let __builtin__.getattr torch benign/torch_*_py311* evil/torch_*_py311* &&
+    PYTHONPATH="$tmp/fx/stub" "$PY" "$SRC/tests/loaders/reach.py" --let builtins.getattr \
+        --let __builtin__.getattr pickle benign/pickle_* evil/pickle_*) >"$tmp/reach.jsonl" ||
+    { echo "FAIL: reach.py"; exit 1; }
 (cd "$tmp/fx" && "$STGUARD_CLI" scan --no-digest --format json benign/* evil/*) \
     >"$tmp/scan.jsonl" 2>"$tmp/scan.err"
 rc=$?
@@ -57,6 +63,13 @@ expect = {
                                        ("transformers.trainer_utils", "IntervalStrategy", "benign"),
                                        ("transformers.debug_utils", "DebugOption", "benign"),
                                        ("torch", "device", "allowed")],
+    "benign/torch_training_args_py311.bin": [
+        ("transformers.training_args", "TrainingArguments", "benign"),
+        ("transformers.trainer_utils", "IntervalStrategy", "benign"),
+        ("__builtin__", "getattr", "benign")],  # protocol 2 names Python 2's module
+    "benign/pickle_training_args_py311_p2.bin": [("__builtin__", "getattr", "benign")],
+    "benign/pickle_training_args_py311_p3.bin": [("builtins", "getattr", "benign")],
+    "benign/pickle_training_args_py311_p5.bin": [("builtins", "getattr", "benign")],
     "benign/torch_nn_LSTM.pt": [("torch.nn.modules.rnn", "LSTM", "benign")],
     "benign/torch_nn_TransformerEncoder.pt": [("torch.nn.functional", "relu", "benign")],
     "benign/joblib_xz.joblib": [("numpy", "matrix", "allowed"), ("builtins", "range", "allowed")],

@@ -2,7 +2,8 @@
 # Files torch.load reads as a PyTorch 0.1 tar where a simpler tar reader sees something else
 # (tests/gen_tar_attacks.py: unknown type flags, links, pax path/size/GNU.sparse.name/global
 # records, duplicate names, V7 headers, signed checksums, safetensors/.npy/GGUF files that are
-# also tars). Each evil_* file must be reached by the real torch.load (tests/loaders/reach.py:
+# also tars, an empty zip end record at byte 0 that is also a tar's first header). Each evil_*
+# file must be reached by the real torch.load (tests/loaders/reach.py:
 # the loader runs under a refusing audit hook, nothing executes) and must come out unsafe; the
 # polyglots must carry polyglot_tar; the benign_* near misses must not be unsafe and the plain
 # safetensors file must carry no polyglot_tar. Skips (77) when Debian's python3 cannot import
@@ -34,7 +35,8 @@ if name.startswith("evil"):
         fail("reached by torch.load but not unsafe")
     if "pickle_global_dangerous" not in codes:
         fail("the payload global is not reported")
-    if name.split(".")[0] in ("evil_safetensors_tar", "evil_npy_tar", "evil_gguf_tar") and \
+    if name.split(".")[0] in ("evil_safetensors_tar", "evil_npy_tar", "evil_gguf_tar",
+                              "evil_zip_end_tar") and \
             "polyglot_tar" not in codes:
         fail("no polyglot_tar")
 else:

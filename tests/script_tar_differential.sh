@@ -17,9 +17,10 @@ fi
 SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# A fixed seed keeps failures reproducible; a second, varying one widens coverage over runs.
+# Fixed seeds keep CI repeatable: 20261201, and 52124, which once found a directory whose
+# base-256 size is 2^56 or more. STG_TAR_DIFF_SEEDS="..." widens a local run.
 rc=0
-for seed in 20261201 $((RANDOM % 100000)); do
+for seed in ${STG_TAR_DIFF_SEEDS:-20261201 52124}; do
     "$PY" "$SRC/tests/tar_differential.py" "$STG_TAR_MEMBERS" "$tmp/$seed" "$seed" 600 || rc=1
 done
 exit $rc

@@ -415,7 +415,20 @@ def python_view(path):
 FIELDS = ("name", "link", "type", "offset", "offset_data", "size", "sparse")
 
 
+def member_has_data(m):
+    return m["type"] in b"0\x007S" or chr(m["type"]).encode() not in b"0\x00712345S67LK"
+
+
+def listed(m):
+    """What stguard lists: a member without data whose size field is 2^56 or more in magnitude
+    (tarfile keeps it, but never reads by it) is listed with size 0."""
+    if not member_has_data(m) and abs(m["size"]) >= 1 << 56:
+        return dict(m, size=0)
+    return m
+
+
 def same_member(a, b):
+    a, b = listed(a), listed(b)
     keys = FIELDS if not (a["sparse"] or b["sparse"]) else ("name", "link", "type", "offset",
                                                              "sparse")
     return all(a[k] == b[k] for k in keys)
@@ -423,7 +436,7 @@ def same_member(a, b):
 
 def refusable(pm, filesize):
     """A member stguard is allowed to refuse: what tarfile does with it is not modelled."""
-    has_data = pm["type"] in b"0\x007S" or chr(pm["type"]).encode() not in b"0\x00712345S67LK"
+    has_data = member_has_data(pm)
     return (pm["sparse"] or pm["size"] < 0 or len(pm["name"]) > 8192 or len(pm["link"]) > 8192
             or (has_data and pm["offset_data"] + pm["size"] > filesize))
 

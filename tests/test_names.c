@@ -87,6 +87,9 @@ static const struct code_row {
     {STG_POLYGLOT_TAR, 61, "polyglot_tar"},
     {STG_TAR_LINK_EXTERNAL, 62, "tar_link_external"},
     {STG_ZIP_AMBIGUOUS, 63, "zip_ambiguous"},
+    {STG_JOBLIB_SIDE_FILE_ESCAPE, 65, "joblib_side_file_escape"},
+    {STG_JOBLIB_SIDE_FILE_MISSING, 66, "joblib_side_file_missing"},
+    {STG_JOBLIB_SIDE_FILE_UNRESOLVED, 67, "joblib_side_file_unresolved"},
     {STG_PICKLE_MEMO_SPARSE, 71, "pickle_memo_sparse"},
     {STG_LFS_POINTER, 75, "lfs_pointer"},
 };

@@ -731,6 +731,236 @@ START_TEST(npy_headers)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- joblib side files */
+
+/* GLOBAL cls, built by NEWOBJ without arguments or (reduce) by REDUCE with ('args.npy',), then
+ * BUILD with the state bytes `state` (pushing one value). */
+static stg_report *wrapper(const char *cls, bool reduce, const char *state, size_t state_len)
+{
+    pbuf p = {0};
+    PUT(&p, "\x80\x02");
+    put(&p, "c", 1);
+    put(&p, cls, strlen(cls));
+    if (reduce) {
+        put_str(&p, "args.npy");
+        PUT(&p, "\x85R");
+    } else {
+        PUT(&p, ")\x81");
+    }
+    put(&p, state, state_len);
+    PUT(&p, "b.");
+    stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
+    free(p.b);
+    return r;
+}
+
+/* A dict state {'filename': name} (BINUNICODE); the name's bytes start 20 bytes in. */
+static size_t dict_state(char *out, const char *name, size_t n)
+{
+    size_t k = 0;
+    memcpy(out + k, "}(X\x08\0\0\0filenameX", 16);
+    k += 16;
+    out[k++] = (char)n;
+    out[k++] = 0;
+    out[k++] = 0;
+    out[k++] = 0;
+    memcpy(out + k, name, n);
+    k += n;
+    out[k++] = 'u';
+    return k;
+}
+
+#define NDW "joblib.numpy_pickle\nNDArrayWrapper\n"
+/* offset of the first state byte: PROTO (2) + "c" + class line + ")\x81" (2) */
+#define STATE_AT(cls) (3 + sizeof(cls) - 1 + 2)
+
+START_TEST(joblib_side_files)
+{
+    static const struct {
+        const char *name;
+        size_t len;
+        bool escapes;
+    } names[] = {
+        {"a.npy", 5, false},   {"sub/a..b.npy", 12, false},
+        {"..npy", 5, false},   {"/etc/x.npy", 10, true},
+        {"../x.npy", 8, true}, {"sub/../../x", 11, true},
+        {"", 0, true},         {"a\0b.npy", 7, true},
+        {"sub/..", 6, true},
+    };
+    char st[64];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = dict_state(st, names[i].name, names[i].len);
+        stg_report *r = wrapper(NDW, false, st, n);
+        uint64_t at = STATE_AT(NDW) + 20;
+        if (names[i].escapes) {
+            expect_code(r, STG_JOBLIB_SIDE_FILE_ESCAPE, STG_SEV_ERROR, at);
+            ck_assert_uint_eq(r->side_count, 0);
+        } else {
+            ck_assert_msg(tu_find(r, STG_JOBLIB_SIDE_FILE_ESCAPE) < 0, "%s", names[i].name);
+            ck_assert_uint_eq(r->side_count, 1);
+            ck_assert_uint_eq(r->sides[0].name_len, names[i].len);
+            ck_assert(memcmp(r->sides[0].name, names[i].name, names[i].len) == 0);
+            ck_assert_uint_eq(r->sides[0].offset, at);
+            ck_assert(!r->sides[0].zfile);
+            ck_assert_ptr_null(r->sides[0].member);
+        }
+        stg_report_free(r);
+    }
+    /* Inside an archive member no loader calls read(): not recorded; inside a decompressed
+     * stream (joblib.load decompresses) it is, with its member */
+    {
+        size_t sn = dict_state(st, "a.npy", 5);
+        pbuf p = {0};
+        PUT(&p, "\x80\x02"
+                "c" NDW ")\x81");
+        put(&p, st, sn);
+        PUT(&p, "b.");
+        static const char *const members[] = {"arch/x.pkl", "(decompressed)", "nested@4"};
+        for (size_t m = 0; m < 3; m++) {
+            stg_limits lim;
+            stg_limits_default(&lim);
+            stg_report *mr = stg_report_new(&lim);
+            stg_member_link link = {NULL, members[m], NULL};
+            stg_check_ctx ctx;
+            stg_check_ctx_init(&ctx, &lim, mr);
+            ctx.depth = 1;
+            ctx.member = &link;
+            stg_check_pickles(p.b, p.n, 0, STG_PICKLE_RAW, &ctx);
+            ck_assert_uint_eq(mr->side_count, (m == 1 ? 1u : 0u));
+            if (m == 1) {
+                ck_assert_str_eq(mr->sides[0].member, "(decompressed)");
+            }
+            stg_report_free(mr);
+            free(link.path);
+        }
+        free(p.b);
+    }
+    /* ZNDArrayWrapper, from either module: a ZF side file */
+    size_t n = dict_state(st, "z.npy.z", 7);
+    stg_report *r = wrapper("joblib.numpy_pickle_compat\nZNDArrayWrapper\n", false, st, n);
+    ck_assert_uint_eq(r->side_count, 1);
+    ck_assert(r->sides[0].zfile);
+    stg_report_free(r);
+    /* A NumpyArrayWrapper (joblib >= 0.10) names no side file: near miss */
+    r = wrapper("joblib.numpy_pickle\nNumpyArrayWrapper\n", false, st, n);
+    ck_assert_uint_eq(r->side_count, 0);
+    stg_report_free(r);
+    /* (dict, slots) state: the slot state is applied last and wins */
+    char pair[64];
+    size_t k = 0;
+    pair[k++] = '}';
+    k += dict_state(pair + k, "s.npy", 5);
+    pair[k++] = '\x86';
+    r = wrapper(NDW, false, pair, k);
+    ck_assert_uint_eq(r->side_count, 1);
+    ck_assert_str_eq(r->sides[0].name, "s.npy");
+    stg_report_free(r);
+    /* REDUCE runs __init__(filename, ...): an empty state keeps the argument */
+    r = wrapper(NDW, true, "}", 1);
+    ck_assert_uint_eq(r->side_count, 1);
+    ck_assert_str_eq(r->sides[0].name, "args.npy");
+    stg_report_free(r);
+    /* NEWOBJ without arguments, no filename in the state: read() raises, nothing is opened */
+    r = wrapper(NDW, false, "}", 1);
+    ck_assert_uint_eq(r->side_count, 0);
+    ck_assert_int_lt(tu_find(r, STG_JOBLIB_SIDE_FILE_UNRESOLVED), 0);
+    stg_report_free(r);
+    /* a state the walk cannot read (a global): the name is unknown */
+    r = wrapper(NDW, false, "cnumpy\nndarray\n", 15);
+    expect_code(r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, STG_SEV_ERROR, STATE_AT(NDW) + 15);
+    ck_assert_uint_eq(r->side_count, 0);
+    stg_report_free(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- getattr on enum classes */
+
+#define GA "cbuiltins\ngetattr\n"
+#define IS "ctransformers.trainer_utils\nIntervalStrategy\n"
+#define NO "X\x02\0\0\0NO"
+
+/* The class getattr ended up with, and whether a dangerous finding names it. */
+static stg_global_class getattr_class(const char *pk, size_t n, bool *dangerous)
+{
+    stg_report *r = scan((const uint8_t *)pk, n, STG_PICKLE_RAW);
+    stg_global_class k = STG_GLOBAL_ALLOWED;
+    bool found = false;
+    for (size_t i = 0; i < stg_report_global_count(r); i++) {
+        const stg_global *g = stg_report_global_at(r, i);
+        if (strcmp(g->name, "getattr") == 0) {
+            k = g->klass;
+            found = true;
+        }
+    }
+    ck_assert_msg(found, "no getattr global: %s", tu_describe(r));
+    *dangerous = false;
+    for (size_t i = 0; i < stg_report_count(r); i++) {
+        const stg_finding *f = stg_report_at(r, i);
+        *dangerous = *dangerous || (f->code == STG_PICKLE_GLOBAL_DANGEROUS && f->name != NULL &&
+                                    strcmp(f->name, "getattr") == 0);
+    }
+    stg_report_free(r);
+    return k;
+}
+
+START_TEST(getattr_enum_members)
+{
+    static const struct {
+        const char *what, *pk;
+        size_t len;
+        bool benign;
+    } cases[] = {
+#define C(what, lit, benign) {what, lit, sizeof(lit) - 1, benign}
+        C("member by name", "\x80\x02" GA IS NO "\x86R.", true),
+        C("py2 module",
+          "\x80\x02"
+          "c__builtin__\ngetattr\n" IS NO "\x86R.",
+          true),
+        C("memo reuse",
+          "\x80\x02" GA "q\x00" IS NO "\x86R"
+          "h\x00" IS "X\x05\0\0\0EPOCH\x86R\x86.",
+          true),
+        C("stack global",
+          "\x80\x04\x8c\x08"
+          "builtins\x8c\x07getattr\x93\x8c\x1atransformers.trainer_utils"
+          "\x8c\x10IntervalStrategy\x93\x8c\x02NO\x86R.",
+          true),
+        C("digits and _", "\x80\x02" GA IS "X\x06\0\0\0EVERY2\x86R.", true),
+        /* near misses: stay dangerous */
+        C("not an enum",
+          "\x80\x02" GA "ctransformers.training_args\nTrainingArguments\n" NO "\x86R.", false),
+        C("unreviewed class", "\x80\x02" GA "cenum\nEnum\n" NO "\x86R.", false),
+        C("dunder", "\x80\x02" GA IS "X\x09\0\0\0__class__\x86R.", false),
+        C("sunder", "\x80\x02" GA IS "X\x09\0\0\0_missing_\x86R.", false),
+        C("method", "\x80\x02" GA IS "X\x03\0\0\0mro\x86R.", false),
+        C("leading _", "\x80\x02" GA IS "X\x03\0\0\0_NO\x86R.", false),
+        C("empty", "\x80\x02" GA IS "X\0\0\0\0\x86R.", false),
+        C("bytes name", "\x80\x03" GA IS "C\x02NO\x86R.", false),
+        C("default", "\x80\x02" GA IS NO "N\x87R.", false),
+        C("a copy not called",
+          "\x80\x02" GA "q\x00" IS NO "\x86R"
+          "h\x00\x86.",
+          false),
+        C("dup not called", "\x80\x02" GA "2" IS NO "\x86R\x86.", false),
+        C("newobj", "\x80\x02" GA IS NO "\x86\x81.", false),
+        C("never called", "\x80\x02" GA ".", false),
+#undef C
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool dangerous;
+        stg_global_class k = getattr_class(cases[i].pk, cases[i].len, &dangerous);
+        ck_assert_msg(k == (cases[i].benign ? STG_GLOBAL_BENIGN : STG_GLOBAL_DANGEROUS) &&
+                          dangerous == !cases[i].benign,
+                      "%s: class %d, dangerous %d", cases[i].what, (int)k, (int)dangerous);
+    }
+    /* the dangerous finding stays at the first getattr */
+    static const char mro[] = "\x80\x02" GA IS "X\x03\0\0\0mro\x86R.";
+    stg_report *r = scan((const uint8_t *)mro, sizeof mro - 1, STG_PICKLE_RAW);
+    expect_code(r, STG_PICKLE_GLOBAL_DANGEROUS, STG_SEV_CRITICAL, 2);
+    stg_report_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pickle_scan");
@@ -750,6 +980,8 @@ int main(void)
     tcase_add_test(tc, distinct_globals_cap);
     tcase_add_test(tc, no_data);
     tcase_add_test(tc, npy_headers);
+    tcase_add_test(tc, joblib_side_files);
+    tcase_add_test(tc, getattr_enum_members);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1013,6 +1013,40 @@ START_TEST(test_path_rewritten_or_replaced)
 }
 END_TEST
 
+/* A buffer has no folder: side files an NDArrayWrapper names are unresolved (error), at the
+ * name's offset with the name as member; the same pickle naming none has no such finding. */
+START_TEST(test_buffer_joblib_side_unresolved)
+{
+    static const char pk[] = "\x80\x02"
+                             "cjoblib.numpy_pickle\nNDArrayWrapper\n)\x81"
+                             "}(X\x08\0\0\0filenameX\x05\0\0\0a.npyub.";
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_buffer(pk, sizeof pk - 1, NULL, &opt, &r), STG_OK);
+    const stg_finding *f = NULL;
+    for (size_t i = 0; i < stg_report_count(r); i++) {
+        if (stg_report_at(r, i)->code == STG_JOBLIB_SIDE_FILE_UNRESOLVED) {
+            f = stg_report_at(r, i);
+        }
+    }
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(f->severity, STG_SEV_ERROR);
+    ck_assert_uint_eq(f->offset, 2 + 36 + 2 + 20);
+    ck_assert_str_eq(f->member, "a.npy");
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    static const char other[] = "\x80\x02"
+                                "cjoblib.numpy_pickle\nNumpyArrayWrapper\n)\x81"
+                                "}(X\x08\0\0\0filenameX\x05\0\0\0a.npyub.";
+    ck_assert_int_eq(stg_scan_buffer(other, sizeof other - 1, NULL, &opt, &r), STG_OK);
+    for (size_t i = 0; i < stg_report_count(r); i++) {
+        ck_assert_int_ne(stg_report_at(r, i)->code, STG_JOBLIB_SIDE_FILE_UNRESOLVED);
+    }
+    stg_report_free(r);
+}
+END_TEST
+
 static Suite *scan_suite(void)
 {
     Suite *s = suite_create("scan");
@@ -1032,6 +1066,7 @@ static Suite *scan_suite(void)
     tcase_add_test(tc, test_path_roots_and_arguments);
     tcase_add_test(tc, test_blob_paths);
     tcase_add_test(tc, test_path_rewritten_or_replaced);
+    tcase_add_test(tc, test_buffer_joblib_side_unresolved);
     suite_add_tcase(s, tc);
     return s;
 }

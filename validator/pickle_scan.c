@@ -22,7 +22,11 @@
 #define TAG_JOBLIB_WRAPPER 0x04u
 #define TAG_NUMPY_DTYPE 0x08u
 #define TAG_TORCH_STORAGE 0x10u
-#define TAG_ELSIZE_SHIFT 8 /* element size of a torch storage class, bits 8..15 */
+#define TAG_JOBLIB_SIDE 0x20u      /* NDArrayWrapper and ZNDArrayWrapper: name a side file */
+#define TAG_JOBLIB_ZSIDE 0x40u     /* ZNDArrayWrapper: the side file is a ZF stream */
+#define TAG_GETATTR 0x80u          /* builtins.getattr: judged by its calls (Python 3.11 enums) */
+#define TAG_REVIEWED_ENUM 0x10000u /* an enum class on the reviewed list (docs/policy.md) */
+#define TAG_ELSIZE_SHIFT 8         /* element size of a torch storage class, bits 8..15 */
 
 /* Resync attempts after bytes that do not parse (a later pickle may hide behind junk). */
 #define STG_PICKLE_RESYNC_MAX 16
@@ -58,7 +62,22 @@ static const struct {
     {"_codecs", "encode", TAG_CODECS_ENCODE},
     {"codecs", "encode", TAG_CODECS_ENCODE},
     {"joblib.numpy_pickle", "NumpyArrayWrapper", TAG_JOBLIB_WRAPPER},
+    {"joblib.numpy_pickle", "NDArrayWrapper", TAG_JOBLIB_SIDE},
+    {"joblib.numpy_pickle_compat", "NDArrayWrapper", TAG_JOBLIB_SIDE},
+    {"joblib.numpy_pickle", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
+    {"joblib.numpy_pickle_compat", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
     {"numpy", "dtype", TAG_NUMPY_DTYPE},
+    {"builtins", "getattr", TAG_GETATTR},
+    {"__builtin__", "getattr", TAG_GETATTR},
+    /* the reviewed enum classes of a Trainer's training_args.bin (pickle_policy.c) */
+    {"transformers.training_args", "OptimizerNames", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "IntervalStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "EvaluationStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "SaveStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "HubStrategy", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "SchedulerType", TAG_REVIEWED_ENUM},
+    {"transformers.trainer_utils", "FSDPOption", TAG_REVIEWED_ENUM},
+    {"transformers.debug_utils", "DebugOption", TAG_REVIEWED_ENUM},
 };
 
 static const struct {
@@ -145,7 +164,17 @@ typedef struct stg_pscan {
         bool object_flag;
     } dtypes[64];
     uint32_t dtype_count;
-    bool acted; /* a global (or an unresolvable one) was reached: a reader imports it */
+    /* builtins.getattr / __builtin__.getattr, hard-blocked, judged only after the walk: benign
+     * when every stack copy of it (GLOBAL, GET, DUP) was the callable of a REDUCE whose
+     * arguments are (reviewed enum class, 'MEMBER_NAME'), Python 3.11's enum pickling */
+    struct deferred_getattr {
+        bool used;
+        uint64_t off;       /* first GLOBAL (absolute) */
+        const char *reason; /* the policy's */
+    } getattr_def[2];       /* [0] builtins, [1] __builtin__ */
+    uint64_t getattr_copies, getattr_enum_calls;
+    bool getattr_other; /* a call of getattr of any other shape */
+    bool acted;         /* a global (or an unresolvable one) was reached: a reader imports it */
     bool globals_capped;
     uint64_t seed;   /* keys the tables' hash (the check context's, or the default) */
     uint64_t probes; /* table slots looked at (for profiling; not reported) */
@@ -322,6 +351,90 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
     return g;
 }
 
+/* ---------------------------------------------------------------- getattr on enum classes */
+
+/* Python 3.11 pickles an enum member as REDUCE(builtins.getattr, (EnumClass, 'NAME')). That one
+ * shape is benign for the reviewed enum classes (docs/policy.md): getattr on a class with a name
+ * of capitals, digits and '_' (no leading '_', so no dunder or sunder, and no method of Enum,
+ * str or type, which are lower case) returns a member or raises AttributeError. Every other use
+ * of getattr keeps it dangerous: the decision waits for the end of the walk. */
+static void getattr_defer(stg_pscan *s, bool py2, uint64_t off, const char *reason)
+{
+    struct deferred_getattr *d = &s->getattr_def[py2 ? 1 : 0];
+    s->getattr_copies++;
+    if (!d->used) {
+        d->used = true;
+        d->off = s->base + off;
+        d->reason = reason;
+    }
+}
+
+static void on_copy_global(void *vctx, const stg_pv *v, uint64_t off)
+{
+    stg_pscan *s = vctx;
+    (void)off;
+    s->getattr_copies += (v->n & TAG_GETATTR) != 0 ? 1 : 0;
+}
+
+static bool member_name(const uint8_t *p, size_t n)
+{
+    if (n == 0 || n > 256 || p[0] < 'A' || p[0] > 'Z') {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool ok = (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void getattr_call(stg_pscan *s, stg_pickle_walker *w, uint8_t op, const stg_pv *args)
+{
+    stg_pv cls, name;
+    const uint8_t *p;
+    size_t n;
+    bool enum_member = op == 'R' && args->kind == STG_PV_TUPLE && args->n == 2 &&
+                       stg_pickle_tuple_at(w, args, 0, &cls) && cls.kind == STG_PV_GLOBAL &&
+                       (cls.flags & STG_PV_F_UNRESOLVED) == 0 && (cls.n & TAG_REVIEWED_ENUM) != 0 &&
+                       stg_pickle_tuple_at(w, args, 1, &name) && name.kind == STG_PV_STR &&
+                       (name.flags & STG_PV_F_HUGE) == 0 && name.n <= 256 &&
+                       stg_pickle_bytes(w, &name, &p, &n) && member_name(p, n);
+    if (enum_member) {
+        s->getattr_enum_calls++;
+    } else {
+        s->getattr_other = true;
+    }
+}
+
+/* After the walk: the deferred getattr globals become globals entries and findings. */
+static void getattr_finish(stg_pscan *s)
+{
+    bool benign = !s->getattr_other && s->getattr_copies == s->getattr_enum_calls;
+    stg_report *r = s->ctx->report;
+    for (int i = 0; i < 2; i++) {
+        const struct deferred_getattr *d = &s->getattr_def[i];
+        if (!d->used) {
+            continue;
+        }
+        const char *m = i == 0 ? "builtins" : "__builtin__";
+        stg_report_add_global(r, m, strlen(m), "getattr", 7, d->off, stg_ctx_member_path(s->ctx),
+                              benign ? STG_GLOBAL_BENIGN : STG_GLOBAL_DANGEROUS);
+        stg_finding *f;
+        if (benign) {
+            f = stg_report_add(r, STG_PICKLE_GLOBAL_BENIGN, d->off,
+                               "getattr only looks up members of reviewed enum classes by name "
+                               "(Python 3.11 enum pickling): only a full unpickler loads it");
+        } else {
+            f = stg_report_add(r, STG_PICKLE_GLOBAL_DANGEROUS, d->off, "a dangerous global (%s)",
+                               d->reason);
+        }
+        stg_report_set_global(r, f, m, strlen(m), "getattr", 7);
+        set_member(s, f);
+    }
+}
+
 static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t *n, size_t nl,
                           uint64_t off)
 {
@@ -330,6 +443,7 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     bool fresh = true;
     struct seen_global *g = seen_lookup(s, m, ml, n, nl, &fresh);
     if (!fresh) {
+        s->getattr_copies += (g->tag & TAG_GETATTR) != 0 ? 1 : 0;
         return g->tag;
     }
     uint32_t tag = special_tag(m, ml, n, nl);
@@ -341,6 +455,10 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     }
     stg_policy_verdict v = stg_policy_classify(s->ctx->policy, (const char *)m, ml, (const char *)n,
                                                nl);
+    if ((tag & TAG_GETATTR) != 0 && v.klass == STG_GLOBAL_DANGEROUS) {
+        getattr_defer(s, m[0] == '_', off, v.reason);
+        return tag;
+    }
     stg_report *r = s->ctx->report;
     if (g != NULL) {
         stg_report_add_global(r, (const char *)m, ml, (const char *)n, nl, s->base + off,
@@ -499,6 +617,10 @@ static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *
                     const stg_pv *args, uint64_t off)
 {
     stg_pscan *s = vctx;
+    if (s->ctx != NULL && callable->kind == STG_PV_GLOBAL && (callable->n & TAG_GETATTR) != 0) {
+        getattr_call(s, w, op, args);
+        return;
+    }
     if (s->ctx == NULL || callable->kind != STG_PV_GLOBAL ||
         (callable->n & TAG_NESTED_LOADER) == 0) {
         return;
@@ -630,6 +752,127 @@ static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uin
     return true;
 }
 
+/* joblib < 0.10: BUILD of an NDArrayWrapper (ZNDArrayWrapper) makes joblib's unpickler call
+ * its read(), which opens os.path.join(dirname(joblib file), self.filename) with
+ * np.load(allow_pickle=True) (a ZF stream of raw array bytes). self.filename is what the
+ * instance holds after BUILD: the slot state's "filename" (set last), else the dict state's,
+ * else the constructor's first argument (REDUCE/INST/OBJ run __init__; for NEWOBJ taking it
+ * only fails closed). The name is recorded for loader/ (joblib_side.c), which resolves and
+ * scans the file; names that leave the folder are joblib_side_file_escape here, and a name
+ * the walk cannot know is joblib_side_file_unresolved. */
+static bool side_name_of(stg_pickle_walker *w, const stg_pv *target, const stg_pv *state,
+                         stg_pv *name, bool *known)
+{
+    stg_pv dict = *state, slots, args;
+    bool pair = state->kind == STG_PV_TUPLE && state->n == 2;
+    *known = true;
+    if (pair) {
+        if (!stg_pickle_tuple_at(w, state, 0, &dict) || !stg_pickle_tuple_at(w, state, 1, &slots)) {
+            *known = false;
+            return false;
+        }
+        if (slots.kind == STG_PV_DICT && slots.n == STG_PV_UNTRACKED) {
+            *known = false;
+            return false;
+        }
+        if (slots.kind == STG_PV_DICT && stg_pickle_dict_get(w, &slots, "filename", name)) {
+            return true;
+        }
+    }
+    if (dict.kind == STG_PV_DICT && dict.n != STG_PV_UNTRACKED) {
+        if (stg_pickle_dict_get(w, &dict, "filename", name)) {
+            return true;
+        }
+    } else if (dict.kind != STG_PV_NONE) {
+        *known = false; /* a state the walk did not keep (or that setstate would refuse) */
+        return false;
+    }
+    if (!stg_pickle_call_args(w, target, &args) || args.kind != STG_PV_TUPLE ||
+        args.n == STG_PV_UNTRACKED) {
+        *known = false; /* arguments the walk did not keep */
+        return false;
+    }
+    /* no filename at all: read() raises AttributeError, nothing is opened */
+    return stg_pickle_tuple_at(w, &args, 0, name);
+}
+
+/* true when joblib would open a path outside the joblib file's folder for this name: absolute,
+ * empty, a ".." component, or a NUL (os.path refuses it: the load fails, but the name is
+ * not one of the folder's files either). */
+static bool side_name_escapes(const uint8_t *p, size_t n)
+{
+    if (n == 0 || p[0] == '/' || memchr(p, '\0', n) != NULL) {
+        return true;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && p[j] != '/') {
+            j++;
+        }
+        if (j - i == 2 && p[i] == '.' && p[i + 1] == '.') {
+            return true;
+        }
+        i = j + 1;
+    }
+    return false;
+}
+
+static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *target,
+                             const stg_pv *state, uint64_t after)
+{
+    /* Only joblib.load calls read(): on the file itself or on the stream it decompresses. A
+     * pickle inside an archive member, a nested payload or a side file is read by a plain
+     * unpickler (torch.load, pickle.loads, np.load), which opens no side file. */
+    const stg_member_link *m = s->ctx->member;
+    if (m != NULL && (m->up != NULL || strcmp(m->name, "(decompressed)") != 0)) {
+        return;
+    }
+    stg_report *r = s->ctx->report;
+    stg_pv name;
+    bool known;
+    const uint8_t *p;
+    size_t n;
+    bool z = (target->n & TAG_JOBLIB_ZSIDE) != 0;
+    if (!side_name_of(w, target, state, &name, &known)) {
+        if (!known) {
+            stg_finding *f = stg_report_add(
+                r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, s->base + after - 1,
+                "a joblib %s's state cannot be read statically: the side file joblib.load "
+                "would open is unknown, not scanned",
+                z ? "ZNDArrayWrapper" : "NDArrayWrapper");
+            set_member(s, f);
+        }
+        return;
+    }
+    if ((name.kind != STG_PV_STR && name.kind != STG_PV_BYTES) ||
+        (name.flags & STG_PV_F_HUGE) != 0 || !stg_pickle_bytes(w, &name, &p, &n)) {
+        if (name.kind == STG_PV_STR || name.kind == STG_PV_BYTES) {
+            stg_finding *f = stg_report_add(r, STG_JOBLIB_SIDE_FILE_UNRESOLVED, s->base + name.a,
+                                            "a joblib side file name that cannot be decoded: not "
+                                            "scanned");
+            set_member(s, f);
+        }
+        return; /* not a path: os.path.join raises, nothing is opened */
+    }
+    uint64_t at = s->base + name.a;
+    if (side_name_escapes(p, n)) {
+        stg_finding *f = stg_report_add(
+            r, STG_JOBLIB_SIDE_FILE_ESCAPE, at,
+            "a joblib side file named outside the joblib file's folder (absolute, empty, '..' or "
+            "NUL): joblib.load would open it with np.load(allow_pickle=True); not opened");
+        set_member(s, f);
+        return;
+    }
+    if (!stg_report_add_side_file(r, p, n, at, stg_ctx_member_path(s->ctx), z)) {
+        stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, at,
+                                        "more than %u joblib side files named: later ones are "
+                                        "not scanned",
+                                        STG_SIDE_FILES_CEILING);
+        stg_report_set_limit(r, f, "joblib_side_files");
+        set_member(s, f);
+    }
+}
+
 /* joblib: BUILD of a NumpyArrayWrapper is followed inline by the array (joblib's
  * NumpyArrayWrapper.write_array): a pickle for object arrays; else an optional padding-length
  * byte plus padding (when the state has numpy_array_alignment_bytes), then count x itemsize. */
@@ -639,6 +882,12 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
     stg_pscan *s = vctx;
     if (target->kind == STG_PV_CALL && (target->n & TAG_NUMPY_DTYPE) != 0) {
         record_dtype_state(s, w, target, state);
+        return STG_PICKLE_CONTINUE;
+    }
+    if (target->kind == STG_PV_CALL && (target->n & TAG_JOBLIB_SIDE) != 0) {
+        if (s->ctx != NULL) {
+            record_side_file(s, w, target, state, after);
+        }
         return STG_PICKLE_CONTINUE;
     }
     if (target->kind != STG_PV_CALL || (target->n & TAG_JOBLIB_WRAPPER) == 0) {
@@ -862,6 +1111,7 @@ static const stg_pickle_hooks scan_hooks = {
     .frame_divergence = on_frame,
     .string_limit = on_string_limit,
     .memo_sparse = on_memo_sparse,
+    .copy_global = on_copy_global,
 };
 
 static void pscan_free(stg_pscan *s)
@@ -968,6 +1218,7 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
     s.flavor = flavor;
     size_t first_stop;
     (void)run(&s, ctx->lim, &first_stop);
+    getattr_finish(&s);
     if (s.failed_alloc) {
         ctx->report->out_of_memory = true;
     }

@@ -294,6 +294,53 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
         stg_report_add_global(dst, g->module, g->module_len, g->name, g->name_len, g->offset, m,
                               g->klass);
     }
+    for (size_t i = 0; i < src->side_count; i++) {
+        const stg_side_file *sf = &src->sides[i];
+        (void)stg_report_add_side_file(dst, (const uint8_t *)sf->name, sf->name_len, sf->offset,
+                                       sf->member != NULL ? sf->member : member, sf->zfile);
+    }
+}
+
+bool stg_report_add_side_file(stg_report *r, const uint8_t *name, size_t name_len, uint64_t offset,
+                              const char *member, bool zfile)
+{
+    if (r->side_count >= STG_SIDE_FILES_CEILING) {
+        return false;
+    }
+    if (r->side_count == r->side_cap) {
+        size_t ncap = r->side_cap == 0 ? 8 : r->side_cap * 2;
+        stg_side_file *ns = stg_mem_realloc(r->sides, ncap * sizeof *ns);
+        if (ns == NULL) {
+            r->out_of_memory = true;
+            return true; /* out_of_memory fails the report already */
+        }
+        r->sides = ns;
+        r->side_cap = ncap;
+    }
+    stg_side_file sf;
+    memset(&sf, 0, sizeof sf);
+    sf.name = stg_mem_strndup((const char *)name, name_len);
+    sf.member = member != NULL ? stg_mem_strndup(member, strlen(member)) : NULL;
+    if (sf.name == NULL || (member != NULL && sf.member == NULL)) {
+        r->out_of_memory = true;
+        stg_mem_free(sf.name);
+        stg_mem_free(sf.member);
+        return true;
+    }
+    sf.name_len = name_len;
+    sf.offset = offset;
+    sf.zfile = zfile;
+    r->sides[r->side_count++] = sf;
+    return true;
+}
+
+void stg_report_drop_side_files(stg_report *r, size_t keep)
+{
+    while (r->side_count > keep) {
+        r->side_count--;
+        stg_mem_free(r->sides[r->side_count].name);
+        stg_mem_free(r->sides[r->side_count].member);
+    }
 }
 
 /* Stable merge sort of findings by (has_offset, offset): findings ≤ max_findings. */
@@ -435,6 +482,8 @@ void stg_report_free(stg_report *r)
         free_const(r->globals[i].name);
         free_const(r->globals[i].member);
     }
+    stg_report_drop_side_files(r, 0);
+    stg_mem_free(r->sides);
     stg_mem_free(r->findings);
     stg_mem_free(r->globals);
     stg_mem_free(r->path);

@@ -32,7 +32,32 @@ struct stg_report {
     char *path, *blob;
     stg_profile profile;
     uint64_t seen_codes[2]; /* bit per stg_code added */
+    /* joblib < 0.10 side files the pickles name (validator/joblib_side.h), in the order met */
+    struct stg_side_file *sides;
+    size_t side_count, side_cap;
 };
+
+/* A side file a joblib NDArrayWrapper / ZNDArrayWrapper names: joblib.load opens
+ * os.path.join(dirname(joblib file), name). name holds the exact decoded bytes (it may hold
+ * NUL: use name_len; it is also NUL-terminated). offset: where the name's bytes are (inside
+ * member when set). zfile: a ZNDArrayWrapper (read as a ZF stream of raw array bytes), else
+ * an NDArrayWrapper (read with np.load(allow_pickle=True)). */
+typedef struct stg_side_file {
+    char *name;
+    size_t name_len;
+    uint64_t offset;
+    char *member; /* NULL when the naming pickle is not inside a member */
+    bool zfile;
+} stg_side_file;
+
+/* Records a side file (names, member copied). Past STG_SIDE_FILES_CEILING entries nothing is
+ * recorded and false is returned (the caller reports the limit). */
+#define STG_SIDE_FILES_CEILING 256u
+bool stg_report_add_side_file(stg_report *r, const uint8_t *name, size_t name_len, uint64_t offset,
+                              const char *member, bool zfile);
+/* Drops side files from index keep on (the ones a nested scan of a side file recorded: np.load
+ * reads that file with a plain unpickler, which opens no side files). */
+void stg_report_drop_side_files(stg_report *r, size_t keep);
 
 stg_report *stg_report_new(const stg_limits *lim);
 

@@ -150,6 +150,9 @@ typedef enum stg_code {
     STG_POLYGLOT_TAR = 61,      /**< "polyglot_tar": the file is also a tar torch.load would open */
     STG_TAR_LINK_EXTERNAL = 62, /**< "tar_link_external": torch extracts a link to the host */
     STG_ZIP_AMBIGUOUS = 63,     /**< the zip readers of two loaders read different directories */
+    STG_JOBLIB_SIDE_FILE_ESCAPE = 65,     /**< a joblib side file named outside the file's folder */
+    STG_JOBLIB_SIDE_FILE_MISSING = 66,    /**< a side file joblib.load would open is absent */
+    STG_JOBLIB_SIDE_FILE_UNRESOLVED = 67, /**< a side file that could not be located or named */
     STG_PICKLE_MEMO_SPARSE =
         71,              /**< a memo index no pickler writes (C and Python loaders differ) */
     STG_LFS_POINTER = 75 /**< a Git LFS pointer file, not the content it stands for */

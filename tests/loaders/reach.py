@@ -15,7 +15,9 @@ joblib.load, pickle.load) on each FILE with a refusing audit hook installed firs
 Nothing a malicious fixture asks for is ever run: the hook raises before the import or the call.
 Audit hooks cannot be removed, so this runs as its own process (one for many files).
 
-Usage: reach.py LOADER FILE...   LOADER: torch | numpy | joblib | pickle
+Usage: reach.py [--let MODULE.NAME]... LOADER FILE...   LOADER: torch | numpy | joblib | pickle
+--let lets one exact global of the payload list through (a benign reconstruction that needs it:
+Python 3.11 pickles enum members through builtins.getattr); the command events stay refused.
 Prints one JSON object per file: {"file", "loader", "reached", "globals": [[module, name]...],
 "events": [...], "error": text or null}. Exit status 0 (results are in the output).
 Needs Debian's python3-torch / python3-numpy / python3-joblib for the loaders it is asked for.
@@ -40,7 +42,7 @@ class Refused(Exception):
     """Raised by the audit hook to stop the loader at the payload."""
 
 
-_state = {"globals": [], "events": [], "reached": False, "armed": False}
+_state = {"globals": [], "events": [], "reached": False, "armed": False, "let": set()}
 
 
 def _is_payload_global(module, name):
@@ -56,7 +58,7 @@ def _hook(event, args):
     if event == "pickle.find_class":
         module, name = str(args[0]), str(args[1])
         _state["globals"].append([module, name])
-        if _is_payload_global(module, name):
+        if _is_payload_global(module, name) and (module, name) not in _state["let"]:
             _state["reached"] = True
             raise Refused("refused global %s.%s" % (module, name))
     elif event in PAYLOAD_EVENTS:
@@ -104,6 +106,10 @@ def check(loader, path):
 
 
 def main(argv):
+    while len(argv) > 2 and argv[1] == "--let":
+        module, _, name = argv[2].rpartition(".")
+        _state["let"].add((module, name))
+        argv = argv[:1] + argv[3:]
     if len(argv) < 3:
         sys.stderr.write(__doc__)
         return 2

@@ -188,3 +188,14 @@ const char *tu_describe(const stg_report *r)
     }
     return buf;
 }
+
+void tu_tar_checksum(uint8_t *h)
+{
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (size_t i = 0; i < 512; i++) {
+        sum += h[i];
+    }
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    h[155] = ' ';
+}

@@ -36,6 +36,9 @@ char *tu_tempdir(void);
 void tu_rmtree(const char *dir);
 /* $STG_SOURCE_DIR joined with rel (static buffer). */
 const char *tu_src(const char *rel);
+/* Writes the checksum of the 512-byte tar header h (the field counted as spaces, then six octal
+ * digits, NUL, space: what tarfile writes). */
+void tu_tar_checksum(uint8_t *h);
 /* Renders all findings as "code@offset;" into a static buffer, for assertion messages. */
 const char *tu_describe(const stg_report *r);
 
