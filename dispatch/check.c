@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../parser/mem.h"
+#include "../validator/pickle_policy.h"
 #include "../validator/pickle_scan.h"
 #include "containers.h"
 #include "formats.h"
@@ -172,6 +173,33 @@ void stg_check_ctx_init(stg_check_ctx *ctx, const stg_limits *lim, stg_report *r
     ctx->scan = scan_member;
 }
 
+/* true when every global the file's pickles name is on the built-in allowlist (docs/policy.md:
+ * what torch.load(weights_only=True) accepts, nothing that can call, import or read attributes
+ * from the data), so loading the file runs no code: then pickle_file is info. A global only the
+ * caller allowed, a benign, dangerous, unknown or unresolved one, a nested loader, or a limit
+ * that stopped the walk (globals past it are not all listed) keeps the warning. */
+static bool pickle_weights_only(const stg_report *r)
+{
+    static const stg_code keep[] = {STG_PICKLE_GLOBAL_BENIGN,  STG_PICKLE_GLOBAL_DANGEROUS,
+                                    STG_PICKLE_GLOBAL_UNKNOWN, STG_PICKLE_GLOBAL_UNRESOLVED,
+                                    STG_PICKLE_NESTED,         STG_PICKLE_BUILD_ON_GLOBAL,
+                                    STG_LIMIT_EXCEEDED,        STG_FINDINGS_TRUNCATED};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        if (stg_report_has(r, keep[i])) {
+            return false;
+        }
+    }
+    for (size_t i = 0; i < r->global_count; i++) {
+        const stg_global *g = &r->globals[i];
+        stg_policy_verdict v = stg_policy_classify(NULL, g->module, g->module_len, g->name,
+                                                   g->name_len);
+        if (v.klass != STG_GLOBAL_ALLOWED) {
+            return false;
+        }
+    }
+    return !r->out_of_memory;
+}
+
 void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg_check_ctx *ctx)
 {
     ctx->scan = scan_member;
@@ -197,8 +225,15 @@ void stg_check_buffer(const uint8_t *buf, size_t len, const char *name_hint, stg
     stg_member_result res = dispatch(buf, len, name_hint, true, STG_MEMBER_ARCHIVE, ctx);
     ctx->lim = caller_lim;
     if (res.pickle_based) {
-        stg_report_add(ctx->report, STG_PICKLE_FILE, STG_NO_OFFSET,
-                       "pickle-based file: loading it can run code in principle");
+        if (pickle_weights_only(ctx->report)) {
+            /* the context decides: a file whose globals are all allowlisted runs no code */
+            stg_report_add_sev(ctx->report, STG_PICKLE_FILE, STG_SEV_INFO, STG_NO_OFFSET,
+                               "pickle-based file whose globals are all on the built-in "
+                               "allowlist (weights only): loading it runs no code");
+        } else {
+            stg_report_add(ctx->report, STG_PICKLE_FILE, STG_NO_OFFSET,
+                           "pickle-based file: loading it can run code in principle");
+        }
     }
     stg_report_set_format(ctx->report, res.format);
     stg_report_set_size(ctx->report, (uint64_t)len);

@@ -188,3 +188,31 @@ stg_status stg_git_blob_id_buffer(const void *data, size_t len, uint8_t out[20])
     stg_git_blob_id_free(h);
     return s;
 }
+
+/* ------------------------------------------------------------------------------ public */
+
+stg_status stg_sha256_hex(const void *buf, size_t len, char out[65])
+{
+    if (out == NULL || (buf == NULL && len > 0)) {
+        return STG_E_BAD_ARG;
+    }
+    uint8_t d[32];
+    stg_status st = stg_sha256_buffer(len > 0 ? buf : "", len, d);
+    if (st != STG_OK) {
+        return st;
+    }
+    stg_hex_encode(d, 32, out);
+    return STG_OK;
+}
+
+bool stg_sha256_hex_normalize(const char *hex, char out[65])
+{
+    uint8_t d[32];
+    if (!stg_sha256_parse_hex(hex, d)) {
+        return false;
+    }
+    if (out != NULL) {
+        stg_hex_encode(d, 32, out);
+    }
+    return true;
+}

@@ -86,19 +86,36 @@ bool stg_scan_is_blob_name(const char *name)
     return i == 64 || i == 40;
 }
 
-/* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
-bool stg_path_is_blob(const char *path)
+/* true when the folder holding base (the last component of path, not its first) is `blobs`. */
+static bool in_blobs_folder(const char *path, const char *base)
 {
-    const char *base = stg_path_base(path);
-    if (base == path || !stg_scan_is_blob_name(base)) {
-        return false;
-    }
     const char *end = base - 1; /* the slash before base */
     const char *start = end;
     while (start > path && start[-1] != '/') {
         start--;
     }
     return (size_t)(end - start) == 5 && memcmp(start, "blobs", 5) == 0;
+}
+
+/* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
+bool stg_path_is_blob(const char *path)
+{
+    const char *base = stg_path_base(path);
+    return base != path && stg_scan_is_blob_name(base) && in_blobs_folder(path, base);
+}
+
+bool stg_path_is_incomplete_blob(const char *path)
+{
+    static const char suffix[] = ".incomplete";
+    const char *base = stg_path_base(path);
+    size_t n = strlen(base), k = sizeof suffix - 1;
+    char name[65];
+    if (base == path || n <= k || n - k >= sizeof name || strcmp(base + n - k, suffix) != 0) {
+        return false;
+    }
+    memcpy(name, base, n - k);
+    name[n - k] = '\0';
+    return stg_scan_is_blob_name(name) && in_blobs_folder(path, base);
 }
 
 /* Adds a finding about the file itself (no offset); errno text is a value, never a format. */
@@ -758,7 +775,12 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     stg_report *r = NULL;
     stg_status st;
     bool by_name = stg_name_hint_of(name_hint).safetensors;
-    if (read_err == 0 && (by_name || stg_sniff_is_safetensors(first, first_len))) {
+    /* A Git LFS pointer (at most STG_LFS_POINTER_MAX bytes, so the first chunk holds all of it)
+     * is recognised whatever the name says, as stg_check_buffer does for a file: it goes the
+     * buffered way, never to the safetensors stream. */
+    stg_lfs_pointer ptr;
+    bool pointer = read_err == 0 && stg_sniff_lfs_pointer(first, first_len, &ptr);
+    if (read_err == 0 && !pointer && (by_name || stg_sniff_is_safetensors(first, first_len))) {
         st = scan_fd_stream(fd, first, first_len, opt, &r, &read_err);
         stg_mem_free(first);
     } else if (read_err == 0) {

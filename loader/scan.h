@@ -1,7 +1,8 @@
 /* Scanning paths and trees (internal API of loader/scan.c; the public side is stg_scan_buffer,
  * stg_scan_path and stg_scan_options_default in include/stguard/stguard.h).
  *
- * The tree walk is what the CLI's `scan` command runs: it turns command-line paths into records
+ * The tree walk is what stg_scan_tree (the public door, in walk.c; the CLI's `scan` command runs
+ * it) and the internal stg_walk below share: it turns command-line paths into records
  * (one per file, in a deterministic order), scans every distinct file once on worker threads and
  * hands the records back in that order. It decides nothing about output: records and progress go
  * to callbacks. Rules (docs/containers.md, documented for users in docs/cli.md):
@@ -28,6 +29,10 @@
  *     result, never records: `.git` (unless scan_git), a repo folder's `.no_exist` (empty
  *     markers huggingface_hub writes for files the Hub lacks) and `.locks` in a repo folder or
  *     hub root. A path named as an argument is never skipped;
+ *   - in a Hugging Face cache, a partial download `blobs/<etag>.incomplete` that no walked link
+ *     leads to is not read and counted (skipped_incomplete): huggingface_hub renames it to
+ *     `blobs/<etag>` when it is complete and only then links a snapshot path to it, so nothing
+ *     loads it. One a link leads to is scanned under the link's path like any blob;
  *   - include/exclude globs (fnmatch, no flags) are matched against the path relative to the
  *     argument and against the base name; an excluded directory is not descended; paths given
  *     on the command line are never filtered. */
@@ -65,7 +70,9 @@ typedef struct stg_walk_options {
      * handed out and scanned, so count walks with indexes 0..count-1 over the same paths cover
      * every record exactly once, on any machine. */
     uint32_t shard_index, shard_count;
-    bool scan_git; /* walk `.git` folders too (default false: skipped and counted) */
+    bool scan_git;     /* walk `.git` folders too (default false: skipped and counted) */
+    bool follow_links; /* follow links inside the root (default true); false: symlink_skipped */
+    bool hf_cache;     /* the Hugging Face rules above (default true); false: a plain tree */
 } stg_walk_options;
 
 #define STG_WALK_MAX_THREADS 256
@@ -90,6 +97,7 @@ typedef struct stg_walk_result {
     uint64_t skipped_git;      /* `.git` folders not walked */
     uint64_t skipped_no_exist; /* Hugging Face `.no_exist` folders not walked */
     uint64_t skipped_locks;    /* Hugging Face `.locks` folders not walked */
+    uint64_t skipped_incomplete; /* Hugging Face `blobs/<etag>.incomplete` files not read */
 } stg_walk_result;
 
 /* Called once per record, in walk order, from the calling thread. r has its path (and blob)
@@ -110,8 +118,10 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
                     stg_walk_record_fn on_record, stg_walk_progress_fn on_progress, void *user,
                     stg_walk_result *result);
 
-/* Scans the content read from fd until end of file (standard input, a pipe). Content that is
- * safetensors (by the name hint or by its first bytes) goes through the streaming validator,
+/* Scans the content read from fd until end of file (standard input, a pipe). A Git LFS pointer
+ * is lfs_pointer (format git-lfs-pointer) whatever the name hint, as a file is. Other content
+ * that is safetensors (by the name hint or by its first bytes) goes through the streaming
+ * validator,
  * so memory stays bounded whatever its size; other content is buffered up to the memory limit
  * (max_memory, or 2 x max_header_len + 8 MiB when 0) and scanned as a buffer; past that it is
  * limit_exceeded (limit max_memory) while the rest is still read for size and digest.
@@ -133,6 +143,10 @@ const char *stg_path_base(const char *path);
 char *stg_path_dir(const char *path);
 /* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
 bool stg_path_is_blob(const char *path);
+/* true when path is a Hugging Face partial download: a blob name + ".incomplete" inside a folder
+ * named `blobs` (huggingface_hub downloads into `blobs/<etag>.incomplete` and renames it to
+ * `blobs/<etag>` when it is complete; only then does a snapshot link lead to it). */
+bool stg_path_is_incomplete_blob(const char *path);
 /* true when path (a real path) is root_real or lies below it. */
 bool stg_path_inside(const char *path, const char *root_real);
 /* Adds `code` (error, no offset) with "what: <strerror(err)>" as message. */

@@ -16,6 +16,7 @@
 #include "../parser/mem.h"
 #include "../dispatch/formats.h"
 #include "../dispatch/sniff.h"
+#include "../validator/limits.h"
 #include "digest.h"
 #include "idmap.h"
 #include "joblib_side.h"
@@ -56,6 +57,7 @@ typedef struct walk_record {
     size_t target;       /* index in targets, set by settle_records */
     stg_report *fixed;   /* a report made during the walk (skipped links, specials, errors) */
     bool hf_blob_direct; /* a file walked directly inside a Hugging Face `blobs` folder */
+    bool hf_incomplete;  /* ... named `<blob>.incomplete`: a download that did not finish */
     bool suppressed;     /* not handed out: its blob is reported under a link's path */
 } walk_record;
 
@@ -88,7 +90,7 @@ typedef struct walk {
     bool root_is_hf;
     bool stdin_seen;
     bool nomem;
-    uint64_t skipped_git, skipped_no_exist, skipped_locks;
+    uint64_t skipped_git, skipped_no_exist, skipped_locks, skipped_incomplete;
     /* worker state */
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -211,7 +213,7 @@ static size_t file_for(walk *w, const struct stat *st, const char *open_path, bo
     }
     f->nofollow = nofollow;
     f->size_hint = S_ISREG(st->st_mode) && st->st_size > 0 ? (uint64_t)st->st_size : 0;
-    if (stg_path_is_blob(open_path)) {
+    if (w->opt->hf_cache && stg_path_is_blob(open_path)) {
         const char *base = stg_path_base(open_path); /* 40 or 64 hex digits */
         memcpy(f->blob_hex, base, strlen(base) + 1);
     }
@@ -237,7 +239,7 @@ static bool in_hf_repo(const walk *w)
 }
 
 static void add_file(walk *w, const char *display, const struct stat *st, const char *open_path,
-                     bool nofollow, const char *blob, bool linked)
+                     bool nofollow, const char *blob, bool linked, bool argument)
 {
     if (w->opt->skip_set && (uint64_t)st->st_dev == w->opt->skip_dev &&
         (uint64_t)st->st_ino == w->opt->skip_ino) {
@@ -259,7 +261,12 @@ static void add_file(walk *w, const char *display, const struct stat *st, const 
     if (linked) {
         w->files[file].linked = true;
     }
-    rec->hf_blob_direct = !linked && stg_path_is_blob(display) && (w->root_is_hf || in_hf_repo(w));
+    bool in_cache = w->root_is_hf || in_hf_repo(w);
+    rec->hf_blob_direct = !linked && stg_path_is_blob(display) && in_cache;
+    if (!linked && !argument && in_cache && stg_path_is_incomplete_blob(display)) {
+        rec->hf_blob_direct = true;
+        rec->hf_incomplete = true;
+    }
 }
 
 static bool glob_any(const char *const *globs, size_t n, const char *rel, const char *base)
@@ -401,8 +408,8 @@ static void push_dir(walk *w, const char *display, const char *rel, const struct
     if (f.count > 1) {
         qsort(f.names, f.count, sizeof *f.names, cmp_names);
     }
-    f.hf_repo = is_hf_repo_name(stg_path_base(display));
-    for (size_t i = 0; i < f.count && !f.hf_hub; i++) {
+    f.hf_repo = w->opt->hf_cache && is_hf_repo_name(stg_path_base(display));
+    for (size_t i = 0; i < f.count && w->opt->hf_cache && !f.hf_hub; i++) {
         f.hf_hub = is_hf_repo_name(f.names[i]);
     }
     w->stack[w->depth++] = f;
@@ -489,6 +496,14 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
         }
         return;
     }
+    if (S_ISLNK(lst.st_mode) && !argument && !w->opt->follow_links) {
+        /* not resolved at all: filtered by its own name, as a file */
+        if (file_selected(w, rel, base)) {
+            add_fixed(w, display, STG_SYMLINK_SKIPPED, STG_SEV_WARNING,
+                      "links are not followed (follow_links is off)");
+        }
+        return;
+    }
     if (S_ISLNK(lst.st_mode)) {
         char resolved[PATH_MAX];
         if (realpath(display, resolved) == NULL || stat(resolved, &st) != 0) {
@@ -514,11 +529,14 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
             return;
         }
         if (is_dir) {
+            if (!argument && skip_dir(w, base)) {
+                return; /* a link named .git (or .no_exist, .locks) is skipped as the folder is */
+            }
             visit_dir(w, display, rel, &st, true);
         } else if (S_ISREG(st.st_mode)) {
             char *blob = blob_display(w, resolved);
             if (blob != NULL) {
-                add_file(w, display, &st, resolved, true, blob, true);
+                add_file(w, display, &st, resolved, true, blob, true, argument);
                 stg_mem_free(blob);
             }
         } else {
@@ -540,7 +558,7 @@ static void visit(walk *w, const char *display, const char *rel, bool argument)
         return;
     }
     if (S_ISREG(lst.st_mode)) {
-        add_file(w, display, &lst, display, true, NULL, false);
+        add_file(w, display, &lst, display, true, NULL, false, argument);
     } else {
         add_unread(w, display, STG_NOT_REGULAR_FILE, argument,
                    "not a regular file (FIFO, device or socket): not opened");
@@ -573,7 +591,7 @@ static size_t hf_prefix_len(const char *path)
  * Sets root_display/root_real; false (with a record) when unresolvable. */
 static bool set_root(walk *w, const char *arg)
 {
-    size_t hf = hf_prefix_len(arg);
+    size_t hf = w->opt->hf_cache ? hf_prefix_len(arg) : 0;
     w->root_is_hf = hf > 0;
     w->root_display = arg;
     w->root_display_len = hf > 0 ? hf : strlen(arg);
@@ -588,7 +606,7 @@ static bool set_root(walk *w, const char *arg)
         add_fixed_errno(w, arg, "the path could not be read", errno);
         return false;
     }
-    if (!w->root_is_hf) {
+    if (!w->root_is_hf && w->opt->hf_cache) {
         hf = hf_prefix_len(w->root_real);
         if (hf > 0) {
             /* The cache is only visible in the real path: show blobs by their real paths. */
@@ -758,6 +776,8 @@ void stg_walk_options_default(stg_walk_options *out)
     out->threads = 1;
     out->stdin_fd = 0;
     out->progress_ms = 250;
+    out->follow_links = true;
+    out->hf_cache = true;
 }
 
 /* Sort key of a shown file record: records with equal keys share one target. */
@@ -842,6 +862,10 @@ static size_t settle_records(walk *w)
         walk_record *rec = &w->records[i];
         if (rec->fixed == NULL && rec->hf_blob_direct && w->files[rec->file].linked) {
             rec->suppressed = true;
+        } else if (rec->fixed == NULL && rec->hf_incomplete) {
+            /* A partial download no snapshot links to: nothing loads it. Counted, not read. */
+            rec->suppressed = true;
+            w->skipped_incomplete++;
         }
         if (!in_shard(w->opt, rec->display)) {
             rec->suppressed = true; /* another shard's: no target, never read */
@@ -905,9 +929,24 @@ static size_t settle_records(walk *w)
     return shown;
 }
 
-stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_options *opt,
-                    stg_walk_record_fn on_record, stg_walk_progress_fn on_progress, void *user,
-                    stg_walk_result *result)
+/* What a record is, for stg_scan_tree's records (stg_tree_kind). */
+static stg_tree_kind record_kind(const walk *w, const walk_record *rec)
+{
+    if (rec->fixed != NULL) {
+        return STG_TREE_NOT_READ;
+    }
+    if (w->files[rec->file].is_stdin) {
+        return STG_TREE_STDIN;
+    }
+    return rec->blob != NULL ? STG_TREE_LINK : STG_TREE_FILE;
+}
+
+/* Hands one record out: report r, of this kind, with the link target blob (or NULL). */
+typedef void (*walk_emit_fn)(void *user, const stg_report *r, stg_tree_kind kind, const char *blob);
+
+static stg_status walk_run(const char *const *paths, size_t count, const stg_walk_options *opt,
+                           walk_emit_fn on_record, void *user, stg_walk_progress_fn on_progress,
+                           void *progress_user, stg_walk_result *result)
 {
     if (paths == NULL || count == 0 || opt == NULL || on_record == NULL ||
         opt->threads > STG_WALK_MAX_THREADS ||
@@ -1020,7 +1059,7 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
                     prog.seconds = now_seconds() - start;
                     prog.current = rec->display;
                     pthread_mutex_unlock(&w.lock);
-                    on_progress(user, &prog);
+                    on_progress(progress_user, &prog);
                     prog.current = NULL;
                     pthread_mutex_lock(&w.lock);
                 }
@@ -1039,7 +1078,7 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
             stg_report_set_blob(r, rec->blob);
         }
         stg_report_set_path(r, rec->display);
-        on_record(user, r);
+        on_record(user, r, record_kind(&w, rec), rec->fixed == NULL ? rec->blob : NULL);
         prog.files_done++;
         if (rec->fixed == NULL && w.targets[rec->target].last_record == i) {
             pthread_mutex_lock(&w.lock);
@@ -1052,7 +1091,7 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
             prog.bytes_done = w.bytes_done;
             pthread_mutex_unlock(&w.lock);
             prog.seconds = now_seconds() - start;
-            on_progress(user, &prog);
+            on_progress(progress_user, &prog);
         }
     }
     if (status != STG_OK || interrupted) {
@@ -1076,7 +1115,169 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
         result->skipped_git = w.skipped_git;
         result->skipped_no_exist = w.skipped_no_exist;
         result->skipped_locks = w.skipped_locks;
+        result->skipped_incomplete = w.skipped_incomplete;
     }
     free_walk(&w);
     return status;
+}
+
+/* stg_walk: records as reports only. */
+typedef struct walk_plain {
+    stg_walk_record_fn on_record;
+    void *user;
+} walk_plain;
+
+static void emit_plain(void *user, const stg_report *r, stg_tree_kind kind, const char *blob)
+{
+    (void)kind;
+    (void)blob;
+    const walk_plain *p = user;
+    p->on_record(p->user, r);
+}
+
+stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_options *opt,
+                    stg_walk_record_fn on_record, stg_walk_progress_fn on_progress, void *user,
+                    stg_walk_result *result)
+{
+    if (on_record == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    walk_plain p = {on_record, user};
+    return walk_run(paths, count, opt, emit_plain, &p, on_progress, user, result);
+}
+
+/* ------------------------------------------------------------------------------ public API */
+
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(stg_tree_options) == 536, "stg_tree_options layout is part of the ABI");
+_Static_assert(sizeof(stg_tree_record) == 64, "stg_tree_record layout is part of the ABI");
+_Static_assert(sizeof(stg_tree_progress) == 88, "stg_tree_progress layout is part of the ABI");
+_Static_assert(sizeof(stg_tree_summary) == 184, "stg_tree_summary layout is part of the ABI");
+#endif
+
+stg_status stg_tree_options_init(stg_tree_options *out, uint32_t struct_version)
+{
+    if (out == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    memset(out, 0, sizeof *out);
+    out->struct_version = struct_version;
+    stg_status st = stg_scan_options_init(&out->scan, struct_version);
+    out->threads = 1;
+    out->stdin_fd = 0;
+    out->follow_links = true;
+    out->hf_cache = true;
+    out->progress_ms = 250;
+    return st;
+}
+
+typedef struct tree_call {
+    stg_tree_record_fn on_record;
+    void (*on_progress)(void *user, const stg_tree_progress *p);
+    void *user;
+    uint64_t verdicts[5];
+} tree_call;
+
+static void emit_tree(void *user, const stg_report *r, stg_tree_kind kind, const char *blob)
+{
+    tree_call *c = user;
+    stg_tree_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.struct_version = STG_STRUCT_VERSION;
+    rec.path = stg_report_path(r);
+    rec.blob = blob;
+    rec.kind = kind;
+    rec.report = r;
+    stg_verdict v = stg_report_verdict(r);
+    if ((unsigned)v < 5) {
+        c->verdicts[v]++;
+    }
+    c->on_record(c->user, &rec);
+}
+
+static void progress_tree(void *user, const stg_walk_progress *p)
+{
+    tree_call *c = user;
+    stg_tree_progress tp;
+    memset(&tp, 0, sizeof tp);
+    tp.struct_version = STG_STRUCT_VERSION;
+    tp.files_done = p->files_done;
+    tp.files_total = p->files_total;
+    tp.bytes_done = p->bytes_done;
+    tp.bytes_total = p->bytes_total;
+    tp.seconds = p->seconds;
+    tp.current = p->current;
+    c->on_progress(c->user, &tp);
+}
+
+stg_status stg_scan_tree(const char *const *paths, size_t count, const stg_tree_options *opt,
+                         stg_tree_record_fn on_record, void *user, stg_tree_summary *summary)
+{
+    if (summary != NULL) {
+        memset(summary, 0, sizeof *summary);
+        summary->struct_version = STG_STRUCT_VERSION;
+    }
+    if (opt == NULL || on_record == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    /* docs/abi.md: versions first, before anything else of the struct is read */
+    if (!stg_struct_version_known(opt->struct_version) ||
+        !stg_struct_version_known(opt->scan.struct_version)) {
+        return STG_E_STRUCT_VERSION;
+    }
+    stg_walk_options w;
+    stg_walk_options_default(&w);
+    stg_status st = stg_limits_accept(&opt->scan.limits, &w.scan.limits);
+    if (st != STG_OK) {
+        return st;
+    }
+    /* Every field is in struct version 1 (reserved space is not read). */
+    w.scan.policy = opt->scan.policy;
+    w.scan.digest = opt->scan.digest;
+    w.scan.expected_sha256 = opt->scan.expected_sha256;
+    w.scan.root = opt->scan.root;
+    w.include = opt->include;
+    w.include_count = opt->include_count;
+    w.exclude = opt->exclude;
+    w.exclude_count = opt->exclude_count;
+    w.threads = opt->threads;
+    w.stdin_fd = opt->stdin_fd;
+    w.stdin_name = opt->stdin_name;
+    w.progress_ms = opt->progress_ms;
+    w.cancel = opt->cancel;
+    w.skip_set = opt->skip_file;
+    w.skip_dev = opt->skip_dev;
+    w.skip_ino = opt->skip_ino;
+    w.shard_index = opt->shard_index;
+    w.shard_count = opt->shard_count;
+    w.scan_git = opt->scan_git;
+    w.follow_links = opt->follow_links;
+    w.hf_cache = opt->hf_cache;
+    tree_call c;
+    memset(&c, 0, sizeof c);
+    c.on_record = on_record;
+    c.on_progress = opt->on_progress;
+    c.user = user;
+    stg_walk_result res;
+    memset(&res, 0, sizeof res);
+    st = walk_run(paths, count, &w, emit_tree, &c, opt->on_progress != NULL ? progress_tree : NULL,
+                  &c, &res);
+    if (summary != NULL) {
+        stg_tree_summary full;
+        memset(&full, 0, sizeof full);
+        full.struct_version = STG_STRUCT_VERSION;
+        full.records = res.files;
+        full.records_total = res.records_total;
+        memcpy(full.verdicts, c.verdicts, sizeof full.verdicts);
+        full.bytes = res.bytes;
+        full.files_read = res.distinct_scanned;
+        full.skipped_self = res.skipped_self;
+        full.skipped_git = res.skipped_git;
+        full.skipped_no_exist = res.skipped_no_exist;
+        full.skipped_locks = res.skipped_locks;
+        full.skipped_incomplete = res.skipped_incomplete;
+        full.interrupted = res.interrupted;
+        *summary = full;
+    }
+    return st;
 }

@@ -1,7 +1,7 @@
 /* Windowed reading of zip archives (window.h, stg_image_fill_zip).
  *
  * A torch.save file is a zip of stored members, most of them tensor storages
- * (`<archive>/data/<key>`) of up to many GiB. The rules (validator/check.c, containers.c) read
+ * (`<archive>/data/<key>`) of up to many GiB. The rules (dispatch/check.c, containers.c) read
  * the end records, the central directory, every local header, and of each member's data only
  * what its dispatch reads: all of a deflated member (it is inflated), all of a member whose name
  * says pickle or safetensors, all of one whose content sniffs as something scanned (a pickle

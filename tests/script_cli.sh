@@ -521,6 +521,29 @@ printf 'plain words' | "$CLI" scan - >out.txt 2>err.txt
 [ $? -eq 0 ] && grep -q '^-: OK (text)$' out.txt && ok || fail "stdin no hint: $(cat out.txt)"
 printf 'plain\001words' | "$CLI" scan - >out.txt 2>err.txt
 [ $? -eq 0 ] && grep -q '^-: WARN (unknown)$' out.txt && ok || fail "stdin binary: $(cat out.txt)"
+# a Git LFS pointer on standard input is git-lfs-pointer / lfs_pointer exactly as the file is,
+# also when --stdin-name says safetensors (the stream route is not taken for it)
+printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize 4096\n' \
+    4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393 >model.safetensors
+"$CLI" scan --format json model.safetensors >file.json 2>/dev/null
+for name in "" model.safetensors; do
+    if [ -n "$name" ]; then
+        "$CLI" scan --format json --stdin-name "$name" - <model.safetensors >stdin.json 2>/dev/null
+    else
+        "$CLI" scan --format json - <model.safetensors >stdin.json 2>/dev/null
+    fi
+    [ $? -eq 1 ] && ok || fail "stdin LFS pointer ($name): exit status"
+    py "stdin LFS pointer ($name)" <<'EOF2'
+import json
+a = json.loads(open("stdin.json").readline())
+b = json.loads(open("file.json").readline())
+assert a["format"] == b["format"] == "git-lfs-pointer", (a, b)
+assert [f["code"] for f in a["findings"]] == ["lfs_pointer"], a
+assert a["findings"] == b["findings"] and a["verdict"] == b["verdict"] == "invalid", (a, b)
+assert a["sha256"] == b["sha256"] and a["size"] == b["size"], (a, b)
+EOF2
+done
+rm -f model.safetensors
 # invalid safetensors through the stream: same findings as the file
 "$CLI" scan --format json - <invalid.safetensors >stdin.json 2>/dev/null
 "$CLI" scan --format json invalid.safetensors >file.json 2>/dev/null
@@ -699,7 +722,7 @@ want = {"./README.md": "ok", "./model.safetensors": "ok", "./unpadded.safetensor
         "./broken/overlap.safetensors": "invalid", "./broken/truncated.safetensors": "invalid",
         "./broken/size_mismatch.safetensors": "invalid", "./broken/weights.bin": "invalid",
         "./unsafe/os_system.pkl": "unsafe",
-        "./torch/pytorch_model.bin": "warn",
+        "./torch/pytorch_model.bin": "ok",  # only allowlisted globals: pickle_file is info
         "./sharded/model-00001-of-00002.safetensors": "ok",
         "./sharded/model-00002-of-00002.safetensors": "ok",
         "./sharded/model.safetensors.index.json": "ok"}

@@ -40,6 +40,32 @@ config=$(find "$prefix" -name stguardConfig.cmake | head -1)
 libdir=$(dirname "$(find "$prefix" -name 'libstguard.so.1' | head -1)")
 [ -f "$libdir/libstguard.a" ] || { echo "FAIL: static library not installed" >&2; exit 1; }
 
+# The installed CLI links the installed shared library (RPATH $ORIGIN/../lib...), with no
+# LD_LIBRARY_PATH, and runs: --version, and a scan of a file through the public tree scan.
+if [ "$(cache_get STG_BUILD_TOOLS)" != "OFF" ]; then
+    cli="$prefix/bin/stguard"
+    [ -x "$cli" ] || { echo "FAIL: bin/stguard not installed" >&2; exit 1; }
+    if command -v ldd >/dev/null 2>&1; then
+        deps=$(env -u LD_LIBRARY_PATH ldd "$cli")
+        loaded=$(echo "$deps" | awk '$1 == "libstguard.so.1" {print $3}')
+        if [ -z "$loaded" ] || [ "$(readlink -f "$loaded")" != "$(readlink -f "$libdir/libstguard.so.1")" ]; then
+            echo "FAIL: the installed CLI does not load $libdir/libstguard.so.1:" >&2
+            echo "$deps" >&2
+            exit 1
+        fi
+    fi
+    env -u LD_LIBRARY_PATH "$cli" --version | grep -q '^stguard ' || {
+        echo "FAIL: the installed CLI does not run" >&2; exit 1; }
+    printf 'plain words\n' >"$tmp/words.txt"
+    out=$(env -u LD_LIBRARY_PATH "$cli" scan --format json "$tmp/words.txt") || {
+        echo "FAIL: the installed CLI's scan: $out" >&2; exit 1; }
+    case "$out" in
+        *'"format":"text"'*'"verdict":"ok"'*) ;;
+        *) echo "FAIL: the installed CLI's scan record: $out" >&2; exit 1 ;;
+    esac
+    echo "-- installed CLI: ok"
+fi
+
 mkdir -p "$tmp/src"
 cat >"$tmp/src/consumer.c" <<'C'
 #include <stdio.h>

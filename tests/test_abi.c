@@ -26,6 +26,10 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_limits, struct_version), 0);
     ck_assert_uint_eq(offsetof(stg_scan_options, struct_version), 0);
     ck_assert_uint_eq(offsetof(stg_stream_options, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_tree_options, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_tree_record, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_tree_progress, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_tree_summary, struct_version), 0);
     /* Reserved space is last, so a new field never moves an earlier one. */
     ck_assert_uint_eq(offsetof(stg_limits, reserved) + sizeof(((stg_limits *)0)->reserved),
                       sizeof(stg_limits));
@@ -35,6 +39,12 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_stream_options, reserved) +
                           sizeof(((stg_stream_options *)0)->reserved),
                       sizeof(stg_stream_options));
+    ck_assert_uint_eq(offsetof(stg_tree_options, reserved) +
+                          sizeof(((stg_tree_options *)0)->reserved),
+                      sizeof(stg_tree_options));
+    ck_assert_uint_eq(offsetof(stg_tree_summary, reserved) +
+                          sizeof(((stg_tree_summary *)0)->reserved),
+                      sizeof(stg_tree_summary));
 #if UINTPTR_MAX == UINT64_MAX
     /* The LP64 sizes of libstguard.so.1: changing one is an ABI break (docs/abi.md). */
     ck_assert_uint_eq(sizeof(stg_limits), 256);
@@ -44,6 +54,15 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_scan_options, reserved), 296);
     ck_assert_uint_eq(sizeof(stg_stream_options), 80);
     ck_assert_uint_eq(offsetof(stg_stream_options, reserved), 16);
+    ck_assert_uint_eq(sizeof(stg_tree_options), 536);
+    ck_assert_uint_eq(offsetof(stg_tree_options, scan), 8);
+    ck_assert_uint_eq(offsetof(stg_tree_options, reserved), 472);
+    ck_assert_uint_eq(sizeof(stg_tree_record), 64);
+    ck_assert_uint_eq(offsetof(stg_tree_record, reserved), 32);
+    ck_assert_uint_eq(sizeof(stg_tree_progress), 88);
+    ck_assert_uint_eq(offsetof(stg_tree_progress, reserved), 56);
+    ck_assert_uint_eq(sizeof(stg_tree_summary), 184);
+    ck_assert_uint_eq(offsetof(stg_tree_summary, reserved), 120);
 #endif
 }
 END_TEST

@@ -333,7 +333,7 @@ static const struct {
     {"corpus/scan/torch01-evil.tar", 3, "model.pt", STG_VERDICT_UNSAFE},
     {"corpus/scan/evil.pkl.gz", 3, "model.pkl.gz", STG_VERDICT_UNSAFE},
     {"corpus/scan/evil.pkl.zlib", 3, NULL, STG_VERDICT_UNSAFE},
-    {"corpus/scan/joblib-zlib.joblib", 3, "model.joblib", STG_VERDICT_WARN},
+    {"corpus/scan/joblib-zlib.joblib", 3, "model.joblib", STG_VERDICT_OK},
     {"corpus/scan/polyglot-st-zip", 3, "model.safetensors", STG_VERDICT_UNSAFE},
     {"corpus/scan/pickle-then-zip", 3, NULL, STG_VERDICT_UNSAFE},
     {"corpus/scan/npy-object", 3, "a.npy", STG_VERDICT_UNSAFE},

@@ -205,7 +205,8 @@ static const trigger triggers[] = {
     {"mismatch", STG_FORMAT_MISMATCH, "hello, world", 12, NULL, 0, "model.bin"},
     {"gguf", STG_FORMAT_NOT_VALIDATED, "GGUF\3\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24, NULL, 0,
      NULL},
-    {"pickle", STG_PICKLE_FILE, "\x80\x02K\x01.", 5, NULL, 0, NULL},
+    /* a reviewed framework class: pickle_file stays a warning (test_pickle_file_severity) */
+    {"pickle", STG_PICKLE_FILE, "ctorch.nn.modules.linear\nIdentity\n.", 35, NULL, 0, NULL},
     {"dangerous", STG_PICKLE_GLOBAL_DANGEROUS, "cos\nsystem\n.", 12, NULL, 0, NULL},
     {"unknown_global", STG_PICKLE_GLOBAL_UNKNOWN, "cfoo\nbar\n.", 10, NULL, 0, NULL},
     {"malformed", STG_PICKLE_MALFORMED, "\x80\x02K", 3, NULL, 0, "model.pkl"},
@@ -254,6 +255,54 @@ START_TEST(test_code_severity)
         stg_report_free(r);
     }
     free(built);
+}
+END_TEST
+
+/* pickle_file is a warning (the table above) unless every global the pickle names is on the
+ * built-in allowlist: then it is info and the verdict ok (docs/findings.md). */
+START_TEST(test_pickle_file_severity)
+{
+    static const struct {
+        const char *what, *bytes;
+        size_t len;
+        const char *allow; /* --allow-global given, or NULL */
+        stg_severity want;
+    } cases[] = {
+        {"no global", "\x80\x02K\x01.", 5, NULL, STG_SEV_INFO},
+        {"built-in allowed", "ccollections\nOrderedDict\n)R.", 28, NULL, STG_SEV_INFO},
+        {"benign", "ctorch.nn.modules.linear\nIdentity\n)R.", 37, NULL, STG_SEV_WARNING},
+        {"caller-allowed", "cmypkg\nNet\n)R.", 14, "mypkg:Net", STG_SEV_WARNING},
+        {"allowed then benign",
+         "ccollections\nOrderedDict\n)R0ctorch.nn.modules.linear\nIdentity\n.", 63, NULL,
+         STG_SEV_WARNING},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_uint_eq(strlen(cases[i].bytes), cases[i].len);
+        stg_scan_options opt;
+        stg_scan_options_default(&opt);
+        opt.digest = false;
+        stg_policy *pol = NULL;
+        if (cases[i].allow != NULL) {
+            ck_assert_int_eq(stg_policy_new(&pol), STG_OK);
+            ck_assert_int_eq(stg_policy_allow_spec(pol, cases[i].allow), STG_OK);
+            opt.policy = pol;
+        }
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_scan_buffer(cases[i].bytes, cases[i].len, "model.pkl", &opt, &r),
+                         STG_OK);
+        long at = tu_find(r, STG_PICKLE_FILE);
+        ck_assert_msg(at >= 0, "%s: %s", cases[i].what, tu_describe(r));
+        stg_severity got = stg_report_at(r, (size_t)at)->severity;
+        ck_assert_msg(got == cases[i].want, "%s: pickle_file is %s in %s", cases[i].what,
+                      stg_severity_name(got), tu_describe(r));
+        if (cases[i].want == STG_SEV_INFO) {
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_OK);
+        } else {
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+        }
+        stg_report_free(r);
+        stg_policy_free(pol);
+    }
 }
 END_TEST
 
@@ -652,6 +701,7 @@ int main(void)
     tcase_add_loop_test(tc, test_code_numbers_and_names, 0, (int)NCODES);
     tcase_add_test(tc, test_code_out_of_range);
     tcase_add_loop_test(tc, test_code_severity, 0, (int)NTRIGGERS);
+    tcase_add_test(tc, test_pickle_file_severity);
     tcase_add_test(tc, test_status_names);
     tcase_add_test(tc, test_severity_verdict_class_names);
     tcase_add_test(tc, test_format_names);

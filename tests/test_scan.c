@@ -442,6 +442,55 @@ START_TEST(test_fd_routes)
 }
 END_TEST
 
+/* A Git LFS pointer on standard input is lfs_pointer, as the same bytes in a file are, also when
+ * the name hint says safetensors (which would otherwise send it to the safetensors stream). */
+START_TEST(test_fd_lfs_pointer)
+{
+    static const char ptr[] =
+        "version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "size 12345\n";
+    static const char *const hints[] = {NULL, "model.safetensors", "pytorch_model.bin"};
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    char *dir = tu_tempdir();
+    char path[4096];
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+        stg_report *r = scan_piped((const uint8_t *)ptr, sizeof ptr - 1, hints[i], &opt);
+        ck_assert_msg(tu_find(r, STG_LFS_POINTER) == 0, "%s: %s",
+                      hints[i] != NULL ? hints[i] : "(none)", tu_describe(r));
+        ck_assert_uint_eq(stg_report_count(r), 1);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_GIT_LFS_POINTER);
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+        ck_assert_uint_eq(stg_report_size(r), sizeof ptr - 1);
+        /* the same bytes as a file under the same name: the same finding and message */
+        snprintf(path, sizeof path, "%s/%s", dir, hints[i] != NULL ? hints[i] : "pointer");
+        ck_assert_int_eq(tu_write_file(path, ptr, sizeof ptr - 1), 0);
+        stg_report *rf = NULL;
+        ck_assert_int_eq(stg_scan_path(path, &opt, &rf), STG_OK);
+        ck_assert_int_eq(stg_report_format(rf), STG_FMT_GIT_LFS_POINTER);
+        ck_assert_uint_eq(stg_report_count(rf), 1);
+        ck_assert_str_eq(stg_report_at(rf, 0)->message, stg_report_at(r, 0)->message);
+        ck_assert_str_eq(stg_report_sha256(rf), stg_report_sha256(r));
+        stg_report_free(rf);
+        stg_report_free(r);
+    }
+    /* near miss: one byte short of a pointer (no size line) on a safetensors name is streamed
+     * as safetensors and invalid there, not lfs_pointer */
+    static const char partial[] =
+        "version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n";
+    stg_report *r = scan_piped((const uint8_t *)partial, sizeof partial - 1, "model.safetensors",
+                               &opt);
+    ck_assert_int_eq(tu_find(r, STG_LFS_POINTER), -1);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_SAFETENSORS);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 typedef struct collected {
     char lines[64][512];
     size_t count;
@@ -1059,6 +1108,7 @@ static Suite *scan_suite(void)
     tcase_add_test(tc, test_path_root_and_blob);
     tcase_add_test(tc, test_path_file_changed);
     tcase_add_test(tc, test_fd_routes);
+    tcase_add_test(tc, test_fd_lfs_pointer);
     tcase_add_test(tc, test_walk_order_threads_and_hf);
     tcase_add_test(tc, test_walk_links_specials_and_filters);
     tcase_add_test(tc, test_fd_same_answer_as_buffer);

@@ -23,7 +23,9 @@
 #     at a NUL and read past a length: untrusted bytes are searched with memchr and a length);
 #  9. a function of parser/, validator/ or dispatch/ longer than 150 lines;
 # 10. a source of parser/, validator/, dispatch/, loader/ or tools/ that CMakeLists.txt does not
-#     list (the layer targets have explicit source lists).
+#     list (the layer targets have explicit source lists);
+# 11. tools/ including anything of the library but the public header (<stguard/stguard.h>):
+#     the CLI is a client of the public API only; its own headers are tools/*.h.
 # Comments are left out before rules 3-8 are applied. An exception is written where it is
 # taken: a line carrying `layer-check: <reason>` (or with such a comment on one of the two
 # lines above it) is exempt from rules 6-8; rule 9 has none.
@@ -129,6 +131,22 @@ done < <(awk '
         name = sig; sub(/\(.*/, "", name); sub(/.*[ *]/, "", name)
         if (n > 150) print n, FILENAME, name
         body = 0; sig = "" } }' "${core[@]/%/}" | grep -v '\.h ' || true)
+
+# Rule 11.
+for f in $(git ls-files -- 'tools/*.[ch]'); do
+    while IFS=: read -r line inc; do
+        case "$inc" in
+        *'<stguard/stguard.h>'* | *'"stguard/stguard.h"'*) ;;
+        *'<stguard/'*) report "$f" "$line" "tools/ past the public API" "$inc" ;;
+        *'"'*)
+            name=${inc#*\"}
+            name=${name%%\"*}
+            [ -f "$(dirname "$f")/$name" ] && [[ "$name" != */* ]] ||
+                report "$f" "$line" "tools/ past the public API" "$inc"
+            ;;
+        esac
+    done < <(grep -n '^#include' "$f" || true)
+done
 
 # Rule 10.
 for f in "${sources[@]}"; do

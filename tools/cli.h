@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "stguard/stguard.h"
+#include <stguard/stguard.h>
 
 /* Totals for the summary record. */
 typedef struct cli_summary {
@@ -20,6 +20,7 @@ typedef struct cli_summary {
     int interrupted_signal; /* SIGINT/SIGTERM that stopped the scan early, 0 when it finished */
     /* folders the walk skipped (docs/cli.md): .git, Hugging Face .no_exist and .locks */
     uint64_t skipped_git, skipped_no_exist, skipped_locks;
+    uint64_t skipped_incomplete; /* Hugging Face partial downloads (blobs/<etag>.incomplete) */
 } cli_summary;
 
 /* Version of the JSON Lines record shapes (the "schema" field; docs/cli.schema.json). */

@@ -59,10 +59,14 @@ raw=("$profiles"/*.profraw)
 [ ${#raw[@]} -gt 0 ] || { echo "coverage: no profiles written" >&2; exit 1; }
 "$profdata" merge -sparse "${raw[@]}" -o "$dir/merged.profdata"
 
-# Every instrumented executable that ran: unit tests, replay drivers, the CLI.
+# Every instrumented executable that ran: unit tests, replay drivers, the CLI, and the shared
+# library the CLI links (what the script tests run of the library is counted there).
 objects=()
 for f in "$dir"/tests/test_* "$dir"/fuzz/replay_* "$dir"/stguard; do
     [ -f "$f" ] && [ -x "$f" ] && objects+=("$f")
+done
+for f in "$dir"/libstguard.so.*.*.*; do
+    [ -f "$f" ] && [ ! -L "$f" ] && objects+=("$f")
 done
 first=${objects[0]}
 args=("$first")

@@ -99,7 +99,7 @@ def examples():
     out["unsafe/os_system.pkl"] = (
         b"\x80\x02" + b"cos\nsystem\n" + b"X\x0a\x00\x00\x00echo pwned" + b"\x85" + b"R" + b".")
     # A PyTorch zip checkpoint (what torch.save writes since 1.6), built by hand: data.pkl names
-    # only globals that weights_only loading allows, and one storage. pickle_file -> warn.
+    # only globals that weights_only loading allows, and one storage. pickle_file (info) -> ok.
     out["torch/pytorch_model.bin"] = torch_zip()
     # A sharded model: an index plus two shards that agree with it -> ok for all three.
     shard1 = safetensors({"layer0.weight": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}},
@@ -134,7 +134,7 @@ Try `stguard scan corpus/examples` or `stguard scan --format json corpus/example
 | broken/size_mismatch.safetensors | range differs from shape x dtype (size_mismatch) | invalid |
 | broken/weights.bin | a pickle-format name on content that is no format (format_mismatch) | invalid |
 | unsafe/os_system.pkl | a pickle that would call os.system (pickle_global_dangerous) | unsafe |
-| torch/pytorch_model.bin | a PyTorch zip checkpoint whose globals are all allowed (pickle_file) | warn |
+| torch/pytorch_model.bin | a PyTorch zip checkpoint whose globals are all on the built-in allowlist (pickle_file, info) | ok |
 | sharded/ | an index and two shards that agree | ok |
 
 The exit status of a scan of this folder is 1 (some files are invalid or unsafe).

@@ -171,11 +171,12 @@ void cli_json_summary(FILE *out, const cli_summary *s)
             "{\"type\":\"summary\",\"schema\":%d,\"files\":%" PRIu64 ",\"ok\":%" PRIu64
             ",\"warn\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"unsafe\":%" PRIu64
             ",\"error\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":%.3f,\"skipped_git\":%" PRIu64
-            ",\"skipped_no_exist\":%" PRIu64 ",\"skipped_locks\":%" PRIu64 ",\"tool_version\":",
+            ",\"skipped_no_exist\":%" PRIu64 ",\"skipped_locks\":%" PRIu64
+            ",\"skipped_incomplete\":%" PRIu64 ",\"tool_version\":",
             CLI_JSON_SCHEMA, s->files, s->verdicts[STG_VERDICT_OK], s->verdicts[STG_VERDICT_WARN],
             s->verdicts[STG_VERDICT_INVALID], s->verdicts[STG_VERDICT_UNSAFE],
             s->verdicts[STG_VERDICT_ERROR], s->bytes, s->seconds, s->skipped_git,
-            s->skipped_no_exist, s->skipped_locks);
+            s->skipped_no_exist, s->skipped_locks, s->skipped_incomplete);
     json_cstr(out, stg_version());
     fputs(",\"policy_version\":", out);
     json_cstr(out, stg_policy_version());

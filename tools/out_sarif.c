@@ -455,10 +455,11 @@ void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code)
             "}],\"properties\":{\"files\":%" PRIu64 ",\"ok\":%" PRIu64 ",\"warn\":%" PRIu64
             ",\"invalid\":%" PRIu64 ",\"unsafe\":%" PRIu64 ",\"error\":%" PRIu64
             ",\"bytes\":%" PRIu64 ",\"skippedGit\":%" PRIu64 ",\"skippedNoExist\":%" PRIu64
-            ",\"skippedLocks\":%" PRIu64 ",\"interrupted\":%s}}]}\n",
+            ",\"skippedLocks\":%" PRIu64 ",\"skippedIncomplete\":%" PRIu64
+            ",\"interrupted\":%s}}]}\n",
             sum->files, sum->verdicts[STG_VERDICT_OK], sum->verdicts[STG_VERDICT_WARN],
             sum->verdicts[STG_VERDICT_INVALID], sum->verdicts[STG_VERDICT_UNSAFE],
             sum->verdicts[STG_VERDICT_ERROR], sum->bytes, sum->skipped_git, sum->skipped_no_exist,
-            sum->skipped_locks, interrupted ? "true" : "false");
+            sum->skipped_locks, sum->skipped_incomplete, interrupted ? "true" : "false");
     free_sarif(s);
 }

@@ -162,6 +162,12 @@ void cli_text_summary(FILE *out, const cli_summary *s)
                 " .locks (nothing in them to check)\n",
                 s->skipped_git, s->skipped_no_exist, s->skipped_locks);
     }
+    if (s->skipped_incomplete > 0) {
+        fprintf(out,
+                "skipped files: %" PRIu64 " partial download%s (blobs/*.incomplete, linked from "
+                "no snapshot)\n",
+                s->skipped_incomplete, s->skipped_incomplete == 1 ? "" : "s");
+    }
     if (s->interrupted_signal != 0) {
         fprintf(out, "interrupted by %s: the files after these were not scanned\n",
                 s->interrupted_signal == 15 ? "SIGTERM" : "SIGINT");

@@ -21,8 +21,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "loader/digest.h"
-#include "loader/scan.h"
 
 #define EXIT_USAGE 2
 /* A policy file is read whole; this caps what a typo (a model file) could make us read. */
@@ -142,7 +140,7 @@ typedef struct cli_config {
     bool quiet;
     bool tensor_sha256;
     int progress; /* -1 never, 0 auto, 1 always */
-    stg_walk_options walk;
+    stg_tree_options walk;
     stg_policy *policy;
     const char **include, **exclude;
     size_t include_count, exclude_count;
@@ -384,8 +382,7 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             break;
         }
         case OPT_SHA256: {
-            uint8_t d[32];
-            if (!stg_sha256_parse_hex(optarg, d)) {
+            if (!stg_sha256_hex_normalize(optarg, NULL)) {
                 return usage_error("--sha256 expects 64 hex digits, got '%s'", optarg);
             }
             free(c->expected);
@@ -393,7 +390,7 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             if (c->expected == NULL) {
                 return usage_error("out of memory");
             }
-            stg_hex_encode(d, 32, c->expected);
+            stg_sha256_hex_normalize(optarg, c->expected);
             c->walk.scan.expected_sha256 = c->expected;
             break;
         }
@@ -404,11 +401,11 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             char *end = NULL;
             errno = 0;
             long n = strtol(optarg, &end, 10);
-            if (errno != 0 || end == optarg || *end != '\0' || n < 1 || n > STG_WALK_MAX_THREADS) {
+            if (errno != 0 || end == optarg || *end != '\0' || n < 1 || n > STG_TREE_MAX_THREADS) {
                 return usage_error("-j expects a number of threads from 1 to 256, got '%s'",
                                    optarg);
             }
-            c->walk.threads = (unsigned)n;
+            c->walk.threads = (uint32_t)n;
             break;
         }
         case 'q': c->quiet = true; break;
@@ -491,9 +488,10 @@ static void clear_progress(scan_state *s)
     }
 }
 
-static void on_record(void *user, const stg_report *r)
+static void on_record(void *user, const stg_tree_record *rec)
 {
     scan_state *s = user;
+    const stg_report *r = rec->report;
     stg_verdict v = stg_report_verdict(r);
     s->sum.files++;
     s->sum.verdicts[v]++;
@@ -515,7 +513,7 @@ static void on_record(void *user, const stg_report *r)
     fflush(stdout);
 }
 
-static void on_progress(void *user, const stg_walk_progress *p)
+static void on_progress(void *user, const stg_tree_progress *p)
 {
     scan_state *s = user;
     if (!s->progress_enabled || (p->files_total <= 1 && p->seconds < 1.0) ||
@@ -668,17 +666,17 @@ static bool parse_check_line(char *line, char **hex, char **name)
 
 /* One walk, its records going to the writers; adds to the summary. */
 static stg_status run_walk(scan_state *s, const char *const *paths, size_t n,
-                           const stg_walk_options *opt, bool *interrupted)
+                           const stg_tree_options *opt, bool *interrupted)
 {
-    stg_walk_result res;
-    memset(&res, 0, sizeof res);
-    stg_status st = stg_walk(paths, n, opt, on_record, on_progress, s, &res);
+    stg_tree_summary res;
+    stg_status st = stg_scan_tree(paths, n, opt, on_record, s, &res);
     clear_progress(s);
     s->sum.bytes += res.bytes;
     s->sum.skipped_git += res.skipped_git;
     s->sum.skipped_no_exist += res.skipped_no_exist;
     s->sum.skipped_locks += res.skipped_locks;
-    s->distinct_scanned += res.distinct_scanned;
+    s->sum.skipped_incomplete += res.skipped_incomplete;
+    s->distinct_scanned += res.files_read;
     *interrupted = res.interrupted;
     return st;
 }
@@ -754,11 +752,12 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     /* The output file, when stdout is one, is never scanned (scan . > out.sarif). */
     struct stat out_st;
     if (fstat(STDOUT_FILENO, &out_st) == 0 && S_ISREG(out_st.st_mode)) {
-        c->walk.skip_set = true;
+        c->walk.skip_file = true;
         c->walk.skip_dev = (uint64_t)out_st.st_dev;
         c->walk.skip_ino = (uint64_t)out_st.st_ino;
     }
     c->walk.cancel = &interrupt_signal;
+    c->walk.on_progress = on_progress;
     install_signal_handlers();
     stg_status st = STG_OK;
     bool interrupted = false;
@@ -767,15 +766,14 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         /* One walk per listed file, each with its expected digest, in list order. */
         for (size_t i = 0; i < checks.count && st == STG_OK && !interrupted; i++) {
             char *hex = NULL, *name = NULL;
-            uint8_t d[32];
             char lower[65];
-            if (!parse_check_line(checks.items[i], &hex, &name) || !stg_sha256_parse_hex(hex, d)) {
+            if (!parse_check_line(checks.items[i], &hex, &name) ||
+                !stg_sha256_hex_normalize(hex, lower)) {
                 fprintf(stderr, "stguard: %s: line %zu is not a sha256sum line\n", c->check, i + 1);
                 bad_lines++;
                 continue;
             }
-            stg_hex_encode(d, 32, lower);
-            stg_walk_options one = c->walk;
+            stg_tree_options one = c->walk;
             one.scan.expected_sha256 = lower;
             const char *p[1] = {name};
             st = run_walk(&s, p, 1, &one, &interrupted);
@@ -1012,9 +1010,7 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
             break;
         }
         stg_status rs = stg_file_read_tensor(f, t, buf, n);
-        uint8_t d[32];
-        if (rs == STG_OK && stg_sha256_buffer(buf, n, d) == STG_OK) {
-            stg_hex_encode(d, 32, tensors[i].sha256);
+        if (rs == STG_OK && stg_sha256_hex(buf, n, tensors[i].sha256) == STG_OK) {
             tensors[i].has_sha256 = true;
         } else if (rs == STG_FILE_CHANGED) {
             /* The finding's name a scan gives, so a script sees one vocabulary. */
@@ -1084,7 +1080,7 @@ int main(int argc, char **argv)
     cli_config c;
     memset(&c, 0, sizeof c);
     c.fail_on = STG_VERDICT_INVALID;
-    stg_walk_options_default(&c.walk);
+    stg_tree_options_default(&c.walk);
     c.walk.stdin_fd = STDIN_FILENO;
     int status;
     if (strcmp(cmd, "scan") == 0) {

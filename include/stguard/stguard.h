@@ -434,6 +434,140 @@ STG_API stg_status stg_scan_buffer(const void *buf, size_t len, const char *name
  *  read); a path that cannot be resolved, io_error (not read: containment cannot be checked). */
 STG_API stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_report **out);
 
+/** Lower-case hex SHA-256 of buf[0..len) into out (64 digits and a NUL).
+ *  @return STG_OK; STG_E_BAD_ARG (out NULL, or buf NULL with len > 0); STG_E_CRYPTO. */
+STG_API stg_status stg_sha256_hex(const void *buf, size_t len, char out[65]);
+
+/** true when hex is exactly 64 hex digits (either case, nothing else); then out (when not NULL)
+ *  gets them in lower case with a NUL: the form reports and digest checks use. */
+STG_API bool stg_sha256_hex_normalize(const char *hex, char out[65]);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tree scans: what `stguard scan PATH...` runs (rules in docs/cli.md, "What is scanned").      */
+
+#define STG_TREE_MAX_THREADS 256
+
+/** Progress of a tree scan, handed to on_progress (read it through the pointer; fields added
+ *  later take reserved space and say "since struct version N": read one only when
+ *  struct_version >= N). */
+typedef struct stg_tree_progress {
+    uint32_t struct_version; /**< the library's STG_STRUCT_VERSION */
+    uint64_t files_done;     /**< records handed out so far */
+    uint64_t files_total;    /**< records the walk found */
+    uint64_t bytes_done;     /**< bytes scanned so far (each distinct file once) */
+    uint64_t bytes_total;    /**< sizes of the regular files to read, as found */
+    double seconds;          /**< since the scan started */
+    const char *current;     /**< path of the record being waited for, or NULL */
+    uint64_t reserved[4];    /**< docs/abi.md */
+} stg_tree_progress;
+
+/** Options of stg_scan_tree: a caller-filled struct (docs/abi.md): fill it with
+ *  stg_tree_options_default, then change fields. */
+typedef struct stg_tree_options {
+    uint32_t struct_version;    /**< STG_STRUCT_VERSION, set by stg_tree_options_default */
+    stg_scan_options scan;      /**< limits, profile, policy, digest on/off; expected_sha256 only
+                                  when the paths lead to exactly one record. Its own
+                                  struct_version is checked too */
+    const char *const *include; /**< fnmatch globs: a file is scanned when one matches its path
+                                     relative to the argument or its name (none: every file) */
+    size_t include_count;
+    const char *const *exclude; /**< globs: a match skips the file, or the folder and all in it */
+    size_t exclude_count;
+    uint32_t threads;       /**< worker threads, 1..STG_TREE_MAX_THREADS (0 means 1); the
+                                  records come in the same order whatever the number */
+    int32_t stdin_fd;       /**< read for the path "-" (default 0) */
+    const char *stdin_name; /**< shown instead of "-" and used as its name hint; NULL */
+    bool follow_links;      /**< follow symbolic links whose target lies inside the argument's
+                                  root (default true); false: every link met inside a tree is a
+                                  symlink_skipped record (a link named as a path is followed) */
+    bool hf_cache;          /**< Hugging Face cache rules (default true): the repo folder is the
+                                  root, blobs are reported under their snapshot links and checked
+                                  against their names, .no_exist/.locks folders and partial
+                                  downloads are skipped and counted. false: a plain tree */
+    bool scan_git;          /**< walk `.git` folders too (default false: skipped, counted) */
+    bool skip_file;         /**< never scan the file skip_dev/skip_ino (a caller's output file
+                                  inside the tree: `scan . > out.sarif`); it gets no record */
+    uint32_t shard_index;   /**< with shard_count > 0: only records whose path hashes (FNV-1a
+                                  modulo shard_count) to shard_index are scanned and handed out */
+    uint32_t shard_count;   /**< 0: no sharding */
+    uint64_t skip_dev, skip_ino;
+    /** When not NULL and *cancel becomes non-zero (e.g. from a signal handler), no more records
+     *  are handed out, running scans end, and the call returns STG_OK with
+     *  summary->interrupted set. Checked at least every progress_ms. */
+    const volatile int *cancel;
+    uint32_t progress_ms; /**< period of on_progress calls while a scan is waited for (0: 250) */
+    /** Called from the calling thread after each record and periodically while waiting; NULL:
+     *  none. p and p->current are valid during the call only. */
+    void (*on_progress)(void *user, const stg_tree_progress *p);
+    uint64_t reserved[8]; /**< room for new options (docs/abi.md); never read */
+} stg_tree_options;
+
+/** As stg_limits_init, for stg_tree_options (scan options and limits included). */
+STG_API stg_status stg_tree_options_init(stg_tree_options *out, uint32_t struct_version);
+
+/** Fills *out with the defaults (struct_version of this header). */
+static inline void stg_tree_options_default(stg_tree_options *out)
+{
+    (void)stg_tree_options_init(out, STG_STRUCT_VERSION);
+}
+
+/** What a record of a tree scan is. */
+typedef enum stg_tree_kind {
+    STG_TREE_FILE = 0,    /**< a regular file, read and scanned */
+    STG_TREE_LINK = 1,    /**< a symbolic link followed to a file inside the root (`blob` is the
+                                file's path: a Hugging Face blob for a snapshot link) */
+    STG_TREE_STDIN = 2,   /**< the path "-": standard input (stdin_fd) */
+    STG_TREE_NOT_READ = 3 /**< not read: a link not followed, a FIFO/device/socket, a path that
+                                could not be listed or resolved; the report says why */
+} stg_tree_kind;
+
+/** One record of a tree scan, handed to the callback in walk order (sorted by bytes, depth
+ *  first). Everything it points to is valid during the call only; fields added later take
+ *  reserved space (read one only when struct_version covers it). */
+typedef struct stg_tree_record {
+    uint32_t struct_version; /**< the library's STG_STRUCT_VERSION */
+    stg_tree_kind kind;
+    const char *path;         /**< the path as walked (what stg_report_path(report) says) */
+    const char *blob;         /**< for STG_TREE_LINK the target's path, else NULL */
+    const stg_report *report; /**< the verdict and findings (do not free) */
+    uint64_t reserved[4];     /**< docs/abi.md */
+} stg_tree_record;
+
+typedef void (*stg_tree_record_fn)(void *user, const stg_tree_record *rec);
+
+/** Totals of a tree scan, written whole by stg_scan_tree (the caller only allocates it). */
+typedef struct stg_tree_summary {
+    uint32_t struct_version;     /**< the library's STG_STRUCT_VERSION */
+    bool interrupted;            /**< *cancel stopped the scan before every record was out */
+    uint64_t records;            /**< records handed out */
+    uint64_t records_total;      /**< records found (= records unless interrupted) */
+    uint64_t verdicts[5];        /**< records handed out, by stg_verdict */
+    uint64_t bytes;              /**< bytes read and scanned, each distinct file once */
+    uint64_t files_read;         /**< distinct files (and standard input) read */
+    uint64_t skipped_self;       /**< files left out as skip_dev/skip_ino */
+    uint64_t skipped_git;        /**< `.git` folders not walked */
+    uint64_t skipped_no_exist;   /**< Hugging Face `.no_exist` folders not walked */
+    uint64_t skipped_locks;      /**< Hugging Face `.locks` folders not walked */
+    uint64_t skipped_incomplete; /**< Hugging Face partial downloads (`blobs/<etag>.incomplete`) */
+    uint64_t reserved[8];        /**< docs/abi.md */
+} stg_tree_summary;
+
+/**
+ * Walks and scans paths[0..count) as `stguard scan` does: files, folders (recursively, sorted),
+ * "-" for standard input (at most once); every distinct file is read once (on opt->threads
+ * worker threads) and on_record is called once per record, in walk order, from the calling
+ * thread. A path that is missing, unreadable or a link outside the root is a record, not a
+ * failure. summary (may be NULL) gets the totals, also when the call fails part way.
+ * @return STG_OK (also when interrupted); STG_E_STRUCT_VERSION (opt, opt->scan or its limits
+ *         not initialised, or from a newer header); STG_E_BAD_ARG for misuse (no paths, a NULL
+ *         path, "-" twice, threads or shard out of range, expected_sha256 not hex or with other
+ *         than exactly one record); in both cases no record was handed out; STG_E_NOMEM;
+ *         STG_E_CRYPTO when OpenSSL fails on standard input (its bytes cannot be read again).
+ */
+STG_API stg_status stg_scan_tree(const char *const *paths, size_t count,
+                                 const stg_tree_options *opt, stg_tree_record_fn on_record,
+                                 void *user, stg_tree_summary *summary);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Tensors and the mmap loader (docs/loaders.md).                                           */
 
