@@ -72,6 +72,8 @@ fi
 
 # A consumer of the shared library, as a program built against this header (or a newer one).
 cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$STG_BINARY_DIR/CMakeCache.txt")
+# built like the library (an instrumented library needs the sanitizer runtime in the program)
+san=$(sed -n 's/^STG_SANITIZE:[A-Z]*=//p' "$STG_BINARY_DIR/CMakeCache.txt")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat > "$tmp/consumer.c" <<'CONSUMER'
@@ -106,7 +108,8 @@ int main(void)
     return 0;
 }
 CONSUMER
-if ! "$cc" -std=c11 -Wall -Werror -I"$STG_SOURCE_DIR/include" -o "$tmp/consumer" "$tmp/consumer.c" \
+if ! "$cc" -std=c11 -Wall -Werror ${san:+-fsanitize=$san} -I"$STG_SOURCE_DIR/include" \
+    -o "$tmp/consumer" "$tmp/consumer.c" \
     "$lib" -Wl,-rpath,"$STG_BINARY_DIR" >"$tmp/cc.log" 2>&1; then
     echo "FAIL: the consumer does not build against the shared library:" >&2
     cat "$tmp/cc.log" >&2

@@ -6,7 +6,7 @@
 # the folder (absolute, '..', a link out) is joblib_side_file_escape; an absent file
 # joblib_side_file_missing; standard input (no folder) joblib_side_file_unresolved. Near misses
 # (a subfolder, 'a..b', a link inside the folder, plain floats and benign object arrays) stay
-# warn. Skips (77) when Debian's python3 cannot import numpy and joblib.
+# ok: every global, the side files' object arrays included, is on the built-in allowlist. Skips (77) when Debian's python3 cannot import numpy and joblib.
 . "$(dirname "$0")/support/script_prelude.sh"
 stg_script_needs "numpy, joblib"
 "$PY" "$SRC/tests/gen_joblib_side.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
@@ -34,9 +34,9 @@ bad+=[c for c in ("benign","subdir","link_inside") if r[c]["error"]]
 bad+=[] if "FileNotFoundError" in (r["missing"]["error"] or "") else ["missing raises"]
 [print("FAIL: reach.py disagrees on", b) for b in bad]
 sys.exit(1 if bad else 0)' "$tmp/reach.jsonl" || fail=1
-expect benign WARN 'pickle_file: pickle-based file: loading it can run code in principle [member "model.pkl_02.npy"]'
-expect subdir WARN
-expect link_inside WARN
+expect benign OK 'loading it runs no code [member "model.pkl_02.npy"]'
+expect subdir OK
+expect link_inside OK 'pickle_file: pickle-based file whose globals are all on the built-in allowlist'
 expect evil_npy UNSAFE '[global posix.system] [member "model.pkl_01.npy"]'
 expect evil_raw UNSAFE '[global posix.system] [member "model.pkl_01.npy"]'
 expect evil_abs INVALID 'joblib_side_file_escape @'
@@ -72,7 +72,7 @@ if [ -n "$zf" ] && [ -f "$zf" ]; then
         fail=1
     fi
     "$STGUARD_CLI" scan --no-digest "$zf" >"$tmp/out.txt" 2>&1
-    if ! grep -q ": WARN (joblib)" "$tmp/out.txt"; then
+    if ! grep -q ": OK (joblib)" "$tmp/out.txt"; then
         echo "FAIL: ZF with its side files"
         cat "$tmp/out.txt"
         fail=1
