@@ -425,17 +425,17 @@ static const stg_st_tensor *own_tensor(const stg_file *f, const stg_tensor *t)
     return &f->h.tensors[(p - base) / sizeof(stg_st_tensor)];
 }
 
-stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst, size_t dst_len)
+stg_status stg_file_read_tensor_range(const stg_file *f, const stg_tensor *t, uint64_t offset,
+                                      void *dst, size_t len)
 {
-    const stg_st_tensor *own = own_tensor(f, t);
-    if (own == NULL) {
+    if (own_tensor(f, t) == NULL) {
         return STG_E_BAD_ARG;
     }
     uint64_t size = t->end - t->begin; /* begin <= end <= data length: proven by layout */
-    if ((uint64_t)dst_len < size) {
+    if (offset > size || (uint64_t)len > size - offset) {
         return STG_E_RANGE;
     }
-    if (size > 0 && dst == NULL) {
+    if (len > 0 && dst == NULL) {
         return STG_E_BAD_ARG;
     }
     if (!stg_file_unchanged(f)) {
@@ -443,9 +443,9 @@ stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *ds
     }
     uint8_t *out = dst;
     uint64_t done = 0;
-    uint64_t start = f->h.data_start + t->begin;
-    while (done < size) {
-        uint64_t want = size - done;
+    uint64_t start = f->h.data_start + t->begin + offset;
+    while (done < len) {
+        uint64_t want = len - done;
         size_t chunk = want > (uint64_t)(1u << 30) ? (size_t)1 << 30 : (size_t)want;
         ssize_t got = pread(f->fd, out + done, chunk, (off_t)(start + done));
         if (got < 0) {
@@ -460,6 +460,18 @@ stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *ds
         done += (uint64_t)got;
     }
     return stg_file_unchanged(f) ? STG_OK : STG_FILE_CHANGED;
+}
+
+stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst, size_t dst_len)
+{
+    if (own_tensor(f, t) == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    uint64_t size = t->end - t->begin;
+    if ((uint64_t)dst_len < size) {
+        return STG_E_RANGE;
+    }
+    return stg_file_read_tensor_range(f, t, 0, dst, (size_t)size);
 }
 
 const void *stg_file_tensor_data(const stg_file *f, const stg_tensor *t)

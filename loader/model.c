@@ -474,6 +474,15 @@ stg_status stg_model_read_tensor(const stg_model *m, const stg_tensor *t, void *
     return stg_file_read_tensor(m->files[t->shard], t, dst, dst_len);
 }
 
+stg_status stg_model_read_tensor_range(const stg_model *m, const stg_tensor *t, uint64_t offset,
+                                       void *dst, size_t len)
+{
+    if (m == NULL || t == NULL || t->shard >= m->ix.shard_count || m->files[t->shard] == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    return stg_file_read_tensor_range(m->files[t->shard], t, offset, dst, len);
+}
+
 size_t stg_model_shard_count(const stg_model *m)
 {
     return m == NULL ? 0 : m->ix.shard_count;

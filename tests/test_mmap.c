@@ -103,6 +103,18 @@ START_TEST(test_open_valid)
     ck_assert_int_eq(stg_file_read_tensor(f, b, buf, sizeof buf), STG_OK);
     ck_assert_mem_eq(buf, "BBBBBBBB", 8);
     ck_assert_int_eq(stg_file_read_tensor(f, b, buf, 7), STG_E_RANGE);
+    /* range reads: inside the tensor only, overflow-checked */
+    memset(buf, 0, sizeof buf);
+    ck_assert_int_eq(stg_file_read_tensor_range(f, b, 2, buf, 4), STG_OK);
+    ck_assert_mem_eq(buf, "BBBB\0", 5);
+    ck_assert_int_eq(stg_file_read_tensor_range(f, b, 8, buf, 0), STG_OK);
+    ck_assert_int_eq(stg_file_read_tensor_range(f, b, 9, buf, 0), STG_E_RANGE);
+    ck_assert_int_eq(stg_file_read_tensor_range(f, b, 4, buf, 5), STG_E_RANGE);
+    ck_assert_int_eq(stg_file_read_tensor_range(f, b, UINT64_MAX, buf, 2), STG_E_RANGE);
+    ck_assert_int_eq(stg_file_read_tensor_range(f, b, 0, NULL, 1), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_read_tensor_range(f, NULL, 0, buf, 1), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_file_read_tensor_range(f, a, 0, buf, 8), STG_OK);
+    ck_assert_mem_eq(buf, "AAAAAAAA", 8);
     ck_assert_mem_eq(stg_file_tensor_data(f, a), "AAAAAAAA", 8);
     const stg_tensor *c = stg_file_tensor_find(f, "c", 1);
     ck_assert_int_eq(stg_file_read_tensor(f, c, NULL, 0), STG_OK); /* zero-size */

@@ -119,6 +119,11 @@ START_TEST(test_consistent_model)
         ck_assert_int_eq(stg_model_read_tensor(m, b, buf, 3), STG_OK);
         ck_assert_mem_eq(buf, "bbb", 3);
         ck_assert_int_eq(stg_model_read_tensor(m, b, buf, 2), STG_E_RANGE);
+        memset(buf, 0, sizeof buf);
+        ck_assert_int_eq(stg_model_read_tensor_range(m, c, 6, buf, 2), STG_OK);
+        ck_assert_mem_eq(buf, "CC\0", 3);
+        ck_assert_int_eq(stg_model_read_tensor_range(m, c, 6, buf, 3), STG_E_RANGE);
+        ck_assert_int_eq(stg_model_read_tensor_range(NULL, c, 0, buf, 1), STG_E_BAD_ARG);
         stg_report_free(rep);
         stg_model_close(m);
     }

@@ -23,6 +23,8 @@ full=(
     python3 python3-torch python3-numpy python3-joblib
     # the SARIF and JSON Lines schema tests
     python3-jsonschema
+    # the Python package (python/): headers, build, pip install, its tests, the Dask helper
+    python3-dev python3-setuptools python3-pip python3-pytest python3-distributed
 )
 case "${1:-}" in
     --minimal) packages=("${minimal[@]}") ;;

@@ -634,6 +634,12 @@ STG_API const stg_tensor *stg_file_tensor_find(const stg_file *f, const char *na
 STG_API stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst,
                                         size_t dst_len);
 /**
+ * The same safe copying read of len bytes starting offset bytes into the tensor (a row slice).
+ * @return STG_E_RANGE when [offset, offset + len) is not inside the tensor; else as above.
+ */
+STG_API stg_status stg_file_read_tensor_range(const stg_file *f, const stg_tensor *t,
+                                              uint64_t offset, void *dst, size_t len);
+/**
  * Raw zero-copy view of a tensor's bytes in the read-only mapping. The caller opts into the
  * usual mmap risk: if another process truncates the file, touching the view raises SIGBUS; the
  * library installs no signal handlers. Use stg_file_read_tensor where that matters. This is the
@@ -662,6 +668,9 @@ STG_API const stg_tensor *stg_model_tensor_find(const stg_model *m, const char *
                                                 size_t name_len);
 STG_API stg_status stg_model_read_tensor(const stg_model *m, const stg_tensor *t, void *dst,
                                          size_t dst_len);
+/** stg_file_read_tensor_range on the tensor's shard. */
+STG_API stg_status stg_model_read_tensor_range(const stg_model *m, const stg_tensor *t,
+                                               uint64_t offset, void *dst, size_t len);
 STG_API size_t stg_model_shard_count(const stg_model *m);
 /** File name of shard i (as listed in the index). */
 STG_API const char *stg_model_shard_name(const stg_model *m, size_t i);
