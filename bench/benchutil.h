@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "parser/sort.h"
+
 static inline double bench_now(void)
 {
     struct timespec ts;
@@ -17,8 +19,9 @@ static inline double bench_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int bench_cmp_double(const void *a, const void *b)
+static int bench_cmp_double(const void *a, const void *b, void *ctx)
 {
+    (void)ctx;
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
@@ -35,7 +38,7 @@ static inline double bench_cpu_now(void)
 /* Sorts t[0..n) in place; returns the median (mean of the middle two for even n). */
 static inline double bench_median(double *t, size_t n)
 {
-    qsort(t, n, sizeof t[0], bench_cmp_double);
+    stg_sort(t, n, sizeof t[0], bench_cmp_double, NULL);
     return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2.0;
 }
 

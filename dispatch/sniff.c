@@ -7,6 +7,7 @@
 #include "../parser/cursor.h"
 #include "../parser/json.h"
 #include "../parser/mem.h"
+#include "../parser/text.h"
 
 static bool ends_with_ci(const char *s, size_t n, const char *suffix)
 {
@@ -102,15 +103,6 @@ static bool zf_space(uint8_t ch)
     return ch == ' ' || (ch >= '\t' && ch <= '\r');
 }
 
-static int hex_value(uint8_t ch)
-{
-    if (ch >= '0' && ch <= '9') {
-        return ch - '0';
-    }
-    ch = (uint8_t)(ch | 0x20);
-    return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-}
-
 /* int(field, 16) as Python reads the bytes: surrounding whitespace, an optional sign, an
  * optional 0x prefix, hex digits with single underscores between them (also right after the
  * prefix). Only a value >= 0 is accepted: joblib's zlib.decompress refuses a negative size. */
@@ -144,7 +136,7 @@ bool stg_sniff_zfile_header(const uint8_t *buf, size_t len, uint64_t *declared, 
             underscore_ok = false;
             continue;
         }
-        int h = hex_value(f[i]);
+        int h = stg_hex_digit(f[i]);
         if (h < 0 || v > (UINT64_MAX >> 4)) {
             return false; /* (17 hex digits do not fit the field anyway) */
         }
@@ -200,40 +192,6 @@ bool stg_sniff_is_lz4(const uint8_t *buf, size_t len, bool *out_of_memory)
 
 /* ------------------------------------------------------------------------------ text */
 
-/* Length of the valid UTF-8 sequence at buf[0..len), 0 when invalid (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF). */
-static size_t utf8_sequence(const uint8_t *buf, size_t len)
-{
-    uint8_t b = buf[0];
-    if (b < 0x80) {
-        return 1;
-    }
-    size_t n;
-    uint32_t cp, min;
-    if (b >= 0xc2 && b <= 0xdf) {
-        n = 2, cp = b & 0x1fu, min = 0x80;
-    } else if (b >= 0xe0 && b <= 0xef) {
-        n = 3, cp = b & 0x0fu, min = 0x800;
-    } else if (b >= 0xf0 && b <= 0xf4) {
-        n = 4, cp = b & 0x07u, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len < n) {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((buf[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        cp = (cp << 6) | (buf[i] & 0x3fu);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-        return 0;
-    }
-    return n;
-}
-
 bool stg_sniff_is_text(const uint8_t *buf, size_t len)
 {
     for (size_t i = 0; i < len;) {
@@ -245,7 +203,7 @@ bool stg_sniff_is_text(const uint8_t *buf, size_t len)
         if (b == 0x7f) {
             return false;
         }
-        size_t n = utf8_sequence(buf + i, len - i);
+        size_t n = stg_utf8_seq(buf + i, len - i, false); /* RFC 3629 */
         if (n == 0) {
             return false;
         }

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "parser/sort.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
@@ -59,8 +61,9 @@ static int replay_file(const char *path)
     return 0;
 }
 
-static int cmp_names(const void *a, const void *b)
+static int cmp_names(const void *a, const void *b, void *ctx)
 {
+    (void)ctx;
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
@@ -97,7 +100,7 @@ static int replay_path(const char *path)
     }
     closedir(d);
     if (count > 0) {
-        qsort(names, count, sizeof *names, cmp_names);
+        stg_sort(names, count, sizeof *names, cmp_names, NULL);
     }
     int rc = 0;
     for (size_t i = 0; i < count; i++) {

@@ -83,42 +83,11 @@ stg_status stg_sha256_buffer(const void *data, size_t len, uint8_t out[32])
     return s;
 }
 
-void stg_hex_encode(const uint8_t *in, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[in[i] >> 4];
-        out[2 * i + 1] = digits[in[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
-/* Parses exactly n bytes' worth of hex digits (2n of them, then the end of the string). */
+/* Exactly n bytes' worth of hex digits (2n of them, then the end of the string): the decode
+ * stops at the first non-digit, so a shorter string is never read past its NUL. */
 static bool parse_hex_n(const char *hex, uint8_t *out, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        int hi = hex_value(hex[2 * i]);
-        int lo = hi < 0 ? -1 : hex_value(hex[2 * i + 1]);
-        if (lo < 0) {
-            return false;
-        }
-        out[i] = (uint8_t)(hi * 16 + lo);
-    }
-    return hex[2 * n] == '\0';
+    return stg_hex_decode(hex, out, n) && hex[2 * n] == '\0';
 }
 
 bool stg_sha256_parse_hex(const char *hex, uint8_t out[32])

@@ -22,6 +22,7 @@
 #include "../parser/mem.h"
 #include "../dispatch/check.h"
 #include "../dispatch/safetensors.h"
+#include "../parser/sort.h"
 #include "../validator/limits.h"
 #include "seed.h"
 #include "window.h"
@@ -66,25 +67,10 @@ static int cmp_name_bytes(const stg_tensor *a, const stg_tensor *b)
     return a->name_len < b->name_len ? -1 : (a->name_len > b->name_len ? 1 : 0);
 }
 
-/* Heapsort of the name index: O(n log n) worst case, no allocation. */
-static void sift_down(const stg_st_tensor *t, size_t *idx, size_t root, size_t n)
+static int name_index_cmp(size_t a, size_t b, void *ctx)
 {
-    for (;;) {
-        size_t child = 2 * root + 1;
-        if (child >= n) {
-            return;
-        }
-        if (child + 1 < n && cmp_name_bytes(&t[idx[child]].pub, &t[idx[child + 1]].pub) < 0) {
-            child++;
-        }
-        if (cmp_name_bytes(&t[idx[root]].pub, &t[idx[child]].pub) >= 0) {
-            return;
-        }
-        size_t tmp = idx[root];
-        idx[root] = idx[child];
-        idx[child] = tmp;
-        root = child;
-    }
+    const stg_st_tensor *t = ctx;
+    return cmp_name_bytes(&t[a].pub, &t[b].pub);
 }
 
 static bool build_name_index(stg_file *f)
@@ -97,15 +83,7 @@ static bool build_name_index(stg_file *f)
     for (size_t i = 0; i < n; i++) {
         f->by_name[i] = i;
     }
-    for (size_t i = n / 2; i-- > 0;) {
-        sift_down(f->h.tensors, f->by_name, i, n);
-    }
-    for (size_t end = n; end > 1; end--) {
-        size_t tmp = f->by_name[0];
-        f->by_name[0] = f->by_name[end - 1];
-        f->by_name[end - 1] = tmp;
-        sift_down(f->h.tensors, f->by_name, 0, end - 1);
-    }
+    stg_sort_index(f->by_name, n, name_index_cmp, f->h.tensors); /* heapsort: no allocation */
     return true;
 }
 

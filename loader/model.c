@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../parser/sort.h"
 #include "../validator/index.h"
 #include "../validator/limits.h"
 #include "mmap.h"
 #include "scan.h"
+#include "within.h"
 
 #define STG_INDEX_FILE_NAME "model.safetensors.index.json"
 
@@ -43,21 +45,6 @@ static char *join(const char *dir, const char *name)
     p[dl] = '/';
     memcpy(p + dl + 1, name, nl + 1);
     return p;
-}
-
-/* 1 when `path` resolves to a place inside the real path of `root`, 0 when it resolves
- * outside, -1 (errno set) when either cannot be resolved. */
-static int inside_root(const char *root, const char *path)
-{
-    char rr[PATH_MAX], rp[PATH_MAX];
-    if (realpath(root, rr) == NULL || realpath(path, rp) == NULL) {
-        return -1;
-    }
-    size_t n = strlen(rr);
-    if (n == 1) { /* a real path of one byte is "/" */
-        return 1;
-    }
-    return strncmp(rr, rp, n) == 0 && (rp[n] == '/' || rp[n] == '\0');
 }
 
 static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, uint64_t off,
@@ -126,8 +113,8 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             stg_mem_free(path);
             continue;
         }
-        int inside = root != NULL ? inside_root(root, path) : 1;
-        if (inside < 0) {
+        stg_within in = root != NULL ? stg_path_within(root, path) : STG_WITHIN_YES;
+        if (in == STG_WITHIN_ROOT_ERROR || in == STG_WITHIN_PATH_ERROR) {
             /* The shard exists but its place cannot be established: it was not read, which
              * is an error, not a link to skip with a warning. */
             stg_finding *f = stg_report_add(r, STG_IO_ERROR, sh->offset,
@@ -137,7 +124,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             stg_mem_free(path);
             continue;
         }
-        if (inside == 0) {
+        if (in != STG_WITHIN_YES) {
             shard_finding(r, sh->name, STG_SYMLINK_SKIPPED, sh->offset,
                           "a shard resolves outside the scan root: not opened");
             stg_mem_free(path);
@@ -233,24 +220,10 @@ static int cmp_tensor_names(const stg_tensor *a, const stg_tensor *b)
     return a->name_len < b->name_len ? -1 : (a->name_len > b->name_len ? 1 : 0);
 }
 
-static void name_sift(const stg_tensor **t, size_t *idx, size_t root, size_t n)
+static int name_index_cmp(size_t a, size_t b, void *ctx)
 {
-    for (;;) {
-        size_t c = 2 * root + 1;
-        if (c >= n) {
-            return;
-        }
-        if (c + 1 < n && cmp_tensor_names(t[idx[c]], t[idx[c + 1]]) < 0) {
-            c++;
-        }
-        if (cmp_tensor_names(t[idx[root]], t[idx[c]]) >= 0) {
-            return;
-        }
-        size_t tmp = idx[root];
-        idx[root] = idx[c];
-        idx[c] = tmp;
-        root = c;
-    }
+    const stg_tensor *const *t = ctx;
+    return cmp_tensor_names(t[a], t[b]);
 }
 
 static bool build_table(stg_model *m)
@@ -276,15 +249,7 @@ static bool build_table(stg_model *m)
         }
     }
     m->count = total;
-    for (size_t i = total / 2; i-- > 0;) {
-        name_sift(m->table, m->by_name, i, total);
-    }
-    for (size_t end = total; end > 1; end--) {
-        size_t tmp = m->by_name[0];
-        m->by_name[0] = m->by_name[end - 1];
-        m->by_name[end - 1] = tmp;
-        name_sift(m->table, m->by_name, 0, end - 1);
-    }
+    stg_sort_index(m->by_name, total, name_index_cmp, m->table);
     return true;
 }
 

@@ -23,6 +23,7 @@
 #include "model.h"
 #include "seed.h"
 #include "window.h"
+#include "within.h"
 
 /* Standard input is read in chunks of this size. */
 #define READ_CHUNK ((size_t)1 << 16)
@@ -501,16 +502,6 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     close(fd);
 }
 
-/* true when path (a real path) is root_real or lies below it. */
-bool stg_path_inside(const char *path, const char *root_real)
-{
-    size_t n = strlen(root_real);
-    if (strcmp(root_real, "/") == 0) {
-        return path[0] == '/';
-    }
-    return strncmp(path, root_real, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_report **out)
 {
     if (out == NULL) {
@@ -551,14 +542,18 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
         return STG_OK;
     }
     if (opt->root != NULL) {
-        char root_real[PATH_MAX];
-        if (realpath(opt->root, root_real) == NULL) {
-            stg_scan_add_errno(r, STG_IO_ERROR, "the scan root could not be resolved", errno);
+        stg_within in = stg_path_within(opt->root, path);
+        if (in == STG_WITHIN_ROOT_ERROR || in == STG_WITHIN_PATH_ERROR) {
+            stg_scan_add_errno(r, STG_IO_ERROR,
+                               in == STG_WITHIN_ROOT_ERROR
+                                   ? "the scan root could not be resolved"
+                                   : "the path could not be resolved against the scan root",
+                               errno);
             stg_report_finish(r);
             *out = r;
             return STG_OK;
         }
-        if (!stg_path_inside(resolved, root_real)) {
+        if (in != STG_WITHIN_YES) {
             stg_report_add(r, STG_SYMLINK_SKIPPED, STG_NO_OFFSET,
                            "the path leads outside the scan root: not followed");
             stg_report_finish(r);

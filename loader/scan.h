@@ -45,6 +45,7 @@
 
 #include "../validator/report.h"
 #include "stguard/stguard.h"
+#include "within.h" /* stg_path_inside */
 
 typedef struct stg_walk_options {
     stg_scan_options scan;      /* limits, policy, digest; expected_sha256: one file only */
@@ -147,8 +148,6 @@ bool stg_path_is_blob(const char *path);
  * named `blobs` (huggingface_hub downloads into `blobs/<etag>.incomplete` and renames it to
  * `blobs/<etag>` when it is complete; only then does a snapshot link lead to it). */
 bool stg_path_is_incomplete_blob(const char *path);
-/* true when path (a real path) is root_real or lies below it. */
-bool stg_path_inside(const char *path, const char *root_real);
 /* Adds `code` (error, no offset) with "what: <strerror(err)>" as message. */
 void stg_scan_add_errno(stg_report *r, stg_code code, const char *what, int err);
 /* A finished report holding one finding without offset; NULL when memory ran out. */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../parser/mem.h"
+#include "../parser/sort.h"
 #include "../parser/zip.h"
 #include "../dispatch/check.h"
 #include "../validator/pickle_scan.h"
@@ -197,31 +198,14 @@ static void tail_push(stg_stream *s, const uint8_t *p, size_t len)
     s->tail_pos = (s->tail_pos + len) % STG_STREAM_TAIL;
 }
 
-static void heap_sift(const stg_st_tensor *t, size_t *idx, size_t root, size_t n)
+static int range_index_cmp(size_t ia, size_t ib, void *ctx)
 {
-    for (;;) {
-        size_t c = 2 * root + 1;
-        if (c >= n) {
-            return;
-        }
-        const stg_tensor *a, *b;
-        if (c + 1 < n) {
-            a = &t[idx[c]].pub;
-            b = &t[idx[c + 1]].pub;
-            if (a->begin < b->begin || (a->begin == b->begin && a->end < b->end)) {
-                c++;
-            }
-        }
-        a = &t[idx[root]].pub;
-        b = &t[idx[c]].pub;
-        if (!(a->begin < b->begin || (a->begin == b->begin && a->end < b->end))) {
-            return;
-        }
-        size_t tmp = idx[root];
-        idx[root] = idx[c];
-        idx[c] = tmp;
-        root = c;
+    const stg_st_tensor *t = ctx;
+    const stg_tensor *a = &t[ia].pub, *b = &t[ib].pub;
+    if (a->begin != b->begin) {
+        return a->begin < b->begin ? -1 : 1;
     }
+    return a->end < b->end ? -1 : (a->end > b->end ? 1 : 0);
 }
 
 /* Plans per-tensor digests: only for tables whose ranges are contiguous from 0 (every valid
@@ -240,15 +224,7 @@ static void plan_tensor_digests(stg_stream *s)
     for (size_t i = 0; i < n; i++) {
         order[i] = i;
     }
-    for (size_t i = n / 2; i-- > 0;) {
-        heap_sift(s->h.tensors, order, i, n);
-    }
-    for (size_t end = n; end > 1; end--) {
-        size_t tmp = order[0];
-        order[0] = order[end - 1];
-        order[end - 1] = tmp;
-        heap_sift(s->h.tensors, order, 0, end - 1);
-    }
+    stg_sort_index(order, n, range_index_cmp, s->h.tensors);
     /* Copies, not indices: the layout stage later sorts h.tensors in place. */
     for (size_t k = 0; k < n; k++) {
         s->ranges[k][0] = s->h.tensors[order[k]].pub.begin;

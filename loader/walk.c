@@ -16,6 +16,7 @@
 #include "../parser/mem.h"
 #include "../dispatch/formats.h"
 #include "../dispatch/sniff.h"
+#include "../parser/sort.h"
 #include "../validator/limits.h"
 #include "digest.h"
 #include "idmap.h"
@@ -293,8 +294,9 @@ static bool dir_selected(const walk *w, const char *rel, const char *base)
     return !glob_any(w->opt->exclude, w->opt->exclude_count, rel, base);
 }
 
-static int cmp_names(const void *a, const void *b)
+static int cmp_names(const void *a, const void *b, void *ctx)
 {
+    (void)ctx;
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
@@ -406,7 +408,7 @@ static void push_dir(walk *w, const char *display, const char *rel, const struct
         return;
     }
     if (f.count > 1) {
-        qsort(f.names, f.count, sizeof *f.names, cmp_names);
+        stg_sort(f.names, f.count, sizeof *f.names, cmp_names, NULL); /* names are distinct */
     }
     f.hf_repo = w->opt->hf_cache && is_hf_repo_name(stg_path_base(display));
     for (size_t i = 0; i < f.count && w->opt->hf_cache && !f.hf_hub; i++) {
@@ -789,8 +791,9 @@ typedef struct share_key {
     size_t record;
 } share_key;
 
-static int cmp_share_keys(const void *pa, const void *pb)
+static int cmp_share_keys(const void *pa, const void *pb, void *ctx)
 {
+    (void)ctx;
     const share_key *a = pa, *b = pb;
     if (a->file != b->file) {
         return a->file < b->file ? -1 : 1;
@@ -899,7 +902,7 @@ static size_t settle_records(walk *w)
         key->record = i;
     }
     if (files > 1) {
-        qsort(keys, files, sizeof *keys, cmp_share_keys);
+        stg_sort(keys, files, sizeof *keys, cmp_share_keys, NULL); /* total: record last */
     }
     /* The group of each record: its first key's record number, stored in rec->target. */
     for (size_t g = 0; g < files; g++) {

@@ -7,10 +7,10 @@
 #include "json.h"
 
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
+#include "mem.h"
+#include "sort.h"
+#include "text.h"
 #include "util.h"
 
 struct stg_json_key {
@@ -85,45 +85,6 @@ COLD stg_json_type fail(stg_json_parser *p, stg_json_event *ev, stg_json_error e
 /* ------------------------------------------------------------------------------------------ */
 /* UTF-8 and strings */
 
-static inline bool is_cont(uint8_t c)
-{
-    return (c & 0xC0u) == 0x80u;
-}
-
-/* Length (2..4) of the valid UTF-8 sequence starting at b[i] (a byte >= 0x80), or 0 when it is
- * invalid: a lone continuation byte, an overlong form, an encoded surrogate, a code point above
- * U+10FFFF or a sequence cut short. */
-static size_t utf8_char_len(const uint8_t *b, size_t i, size_t n)
-{
-    uint8_t c = b[i];
-    size_t avail = n - i;
-    if (c < 0xC2u) {
-        return 0; /* continuation byte, or C0/C1 (always overlong) */
-    }
-    if (c < 0xE0u) {
-        return (avail >= 2 && is_cont(b[i + 1])) ? 2 : 0;
-    }
-    if (c < 0xF0u) {
-        if (avail < 3) {
-            return 0;
-        }
-        uint8_t lo = c == 0xE0u ? 0xA0u : 0x80u; /* E0 80..9F would be overlong */
-        uint8_t hi = c == 0xEDu ? 0x9Fu : 0xBFu; /* ED A0..BF would be a surrogate */
-        uint8_t c1 = b[i + 1];
-        return (c1 >= lo && c1 <= hi && is_cont(b[i + 2])) ? 3 : 0;
-    }
-    if (c < 0xF5u) {
-        if (avail < 4) {
-            return 0;
-        }
-        uint8_t lo = c == 0xF0u ? 0x90u : 0x80u; /* F0 80..8F would be overlong */
-        uint8_t hi = c == 0xF4u ? 0x8Fu : 0xBFu; /* F4 90.. would pass U+10FFFF */
-        uint8_t c1 = b[i + 1];
-        return (c1 >= lo && c1 <= hi && is_cont(b[i + 2]) && is_cont(b[i + 3])) ? 4 : 0;
-    }
-    return 0;
-}
-
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
@@ -137,18 +98,6 @@ static inline uint64_t string_special(uint64_t w)
     return m & HIGHS;
 }
 
-static inline int hex_value(uint8_t c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    c = (uint8_t)(c | 0x20u);
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    return -1;
-}
-
 /* Four hex digits at b[at..]: 1 with *cp set, 0 when a digit is not hex, -1 when cut short. */
 static int hex4(const uint8_t *b, size_t at, size_t n, uint32_t *cp)
 {
@@ -157,7 +106,7 @@ static int hex4(const uint8_t *b, size_t at, size_t n, uint32_t *cp)
         if (at >= n || n - at <= k) {
             return -1;
         }
-        int h = hex_value(b[at + k]);
+        int h = stg_hex_digit(b[at + k]);
         if (h < 0) {
             return 0;
         }
@@ -273,7 +222,7 @@ COLD int scan_string_slow(stg_json_parser *p, size_t i, size_t *end, bool *has_e
             set_error(p, STG_JSON_E_SYNTAX, i);
             return -1;
         } else if (c >= 0x80u) {
-            size_t l = utf8_char_len(b, i, n);
+            size_t l = stg_utf8_seq(b + i, n - i, false);
             if (l == 0) {
                 set_error(p, STG_JSON_E_UTF8, i);
                 return -1;
@@ -640,77 +589,17 @@ static uint64_t record_hash(const stg_json_parser *p, size_t offset, size_t len,
 /* ------------------------------------------------------------------------------------------ */
 /* the duplicate check at object close */
 
-static void heap_sift_records(const stg_json_parser *p, stg_json_key *r, size_t root, size_t count)
+/* Full order of records (hash, then key bytes, then offset), for stg_sort. */
+static int record_sort_cmp(const void *a, const void *b, void *ctx)
 {
-    for (;;) {
-        size_t child = 2 * root + 1;
-        if (child >= count) {
-            return;
-        }
-        if (child + 1 < count && record_compare(p, &r[child], &r[child + 1]) < 0) {
-            child++;
-        }
-        if (record_compare(p, &r[root], &r[child]) >= 0) {
-            return;
-        }
-        stg_json_key t = r[root];
-        r[root] = r[child];
-        r[child] = t;
-        root = child;
-    }
+    return record_compare(ctx, a, b);
 }
 
-/* In place, no memory, O(k log k) comparisons whatever the keys: the flood-proof fallback. */
-static void heapsort_records(const stg_json_parser *p, stg_json_key *r, size_t count)
+static int dup_sort_cmp(const void *pa, const void *pb, void *ctx)
 {
-    if (count < 2) {
-        return;
-    }
-    for (size_t i = count / 2; i-- > 0;) {
-        heap_sift_records(p, r, i, count);
-    }
-    for (size_t end = count - 1; end > 0; end--) {
-        stg_json_key t = r[0];
-        r[0] = r[end];
-        r[end] = t;
-        heap_sift_records(p, r, 0, end);
-    }
-}
-
-static void heap_sift_dups(stg_json_dup *d, size_t root, size_t count)
-{
-    for (;;) {
-        size_t child = 2 * root + 1;
-        if (child >= count) {
-            return;
-        }
-        if (child + 1 < count && d[child].offset < d[child + 1].offset) {
-            child++;
-        }
-        if (d[root].offset >= d[child].offset) {
-            return;
-        }
-        stg_json_dup t = d[root];
-        d[root] = d[child];
-        d[child] = t;
-        root = child;
-    }
-}
-
-static void heapsort_dups(stg_json_dup *d, size_t count)
-{
-    if (count < 2) {
-        return;
-    }
-    for (size_t i = count / 2; i-- > 0;) {
-        heap_sift_dups(d, i, count);
-    }
-    for (size_t end = count - 1; end > 0; end--) {
-        stg_json_dup t = d[0];
-        d[0] = d[end];
-        d[end] = t;
-        heap_sift_dups(d, 0, end);
-    }
+    (void)ctx;
+    const stg_json_dup *a = pa, *b = pb;
+    return a->offset < b->offset ? -1 : (a->offset > b->offset ? 1 : 0);
 }
 
 /* Objects are sorted by the top SORT_KEY_BITS bits of the hash only: that groups equal hashes
@@ -896,7 +785,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
                 }
             }
         } else {
-            heapsort_records(p, r + s, run);
+            stg_sort(r + s, run, sizeof *r, record_sort_cmp, (void *)p); /* flood-proof */
             for (size_t j = s + 1; j < e; j++) {
                 if (records_equal(p, &r[j - 1], &r[j]) &&
                     push_dup(p, count, &ndup, r[j].offset, r[j - 1].offset) != 0) {
@@ -915,7 +804,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         ordered = out[i - 1].offset < out[i].offset;
     }
     if (!ordered) {
-        heapsort_dups(out, ndup);
+        stg_sort(out, ndup, sizeof *out, dup_sort_cmp, NULL);
     }
     p->pending = out;
     p->pending_count = ndup;
@@ -1232,7 +1121,7 @@ COLD stg_json_type unexpected(stg_json_parser *p, stg_json_event *ev, size_t at)
     if (at >= p->len) {
         return fail(p, ev, STG_JSON_E_SYNTAX, p->len);
     }
-    if (p->buf[at] >= 0x80u && utf8_char_len(p->buf, at, p->len) == 0) {
+    if (p->buf[at] >= 0x80u && stg_utf8_seq(p->buf + at, p->len - at, false) == 0) {
         return fail(p, ev, STG_JSON_E_UTF8, at);
     }
     return fail(p, ev, STG_JSON_E_SYNTAX, at);
@@ -1288,24 +1177,6 @@ HOT stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
     }
 }
 
-/* A key stack this large belongs to an object of ~250,000 keys or more: on Linux, ask for
- * transparent huge pages so that its first touches fault 2 MiB at a time. Only advice. */
-#define HUGE_KEY_STACK ((size_t)4 << 20)
-COLD void advise_huge(void *buf, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const size_t page = (size_t)2 << 20;
-    uintptr_t start = ((uintptr_t)buf + page - 1) & ~(uintptr_t)(page - 1);
-    uintptr_t end = ((uintptr_t)buf + bytes) & ~(uintptr_t)(page - 1);
-    if (end > start) {
-        (void)madvise((void *)start, (size_t)(end - start), MADV_HUGEPAGE);
-    }
-#else
-    (void)buf;
-    (void)bytes;
-#endif
-}
-
 HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
 {
     const uint8_t *b = p->buf;
@@ -1323,9 +1194,8 @@ HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
             return fail(p, ev, STG_JSON_E_MEMORY, i);
         }
         p->keys = kb;
-        if (p->keys_cap_bytes >= HUGE_KEY_STACK) {
-            advise_huge(kb, p->keys_cap_bytes);
-        }
+        /* from ~250,000 keys in one object (STG_MEM_HUGE_MIN): huge pages */
+        stg_mem_advise_huge(kb, p->keys_cap_bytes);
     }
     uint32_t d = p->depth;
     size_t base = p->key_base[d];

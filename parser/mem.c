@@ -1,7 +1,11 @@
 #include "mem.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #ifdef STG_ALLOC_TESTING
 static unsigned long alloc_count; /* test builds only: see mem.h */
@@ -73,4 +77,22 @@ char *stg_mem_strndup(const char *s, size_t n)
     }
     d[n] = '\0';
     return d;
+}
+
+void stg_mem_advise_huge(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p == NULL || n < STG_MEM_HUGE_MIN) {
+        return;
+    }
+    const size_t page = (size_t)2 << 20;
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t end = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
+    if (end > start) {
+        (void)madvise((void *)start, (size_t)(end - start), MADV_HUGEPAGE);
+    }
+#else
+    (void)p;
+    (void)n;
+#endif
 }

@@ -12,6 +12,15 @@ void stg_mem_free(void *p);
 /* Copies s[0..n) into a new NUL-terminated buffer; NULL when allocation fails. */
 char *stg_mem_strndup(const char *s, size_t n);
 
+/* Buffers of at least this many bytes are worth backing with huge pages. */
+#define STG_MEM_HUGE_MIN ((size_t)4 << 20)
+/* Advice for a large buffer from these functions that is about to be written front to back: on
+ * Linux, transparent huge pages over its whole 2 MiB pages, so that first touches fault 2 MiB at a
+ * time instead of 4 KiB (first-touch faults are the largest cost of big headers). Does nothing
+ * below STG_MEM_HUGE_MIN or elsewhere; only advice: failure changes nothing. This file is the one
+ * place in parser/ and validator/ that calls the OS for memory (allocation and this advice). */
+void stg_mem_advise_huge(void *p, size_t n);
+
 #ifdef STG_ALLOC_TESTING
 /* Test builds only: allocation number `n` (1-based, counted from the last reset) and every one
  * after it fails while fail_from != 0. Not thread-safe by design: tests are single-threaded. */

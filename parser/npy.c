@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "text.h"
 
 /* CPython's tokenizer refuses the 200th nested bracket ("too many nested parentheses"). */
 #define PY_MAXLEVEL 200u
@@ -30,74 +31,16 @@ static bool is_ident(uint8_t c)
            c >= 0x80;
 }
 
+/* A digit of radix 2..16 (letters in either case): Python's int() digits. */
 static bool is_digit_in(uint8_t c, unsigned radix)
 {
-    unsigned v;
-    if (c >= '0' && c <= '9') {
-        v = (unsigned)(c - '0');
-    } else if (c >= 'a' && c <= 'f') {
-        v = (unsigned)(c - 'a') + 10;
-    } else if (c >= 'A' && c <= 'F') {
-        v = (unsigned)(c - 'A') + 10;
-    } else {
-        return false;
-    }
-    return v < radix;
+    int v = stg_hex_digit(c);
+    return v >= 0 && (unsigned)v < radix;
 }
 
 static unsigned digit_value(uint8_t c)
 {
-    if (c >= '0' && c <= '9') {
-        return (unsigned)(c - '0');
-    }
-    return (unsigned)((c | 0x20) - 'a') + 10;
-}
-
-/* Strict UTF-8 as Python's bytes.decode('utf-8') reads it (no surrogates, no overlongs). */
-static bool utf8_ok(const uint8_t *s, size_t n, size_t *bad)
-{
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        size_t k;
-        uint32_t cp, min;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if ((c & 0xE0) == 0xC0) {
-            k = 1;
-            cp = c & 0x1Fu;
-            min = 0x80;
-        } else if ((c & 0xF0) == 0xE0) {
-            k = 2;
-            cp = c & 0x0Fu;
-            min = 0x800;
-        } else if ((c & 0xF8) == 0xF0) {
-            k = 3;
-            cp = c & 0x07u;
-            min = 0x10000;
-        } else {
-            *bad = i;
-            return false;
-        }
-        if (n - i <= k) {
-            *bad = i;
-            return false;
-        }
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xC0) != 0x80) {
-                *bad = i;
-                return false;
-            }
-            cp = (cp << 6) | (s[i + j] & 0x3Fu);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            *bad = i;
-            return false;
-        }
-        i += k + 1;
-    }
-    return true;
+    return (unsigned)stg_hex_digit(c); /* c passed is_digit_in */
 }
 
 /* ---------------------------------------------------------------- strings */
@@ -431,7 +374,7 @@ static stg_status pl_start(pylit_parser *p)
     }
     if (!p->latin1) {
         size_t bad;
-        if (!utf8_ok(text, len, &bad)) {
+        if (!stg_utf8_valid(text, len, false, &bad)) { /* bytes.decode('utf-8') */
             return fail(p->err, p->base + bad, "the header is not valid UTF-8");
         }
     }

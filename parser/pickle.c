@@ -5,6 +5,7 @@
 #include "cursor.h"
 #include "hash.h"
 #include "mem.h"
+#include "text.h"
 #include "util.h"
 
 /* Opcodes of protocols 0-5 (Lib/pickletools.py names). */
@@ -729,8 +730,6 @@ static bool parse_dec(const uint8_t *p, size_t n, uint64_t *out, bool *neg)
     return true;
 }
 
-static int hexval(uint8_t ch);
-
 /* A protocol 0 INT/LONG line as strtol or int(text, 0) accept it: surrounding whitespace, one
  * sign, a 0x/0o/0b prefix or decimal digits (leading zeros allowed, as strtol reads octal),
  * single underscores between digits; the text ends at the first NUL. *v gets the value when it
@@ -759,7 +758,7 @@ static bool int_line(const uint8_t *p, size_t n, stg_pv *v)
     size_t digits = 0;
     bool last_us = false;
     for (; i < n && !py_space(p[i]); i++) {
-        int d = hexval(p[i]);
+        int d = stg_hex_digit(p[i]);
         if (d >= 0 && d < base) {
             digits++;
             last_us = false;
@@ -802,78 +801,6 @@ static bool float_line(const uint8_t *p, size_t n)
         }
     }
     return true;
-}
-
-/* UTF-8 as CPython's decoder with "surrogatepass" accepts it (BINUNICODE and GLOBAL lines use
- * "strict", which differs only on encoded surrogates: surrogatepass=false rejects them). */
-static bool utf8_valid(const uint8_t *s, size_t n, bool surrogatepass)
-{
-    size_t i = 0;
-    while (i < n) {
-        /* ASCII fast path, 8 bytes at a time. */
-        while (i + 8 <= n) {
-            uint64_t x;
-            memcpy(&x, s + i, 8);
-            if ((x & 0x8080808080808080ull) != 0) {
-                break;
-            }
-            i += 8;
-        }
-        if (i >= n) {
-            break;
-        }
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t need;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            need = 1;
-            cp = c & 0x1Fu;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            need = 2;
-            cp = c & 0x0Fu;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            need = 3;
-            cp = c & 0x07u;
-        } else {
-            return false;
-        }
-        if (n - i - 1 < need) {
-            return false;
-        }
-        for (size_t k = 1; k <= need; k++) {
-            uint8_t cc = s[i + k];
-            if ((cc & 0xC0) != 0x80) {
-                return false;
-            }
-            cp = (cp << 6) | (cc & 0x3Fu);
-        }
-        if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10FFFF))) {
-            return false;
-        }
-        if (!surrogatepass && cp >= 0xD800 && cp <= 0xDFFF) {
-            return false;
-        }
-        i += need + 1;
-    }
-    return true;
-}
-
-static int hexval(uint8_t ch)
-{
-    if (ch >= '0' && ch <= '9') {
-        return ch - '0';
-    }
-    if (ch >= 'a' && ch <= 'f') {
-        return ch - 'a' + 10;
-    }
-    if (ch >= 'A' && ch <= 'F') {
-        return ch - 'A' + 10;
-    }
-    return -1;
 }
 
 /* Decodes Python bytes escapes as PyBytes_DecodeEscape does (protocol 0 STRING). out may be
@@ -927,7 +854,7 @@ static bool decode_escaped(const uint8_t *s, size_t n, uint8_t *out, size_t *out
             if (n - i < 2) {
                 return false;
             }
-            int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+            int hi = stg_hex_digit(s[i]), lo = stg_hex_digit(s[i + 1]);
             if (hi < 0 || lo < 0) {
                 return false;
             }
@@ -991,7 +918,7 @@ static bool decode_rawuni(const uint8_t *s, size_t n, uint8_t *out, size_t *out_
         }
         uint32_t cp = 0;
         for (size_t k = 0; k < count; k++) {
-            int h = hexval(s[i + k]);
+            int h = stg_hex_digit(s[i + k]);
             if (h < 0) {
                 return false;
             }
@@ -1102,7 +1029,8 @@ static stg_pickle_status push_string(stg_pickle_walker *w, stg_cursor *c, stg_pv
         w->hooks->string_limit(w->hooks->ctx, op_off, n);
     }
     stg_pv v = pv_string(kind, STG_ENC_RAW, c->pos, n);
-    if (check_utf8 && n <= w->lim.max_string && !utf8_valid(c->base + c->pos, (size_t)n, true)) {
+    if (check_utf8 && n <= w->lim.max_string &&
+        !stg_utf8_valid(c->base + c->pos, (size_t)n, true, NULL)) {
         FAIL(w, op_off, "a BINUNICODE argument is not valid UTF-8");
     }
     (void)stg_cur_skip(c, (size_t)n); /* n <= avail: checked above */
@@ -1189,7 +1117,7 @@ static stg_pickle_status read_global_lines(stg_pickle_walker *w, stg_cursor *c, 
     if (!read_line(c, &m, &ml) || !read_line(c, &nm, &nl)) {
         FAIL(w, off, "a GLOBAL/INST argument is not two complete lines");
     }
-    if (!utf8_valid(m, ml, false) || !utf8_valid(nm, nl, false)) {
+    if (!stg_utf8_valid(m, ml, false, NULL) || !stg_utf8_valid(nm, nl, false, NULL)) {
         FAIL(w, off, "a GLOBAL/INST module or name is not valid UTF-8");
     }
     /* Only the module decides: find_class imports it first (an import can act by itself), and

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "sort.h"
 #include "util.h"
 
 #define SIG_LOCAL 0x04034b50u
@@ -634,43 +635,20 @@ stg_zip_result stg_zip_local_next(const uint8_t *buf, size_t len, uint64_t *pos,
     return STG_ZIPR_OK;
 }
 
-/* In-place heapsort by (begin, end): no recursion, no allocation. */
-static bool range_less(const stg_zip_range *a, const stg_zip_range *b)
+/* Order by (begin, end). */
+static int range_cmp(const void *pa, const void *pb, void *ctx)
 {
-    return a->begin < b->begin || (a->begin == b->begin && a->end < b->end);
-}
-
-static void sift_down(stg_zip_range *v, size_t root, size_t n)
-{
-    for (;;) {
-        size_t child = 2 * root + 1;
-        if (child >= n) {
-            return;
-        }
-        if (child + 1 < n && range_less(&v[child], &v[child + 1])) {
-            child++;
-        }
-        if (!range_less(&v[root], &v[child])) {
-            return;
-        }
-        stg_zip_range t = v[root];
-        v[root] = v[child];
-        v[child] = t;
-        root = child;
+    (void)ctx;
+    const stg_zip_range *a = pa, *b = pb;
+    if (a->begin != b->begin) {
+        return a->begin < b->begin ? -1 : 1;
     }
+    return a->end < b->end ? -1 : (a->end > b->end ? 1 : 0);
 }
 
 size_t stg_zip_sort_overlaps(stg_zip_range *v, size_t n, size_t *first_overlap)
 {
-    for (size_t i = n / 2; i-- > 0;) {
-        sift_down(v, i, n);
-    }
-    for (size_t end = n; end-- > 1;) {
-        stg_zip_range t = v[0];
-        v[0] = v[end];
-        v[end] = t;
-        sift_down(v, 0, end);
-    }
+    stg_sort(v, n, sizeof *v, range_cmp, NULL);
     size_t overlaps = 0;
     uint64_t reach = 0;
     bool any = false;

@@ -1,7 +1,8 @@
 /* Hash flooding: every table keyed by bytes the input chooses keeps a bounded worst case.
  * Keys crafted to share one slot under the old unkeyed hashes (multiplicative for the memo,
  * FNV-1a low bits for the globals seen) cost about what sequential keys cost; keys crafted
- * against a known seed stop at the probe ceiling. Plus the sparse memo index finding. */
+ * against a known seed stop at the probe ceiling (the walker's memo, the globals seen and the
+ * generic map of parser/map.h). Plus the sparse memo index finding. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 
 #include "parser/hash.h"
+#include "parser/map.h"
 #include "parser/pickle.h"
 #include "testutil.h"
 #include "dispatch/check.h"
@@ -295,6 +297,76 @@ START_TEST(test_globals_flood)
 END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
+/* the generic map (parser/map.h) */
+
+typedef struct map_slot {
+    uint64_t hash;
+    char key[24];
+    size_t len;
+} map_slot;
+
+static bool map_same(const void *sp, const void *kp, void *ctx)
+{
+    const map_slot *e = sp;
+    (void)ctx;
+    return e->len == strlen(kp) && memcmp(e->key, kp, e->len) == 0;
+}
+
+/* find-or-add of a NUL-terminated key */
+static stg_map_status map_put(stg_map *m, const char *s)
+{
+    stg_map_status st = stg_map_reserve(m);
+    if (st != STG_MAP_OK) {
+        return st;
+    }
+    size_t len = strlen(s);
+    uint64_t h = stg_map_hash(m, (const uint8_t *)s, len, NULL, 0);
+    void *sp;
+    st = stg_map_find(m, h, map_same, s, NULL, &sp);
+    if (st == STG_MAP_ABSENT) {
+        map_slot *e = sp;
+        stg_map_claim(m, e, h);
+        memcpy(e->key, s, len);
+        e->len = len;
+    }
+    return st;
+}
+
+START_TEST(test_map_flood_known_seed)
+{
+    enum { N = 1500 };
+    static char keys[N][24];
+    const uint64_t known = STG_HASH_SEED_DEFAULT;
+    tu_map_colliding_keys(known, keys, N);
+    stg_map m;
+    stg_map_init(&m, sizeof(map_slot), known, 4096);
+    size_t added = 0, capped = 0;
+    for (size_t i = 0; i < N; i++) {
+        stg_map_status st = map_put(&m, keys[i]);
+        ck_assert(st == STG_MAP_ABSENT || st == STG_MAP_CEILING);
+        added += st == STG_MAP_ABSENT;
+        capped += st == STG_MAP_CEILING;
+    }
+    /* one run of colliding keys holds exactly the ceiling; the rest is refused, not scanned:
+     * without the ceiling this is N^2 / 2 = 1.1e6 probes, with it at most N x ceiling */
+    ck_assert_uint_eq(added, STG_HASH_PROBE_CEILING);
+    ck_assert_uint_eq(capped, N - STG_HASH_PROBE_CEILING);
+    ck_assert_uint_le(m.probes, (uint64_t)(N + 6 * 256) * STG_HASH_PROBE_CEILING);
+    uint64_t known_probes = m.probes;
+    stg_map_free(&m);
+    /* the same keys under a secret seed: short probes, every key added */
+    stg_map_init(&m, sizeof(map_slot), 0x51ed270b27d9a3c5ull, 4096);
+    for (size_t i = 0; i < N; i++) {
+        ck_assert_int_eq(map_put(&m, keys[i]), STG_MAP_ABSENT);
+    }
+    ck_assert_msg(m.probes < 8 * N, "secret seed: %llu probes for %d keys",
+                  (unsigned long long)m.probes, N);
+    ck_assert_uint_gt(known_probes, 20 * m.probes); /* the flood was real under the known seed */
+    stg_map_free(&m);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
 /* storage keys of a legacy torch file */
 
 /* A legacy torch file whose data pickle declares n FloatStorages with the given keys, the key
@@ -390,6 +462,7 @@ static Suite *hash_flood_suite(void)
     tcase_add_test(tc, test_memo_flood_known_seed);
     tcase_add_test(tc, test_memo_sparse);
     tcase_add_test(tc, test_globals_flood);
+    tcase_add_test(tc, test_map_flood_known_seed);
     tcase_add_test(tc, test_storage_keys_flood_fails_closed);
     suite_add_tcase(s, tc);
     return s;

@@ -37,19 +37,19 @@ static double cost(uint64_t seed, const uint64_t *keys, size_t n, uint64_t *wors
         ck_assert_int_eq(stg_idmap_put(&m, 7, keys[i], i), STG_IDMAP_OK);
     }
     /* puts: amortized (a growth re-places every key); finds: each one on its own */
-    ck_assert_uint_le(m.probes, (uint64_t)3 * n * (STG_HASH_PROBE_CEILING + 1));
+    ck_assert_uint_le(m.map.probes, (uint64_t)3 * n * (STG_HASH_PROBE_CEILING + 1));
     for (size_t i = 0; i < n; i++) {
         size_t v = SIZE_MAX;
-        uint64_t before = m.probes;
+        uint64_t before = m.map.probes;
         ck_assert(stg_idmap_find(&m, 7, keys[i], &v));
         ck_assert_uint_eq(v, i);
-        if (m.probes - before > *worst) {
-            *worst = m.probes - before;
+        if (m.map.probes - before > *worst) {
+            *worst = m.map.probes - before;
         }
     }
     size_t v;
     ck_assert(!stg_idmap_find(&m, 8, keys[0], &v)); /* another device: another file */
-    double per_op = (double)m.probes / (double)(2 * n);
+    double per_op = (double)m.map.probes / (double)(2 * n);
     stg_idmap_free(&m);
     return per_op;
 }
@@ -92,8 +92,8 @@ START_TEST(test_idmap_full_refuses)
     uint64_t *keys = crafted(KNOWN_SEED, n, 10);
     stg_idmap m;
     stg_idmap_init(&m, KNOWN_SEED);
-    ck_assert_uint_eq(m.overflow_max, STG_IDMAP_OVERFLOW);
-    m.overflow_max = overflow;
+    ck_assert_uint_eq(m.map.overflow_max, STG_IDMAP_OVERFLOW);
+    m.map.overflow_max = (uint32_t)overflow;
     size_t ok = 0, full = 0;
     for (size_t i = 0; i < n; i++) {
         stg_idmap_result r = stg_idmap_put(&m, 7, keys[i], i);
@@ -119,7 +119,7 @@ START_TEST(test_idmap_full_refuses)
     for (size_t i = 0; i < n; i++) {
         ck_assert_int_eq(stg_idmap_put(&m, 7, i + 1, i), STG_IDMAP_OK);
     }
-    ck_assert_uint_eq(m.overflow_count, 0);
+    ck_assert_uint_eq(m.map.overflow_count, 0);
     stg_idmap_free(&m);
     free(keys);
 }

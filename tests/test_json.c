@@ -8,6 +8,7 @@
 
 #include "parser/arena.h"
 #include "parser/json.h"
+#include "parser/sort.h"
 
 #define DEFAULT_DEPTH 64u
 
@@ -628,8 +629,9 @@ typedef struct ref_obj {
     size_t count, cap;
 } ref_obj;
 
-static int ref_key_cmp(const void *pa, const void *pb)
+static int ref_key_cmp(const void *pa, const void *pb, void *ctx)
 {
+    (void)ctx;
     const ref_key *a = pa, *b = pb;
     size_t common = a->len < b->len ? a->len : b->len;
     int c = memcmp(a->dec, b->dec, common);
@@ -642,8 +644,9 @@ static int ref_key_cmp(const void *pa, const void *pb)
     return a->offset < b->offset ? -1 : (a->offset > b->offset ? 1 : 0);
 }
 
-static int pair_cmp(const void *pa, const void *pb)
+static int pair_cmp(const void *pa, const void *pb, void *ctx)
 {
+    (void)ctx;
     const size_t *a = pa, *b = pb;
     return a[0] < b[0] ? -1 : (a[0] > b[0] ? 1 : 0);
 }
@@ -701,7 +704,7 @@ static size_t check_dups_against_reference(const char *in, size_t len, uint32_t 
             ref_obj *o = &stack[top];
             /* reference: sort by (decoded bytes, position); equal neighbours are repeats */
             if (o->count > 1) {
-                qsort(o->keys, o->count, sizeof *o->keys, ref_key_cmp);
+                stg_sort(o->keys, o->count, sizeof *o->keys, ref_key_cmp, NULL);
             }
             size_t *want = malloc((o->count + 1) * 2 * sizeof(size_t));
             REQ((want) != NULL);
@@ -715,7 +718,7 @@ static size_t check_dups_against_reference(const char *in, size_t len, uint32_t 
                 }
             }
             if (want_n > 1) {
-                qsort(want, want_n, 2 * sizeof(size_t), pair_cmp);
+                stg_sort(want, want_n, 2 * sizeof(size_t), pair_cmp, NULL);
             }
             REQ_CMP_EQ(want_n, got_n);
             for (size_t k = 0; k < want_n; k++) {

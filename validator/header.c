@@ -17,9 +17,6 @@
  * and checks that the reference makes only on the entries it keeps (begin <= end, element count,
  * sub-byte alignment, size) run after duplicates are resolved. */
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "../parser/cursor.h"
 #include "../parser/json.h"
@@ -423,28 +420,6 @@ static bool grow_exact(stg_arena *a, void **buf, size_t *cap_bytes, size_t want)
     *buf = nb;
     *cap_bytes = want;
     return true;
-}
-
-/* Large tables are written once, front to back; on Linux, ask for transparent huge pages over
- * them so that first touches fault 2 MiB at a time instead of 4 KiB (first-touch faults are the
- * largest cost of big headers). Only advice: failure changes nothing. */
-#define ST_HUGE_TABLE ((size_t)4 << 20)
-static void advise_huge(void *buf, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (bytes < ST_HUGE_TABLE) {
-        return;
-    }
-    const size_t page = (size_t)2 << 20;
-    uintptr_t start = ((uintptr_t)buf + page - 1) & ~(uintptr_t)(page - 1);
-    uintptr_t end = ((uintptr_t)buf + bytes) & ~(uintptr_t)(page - 1);
-    if (end > start) {
-        (void)madvise((void *)start, (size_t)(end - start), MADV_HUGEPAGE);
-    }
-#else
-    (void)buf;
-    (void)bytes;
-#endif
 }
 
 static size_t grown(size_t cap, size_t need)
@@ -1225,7 +1200,7 @@ static void reserve_table(st_ctx *c)
     int failed = c->h->arena.failed, oom = c->h->arena.out_of_memory;
     if (grow_exact(&c->h->arena, &buf, &c->h->tensors_cap_bytes, want)) {
         c->h->tensors = buf;
-        advise_huge(buf, want);
+        stg_mem_advise_huge(buf, want); /* written once, front to back */
     } else {
         /* only an estimate: the table then grows as entries come, which reports for real */
         c->h->arena.failed = failed;

@@ -3,11 +3,11 @@
  * compat as a warning, and both go on with the last occurrence. */
 #include "index.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "../parser/json.h"
 #include "../parser/mem.h"
+#include "../parser/sort.h"
 #include "../parser/util.h"
 
 #define STG_INDEX_MIN_BUDGET ((uint64_t)8 * 1024 * 1024)
@@ -340,8 +340,9 @@ static int cmp_bytes(const char *a, size_t al, const char *b, size_t bl)
     return al < bl ? -1 : (al > bl ? 1 : 0);
 }
 
-static int cmp_name_ref(const void *pa, const void *pb)
+static int cmp_name_ref(const void *pa, const void *pb, void *ctx)
 {
+    (void)ctx;
     const name_ref *a = pa, *b = pb;
     int c = cmp_bytes(a->name, a->len, b->name, b->len);
     if (c != 0) {
@@ -350,8 +351,9 @@ static int cmp_name_ref(const void *pa, const void *pb)
     return a->idx < b->idx ? -1 : (a->idx > b->idx ? 1 : 0);
 }
 
-static int cmp_shard_first(const void *pa, const void *pb)
+static int cmp_shard_first(const void *pa, const void *pb, void *ctx)
 {
+    (void)ctx;
     const stg_index_shard *a = pa, *b = pb;
     return a->offset < b->offset ? -1 : (a->offset > b->offset ? 1 : 0);
 }
@@ -382,7 +384,7 @@ static void build_shards(index_parse *ps)
             k++;
         }
     }
-    qsort(refs, kept, sizeof *refs, cmp_name_ref);
+    stg_sort(refs, kept, sizeof *refs, cmp_name_ref, NULL);
     size_t distinct = 0;
     for (size_t i = 0; i < kept; i++) {
         distinct += i == 0 ||
@@ -414,7 +416,7 @@ static void build_shards(index_parse *ps)
         }
     }
     ix->shard_count = distinct;
-    qsort(ix->shards, distinct, sizeof *ix->shards, cmp_shard_first);
+    stg_sort(ix->shards, distinct, sizeof *ix->shards, cmp_shard_first, NULL);
     /* Runs of equal names in refs map to one shard; find each run's shard by its offset. */
     for (size_t i = 0; i < kept;) {
         size_t j = i;
@@ -544,8 +546,9 @@ typedef struct tensor_ref {
     uint64_t byte_size;
 } tensor_ref;
 
-static int cmp_tensor_ref(const void *pa, const void *pb)
+static int cmp_tensor_ref(const void *pa, const void *pb, void *ctx)
 {
+    (void)ctx;
     const tensor_ref *a = pa, *b = pb;
     int c = cmp_bytes(a->name, a->len, b->name, b->len);
     if (c != 0) {
@@ -626,8 +629,8 @@ void stg_index_check_shards(const stg_index *ix, const stg_index_shard_table *ta
                                      st->byte_size};
         }
     }
-    qsort(map, map_n, sizeof *map, cmp_tensor_ref);
-    qsort(held, shard_n, sizeof *held, cmp_tensor_ref);
+    stg_sort(map, map_n, sizeof *map, cmp_tensor_ref, NULL);
+    stg_sort(held, shard_n, sizeof *held, cmp_tensor_ref, NULL);
 
     for (size_t i = 0; i < map_n; i++) {
         const tensor_ref *m = &map[i];

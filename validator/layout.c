@@ -9,48 +9,36 @@
  *   - begin after the covered end        -> data_gap (a first tensor not at 0 included)
  *   - covered end short of the data size -> data_trailing
  * This accepts exactly the layouts the reference accepts: every begin equals the previous end,
- * from 0 to the data size. Sorting is a heapsort over 32-bit indexes (O(n log n) worst case,
- * no libc qsort, which may allocate) followed by an in-place permutation; it is skipped when the
+ * from 0 to the data size. Sorting is stg_sort_index32 (heapsort over 32-bit indexes, O(n log n)
+ * worst case, no allocation) followed by an in-place permutation; it is skipped when the
  * table is already in order, as writers produce it. */
 #include <string.h>
 
+#include "../parser/sort.h"
 #include "../parser/util.h"
 #include "safetensors.h"
 
-static bool tensor_before(const stg_st_tensor *a, const stg_st_tensor *b)
+/* (begin, end, name bytes) order: < 0, 0, > 0. */
+static int tensor_cmp(const stg_st_tensor *a, const stg_st_tensor *b)
 {
     if (a->pub.begin != b->pub.begin) {
-        return a->pub.begin < b->pub.begin;
+        return a->pub.begin < b->pub.begin ? -1 : 1;
     }
     if (a->pub.end != b->pub.end) {
-        return a->pub.end < b->pub.end;
+        return a->pub.end < b->pub.end ? -1 : 1;
     }
     size_t m = a->pub.name_len < b->pub.name_len ? a->pub.name_len : b->pub.name_len;
     int c = m > 0 ? memcmp(a->pub.name, b->pub.name, m) : 0;
     if (c != 0) {
-        return c < 0;
+        return c;
     }
-    return a->pub.name_len < b->pub.name_len;
+    return a->pub.name_len < b->pub.name_len ? -1 : (a->pub.name_len > b->pub.name_len ? 1 : 0);
 }
 
-static void sift_down(const stg_st_tensor *t, uint32_t *idx, size_t root, size_t count)
+static int tensor_index_cmp(size_t a, size_t b, void *ctx)
 {
-    for (;;) {
-        size_t child = 2 * root + 1;
-        if (child >= count) {
-            return;
-        }
-        if (child + 1 < count && tensor_before(&t[idx[child]], &t[idx[child + 1]])) {
-            child++;
-        }
-        if (!tensor_before(&t[idx[root]], &t[idx[child]])) {
-            return;
-        }
-        uint32_t tmp = idx[root];
-        idx[root] = idx[child];
-        idx[child] = tmp;
-        root = child;
-    }
+    const stg_st_tensor *t = ctx;
+    return tensor_cmp(&t[a], &t[b]);
 }
 
 /* Sorts h->tensors; false when the index array did not fit the memory budget. */
@@ -59,7 +47,7 @@ static bool sort_tensors(stg_st_header *h)
     size_t n = h->tensor_count;
     bool sorted = true;
     for (size_t i = 1; i < n && sorted; i++) {
-        sorted = !tensor_before(&h->tensors[i], &h->tensors[i - 1]);
+        sorted = tensor_cmp(&h->tensors[i], &h->tensors[i - 1]) >= 0;
     }
     if (sorted) {
         return true;
@@ -74,15 +62,7 @@ static bool sort_tensors(stg_st_header *h)
     for (size_t i = 0; i < n; i++) {
         idx[i] = (uint32_t)i;
     }
-    for (size_t i = n / 2; i-- > 0;) {
-        sift_down(h->tensors, idx, i, n);
-    }
-    for (size_t end = n; end-- > 1;) {
-        uint32_t tmp = idx[0];
-        idx[0] = idx[end];
-        idx[end] = tmp;
-        sift_down(h->tensors, idx, 0, end);
-    }
+    stg_sort_index32(idx, n, tensor_index_cmp, h->tensors);
     /* Position i must receive record idx[i]: follow each cycle once. */
     for (size_t i = 0; i < n; i++) {
         if (idx[i] == i) {

@@ -9,6 +9,7 @@
 
 #include "../parser/cursor.h"
 #include "../parser/hash.h"
+#include "../parser/map.h"
 #include "../parser/mem.h"
 #include "../parser/npy.h"
 #include "../parser/npy_reduce.h"
@@ -138,15 +139,13 @@ typedef struct stg_pscan {
     stg_pickle_flavor flavor;
     unsigned pickle_index; /* 0-based index of the pickle being walked */
     bool failed_alloc;
-    /* distinct globals: open addressing over `seen`, strings in `names` */
-    struct seen_global *seen;
-    uint32_t seen_cap, seen_count;
+    /* distinct globals: a map of struct seen_global, strings in `names` */
+    stg_map seen;
     char *names;
     size_t names_len, names_cap;
     /* legacy torch: storages from the data pickle's persistent ids, keys in file order */
-    struct storage_key *skeys;
-    uint32_t skeys_cap, skeys_count;
-    size_t *order; /* indexes into keybuf: start, len pairs of the key list */
+    stg_map skeys; /* of struct storage_key */
+    size_t *order; /* slots of skeys named by the key list, in order (SIZE_MAX: none) */
     size_t order_count, order_cap;
     char *keybuf;
     size_t keybuf_len, keybuf_cap;
@@ -176,8 +175,7 @@ typedef struct stg_pscan {
     bool getattr_other; /* a call of getattr of any other shape */
     bool acted;         /* a global (or an unresolvable one) was reached: a reader imports it */
     bool globals_capped;
-    uint64_t seed;   /* keys the tables' hash (the check context's, or the default) */
-    uint64_t probes; /* table slots looked at (for profiling; not reported) */
+    uint64_t seed; /* keys the tables' hash (the check context's, or the default) */
     /* A key found no slot within the probe ceiling (keys crafted against a known seed):
      * seen_capped in the globals-seen table, which is harmless (that global is then reported
      * at each occurrence instead of once: more findings, never fewer); skeys_capped in the
@@ -186,32 +184,12 @@ typedef struct stg_pscan {
     bool seen_capped, skeys_capped;
 } stg_pscan;
 
-/* Hash of a table key (module and name, or a storage key): keyed by the scan's seed, never 0
- * (0 marks an empty slot). */
-static uint64_t key_hash(const stg_pscan *s, const uint8_t *a, size_t an, const uint8_t *b,
-                         size_t bn)
+/* Both tables (parser/map.h): keyed by the scan's seed; past the probe ceiling a key is neither
+ * found nor added (what that costs: seen_capped, skeys_capped), never unbounded work. */
+static void tables_init(stg_pscan *s)
 {
-    return stg_hash_bytes(s->seed, a, an, b, bn) | 1u;
-}
-
-/* Slot for hash h in an open-addressing table of cap slots (a power of two) whose slots start
- * with their hash: the first empty one, or the first whose hash is h and `same` accepts. At
- * most STG_HASH_PROBE_CEILING slots are looked at: UINT32_MAX past that. */
-static uint32_t table_slot(const void *slots, size_t slot_size, uint32_t cap, uint64_t h,
-                           bool (*same)(const stg_pscan *, const void *, const void *),
-                           const stg_pscan *s, const void *key, uint64_t *probes)
-{
-    const uint8_t *base = slots;
-    uint32_t j = (uint32_t)h & (cap - 1);
-    for (uint32_t probe = 0; probe < STG_HASH_PROBE_CEILING; probe++, j = (j + 1) & (cap - 1)) {
-        (*probes)++;
-        uint64_t at;
-        memcpy(&at, base + (size_t)j * slot_size, sizeof at);
-        if (at == 0 || (at == h && same != NULL && same(s, base + (size_t)j * slot_size, key))) {
-            return j;
-        }
-    }
-    return UINT32_MAX;
+    stg_map_init(&s->seen, sizeof(struct seen_global), s->seed, STG_SEEN_MAX * 2);
+    stg_map_init(&s->skeys, sizeof(struct storage_key), s->seed, 1u << 30);
 }
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -264,36 +242,14 @@ struct name_key {
     size_t ml, nl;
 };
 
-static bool same_global(const stg_pscan *s, const void *slot, const void *key)
+static bool same_global(const void *slot, const void *key, void *ctx)
 {
+    const stg_pscan *s = ctx;
     const struct seen_global *g = slot;
     const struct name_key *k = key;
     return g->ml == k->ml && g->nl == k->nl &&
            (k->ml + k->nl == 0 || (memcmp(s->names + g->at, k->m, k->ml) == 0 &&
                                    memcmp(s->names + g->at + k->ml, k->n, k->nl) == 0));
-}
-
-/* Moves the live slots of a table into one of ncap zeroed slots; a slot that finds no room
- * within the probe ceiling (keys chosen against a known seed) is dropped and *capped set (what
- * that costs: the comment on seen_capped / skeys_capped). */
-static void table_rehash(stg_pscan *s, void *to, uint32_t ncap, const void *from, uint32_t cap,
-                         size_t slot_size, bool *capped)
-{
-    const uint8_t *src = from;
-    uint8_t *dst = to;
-    for (uint32_t i = 0; i < cap; i++) {
-        uint64_t h;
-        memcpy(&h, src + (size_t)i * slot_size, sizeof h);
-        if (h == 0) {
-            continue;
-        }
-        uint32_t j = table_slot(to, slot_size, ncap, h, NULL, s, NULL, &s->probes);
-        if (j == UINT32_MAX) {
-            *capped = true;
-            continue;
-        }
-        memcpy(dst + (size_t)j * slot_size, src + (size_t)i * slot_size, slot_size);
-    }
 }
 
 /* Looks module.name up among the globals already seen; adds it when new. *fresh says which.
@@ -303,39 +259,34 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
                                        size_t nl, bool *fresh)
 {
     *fresh = true;
-    if (s->seen_count + 1 > s->seen_cap / 2) {
-        if (s->seen_cap >= STG_SEEN_MAX * 2) {
-            return NULL; /* past the cap every occurrence is reported */
-        }
-        uint32_t ncap = s->seen_cap == 0 ? 64 : s->seen_cap * 2;
-        struct seen_global *ns = stg_mem_calloc(ncap, sizeof *ns);
-        if (ns == NULL) {
-            s->failed_alloc = true;
-            return NULL;
-        }
-        table_rehash(s, ns, ncap, s->seen, s->seen_cap, sizeof *ns, &s->seen_capped);
-        stg_mem_free(s->seen);
-        s->seen = ns;
-        s->seen_cap = ncap;
+    uint64_t dropped = s->seen.dropped;
+    stg_map_status st = stg_map_reserve(&s->seen);
+    s->seen_capped |= s->seen.dropped != dropped;
+    if (st == STG_MAP_FULL) {
+        return NULL; /* past the cap every occurrence is reported */
     }
-    uint64_t h = key_hash(s, m, ml, n, nl);
+    if (st == STG_MAP_NOMEM) {
+        s->failed_alloc = true;
+        return NULL;
+    }
+    uint64_t h = stg_map_hash(&s->seen, m, ml, n, nl);
     struct name_key key = {m, n, ml, nl};
-    uint32_t j = table_slot(s->seen, sizeof *s->seen, s->seen_cap, h, same_global, s, &key,
-                            &s->probes);
-    if (j == UINT32_MAX) {
+    void *slot;
+    st = stg_map_find(&s->seen, h, same_global, &key, s, &slot);
+    if (st == STG_MAP_CEILING) {
         s->seen_capped = true; /* harmless: reported as fresh (seen_capped) */
         return NULL;
     }
-    if (s->seen[j].hash != 0) {
+    if (st == STG_MAP_FOUND) {
         *fresh = false;
-        return &s->seen[j];
+        return slot;
     }
     if (!grow((void **)&s->names, &s->names_cap, s->names_len + ml + nl, 1)) {
         s->failed_alloc = true;
         return NULL;
     }
-    struct seen_global *g = &s->seen[j];
-    g->hash = h;
+    struct seen_global *g = slot;
+    stg_map_claim(&s->seen, g, h);
     g->at = s->names_len;
     g->ml = ml;
     g->nl = nl;
@@ -347,7 +298,6 @@ static struct seen_global *seen_lookup(stg_pscan *s, const uint8_t *m, size_t ml
         memcpy(s->names + s->names_len + ml, n, nl);
     }
     s->names_len += ml + nl;
-    s->seen_count++;
     return g;
 }
 
@@ -942,51 +892,48 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
 
 /* ---------------------------------------------------------------- legacy torch storages */
 
-static bool same_skey(const stg_pscan *s, const void *slot, const void *key)
+static bool same_skey(const void *slot, const void *key, void *ctx)
 {
+    const stg_pscan *s = ctx;
     const struct storage_key *e = slot;
     const struct name_key *k = key;
     return e->len == k->ml && (k->ml == 0 || memcmp(s->keybuf + e->at, k->m, k->ml) == 0);
 }
 
 /* A storage key's entry; with add, created when new. NULL when absent, or when the key finds
- * no slot within the probe ceiling (the storage then counts as one the data does not name). */
+ * no slot within the probe ceiling (skeys_capped: then no storage is framed). */
 static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, bool add)
 {
-    if (add && s->skeys_count + 1 > s->skeys_cap / 2) {
-        uint32_t ncap = s->skeys_cap == 0 ? 64 : s->skeys_cap * 2;
-        if (ncap == 0 || ncap > (1u << 30)) {
-            return NULL;
-        }
-        struct storage_key *nk = stg_mem_calloc(ncap, sizeof *nk);
-        if (nk == NULL) {
+    if (add) {
+        uint64_t dropped = s->skeys.dropped;
+        stg_map_status st = stg_map_reserve(&s->skeys);
+        s->skeys_capped |= s->skeys.dropped != dropped;
+        if (st == STG_MAP_NOMEM) {
             s->failed_alloc = true;
+        }
+        if (st != STG_MAP_OK) {
             return NULL;
         }
-        table_rehash(s, nk, ncap, s->skeys, s->skeys_cap, sizeof *nk, &s->skeys_capped);
-        stg_mem_free(s->skeys);
-        s->skeys = nk;
-        s->skeys_cap = ncap;
     }
-    if (s->skeys_cap == 0) {
-        return NULL;
-    }
-    uint64_t h = key_hash(s, k, kl, NULL, 0);
+    uint64_t h = stg_map_hash(&s->skeys, k, kl, NULL, 0);
     struct name_key key = {k, NULL, kl, 0};
-    uint32_t j = table_slot(s->skeys, sizeof *s->skeys, s->skeys_cap, h, same_skey, s, &key,
-                            &s->probes);
-    if (j == UINT32_MAX) {
+    void *slot;
+    stg_map_status st = stg_map_find(&s->skeys, h, same_skey, &key, s, &slot);
+    if (st == STG_MAP_CEILING) {
         s->skeys_capped = true; /* fails closed in skip_storages */
         return NULL;
     }
-    if (s->skeys[j].hash != 0) {
-        return &s->skeys[j];
+    if (st == STG_MAP_FOUND) {
+        return slot;
+    }
+    if (slot == NULL) {
+        return NULL; /* an empty table */
     }
     if (!add || !grow((void **)&s->keybuf, &s->keybuf_cap, s->keybuf_len + kl + 1, 1)) {
         return NULL;
     }
-    struct storage_key *e = &s->skeys[j];
-    e->hash = h;
+    struct storage_key *e = slot;
+    stg_map_claim(&s->skeys, e, h);
     e->at = s->keybuf_len;
     e->len = kl;
     e->elsize = 0;
@@ -994,7 +941,6 @@ static struct storage_key *skey_find(stg_pscan *s, const uint8_t *k, size_t kl, 
         memcpy(s->keybuf + s->keybuf_len, k, kl);
     }
     s->keybuf_len += kl;
-    s->skeys_count++;
     return e;
 }
 
@@ -1039,7 +985,9 @@ static void on_append(void *vctx, stg_pickle_walker *w, const stg_pv *item)
         s->failed_alloc = true;
         return;
     }
-    s->order[s->order_count++] = e != NULL ? (size_t)(e - s->skeys) : SIZE_MAX;
+    /* slot numbers stay valid: the data pickle (which adds keys) was walked before this one */
+    s->order[s->order_count++] = e != NULL ? (size_t)((uint8_t *)e - s->skeys.slots) / sizeof *e
+                                           : SIZE_MAX;
 }
 
 /* Skips the storages that follow the key list: each an 8-byte element count then count x
@@ -1061,12 +1009,14 @@ static bool skip_storages(stg_pscan *s, size_t *pos)
     (void)stg_cur_seek(&c, *pos); /* cannot fail: *pos is where a walk ended, <= len */
     for (size_t i = 0; i < s->order_count; i++) {
         size_t rec = c.pos;
-        if (s->order[i] == SIZE_MAX || s->skeys[s->order[i]].elsize == 0) {
+        struct storage_key *e = s->order[i] == SIZE_MAX
+                                    ? NULL
+                                    : (struct storage_key *)(void *)s->skeys.slots + s->order[i];
+        if (e == NULL || e->elsize == 0) {
             report_malformed(s, rec, "legacy torch storage",
                              "the key list names a storage the data pickle did not declare");
             return false;
         }
-        struct storage_key *e = &s->skeys[s->order[i]];
         uint64_t bytes;
         if (stg_torch_storage_record(&c, e->elsize, &bytes) != STG_OK) {
             report_malformed(s, rec, "legacy torch storage",
@@ -1116,9 +1066,9 @@ static const stg_pickle_hooks scan_hooks = {
 
 static void pscan_free(stg_pscan *s)
 {
-    stg_mem_free(s->seen);
+    stg_map_free(&s->seen);
     stg_mem_free(s->names);
-    stg_mem_free(s->skeys);
+    stg_map_free(&s->skeys);
     stg_mem_free(s->order);
     stg_mem_free(s->keybuf);
 }
@@ -1212,6 +1162,7 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
     s.seed = ctx->hash_seed != 0 ? ctx->hash_seed : STG_HASH_SEED_DEFAULT;
+    tables_init(&s);
     s.buf = buf;
     s.len = buf == NULL ? 0 : len;
     s.base = base_offset;
@@ -1270,6 +1221,7 @@ static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *r
     s.len = len;
     s.flavor = STG_PICKLE_RAW;
     s.seed = STG_HASH_SEED_DEFAULT; /* no context: the probe ceiling bounds a flood */
+    tables_init(&s);
     stg_pickle_limits pl;
     limits_from(NULL, &pl);
     pl.hash_seed = s.seed;

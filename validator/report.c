@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../parser/mem.h"
+#include "../parser/text.h"
 
 /* Frees a string the report owns but exposes as const. */
 static void free_const(const void *p)
@@ -219,12 +220,7 @@ void stg_report_set_size(stg_report *r, uint64_t size)
 
 void stg_report_set_sha256(stg_report *r, const uint8_t digest[32])
 {
-    static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < 32; i++) {
-        r->sha256[2 * i] = hex[digest[i] >> 4];
-        r->sha256[2 * i + 1] = hex[digest[i] & 15];
-    }
-    r->sha256[64] = '\0';
+    stg_hex_encode(digest, 32, r->sha256);
     r->has_sha256 = true;
 }
 

@@ -1,7 +1,9 @@
 #include "testutil.h"
 
 #include "dispatch/check.h"
+#include "parser/map.h"
 
+#include <check.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +191,20 @@ const char *tu_describe(const stg_report *r)
     return buf;
 }
 
+void tu_map_colliding_keys(uint64_t seed, char (*out)[24], size_t n)
+{
+    stg_map probe;
+    stg_map_init(&probe, sizeof(uint64_t), seed, 64);
+    size_t made = 0;
+    for (uint64_t ctr = 0; made < n; ctr++) {
+        char name[24];
+        int k = snprintf(name, sizeof name, "c%llx", (unsigned long long)ctr);
+        if ((stg_map_hash(&probe, (const uint8_t *)name, (size_t)k, NULL, 0) & 0xffeu) == 0) {
+            memcpy(out[made++], name, (size_t)k + 1);
+        }
+    }
+}
+
 void tu_tar_checksum(uint8_t *h)
 {
     memset(h + 148, ' ', 8);
@@ -198,4 +214,13 @@ void tu_tar_checksum(uint8_t *h)
     }
     snprintf((char *)h + 148, 8, "%06o", sum);
     h[155] = ' ';
+}
+
+int tu_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

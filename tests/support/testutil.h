@@ -41,5 +41,11 @@ const char *tu_src(const char *rel);
 void tu_tar_checksum(uint8_t *h);
 /* Renders all findings as "code@offset;" into a static buffer, for assertion messages. */
 const char *tu_describe(const stg_report *r);
+/* n distinct NUL-terminated keys (at most 23 bytes) whose parser/map.h hash under `seed` has
+ * low 12 bits 0..1 (bit 0 is always set): one home slot in every map of up to 4096 slots. */
+void tu_map_colliding_keys(uint64_t seed, char (*out)[24], size_t n);
+/* Runs suite s (CK_NORMAL), frees the runner; EXIT_SUCCESS when no test failed: a runner's main. */
+struct Suite;
+int tu_run_suite(struct Suite *s);
 
 #endif
