@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "../parser/cursor.h"
 #include "../parser/hash.h"
 #include "../parser/util.h"
 
@@ -291,7 +292,12 @@ static uint32_t check_alignment(gguf_ctx *c, const uint8_t *buf)
     if (kv->type != STG_GGUF_UINT32) {
         return 0; /* check_known_keys reported it */
     }
-    uint32_t a = stg_le32(buf + kv->value_offset);
+    /* the parser put the 4 value bytes inside buf: read them through a cursor over them */
+    stg_cursor v = stg_cur_make(buf, (size_t)(kv->value_offset + kv->value_len));
+    uint32_t a = 0;
+    if (stg_cur_seek(&v, (size_t)kv->value_offset) != STG_OK || stg_cur_le32(&v, &a) != STG_OK) {
+        return 0;
+    }
     if (a == 0 || (a & (a - 1)) != 0) {
         add(c, STG_GGUF_ALIGNMENT_INVALID, kv->value_offset,
             "general.alignment is %u, not a power of two", a);

@@ -1,7 +1,7 @@
 #include "testutil.h"
 
+#include "dispatch/check.h"
 #include "parser/map.h"
-#include "validator/check.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -78,7 +78,8 @@ stg_report *tu_scan_pickles(const uint8_t *buf, size_t len, stg_pickle_flavor fl
     if (r == NULL) {
         return NULL;
     }
-    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, lim, r);
     stg_check_pickles(buf, len, 0, flavor, &ctx);
     stg_report_finish(r);
     return r;

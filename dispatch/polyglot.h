@@ -1,14 +1,13 @@
 /* Polyglots (docs/findings.md and docs/containers.md): bytes that one loader reads as safetensors (or as a
  * pickle) and another as something else. Routing follows the loaders: offset 0 decides the
  * primary format; what is found besides it is reported and, where the design says, scanned. */
-#ifndef STG_VALIDATOR_POLYGLOT_H
-#define STG_VALIDATOR_POLYGLOT_H
+#ifndef STG_DISPATCH_POLYGLOT_H
+#define STG_DISPATCH_POLYGLOT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "check.h"
-#include "containers.h"
+#include "../validator/ctx.h"
 
 /* An archive without entries (an end record alone, e.g. "PK\5\6" and 18 zero bytes inside tensor
  * data) carries no payload and is not reported.

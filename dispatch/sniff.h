@@ -1,8 +1,9 @@
-/* Format sniffing (internal detail behind stg_sniff in check.h). Content decides; a name is used
+/* Format sniffing by magic bytes and content (internal; the table in formats.c says which
+ * check recognises which format, in loader order). Content decides; a name is used
  * only as the hints of docs/containers.md. The detailed kind distinguishes compressions the
  * public stg_format has no label for (lzma-alone, zstd, lz4), so they can fail closed. */
-#ifndef STG_VALIDATOR_SNIFF_H
-#define STG_VALIDATOR_SNIFF_H
+#ifndef STG_DISPATCH_SNIFF_H
+#define STG_DISPATCH_SNIFF_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,17 +27,10 @@ typedef enum stg_sniff_kind {
     STG_SNIFF_ZSTD, /* labelled unknown, unscannable */
     STG_SNIFF_LZ4,  /* labelled unknown, unscannable */
     STG_SNIFF_GGUF,
-    STG_SNIFF_JOBLIB_ZF /* joblib < 0.10 compressed file: "ZF" + hex length + zlib */
+    STG_SNIFF_JOBLIB_ZF,         /* joblib < 0.10 compressed file: "ZF" + hex length + zlib */
+    STG_SNIFF_SAFETENSORS_INDEX, /* by name only (.safetensors.index.json) */
+    STG_SNIFF_ONNX               /* by name only (.onnx), for content no rule claims */
 } stg_sniff_kind;
-
-/* What a name hint says (docs/containers.md). All false for a NULL hint. */
-typedef struct stg_name_hint {
-    bool safetensors;       /* ends ".safetensors": validated as safetensors whatever it holds */
-    bool safetensors_index; /* ends ".safetensors.index.json" */
-    bool onnx;              /* ends ".onnx" */
-    bool joblib;            /* ends ".joblib" */
-    bool claims_pickle;     /* .bin .pt .pth .ckpt .pkl .pickle .joblib .npy .npz */
-} stg_name_hint;
 
 /* joblib's old compressed format (joblib < 0.10, numpy_pickle_compat.read_zfile): "ZF", the
  * decompressed length in hex padded with spaces to STG_SNIFF_ZFILE_HEADER bytes, an optional
@@ -45,8 +39,6 @@ typedef struct stg_name_hint {
  * (int(field, 16) >= 0); *declared and *data_at (where the zlib stream starts) are then set. */
 #define STG_SNIFF_ZFILE_HEADER 21
 bool stg_sniff_zfile_header(const uint8_t *buf, size_t len, uint64_t *declared, size_t *data_at);
-
-stg_name_hint stg_name_hint_of(const char *name);
 
 /* true when name ends with suffix (ASCII case-insensitive; suffix in lower case). */
 bool stg_name_hint_has_suffix(const char *name, const char *suffix);
@@ -57,16 +49,18 @@ bool stg_name_hint_has_suffix(const char *name, const char *suffix);
  * validator rather than turning such a file into "unknown". */
 bool stg_sniff_is_safetensors(const uint8_t *buf, size_t len);
 
-/* Kind of buf by magic bytes and content walks (pickles). When the pickle walk is refused
- * memory, *out_of_memory (if not NULL) is set and the later rules still apply: the caller must
- * fail closed, since the answer may be wrong. */
-stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_memory);
-
-/* true when buf would be taken for a pickle by a loader reading from offset 0: a pickle that
- * reaches STOP, or a PROTO opcode (0x80, protocol 0-5) even when the stream is broken
- * (scanning it then reports why, instead of calling it unknown). false with *out_of_memory set
- * (if not NULL) when the walk was refused memory. */
-bool stg_sniff_is_pickle(const uint8_t *buf, size_t len, bool *out_of_memory);
+/* Magic-byte checks of the table's entries (out_of_memory unused: they allocate nothing). */
+bool stg_sniff_has_prefix(const uint8_t *buf, size_t len, const char *magic, size_t k);
+bool stg_sniff_is_gzip(const uint8_t *buf, size_t len, bool *out_of_memory);
+bool stg_sniff_is_bzip2(const uint8_t *buf, size_t len, bool *out_of_memory);
+bool stg_sniff_is_xz(const uint8_t *buf, size_t len, bool *out_of_memory);
+/* .lzma ("alone") has no magic: the default properties byte, a dictionary size that writers
+ * use (2^n or 3 x 2^n, at least 4 KiB) and a plausible uncompressed size (or "unknown"). */
+bool stg_sniff_is_lzma_alone(const uint8_t *buf, size_t len, bool *out_of_memory);
+bool stg_sniff_is_zstd(const uint8_t *buf, size_t len, bool *out_of_memory);
+bool stg_sniff_is_lz4(const uint8_t *buf, size_t len, bool *out_of_memory);
+/* RFC 1950 header: deflate, window <= 32 KiB, check bits, no preset dictionary. */
+bool stg_sniff_is_zlib(const uint8_t *buf, size_t len, bool *out_of_memory);
 
 /* The common files of a model repository that are no model, recognised only for content that
  * every model rule above left unclaimed (docs/findings.md, "Text, JSON and Git LFS pointers"). */

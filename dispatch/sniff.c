@@ -4,14 +4,10 @@
 
 #include <string.h>
 
-#include "../parser/util.h"
+#include "../parser/cursor.h"
 #include "../parser/json.h"
 #include "../parser/mem.h"
-#include "../parser/tar.h"
 #include "../parser/text.h"
-#include "../parser/zip.h"
-#include "check.h"
-#include "pickle_scan.h"
 
 static bool ends_with_ci(const char *s, size_t n, const char *suffix)
 {
@@ -37,28 +33,6 @@ bool stg_name_hint_has_suffix(const char *name, const char *suffix)
     return name != NULL && ends_with_ci(name, strlen(name), suffix);
 }
 
-stg_name_hint stg_name_hint_of(const char *name)
-{
-    stg_name_hint h;
-    memset(&h, 0, sizeof h);
-    if (name == NULL) {
-        return h;
-    }
-    static const char *const pickle_suffixes[] = {".bin",    ".pt",     ".pth", ".ckpt", ".pkl",
-                                                  ".pickle", ".joblib", ".npy", ".npz"};
-    size_t n = strlen(name);
-    h.safetensors_index = ends_with_ci(name, n, ".safetensors.index.json");
-    h.safetensors = ends_with_ci(name, n, ".safetensors");
-    h.onnx = ends_with_ci(name, n, ".onnx");
-    h.joblib = ends_with_ci(name, n, ".joblib");
-    for (size_t i = 0; i < sizeof pickle_suffixes / sizeof pickle_suffixes[0]; i++) {
-        if (ends_with_ci(name, n, pickle_suffixes[i])) {
-            h.claims_pickle = true;
-        }
-    }
-    return h;
-}
-
 /* The reference's header cap: a larger length is not sniffed as safetensors by content. */
 #define STG_SNIFF_MAX_HEADER_LEN 100000000u
 
@@ -69,10 +43,11 @@ static bool is_json_ws(uint8_t b)
 
 bool stg_sniff_is_safetensors(const uint8_t *buf, size_t len)
 {
-    if (len < 9) {
+    stg_cursor c = stg_cur_make(buf, len);
+    uint64_t n;
+    if (len < 9 || stg_cur_le64(&c, &n) != STG_OK) {
         return false;
     }
-    uint64_t n = stg_le64(buf);
     /* A header may run past the end (a cut-off download is then header_truncated, not
      * unknown): only the bytes present are looked at. The length must still be plausible, so
      * pickles, zips and text (whose first 8 bytes make a huge n) never match. */
@@ -89,40 +64,36 @@ bool stg_sniff_is_safetensors(const uint8_t *buf, size_t len)
     return false;
 }
 
-bool stg_sniff_is_pickle(const uint8_t *buf, size_t len, bool *out_of_memory)
-{
-    /* PROTO with a protocol the reference unpickler knows: a pickle, even when broken. */
-    if (len >= 2 && buf[0] == 0x80 && buf[1] <= 5) {
-        return true;
-    }
-    return stg_pickle_sniff_acts(buf, len, out_of_memory);
-}
-
-static bool has_prefix(const uint8_t *buf, size_t len, const char *magic, size_t k)
+bool stg_sniff_has_prefix(const uint8_t *buf, size_t len, const char *magic, size_t k)
 {
     return len >= k && memcmp(buf, magic, k) == 0;
 }
 
 /* RFC 1950 header: deflate, window <= 32 KiB, check bits, no preset dictionary. */
-static bool is_zlib_header(const uint8_t *buf, size_t len)
+bool stg_sniff_is_zlib(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
+    (void)out_of_memory;
     return len >= 2 && (buf[0] & 0x0f) == 8 && (buf[0] >> 4) <= 7 &&
            ((unsigned)buf[0] * 256u + buf[1]) % 31u == 0 && (buf[1] & 0x20) == 0;
 }
 
 /* .lzma ("alone") has no magic: the default properties byte, a dictionary size that writers
  * use (2^n or 3 x 2^n, at least 4 KiB) and a plausible uncompressed size (or "unknown"). */
-static bool is_lzma_alone(const uint8_t *buf, size_t len)
+bool stg_sniff_is_lzma_alone(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
-    if (len < 13 || buf[0] != 0x5d) {
+    (void)out_of_memory;
+    stg_cursor c = stg_cur_make(buf, len);
+    uint8_t props;
+    uint32_t dict;
+    uint64_t usize;
+    if (len < 13 || stg_cur_u8(&c, &props) != STG_OK || props != 0x5d ||
+        stg_cur_le32(&c, &dict) != STG_OK || stg_cur_le64(&c, &usize) != STG_OK) {
         return false;
     }
-    uint32_t dict = stg_le32(buf + 1);
     uint32_t odd = dict;
     while (odd > 0 && (odd & 1u) == 0) {
         odd >>= 1;
     }
-    uint64_t usize = stg_le64(buf + 5);
     return dict >= 4096 && (odd == 1 || odd == 3) &&
            (usize == UINT64_MAX || usize < ((uint64_t)1 << 40));
 }
@@ -184,61 +155,39 @@ bool stg_sniff_zfile_header(const uint8_t *buf, size_t len, uint64_t *declared, 
     return true;
 }
 
-stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_memory)
+/* gzip: magic, deflate, no reserved flag bits (three bytes: tensor data rarely matches). */
+bool stg_sniff_is_gzip(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
-    uint64_t zf_declared;
-    size_t zf_at;
-    if (stg_sniff_is_safetensors(buf, len)) {
-        return STG_SNIFF_SAFETENSORS;
-    }
-    if (has_prefix(buf, len, "PK\x03\x04", 4) || has_prefix(buf, len, "PK\x05\x06", 4)) {
-        return STG_SNIFF_ZIP;
-    }
-    if (has_prefix(buf, len, "\x93NUMPY", 6)) {
-        return STG_SNIFF_NPY;
-    }
-    if (has_prefix(buf, len, "GGUF", 4)) {
-        return STG_SNIFF_GGUF;
-    }
-    if (stg_tar_opens(buf, len)) {
-        return STG_SNIFF_TAR;
-    }
-    if (stg_pickle_is_torch_legacy(buf, len)) {
-        return STG_SNIFF_TORCH_LEGACY;
-    }
-    if (stg_sniff_is_pickle(buf, len, out_of_memory)) {
-        return STG_SNIFF_PICKLE;
-    }
-    /* gzip: magic, deflate, no reserved flag bits (three bytes: tensor data rarely matches). */
-    if (len >= 10 && buf[0] == 0x1f && buf[1] == 0x8b && buf[2] == 8 && (buf[3] & 0xe0) == 0) {
-        return STG_SNIFF_GZIP;
-    }
-    if (stg_sniff_zfile_header(buf, len, &zf_declared, &zf_at)) {
-        return STG_SNIFF_JOBLIB_ZF;
-    }
-    if (len >= 4 && has_prefix(buf, len, "BZh", 3) && buf[3] >= '1' && buf[3] <= '9') {
-        return STG_SNIFF_BZ2;
-    }
-    if (has_prefix(buf, len,
-                   "\xfd"
-                   "7zXZ\x00",
-                   6)) {
-        return STG_SNIFF_XZ;
-    }
-    if (is_lzma_alone(buf, len)) {
-        return STG_SNIFF_LZMA;
-    }
-    if (has_prefix(buf, len, "\x28\xb5\x2f\xfd", 4)) {
-        return STG_SNIFF_ZSTD;
-    }
-    if (has_prefix(buf, len, "\x04\x22\x4d\x18", 4) ||
-        has_prefix(buf, len, "\x02\x21\x4c\x18", 4)) {
-        return STG_SNIFF_LZ4;
-    }
-    if (is_zlib_header(buf, len)) {
-        return STG_SNIFF_ZLIB;
-    }
-    return STG_SNIFF_UNKNOWN;
+    (void)out_of_memory;
+    return len >= 10 && buf[0] == 0x1f && buf[1] == 0x8b && buf[2] == 8 && (buf[3] & 0xe0) == 0;
+}
+
+bool stg_sniff_is_bzip2(const uint8_t *buf, size_t len, bool *out_of_memory)
+{
+    (void)out_of_memory;
+    return len >= 4 && stg_sniff_has_prefix(buf, len, "BZh", 3) && buf[3] >= '1' && buf[3] <= '9';
+}
+
+bool stg_sniff_is_xz(const uint8_t *buf, size_t len, bool *out_of_memory)
+{
+    (void)out_of_memory;
+    return stg_sniff_has_prefix(buf, len,
+                                "\xfd"
+                                "7zXZ\x00",
+                                6);
+}
+
+bool stg_sniff_is_zstd(const uint8_t *buf, size_t len, bool *out_of_memory)
+{
+    (void)out_of_memory;
+    return stg_sniff_has_prefix(buf, len, "\x28\xb5\x2f\xfd", 4);
+}
+
+bool stg_sniff_is_lz4(const uint8_t *buf, size_t len, bool *out_of_memory)
+{
+    (void)out_of_memory;
+    return stg_sniff_has_prefix(buf, len, "\x04\x22\x4d\x18", 4) ||
+           stg_sniff_has_prefix(buf, len, "\x02\x21\x4c\x18", 4);
 }
 
 /* ------------------------------------------------------------------------------ text */
@@ -373,98 +322,4 @@ bool stg_sniff_lfs_pointer(const uint8_t *buf, size_t len, stg_lfs_pointer *out)
         }
     }
     return have_oid && have_size;
-}
-
-/* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
- * *.pkl / *.pickle or a stored member's bytes are a pickle; numpy-zip when every member is a
- * .npy; else zip. stg_check_buffer's label can differ only where a deflated member turns out
- * to be a pickle (then it says torch-zip). */
-static stg_format zip_label(const uint8_t *buf, size_t len)
-{
-    stg_zip z;
-    stg_zip_error err;
-    if (stg_zip_open(&z, buf, len, &err) != STG_ZIPR_OK) {
-        return STG_FMT_ZIP;
-    }
-    stg_zip_entry e;
-    bool all_npy = z.entry_count > 0, pickle = false;
-    for (;;) {
-        stg_zip_result zr = stg_zip_next(&z, &e, &err);
-        if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED) {
-            break;
-        }
-        char name[64];
-        size_t n = e.name_len < sizeof name - 1 ? e.name_len : sizeof name - 1;
-        /* Only the name's tail matters for the suffix tests. */
-        memcpy(name, e.name + (e.name_len - n), n);
-        name[n] = '\0';
-        bool npy = stg_name_hint_has_suffix(name, ".npy");
-        all_npy = all_npy && npy;
-        if (stg_name_hint_has_suffix(name, ".pkl") || stg_name_hint_has_suffix(name, ".pickle")) {
-            pickle = true;
-        } else if (zr == STG_ZIPR_OK && e.method == 0 && !npy) {
-            size_t stop_end;
-            bool out_of_memory = false; /* only a label: torch-zip is the safer guess */
-            pickle = stg_pickle_sniff(buf + e.data_offset, (size_t)e.data_len, &stop_end,
-                                      &out_of_memory) ||
-                     out_of_memory;
-        }
-        if (pickle) {
-            return STG_FMT_TORCH_ZIP;
-        }
-    }
-    return all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
-}
-
-/* torch-tar when tarfile's getmember() finds members named pickle and storages (what torch's
- * legacy_load() reads), else tar. The full scan also resolves links (containers.c). */
-static stg_format tar_label(const uint8_t *buf, size_t len)
-{
-    stg_tar_list l;
-    bool torch = stg_tar_list_build(&l, buf, len) &&
-                 stg_tar_list_find(&l, "pickle", 6) != STG_TAR_NONE &&
-                 stg_tar_list_find(&l, "storages", 8) != STG_TAR_NONE;
-    stg_tar_list_free(&l);
-    return torch ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
-}
-
-stg_format stg_sniff(const uint8_t *buf, size_t len, const char *name_hint)
-{
-    stg_name_hint h = stg_name_hint_of(name_hint);
-    stg_lfs_pointer ptr;
-    if (stg_sniff_lfs_pointer(buf, len, &ptr)) {
-        return STG_FMT_GIT_LFS_POINTER; /* whatever the name: it is not what the name says */
-    }
-    if (h.safetensors_index) {
-        return STG_FMT_SAFETENSORS_INDEX;
-    }
-    if (h.safetensors) {
-        return STG_FMT_SAFETENSORS;
-    }
-    bool out_of_memory = false; /* only a label here: the scan itself fails closed */
-    switch (stg_sniff_kind_of(buf, len, &out_of_memory)) {
-    case STG_SNIFF_SAFETENSORS: return STG_FMT_SAFETENSORS;
-    case STG_SNIFF_PICKLE: return h.joblib ? STG_FMT_JOBLIB : STG_FMT_PICKLE;
-    case STG_SNIFF_TORCH_LEGACY: return STG_FMT_TORCH_LEGACY;
-    case STG_SNIFF_ZIP: return zip_label(buf, len);
-    case STG_SNIFF_NPY: return STG_FMT_NUMPY;
-    case STG_SNIFF_TAR: return tar_label(buf, len);
-    case STG_SNIFF_GZIP: return STG_FMT_GZIP;
-    case STG_SNIFF_ZLIB: return STG_FMT_ZLIB;
-    case STG_SNIFF_BZ2: return STG_FMT_BZ2;
-    case STG_SNIFF_XZ:
-    case STG_SNIFF_LZMA: return STG_FMT_XZ;
-    case STG_SNIFF_GGUF: return STG_FMT_GGUF;
-    case STG_SNIFF_JOBLIB_ZF: return STG_FMT_JOBLIB;
-    case STG_SNIFF_ZSTD:
-    case STG_SNIFF_LZ4:
-    case STG_SNIFF_UNKNOWN: break;
-    }
-    if (h.onnx) {
-        return STG_FMT_ONNX;
-    }
-    if (h.claims_pickle || !stg_sniff_is_text(buf, len)) {
-        return STG_FMT_UNKNOWN;
-    }
-    return stg_sniff_is_json(buf, len, 127, 0) ? STG_FMT_JSON : STG_FMT_TEXT;
 }

@@ -4,7 +4,7 @@
 #include "../parser/tar.h"
 #include "../parser/zip.h"
 #include "containers.h"
-#include "pickle_scan.h"
+#include "../validator/pickle_scan.h"
 
 /* Reports an archive found besides the primary format; scans its members when asked. */
 static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_check_ctx *ctx)
@@ -15,7 +15,8 @@ static void report_zip(const stg_zip *z, bool scan, const char *primary, stg_che
                    scan ? "; its members were scanned" : "");
     if (scan) {
         stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
-        (void)stg_containers_scan_zip(z, ctx, &res);
+        stg_archive_facts facts; /* no label: the primary format keeps its own */
+        stg_containers_scan_zip(z, ctx, &res, &facts);
     }
 }
 
@@ -32,7 +33,8 @@ void stg_polyglot_check_tar(const uint8_t *buf, size_t len, const char *primary,
                    primary, strict ? "; its members were scanned" : "");
     if (strict) {
         stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
-        (void)stg_containers_scan_tar(buf, len, ctx, &res);
+        stg_archive_facts facts; /* no label: the primary format keeps its own */
+        stg_containers_scan_tar(buf, len, ctx, &res, &facts);
     }
 }
 
@@ -48,7 +50,8 @@ void stg_polyglot_check_zip_tar(const uint8_t *buf, size_t len, stg_check_ctx *c
                    "that is also a tar header tarfile accepts: torch.load, which takes the zip "
                    "route only for PK\\3\\4, reads a tar archive; its members were scanned");
     stg_member_result tar = {STG_FMT_UNKNOWN, false, 0};
-    (void)stg_containers_scan_tar(buf, len, ctx, &tar);
+    stg_archive_facts facts; /* no label: the file keeps its zip label */
+    stg_containers_scan_tar(buf, len, ctx, &tar, &facts);
     res->pickle_based = res->pickle_based || tar.pickle_based;
     res->inflated += tar.inflated;
 }

@@ -9,8 +9,10 @@
 #include "../parser/inflate.h"
 #include "../parser/mem.h"
 #include "../parser/tar.h"
+#include "../parser/torch.h"
+#include "../parser/cursor.h"
 #include "../parser/util.h"
-#include "pickle_scan.h"
+#include "../validator/pickle_scan.h"
 #include "sniff.h"
 
 /* Adds a finding about one entry: offset = member_offset = the entry's header offset. */
@@ -146,9 +148,9 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
      * globals a loader would import before it fails. data is NULL only when nothing was
      * produced (a cap of 0 left). */
     uint64_t budget = lim->max_inflate_bytes - zs->inflated_total;
-    stg_member_result mr = stg_check_member_ex(
-        data != NULL ? data : (const uint8_t *)"", data_len, name, e->local_offset,
-        force_pickle ? STG_MEMBER_PICKLE : STG_MEMBER_ARCHIVE, budget, ctx);
+    stg_member_result mr = stg_ctx_scan(
+        ctx, data != NULL ? data : (const uint8_t *)"", data_len, name, e->local_offset,
+        force_pickle ? STG_MEMBER_PICKLE : STG_MEMBER_ARCHIVE, budget);
     zs->any_pickle = zs->any_pickle || mr.pickle_based;
     zs->inflated_total += mr.inflated <= budget ? mr.inflated : budget;
     stg_inflate_free(&out);
@@ -159,7 +161,7 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
     stg_check_ctx *ctx = zs->ctx;
     char *name = stg_mem_strndup((const char *)e->name, e->name_len);
     char *local = stg_mem_strndup((const char *)e->local_name, e->local_name_len);
-    char *path = name != NULL ? stg_check_member_path(ctx, name) : NULL;
+    char *path = name != NULL ? stg_ctx_entry_path(ctx, name) : NULL;
     if (name == NULL || local == NULL || path == NULL) {
         ctx->report->out_of_memory = true;
         goto done;
@@ -192,7 +194,7 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
                           e->local_comp_size != e->comp_size);
     if (other_reading && e->local_sizes_known) {
         /* Streaming readers trust the local header: scan its reading too, under its name. */
-        char *lpath = stg_check_member_path(ctx, local);
+        char *lpath = stg_ctx_entry_path(ctx, local);
         if (lpath == NULL) {
             ctx->report->out_of_memory = true;
             goto done;
@@ -207,7 +209,8 @@ done:
     stg_mem_free(path);
 }
 
-stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_result *res)
+void stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_result *res,
+                             stg_archive_facts *facts)
 {
     check_overlaps(zin, ctx);
     stg_zip z = *zin;
@@ -228,7 +231,7 @@ stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_m
         }
         if (zr == STG_ZIPR_ENTRY_BAD) {
             char *name = stg_mem_strndup((const char *)e.name, e.name_len);
-            char *path = name != NULL ? stg_check_member_path(ctx, name) : NULL;
+            char *path = name != NULL ? stg_ctx_entry_path(ctx, name) : NULL;
             if (path == NULL) {
                 ctx->report->out_of_memory = true;
             }
@@ -243,15 +246,13 @@ stg_format stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_m
         scan_entry(&zs, &z, &e);
     }
     res->inflated += zs.inflated_total;
-    if (zs.any_pickle) {
-        res->pickle_based = true;
-        return STG_FMT_TORCH_ZIP;
-    }
-    return zs.all_npy ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
+    res->pickle_based = res->pickle_based || zs.any_pickle;
+    facts->pickle = zs.any_pickle;
+    facts->all_npy = zs.all_npy;
 }
 
-stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                         stg_member_result *res)
+void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                                   stg_member_result *res, stg_archive_facts *facts)
 {
     stg_zip z;
     memset(&z, 0, sizeof z);
@@ -277,11 +278,9 @@ stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_che
         break;
     }
     res->inflated += zs.inflated_total;
-    if (zs.any_pickle) {
-        res->pickle_based = true;
-        return STG_FMT_TORCH_ZIP;
-    }
-    return STG_FMT_ZIP;
+    res->pickle_based = res->pickle_based || zs.any_pickle;
+    facts->pickle = zs.any_pickle;
+    facts->all_npy = false;
 }
 
 /* The loaders known to use each reader, for messages. */
@@ -290,17 +289,9 @@ static const char *reader_users(stg_zip_reader reader)
     return reader == STG_ZIP_READER_MINIZ ? "torch.load" : "numpy.load";
 }
 
-/* Which label wins when two readings are scanned: the one that needs the most care. */
-static stg_format merge_zip_format(stg_format a, stg_format b)
-{
-    if (a == STG_FMT_TORCH_ZIP || b == STG_FMT_TORCH_ZIP) {
-        return STG_FMT_TORCH_ZIP;
-    }
-    return a == STG_FMT_NUMPY_ZIP && b == STG_FMT_NUMPY_ZIP ? STG_FMT_NUMPY_ZIP : STG_FMT_ZIP;
-}
-
 bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts_as_zip,
-                                     stg_check_ctx *ctx, stg_member_result *res, stg_format *format)
+                                     stg_check_ctx *ctx, stg_member_result *res,
+                                     stg_archive_facts *facts)
 {
     stg_zip z[STG_ZIP_READERS];
     stg_zip_error err[STG_ZIP_READERS];
@@ -329,11 +320,11 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
             stg_report_add(ctx->report, STG_ZIP_MALFORMED, 0,
                            "zip local header but no end of central directory");
         }
-        *format = stg_containers_scan_zip_local(buf, len, ctx, res);
+        stg_containers_scan_zip_local(buf, len, ctx, res, facts);
         return true;
     }
     if (opened[0] && opened[1] && stg_zip_same_reading(&z[0], &z[1])) {
-        *format = stg_containers_scan_zip(&z[0], ctx, res);
+        stg_containers_scan_zip(&z[0], ctx, res, facts);
         return true;
     }
     if (opened[0] && opened[1]) {
@@ -345,8 +336,12 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
                        (unsigned long long)mz->entry_count, (unsigned long long)mz->cd_start,
                        (unsigned long long)zf->entry_count, (unsigned long long)zf->cd_start,
                        (unsigned long long)zf->base);
-        stg_format a = stg_containers_scan_zip(zf, ctx, res);
-        *format = merge_zip_format(a, stg_containers_scan_zip(mz, ctx, res));
+        /* both readings scanned: a pickle in either, every member a .npy in both */
+        stg_archive_facts a = {false, false, false}, b = {false, false, false};
+        stg_containers_scan_zip(zf, ctx, res, &a);
+        stg_containers_scan_zip(mz, ctx, res, &b);
+        facts->pickle = a.pickle || b.pickle;
+        facts->all_npy = a.all_npy && b.all_npy;
         return true;
     }
     int good = opened[0] ? 0 : 1, bad = 1 - good;
@@ -364,7 +359,7 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
                        why, stg_zip_reader_name((stg_zip_reader)good),
                        reader_users((stg_zip_reader)good), (unsigned long long)z[good].cd_start);
     }
-    *format = stg_containers_scan_zip(&z[good], ctx, res);
+    stg_containers_scan_zip(&z[good], ctx, res, facts);
     return true;
 }
 
@@ -414,7 +409,7 @@ static void tar_scan_member(tar_scan *ts, const stg_tar_list *l, size_t i, const
 {
     const stg_tar_member *m = &l->m[i];
     if (m->sparse) {
-        char *path = stg_check_member_path(ts->ctx, as);
+        char *path = stg_ctx_entry_path(ts->ctx, as);
         if (path == NULL) {
             ts->ctx->report->out_of_memory = true;
         }
@@ -425,20 +420,21 @@ static void tar_scan_member(tar_scan *ts, const stg_tar_list *l, size_t i, const
         return;
     }
     uint64_t left = ts->limit - ts->inflated;
-    stg_member_result mr = stg_check_member_ex(ts->buf + m->data_offset, (size_t)m->size, as,
-                                               m->header_offset, mode, left, ts->ctx);
+    stg_member_result mr = stg_ctx_scan(ts->ctx, ts->buf + m->data_offset, (size_t)m->size, as,
+                                        m->header_offset, mode, left);
     ts->any_pickle = ts->any_pickle || mr.pickle_based;
     ts->inflated += mr.inflated <= left ? mr.inflated : left;
 }
 
-stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                   stg_member_result *res)
+void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                             stg_member_result *res, stg_archive_facts *facts)
 {
+    facts->torch_tar = false;
     stg_tar_list l;
     if (!stg_tar_list_build(&l, buf, len)) {
         ctx->report->out_of_memory = true;
         stg_tar_list_free(&l);
-        return STG_FMT_TAR;
+        return;
     }
     size_t stop_end = 0;
     bool pickle_at_0 = stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory);
@@ -469,7 +465,7 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
     if (l.count > 0 && read_as == NULL) {
         ctx->report->out_of_memory = true;
         stg_tar_list_free(&l);
-        return STG_FMT_TAR;
+        return;
     }
     bool found[TORCH_TAR_NAMES] = {false};
     for (size_t k = 0; k < TORCH_TAR_NAMES; k++) {
@@ -495,7 +491,7 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
                 "come from the host's filesystem, not from the archive",
                 name, m->type == '2' || through_symlink ? "symbolic" : "hard",
                 stg_tar_member_link(&l, at));
-            char *path = stg_check_member_path(ctx, name);
+            char *path = stg_ctx_entry_path(ctx, name);
             if (path == NULL) {
                 ctx->report->out_of_memory = true;
             }
@@ -524,69 +520,58 @@ stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx
         res->pickle_based = true;
     }
     res->inflated += ts.inflated;
-    return found[0] && found[2] ? STG_FMT_TORCH_TAR : STG_FMT_TAR;
+    facts->torch_tar = found[0] && found[2];
 }
 
 /* Element sizes a 0.1 storage can have, most common first: the record's length is
  * count x size, and the right size is the one after which the next pickle (or the end) follows. */
 static const uint64_t torch01_elem_sizes[] = {4, 8, 2, 1, 16};
 
+/* Moves c past one storage record of a 0.1 `storages` member; false (c unchanged) when no
+ * element size frames it. */
+static bool skip_torch01_storage(stg_cursor *c, stg_check_ctx *ctx)
+{
+    for (size_t i = 0; i < sizeof torch01_elem_sizes / sizeof torch01_elem_sizes[0]; i++) {
+        stg_cursor t = *c;
+        uint64_t bytes;
+        size_t unused;
+        if (stg_torch_storage_record(&t, torch01_elem_sizes[i], &bytes) != STG_OK) {
+            continue;
+        }
+        (void)stg_cur_skip(&t, (size_t)bytes); /* fits: the record said so */
+        if (stg_cur_avail(&t) == 0 || stg_pickle_sniff(t.base + t.pos, stg_cur_avail(&t), &unused,
+                                                       &ctx->report->out_of_memory)) {
+            *c = t;
+            return true;
+        }
+    }
+    return false;
+}
+
 void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, stg_check_ctx *ctx)
 {
-    size_t pos = 0;
+    stg_cursor c = stg_cur_make(buf, len);
     bool first = true;
-    while (pos < len) {
-        size_t stop_end = 0;
-        if (!stg_pickle_sniff(buf + pos, len - pos, &stop_end, &ctx->report->out_of_memory) ||
+    while (stg_cur_avail(&c) > 0) {
+        size_t stop_end = 0, pos = c.pos;
+        if (!stg_pickle_sniff(buf + pos, stg_cur_avail(&c), &stop_end,
+                              &ctx->report->out_of_memory) ||
             stop_end == 0) {
             break;
         }
         stg_check_pickles(buf + pos, stop_end, pos, STG_PICKLE_MEMBER, ctx);
-        pos += stop_end;
+        (void)stg_cur_skip(&c, stop_end); /* the pickle ended inside what is left */
         if (first) {
             first = false; /* the count */
             continue;
         }
-        size_t left = len - pos;
-        if (tensors) {
-            if (left < 8) {
-                break;
-            }
-            uint32_t ndim = stg_le32(buf + pos);
-            uint64_t skip = 8 + 16 * (uint64_t)ndim + 8;
-            if (ndim > 64 || skip > left) {
-                break;
-            }
-            pos += (size_t)skip;
-            continue;
-        }
-        if (left < 8) {
-            break;
-        }
-        uint64_t count = stg_le64(buf + pos);
-        size_t data = pos + 8;
-        bool framed = false;
-        for (size_t i = 0; i < sizeof torch01_elem_sizes / sizeof torch01_elem_sizes[0]; i++) {
-            uint64_t bytes;
-            size_t unused;
-            if (stg_mul_u64(count, torch01_elem_sizes[i], &bytes) || bytes > len - data) {
-                continue;
-            }
-            size_t next = data + (size_t)bytes;
-            if (next == len ||
-                stg_pickle_sniff(buf + next, len - next, &unused, &ctx->report->out_of_memory)) {
-                pos = next;
-                framed = true;
-                break;
-            }
-        }
-        if (!framed) {
+        if (tensors ? !stg_torch01_tensor_record(&c) : !skip_torch01_storage(&c, ctx)) {
             break;
         }
     }
-    if (pos < len) {
+    if (stg_cur_avail(&c) > 0) {
         /* Not framed as the format says: walk the rest as pickles, so nothing goes unseen. */
-        stg_check_pickles(buf + pos, len - pos, pos, STG_PICKLE_RAW, ctx);
+        stg_check_pickles(buf + c.pos, stg_cur_avail(&c), c.pos, STG_PICKLE_RAW, ctx);
     }
 }
 
@@ -641,8 +626,8 @@ static stg_member_result scan_stream(const uint8_t *buf, size_t len, uint64_t ba
         return res;
     }
     uint64_t budget = lim->max_inflate_bytes - out.len;
-    res = stg_check_member_ex(out.data != NULL ? out.data : (const uint8_t *)"", out.len,
-                              "(decompressed)", 0, STG_MEMBER_STREAM, budget, ctx);
+    res = stg_ctx_scan(ctx, out.data != NULL ? out.data : (const uint8_t *)"", out.len,
+                       "(decompressed)", 0, STG_MEMBER_STREAM, budget);
     res.inflated = out.len + (res.inflated <= budget ? res.inflated : budget);
     stg_inflate_free(&out);
     return res;

@@ -1,10 +1,10 @@
 /* Archives and compressed streams as seen by the dispatcher (internal): zip (torch-zip,
  * numpy-zip), tar (PyTorch 0.1 torch-tar), gzip/zlib streams. Members go back through
- * stg_check_member (depth-capped); findings about an entry itself (zip_header_mismatch,
+ * ctx->scan (validator/ctx.h, depth-capped); findings about an entry itself (zip_header_mismatch,
  * zip_encrypted_flag, zip_bomb, zip_malformed, container_malformed) carry `member` and give as
  * offset the entry's header offset in the enclosing buffer (equal to member_offset). */
-#ifndef STG_VALIDATOR_CONTAINERS_H
-#define STG_VALIDATOR_CONTAINERS_H
+#ifndef STG_DISPATCH_CONTAINERS_H
+#define STG_DISPATCH_CONTAINERS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,14 +12,15 @@
 
 #include "../parser/inflate.h"
 #include "../parser/zip.h"
-#include "check.h"
+#include "../validator/ctx.h"
 
-/* What a member scan found, for labelling the container. */
-typedef struct stg_member_result {
-    stg_format format; /* the member's own format (STG_FMT_UNKNOWN for plain data) */
-    bool pickle_based; /* a pickle was scanned in it (at any depth of this member) */
-    uint64_t inflated; /* bytes inflated while scanning it, nested members included */
-} stg_member_result;
+/* What an archive scan found: the table (formats.c) labels the archive from it, by the same
+ * rules for a full scan and for a quick label. */
+typedef struct stg_archive_facts {
+    bool pickle;    /* zip: a member was scanned as a pickle (or, quick: is named or looks so) */
+    bool all_npy;   /* zip: entries, every one named *.npy */
+    bool torch_tar; /* tar: torch's legacy_load finds its pickle and storages members */
+} stg_archive_facts;
 
 /* Inflate budget: ctx->lim->max_inflate_bytes is what the subtree being scanned may still
  * inflate in total. A container passes each member the part left after its own inflating (a
@@ -28,11 +29,11 @@ typedef struct stg_member_result {
  * max_inflate_bytes in all. */
 
 /* Scans an opened zip: every entry cross-checked, data inflated with caps, every member whose
- * content (or name, *.pkl / *.pickle) is a pickle scanned as one. Returns STG_FMT_TORCH_ZIP
- * when a pickle member was found, STG_FMT_NUMPY_ZIP when every member is a .npy, else
- * STG_FMT_ZIP. res->pickle_based is set when any member was pickle-based; res->inflated grows by
- * what was inflated. */
-stg_format stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, stg_member_result *res);
+ * content (or name, *.pkl / *.pickle) is a pickle scanned as one. Sets facts->pickle when a
+ * pickle member was found and facts->all_npy when every member is a .npy. res->pickle_based is
+ * set when any member was pickle-based; res->inflated grows by what was inflated. */
+void stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, stg_member_result *res,
+                             stg_archive_facts *facts);
 
 /* Opens buf with each zip reader a loader uses (parser/zip.h: zipfile for numpy.load and
  * Python code, miniz for torch.load) and scans every reading one of them would load: once when
@@ -40,22 +41,23 @@ stg_format stg_containers_scan_zip(const stg_zip *z, stg_check_ctx *ctx, stg_mem
  * that opens, after a zip_malformed error saying what the other does, when only one opens. When
  * neither opens: with starts_as_zip (PK\3\4 or PK\5\6 at byte 0, so both loaders take the zip
  * route) zip_malformed and the local header walk below; else nothing is reported and false is
- * returned (not a zip). Returns true when it reported or scanned; *format gets the label. */
+ * returned (not a zip). Returns true when it reported or scanned; *facts gets what the readings
+ * found together (pickle in either, every member a .npy in both). */
 bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts_as_zip,
                                      stg_check_ctx *ctx, stg_member_result *res,
-                                     stg_format *format);
+                                     stg_archive_facts *facts);
 
 /* Fallback for a buffer that starts with a local header but has no usable central directory
  * (already reported as zip_malformed): walks the local headers from offset 0 and scans each
  * member's data the same way, so a payload is reported even where no loader would reach it
  * (research/pickle-scanners.md class 6: never clean on a parser failure). */
-stg_format stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                         stg_member_result *res);
+void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                                   stg_member_result *res, stg_archive_facts *facts);
 
-/* Scans a tar archive (buf starts with a tar header). Returns STG_FMT_TORCH_TAR for the
- * PyTorch 0.1 layout, else STG_FMT_TAR. */
-stg_format stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
-                                   stg_member_result *res);
+/* Scans a tar archive (buf starts with a tar header). Sets facts->torch_tar for the PyTorch 0.1
+ * layout. */
+void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
+                             stg_member_result *res, stg_archive_facts *facts);
 
 /* Decompresses a gzip, zlib, xz/lzma-alone (STG_INFLATE_LZMA) or bzip2 stream with the caps
  * and scans the result as a member named "(decompressed)". label names the compression in
@@ -70,35 +72,9 @@ stg_member_result stg_containers_scan_compressed(const uint8_t *buf, size_t len,
  * named "(decompressed)" (the main pickle, or the raw array bytes of a side "*.npy.z" file). */
 stg_member_result stg_containers_scan_zfile(const uint8_t *buf, size_t len, stg_check_ctx *ctx);
 
-/* How a payload handed to stg_check_member_ex is read. */
-typedef enum stg_member_mode {
-    STG_MEMBER_ARCHIVE = 0, /* an archive member: sniffed; content no rule knows is plain data */
-    STG_MEMBER_STREAM,      /* a decompressed file: sniffed; unknown content is reported and
-                               walked as pickles (a loader unpickles it as a whole file) */
-    STG_MEMBER_PICKLE,      /* one pickle member whatever it looks like (its name says pickle,
-                               so a loader will unpickle it): STG_PICKLE_MEMBER */
-    STG_MEMBER_PICKLES,     /* a stream of pickles (STG_PICKLE_RAW) */
-    STG_MEMBER_TORCH01_STORAGES, /* PyTorch 0.1 `storages`: count pickle, then per storage an
-                                    argument pickle, an 8-byte element count and the elements */
-    STG_MEMBER_TORCH01_TENSORS   /* PyTorch 0.1 `tensors`: count pickle, then per tensor an
-                                    argument pickle, ndim (i32), 4 pad bytes, sizes, strides and
-                                    the storage offset (8 bytes each) */
-} stg_member_mode;
-
 /* Scans a PyTorch 0.1 `storages` or `tensors` member: every pickle with STG_PICKLE_MEMBER, the
  * raw records between them skipped by their sizes. Whatever cannot be framed that way is walked
  * as a pickle stream (fails closed: it is reported, never skipped). */
 void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, stg_check_ctx *ctx);
-
-/* stg_check_member with a mode, an inflate budget for the member's subtree, and a result.
- * member is the entry's name (NUL-terminated);
- * findings carry "outer!member" when ctx is itself inside a member. */
-stg_member_result stg_check_member_ex(const uint8_t *buf, size_t len, const char *member,
-                                      uint64_t member_offset, stg_member_mode mode,
-                                      uint64_t inflate_budget, stg_check_ctx *ctx);
-
-/* The member path a finding about entry `name` of the current container carries
- * (stg_mem_alloc'd, NULL when memory fails). */
-char *stg_check_member_path(const stg_check_ctx *ctx, const char *name);
 
 #endif
