@@ -1588,6 +1588,7 @@ bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f,
             }
             break;
         }
+        /* layer-check: 8 bytes are left (the n - i < 8 test above), as in scan_string */
         uint64_t m = string_special(stg_le64(buf + i));
         if (m != 0) {
             i += (size_t)__builtin_ctzll(m) >> 3;
