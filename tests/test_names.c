@@ -92,6 +92,11 @@ static const struct code_row {
     {STG_JOBLIB_SIDE_FILE_UNRESOLVED, 67, "joblib_side_file_unresolved"},
     {STG_PICKLE_MEMO_SPARSE, 71, "pickle_memo_sparse"},
     {STG_LFS_POINTER, 75, "lfs_pointer"},
+    {STG_CONVERT_UNSUPPORTED, 100, "convert_unsupported"},
+    {STG_CONVERT_TENSOR_INVALID, 101, "convert_tensor_invalid"},
+    {STG_CONVERT_LEAF_SKIPPED, 102, "convert_leaf_skipped"},
+    {STG_CONVERT_INPUT_UNKNOWN, 103, "convert_input_unknown"},
+    {STG_CONVERT_ALIAS_DROPPED, 104, "convert_alias_dropped"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
