@@ -5,7 +5,7 @@
 # Each size is measured twice: with the header as generated, and padded so that the first byte
 # of the length field is 'P' (0x50). That byte is what a pickle reader takes for an opcode: 'P'
 # (PERSID) and the other text opcodes ('S', 'I', 'F', 'L', 'V', 'c', 'g', 'p', 'i', ...) read to
-# the next newline, so the polyglot pickle check (validator/polyglot.c, run by stg_validate_buffer
+# the next newline, so the polyglot pickle check (dispatch/polyglot.c, run by stg_validate_buffer
 # and therefore by stg_file_open) reads on through a data section without one, and open becomes
 # proportional to the file size.
 # Usage: bench/mmap.sh BENCH_STREAM_BINARY [DIR]   (default /tmp). Files are deleted at the end.

@@ -1,14 +1,14 @@
 /* Framing of the converter's inputs (input.h): torch zip archives as torch.load's miniz reader
  * opens them, and legacy torch files framed as validator/pickle_scan.c frames them (magic,
  * protocol, sys_info, data and key-list pickles, then each storage as an 8-byte element count
- * and its bytes). */
+ * and its bytes: parser/torch.h). */
 #include "input.h"
 
 #include <string.h>
 
 #include "../parser/cursor.h"
 #include "../parser/zip.h"
-#include "../validator/pickle_scan.h"
+#include "../parser/torch.h"
 
 void stg_cv_report_error(const stg_cv_eval *e, stg_report *rep, uint64_t base)
 {
@@ -216,9 +216,8 @@ static bool read_legacy(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv *
             return refuse(rep, STG_CONVERT_TENSOR_INVALID, rec,
                           "the key list names a storage the data pickle did not declare");
         }
-        uint64_t count, bytes;
-        if (stg_cur_le64(&c, &count) != STG_OK || stg_mul_u64(count, s->elsize, &bytes) ||
-            bytes > stg_cur_avail(&c)) {
+        uint64_t bytes;
+        if (stg_torch_storage_record(&c, s->elsize, &bytes) != STG_OK) {
             return refuse(rep, STG_CONVERT_TENSOR_INVALID, rec,
                           "a storage runs past the end of the file");
         }
@@ -238,7 +237,7 @@ bool stg_cv_read_input(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **
     if (len >= 4 && memcmp(buf, "PK\x03\x04", 4) == 0) {
         return read_zip(buf, len, e, root, rep);
     }
-    if (stg_pickle_is_torch_legacy(buf, len)) {
+    if (stg_torch_legacy_magic(buf, len)) {
         return read_legacy(buf, len, e, root, rep);
     }
     if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0) {

@@ -5,8 +5,8 @@
  * written to an anonymous memfd and opened through its /proc/self/fd path (no file system
  * writes). Properties checked (abort on violation):
  *  - open gives the findings, truncated count and verdict of the whole-buffer validation of the
- *    same bytes (stg_validate_buffer, or the stages + polyglot checks polyglot.h specifies for it
- *    while stg_validate_buffer does not run them yet); STG_OK exactly when the verdict is ok or
+ *    same bytes (stg_validate_buffer: both doors run the one pipeline of
+ *    dispatch/safetensors.h; fuzz/compare.h compares); STG_OK exactly when the verdict is ok or
  *    warn, else STG_E_INVALID with no handle;
  *  - an opened file's tensors are in data order, tile the data section, are found by their exact
  *    name bytes, and stg_file_read_tensor and stg_file_tensor_data give the file's bytes;
@@ -19,51 +19,14 @@
 #include <unistd.h>
 
 #include "stguard/stguard.h"
-#include "validator/check.h"
-#include "validator/polyglot.h"
+#include "dispatch/check.h"
+#include "fuzz/compare.h"
 #include "validator/report.h"
 #include "validator/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static bool same_str(const char *a, const char *b)
-{
-    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-static bool same_report(const stg_report *a, const stg_report *b)
-{
-    if (stg_report_count(a) != stg_report_count(b) ||
-        stg_report_verdict(a) != stg_report_verdict(b) ||
-        stg_report_truncated(a) != stg_report_truncated(b)) {
-        return false;
-    }
-    for (size_t i = 0; i < stg_report_count(a); i++) {
-        const stg_finding *x = stg_report_at(a, i), *y = stg_report_at(b, i);
-        if (x->code != y->code || x->severity != y->severity || x->has_offset != y->has_offset ||
-            x->offset != y->offset || !same_str(x->message, y->message) ||
-            !same_str(x->member, y->member)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-static stg_report *spec_reference(const uint8_t *buf, size_t len, const stg_limits *lim)
-{
-    stg_report *r = stg_report_new(lim);
-    if (r == NULL) {
-        abort();
-    }
-    stg_st_validate(buf, len, lim, r, NULL);
-    stg_check_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.lim = lim;
-    ctx.report = r;
-    stg_polyglot_check_safetensors(buf, len, &ctx);
-    stg_report_finish(r);
-    return r;
-}
+#define CMP (STG_FUZZ_CMP_MESSAGE)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -100,12 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (stg_validate_buffer(file, len, &lim, &want) != STG_OK || got == NULL) {
         abort();
     }
-    if (!same_report(want, got)) {
-        stg_report *spec = spec_reference(file, len, &lim);
-        if (!same_report(spec, got)) {
-            abort();
-        }
-        stg_report_free(spec);
+    if (!stg_fuzz_same_report(want, got, CMP)) {
+        abort();
     }
     stg_verdict v = stg_report_verdict(got);
     if ((st == STG_OK) != (v <= STG_VERDICT_WARN) || (st == STG_OK) != (f != NULL) ||

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "parser/npy.h"
-#include "validator/check.h"
+#include "dispatch/check.h"
 #include "validator/pickle_scan.h"
 #include "validator/report.h"
 
@@ -67,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r == NULL) {
         return 0;
     }
-    stg_check_ctx ctx = {&def, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &def, r);
     (void)stg_check_npy(data, size, 0, &ctx);
     stg_report_finish(r);
     if (sa != STG_OK && stg_report_verdict(r) == STG_VERDICT_OK) {

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validator/check.h"
+#include "dispatch/check.h"
+#include "parser/torch.h"
 #include "validator/pickle_scan.h"
 #include "validator/report.h"
 
@@ -24,7 +25,8 @@ static stg_report *run(const uint8_t *buf, size_t len, unsigned flavor, const st
     if (r == NULL) {
         return NULL;
     }
-    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, lim, r);
     if (flavor == 3) {
         stg_check_npy(buf, len, 0, &ctx);
     } else {
@@ -99,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
     }
-    (void)stg_pickle_is_torch_legacy(buf, len);
+    (void)stg_torch_legacy_magic(buf, len);
     stg_report_free(a);
     stg_report_free(b);
     return 0;

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validator/check.h"
+#include "dispatch/check.h"
+#include "fuzz/compare.h"
 #include "validator/report.h"
 
 static const char *const names[] = {
@@ -45,11 +46,6 @@ static stg_report *run(const uint8_t *data, size_t size, const stg_limits *lim, 
     return r;
 }
 
-static int same_str(const char *a, const char *b)
-{
-    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 3) {
@@ -77,20 +73,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         stg_report_free(b);
         return 0;
     }
-    if (stg_report_count(a) != stg_report_count(b) ||
-        stg_report_format(a) != stg_report_format(b) ||
-        stg_report_verdict(a) != stg_report_verdict(b) ||
-        stg_report_global_count(a) != stg_report_global_count(b)) {
+    if (!stg_fuzz_same_report(a, b,
+                              STG_FUZZ_CMP_FORMAT | STG_FUZZ_CMP_GLOBALS |
+                                  STG_FUZZ_CMP_MEMBER_OFFSET | STG_FUZZ_CMP_LIMIT)) {
         abort();
     }
     bool failing = false, critical = false;
     for (size_t i = 0; i < stg_report_count(a); i++) {
-        const stg_finding *x = stg_report_at(a, i), *y = stg_report_at(b, i);
-        if (x->code != y->code || x->severity != y->severity || x->has_offset != y->has_offset ||
-            x->offset != y->offset || !same_str(x->member, y->member) ||
-            x->member_offset != y->member_offset || !same_str(x->limit, y->limit)) {
-            abort();
-        }
+        const stg_finding *x = stg_report_at(a, i);
         failing = failing || x->severity >= STG_SEV_ERROR;
         critical = critical || x->severity == STG_SEV_CRITICAL;
     }

@@ -6,10 +6,9 @@
  * fed in chunks cycling through those sizes (all zero: one byte at a time).
  * Properties checked (abort on violation):
  *  - the stream's findings (code, severity, offset, tensor, message, member), truncated count
- *    and verdict equal those of the whole-buffer validation of the same bytes: that is
- *    stg_validate_buffer, or, while stg_validate_buffer does not run the polyglot checks yet,
- *    the stages + stg_polyglot_check_safetensors that polyglot.h specifies for it (inputs here
- *    are at most 65,557 bytes, where the stream has every byte and must match exactly);
+ *    and verdict equal those of stg_validate_buffer on the same bytes (both doors run the one
+ *    pipeline of dispatch/safetensors.h; inputs here are at most 65,557 bytes, where the
+ *    stream has every byte and must match exactly; fuzz/compare.h compares);
  *  - the report's SHA-256 equals stg_sha256_buffer of the file; size equals its length;
  *  - an accepted stream's table tiles the data section and each tensor digest equals the
  *    digest of its bytes. */
@@ -19,54 +18,14 @@
 
 #include "loader/digest.h"
 #include "loader/stream.h"
-#include "validator/check.h"
-#include "validator/polyglot.h"
+#include "dispatch/check.h"
+#include "fuzz/compare.h"
 #include "validator/report.h"
 #include "validator/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static bool same_str(const char *a, const char *b)
-{
-    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-static bool same_report(const stg_report *a, const stg_report *b)
-{
-    if (stg_report_count(a) != stg_report_count(b) ||
-        stg_report_verdict(a) != stg_report_verdict(b) ||
-        stg_report_truncated(a) != stg_report_truncated(b)) {
-        return false;
-    }
-    for (size_t i = 0; i < stg_report_count(a); i++) {
-        const stg_finding *x = stg_report_at(a, i), *y = stg_report_at(b, i);
-        if (x->code != y->code || x->severity != y->severity || x->has_offset != y->has_offset ||
-            x->offset != y->offset || !same_str(x->message, y->message) ||
-            !same_str(x->member, y->member) || (x->tensor == NULL) != (y->tensor == NULL) ||
-            x->tensor_len != y->tensor_len ||
-            (x->tensor != NULL && memcmp(x->tensor, y->tensor, x->tensor_len) != 0)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* What polyglot.h says stg_validate_buffer runs. */
-static stg_report *spec_reference(const uint8_t *buf, size_t len, const stg_limits *lim)
-{
-    stg_report *r = stg_report_new(lim);
-    if (r == NULL) {
-        abort();
-    }
-    stg_st_validate(buf, len, lim, r, NULL);
-    stg_check_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.lim = lim;
-    ctx.report = r;
-    stg_polyglot_check_safetensors(buf, len, &ctx);
-    stg_report_finish(r);
-    return r;
-}
+#define CMP (STG_FUZZ_CMP_MESSAGE | STG_FUZZ_CMP_TENSOR)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -126,12 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (stg_validate_buffer(file, len, &lim, &want) != STG_OK) {
         abort();
     }
-    if (!same_report(want, got)) {
-        stg_report *spec = spec_reference(file, len, &lim);
-        if (!same_report(spec, got)) {
-            abort();
-        }
-        stg_report_free(spec);
+    if (!stg_fuzz_same_report(want, got, CMP)) {
+        abort();
     }
     uint8_t d[32];
     char hex[65];

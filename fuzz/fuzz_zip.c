@@ -43,6 +43,7 @@ static uint64_t walk_zip(const uint8_t *data, size_t size, int do_inflate)
 {
     stg_zip z;
     stg_zip_error err;
+    memset(&err, 0, sizeof err); /* results that set no error (END) mix in 0, not stack garbage */
     uint64_t h = (uint64_t)stg_zip_open(&z, data, size, &err);
     if (h != STG_ZIPR_OK) {
         return mix(h, err.offset);
@@ -554,6 +555,7 @@ static uint64_t walk_reader(const uint8_t *data, size_t size, stg_zip_reader rea
 {
     stg_zip z;
     stg_zip_error err;
+    memset(&err, 0, sizeof err); /* results that set no error mix in 0, not stack garbage */
     stg_zip_result zr;
     const uint8_t *buf = sh != NULL ? sh->copy : data;
     unsigned rounds = 0;

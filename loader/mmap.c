@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../dispatch/check.h"
+#include "../dispatch/safetensors.h"
 #include "../parser/sort.h"
-#include "../validator/check.h"
 #include "../validator/limits.h"
-#include "../validator/polyglot.h"
 #include "seed.h"
 #include "window.h"
 
@@ -120,6 +120,71 @@ static void file_free(stg_file *f)
     stg_mem_free(f);
 }
 
+/* stg_file_open as a door of the safetensors pipeline. */
+typedef struct file_door {
+    stg_file *f;
+    stg_report *r;
+    const stg_limits *lim;
+    stg_status status; /* why the door stopped the pipeline */
+    int err;
+    bool io_what_mmap; /* the image could not be opened: reported as "mmap" */
+    bool image_open;
+    stg_image img;
+} file_door;
+
+static const uint8_t *door_header(stg_st_door *d, uint64_t n)
+{
+    file_door *fd = d->state;
+    /* framing guarantees 8 + n <= size and n <= SIZE_MAX - 8 */
+    fd->f->hdr = stg_mem_alloc((size_t)n);
+    if (fd->f->hdr == NULL) {
+        fd->status = STG_E_NOMEM;
+        return NULL;
+    }
+    if (!pread_full(fd->f->fd, fd->f->hdr, (size_t)n, 8, &fd->err)) {
+        fd->status = STG_E_IO;
+        return NULL;
+    }
+    return fd->f->hdr;
+}
+
+static const uint8_t *door_image(stg_st_door *d, size_t *len, bool *stop)
+{
+    file_door *fd = d->state;
+    const stg_limits *lim = fd->lim;
+    *len = 0;
+    *stop = false;
+    uint64_t cap = lim->max_inflate_bytes < STG_INFLATE_BYTES_CEILING ? lim->max_inflate_bytes
+                                                                      : STG_INFLATE_BYTES_CEILING;
+    if (stg_image_open(&fd->img, fd->f->fd, fd->f->size, cap, &fd->err) != STG_OK) {
+        fd->status = STG_E_IO;
+        fd->io_what_mmap = true;
+        *stop = true;
+        return NULL;
+    }
+    fd->image_open = true;
+    bool safetensors = false;
+    stg_status filled = stg_image_fill_safetensors(&fd->img, true, &safetensors, &fd->err);
+    if (filled == STG_E_LIMIT) {
+        stg_finding *lf = stg_report_add(
+            fd->r, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
+            "the polyglot checks need more than max_inflate_bytes (%llu) of the file",
+            (unsigned long long)cap);
+        stg_report_set_limit(fd->r, lf, "max_inflate_bytes");
+        return NULL;
+    }
+    if (filled != STG_OK) {
+        fd->status = filled == STG_E_NOMEM ? STG_E_NOMEM : STG_E_IO;
+        if (filled != STG_E_IO) {
+            fd->err = 0;
+        }
+        *stop = true;
+        return NULL;
+    }
+    *len = fd->f->size > 0 ? fd->img.size : 0;
+    return fd->img.bytes;
+}
+
 stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_report *r,
                                 stg_file **out)
 {
@@ -162,65 +227,38 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
     f->ino = st.st_ino;
     f->size = (uint64_t)st.st_size;
     f->mtime = st.st_mtim;
-    /* The stages of stg_st_validate, in its order, over a private copy of the header read with
-     * pread: names and metadata then live in our memory, never in the mapping, so a file
-     * truncated later cannot fault a lookup. */
+    /* The safetensors pipeline (dispatch/safetensors.h) with this file as its door: the header
+     * is a private copy read with pread, so names and metadata live in our memory, never in
+     * the mapping, and a file truncated later cannot fault a lookup; the polyglot checks read
+     * the first bytes, the last 64 KiB and, when an archive may be appended, the whole file
+     * through an image copied with pread (loader/window.h), never through the mapping. */
     uint8_t first[8];
     size_t avail = f->size < 8 ? (size_t)f->size : 8;
     int err = 0;
     if (!pread_full(f->fd, first, avail, 0, &err)) {
         return header_unread(f, r, err);
     }
-    uint64_t n = 0;
-    if (stg_st_check_frame(first, avail, f->size, lim, r, &n) == STG_ST_FRAME_OK) {
-        /* framing guarantees 8 + n <= size and n <= SIZE_MAX - 8 */
-        f->hdr = stg_mem_alloc((size_t)n);
-        if (f->hdr == NULL) {
+    file_door fd = {.f = f, .r = r, .lim = lim, .status = STG_OK};
+    stg_st_door door = {first, avail, f->size, door_header, false, false, door_image, NULL, &fd};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, lim, r);
+    ctx.hash_seed = stg_scan_seed();
+    bool done = stg_st_pipeline(&door, &ctx, &f->h);
+    if (fd.image_open) {
+        stg_image_close(&fd.img);
+    }
+    if (!done) {
+        if (fd.status == STG_E_NOMEM) {
             file_free(f);
             return STG_E_NOMEM;
         }
-        if (!pread_full(f->fd, f->hdr, (size_t)n, 8, &err)) {
-            return header_unread(f, r, err);
-        }
-        if (stg_st_parse_header(f->hdr, n, lim, r, &f->h)) {
-            stg_st_check_layout(&f->h, f->size - 8 - n, lim, r);
-        }
-    }
-    /* The polyglot checks stg_validate_buffer runs after the stages read the first bytes, the
-     * last 64 KiB and, when an archive may be appended, the whole file: they run over an image
-     * copied with pread (loader/window.h), never over the mapping. */
-    stg_image img;
-    uint64_t cap = lim->max_inflate_bytes < STG_INFLATE_BYTES_CEILING ? lim->max_inflate_bytes
-                                                                      : STG_INFLATE_BYTES_CEILING;
-    if (stg_image_open(&img, f->fd, f->size, cap, &err) != STG_OK) {
-        report_io(r, "mmap", err);
-        file_free(f);
-        return STG_E_IO;
-    }
-    bool safetensors = false;
-    stg_status filled = stg_image_fill_safetensors(&img, true, &safetensors, &err);
-    if (filled == STG_E_LIMIT) {
-        stg_finding *lf = stg_report_add(
-            r, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
-            "the polyglot checks need more than max_inflate_bytes (%llu) of the file",
-            (unsigned long long)cap);
-        stg_report_set_limit(r, lf, "max_inflate_bytes");
-    } else if (filled != STG_OK) {
-        stg_image_close(&img);
-        if (filled == STG_E_NOMEM) {
+        if (fd.status == STG_E_IO && fd.io_what_mmap) {
+            report_io(r, "mmap", fd.err);
             file_free(f);
-            return STG_E_NOMEM;
+            return STG_E_IO;
         }
-        return header_unread(f, r, filled == STG_E_IO ? err : 0);
-    } else if (f->size > 0) {
-        stg_check_ctx ctx;
-        memset(&ctx, 0, sizeof ctx);
-        ctx.lim = lim;
-        ctx.hash_seed = stg_scan_seed();
-        ctx.report = r;
-        stg_polyglot_check_safetensors(img.bytes, img.size, &ctx);
+        return header_unread(f, r, fd.err);
     }
-    stg_image_close(&img);
     if (f->size > 0) {
         /* Mapped only for stg_file_tensor_data, the one raw view (stguard.h): nothing here
          * reads through it. */

@@ -34,7 +34,7 @@ struct stg_model {
     size_t *by_name; /* indices into table sorted by name bytes */
 };
 
-static char *join(const char *dir, const char *name)
+char *stg_loader_join(const char *dir, const char *name)
 {
     size_t dl = strlen(dir), nl = strlen(name);
     char *p = stg_mem_alloc(dl + nl + 2);
@@ -93,7 +93,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         if (sh->unsafe) {
             continue;
         }
-        char *path = join(dir, sh->name);
+        char *path = stg_loader_join(dir, sh->name);
         if (path == NULL) {
             r->out_of_memory = true;
             break;
@@ -350,7 +350,7 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     char *index_path = NULL;
     struct stat st;
     if (stat(dir_or_index, &st) == 0 && S_ISDIR(st.st_mode)) {
-        index_path = join(dir_or_index, STG_INDEX_FILE_NAME);
+        index_path = stg_loader_join(dir_or_index, STG_INDEX_FILE_NAME);
     } else {
         index_path = stg_mem_strndup(dir_or_index, strlen(dir_or_index));
     }

@@ -1,5 +1,5 @@
 /* Buffers, paths and standard input: read or map each file, digest it, hand its bytes to
- * validator/check (or to the index scanner for `*.safetensors.index.json`), and turn every
+ * dispatch/check (or to the index scanner for `*.safetensors.index.json`), and turn every
  * problem with the file itself into a finding (io_error, file_changed, not_regular_file,
  * symlink_skipped, digest_mismatch). The tree walk is walk.c; its rules are in scan.h. */
 #include "scan.h"
@@ -14,9 +14,10 @@
 
 #include "../parser/mem.h"
 #include "../parser/util.h"
-#include "../validator/check.h"
+#include "../dispatch/check.h"
+#include "../dispatch/formats.h"
+#include "../dispatch/sniff.h"
 #include "../validator/limits.h"
-#include "../validator/sniff.h"
 #include "digest.h"
 #include "joblib_side.h"
 #include "model.h"

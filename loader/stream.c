@@ -20,10 +20,11 @@
 #include "../parser/mem.h"
 #include "../parser/sort.h"
 #include "../parser/zip.h"
-#include "../validator/check.h"
-#include "../validator/limits.h"
+#include "../dispatch/check.h"
 #include "../validator/pickle_scan.h"
-#include "../validator/polyglot.h"
+#include "../dispatch/polyglot.h"
+#include "../dispatch/safetensors.h"
+#include "../validator/limits.h"
 #include "../validator/report.h"
 #include "../validator/safetensors.h"
 #include "digest.h"
@@ -425,17 +426,14 @@ stg_status stg_stream_feed(stg_stream *s, const void *chunk, size_t len)
  *  - a zip is looked for in the tail window alone; it is reported, never scanned (the message
  *    says so), where the buffer path in strict also scans its members.
  * Returns false when memory failed. */
-static bool stream_polyglot(stg_stream *s, stg_report *r)
+static bool stream_polyglot(stg_st_door *d, stg_check_ctx *ctx)
 {
-    stg_check_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.lim = &s->lim;
-    ctx.hash_seed = stg_scan_seed();
-    ctx.report = r;
+    stg_stream *s = d->state;
+    stg_report *r = ctx->report;
     if (s->total <= (uint64_t)STG_STREAM_TAIL) {
         /* head holds every byte */
         if (s->total > 0) {
-            stg_polyglot_check_safetensors(s->head, (size_t)s->total, &ctx);
+            stg_polyglot_check_safetensors(s->head, (size_t)s->total, ctx);
         }
         return true;
     }
@@ -450,7 +448,7 @@ static bool stream_polyglot(stg_stream *s, stg_report *r)
         stg_report_add(r, STG_POLYGLOT_PICKLE, 0,
                        "the first %zu bytes are also a pickle that runs to STOP", stop_end);
         if (s->lim.profile == STG_PROFILE_STRICT) {
-            stg_check_pickles(prefix, stop_end, 0, STG_PICKLE_RAW, &ctx);
+            stg_check_pickles(prefix, stop_end, 0, STG_PICKLE_RAW, ctx);
         }
     }
     uint8_t *win = stg_mem_alloc(STG_STREAM_TAIL);
@@ -489,29 +487,21 @@ stg_status stg_stream_finish(stg_stream *s, stg_report **out)
         return s->broken_status;
     }
     stg_report *r = s->report;
-    uint64_t n = 0;
-    switch (s->state) {
-    case ST_FRAME:
-        /* fewer than 8 bytes in all: file_too_small */
-        (void)stg_st_check_frame(s->first, s->first_have, s->total, &s->lim, r, &n);
-        break;
-    case ST_HEADER:
-        /* the header never completed: header_truncated */
-        (void)stg_st_check_frame(s->first, 8, s->total, &s->lim, r, &n);
-        break;
-    case ST_DATA:
-        /* the header is whole, so framing with the total cannot fail (same length field, same
-         * limits, total >= 8 + n); it is run so that every stage runs exactly as in
-         * stg_st_validate */
-        (void)stg_st_check_frame(s->first, 8, s->total, &s->lim, r, &n);
-        if (s->h.schema_ok) {
-            stg_st_check_layout(&s->h, s->total - 8 - s->header_len, &s->lim, r);
-        }
-        break;
-    case ST_DONE_EARLY:
-    case ST_FINISHED: break;
-    }
-    if (!stream_polyglot(s, r)) {
+    /* The safetensors pipeline with the stream as its door (dispatch/safetensors.h): framing
+     * with the total (too few bytes: file_too_small; a header that never completed:
+     * header_truncated), the header as parsed when it arrived, the layout, then the polyglot
+     * checks over the windows the stream kept. */
+    stg_st_door door = {.first = s->first,
+                        .first_len = s->state == ST_FRAME ? s->first_have : 8,
+                        .total = s->total,
+                        .parsed = true,
+                        .frame_failed = s->state == ST_DONE_EARLY,
+                        .polyglot = stream_polyglot,
+                        .state = s};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &s->lim, r);
+    ctx.hash_seed = stg_scan_seed();
+    if (!stg_st_pipeline(&door, &ctx, &s->h)) {
         s->state = ST_FINISHED;
         return STG_E_NOMEM;
     }

@@ -14,9 +14,10 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../dispatch/formats.h"
+#include "../dispatch/sniff.h"
 #include "../parser/sort.h"
 #include "../validator/limits.h"
-#include "../validator/sniff.h"
 #include "digest.h"
 #include "idmap.h"
 #include "joblib_side.h"

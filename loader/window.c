@@ -10,7 +10,7 @@
 #include "../parser/util.h"
 #include "../parser/zip.h"
 #include "../validator/pickle_scan.h"
-#include "../validator/sniff.h"
+#include "../dispatch/sniff.h"
 
 /* Bytes copied past the header, so a pickle walk from offset 0 usually settles at once. */
 #define PREFIX_SLACK ((uint64_t)64 * 1024)

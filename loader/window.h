@@ -9,7 +9,7 @@
  * What is copied:
  *  - stg_image_fill_all: the whole file (every format but safetensors needs all of its bytes);
  *  - stg_image_fill_safetensors: what the safetensors rules and their polyglot checks read
- *    (validator/polyglot.h): the first 8 + n bytes (length and header) plus 64 KiB, and the
+ *    (dispatch/polyglot.h): the first 8 + n bytes (length and header) plus 64 KiB, and the
  *    last 65,557 bytes (where a zip end record may sit). Then the prefix is doubled while a
  *    pickle walk from offset 0 could still read past it (stg_pickle_sniff_window), and the
  *    whole file is copied when the last 65,557 bytes hold a zip end-record signature (an

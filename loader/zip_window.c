@@ -1,7 +1,7 @@
 /* Windowed reading of zip archives (window.h, stg_image_fill_zip).
  *
  * A torch.save file is a zip of stored members, most of them tensor storages
- * (`<archive>/data/<key>`) of up to many GiB. The rules (validator/check.c, containers.c) read
+ * (`<archive>/data/<key>`) of up to many GiB. The rules (dispatch/check.c, containers.c) read
  * the end records, the central directory, every local header, and of each member's data only
  * what its dispatch reads: all of a deflated member (it is inflated), all of a member whose name
  * says pickle or safetensors, all of one whose content sniffs as something scanned (a pickle
@@ -33,12 +33,13 @@
 #include "../parser/util.h"
 #include "../parser/zip.h"
 #include "../validator/pickle_scan.h"
-#include "../validator/sniff.h"
+#include "../dispatch/formats.h"
+#include "../dispatch/sniff.h"
 #include "window.h"
 
 #define HEAD_MIN ((uint64_t)4096)
 #define HEAD_MAX ((uint64_t)1 << 20)
-/* stg_sniff_is_safetensors' largest header length (validator/sniff.c). */
+/* stg_sniff_is_safetensors' largest header length (dispatch/sniff.c). */
 #define SNIFF_MAX_HEADER_LEN 100000000u
 
 static uint64_t zip_threshold = STG_IMAGE_ZIP_THRESHOLD;

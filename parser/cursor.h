@@ -1,6 +1,8 @@
 /* The bounded cursor: the only way parser code reads untrusted bytes. `base` stays at the start
- * of the whole file or buffer, so `pos` is already the absolute offset a finding reports.
- * Invariant: pos <= end. Every read compares with what is left, never pos + n > end. */
+ * of the whole file or buffer, so `pos` is already the absolute offset a finding reports. A
+ * cursor reads the window [begin, end) of it: a sub-cursor's window is the bytes it was given,
+ * so it can neither read past them nor seek back before them.
+ * Invariant: begin <= pos <= end. Every read compares with what is left, never pos + n > end. */
 #ifndef STG_PARSER_CURSOR_H
 #define STG_PARSER_CURSOR_H
 
@@ -12,12 +14,12 @@
 
 typedef struct stg_cursor {
     const uint8_t *base;
-    size_t pos, end;
+    size_t begin, pos, end;
 } stg_cursor;
 
 static inline stg_cursor stg_cur_make(const uint8_t *base, size_t len)
 {
-    stg_cursor c = {base, 0, len};
+    stg_cursor c = {base, 0, 0, len};
     return c;
 }
 
@@ -103,16 +105,17 @@ static inline stg_status stg_cur_sub(stg_cursor *c, size_t n, stg_cursor *child)
         return STG_E_TRUNCATED;
     }
     child->base = c->base;
+    child->begin = c->pos;
     child->pos = c->pos;
     child->end = c->pos + n;
     c->pos += n;
     return STG_OK;
 }
 
-/* Moves to an absolute position inside [0, end]. */
+/* Moves to an absolute position inside the window [begin, end]. */
 static inline stg_status stg_cur_seek(stg_cursor *c, size_t pos)
 {
-    if (pos > c->end) {
+    if (pos < c->begin || pos > c->end) {
         return STG_E_TRUNCATED;
     }
     c->pos = pos;

@@ -265,7 +265,7 @@ static stg_status scan_int(const uint8_t *t, size_t len, size_t *i, bool py2_lon
     }
     unsigned radix = 10;
     bool leading_zero = t[p] == '0';
-    if (leading_zero && len - p >= 2 && strchr("xXoObB", t[p + 1]) != NULL && t[p + 1] != 0) {
+    if (leading_zero && len - p >= 2 && memchr("xXoObB", t[p + 1], 6) != NULL) {
         uint8_t r = (uint8_t)(t[p + 1] | 0x20);
         radix = r == 'x' ? 16 : r == 'o' ? 8 : 2;
         p += 2;

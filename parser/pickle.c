@@ -748,7 +748,7 @@ static bool int_line(const uint8_t *p, size_t n, stg_pv *v)
         i++;
     }
     int base = 10;
-    if (n - i >= 2 && p[i] == '0' && strchr("xXoObB", p[i + 1]) != NULL) { /* no NUL before n */
+    if (n - i >= 2 && p[i] == '0' && memchr("xXoObB", p[i + 1], 6) != NULL) {
         base = (p[i + 1] | 0x20) == 'x' ? 16 : (p[i + 1] | 0x20) == 'o' ? 8 : 2;
         i += 2;
         if (i < n && p[i] == '_') {
@@ -1033,7 +1033,7 @@ static stg_pickle_status push_string(stg_pickle_walker *w, stg_cursor *c, stg_pv
         !stg_utf8_valid(c->base + c->pos, (size_t)n, true, NULL)) {
         FAIL(w, op_off, "a BINUNICODE argument is not valid UTF-8");
     }
-    c->pos += (size_t)n;
+    (void)stg_cur_skip(c, (size_t)n); /* n <= avail: checked above */
     return push(w, &v, op_off);
 }
 

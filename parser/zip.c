@@ -51,7 +51,22 @@ static bool missing(const stg_zip *z, uint64_t offset, uint64_t n, stg_zip_error
 
 static bool sig_at(const uint8_t *buf, size_t len, uint64_t pos, uint32_t sig)
 {
-    return pos <= len && len - pos >= 4 && stg_le32(buf + pos) == sig;
+    stg_cursor c = stg_cur_make(buf, len);
+    uint32_t v;
+    return pos <= len && stg_cur_seek(&c, (size_t)pos) == STG_OK &&
+           stg_cur_le32(&c, &v) == STG_OK && v == sig;
+}
+
+/* The comment length field of an end record: the last 2 bytes of the buffer. */
+static uint16_t last_le16(const uint8_t *buf, size_t len)
+{
+    stg_cursor c = stg_cur_make(buf, len);
+    uint16_t v = 0;
+    if (len >= 2) {
+        (void)stg_cur_seek(&c, len - 2);
+        (void)stg_cur_le16(&c, &v);
+    }
+    return v;
 }
 
 static stg_zip_result not_found(stg_zip_error *err)
@@ -86,7 +101,7 @@ static stg_zip_result open_zipfile(stg_zip *z, stg_zip_error *err)
     const uint8_t *buf = z->buf;
     size_t len = z->len;
     uint64_t pos = (uint64_t)len - EOCD_LEN;
-    if (!sig_at(buf, len, pos, SIG_EOCD) || stg_le16(buf + len - 2) != 0) {
+    if (!sig_at(buf, len, pos, SIG_EOCD) || last_le16(buf, len) != 0) {
         uint64_t lowest = len > STG_ZIP_ZIPFILE_SEARCH ? len - STG_ZIP_ZIPFILE_SEARCH : 0;
         pos = (uint64_t)len - 3;
         while (pos-- > lowest && (buf[pos] != 0x50 || !sig_at(buf, len, pos, SIG_EOCD))) {

@@ -124,9 +124,13 @@ PYEOF
 # ---- interrupts: a real signal in the middle of a scan of large files
 mkdir -p "$tmp/big"
 for i in $(seq 1 40); do head -c 8000000 /dev/zero > "$tmp/big/f$i.dat"; done
+# Sparse files (no disk) big enough that hashing them takes seconds: the signal always comes
+# while the scan runs, however fast the machine.
+mkdir -p "$tmp/huge"
+for i in $(seq 1 40); do truncate -s 256M "$tmp/huge/f$i.dat"; done
 for sig in INT TERM; do
     for fmt in sarif json; do
-        "$B" scan --format $fmt "$tmp/big" > "$tmp/int.$fmt" 2>/dev/null &
+        "$B" scan --format $fmt "$tmp/huge" > "$tmp/int.$fmt" 2>/dev/null &
         pid=$!
         sleep 0.3
         kill -$sig $pid

@@ -1,4 +1,4 @@
-/* validator/check + containers: every container format, the bypass classes about containers
+/* dispatch/check + containers: every container format, the bypass classes about containers
  * (research/pickle-scanners.md 2-6, 14-18), and each finding code the dispatcher owns, with a
  * triggering input and a near miss, offsets and members asserted. */
 #include <check.h>
@@ -9,7 +9,7 @@
 #include "parser/inflate.h"
 #include "parser/util.h"
 #include "testutil.h"
-#include "validator/check.h"
+#include "dispatch/check.h"
 #include "validator/report.h"
 #include "zipbuild.h"
 
@@ -34,7 +34,8 @@ static stg_report *check_with(const void *buf, size_t len, const char *name, con
 {
     stg_report *r = stg_report_new(lim);
     ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, lim, r);
     stg_check_buffer(buf, len, name, &ctx);
     stg_report_finish(r);
     return r;

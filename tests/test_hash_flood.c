@@ -13,7 +13,7 @@
 #include "parser/map.h"
 #include "parser/pickle.h"
 #include "testutil.h"
-#include "validator/check.h"
+#include "dispatch/check.h"
 #include "validator/pickle_scan.h"
 #include "validator/report.h"
 
@@ -268,7 +268,9 @@ static double scan_seconds(const buf *b, uint64_t seed, size_t *globals)
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
     ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, seed};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
+    ctx.hash_seed = seed;
     clock_t t0 = clock();
     stg_check_pickles(b->p, b->len, 0, STG_PICKLE_RAW, &ctx);
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
@@ -408,7 +410,9 @@ static stg_report *scan_legacy(const buf *b, uint64_t seed)
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
     ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, seed};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
+    ctx.hash_seed = seed;
     stg_check_pickles(b->p, b->len, 0, STG_PICKLE_TORCH_LEGACY, &ctx);
     stg_report_finish(r);
     return r;

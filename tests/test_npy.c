@@ -8,7 +8,7 @@
 
 #include "parser/npy.h"
 #include "testutil.h"
-#include "validator/check.h"
+#include "dispatch/check.h"
 #include "validator/pickle_scan.h"
 #include "validator/report.h"
 
@@ -283,7 +283,8 @@ static stg_report *check(const char *header, const char *data, size_t dl)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
     (void)stg_check_npy(b, len, 0, &ctx);
     stg_report_finish(r);
     free(b);

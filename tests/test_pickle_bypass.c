@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "validator/check.h"
+#include "dispatch/check.h"
 #include "validator/pickle_scan.h"
 #include "validator/report.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "validator/check.h"
+#include "dispatch/check.h"
 #include "validator/pickle_policy.h"
 #include "validator/pickle_scan.h"
 #include "validator/report.h"
@@ -278,7 +278,9 @@ START_TEST(scanner_uses_policy)
     ck_assert_int_eq(stg_policy_new(&p), STG_OK);
     for (int with = 0; with < 2; with++) {
         stg_report *r = stg_report_new(&lim);
-        stg_check_ctx ctx = {&lim, with ? p : NULL, r, 0, NULL, 0, 0};
+        stg_check_ctx ctx;
+        stg_check_ctx_init(&ctx, &lim, r);
+        ctx.policy = with ? p : NULL;
         stg_check_pickles(pk, sizeof pk - 1, 0, STG_PICKLE_RAW, &ctx);
         stg_report_finish(r);
         if (with) {
@@ -303,7 +305,8 @@ START_TEST(benign_is_warning)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
     stg_check_pickles(pk, sizeof pk - 1, 0, STG_PICKLE_RAW, &ctx);
     stg_report_finish(r);
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "validator/check.h"
+#include "dispatch/check.h"
+#include "parser/torch.h"
 #include "validator/pickle_scan.h"
 #include "validator/report.h"
 
@@ -622,7 +623,8 @@ START_TEST(no_data)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
     stg_check_pickles(NULL, 10, 500, STG_PICKLE_RAW, &ctx);
     stg_report_finish(r);
     const stg_finding *f = expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, 500);
@@ -634,7 +636,7 @@ START_TEST(no_data)
     stg_report_finish(r);
     expect_code(r, STG_CONTAINER_MALFORMED, STG_SEV_ERROR, 500);
     stg_report_free(r);
-    ck_assert(!stg_pickle_is_torch_legacy(NULL, 10));
+    ck_assert(!stg_torch_legacy_magic(NULL, 10));
     ck_assert(!stg_pickle_sniff(NULL, 10, NULL, NULL));
 }
 END_TEST
@@ -651,7 +653,8 @@ static stg_report *npy(const char *header, size_t data_len)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
     stg_check_npy(p.b, p.n, 0, &ctx);
     stg_report_finish(r);
     free(p.b);
@@ -709,7 +712,13 @@ START_TEST(npy_headers)
     stg_limits_default(&lim);
     lim.max_findings = 1;
     r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 1, "arch/x.npy", 40, 0};
+    static char member_path[] = "arch/x.npy";
+    stg_member_link link = {NULL, member_path, member_path};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
+    ctx.depth = 1;
+    ctx.member = &link;
+    ctx.member_offset = 40;
     stg_check_npy((const uint8_t *)"\x93NUMPX", 6, 0, &ctx);
     stg_check_npy((const uint8_t *)"\x93NUMPX", 6, 0, &ctx);
     stg_report_finish(r);
@@ -811,13 +820,18 @@ START_TEST(joblib_side_files)
             stg_limits lim;
             stg_limits_default(&lim);
             stg_report *mr = stg_report_new(&lim);
-            stg_check_ctx ctx = {&lim, NULL, mr, 1, members[m], 0, 0};
+            stg_member_link link = {NULL, members[m], NULL};
+            stg_check_ctx ctx;
+            stg_check_ctx_init(&ctx, &lim, mr);
+            ctx.depth = 1;
+            ctx.member = &link;
             stg_check_pickles(p.b, p.n, 0, STG_PICKLE_RAW, &ctx);
             ck_assert_uint_eq(mr->side_count, (m == 1 ? 1u : 0u));
             if (m == 1) {
                 ck_assert_str_eq(mr->sides[0].member, "(decompressed)");
             }
             stg_report_free(mr);
+            free(link.path);
         }
         free(p.b);
     }

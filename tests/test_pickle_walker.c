@@ -9,7 +9,8 @@
 
 #include "parser/pickle.h"
 #include "testutil.h"
-#include "validator/check.h"
+#include "dispatch/check.h"
+#include "parser/torch.h"
 #include "validator/pickle_scan.h"
 #include "validator/report.h"
 
@@ -426,7 +427,13 @@ START_TEST(offsets_and_member)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 1, "archive/data.pkl", 77, 0};
+    static char member_path[] = "archive/data.pkl";
+    stg_member_link link = {NULL, member_path, member_path};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
+    ctx.depth = 1;
+    ctx.member = &link;
+    ctx.member_offset = 77;
     stg_check_pickles(B("\x80\x02"
                         "cos\nsystem\n."),
                       1000, STG_PICKLE_MEMBER, &ctx);
@@ -725,7 +732,7 @@ START_TEST(legacy_storages_by_declared_size)
     uint8_t *b = fixture("state_dict.legacy.pt", &len);
     size_t start = legacy_storage_start(b, len);
     ck_assert_uint_lt(start, len);
-    ck_assert(stg_pickle_is_torch_legacy(b, len));
+    ck_assert(stg_torch_legacy_magic(b, len));
     /* Truncated by one byte: the last storage runs past the end. */
     stg_report *r = scan(b, len - 1, STG_PICKLE_TORCH_LEGACY);
     ck_assert(tu_find(r, STG_PICKLE_MALFORMED) >= 0);
@@ -749,8 +756,8 @@ START_TEST(legacy_storages_by_declared_size)
     stg_report_free(r);
     free(c);
     free(b);
-    ck_assert(!stg_pickle_is_torch_legacy(B("\x80\x02K\x01.")));
-    ck_assert(stg_pickle_is_torch_legacy(B("L119547037146038801333356L\n.")));
+    ck_assert(!stg_torch_legacy_magic(B("\x80\x02K\x01.")));
+    ck_assert(stg_torch_legacy_magic(B("L119547037146038801333356L\n.")));
 }
 END_TEST
 
@@ -789,7 +796,8 @@ static stg_report *npy(const uint8_t *buf, size_t len)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
     stg_check_npy(buf, len, 0, &ctx);
     stg_report_finish(r);
     return r;

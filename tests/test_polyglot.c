@@ -1,4 +1,4 @@
-/* validator/polyglot: safetensors carrying a zip (polyglot_zip), safetensors whose first bytes
+/* dispatch/polyglot: safetensors carrying a zip (polyglot_zip), safetensors whose first bytes
  * are a pickle (polyglot_pickle), a pickle followed by a zip (bypass class 17); strict scans the
  * payload, compat only reports it. Offsets and members asserted; near misses for each. */
 #include <check.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "validator/check.h"
-#include "validator/polyglot.h"
+#include "dispatch/check.h"
+#include "dispatch/polyglot.h"
 #include "validator/report.h"
 #include "zipbuild.h"
 
@@ -26,7 +26,8 @@ static stg_report *check_profile(const void *buf, size_t len, const char *name, 
     stg_limits_default(&lim);
     lim.profile = p;
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
     stg_check_buffer(buf, len, name, &ctx);
     stg_report_finish(r);
     return r;
@@ -231,7 +232,8 @@ START_TEST(test_direct_call)
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
     stg_polyglot_check_safetensors(p, len, &ctx);
     stg_report_finish(r);
     ck_assert_uint_eq(tu_count(r, STG_POLYGLOT_ZIP), 1);

@@ -1,4 +1,4 @@
-/* validator/sniff: every format by content, the safetensors rule with its near misses, and the
+/* dispatch/sniff: every format by content, the safetensors rule with its near misses, and the
  * few name hints docs/containers.md allows. */
 #include <check.h>
 #include <stdio.h>
@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "validator/check.h"
-#include "validator/sniff.h"
+#include "dispatch/check.h"
+#include "dispatch/formats.h"
+#include "dispatch/sniff.h"
 #include "zipbuild.h"
 
 #define B(s) (const uint8_t *)(s), sizeof(s) - 1

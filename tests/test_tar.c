@@ -15,7 +15,7 @@
 #include "parser/tar.h"
 #include "stguard/stguard.h"
 #include "testutil.h"
-#include "validator/check.h"
+#include "dispatch/check.h"
 #include "validator/report.h"
 
 #define BLK 512u
@@ -726,7 +726,8 @@ static stg_report *check(const void *buf, size_t len, const char *name)
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
     ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
     stg_check_buffer(buf, len, name, &ctx);
     stg_report_finish(r);
     return r;
@@ -947,7 +948,8 @@ static stg_report *check_profile(const tb *t, stg_profile profile)
     lim.profile = profile;
     stg_report *r = stg_report_new(&lim);
     ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx = {&lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
     stg_check_buffer(t->p, t->len, NULL, &ctx);
     stg_report_finish(r);
     return r;

@@ -23,7 +23,7 @@ if [ -z "$cf" ]; then
 fi
 
 # Tracked files only, so half-written untracked files and build/ are left alone.
-mapfile -t files < <(git ls-files -- '*.c' '*.h' | grep -E '^(include|parser|validator|loader|tools|tests|fuzz|bench)/')
+mapfile -t files < <(git ls-files -- '*.c' '*.h' | grep -E '^(include|parser|validator|dispatch|loader|tools|tests|fuzz|bench)/')
 if [ ${#files[@]} -eq 0 ]; then
     echo "check-format: no files"
     exit 0

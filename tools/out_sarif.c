@@ -69,6 +69,18 @@ const char *cli_code_remedy(stg_code code)
         return "stguard could not establish what this file is or could not open it, so it was "
                "not checked completely. Review the file before anything loads it.";
     }
+    if (strncmp(n, "gguf_", 5) == 0) {
+        return "The GGUF file does not follow the GGUF format, or its header describes its data "
+               "inaccurately: loaders that trust the header (llama.cpp, ggml, Ollama) can read "
+               "out of bounds or refuse it. Do not load it; convert the model again with a "
+               "current writer (gguf-py, llama.cpp's convert scripts).";
+    }
+    if (strncmp(n, "onnx_", 5) == 0) {
+        return "The ONNX model is malformed, points its tensor data outside its folder, or "
+               "needs operators from a custom domain (native code the runtime loads). Do not "
+               "load it from an untrusted source; keep external data files beside the model, "
+               "with relative names.";
+    }
     if (strcmp(n, "limit_exceeded") == 0 || strcmp(n, "findings_truncated") == 0) {
         return "A configured limit was reached, so the file was not checked completely. Raise "
                "the limit (--limit NAME=VALUE) only for files from trusted sources.";

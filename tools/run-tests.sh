@@ -5,7 +5,8 @@
 #   asan         asan preset (clang, ASan + UBSan) + all tests, corpus replay included
 #   fuzz         fuzz preset + N seconds of libFuzzer per harness, two harnesses at a time
 #   conformance  compat conformance check, only when ../shared/conformance exists
-#   format       tools/check-format.sh against .clang-format
+#   format       tools/check-format.sh against .clang-format, and tools/check-layers.sh (the
+#                layering of docs/design.md)
 #
 # Usage: tools/run-tests.sh [--quick] [--only STAGES] [--skip STAGES] [--fuzz-seconds N]
 #                           [--no-setup] [--build-prefix DIR]
@@ -26,7 +27,7 @@ fuzz_seconds=30
 do_setup=1
 build_prefix=""
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -251,11 +252,11 @@ fi
 
 # ------------------------------------------------------------------------------------ format
 if selected format; then
-    banner "format: clang-format check"
+    banner "format: clang-format check, layer check"
     t=$SECONDS
     if [ ! -f .clang-format ]; then
         echo "-- SKIPPED: no .clang-format"; record format skipped $((SECONDS - t))
-    elif bash tools/check-format.sh; then
+    elif bash tools/check-format.sh && bash tools/check-layers.sh; then
         record format ok $((SECONDS - t))
     else
         record format FAIL $((SECONDS - t))

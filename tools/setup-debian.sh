@@ -21,6 +21,8 @@ full=(
     check clang-format-14 binutils
     # test fixtures are generated with, and checked against, the real loaders
     python3 python3-torch python3-numpy python3-joblib
+    # ONNX fixtures (tests/gen_onnx.py: onnx.save_model, external data)
+    python3-onnx
     # the SARIF and JSON Lines schema tests
     python3-jsonschema
     # the Python package (python/): headers, build, pip install, its tests, the Dask helper

@@ -18,6 +18,7 @@
  * sub-byte alignment, size) run after duplicates are resolved. */
 #include <string.h>
 
+#include "../parser/cursor.h"
 #include "../parser/json.h"
 #include "../parser/mem.h"
 #include "../parser/util.h"
@@ -94,7 +95,9 @@ stg_st_frame stg_st_check_frame(const uint8_t *first, size_t avail, uint64_t tot
                        (unsigned long long)total);
         return STG_ST_FRAME_FAILED;
     }
-    uint64_t n = stg_le64(first);
+    stg_cursor c = stg_cur_make(first, avail);
+    uint64_t n = 0;
+    (void)stg_cur_le64(&c, &n); /* avail >= 8 here */
     *header_len = n;
     uint64_t cap = lim->max_header_len < ST_HEADER_CEILING ? lim->max_header_len
                                                            : ST_HEADER_CEILING;
@@ -444,6 +447,8 @@ static bool control_in_name(const char *s, size_t len)
     const uint8_t *b = (const uint8_t *)s;
     size_t i = 0;
     /* plain ASCII words first; the byte loop below sees everything from the first other one */
+    /* layer-check: bounded (a word-at-a-time scan of a name in memory; the loop condition
+     * checks the 8 bytes are there) */
     while (len - i >= 8 && not_printable_ascii(stg_le64(b + i)) == 0) {
         i += 8;
     }

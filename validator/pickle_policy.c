@@ -766,6 +766,7 @@ stg_status stg_policy_allow_spec(stg_policy *p, const char *spec)
     if (p == NULL || spec == NULL) {
         return STG_E_BAD_ARG;
     }
+    /* layer-check: a caller's C string (a --allow-global argument), not model bytes */
     const char *colon = strchr(spec, ':');
     if (colon == NULL) {
         return STG_E_BAD_ARG;

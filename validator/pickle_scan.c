@@ -12,7 +12,9 @@
 #include "../parser/map.h"
 #include "../parser/mem.h"
 #include "../parser/npy.h"
+#include "../parser/npy_reduce.h"
 #include "../parser/pickle.h"
+#include "../parser/torch.h"
 #include "pickle_policy.h"
 
 /* Tag bits the walker keeps on global values (set from exact pairs, never from prefixes). */
@@ -215,9 +217,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 
 static void set_member(stg_pscan *s, stg_finding *f)
 {
-    if (f != NULL && s->ctx->member != NULL) {
-        stg_report_set_member(s->ctx->report, f, s->ctx->member, s->ctx->member_offset);
-    }
+    stg_ctx_set_member(s->ctx, f);
 }
 
 /* report_malformed and report_limit: only run() and the hooks of a scan with a ctx call them. */
@@ -369,7 +369,7 @@ static void getattr_finish(stg_pscan *s)
             continue;
         }
         const char *m = i == 0 ? "builtins" : "__builtin__";
-        stg_report_add_global(r, m, strlen(m), "getattr", 7, d->off, s->ctx->member,
+        stg_report_add_global(r, m, strlen(m), "getattr", 7, d->off, stg_ctx_member_path(s->ctx),
                               benign ? STG_GLOBAL_BENIGN : STG_GLOBAL_DANGEROUS);
         stg_finding *f;
         if (benign) {
@@ -412,7 +412,7 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     stg_report *r = s->ctx->report;
     if (g != NULL) {
         stg_report_add_global(r, (const char *)m, ml, (const char *)n, nl, s->base + off,
-                              s->ctx->member, v.klass);
+                              stg_ctx_member_path(s->ctx), v.klass);
     } else if (!s->globals_capped && !s->failed_alloc) {
         s->globals_capped = true;
         stg_finding *lf = stg_report_add(r, STG_LIMIT_EXCEEDED, s->base + off,
@@ -617,39 +617,11 @@ static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *
     if (scan_it) {
         char member[48];
         snprintf(member, sizeof member, "nested@%llu", (unsigned long long)(s->base + off));
-        stg_check_member(p, n, member, s->base + off, s->ctx);
+        /* Bytes handed over to a nested loader get what this context has. */
+        (void)stg_ctx_scan(s->ctx, p, n, member, s->base + off, STG_MEMBER_ARCHIVE,
+                           s->ctx->lim->max_inflate_bytes);
     }
     stg_mem_free(copy);
-}
-
-/* Item size of a numpy dtype from the string numpy's dtype.__reduce__ writes ("f8", "i4",
- * "b1", "M8"...). Only fixed-size kinds qualify: strings and void types may be resized by the
- * dtype's state, and objects are pickled inline. *object is set for "O". */
-static bool dtype_itemsize(const uint8_t *p, size_t n, uint64_t *size, bool *object)
-{
-    *object = false;
-    if (n == 0) {
-        return false;
-    }
-    if (p[0] == 'O') {
-        *object = true;
-        return true;
-    }
-    if (strchr("biufcMm", p[0]) == NULL || n < 2 || n > 4) {
-        return false;
-    }
-    uint64_t v = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9') {
-            return false;
-        }
-        v = v * 10 + (uint64_t)(p[i] - '0');
-    }
-    if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16) {
-        return false;
-    }
-    *size = v;
-    return true;
 }
 
 /* NPY_ITEM_HASOBJECT (also NPY_ITEM_REFCOUNT) in a dtype's flags. */
@@ -710,15 +682,10 @@ static const struct dtype_state *dtype_state_of(const stg_pscan *s, const stg_pv
 static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uint8_t *p, size_t n,
                               uint64_t *size)
 {
-    if (n < 2 || n > 12 || (p[0] != 'S' && p[0] != 'U' && p[0] != 'V')) {
+    uint8_t kind;
+    uint64_t v;
+    if (!stg_npy_reduce_flexible(p, n, &kind, &v)) {
         return false;
-    }
-    uint64_t v = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9') {
-            return false;
-        }
-        v = v * 10 + (uint64_t)(p[i] - '0');
     }
     const struct dtype_state *d = dtype_state_of(s, dtype);
     if (d != NULL) {
@@ -728,10 +695,10 @@ static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uin
         *size = (uint64_t)d->elsize;
         return true;
     }
-    if (p[0] == 'V') {
+    if (kind == 'V') {
         return false; /* a void type without its state may carry fields: not understood */
     }
-    *size = p[0] == 'U' ? v * 4 : v;
+    *size = kind == 'U' ? v * 4 : v;
     return true;
 }
 
@@ -806,8 +773,8 @@ static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *t
     /* Only joblib.load calls read(): on the file itself or on the stream it decompresses. A
      * pickle inside an archive member, a nested payload or a side file is read by a plain
      * unpickler (torch.load, pickle.loads, np.load), which opens no side file. */
-    const char *m = s->ctx->member;
-    if (m != NULL && strcmp(m, "(decompressed)") != 0) {
+    const stg_member_link *m = s->ctx->member;
+    if (m != NULL && (m->up != NULL || strcmp(m->name, "(decompressed)") != 0)) {
         return;
     }
     stg_report *r = s->ctx->report;
@@ -846,7 +813,7 @@ static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *t
         set_member(s, f);
         return;
     }
-    if (!stg_report_add_side_file(r, p, n, at, s->ctx->member, z)) {
+    if (!stg_report_add_side_file(r, p, n, at, stg_ctx_member_path(s->ctx), z)) {
         stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, at,
                                         "more than %u joblib side files named: later ones are "
                                         "not scanned",
@@ -885,7 +852,7 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
         (dtype.n & TAG_NUMPY_DTYPE) == 0 || !stg_pickle_call_args(w, &dtype, &dargs) ||
         !stg_pickle_tuple_at(w, &dargs, 0, &typestr) || typestr.n > 32 ||
         !stg_pickle_bytes(w, &typestr, &tp, &tl) ||
-        !(dtype_itemsize(tp, tl, &itemsize, &object) ||
+        !(stg_npy_reduce_fixed(tp, tl, &itemsize, &object) ||
           flexible_itemsize(s, &dtype, tp, tl, &itemsize))) {
         return STG_PICKLE_CONTINUE; /* not understood: the bytes are walked (and fail closed) */
     }
@@ -1050,9 +1017,8 @@ static bool skip_storages(stg_pscan *s, size_t *pos)
                              "the key list names a storage the data pickle did not declare");
             return false;
         }
-        uint64_t count, bytes;
-        if (stg_cur_le64(&c, &count) != STG_OK || stg_mul_u64(count, e->elsize, &bytes) ||
-            bytes > stg_cur_avail(&c)) {
+        uint64_t bytes;
+        if (stg_torch_storage_record(&c, e->elsize, &bytes) != STG_OK) {
             report_malformed(s, rec, "legacy torch storage",
                              "a storage runs past the end of the file");
             return false;
@@ -1062,7 +1028,7 @@ static bool skip_storages(stg_pscan *s, size_t *pos)
             return false;
         }
         e->used = true;
-        c.pos += (size_t)bytes;
+        (void)stg_cur_skip(&c, (size_t)bytes); /* fits: the record said so */
     }
     *pos = c.pos;
     return true;
@@ -1289,29 +1255,6 @@ static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *r
     return ok;
 }
 
-bool stg_pickle_is_torch_legacy(const uint8_t *buf, size_t len)
-{
-    /* The magic number 0x1950a86a20f9469cfc6c pickled on its own: LONG1 after PROTO 2..5
-     * (protocol 4+ puts it in a FRAME), or a protocol 0/1 LONG line. */
-    static const uint8_t magic_long1[] = {0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9,
-                                          0x20, 0x6a, 0xa8, 0x50, 0x19, '.'};
-    static const char magic_line[] = "L119547037146038801333356L\n.";
-    if (buf == NULL) {
-        return false;
-    }
-    if (len >= sizeof magic_line - 1 && memcmp(buf, magic_line, sizeof magic_line - 1) == 0) {
-        return true;
-    }
-    if (len < 2 || buf[0] != 0x80 || buf[1] < 2 || buf[1] > 5) {
-        return false;
-    }
-    size_t at = 2;
-    if (len >= 11 && buf[2] == 0x95) {
-        at = 11;
-    }
-    return len - at >= sizeof magic_long1 && memcmp(buf + at, magic_long1, sizeof magic_long1) == 0;
-}
-
 /* ---------------------------------------------------------------- .npy */
 
 static void npy_finding(stg_check_ctx *ctx, stg_code code, uint64_t off, const char *why,
@@ -1322,9 +1265,7 @@ static void npy_finding(stg_check_ctx *ctx, stg_code code, uint64_t off, const c
     if (f != NULL && limit != NULL) {
         stg_report_set_limit(ctx->report, f, limit);
     }
-    if (f != NULL && ctx->member != NULL) {
-        stg_report_set_member(ctx->report, f, ctx->member, ctx->member_offset);
-    }
+    stg_ctx_set_member(ctx, f);
 }
 
 bool stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_check_ctx *ctx)

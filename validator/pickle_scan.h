@@ -1,4 +1,4 @@
-/* Pickle-based content (internal API between the dispatcher in check.c and the pickle scanner).
+/* Pickle-based content (internal API between the dispatcher in dispatch/ and the pickle scanner).
  * The walker (parser/pickle) never executes anything; the policy (pickle_policy) classifies
  * every global; this glue turns both into findings and `globals` entries of ctx->report. */
 #ifndef STG_VALIDATOR_PICKLE_SCAN_H
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "check.h"
+#include "ctx.h"
 
 /* What framing the bytes follow: decides which bytes after a STOP are skipped by declared sizes
  * (docs/policy.md) before the walk goes on looking for a further pickle. */
@@ -21,7 +21,7 @@ typedef enum stg_pickle_flavor {
 /* Scans buf[0..len) as a sequence of pickles until the end, adding findings and globals to
  * ctx->report with offsets base_offset + position (inside ctx->member when set). Anything that
  * could not be walked completely is a failing finding (pickle_malformed or worse), never clean.
- * Bytes handed to nested loaders are scanned through stg_check_member (depth-capped). */
+ * Bytes handed to nested loaders are handed back through ctx->scan (validator/ctx.h). */
 void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
                        stg_pickle_flavor flavor, stg_check_ctx *ctx);
 
@@ -44,9 +44,6 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *ou
 bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory);
 bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
                              bool *out_of_memory);
-
-/* true when buf starts like a legacy torch file (a pickle of the magic number). */
-bool stg_pickle_is_torch_legacy(const uint8_t *buf, size_t len);
 
 /* Policy lists' version (also public as stg_policy_version). */
 #endif

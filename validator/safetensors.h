@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../parser/arena.h"
+#include "ctx.h"
 #include "report.h"
 #include "stguard/stguard.h"
 
@@ -66,7 +67,35 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
 /* Stage 3 for a data section of data_len bytes. Sorts h->tensors by (begin, end). */
 void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *lim, stg_report *r);
 
-/* All three stages over a whole buffer. h may be NULL (then the table is released). */
+typedef struct stg_st_door stg_st_door;
+
+struct stg_st_door {
+    const uint8_t *first; /* the leading min(first_len, 8) bytes */
+    size_t first_len;
+    uint64_t total; /* the whole input's length */
+    /* The n header bytes at offset 8, in memory that lives as long as h (names point into
+     * it); NULL stops the pipeline (the door recorded why). NULL callback: `parsed`. */
+    const uint8_t *(*header)(stg_st_door *d, uint64_t n);
+    /* true: stage 2 already ran as the bytes arrived (a stream): h holds its result. */
+    bool parsed;
+    /* true: framing already failed as the bytes arrived (a stream that stopped early): the
+     * stages are not run again. */
+    bool frame_failed;
+    /* The bytes the polyglot checks read (the whole input, or an image of it), *len set;
+     * NULL with *len = 0: none to check; *stop set: stop the pipeline (the door recorded
+     * why). NULL callback: `polyglot` runs instead. */
+    const uint8_t *(*image)(stg_st_door *d, size_t *len, bool *stop);
+    /* The door's own polyglot checks (a stream keeps only windows of its bytes); false:
+     * memory failed. */
+    bool (*polyglot)(stg_st_door *d, stg_check_ctx *ctx);
+    void *state; /* the door's */
+};
+
+/* Stages 1-3 as a door's bytes arrive: frame (first, total), header (d->header, or h as
+ * parsed), layout. false when d->header stopped it. */
+bool stg_st_stages(stg_st_door *d, const stg_limits *lim, stg_report *r, stg_st_header *h);
+
+/* All three stages over a whole buffer (stg_st_stages with the buffer as its door). h may be NULL (then the table is released). */
 void stg_st_validate(const uint8_t *buf, size_t len, const stg_limits *lim, stg_report *r,
                      stg_st_header *h);
 

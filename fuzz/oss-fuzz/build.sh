@@ -25,7 +25,7 @@ mkdir -p "$OUT"
 opts=(-DSTG_OSSFUZZ=ON -DSTG_BUILD_FUZZERS=ON -DSTG_BUILD_TESTS=OFF -DSTG_BUILD_TOOLS=OFF
       -DSTG_BUILD_REPLAY=OFF -DSTG_BUILD_BENCH=OFF -DSTG_WERROR=OFF)
 if [ "${SANITIZER:-}" = "memory" ]; then
-    # MSan needs every linked library instrumented: only the parser + validator core
+    # MSan needs every linked library instrumented: only the parser + validator + dispatch core
     # (harnesses marked "Needs: loader" are left out, see fuzz/README.md).
     opts+=(-DSTG_CORE_ONLY=ON)
 else

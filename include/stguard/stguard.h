@@ -154,8 +154,30 @@ typedef enum stg_code {
     STG_JOBLIB_SIDE_FILE_MISSING = 66,    /**< a side file joblib.load would open is absent */
     STG_JOBLIB_SIDE_FILE_UNRESOLVED = 67, /**< a side file that could not be located or named */
     STG_PICKLE_MEMO_SPARSE =
-        71,              /**< a memo index no pickler writes (C and Python loaders differ) */
+        71,               /**< a memo index no pickler writes (C and Python loaders differ) */
     STG_LFS_POINTER = 75, /**< a Git LFS pointer file, not the content it stands for */
+    /* GGUF (docs/gguf.md) */
+    STG_GGUF_HEADER_INVALID = 80,         /**< magic, version or header length */
+    STG_GGUF_VERSION_OBSOLETE = 81,       /**< GGUF version 1 */
+    STG_GGUF_COUNT_INVALID = 82,          /**< a tensor or metadata count cannot fit the file */
+    STG_GGUF_TRUNCATED = 83,              /**< a field or the data section past the end */
+    STG_GGUF_STRING_INVALID = 84,         /**< a string length past the end, or not UTF-8 */
+    STG_GGUF_KEY_INVALID = 85,            /**< an empty, non-UTF-8 or over-long metadata key */
+    STG_GGUF_KEY_DUPLICATE = 86,          /**< a metadata key given twice */
+    STG_GGUF_VALUE_TYPE_INVALID = 87,     /**< an unknown value type, or arrays of arrays */
+    STG_GGUF_ARRAY_INVALID = 88,          /**< an array count that cannot fit the file */
+    STG_GGUF_METADATA_TYPE_MISMATCH = 89, /**< a well-known key with the wrong value type */
+    STG_GGUF_ALIGNMENT_INVALID = 90,      /**< general.alignment not a sane power of two */
+    STG_GGUF_TENSOR_NAME_INVALID = 91,    /**< a tensor name too long, not UTF-8 or with NUL */
+    STG_GGUF_TENSOR_DUPLICATE = 92,       /**< two tensor infos with one name */
+    STG_GGUF_TENSOR_SHAPE_INVALID = 93,   /**< dimensions: count, zero, negative, overflow */
+    STG_GGUF_TENSOR_TYPE_INVALID = 94,    /**< an unknown ggml type, or a row not whole blocks */
+    /* ONNX (docs/onnx.md) */
+    STG_ONNX_MALFORMED = 95,            /**< protobuf wire data ModelProto cannot be read from */
+    STG_ONNX_EXTERNAL_PATH_UNSAFE = 96, /**< external data location absolute, `..`, NUL */
+    STG_ONNX_EXTERNAL_MISSING = 97,     /**< external data file missing or too short */
+    STG_ONNX_CUSTOM_DOMAIN = 98,        /**< an operator from a non-standard domain */
+    STG_ONNX_OPSET_INVALID = 99,         /**< opset imports missing, repeated or unversioned */
     /* 100..109: stg_convert (docs/convert.md) */
     STG_CONVERT_UNSUPPORTED = 100,    /**< a global, call, opcode or object not reconstructed */
     STG_CONVERT_TENSOR_INVALID = 101, /**< a tensor's dtype, shape, strides or range */

@@ -1,7 +1,7 @@
 #include "testutil.h"
 
+#include "dispatch/check.h"
 #include "parser/map.h"
-#include "validator/check.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -78,7 +78,8 @@ stg_report *tu_scan_pickles(const uint8_t *buf, size_t len, stg_pickle_flavor fl
     if (r == NULL) {
         return NULL;
     }
-    stg_check_ctx ctx = {lim, NULL, r, 0, NULL, 0, 0};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, lim, r);
     stg_check_pickles(buf, len, 0, flavor, &ctx);
     stg_report_finish(r);
     return r;
@@ -188,6 +189,32 @@ const char *tu_describe(const stg_report *r)
         }
     }
     return buf;
+}
+
+void tu_buf_put(tu_buf *b, const void *d, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+        if (b->p == NULL) {
+            abort();
+        }
+    }
+    if (n > 0) {
+        memcpy(b->p + b->n, d, n);
+    }
+    b->n += n;
+}
+
+stg_code tu_code_by_name(const char *name, size_t n)
+{
+    for (int c = 1; c <= STG_CODE_MAX; c++) {
+        const char *cn = stg_code_name((stg_code)c);
+        if (cn != NULL && strlen(cn) == n && memcmp(cn, name, n) == 0) {
+            return (stg_code)c;
+        }
+    }
+    return (stg_code)0;
 }
 
 void tu_map_colliding_keys(uint64_t seed, char (*out)[24], size_t n)

@@ -48,4 +48,15 @@ void tu_map_colliding_keys(uint64_t seed, char (*out)[24], size_t n);
 struct Suite;
 int tu_run_suite(struct Suite *s);
 
+/* A growable byte buffer for tests that write binary formats (GGUF, protobuf); aborts the test
+ * when memory runs out. Free p with free(). */
+typedef struct tu_buf {
+    uint8_t *p;
+    size_t n, cap;
+} tu_buf;
+void tu_buf_put(tu_buf *b, const void *d, size_t n);
+
+/* The code whose stable name is the first n bytes of name, or 0. */
+stg_code tu_code_by_name(const char *name, size_t n);
+
 #endif

@@ -1,0 +1,60 @@
+/* A bounded walker over protobuf wire data (no schema, no protobuf library): one call reads one
+ * field (tag, then its varint, fixed 32/64-bit value or length-delimited payload) through the
+ * cursor. Length-delimited payloads come back as a sub-cursor over exactly their bytes, so a
+ * caller walks nested messages by walking that cursor (an explicit stack in the caller; nothing
+ * here recurses). Groups (wire types 3 and 4, deprecated, which ONNX never writes) are skipped
+ * as protobuf's own parser skips unknown groups, nesting at most STG_PB_GROUP_CEILING deep.
+ *
+ * What is malformed here is what protobuf's parser refuses: a varint of more than 10 bytes or
+ * cut short, field number 0, wire types 6 and 7, a length past the end of the enclosing
+ * message, an end-group without its start. */
+#ifndef STG_PARSER_PROTOBUF_H
+#define STG_PARSER_PROTOBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cursor.h"
+
+#define STG_PB_GROUP_CEILING 64u
+#define STG_PB_FIELD_MAX 536870911u /* 2^29 - 1 */
+
+typedef enum stg_pb_wire {
+    STG_PB_VARINT = 0,
+    STG_PB_I64 = 1,
+    STG_PB_LEN = 2,
+    STG_PB_SGROUP = 3,
+    STG_PB_EGROUP = 4,
+    STG_PB_I32 = 5
+} stg_pb_wire;
+
+typedef enum stg_pb_status {
+    STG_PB_OK = 0,
+    STG_PB_END,         /* the cursor is at its end: no more fields */
+    STG_PB_E_VARINT,    /* a varint longer than 10 bytes or cut by the end */
+    STG_PB_E_TRUNCATED, /* a fixed value or a payload runs past the end */
+    STG_PB_E_WIRE,      /* wire type 6 or 7, or an end-group without its start */
+    STG_PB_E_FIELD,     /* field number 0 (or above 2^29 - 1) */
+    STG_PB_E_GROUP      /* groups nested past STG_PB_GROUP_CEILING, or never closed */
+} stg_pb_status;
+
+typedef struct stg_pb_field {
+    uint32_t number;
+    stg_pb_wire wire;
+    uint64_t offset; /* absolute offset of the tag */
+    uint64_t value;  /* VARINT, I64, I32: the value; LEN: the payload length */
+    stg_cursor sub;  /* LEN: the payload (same base, absolute offsets) */
+} stg_pb_field;
+
+/* Reads one varint (at most 10 bytes; bits past 64 are dropped as protobuf drops them). */
+stg_pb_status stg_pb_varint(stg_cursor *c, uint64_t *out);
+
+/* Reads the next field of the message c covers. On an error, *err_at is the offset of the
+ * byte that made it malformed and c is left where it was. */
+stg_pb_status stg_pb_next(stg_cursor *c, stg_pb_field *f, uint64_t *err_at);
+
+/* "a varint of more than 10 bytes", ... for findings. */
+const char *stg_pb_status_text(stg_pb_status s);
+
+#endif

@@ -1,0 +1,728 @@
+/* ONNX: the protobuf wire walker (parser/protobuf.c), the model rules (validator/onnx.c) and the
+ * external-data files (loader/onnx_external.c). For every onnx_* code an input that triggers it
+ * and a near miss; hand-built wire data for the malformed classes and the limits; and the
+ * models tests/gen_onnx.py writes with python3-onnx (tests/data/onnx/<case>/model.onnx: ok-*
+ * clean, bad-<code>-* carrying <code>), including onnx.save_model's external data and
+ * traversal variants, and a link out of the model's folder made at run time. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loader/onnx_external.h"
+#include "parser/protobuf.h"
+#include "stguard/stguard.h"
+#include "codetest.h"
+#include "testutil.h"
+#include "validator/onnx.h"
+#include "validator/report.h"
+
+#define E STG_SEV_ERROR
+#define W STG_SEV_WARNING
+#define C STG_SEV_CRITICAL
+#define NONE TU_NONE
+
+/* ------------------------------------------------------------------------------------------ */
+/* Protobuf writing */
+
+typedef tu_buf pb;
+
+static void varint(pb *b, uint64_t v)
+{
+    uint8_t x[10];
+    size_t n = 0;
+    do {
+        x[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v != 0) {
+            x[n] |= 0x80;
+        }
+        n++;
+    } while (v != 0);
+    tu_buf_put(b, x, n);
+}
+
+static void tag(pb *b, uint32_t field, uint32_t wire)
+{
+    varint(b, ((uint64_t)field << 3) | wire);
+}
+
+static void vfield(pb *b, uint32_t field, uint64_t v)
+{
+    tag(b, field, 0);
+    varint(b, v);
+}
+
+static void bytes_field(pb *b, uint32_t field, const void *d, size_t n)
+{
+    tag(b, field, 2);
+    varint(b, n);
+    tu_buf_put(b, d, n);
+}
+
+static void sfield(pb *b, uint32_t field, const char *s)
+{
+    bytes_field(b, field, s, strlen(s));
+}
+
+/* Moves sub into b as a length-delimited field (sub is freed). */
+static void msg(pb *b, uint32_t field, pb *sub)
+{
+    bytes_field(b, field, sub->p, sub->n);
+    free(sub->p);
+    memset(sub, 0, sizeof *sub);
+}
+
+static pb opset(const char *domain, uint64_t version)
+{
+    pb o = {0};
+    sfield(&o, 1, domain);
+    vfield(&o, 2, version);
+    return o;
+}
+
+static pb node(const char *op, const char *domain)
+{
+    pb n = {0};
+    sfield(&n, 1, "x");
+    sfield(&n, 2, "y");
+    sfield(&n, 4, op);
+    if (domain != NULL) {
+        sfield(&n, 7, domain);
+    }
+    return n;
+}
+
+static pb entry(const char *k, const char *v)
+{
+    pb e = {0};
+    sfield(&e, 1, k);
+    sfield(&e, 2, v);
+    return e;
+}
+
+/* An initializer "w" whose data is external at loc (NULL: no location entry). */
+static pb ext_tensor(const char *loc, const char *off, const char *len, uint64_t location)
+{
+    pb t = {0};
+    vfield(&t, 1, 4);
+    vfield(&t, 2, 1);
+    sfield(&t, 8, "w");
+    const char *keys[3] = {"location", "offset", "length"};
+    const char *vals[3] = {loc, off, len};
+    for (int i = 0; i < 3; i++) {
+        if (vals[i] != NULL) {
+            pb e = entry(keys[i], vals[i]);
+            msg(&t, 13, &e);
+        }
+    }
+    vfield(&t, 14, location);
+    return t;
+}
+
+/* A model: ir_version 8, opset "" 13, a graph with one node (op, domain) and, when tensor is
+ * not NULL, that initializer. */
+static pb model_with(pb *graph_extra, const char *op, const char *domain, pb *tensor)
+{
+    pb g = {0};
+    pb n = node(op, domain);
+    msg(&g, 1, &n);
+    sfield(&g, 2, "g");
+    if (tensor != NULL) {
+        msg(&g, 5, tensor);
+    }
+    if (graph_extra != NULL) {
+        tu_buf_put(&g, graph_extra->p, graph_extra->n);
+        free(graph_extra->p);
+    }
+    pb m = {0};
+    vfield(&m, 1, 8);
+    sfield(&m, 2, "stguard-test");
+    msg(&m, 7, &g);
+    pb o = opset("", 13);
+    msg(&m, 8, &o);
+    return m;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running */
+
+static stg_report *run_model(const pb *b, stg_profile p, stg_onnx_model *m)
+{
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.profile = p;
+    stg_report *r = stg_report_new(&lim);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(stg_onnx_check(b->p, b->n, &lim, 0, r, m), STG_OK);
+    return r;
+}
+
+static stg_report *run(const pb *b, stg_profile p)
+{
+    stg_report *r = run_model(b, p, NULL);
+    stg_report_finish(r);
+    return r;
+}
+
+#define expect(b, ...) tu_expect(run, b, __VA_ARGS__)
+#define expect_clean(b) tu_expect_clean(run, b)
+#define expect_none(b, code) tu_expect(run, b, code, NONE, NONE, STG_NO_OFFSET)
+
+/* ------------------------------------------------------------------------------------------ */
+/* The wire walker */
+
+START_TEST(test_pb_walker)
+{
+    pb b = {0};
+    vfield(&b, 1, 300);
+    sfield(&b, 2, "ab");
+    tag(&b, 3, 5);
+    tu_buf_put(&b, "\1\0\0\0", 4);
+    tag(&b, 4, 1);
+    tu_buf_put(&b, "\2\0\0\0\0\0\0\0", 8);
+    stg_cursor c = stg_cur_make(b.p, b.n);
+    stg_pb_field f;
+    uint64_t at = 0;
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_uint_eq(f.number, 1);
+    ck_assert_uint_eq(f.value, 300);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_uint_eq(f.wire, STG_PB_LEN);
+    ck_assert_uint_eq(f.sub.end - f.sub.pos, 2);
+    ck_assert_uint_eq(f.offset, 3);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_uint_eq(f.value, 1);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_uint_eq(f.value, 2);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_END);
+    free(b.p);
+    /* a 10-byte varint is the longest; 11 bytes is malformed */
+    uint8_t v10[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    c = stg_cur_make(v10, sizeof v10);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_uint_eq(f.value, UINT64_MAX);
+    uint8_t v11[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    c = stg_cur_make(v11, sizeof v11);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_E_VARINT);
+    ck_assert_uint_eq(at, 0);
+    ck_assert_uint_eq(c.pos, 0);
+    /* groups: skipped when closed, nested */
+    uint8_t grp[] = {0x0b, 0x13, 0x18, 0x01, 0x14, 0x0c, 0x20, 0x05}; /* 1{2{3:1}} 4:5 */
+    c = stg_cur_make(grp, sizeof grp);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_uint_eq(f.number, 4);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_END);
+    uint8_t open_grp[] = {0x0b, 0x18, 0x01};
+    c = stg_cur_make(open_grp, sizeof open_grp);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_E_GROUP);
+    uint8_t wrong_end[] = {0x0b, 0x14};
+    c = stg_cur_make(wrong_end, sizeof wrong_end);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_E_WIRE);
+}
+END_TEST
+
+START_TEST(test_malformed)
+{
+    pb ok = model_with(NULL, "Relu", NULL, NULL);
+    expect_clean(&ok);
+    /* the graph's length one past the end */
+    pb cut = {0};
+    tu_buf_put(&cut, ok.p, ok.n - 1);
+    expect(&cut, STG_ONNX_MALFORMED, E, E, STG_NO_OFFSET);
+    free(cut.p);
+    static const struct {
+        const char *what;
+        const char *bytes;
+        size_t n;
+        uint64_t at;
+    } cases[] = {
+        {"field 0", "\x08\x08\x00\x01", 4, 2},
+        {"wire 7", "\x08\x08\x0f", 3, 2},
+        {"wire 6", "\x08\x08\x0e", 3, 2},
+        {"stray end group", "\x08\x08\x0c", 3, 2},
+        {"varint cut", "\x08\x80", 2, 0},
+        {"length past end",
+         "\x12\x05"
+         "ab",
+         4, 0},
+        {"fixed64 cut", "\x09\x01\x02", 3, 0},
+        {"unclosed group", "\x08\x08\x0b\x08\x01", 5, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pb b = {0};
+        tu_buf_put(&b, cases[i].bytes, cases[i].n);
+        expect(&b, STG_ONNX_MALFORMED, E, E, cases[i].at);
+        free(b.p);
+    }
+    /* malformed inside a node (depth 3) */
+    pb bad_node = {0};
+    pb n = {0};
+    tu_buf_put(&n,
+               "\x22\x09"
+               "Add",
+               5); /* op_type's length past the node */
+    msg(&bad_node, 1, &n);
+    pb m = {0};
+    msg(&m, 7, &bad_node);
+    expect(&m, STG_ONNX_MALFORMED, E, E, 4);
+    free(m.p);
+    /* an unknown field of every wire type and a closed group: clean */
+    pb extra = {0};
+    vfield(&extra, 900, 1);
+    tag(&extra, 901, 1);
+    tu_buf_put(&extra, "12345678", 8);
+    tag(&extra, 902, 5);
+    tu_buf_put(&extra, "1234", 4);
+    tag(&extra, 903, 3);
+    vfield(&extra, 1, 1);
+    tag(&extra, 903, 4);
+    pb m2 = model_with(&extra, "Relu", NULL, NULL);
+    expect_clean(&m2);
+    free(m2.p);
+    free(ok.p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* External data: the pure rules */
+
+START_TEST(test_location_rules)
+{
+    static const struct {
+        const char *loc;
+        size_t n;
+        bool safe;
+    } cases[] = {
+        {"w.bin", 5, true},          {"data/w.bin", 10, true},
+        {"./w.bin", 7, true},        {"..w", 3, true},
+        {"a..b/c", 6, true},         {"w..", 3, true},
+        {"../w.bin", 8, false},      {"a/../../w", 9, false},
+        {"a/..", 4, false},          {"/etc/passwd", 11, false},
+        {"\\\\srv\\x", 7, false},    {"..\\w", 4, false},
+        {"C:\\w.bin", 8, false},     {"c:w", 3, false},
+        {"w\0.bin", 6, false},       {"", 0, false},
+        {"a\\..\\..\\b", 10, false}, {"1:x", 3, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_msg(stg_onnx_location_safe((const uint8_t *)cases[i].loc, cases[i].n) ==
+                          cases[i].safe,
+                      "%zu: %s", i, cases[i].loc);
+    }
+}
+END_TEST
+
+START_TEST(test_external_path_unsafe)
+{
+    pb t = ext_tensor("../../etc/passwd", "0", "16", 1);
+    pb m = model_with(NULL, "Relu", NULL, &t);
+    expect(&m, STG_ONNX_EXTERNAL_PATH_UNSAFE, C, C, STG_NO_OFFSET);
+    stg_report *r = run(&m, STG_PROFILE_STRICT);
+    const stg_finding *f = stg_report_at(r, (size_t)tu_find(r, STG_ONNX_EXTERNAL_PATH_UNSAFE));
+    ck_assert_str_eq(f->member, "../../etc/passwd");
+    ck_assert_uint_eq(f->tensor_len, 1);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    free(m.p);
+    /* near miss: the same entries but data_location DEFAULT: readers never open them */
+    pb t2 = ext_tensor("../../etc/passwd", "0", "16", 0);
+    pb m2 = model_with(NULL, "Relu", NULL, &t2);
+    expect_clean(&m2);
+    free(m2.p);
+    pb t3 = ext_tensor("weights/w.bin", "0", "16", 1);
+    pb m3 = model_with(NULL, "Relu", NULL, &t3);
+    expect_clean(&m3);
+    stg_onnx_model om;
+    r = run_model(&m3, STG_PROFILE_STRICT, &om);
+    ck_assert_uint_eq(om.next, 1);
+    ck_assert_uint_eq(om.ext[0].location_len, 13);
+    ck_assert(om.ext[0].safe);
+    ck_assert(om.ext[0].has_length);
+    ck_assert_uint_eq(om.ext[0].data_length, 16);
+    ck_assert_uint_eq(om.nopsets, 1);
+    ck_assert_int_eq(om.opsets[0].version, 13);
+    stg_onnx_model_release(&om);
+    stg_report_free(r);
+    free(m3.p);
+}
+END_TEST
+
+START_TEST(test_external_malformed)
+{
+    const char *bad[][2] = {{"12abc", "16"},
+                            {"0", "-1"},
+                            {"18446744073709551615", "1"},
+                            {"", "1"},
+                            {"0", "99999999999999999999"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pb t = ext_tensor("w.bin", bad[i][0], bad[i][1], 1);
+        pb m = model_with(NULL, "Relu", NULL, &t);
+        expect(&m, STG_ONNX_MALFORMED, E, E, STG_NO_OFFSET);
+        free(m.p);
+    }
+    pb t = ext_tensor(NULL, "0", "16", 1); /* external, but no location */
+    pb m = model_with(NULL, "Relu", NULL, &t);
+    expect(&m, STG_ONNX_MALFORMED, E, E, STG_NO_OFFSET);
+    free(m.p);
+    pb ok = ext_tensor("w.bin", "18446744073709551614", "1", 1);
+    pb mok = model_with(NULL, "Relu", NULL, &ok);
+    expect_clean(&mok);
+    free(mok.p);
+    pb nol = ext_tensor("w.bin", NULL, NULL, 1); /* offset and length are optional */
+    pb mnol = model_with(NULL, "Relu", NULL, &nol);
+    expect_clean(&mnol);
+    free(mnol.p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Domains and opsets */
+
+START_TEST(test_custom_domain)
+{
+    pb extra = {0};
+    pb n2 = node("Other", "com.example");
+    msg(&extra, 1, &n2);
+    pb m = model_with(&extra, "Secret", "com.example", NULL);
+    pb o = opset("com.example", 1);
+    msg(&m, 8, &o);
+    expect(&m, STG_ONNX_CUSTOM_DOMAIN, W, W, STG_NO_OFFSET);
+    stg_report *r = run(&m, STG_PROFILE_STRICT);
+    ck_assert_uint_eq(tu_count(r, STG_ONNX_CUSTOM_DOMAIN), 1); /* once per domain */
+    const stg_finding *f = stg_report_at(r, (size_t)tu_find(r, STG_ONNX_CUSTOM_DOMAIN));
+    ck_assert_uint_eq(f->module_len, 11);
+    ck_assert_int_eq(memcmp(f->module, "com.example", 11), 0);
+    ck_assert_uint_eq(f->name_len, 6);
+    ck_assert_ptr_nonnull(strstr(f->message, "\"com.example\""));
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+    stg_report_free(r);
+    free(m.p);
+    /* the message names the domain with the bytes a terminal could misread replaced */
+    pb q = model_with(NULL, "Op", "com.\n\"x\x1b", NULL);
+    pb qo = opset("com.\n\"x\x1b", 1);
+    msg(&q, 8, &qo);
+    r = run(&q, STG_PROFILE_STRICT);
+    f = stg_report_at(r, (size_t)tu_find(r, STG_ONNX_CUSTOM_DOMAIN));
+    ck_assert_msg(strstr(f->message, "\"com.??x?\"") != NULL, "%s", f->message);
+    ck_assert_uint_eq(f->module_len, 8);
+    stg_report_free(r);
+    free(q.p);
+    /* the standard domains are no custom domain */
+    const char *std[] = {"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training"};
+    for (size_t i = 0; i < 4; i++) {
+        pb s = model_with(NULL, "Relu", std[i], NULL);
+        if (i >= 2) {
+            pb oi = opset(std[i], 1);
+            msg(&s, 8, &oi);
+        }
+        expect_clean(&s);
+        free(s.p);
+    }
+    /* a custom-domain op that is a local function: no native code */
+    pb fn = {0};
+    sfield(&fn, 1, "Secret");
+    pb fnode = node("Relu", NULL);
+    msg(&fn, 7, &fnode);
+    pb fo = opset("", 13);
+    msg(&fn, 9, &fo);
+    sfield(&fn, 10, "com.example");
+    pb lm = model_with(NULL, "Secret", "com.example", NULL);
+    pb lo = opset("com.example", 1);
+    msg(&lm, 8, &lo);
+    msg(&lm, 25, &fn);
+    expect_clean(&lm);
+    free(lm.p);
+    /* a node in a subgraph (If's then_branch) is found too */
+    pb sub = {0};
+    pb sn = node("Evil", "org.evil");
+    msg(&sub, 1, &sn);
+    pb attr = {0};
+    sfield(&attr, 1, "then_branch");
+    vfield(&attr, 20, 5);
+    msg(&attr, 6, &sub);
+    pb ifn = node("If", NULL);
+    msg(&ifn, 5, &attr);
+    pb g = {0};
+    msg(&g, 1, &ifn);
+    pb sm = {0};
+    msg(&sm, 7, &g);
+    pb so = opset("", 13);
+    msg(&sm, 8, &so);
+    pb so2 = opset("org.evil", 1);
+    msg(&sm, 8, &so2);
+    expect(&sm, STG_ONNX_CUSTOM_DOMAIN, W, W, STG_NO_OFFSET);
+    free(sm.p);
+}
+END_TEST
+
+START_TEST(test_opset_invalid)
+{
+    /* no opset import at all */
+    pb g = {0};
+    pb n = node("Relu", NULL);
+    msg(&g, 1, &n);
+    pb m = {0};
+    vfield(&m, 1, 8);
+    msg(&m, 7, &g);
+    expect(&m, STG_ONNX_OPSET_INVALID, E, W, STG_NO_OFFSET);
+    free(m.p);
+    /* version 0 */
+    pb z = model_with(NULL, "Relu", NULL, NULL);
+    size_t at = z.n;
+    pb o = opset("ai.onnx.ml", 0);
+    msg(&z, 8, &o);
+    expect(&z, STG_ONNX_OPSET_INVALID, E, W, at);
+    free(z.p);
+    /* "" and "ai.onnx" are one domain: imported twice */
+    pb d = model_with(NULL, "Relu", NULL, NULL);
+    size_t dat = d.n;
+    pb od = opset("ai.onnx", 13);
+    msg(&d, 8, &od);
+    expect(&d, STG_ONNX_OPSET_INVALID, E, W, dat);
+    free(d.p);
+    /* a node of a domain no import names */
+    pb u = model_with(NULL, "Normalizer", "ai.onnx.ml", NULL);
+    expect(&u, STG_ONNX_OPSET_INVALID, E, W, STG_NO_OFFSET);
+    free(u.p);
+    /* near miss: the import is there */
+    pb ok = model_with(NULL, "Normalizer", "ai.onnx.ml", NULL);
+    pb ook = opset("ai.onnx.ml", 3);
+    msg(&ok, 8, &ook);
+    expect_clean(&ok);
+    free(ok.p);
+}
+END_TEST
+
+/* Subgraphs nested through attributes: 3 frames a level (graph, node, attribute). */
+static pb nested(int levels)
+{
+    pb g = {0};
+    pb n0 = node("Relu", NULL);
+    msg(&g, 1, &n0);
+    for (int i = 0; i < levels; i++) {
+        pb attr = {0};
+        sfield(&attr, 1, "body");
+        msg(&attr, 6, &g);
+        pb n = node("Loop", NULL);
+        msg(&n, 5, &attr);
+        g = (pb){0};
+        msg(&g, 1, &n);
+    }
+    pb m = {0};
+    msg(&m, 7, &g);
+    pb o = opset("", 13);
+    msg(&m, 8, &o);
+    return m;
+}
+
+START_TEST(test_depth)
+{
+    pb ok = nested(30); /* 1 + 3 x 30 + 2 = 93 frames */
+    expect_clean(&ok);
+    free(ok.p);
+    pb deep = nested(40);
+    stg_report *r = run(&deep, STG_PROFILE_STRICT);
+    long at = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->limit, "max_onnx_depth");
+    stg_report_free(r);
+    free(deep.p);
+    /* many custom domains, each once: the tables stay linear */
+    pb g = {0};
+    char d[32];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(d, sizeof d, "com.x%d", i);
+        pb n = node("Op", d);
+        msg(&g, 1, &n);
+    }
+    pb m = {0};
+    msg(&m, 7, &g);
+    pb o = opset("", 13);
+    msg(&m, 8, &o);
+    r = run(&m, STG_PROFILE_COMPAT);
+    /* 20,000 domains, each reported (custom, and not imported): past max_findings, counted */
+    ck_assert_uint_gt(tu_count(r, STG_ONNX_CUSTOM_DOMAIN), 400);
+    ck_assert_uint_gt(stg_report_truncated(r), 30000);
+    stg_report_free(r);
+    free(m.p);
+}
+END_TEST
+
+/* Every memory cap from almost nothing up: the uncapped answer, or limit_exceeded and a
+ * verdict that is not ok. */
+START_TEST(test_memory_caps)
+{
+    pb g = {0};
+    char d[32];
+    for (int i = 0; i < 300; i++) {
+        snprintf(d, sizeof d, "com.x%d", i % 7);
+        pb n = node("Op", d);
+        msg(&g, 1, &n);
+        pb t = ext_tensor("w.bin", "0", "4", 1);
+        msg(&g, 5, &t);
+    }
+    pb m = {0};
+    msg(&m, 7, &g);
+    for (int i = 0; i < 7; i++) {
+        snprintf(d, sizeof d, "com.x%d", i);
+        pb o = opset(d, 1);
+        msg(&m, 8, &o);
+    }
+    pb o = opset("", 13);
+    msg(&m, 8, &o);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *full = stg_report_new(&lim);
+    ck_assert_int_eq(stg_onnx_check(m.p, m.n, &lim, 0, full, NULL), STG_OK);
+    stg_report_finish(full);
+    ck_assert_uint_eq(tu_count(full, STG_ONNX_CUSTOM_DOMAIN), 7);
+    for (uint64_t cap = 1; cap < ((uint64_t)1 << 20); cap = cap * 3 / 2 + 1024) {
+        lim.max_memory = cap;
+        stg_report *r = stg_report_new(&lim);
+        ck_assert_int_eq(stg_onnx_check(m.p, m.n, &lim, 0, r, NULL), STG_OK);
+        stg_report_finish(r);
+        if (tu_find(r, STG_LIMIT_EXCEEDED) >= 0) {
+            ck_assert_int_ne(stg_report_verdict(r), STG_VERDICT_OK);
+        } else {
+            ck_assert_uint_eq(stg_report_count(r), stg_report_count(full));
+        }
+        stg_report_free(r);
+    }
+    stg_report_free(full);
+    free(m.p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Files: the fixtures, then links */
+
+static stg_report *check_file(const char *dir, const char *root)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    size_t len = 0;
+    uint8_t *buf = tu_read_file(path, &len);
+    ck_assert_msg(buf != NULL, "%s", path);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    stg_onnx_model m;
+    ck_assert_int_eq(stg_onnx_check(buf, len, &lim, 0, r, &m), STG_OK);
+    stg_onnx_check_external_files(dir, root, m.ext, m.next, r);
+    stg_onnx_model_release(&m);
+    stg_report_finish(r);
+    free(buf);
+    return r;
+}
+
+START_TEST(test_fixtures)
+{
+    const char *top = tu_src("tests/data/onnx");
+    DIR *d = opendir(top);
+    ck_assert_msg(d != NULL, "no %s", top);
+    struct dirent *e;
+    size_t ok = 0, bad = 0;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/%s", top, n);
+        if (strncmp(n, "ok-", 3) == 0) {
+            stg_report *r = check_file(dir, NULL);
+            ck_assert_msg(stg_report_count(r) == 0, "%s: %s", n, tu_describe(r));
+            stg_report_free(r);
+            ok++;
+        } else if (strncmp(n, "bad-", 4) == 0) {
+            stg_code want = tu_code_by_name(n + 4, strcspn(n + 4, "-"));
+            ck_assert_msg(want != 0, "%s: names no code", n);
+            stg_report *r = check_file(dir, NULL);
+            ck_assert_msg(tu_find(r, want) >= 0, "%s: %s", n, tu_describe(r));
+            ck_assert_int_ne(stg_report_verdict(r), STG_VERDICT_OK);
+            stg_report_free(r);
+            bad++;
+        }
+    }
+    closedir(d);
+    ck_assert_uint_ge(ok, 6);
+    ck_assert_uint_ge(bad, 11);
+}
+END_TEST
+
+START_TEST(test_external_links)
+{
+    char *tmp = tu_tempdir();
+    char model_dir[2048], path[4096], target[4096];
+    snprintf(model_dir, sizeof model_dir, "%s/model", tmp);
+    ck_assert_int_eq(mkdir(model_dir, 0700), 0);
+    /* the model names w.bin; w.bin is a link to a file outside the model's folder */
+    snprintf(target, sizeof target, "%s/outside.bin", tmp);
+    ck_assert_int_eq(tu_write_file(target, "0123456789abcdef", 16), 0);
+    snprintf(path, sizeof path, "%s/w.bin", model_dir);
+    ck_assert_int_eq(symlink("../outside.bin", path), 0);
+    pb t = ext_tensor("w.bin", "0", "16", 1);
+    pb m = model_with(NULL, "Relu", NULL, &t);
+    snprintf(path, sizeof path, "%s/model.onnx", model_dir);
+    ck_assert_int_eq(tu_write_file(path, m.p, m.n), 0);
+    free(m.p);
+    stg_report *r = check_file(model_dir, NULL);
+    long at = tu_find(r, STG_ONNX_EXTERNAL_PATH_UNSAFE);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->member, "w.bin");
+    stg_report_free(r);
+    /* near miss: a root that holds both (a Hugging Face cache links snapshots to blobs) */
+    r = check_file(model_dir, tmp);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    /* a link inside the folder is fine; a link to a folder is not a regular file */
+    snprintf(path, sizeof path, "%s/w.bin", model_dir);
+    ck_assert_int_eq(unlink(path), 0);
+    snprintf(target, sizeof target, "%s/real.bin", model_dir);
+    ck_assert_int_eq(tu_write_file(target, "0123456789abcdef", 16), 0);
+    ck_assert_int_eq(symlink("real.bin", path), 0);
+    r = check_file(model_dir, NULL);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    r = check_file(model_dir, NULL);
+    ck_assert_int_ge(tu_find(r, STG_ONNX_EXTERNAL_MISSING), 0);
+    stg_report_free(r);
+    /* one byte short of offset + length */
+    ck_assert_int_eq(rmdir(path), 0);
+    ck_assert_int_eq(tu_write_file(path, "0123456789abcde", 15), 0);
+    r = check_file(model_dir, NULL);
+    at = tu_find(r, STG_ONNX_EXTERNAL_MISSING);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_at(r, (size_t)at)->severity, E);
+    stg_report_free(r);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("onnx");
+    TCase *tc = tcase_create("onnx");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_pb_walker);
+    tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_location_rules);
+    tcase_add_test(tc, test_external_path_unsafe);
+    tcase_add_test(tc, test_external_malformed);
+    tcase_add_test(tc, test_custom_domain);
+    tcase_add_test(tc, test_opset_invalid);
+    tcase_add_test(tc, test_depth);
+    tcase_add_test(tc, test_memory_caps);
+    tcase_add_test(tc, test_fixtures);
+    tcase_add_test(tc, test_external_links);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(suite());
+}
