@@ -54,8 +54,18 @@ void stg_cv_init(stg_cv_eval *e, const stg_cv_limits *lim)
     stg_map_set_overflow(&e->skeys, 64);
 }
 
+/* A buffer of stg_arena_grow_buffer back to the system. */
+static void drop(stg_cv_eval *e, void **buf, uint32_t cap, size_t elsize)
+{
+    size_t bytes = (size_t)cap * elsize;
+    stg_arena_free_buffer(&e->arena, buf, &bytes);
+}
+
 void stg_cv_free(stg_cv_eval *e)
 {
+    drop(e, (void **)&e->stack, e->stack_cap, sizeof *e->stack);
+    drop(e, (void **)&e->marks, e->marks_cap, sizeof *e->marks);
+    drop(e, (void **)&e->storages, e->storages_cap, sizeof *e->storages);
     stg_map_free(&e->memo);
     stg_map_free(&e->skeys);
     stg_arena_release(&e->arena);

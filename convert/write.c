@@ -229,6 +229,14 @@ static bool build_header(stg_cv_plan *p, const stg_cv_select *sel, stg_report *r
 
 /* ---------------------------------------------------------------- the plan */
 
+/* Frees the plan and passes r on: `return drop_plan(p, refuse(...))` reports (reading the
+ * plan's names) before the plan goes. */
+static bool drop_plan(stg_cv_plan *p, bool r)
+{
+    stg_cv_plan_free(p);
+    return r;
+}
+
 bool stg_cv_plan_build(const stg_cv *root, const stg_cv_select *sel, stg_cv_plan *p,
                        stg_report *rep)
 {
@@ -248,8 +256,8 @@ bool stg_cv_plan_build(const stg_cv *root, const stg_cv_select *sel, stg_cv_plan
     p->entries = stg_mem_calloc(m->n > 0 ? m->n : 1, sizeof *p->entries);
     p->order = stg_mem_calloc(m->n > 0 ? m->n : 1, sizeof *p->order);
     if (p->entries == NULL || p->order == NULL) {
-        stg_cv_plan_free(p);
-        return refuse(rep, STG_LIMIT_EXCEEDED, STG_NO_OFFSET, NULL, 0, "memory ran out");
+        return drop_plan(p,
+                         refuse(rep, STG_LIMIT_EXCEEDED, STG_NO_OFFSET, NULL, 0, "memory ran out"));
     }
     bool leaf_refused = false;
     for (uint32_t i = 0; i < m->n; i++) {
@@ -267,9 +275,9 @@ bool stg_cv_plan_build(const stg_cv *root, const stg_cv_select *sel, stg_cv_plan
         }
         if (!stg_utf8_valid(k->u.s.p, k->u.s.len, false, NULL) ||
             (k->u.s.len == 12 && memcmp(k->u.s.p, "__metadata__", 12) == 0)) {
-            stg_cv_plan_free(p);
-            return refuse(rep, STG_CONVERT_UNSUPPORTED, k->offset, NULL, 0,
-                          "a tensor name safetensors cannot hold (not UTF-8, or __metadata__)");
+            return drop_plan(
+                p, refuse(rep, STG_CONVERT_UNSUPPORTED, k->offset, NULL, 0,
+                          "a tensor name safetensors cannot hold (not UTF-8, or __metadata__)"));
         }
         stg_cv_entry *e = &p->entries[p->count++];
         e->name = k->u.s.p;
@@ -282,14 +290,14 @@ bool stg_cv_plan_build(const stg_cv *root, const stg_cv_select *sel, stg_cv_plan
         e->nbytes = count * e->t->storage->elsize;
     }
     if (leaf_refused) {
-        stg_cv_plan_free(p);
-        return refuse(rep, STG_CONVERT_UNSUPPORTED, m->offset, NULL, 0,
-                      "--strict-leaves: the mapping holds values that are not tensors");
+        return drop_plan(p,
+                         refuse(rep, STG_CONVERT_UNSUPPORTED, m->offset, NULL, 0,
+                                "--strict-leaves: the mapping holds values that are not tensors"));
     }
     if (p->count == 0) {
-        stg_cv_plan_free(p);
-        return refuse(rep, STG_CONVERT_UNSUPPORTED, m->offset, NULL, 0,
-                      "no tensor to convert (a checkpoint dict? --select state_dict, model, ...)");
+        return drop_plan(
+            p, refuse(rep, STG_CONVERT_UNSUPPORTED, m->offset, NULL, 0,
+                      "no tensor to convert (a checkpoint dict? --select state_dict, model, ...)"));
     }
     /* names: once each */
     for (size_t i = 0; i < p->count; i++) {
@@ -299,9 +307,8 @@ bool stg_cv_plan_build(const stg_cv *root, const stg_cv_select *sel, stg_cv_plan
     for (size_t i = 1; i < p->count; i++) {
         const stg_cv_entry *a = &p->entries[p->order[i - 1]], *b = &p->entries[p->order[i]];
         if (cmp_name(a, b) == 0) {
-            stg_cv_plan_free(p);
-            return refuse(rep, STG_CONVERT_UNSUPPORTED, STG_NO_OFFSET, b->name, b->name_len,
-                          "a tensor name appears twice");
+            return drop_plan(p, refuse(rep, STG_CONVERT_UNSUPPORTED, STG_NO_OFFSET, b->name,
+                                       b->name_len, "a tensor name appears twice"));
         }
     }
     if (sel->drop_aliases) {
@@ -337,9 +344,8 @@ bool stg_cv_plan_build(const stg_cv *root, const stg_cv_select *sel, stg_cv_plan
         stg_cv_entry *e = &p->entries[p->order[k]];
         e->begin = at;
         if (stg_add_u64(at, e->nbytes, &at)) {
-            stg_cv_plan_free(p);
-            return refuse(rep, STG_CONVERT_TENSOR_INVALID, e->t->offset, e->name, e->name_len,
-                          "the output's data size overflows");
+            return drop_plan(p, refuse(rep, STG_CONVERT_TENSOR_INVALID, e->t->offset, e->name,
+                                       e->name_len, "the output's data size overflows"));
         }
     }
     p->data_len = at;

@@ -457,6 +457,26 @@ START_TEST(test_buffer_scan_refuses)
 }
 END_TEST
 
+/* corpus/regress/convert-duplicate-name (fuzz_convert): a name twice in the state_dict; the
+ * refusal read the name after the plan was freed. */
+START_TEST(test_regress_duplicate_name)
+{
+    size_t len, out_len;
+    uint8_t *in = tu_read_file(tu_src("corpus/regress/convert-duplicate-name"), &len);
+    ck_assert_ptr_nonnull(in);
+    void *out;
+    stg_report *rep;
+    ck_assert_int_eq(convert(in, len, false, &out, &out_len, &rep), STG_E_INVALID);
+    long i = tu_find(rep, STG_CONVERT_UNSUPPORTED);
+    ck_assert_int_ge(i, 0);
+    const stg_finding *f = stg_report_at(rep, (size_t)i);
+    ck_assert_uint_eq(f->tensor_len, 3);
+    ck_assert_int_eq(memcmp(f->tensor, "f16", 3), 0);
+    stg_report_free(rep);
+    free(in);
+}
+END_TEST
+
 START_TEST(test_buffer_bad_args)
 {
     void *out = (void *)1;
@@ -487,6 +507,7 @@ static Suite *convert_suite(void)
     tcase_add_test(tc, test_buffer_transpose_bytes);
     tcase_add_loop_test(tc, test_buffer_codes, 0, E_NR);
     tcase_add_test(tc, test_buffer_scan_refuses);
+    tcase_add_test(tc, test_regress_duplicate_name);
     tcase_add_test(tc, test_buffer_bad_args);
     suite_add_tcase(s, tc);
     return s;

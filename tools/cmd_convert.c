@@ -45,6 +45,9 @@ static void print_findings(const stg_report *r)
 {
     for (size_t i = 0; i < stg_report_count(r); i++) {
         const stg_finding *f = stg_report_at(r, i);
+        if (f->severity == STG_SEV_INFO && f->code != STG_CONVERT_ALIAS_DROPPED) {
+            continue; /* the scan's pickle_file note and the like */
+        }
         fprintf(stderr, "stguard convert: %s %s", stg_severity_name(f->severity),
                 stg_code_name(f->code));
         if (f->has_offset) {
