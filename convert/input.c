@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "../parser/cursor.h"
+#include "../parser/mem.h"
+#include "../parser/npy.h"
 #include "../parser/zip.h"
 #include "../parser/torch.h"
 
@@ -49,6 +51,9 @@ static bool all_bound(stg_cv_eval *e, stg_report *rep)
     return true;
 }
 
+static bool read_npz(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root,
+                     stg_report *rep);
+
 /* ---------------------------------------------------------------- torch zip */
 
 static bool has_prefix(const stg_zip_entry *en, const uint8_t *p, size_t pl, const char *rest,
@@ -87,6 +92,10 @@ static bool read_zip(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
     }
     const void *slash = memchr(en.name, '/', en.name_len);
     if (slash == NULL) {
+        /* numpy.savez writes NAME.npy at the top; torch archives have a folder */
+        if (en.name_len > 4 && memcmp(en.name + en.name_len - 4, ".npy", 4) == 0) {
+            return read_npz(buf, len, e, root, rep);
+        }
         return refuse(rep, STG_CONVERT_INPUT_UNKNOWN, en.cd_offset,
                       "a zip whose first entry is not in a folder: not a torch archive");
     }
@@ -231,6 +240,207 @@ static bool read_legacy(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv *
     return all_bound(e, rep);
 }
 
+/* ---------------------------------------------------------------- NumPy .npy / .npz */
+
+static const struct npy_type {
+    char kind;
+    uint8_t size;
+    stg_dtype dtype;
+} npy_types[] = {
+    {'f', 8, STG_DTYPE_F64}, {'f', 4, STG_DTYPE_F32}, {'f', 2, STG_DTYPE_F16},
+    {'i', 8, STG_DTYPE_I64}, {'i', 4, STG_DTYPE_I32}, {'i', 2, STG_DTYPE_I16},
+    {'i', 1, STG_DTYPE_I8},  {'u', 8, STG_DTYPE_U64}, {'u', 4, STG_DTYPE_U32},
+    {'u', 2, STG_DTYPE_U16}, {'u', 1, STG_DTYPE_U8},  {'b', 1, STG_DTYPE_BOOL},
+    {'c', 8, STG_DTYPE_C64},
+};
+
+/* A plain numeric typestr ('<f4', '|b1', '>i8', '=u2'): its dtype and byte order. */
+static bool npy_dtype(const uint8_t *t, size_t n, stg_dtype *dt, bool *big)
+{
+    if (n != 3 || (t[0] != '<' && t[0] != '>' && t[0] != '|' && t[0] != '=') || t[2] < '1' ||
+        t[2] > '8') {
+        return false;
+    }
+    for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++) {
+        if (npy_types[i].kind == (char)t[1] && npy_types[i].size == (uint8_t)(t[2] - '0')) {
+            *dt = npy_types[i].dtype;
+            *big = t[0] == '>' && npy_types[i].size > 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One .npy at buf[0..len) (base: its offset in the file) as a tensor over its own storage. */
+static stg_cv *npy_tensor(const uint8_t *buf, size_t len, uint64_t base, stg_cv_eval *e,
+                          stg_report *rep)
+{
+    stg_limits def;
+    stg_limits_default(&def);
+    stg_npy_limits nl = {def.max_header_len, def.max_json_depth, def.max_metadata_entries};
+    size_t cap = stg_npy_nodes_needed(buf, len, &nl);
+    stg_pylit_node *nodes = cap > 0 ? stg_mem_calloc(cap, sizeof *nodes) : NULL;
+    stg_npy_dtype *scratch = cap > 0 ? stg_mem_calloc(cap, sizeof *scratch) : NULL;
+    stg_npy_header h;
+    stg_npy_error err;
+    stg_cv *v = NULL;
+    const char *why = NULL;
+    uint8_t ts[8];
+    size_t tl = 0;
+    stg_dtype dt = STG_DTYPE_U8;
+    bool big = false;
+    if (nodes == NULL || scratch == NULL ||
+        stg_npy_read(buf, len, &nl, nodes, scratch, cap, &h, &err) != STG_OK) {
+        why = "the .npy header does not read as numpy reads it";
+    } else if (nodes[h.descr_node].kind != STG_PYLIT_STR ||
+               !stg_pylit_str(buf, &nodes[h.descr_node], h.major < 3, ts, sizeof ts, &tl) ||
+               !npy_dtype(ts, tl, &dt, &big)) {
+        why = "a .npy dtype that is not a plain number or bool (structured, object, text, "
+              "time, float128 ...)";
+    } else if (!h.count_known || h.ndim > e->lim.max_rank) {
+        why = "a .npy shape of negative dimensions, too many dimensions, or an overflowing size";
+    }
+    uint64_t bytes = 0, elsize = stg_dtype_bits(dt) / 8;
+    if (why == NULL && (stg_mul_u64(h.count, elsize, &bytes) || bytes > len - h.data_offset)) {
+        why = "the .npy data is shorter than its shape and dtype say";
+    }
+    stg_cv_storage *s = why == NULL ? stg_arena_alloc(&e->arena, sizeof *s, 8) : NULL;
+    stg_cv_tensor *t = s != NULL ? stg_arena_alloc(&e->arena, sizeof *t, 8) : NULL;
+    uint64_t *dims = t != NULL ? stg_arena_alloc(&e->arena, (h.ndim + 1) * 16u, 8) : NULL;
+    v = dims != NULL ? stg_arena_alloc(&e->arena, sizeof *v, 8) : NULL;
+    if (why == NULL && v == NULL) {
+        why = "memory ran out";
+    }
+    if (why == NULL) {
+        memset(s, 0, sizeof *s);
+        memset(t, 0, sizeof *t);
+        memset(v, 0, sizeof *v);
+        s->dtype = dt;
+        s->elsize = (uint32_t)elsize;
+        s->numel = h.count;
+        s->offset = base;
+        s->data = buf + h.data_offset;
+        s->data_len = bytes;
+        s->big_endian = big;
+        s->index = UINT32_MAX; /* in no persistent-id table */
+        t->storage = s;
+        t->rank = h.ndim;
+        t->shape = dims;
+        t->stride = dims + h.ndim + 1;
+        t->offset = base;
+        size_t c = h.shape_node + 1;
+        for (uint32_t k = 0; k < h.ndim; k++, c = nodes[c].next) {
+            size_t d = c;
+            while (nodes[d].kind == STG_PYLIT_PAREN) {
+                d++;
+            }
+            dims[k] = (uint64_t)nodes[d].ival;
+        }
+        /* C order: row-major strides; Fortran order: column-major (copied in row-major) */
+        uint64_t step = 1;
+        for (uint32_t k = 0; k < h.ndim; k++) {
+            uint32_t i = h.fortran_order ? k : h.ndim - 1 - k;
+            t->stride[i] = step;
+            step *= dims[i] > 0 ? dims[i] : 1;
+        }
+        v->kind = STG_CV_TENSOR;
+        v->offset = base;
+        v->u.t = t;
+    } else {
+        (void)refuse(rep, STG_CONVERT_UNSUPPORTED, base, why);
+        v = NULL;
+    }
+    stg_mem_free(nodes);
+    stg_mem_free(scratch);
+    return v;
+}
+
+/* A dict value of n pairs, in the evaluator's arena. */
+static stg_cv *new_dict(stg_cv_eval *e, uint32_t n)
+{
+    stg_cv *d = stg_arena_alloc(&e->arena, sizeof *d, 8);
+    stg_cv **items = d != NULL ? stg_arena_alloc(&e->arena, (2 * (size_t)n + 2) * sizeof *items, 8)
+                               : NULL;
+    if (items == NULL) {
+        return NULL;
+    }
+    memset(d, 0, sizeof *d);
+    d->kind = STG_CV_DICT;
+    d->cap = 2 * n + 2;
+    d->u.items = items;
+    return d;
+}
+
+static bool dict_add(stg_cv_eval *e, stg_cv *d, const uint8_t *name, size_t n, stg_cv *v)
+{
+    stg_cv *k = stg_arena_alloc(&e->arena, sizeof *k, 8);
+    if (k == NULL || 2 * (size_t)d->n + 2 > d->cap) {
+        return false;
+    }
+    memset(k, 0, sizeof *k);
+    k->kind = STG_CV_STR;
+    k->u.s.p = name;
+    k->u.s.len = n;
+    k->offset = v->offset;
+    d->u.items[2 * (size_t)d->n] = k;
+    d->u.items[2 * (size_t)d->n + 1] = v;
+    d->n++;
+    return true;
+}
+
+/* .npy: one tensor named "array". */
+static bool read_npy(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root, stg_report *rep)
+{
+    stg_cv *t = npy_tensor(buf, len, 0, e, rep);
+    stg_cv *d = t != NULL ? new_dict(e, 1) : NULL;
+    if (t != NULL && (d == NULL || !dict_add(e, d, (const uint8_t *)"array", 5, t))) {
+        return refuse(rep, STG_LIMIT_EXCEEDED, STG_NO_OFFSET, "memory ran out");
+    }
+    *root = d;
+    return d != NULL;
+}
+
+/* .npz (numpy.savez): every stored member NAME.npy becomes the tensor NAME; zipfile's reading,
+ * as numpy.load's. Compressed members (savez_compressed) are refused. */
+static bool read_npz(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root, stg_report *rep)
+{
+    stg_zip z;
+    stg_zip_error zerr;
+    stg_zip_entry en;
+    if (stg_zip_open_as(&z, buf, len, STG_ZIP_READER_ZIPFILE, &zerr) != STG_ZIPR_OK) {
+        return refuse(rep, STG_ZIP_MALFORMED, zerr.offset, "numpy's zip reader refuses it");
+    }
+    if (z.entry_count > e->lim.max_items) {
+        return refuse(rep, STG_CONVERT_UNSUPPORTED, z.cd_start, "too many members");
+    }
+    stg_cv *d = new_dict(e, (uint32_t)z.entry_count);
+    if (d == NULL) {
+        return refuse(rep, STG_LIMIT_EXCEEDED, STG_NO_OFFSET, "memory ran out");
+    }
+    stg_zip_result zr;
+    while ((zr = stg_zip_next(&z, &en, &zerr)) == STG_ZIPR_OK) {
+        if (en.name_len < 4 || memcmp(en.name + en.name_len - 4, ".npy", 4) != 0) {
+            return refuse(rep, STG_CONVERT_UNSUPPORTED, en.cd_offset,
+                          "an .npz member that is not a .npy");
+        }
+        if (!stored_range(&en, rep)) {
+            return false;
+        }
+        stg_cv *t = npy_tensor(buf + en.data_offset, (size_t)en.data_len, en.data_offset, e, rep);
+        if (t == NULL) {
+            return false;
+        }
+        if (!dict_add(e, d, en.name, en.name_len - 4, t)) {
+            return refuse(rep, STG_LIMIT_EXCEEDED, STG_NO_OFFSET, "memory ran out");
+        }
+    }
+    if (zr != STG_ZIPR_END) {
+        return refuse(rep, STG_ZIP_MALFORMED, zerr.offset, "an archive entry is unusable");
+    }
+    *root = d;
+    return true;
+}
+
 bool stg_cv_read_input(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root,
                        stg_report *rep)
 {
@@ -241,9 +451,8 @@ bool stg_cv_read_input(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **
         return read_legacy(buf, len, e, root, rep);
     }
     if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0) {
-        return refuse(rep, STG_CONVERT_INPUT_UNKNOWN, 0,
-                      ".npy input is not converted yet (docs/convert.md)");
+        return read_npy(buf, len, e, root, rep);
     }
     return refuse(rep, STG_CONVERT_INPUT_UNKNOWN, 0,
-                  "the input is neither a torch zip archive nor a legacy torch file");
+                  "the input is none of a torch zip archive, a legacy torch file, .npy, .npz");
 }

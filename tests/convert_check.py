@@ -77,6 +77,8 @@ def check(rec):
         return "--sha256 printed %r, the output's digest is %s" % (p.stdout, digest)
     if meta.get("format") != "pt":
         return "__metadata__ lacks format: pt: %r" % meta
+    if rec.get("numpy"):
+        return check_numpy(rec, p, got, name)
     truth_path = os.path.join(fx, rec.get("twin", name))
     try:
         truth = torch.load(truth_path, weights_only=True)
@@ -116,6 +118,30 @@ def check(rec):
     if order != expect_order:
         return "data order is not by dtype size then name: %r" % order
     del sizes
+    return None
+
+
+NP = {"F64": "f8", "F32": "f4", "F16": "f2", "I64": "i8", "I32": "i4", "I16": "i2", "I8": "i1",
+      "U64": "u8", "U32": "u4", "U16": "u2", "U8": "u1", "BOOL": "b1", "C64": "c8"}
+
+
+def check_numpy(rec, p, got, name):
+    import numpy as np
+    path = os.path.join(fx, name)
+    if name.endswith(".npz"):
+        with np.load(path) as z:
+            truth = {k: z[k] for k in z.files}
+    else:
+        truth = {"array": np.load(path)}
+    if set(got) != set(truth):
+        return "names differ: got %r, want %r" % (sorted(got), sorted(truth))
+    for k, a in truth.items():
+        dtype, shape, raw = got[k]
+        if np.dtype("<" + NP[dtype]) != a.dtype.newbyteorder("<") or list(a.shape) != shape:
+            return "%s: %s %r, numpy.load gives %s %r" % (k, dtype, shape, a.dtype, list(a.shape))
+        want = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes()
+        if raw != want:
+            return "%s: bytes differ" % k
     return None
 
 

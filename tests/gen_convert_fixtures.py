@@ -173,4 +173,38 @@ big_endian_copy(little, os.path.join(out, "big_endian.pt"))
 manifest.append({"file": "big_endian.pt", "args": [], "expect": "ok",
                  "twin": "big_endian_twin.pt"})
 
+# NumPy: .npy (C and Fortran order, big-endian, bool, 0-d) and .npz (numpy.savez)
+import numpy as np  # noqa: E402
+
+rng = np.random.default_rng(7)
+
+
+def npsave(name, arr=None, npz=None, **rec):
+    path = os.path.join(out, name)
+    if npz is not None:
+        np.savez(path, **npz)
+    else:
+        np.save(path, arr)
+    rec.setdefault("args", [])
+    rec.setdefault("expect", "ok")
+    rec["file"] = name
+    rec["numpy"] = True
+    manifest.append(rec)
+
+
+npsave("f32.npy", rng.standard_normal((3, 4)).astype("<f4"))
+npsave("big_i64.npy", np.arange(12, dtype=">i8").reshape(3, 4))
+npsave("big_f16.npy", rng.standard_normal(5).astype(">f2"))
+npsave("fortran.npy", np.asfortranarray(np.arange(24, dtype="<f8").reshape(2, 3, 4)))
+npsave("bool.npy", rng.standard_normal(7) > 0)
+npsave("scalar.npy", np.float16(2.5))
+npsave("empty.npy", np.zeros((0, 3), dtype=np.int16))
+npsave("c64.npy", (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64))
+npsave("multi.npz", npz={"a": np.arange(5, dtype=np.int32), "b.w": rng.standard_normal((2, 2)),
+                         "c": np.ones((2, 3), dtype=np.uint8)})
+npsave("strings.npy", np.array(["ab", "c"]), expect="refused", codes=["convert_unsupported"])
+np.savez_compressed(os.path.join(out, "compressed.npz"), a=np.arange(5))
+manifest.append({"file": "compressed.npz", "args": [], "expect": "refused", "numpy": True,
+                 "codes": ["convert_unsupported"]})
+
 json.dump(manifest, open(os.path.join(out, "manifest.json"), "w"), indent=1)

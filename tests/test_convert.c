@@ -457,6 +457,43 @@ START_TEST(test_buffer_scan_refuses)
 }
 END_TEST
 
+/* A .npy of big-endian int16 in Fortran order: one tensor "array", little-endian, row-major. */
+START_TEST(test_buffer_npy)
+{
+    tu_buf b = {0};
+    static const char dict[] = "{'descr': '>i2', 'fortran_order': True, 'shape': (2, 3), }";
+    size_t hl = 10 + sizeof dict - 1 + 1, pad = (64 - hl % 64) % 64;
+    PUTB(&b, "\x93NUMPY\x01\x00");
+    put_le(&b, sizeof dict - 1 + pad + 1, 2);
+    put(&b, dict);
+    for (size_t i = 0; i < pad; i++) {
+        put(&b, " ");
+    }
+    put(&b, "\n");
+    /* column-major [[0 1 2] [3 4 5]]: 0 3 1 4 2 5, each big-endian */
+    static const int order[6] = {0, 3, 1, 4, 2, 5};
+    for (int i = 0; i < 6; i++) {
+        uint8_t be[2] = {0, (uint8_t)order[i]};
+        tu_buf_put(&b, be, 2);
+    }
+    size_t out_len;
+    void *out;
+    stg_report *rep;
+    ck_assert_int_eq(convert(b.p, b.n, false, &out, &out_len, &rep), STG_OK);
+    static const char header[] = "{\"__metadata__\":{\"format\":\"pt\"},\"array\":{\"dtype\":"
+                                 "\"I16\",\"shape\":[2,3],\"data_offsets\":[0,12]}}";
+    const uint8_t *o = out;
+    size_t n = o[0];
+    ck_assert_int_eq(memcmp(o + 8, header, sizeof header - 1), 0);
+    static const int16_t want[6] = {0, 1, 2, 3, 4, 5};
+    ck_assert_uint_eq(out_len, 8 + n + 12);
+    ck_assert_int_eq(memcmp(o + 8 + n, want, 12), 0);
+    stg_convert_free(out);
+    stg_report_free(rep);
+    free(b.p);
+}
+END_TEST
+
 /* corpus/regress/convert-duplicate-name (fuzz_convert): a name twice in the state_dict; the
  * refusal read the name after the plan was freed. */
 START_TEST(test_regress_duplicate_name)
@@ -507,6 +544,7 @@ static Suite *convert_suite(void)
     tcase_add_test(tc, test_buffer_transpose_bytes);
     tcase_add_loop_test(tc, test_buffer_codes, 0, E_NR);
     tcase_add_test(tc, test_buffer_scan_refuses);
+    tcase_add_test(tc, test_buffer_npy);
     tcase_add_test(tc, test_regress_duplicate_name);
     tcase_add_test(tc, test_buffer_bad_args);
     suite_add_tcase(s, tc);

@@ -177,7 +177,7 @@ typedef enum stg_code {
     STG_ONNX_EXTERNAL_PATH_UNSAFE = 96, /**< external data location absolute, `..`, NUL */
     STG_ONNX_EXTERNAL_MISSING = 97,     /**< external data file missing or too short */
     STG_ONNX_CUSTOM_DOMAIN = 98,        /**< an operator from a non-standard domain */
-    STG_ONNX_OPSET_INVALID = 99,         /**< opset imports missing, repeated or unversioned */
+    STG_ONNX_OPSET_INVALID = 99,        /**< opset imports missing, repeated or unversioned */
     /* 100..109: stg_convert (docs/convert.md) */
     STG_CONVERT_UNSUPPORTED = 100,    /**< a global, call, opcode or object not reconstructed */
     STG_CONVERT_TENSOR_INVALID = 101, /**< a tensor's dtype, shape, strides or range */
@@ -630,7 +630,7 @@ static inline void stg_convert_options_default(stg_convert_options *out)
 }
 
 /**
- * Converts the torch checkpoint at `in` (torch.save zip or legacy format) to a safetensors
+ * Converts the checkpoint at `in` (torch.save zip or legacy format, NumPy .npy / .npz) to a safetensors
  * file at `out`, evaluating its pickle with a restricted evaluator that executes nothing. The
  * file is scanned first (stg_scan_buffer over the same bytes that are converted); the output
  * is written to a temporary file in out's folder, validated by the strict validator, then
