@@ -1093,7 +1093,8 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "inspect") == 0) {
         status = cmd_inspect(argc - 1, argv + 1, &c);
     } else {
-        status = usage_error("unknown command '%s' (scan, inspect, convert, --version, --help)", cmd);
+        status = usage_error("unknown command '%s' (scan, inspect, convert, --version, --help)",
+                             cmd);
     }
     stg_policy_free(c.policy);
     free(c.include);
