@@ -172,6 +172,8 @@ typedef struct fd_sink {
     int fd;
     stg_sha256 *h;
     size_t page;
+    const uint8_t *map; /* the input's mapping: only its pages are released */
+    size_t map_len;
 } fd_sink;
 
 static stg_status fd_write(void *ctx, const uint8_t *p, size_t n)
@@ -194,10 +196,16 @@ static stg_status fd_write(void *ctx, const uint8_t *p, size_t n)
     return STG_OK;
 }
 
-/* Storage bytes already copied leave the process's resident set (the mapping stays). */
+/* Storage bytes already copied leave the process's resident set (the mapping stays). Bytes
+ * of an inflated member are heap memory, which MADV_DONTNEED would zero under a second tensor
+ * of the same storage: only the mapping's pages are released. */
 static void fd_release(void *ctx, const uint8_t *p, size_t n)
 {
     fd_sink *s = ctx;
+    uintptr_t lo = (uintptr_t)s->map, hi = lo + s->map_len;
+    if (s->map == NULL || (uintptr_t)p < lo || (uintptr_t)p > hi || n > hi - (uintptr_t)p) {
+        return;
+    }
     uintptr_t a = (uintptr_t)p, b = a + n;
     a = (a + s->page - 1) & ~(uintptr_t)(s->page - 1);
     b &= ~(uintptr_t)(s->page - 1);
@@ -369,7 +377,7 @@ stg_status stg_convert(const char *in, const char *out, const stg_convert_option
     }
     char *tmp = NULL;
     int ofd = -1;
-    fd_sink fs = {-1, NULL, (size_t)sysconf(_SC_PAGESIZE)};
+    fd_sink fs = {-1, NULL, (size_t)sysconf(_SC_PAGESIZE), map, len};
     if (st == STG_OK) {
         tmp = temp_template(out);
         ofd = tmp != NULL ? mkstemp(tmp) : -1;

@@ -6,6 +6,7 @@
 
 #include "../parser/cursor.h"
 #include "../parser/hash.h"
+#include "../parser/mem.h"
 #include "../parser/text.h"
 #include "../parser/util.h"
 
@@ -39,6 +40,8 @@ void stg_cv_limits_from(const stg_limits *lim, stg_cv_limits *out)
     /* The pickle's values: a few hundred bytes per tensor at most; 1 GiB covers millions. */
     out->max_memory = (uint64_t)1 << 30;
     out->hash_seed = STG_HASH_SEED_DEFAULT;
+    out->max_inflate_bytes = lim->max_inflate_bytes;
+    out->max_inflate_ratio = lim->max_inflate_ratio;
 }
 
 void stg_cv_init(stg_cv_eval *e, const stg_cv_limits *lim)
@@ -66,10 +69,29 @@ void stg_cv_free(stg_cv_eval *e)
     drop(e, (void **)&e->stack, e->stack_cap, sizeof *e->stack);
     drop(e, (void **)&e->marks, e->marks_cap, sizeof *e->marks);
     drop(e, (void **)&e->storages, e->storages_cap, sizeof *e->storages);
+    for (uint32_t i = 0; i < e->nowned; i++) {
+        stg_mem_free(e->owned[i]);
+    }
+    drop(e, (void **)&e->owned, e->owned_cap, sizeof *e->owned);
     stg_map_free(&e->memo);
     stg_map_free(&e->skeys);
     stg_arena_release(&e->arena);
     memset(e, 0, sizeof *e);
+}
+
+bool stg_cv_keep(stg_cv_eval *e, void *p)
+{
+    if (e->nowned == e->owned_cap) {
+        size_t bytes = (size_t)e->owned_cap * sizeof *e->owned;
+        if (stg_arena_grow_buffer(&e->arena, (void **)&e->owned, &bytes,
+                                  ((size_t)e->owned_cap + 1) * sizeof *e->owned) != 0) {
+            stg_mem_free(p);
+            return false;
+        }
+        e->owned_cap = (uint32_t)(bytes / sizeof *e->owned);
+    }
+    e->owned[e->nowned++] = p;
+    return true;
 }
 
 /* ---------------------------------------------------------------- errors and memory */
@@ -349,6 +371,10 @@ static bool global(run *r, const uint8_t *m, size_t ml, const uint8_t *n, size_t
         v->global = STG_CVG_REBUILD_PARAM_STATE;
     } else if (eqn(m, ml, "torch") && eqn(n, nl, "device")) {
         v->global = STG_CVG_DEVICE;
+    } else if ((eqn(m, ml, "torch.storage") || eqn(m, ml, "torch")) &&
+               eqn(n, nl, "UntypedStorage")) {
+        v->global = STG_CVG_UNTYPED_STORAGE;
+        v->dtype = STG_DTYPE_U8;
     } else if (eqn(m, ml, "torch")) {
         for (size_t i = 0; i < sizeof storage_types / sizeof storage_types[0]; i++) {
             if (eqn(n, nl, storage_types[i].name)) {
@@ -630,8 +656,13 @@ static bool op_persid(run *r)
     }
     stg_cv *type = pid->u.items[1], *key = pid->u.items[2], *loc = pid->u.items[3],
            *numel = pid->u.items[4];
-    if (type->kind != STG_CV_GLOBAL || type->global != STG_CVG_STORAGE_TYPE) {
-        return unsupported(r, "a persistent id whose storage type is not a typed torch storage");
+    if (type->kind != STG_CV_GLOBAL ||
+        (type->global != STG_CVG_STORAGE_TYPE && type->global != STG_CVG_UNTYPED_STORAGE)) {
+        return unsupported(r, "a persistent id whose storage type is not a torch storage type");
+    }
+    if (type->global == STG_CVG_UNTYPED_STORAGE && e->legacy) {
+        return unsupported(r, "an UntypedStorage persistent id in a legacy torch file (torch.load "
+                              "fails on it: the class has no dtype)");
     }
     if (key->kind != STG_CV_STR || loc->kind != STG_CV_STR || numel->kind != STG_CV_INT ||
         numel->u.i < 0 || (pid->n == 6 && pid->u.items[5]->kind != STG_CV_NONE)) {
@@ -783,7 +814,8 @@ static bool op_reduce(run *r)
     if (callable == NULL) {
         return false;
     }
-    if (callable->kind != STG_CV_GLOBAL || callable->global == STG_CVG_STORAGE_TYPE) {
+    if (callable->kind != STG_CV_GLOBAL || callable->global == STG_CVG_STORAGE_TYPE ||
+        callable->global == STG_CVG_UNTYPED_STORAGE) {
         return unsupported(r, "REDUCE of a value that is not a reconstruction call");
     }
     if (args->kind != STG_CV_TUPLE) {
@@ -820,7 +852,8 @@ static bool op_reduce(run *r)
             return unsupported(r, "torch.device called with arguments other than (type[, index])");
         }
         return push(r, a[0]);
-    case STG_CVG_STORAGE_TYPE: break;
+    case STG_CVG_STORAGE_TYPE:
+    case STG_CVG_UNTYPED_STORAGE: break;
     }
     return unsupported(r, "REDUCE of a value that is not a reconstruction call");
 }

@@ -43,7 +43,11 @@ typedef enum stg_cv_global {
     STG_CVG_REBUILD_PARAM,       /* torch._utils._rebuild_parameter */
     STG_CVG_REBUILD_PARAM_STATE, /* torch._utils._rebuild_parameter_with_state */
     STG_CVG_STORAGE_TYPE,        /* torch.<X>Storage: dtype in stg_cv.dtype */
-    STG_CVG_DEVICE               /* torch.device */
+    STG_CVG_DEVICE,              /* torch.device */
+    /* torch.storage.UntypedStorage (or torch.UntypedStorage) in a persistent id: torch.load's
+     * zip reader wraps it as TypedStorage(wrap_storage=..., dtype=torch.uint8), numel being its
+     * byte count; its legacy reader fails on it (the class has no dtype). */
+    STG_CVG_UNTYPED_STORAGE
 } stg_cv_global;
 
 /* Tensor rank the converter handles (max_rank is clamped to it). */
@@ -103,6 +107,9 @@ typedef struct stg_cv_limits {
     uint32_t max_rank;
     uint64_t max_memory; /* the arena's budget: every value */
     uint64_t hash_seed;
+    /* deflated zip members, held inflated until written: their total, and each one's ratio */
+    uint64_t max_inflate_bytes;
+    uint32_t max_inflate_ratio;
 } stg_cv_limits;
 
 /* Why an evaluation stopped (constant text; code is the finding's). */
@@ -127,6 +134,13 @@ typedef struct stg_cv_eval {
     uint32_t *marks;
     uint32_t nmarks, marks_cap;
     stg_cv_error err;
+    /* Set by the caller before stg_cv_run: the pickle is a legacy torch file's, whose reader
+     * refuses UntypedStorage persistent ids. */
+    bool legacy;
+    /* Buffers (parser/mem.h) that values and storages point into: inflated zip members. */
+    void **owned;
+    uint32_t nowned, owned_cap;
+    uint64_t inflated; /* their bytes together */
 } stg_cv_eval;
 
 void stg_cv_limits_from(const stg_limits *lim, stg_cv_limits *out);
@@ -139,6 +153,10 @@ void stg_cv_free(stg_cv_eval *e);
  * The memo and stack start empty on every call. */
 bool stg_cv_run(stg_cv_eval *e, const uint8_t *buf, size_t len, size_t start, stg_cv **root,
                 size_t *end);
+
+/* Hands p (a parser/mem.h buffer) to e: freed by stg_cv_free. false when memory ran out
+ * (p is freed then). */
+bool stg_cv_keep(stg_cv_eval *e, void *p);
 
 /* The storage with this key (NULL when no persistent id named it). */
 stg_cv_storage *stg_cv_find_storage(stg_cv_eval *e, const uint8_t *key, size_t len);

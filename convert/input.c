@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../parser/cursor.h"
+#include "../parser/inflate.h"
 #include "../parser/mem.h"
 #include "../parser/npy.h"
 #include "../parser/zip.h"
@@ -68,11 +69,78 @@ static bool has_prefix(const stg_zip_entry *en, const uint8_t *p, size_t pl, con
     return true;
 }
 
-static bool stored_range(const stg_zip_entry *en, stg_report *rep)
+/* A member's bytes. Stored members are read in place (the streaming path: the storage is
+ * copied from the mapping when written). Deflated ones are inflated, as the scanner inflates
+ * them, into memory kept by e until the output is written: all of them together at most
+ * max_inflate_bytes, each within max_inflate_ratio. *base: the file offset findings inside the
+ * bytes are reported against (the data for stored members; the local header for deflated ones,
+ * whose inner offsets are not file offsets). */
+static bool member_bytes(const uint8_t *buf, const stg_zip_entry *en, stg_cv_eval *e,
+                         stg_report *rep, const uint8_t **p, uint64_t *n, uint64_t *base)
 {
-    if (en->method != 0 || en->comp_size != en->uncomp_size) {
+    if (en->method == 0) {
+        if (en->comp_size != en->uncomp_size) {
+            return refuse(rep, STG_CONVERT_UNSUPPORTED, en->local_offset,
+                          "a stored member whose compressed and uncompressed sizes differ");
+        }
+        *p = buf + en->data_offset;
+        *n = en->data_len;
+        *base = en->data_offset;
+        return true;
+    }
+    if (en->method != 8) {
         return refuse(rep, STG_CONVERT_UNSUPPORTED, en->local_offset,
-                      "a member the converter reads is compressed (torch.save stores them)");
+                      "a member compressed by a method other than deflate");
+    }
+    uint64_t left = e->lim.max_inflate_bytes > e->inflated ? e->lim.max_inflate_bytes - e->inflated
+                                                           : 0;
+    stg_inflate_out out;
+    stg_inflate_result ir = stg_inflate(buf + en->data_offset, (size_t)en->data_len,
+                                        STG_INFLATE_RAW, left, e->lim.max_inflate_ratio, &out);
+    if (ir == STG_INFLATE_OK && (uint64_t)out.len != en->uncomp_size) {
+        stg_inflate_free(&out);
+        return refuse(rep, STG_ZIP_MALFORMED, en->local_offset,
+                      "a member inflates to a size other than the declared one");
+    }
+    switch (ir) {
+    case STG_INFLATE_OK: break;
+    case STG_INFLATE_TOO_BIG:
+    case STG_INFLATE_RATIO: {
+        bool ratio = ir == STG_INFLATE_RATIO;
+        stg_inflate_free(&out);
+        stg_finding *f = stg_report_add(
+            rep, STG_ZIP_BOMB, en->local_offset, "%s: not converted",
+            ratio ? "a member inflates past the ratio cap"
+                  : "the inflated members, held until written, pass the size cap");
+        stg_report_set_limit(rep, f, ratio ? "max_inflate_ratio" : "max_inflate_bytes");
+        return false;
+    }
+    case STG_INFLATE_CORRUPT:
+    case STG_INFLATE_TRUNCATED: {
+        uint64_t at = en->data_offset + out.error_offset;
+        stg_inflate_free(&out);
+        return refuse(rep, STG_ZIP_MALFORMED, at,
+                      ir == STG_INFLATE_CORRUPT ? "invalid deflate data in a member"
+                                                : "the deflate data of a member is truncated");
+    }
+    case STG_INFLATE_NOMEM:
+        stg_inflate_free(&out);
+        return refuse(rep, STG_LIMIT_EXCEEDED, en->local_offset, "the system refused memory");
+    case STG_INFLATE_UNAVAILABLE:
+        return refuse(rep, STG_CONVERT_UNSUPPORTED, en->local_offset,
+                      "a deflated member, and this build has no zlib");
+    }
+    static const uint8_t empty[1] = {0};
+    e->inflated += out.len;
+    *n = out.len;
+    *base = en->local_offset;
+    if (out.data == NULL) {
+        *p = empty;
+        return true;
+    }
+    *p = out.data;
+    if (!stg_cv_keep(e, out.data)) {
+        return refuse(rep, STG_LIMIT_EXCEEDED, en->local_offset, "the system refused memory");
     }
     return true;
 }
@@ -128,24 +196,28 @@ static bool read_zip(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
         return refuse(rep, STG_CONVERT_INPUT_UNKNOWN, 0,
                       "a zip without <folder>/data.pkl: not a torch archive");
     }
-    if (!stored_range(pkl, rep)) {
-        return false;
-    }
+    const uint8_t *p;
+    uint64_t n, base;
     if (have_order) {
-        const uint8_t *p = buf + order_en.data_offset;
-        if (!stored_range(&order_en, rep)) {
+        if (!member_bytes(buf, &order_en, e, rep, &p, &n, &base)) {
             return false;
         }
-        if (order_en.data_len == 3 && memcmp(p, "big", 3) == 0) {
+        if (n == 3 && memcmp(p, "big", 3) == 0) {
             big = true;
-        } else if (!(order_en.data_len == 6 && memcmp(p, "little", 6) == 0)) {
-            return refuse(rep, STG_CONVERT_UNSUPPORTED, order_en.data_offset,
+        } else if (!(n == 6 && memcmp(p, "little", 6) == 0)) {
+            return refuse(rep, STG_CONVERT_UNSUPPORTED, base,
                           "the byteorder member is neither 'little' nor 'big'");
         }
     }
+    if (!member_bytes(buf, pkl, e, rep, &p, &n, &base)) {
+        return false;
+    }
     size_t end;
-    if (!stg_cv_run(e, buf + pkl->data_offset, (size_t)pkl->data_len, 0, root, &end)) {
-        stg_cv_report_error(e, rep, pkl->data_offset);
+    if (!stg_cv_run(e, p, (size_t)n, 0, root, &end)) {
+        if (pkl->method != 0) {
+            e->err.offset = 0; /* inside the inflated pickle: reported at its member */
+        }
+        stg_cv_report_error(e, rep, base);
         return false;
     }
     /* Bind storages: <folder>/data/<key>. */
@@ -164,11 +236,11 @@ static bool read_zip(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
             return refuse(rep, STG_CONVERT_UNSUPPORTED, en.cd_offset,
                           "a storage member is listed twice");
         }
-        if (!stored_range(&en, rep)) {
+        if (!member_bytes(buf, &en, e, rep, &p, &n, &base)) {
             return false;
         }
-        s->data = buf + en.data_offset;
-        s->data_len = en.data_len;
+        s->data = p;
+        s->data_len = n;
         s->big_endian = big;
     }
     return all_bound(e, rep);
@@ -181,6 +253,7 @@ static bool read_legacy(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv *
 {
     size_t pos = 0, end;
     stg_cv *v;
+    e->legacy = true;
     /* magic number, protocol version, sys_info */
     for (int i = 0; i < 3; i++) {
         if (!stg_cv_run(e, buf, len, pos, &v, &end)) {
@@ -400,8 +473,8 @@ static bool read_npy(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
     return d != NULL;
 }
 
-/* .npz (numpy.savez): every stored member NAME.npy becomes the tensor NAME; zipfile's reading,
- * as numpy.load's. Compressed members (savez_compressed) are refused. */
+/* .npz (numpy.savez, numpy.savez_compressed): every member NAME.npy, stored or deflated,
+ * becomes the tensor NAME; zipfile's reading, as numpy.load's. */
 static bool read_npz(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root, stg_report *rep)
 {
     stg_zip z;
@@ -423,10 +496,12 @@ static bool read_npz(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
             return refuse(rep, STG_CONVERT_UNSUPPORTED, en.cd_offset,
                           "an .npz member that is not a .npy");
         }
-        if (!stored_range(&en, rep)) {
+        const uint8_t *p;
+        uint64_t n, base;
+        if (!member_bytes(buf, &en, e, rep, &p, &n, &base)) {
             return false;
         }
-        stg_cv *t = npy_tensor(buf + en.data_offset, (size_t)en.data_len, en.data_offset, e, rep);
+        stg_cv *t = npy_tensor(p, (size_t)n, base, e, rep);
         if (t == NULL) {
             return false;
         }

@@ -110,11 +110,17 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
             }
             break;
         case STG_INFLATE_TOO_BIG:
-        case STG_INFLATE_RATIO:
-            entry_finding(ctx, STG_ZIP_BOMB, e->local_offset, path,
-                          ir == STG_INFLATE_RATIO
-                              ? "member inflates past the ratio cap: the rest is not scanned"
-                              : "member inflates past the size cap: the rest is not scanned");
+        case STG_INFLATE_RATIO: {
+            stg_finding *f = stg_report_add(
+                ctx->report, STG_ZIP_BOMB, e->local_offset, "%s",
+                ir == STG_INFLATE_RATIO
+                    ? "member inflates past the ratio cap: the rest is not scanned"
+                    : "member inflates past the size cap: the rest is not scanned");
+            stg_report_set_member(ctx->report, f, path, e->local_offset);
+            stg_report_set_limit(ctx->report, f,
+                                 ir == STG_INFLATE_RATIO ? "max_inflate_ratio"
+                                                         : "max_inflate_bytes");
+        }
             if (zs->inflated_total >= lim->max_inflate_bytes) {
                 zs->budget_spent = true;
             }
@@ -596,11 +602,14 @@ static stg_member_result scan_stream(const uint8_t *buf, size_t len, uint64_t ba
         }
         break;
     case STG_INFLATE_TOO_BIG:
-    case STG_INFLATE_RATIO:
-        stg_report_add(ctx->report, STG_ZIP_BOMB, base,
-                       "%s stream inflates past the %s cap: the rest is not scanned", label,
-                       ir == STG_INFLATE_RATIO ? "ratio" : "size");
-        break;
+    case STG_INFLATE_RATIO: {
+        stg_finding *f = stg_report_add(ctx->report, STG_ZIP_BOMB, base,
+                                        "%s stream inflates past the %s cap: the rest is not "
+                                        "scanned",
+                                        label, ir == STG_INFLATE_RATIO ? "ratio" : "size");
+        stg_report_set_limit(ctx->report, f,
+                             ir == STG_INFLATE_RATIO ? "max_inflate_ratio" : "max_inflate_bytes");
+    } break;
     case STG_INFLATE_CORRUPT:
     case STG_INFLATE_TRUNCATED:
         if ((fmt == STG_INFLATE_ZLIB && base == 0 && out.len == 0) || ctx->depth > 0) {

@@ -7,6 +7,7 @@ Writes OUTDIR/<name>.pt files and OUTDIR/manifest.json: one record per file with
   args     extra arguments of `stguard convert`
   expect   "ok" (converted) or "refused" (exit 1, no output)
   codes    for refusals: finding codes of which one must be reported
+  limit    for refusals: the limit the findings must name
   twin     for hand-made files whose torch.load reading is not the truth (big-endian
            byteorder: torch 1.13 ignores the record): the file whose tensors the output must
            equal instead
@@ -203,8 +204,51 @@ npsave("c64.npy", (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(
 npsave("multi.npz", npz={"a": np.arange(5, dtype=np.int32), "b.w": rng.standard_normal((2, 2)),
                          "c": np.ones((2, 3), dtype=np.uint8)})
 npsave("strings.npy", np.array(["ab", "c"]), expect="refused", codes=["convert_unsupported"])
-np.savez_compressed(os.path.join(out, "compressed.npz"), a=np.arange(5))
-manifest.append({"file": "compressed.npz", "args": [], "expect": "refused", "numpy": True,
-                 "codes": ["convert_unsupported"]})
+# numpy.savez_compressed: deflated members, inflated into memory (max_inflate_bytes,
+# max_inflate_ratio); 4 MiB of zeros deflates at ~1007:1, just past the 1000:1 cap
+np.savez_compressed(os.path.join(out, "compressed.npz"), a=np.arange(5),
+                    b=rng.standard_normal((3, 4)).astype(np.float32),
+                    c=np.arange(24, dtype=">i2").reshape(2, 3, 4), d=rng.standard_normal(7) > 0)
+manifest.append({"file": "compressed.npz", "args": [], "expect": "ok", "numpy": True})
+np.savez_compressed(os.path.join(out, "ratio_bomb.npz"), z=np.zeros(4 << 20, dtype=np.uint8))
+manifest.append({"file": "ratio_bomb.npz", "args": [], "expect": "refused", "numpy": True,
+                 "codes": ["zip_bomb"], "limit": "max_inflate_ratio"})
+
+
+# torch zips rewritten with every member deflated (torch.load reads them: miniz inflates)
+def deflated_copy(src, dst):
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, zin.read(info.filename))
+
+
+for name in ("linear", "dtypes", "views"):
+    deflated_copy(os.path.join(out, name + ".pt"), os.path.join(out, name + "_deflated.pt"))
+    manifest.append({"file": name + "_deflated.pt", "args": [], "expect": "ok"})
+
+
+# torch.storage.UntypedStorage in the persistent ids (hand-made: torch 1.13 writes typed
+# storage names for tensors): torch.load reads them as uint8 storages of numel bytes, so the
+# tensors are uint8 whatever view they take; a FloatStorage id renamed so views the first
+# numel bytes of the float data as uint8, as torch.load does
+def untyped_copy(src, dst, typename):
+    old = b"ctorch\n" + typename + b"\n"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith("/data.pkl"):
+                assert old in data
+                data = data.replace(old, b"ctorch.storage\nUntypedStorage\n")
+            zout.writestr(info, data)
+
+
+u8 = torch.arange(24, dtype=torch.uint8).reshape(4, 6)
+save("untyped_src", {"u": u8, "t": u8.t(), "row": u8[2, 1::2]})
+untyped_copy(os.path.join(out, "untyped_src.pt"), os.path.join(out, "untyped.pt"), b"ByteStorage")
+manifest.append({"file": "untyped.pt", "args": [], "expect": "ok"})
+save("untyped_float_src", {"f": torch.randn(2, 3)})
+untyped_copy(os.path.join(out, "untyped_float_src.pt"), os.path.join(out, "untyped_float.pt"),
+             b"FloatStorage")
+manifest.append({"file": "untyped_float.pt", "args": [], "expect": "ok"})
 
 json.dump(manifest, open(os.path.join(out, "manifest.json"), "w"), indent=1)

@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "convert/eval.h"
+#include "convert/input.h"
+#include "parser/inflate.h"
 #include "testutil.h"
+#include "zipbuild.h"
 
 /* ---------------------------------------------------------------- pickle building */
 
@@ -62,15 +65,16 @@ static void p_ints(tu_buf *b, const uint64_t *v, int n)
     put(b, "t");
 }
 
-/* _rebuild_tensor_v2(('storage', torch.<cls>, key, 'cpu', numel), offset, shape, stride,
+/* _rebuild_tensor_v2(('storage', <module>.<cls>, key, 'cpu', numel), offset, shape, stride,
  * False, OrderedDict()) */
-static void p_tensor(tu_buf *b, const char *cls, const char *key, uint64_t numel, uint64_t off,
-                     const uint64_t *shape, const uint64_t *stride, int rank)
+static void p_tensor_m(tu_buf *b, const char *module, const char *cls, const char *key,
+                       uint64_t numel, uint64_t off, const uint64_t *shape, const uint64_t *stride,
+                       int rank)
 {
     p_global(b, "torch._utils", "_rebuild_tensor_v2");
     put(b, "((");
     p_str(b, "storage");
-    p_global(b, "torch", cls);
+    p_global(b, module, cls);
     p_str(b, key);
     p_str(b, "cpu");
     p_int(b, (int64_t)numel);
@@ -81,6 +85,12 @@ static void p_tensor(tu_buf *b, const char *cls, const char *key, uint64_t numel
     put(b, "\x89");
     p_global(b, "collections", "OrderedDict");
     put(b, ")RtR");
+}
+
+static void p_tensor(tu_buf *b, const char *cls, const char *key, uint64_t numel, uint64_t off,
+                     const uint64_t *shape, const uint64_t *stride, int rank)
+{
+    p_tensor_m(b, "torch", cls, key, numel, off, shape, stride, rank);
 }
 
 /* A legacy torch file: magic, protocol 1001, sys_info, the data pickle, the key list, then
@@ -514,6 +524,171 @@ START_TEST(test_regress_duplicate_name)
 }
 END_TEST
 
+/* torch.storage.UntypedStorage in a persistent id, read as torch 1.13's zip loader reads it:
+ * TypedStorage(wrap_storage=..., dtype=torch.uint8) of numel bytes, so the tensor is uint8
+ * (torch.UntypedStorage is the same class). A view one byte past the byte count is refused;
+ * in a legacy file (whose loader fails on the class) it is refused. */
+START_TEST(test_eval_untyped_storage)
+{
+    static const char *const modules[2] = {"torch.storage", "torch"};
+    uint64_t fits[2] = {2, 3}, past[2] = {2, 4}, stride[2] = {3, 1};
+    for (int m = 0; m < 2; m++) {
+        for (int c = 0; c < 3; c++) { /* 0: fits, 1: one byte past, 2: legacy */
+            tu_buf b = {0};
+            put(&b, "\x80\x02");
+            p_tensor_m(&b, modules[m], "UntypedStorage", "0", 6, 0, c == 1 ? past : fits, stride,
+                       2);
+            put(&b, ".");
+            stg_cv_limits def;
+            stg_cv_limits_from(NULL, &def);
+            stg_cv_init(&ev, &def);
+            ev.legacy = c == 2;
+            stg_cv *root;
+            size_t end;
+            bool ok = stg_cv_run(&ev, b.p, b.n, 0, &root, &end);
+            ck_assert_msg(ok == (c == 0), "module %s case %d: %s", modules[m], c, ev.err.what);
+            if (c == 0) {
+                ck_assert_int_eq(root->kind, STG_CV_TENSOR);
+                ck_assert_int_eq(root->u.t->storage->dtype, STG_DTYPE_U8);
+                ck_assert_uint_eq(root->u.t->storage->elsize, 1);
+                ck_assert_uint_eq(root->u.t->storage->numel, 6);
+            } else {
+                ck_assert_int_eq(ev.err.code,
+                                 c == 1 ? STG_CONVERT_TENSOR_INVALID : STG_CONVERT_UNSUPPORTED);
+            }
+            stg_cv_free(&ev);
+            free(b.p);
+        }
+    }
+}
+END_TEST
+
+/* A torch zip whose one storage (2 MiB of zeros, an UntypedStorage) is deflated at ~1023:1
+ * (tests/data/containers/zeros-2m.deflate). */
+#define ZEROS (2u << 20)
+
+static uint8_t *deflated_zip(size_t *len, size_t storage_len)
+{
+    size_t dlen;
+    uint8_t *deflated = tu_read_file(tu_src("tests/data/containers/zeros-2m.deflate"), &dlen);
+    ck_assert_ptr_nonnull(deflated);
+    uint64_t shape[1] = {ZEROS}, stride[1] = {1};
+    tu_buf d = {0};
+    put(&d, "\x80\x02}(");
+    p_str(&d, "w");
+    p_tensor_m(&d, "torch.storage", "UntypedStorage", "0", storage_len, 0, shape, stride, 1);
+    put(&d, "u.");
+    zb_entry e[2] = {zb_file("archive/data.pkl", d.p, d.n),
+                     zb_file("archive/data/0", deflated, dlen)};
+    e[1].method = 8;
+    e[1].uncomp_size = ZEROS;
+    uint8_t *z = zb_build(e, 2, NULL, len, NULL);
+    free(deflated);
+    free(d.p);
+    return z;
+}
+
+static const stg_finding *with_limit(const stg_report *r, stg_code code, const char *limit)
+{
+    long i = tu_find(r, code);
+    ck_assert_msg(i >= 0, "no %d: %s", (int)code, tu_describe(r));
+    const stg_finding *f = stg_report_at(r, (size_t)i);
+    ck_assert_ptr_nonnull(f->limit);
+    ck_assert_str_eq(f->limit, limit);
+    return f;
+}
+
+/* The converter's own caps, without the scan in front: the ratio (a cap of 1000 against
+ * ~1023:1, near miss 1100) and the inflated total (2 MiB - 1, near miss 2 MiB). */
+START_TEST(test_input_inflate_caps)
+{
+    if (!stg_inflate_available()) {
+        return;
+    }
+    size_t len;
+    uint8_t *z = deflated_zip(&len, ZEROS);
+    static const struct {
+        uint32_t ratio;
+        uint64_t bytes;
+        const char *limit; /* NULL: converts */
+    } cases[] = {{1000, (uint64_t)1 << 32, "max_inflate_ratio"},
+                 {1100, (uint64_t)1 << 32, NULL},
+                 {0, ZEROS - 1, "max_inflate_bytes"},
+                 {0, ZEROS, NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        stg_limits lim;
+        stg_limits_default(&lim);
+        lim.max_inflate_ratio = cases[i].ratio;
+        lim.max_inflate_bytes = cases[i].bytes;
+        stg_cv_limits cl;
+        stg_cv_limits_from(&lim, &cl);
+        stg_cv_init(&ev, &cl);
+        stg_report *rep = stg_report_new(&lim);
+        stg_cv *root = NULL;
+        bool ok = stg_cv_read_input(z, len, &ev, &root, rep);
+        ck_assert_msg(ok == (cases[i].limit == NULL), "case %zu: %s", i, tu_describe(rep));
+        if (ok) {
+            stg_cv *w = stg_cv_dict_get(root, "w");
+            ck_assert_ptr_nonnull(w);
+            ck_assert_uint_eq(w->u.t->storage->data_len, ZEROS);
+            ck_assert_uint_eq(ev.inflated, ZEROS);
+        } else {
+            const stg_finding *f = with_limit(rep, STG_ZIP_BOMB, cases[i].limit);
+            ck_assert(f->has_offset);
+        }
+        stg_report_free(rep);
+        stg_cv_free(&ev);
+    }
+    free(z);
+}
+END_TEST
+
+/* End to end: the scan names the ratio cap first (default 1000:1); with 1100:1 the deflated
+ * UntypedStorage converts to a U8 tensor of 2 MiB zeros. A storage member shorter than the
+ * UntypedStorage's byte count is refused; exactly as long converts. */
+START_TEST(test_buffer_deflated_untyped)
+{
+    if (!stg_inflate_available()) {
+        return;
+    }
+    for (int c = 0; c < 3; c++) { /* 0: default ratio, 1: 1100, 2: 1100 and one byte short */
+        size_t len, out_len;
+        uint8_t *z = deflated_zip(&len, c == 2 ? ZEROS + 1 : ZEROS);
+        stg_convert_options o;
+        stg_convert_options_default(&o);
+        if (c > 0) {
+            o.scan.limits.max_inflate_ratio = 1100;
+        }
+        void *out;
+        stg_report *rep;
+        stg_status st = stg_convert_buffer(z, len, &o, &out, &out_len, &rep);
+        ck_assert_int_eq(st, c == 1 ? STG_OK : STG_E_INVALID);
+        ck_assert((out == NULL) == (st != STG_OK));
+        if (c == 0) {
+            with_limit(rep, STG_ZIP_BOMB, "max_inflate_ratio");
+        } else if (c == 2) {
+            ck_assert_int_ge(tu_find(rep, STG_CONVERT_TENSOR_INVALID), 0);
+        } else {
+            static const char header[] = "{\"__metadata__\":{\"format\":\"pt\"},\"w\":{\"dtype\":"
+                                         "\"U8\",\"shape\":[2097152],\"data_offsets\":[0,"
+                                         "2097152]}}";
+            const uint8_t *p = out;
+            size_t n = p[0] | (size_t)p[1] << 8;
+            ck_assert_uint_eq(out_len, 8 + n + ZEROS);
+            ck_assert_int_eq(memcmp(p + 8, header, sizeof header - 1), 0);
+            size_t nonzero = 0;
+            for (size_t i = 0; i < ZEROS; i++) {
+                nonzero += p[8 + n + i] != 0;
+            }
+            ck_assert_uint_eq(nonzero, 0);
+        }
+        stg_convert_free(out);
+        stg_report_free(rep);
+        free(z);
+    }
+}
+END_TEST
+
 START_TEST(test_buffer_bad_args)
 {
     void *out = (void *)1;
@@ -546,6 +721,9 @@ static Suite *convert_suite(void)
     tcase_add_test(tc, test_buffer_scan_refuses);
     tcase_add_test(tc, test_buffer_npy);
     tcase_add_test(tc, test_regress_duplicate_name);
+    tcase_add_test(tc, test_eval_untyped_storage);
+    tcase_add_test(tc, test_input_inflate_caps);
+    tcase_add_test(tc, test_buffer_deflated_untyped);
     tcase_add_test(tc, test_buffer_bad_args);
     suite_add_tcase(s, tc);
     return s;

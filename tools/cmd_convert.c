@@ -70,6 +70,9 @@ static void print_findings(const stg_report *r)
             put_escaped(stderr, f->name != NULL ? f->name : "", f->name_len);
             fputc(')', stderr);
         }
+        if (f->limit != NULL) {
+            fprintf(stderr, " [limit %s]", f->limit);
+        }
         fprintf(stderr, ": %s\n", f->message);
     }
 }
