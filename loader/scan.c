@@ -21,6 +21,7 @@
 #include "digest.h"
 #include "joblib_side.h"
 #include "model.h"
+#include "onnx_external.h"
 #include "seed.h"
 #include "window.h"
 #include "within.h"
@@ -155,6 +156,27 @@ static uint64_t buffer_cap(const stg_limits *lim)
 
 /* ------------------------------------------------------------------------------ content */
 
+/* Where an ONNX model on disk is: its path (as walked or given) and the scan root. */
+typedef struct onnx_place {
+    const char *path;
+    const char *root;
+} onnx_place;
+
+/* The dispatcher's hook for a top-level ONNX model read from a file: its external-data files
+ * are resolved in the model's folder and must stay inside opt->root, or inside that folder
+ * when no root is set (as joblib side files are). */
+static void onnx_external_files(void *arg, const stg_onnx_external *ext, size_t n, stg_report *r)
+{
+    const onnx_place *place = arg;
+    char *dir = stg_path_dir(place->path);
+    if (dir == NULL) {
+        r->out_of_memory = true;
+        return;
+    }
+    stg_onnx_check_external_files(dir, place->root, ext, n, r);
+    stg_mem_free(dir);
+}
+
 /* Runs the format rules over buf. index_path: the file's path when it is an index on disk (its
  * shards are then looked up next to it); NULL for buffers and streams. */
 static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
@@ -171,6 +193,11 @@ static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
     ctx.hash_seed = stg_scan_seed();
     ctx.policy = opt->policy;
     ctx.report = r;
+    onnx_place place = {index_path, opt->root};
+    if (index_path != NULL) {
+        ctx.onnx_external = onnx_external_files;
+        ctx.onnx_external_arg = &place;
+    }
     stg_check_buffer(buf, len, name_hint, &ctx);
 }
 

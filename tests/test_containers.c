@@ -108,25 +108,34 @@ START_TEST(test_format_mismatch)
 }
 END_TEST
 
-START_TEST(test_format_not_validated)
+START_TEST(test_gguf_onnx_validated)
 {
-    stg_report *r = check(B("GGUF\x03\0\0\0\0\0\0\0\0\0\0\0"), "model.gguf");
-    const stg_finding *f = first(r, STG_FORMAT_NOT_VALIDATED);
-    ck_assert_int_eq(f->severity, STG_SEV_WARNING);
+    /* The table's GGUF and ONNX entries run their checks: no format_not_validated. A valid
+     * empty GGUF (version 3, no tensors, no metadata) is ok. */
+    stg_report *r = check(B("GGUF\x03\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"), "model.gguf");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
     ck_assert_int_eq(stg_report_format(r), STG_FMT_GGUF);
-    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN); /* never ok */
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
     stg_report_free(r);
+    /* a header cut short is the GGUF rules' finding */
+    r = check(B("GGUF\x03\0\0\0\0\0\0\0\0\0\0\0"), "model.gguf");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
+    first(r, STG_GGUF_HEADER_INVALID);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    /* ONNX by name: ir_version 7, then a producer_name field cut short -> onnx_malformed */
     r = check(B("\x08\x07\x12\x07pytorch"), "model.onnx");
-    first(r, STG_FORMAT_NOT_VALIDATED);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
     ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+    ck_assert_int_ne(stg_report_verdict(r), STG_VERDICT_OK);
     stg_report_free(r);
     /* near misses: no magic, no name */
     r = check(B("GGUX\x03\0\0\0"), NULL);
-    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_UNKNOWN);
     first(r, STG_FORMAT_UNKNOWN);
     stg_report_free(r);
     r = check(B("\x08\x07\x12\x07pytorch"), "model.onnx.txt");
-    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
+    ck_assert_int_ne(stg_report_format(r), STG_FMT_ONNX);
     stg_report_free(r);
 }
 END_TEST
@@ -1118,7 +1127,7 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_member_compressed_by_chance);
     tcase_add_test(tc, test_member_pickle_without_stop);
     tcase_add_test(tc, test_format_mismatch);
-    tcase_add_test(tc, test_format_not_validated);
+    tcase_add_test(tc, test_gguf_onnx_validated);
     tcase_add_test(tc, test_format_unscannable);
     tcase_add_test(tc, test_zip_malformed);
     tcase_add_test(tc, test_zip_header_mismatch_both_names);
