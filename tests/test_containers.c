@@ -108,6 +108,58 @@ START_TEST(test_format_mismatch)
 }
 END_TEST
 
+/* tests/data/torchscript (tests/gen_torchscript.py): torch.jit.save of a scripted module and
+ * its lite-interpreter save hold a program (torchscript_program, naming its members; their
+ * pickles are scanned as before), torch.save of its state_dict and a zip of names close to the
+ * TorchScript ones do not. */
+START_TEST(test_torchscript_program)
+{
+    static const struct {
+        const char *file;
+        bool program;
+        const char *names[3]; /* what the message must name */
+    } cases[] = {
+        {"scripted.pt", true, {"scripted/code/ (4 members)", "scripted/constants.pkl", NULL}},
+        {"scripted.ptl", true, {"scripted/code/", "scripted/bytecode.pkl", NULL}},
+        {"plain.pt", false, {NULL}},
+        {"names.zip", false, {NULL}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "tests/data/torchscript/%s", cases[i].file);
+        size_t len = 0;
+        uint8_t *buf = tu_read_file(tu_src(rel), &len);
+        ck_assert_msg(buf != NULL, "fixture %s", rel);
+        for (int p = 0; p < 2; p++) {
+            stg_limits lim;
+            stg_limits_default(&lim);
+            lim.profile = (stg_profile)p;
+            stg_report *r = check_with(buf, len, cases[i].file, &lim);
+            ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_ZIP);
+            if (!cases[i].program) {
+                ck_assert_msg(tu_find(r, STG_TORCHSCRIPT_PROGRAM) < 0, "%s: %s", cases[i].file,
+                              tu_describe(r));
+                stg_report_free(r);
+                continue;
+            }
+            const stg_finding *f = first(r, STG_TORCHSCRIPT_PROGRAM);
+            ck_assert_uint_eq(tu_count(r, STG_TORCHSCRIPT_PROGRAM), 1);
+            ck_assert_int_eq(f->severity, STG_SEV_WARNING);
+            ck_assert_uint_lt(f->offset, len);
+            for (size_t k = 0; cases[i].names[k] != NULL; k++) {
+                ck_assert_msg(strstr(f->message, cases[i].names[k]) != NULL, "%s: %s", rel,
+                              f->message);
+            }
+            /* the pickles are scanned as for any torch zip: never ok */
+            first(r, STG_PICKLE_FILE);
+            ck_assert_int_ne(stg_report_verdict(r), STG_VERDICT_OK);
+            stg_report_free(r);
+        }
+        free(buf);
+    }
+}
+END_TEST
+
 START_TEST(test_gguf_onnx_validated)
 {
     /* The table's GGUF and ONNX entries run their checks: no format_not_validated. A valid
@@ -1128,6 +1180,7 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_member_pickle_without_stop);
     tcase_add_test(tc, test_format_mismatch);
     tcase_add_test(tc, test_gguf_onnx_validated);
+    tcase_add_test(tc, test_torchscript_program);
     tcase_add_test(tc, test_format_unscannable);
     tcase_add_test(tc, test_zip_malformed);
     tcase_add_test(tc, test_zip_header_mismatch_both_names);

@@ -112,6 +112,7 @@ static const struct code_row {
     {STG_ONNX_EXTERNAL_MISSING, 97, "onnx_external_missing"},
     {STG_ONNX_CUSTOM_DOMAIN, 98, "onnx_custom_domain"},
     {STG_ONNX_OPSET_INVALID, 99, "onnx_opset_invalid"},
+    {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])

@@ -177,10 +177,12 @@ typedef enum stg_code {
     STG_ONNX_EXTERNAL_PATH_UNSAFE = 96, /**< external data location absolute, `..`, NUL */
     STG_ONNX_EXTERNAL_MISSING = 97,     /**< external data file missing or too short */
     STG_ONNX_CUSTOM_DOMAIN = 98,        /**< an operator from a non-standard domain */
-    STG_ONNX_OPSET_INVALID = 99         /**< opset imports missing, repeated or unversioned */
+    STG_ONNX_OPSET_INVALID = 99,        /**< opset imports missing, repeated or unversioned */
+    /* TorchScript (docs/containers.md) */
+    STG_TORCHSCRIPT_PROGRAM = 110 /**< a torch zip holding a TorchScript program */
 } stg_code;
 
-#define STG_CODE_MAX 99 /**< highest code number in this version */
+#define STG_CODE_MAX 110 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
