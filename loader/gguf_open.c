@@ -18,6 +18,7 @@
 #include "../validator/gguf.h"
 #include "../validator/limits.h"
 #include "../validator/report.h"
+#include "gguf_open.h"
 #include "mmap.h"
 #include "seed.h"
 #include "stguard/stguard.h"
@@ -50,15 +51,16 @@ static void report_errno(stg_report *r, const char *what, int err)
     stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "%s failed (errno %d)", what, err);
 }
 
-/* Copies a prefix of the file into the image that holds the whole header: grown while a parse
- * of the prefix stops for want of bytes that the file has. */
-static stg_status fill_header(stg_gguf *g, const stg_limits *lim, int *err)
+stg_status stg_image_fill_gguf(stg_image *img, const stg_limits *lim, int *err)
 {
-    size_t size = g->img.size;
+    size_t size = img->size;
     size_t want = size < GGUF_FIRST_PREFIX ? size : GGUF_FIRST_PREFIX;
     uint64_t ceiling = lim->max_header_len < (uint64_t)size ? lim->max_header_len : size;
+    if (ceiling < want) {
+        ceiling = want;
+    }
     for (;;) {
-        stg_status st = stg_image_fill_prefix(&g->img, want, err);
+        stg_status st = stg_image_fill_prefix(img, want, err);
         if (st != STG_OK || want >= ceiling) {
             return st;
         }
@@ -66,7 +68,7 @@ static stg_status fill_header(stg_gguf *g, const stg_limits *lim, int *err)
         stg_gguf_limits_from(lim, size, 0, &gl);
         stg_gguf_file probe;
         stg_gguf_file_init(&probe, gl.max_memory);
-        bool whole = stg_gguf_parse(g->img.bytes, want, &gl, &probe);
+        bool whole = stg_gguf_parse(img->bytes, want, &gl, &probe);
         stg_gguf_error why = probe.fail.code;
         stg_gguf_file_release(&probe);
         /* A parse of the prefix that ends short of bytes (or finds a count that cannot fit in
@@ -105,14 +107,16 @@ static stg_status open_into(const char *path, const stg_limits *lim, stg_report 
     }
     int err = 0;
     uint64_t size = (uint64_t)st.st_size;
-    stg_status s = stg_image_open(&g->img, fd, size, lim->max_header_len, &err);
+    uint64_t cap = lim->max_header_len > GGUF_FIRST_PREFIX ? lim->max_header_len
+                                                           : GGUF_FIRST_PREFIX;
+    stg_status s = stg_image_open(&g->img, fd, size, cap, &err);
     if (s != STG_OK) {
         report_errno(r, "image", err);
         close(fd);
         return STG_E_IO;
     }
     g->img_open = true;
-    s = fill_header(g, lim, &err);
+    s = stg_image_fill_gguf(&g->img, lim, &err);
     close(fd); /* everything the rules read is in the image now */
     g->img.fd = -1;
     if (s == STG_FILE_CHANGED) {

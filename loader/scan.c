@@ -19,6 +19,7 @@
 #include "../dispatch/sniff.h"
 #include "../validator/limits.h"
 #include "digest.h"
+#include "gguf_open.h"
 #include "joblib_side.h"
 #include "model.h"
 #include "onnx_external.h"
@@ -469,10 +470,21 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     if (!index && !named_safetensors) {
         st = stg_image_fill_zip(&img, &zip, &err);
     }
-    if (st == STG_OK && !index && !zip) {
+    /* GGUF (the magic, which is never safetensors by content, and no name that decides
+     * another format): its rules read the header only, so a GGUF file of any size is held as
+     * its header (loader/gguf_open.h). */
+    bool gguf = false;
+    if (st == STG_OK && !zip && !index && stg_format_by_name(hint) == NULL) {
+        st = stg_image_fill_prefix(&img, 4, &err);
+        gguf = st == STG_OK && STG_GGUF_STARTS(img.bytes, img.prefix);
+        if (gguf) {
+            st = stg_image_fill_gguf(&img, &opt->limits, &err);
+        }
+    }
+    if (st == STG_OK && !index && !zip && !gguf) {
         st = stg_image_fill_safetensors(&img, named_safetensors, &safetensors, &err);
     }
-    if (st == STG_OK && !safetensors && !zip) {
+    if (st == STG_OK && !safetensors && !zip && !gguf) {
         st = stg_image_fill_all(&img, &err);
     }
     /* An image held in part is digested with pread (the page cache serves both); a whole one

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "parser/gguf.h"
 #include "parser/hash.h"
@@ -1051,6 +1052,48 @@ START_TEST(test_open_large_header)
 }
 END_TEST
 
+/* A GGUF file larger than max_inflate_bytes (a sparse 8 GiB tensor): a path scan holds only
+ * its header, so it is scanned (ok), as stg_gguf_open opens it; the same header with a tensor
+ * past the end of the file is invalid by path too. */
+START_TEST(test_scan_large_file)
+{
+    for (int lie = 0; lie < 2; lie++) {
+        gb b = head(3, 1, 1);
+        kv_str(&b, "general.architecture", "llama");
+        uint64_t ne[2] = {1u << 16, 1u << 15}; /* 2^31 F32 elements: 8 GiB */
+        tinfo(&b, "w", 2, ne, 0, 0);
+        pad(&b, 32);
+        uint64_t end = b.n + ((uint64_t)8 << 30) - (lie ? 4096 : 0);
+        char *tmp = tu_tempdir();
+        char path[4096];
+        snprintf(path, sizeof path, "%s/big.gguf", tmp);
+        ck_assert_int_eq(tu_write_file(path, b.p, b.n), 0);
+        ck_assert_int_eq(truncate(path, (off_t)end), 0);
+        stg_scan_options opt;
+        stg_scan_options_default(&opt);
+        opt.digest = false;
+        opt.limits.max_inflate_bytes = (uint64_t)1 << 30; /* far less than the file */
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_scan_path(path, &opt, &r), STG_OK);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_GGUF);
+        if (lie) {
+            ck_assert_int_ge(tu_find(r, STG_OFFSETS_OUT_OF_RANGE), 0);
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+        } else {
+            ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+            stg_gguf *g = NULL;
+            ck_assert_int_eq(stg_gguf_open(path, NULL, &g, NULL), STG_OK);
+            ck_assert_uint_eq(stg_gguf_parameter_count(g), (uint64_t)1 << 31);
+            stg_gguf_close(g);
+        }
+        stg_report_free(r);
+        tu_rmtree(tmp);
+        free(tmp);
+        free(b.p);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gguf");
@@ -1059,6 +1102,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_valid_minimal);
     tcase_add_test(tc, test_open_accessors);
     tcase_add_test(tc, test_open_large_header);
+    tcase_add_test(tc, test_scan_large_file);
     tcase_add_test(tc, test_header_invalid);
     tcase_add_test(tc, test_version_obsolete);
     tcase_add_test(tc, test_count_invalid);
