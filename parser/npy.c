@@ -1055,6 +1055,8 @@ stg_status stg_npy_read(const uint8_t *buf, size_t len, const stg_npy_limits *li
     if (!dict_keys(buf, nodes, root, latin1, at, err)) {
         return STG_E_INVALID;
     }
+    out->descr_node = at[0];
+    out->shape_node = at[2];
     const stg_pylit_node *shape = &nodes[at[2]], *order = &nodes[at[1]];
     if (shape->kind != STG_PYLIT_TUPLE) {
         return fail(err, shape->off, "shape is not a tuple");

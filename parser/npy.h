@@ -59,6 +59,7 @@ typedef struct stg_npy_header {
     bool count_known; /* false: a dimension is negative or the product passes 2^64 */
     uint64_t count;   /* product of the dimensions (1 for shape ()) */
     stg_npy_dtype dtype;
+    size_t descr_node, shape_node; /* the values of 'descr' and 'shape' in the caller's nodes */
 } stg_npy_header;
 
 /* Why stg_npy_read failed: offset (absolute in buf), a constant sentence, and for limit

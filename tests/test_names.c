@@ -112,6 +112,11 @@ static const struct code_row {
     {STG_ONNX_EXTERNAL_MISSING, 97, "onnx_external_missing"},
     {STG_ONNX_CUSTOM_DOMAIN, 98, "onnx_custom_domain"},
     {STG_ONNX_OPSET_INVALID, 99, "onnx_opset_invalid"},
+    {STG_CONVERT_UNSUPPORTED, 100, "convert_unsupported"},
+    {STG_CONVERT_TENSOR_INVALID, 101, "convert_tensor_invalid"},
+    {STG_CONVERT_LEAF_SKIPPED, 102, "convert_leaf_skipped"},
+    {STG_CONVERT_INPUT_UNKNOWN, 103, "convert_input_unknown"},
+    {STG_CONVERT_ALIAS_DROPPED, 104, "convert_alias_dropped"},
     {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */

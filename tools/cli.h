@@ -100,4 +100,9 @@ void cli_sarif_discard(cli_sarif *s);
 /* What a finding of this code means for the user and what to do (SARIF rules' help). */
 const char *cli_code_remedy(stg_code code);
 
+/* ---- convert (cmd_convert.c) ---- */
+
+/* `stguard convert` (argv[0] is "convert"): 0 converted, 1 refused, 2 error. */
+int cli_convert(int argc, char **argv);
+
 #endif

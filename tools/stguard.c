@@ -89,6 +89,8 @@ static const struct option scan_options[] = {
 static const char usage_text[] =
     "usage: stguard scan [options] PATH...   (a PATH of - reads standard input)\n"
     "       stguard inspect [--format text|json] [--tensor-sha256] [limits] FILE|INDEX|FOLDER\n"
+    "       stguard convert INPUT OUTPUT [--select KEY] [--force] [--drop-aliases]\n"
+    "                       [--strict-leaves] [--sha256]   (stguard convert --help)\n"
     "       stguard --version | --help\n"
     "\n"
     "scan options:\n"
@@ -1137,13 +1139,17 @@ int main(int argc, char **argv)
     c.fail_on = STG_VERDICT_INVALID;
     stg_tree_options_default(&c.walk);
     c.walk.stdin_fd = STDIN_FILENO;
+    if (strcmp(cmd, "convert") == 0) {
+        return cli_convert(argc - 1, argv + 1);
+    }
     int status;
     if (strcmp(cmd, "scan") == 0) {
         status = cmd_scan(argc - 1, argv + 1, &c);
     } else if (strcmp(cmd, "inspect") == 0) {
         status = cmd_inspect(argc - 1, argv + 1, &c);
     } else {
-        status = usage_error("unknown command '%s' (scan, inspect, --version, --help)", cmd);
+        status = usage_error("unknown command '%s' (scan, inspect, convert, --version, --help)",
+                             cmd);
     }
     stg_policy_free(c.policy);
     free(c.include);

@@ -178,6 +178,12 @@ typedef enum stg_code {
     STG_ONNX_EXTERNAL_MISSING = 97,     /**< external data file missing or too short */
     STG_ONNX_CUSTOM_DOMAIN = 98,        /**< an operator from a non-standard domain */
     STG_ONNX_OPSET_INVALID = 99,        /**< opset imports missing, repeated or unversioned */
+    /* 100..109: stg_convert (docs/convert.md) */
+    STG_CONVERT_UNSUPPORTED = 100,    /**< a global, call, opcode or object not reconstructed */
+    STG_CONVERT_TENSOR_INVALID = 101, /**< a tensor's dtype, shape, strides or range */
+    STG_CONVERT_LEAF_SKIPPED = 102,   /**< a non-tensor value left out of the output */
+    STG_CONVERT_INPUT_UNKNOWN = 103,  /**< not torch zip, legacy torch, .npy or .npz */
+    STG_CONVERT_ALIAS_DROPPED = 104,  /**< an exact alias left out (--drop-aliases) */
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110 /**< a torch zip holding a TorchScript program */
 } stg_code;
@@ -591,6 +597,67 @@ typedef struct stg_tree_summary {
 STG_API stg_status stg_scan_tree(const char *const *paths, size_t count,
                                  const stg_tree_options *opt, stg_tree_record_fn on_record,
                                  void *user, stg_tree_summary *summary);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Conversion of pickle-based checkpoints to safetensors, without running the pickle
+ * (docs/convert.md).                                                                          */
+
+/** Options of stg_convert and stg_convert_buffer: fill with stg_convert_options_default, then
+ *  change fields. */
+typedef struct stg_convert_options {
+    uint32_t struct_version; /**< STG_STRUCT_VERSION, set by stg_convert_options_default */
+    /** The scan that must pass before anything is converted (its limits, policy); its
+     *  digest field is ignored. A verdict worse than `warn` refuses the conversion. */
+    stg_scan_options scan;
+    const char *select; /**< NULL: the top-level dict; else the key of the checkpoint dict whose
+                             value is converted ("state_dict", "model", ...) */
+    bool force;         /**< stg_convert: replace an existing output (default false) */
+    bool drop_aliases;  /**< leave out tensors that exactly alias another, named in
+                             __metadata__ (default false: every tensor written whole) */
+    bool strict_leaves; /**< a value that is not a tensor refuses instead of being left out */
+    bool sha256;        /**< the output's SHA-256 in stg_report_sha256 (default false) */
+    /** Most bytes of output (header and data; tensors sharing a storage are each written, so
+     *  output can outgrow input). 0: unbounded for stg_convert, 4 GiB for stg_convert_buffer. */
+    uint64_t max_output;
+    uint64_t reserved[8]; /**< room for new options (docs/abi.md); never read */
+} stg_convert_options;
+
+/** As stg_limits_init, for stg_convert_options (scan options and limits included). */
+STG_API stg_status stg_convert_options_init(stg_convert_options *out, uint32_t struct_version);
+
+/** Fills *out with the defaults (struct_version of this header). */
+static inline void stg_convert_options_default(stg_convert_options *out)
+{
+    (void)stg_convert_options_init(out, STG_STRUCT_VERSION);
+}
+
+/**
+ * Converts the checkpoint at `in` (torch.save zip or legacy format, NumPy .npy / .npz) to a safetensors
+ * file at `out`, evaluating its pickle with a restricted evaluator that executes nothing. The
+ * file is scanned first (stg_scan_buffer over the same bytes that are converted); the output
+ * is written to a temporary file in out's folder, validated by the strict validator, then
+ * renamed into place (never over an existing file unless opt->force).
+ * @param opt  NULL means stg_convert_options_default().
+ * @param rep  receives the report (scan findings, refusals, skipped leaves; with opt->sha256
+ *             the output's digest) whenever the call returns anything but STG_E_BAD_ARG or
+ *             STG_E_STRUCT_VERSION. Free it with stg_report_free.
+ * @return STG_OK (converted); STG_E_INVALID (refused: the report says why, no output file);
+ *         STG_E_IO (unreadable input, existing output without force, write failure; report has
+ *         io_error); STG_E_BAD_ARG; STG_E_STRUCT_VERSION; STG_E_NOMEM.
+ */
+STG_API stg_status stg_convert(const char *in, const char *out, const stg_convert_options *opt,
+                               stg_report **rep);
+
+/**
+ * stg_convert from bytes to bytes: on STG_OK, *out (free with stg_convert_free) holds *out_len
+ * bytes of safetensors that stg_validate_buffer found ok under the strict profile. On any
+ * other return *out is NULL. opt->force is ignored.
+ */
+STG_API stg_status stg_convert_buffer(const void *in, size_t len, const stg_convert_options *opt,
+                                      void **out, size_t *out_len, stg_report **rep);
+
+/** Frees a buffer from stg_convert_buffer (NULL is fine). */
+STG_API void stg_convert_free(void *buf);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tensors and the mmap loader (docs/loaders.md).                                           */

@@ -11,7 +11,7 @@ _stguard()
         max_metadata_entries= max_memory= max_findings= max_pickle_stack= max_pickle_memo=
         max_pickle_string= max_nesting= max_inflate_bytes= max_inflate_ratio= profile="
     if [ "$cword" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "scan inspect --version --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "scan inspect convert --version --help" -- "$cur"))
         return
     fi
     case $prev in
@@ -27,13 +27,17 @@ _stguard()
         --progress) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --limit) compopt -o nospace; COMPREPLY=($(compgen -W "$limits" -- "$cur")); return ;;
         --policy | --files-from | --check) _filedir; return ;;
+        --select) return ;;
         --allow-global | --include | --exclude | --sha256 | --stdin-name | -j | --jobs | --shard | \
         --max-header-len | --max-tensors | --max-rank | --max-json-depth | --max-memory | \
         --max-findings) return ;;
     esac
     case $cur in
         -*)
-            if [ "${words[1]}" = inspect ]; then
+            if [ "${words[1]}" = convert ]; then
+                COMPREPLY=($(compgen -W "--select --force --drop-aliases --strict-leaves
+                    --sha256 --help" -- "$cur"))
+            elif [ "${words[1]}" = inspect ]; then
                 COMPREPLY=($(compgen -W "--format --tensor-sha256 --max-header-len --max-tensors
                     --max-rank --max-json-depth --max-memory --limit --help" -- "$cur"))
             else

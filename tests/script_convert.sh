@@ -1,0 +1,52 @@
+#!/bin/bash
+# `stguard convert` against torch itself (docs/convert.md, "Proof"): fixtures written by Debian's
+# torch 1.13 (tests/gen_convert_fixtures.py) convert to files whose every tensor equals what
+# torch.load(weights_only=True) returns, byte for byte, in dtype and shape, and that are ok under
+# strict (tests/convert_check.py); the expected refusals exit 1 and leave no file. Then every
+# file of corpus/ and tests/data/: a conversion that succeeds must give a strict-ok file, and a
+# file the scanner calls unsafe (or invalid) is never converted. Skips (77) without torch.
+. "$(dirname "$0")/support/script_prelude.sh"
+stg_script_needs "torch"
+"$PY" "$SRC/tests/gen_convert_fixtures.py" "$tmp/fx" >/dev/null || { echo "FAIL: generator"; exit 1; }
+mkdir -p "$tmp/work"
+fail=0
+"$PY" "$SRC/tests/convert_check.py" "$STGUARD_CLI" "$tmp/fx" "$tmp/work" || fail=1
+
+# --force: an existing output is kept (exit 2) unless --force replaces it
+out="$tmp/work/force.safetensors"
+echo keep >"$out"
+"$STGUARD_CLI" convert "$tmp/fx/linear.pt" "$out" 2>/dev/null
+rc=$?
+if [ "$rc" != 2 ] || [ "$(cat "$out")" != keep ]; then
+    echo "FAIL: an existing output was replaced without --force (exit $rc)"; fail=1
+fi
+"$STGUARD_CLI" convert --force "$tmp/fx/linear.pt" "$out" 2>/dev/null || { echo "FAIL: --force"; fail=1; }
+"$STGUARD_CLI" scan "$out" >/dev/null || { echo "FAIL: --force output not ok"; fail=1; }
+"$STGUARD_CLI" convert --help | grep -q "Exit status: 0 converted, 1 refused" || { echo "FAIL: --help"; fail=1; }
+"$STGUARD_CLI" convert only-one-arg >/dev/null 2>&1
+[ $? = 2 ] || { echo "FAIL: usage error is not exit 2"; fail=1; }
+
+# every file of the corpus and the test data
+n=0; converted=0; refused=0
+while IFS= read -r -d '' f; do
+    n=$((n + 1))
+    o="$tmp/work/sweep.safetensors"
+    rm -f "$o"
+    "$STGUARD_CLI" scan --no-digest "$f" >/dev/null 2>&1
+    scan_rc=$?
+    "$STGUARD_CLI" convert "$f" "$o" >/dev/null 2>&1
+    rc=$?
+    if [ "$rc" = 0 ]; then
+        converted=$((converted + 1))
+        if [ "$scan_rc" != 0 ]; then echo "FAIL: $f: scan says no (exit $scan_rc), converted"; fail=1; fi
+        "$STGUARD_CLI" scan --no-digest "$o" >/dev/null 2>&1 || { echo "FAIL: $f: output not ok"; fail=1; }
+    else
+        refused=$((refused + 1))
+        if [ -e "$o" ]; then echo "FAIL: $f: refused (exit $rc) but wrote $o"; fail=1; fi
+        if [ "$rc" != 1 ] && [ "$rc" != 2 ]; then echo "FAIL: $f: exit $rc"; fail=1; fi
+    fi
+    if ls "$tmp/work" | grep -q '\.stguard-'; then echo "FAIL: $f: temporary file left"; fail=1; fi
+done < <(find "$SRC/corpus" "$SRC/tests/data" -type f -print0 | sort -z)
+echo "sweep: $n files, $converted converted, $refused refused"
+[ "$n" -gt 100 ] || { echo "FAIL: the sweep found too few files"; fail=1; }
+exit $fail
