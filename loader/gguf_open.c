@@ -71,6 +71,9 @@ stg_status stg_image_fill_gguf(stg_image *img, const stg_limits *lim, int *err)
         bool whole = stg_gguf_parse(img->bytes, want, &gl, &probe);
         stg_gguf_error why = probe.fail.code;
         stg_gguf_file_release(&probe);
+        if (why == STG_GGUF_E_MEMORY) {
+            return STG_E_NOMEM; /* where the header ends is not known: fail closed */
+        }
         /* A parse of the prefix that ends short of bytes (or finds a count that cannot fit in
          * it) may read on in the whole file: grow. Anything else is decided by the prefix. */
         bool short_of_bytes = why == STG_GGUF_E_TRUNCATED || why == STG_GGUF_E_STRING ||
