@@ -143,17 +143,24 @@ static void run_stream(const input *in, outcome *out)
     stg_stream_free(s);
 }
 
+/* The report of an open call plus the tensor count of what it handed out (never a handle with a
+ * failed status). */
+static void take_open(outcome *out, const char *call, stg_status st, stg_report *rep,
+                      const void *handle, size_t tensors)
+{
+    take_report(out, st, rep);
+    ck_assert_msg(st == STG_OK || handle == NULL, "%s failed (%s) but handed out a file", call,
+                  stg_status_name(st));
+    size_t used = strlen(out->findings);
+    snprintf(out->findings + used, sizeof out->findings - used, " tensors=%zu", tensors);
+}
+
 static void run_file_open(const input *in, outcome *out)
 {
     stg_file *f = NULL;
     stg_report *rep = NULL;
     stg_status st = stg_file_open(in->path, NULL, &f, &rep);
-    size_t tensors = f != NULL ? stg_file_tensor_count(f) : 0;
-    take_report(out, st, rep);
-    ck_assert_msg(st == STG_OK || f == NULL, "stg_file_open failed (%s) but handed out a file",
-                  stg_status_name(st));
-    size_t used = strlen(out->findings);
-    snprintf(out->findings + used, sizeof out->findings - used, " tensors=%zu", tensors);
+    take_open(out, "stg_file_open", st, rep, f, f != NULL ? stg_file_tensor_count(f) : 0);
     if (f != NULL) {
         stg_file_close(f);
     }
@@ -164,12 +171,7 @@ static void run_gguf_open(const input *in, outcome *out)
     stg_gguf *g = NULL;
     stg_report *rep = NULL;
     stg_status st = stg_gguf_open(in->path, NULL, &g, &rep);
-    size_t tensors = g != NULL ? stg_gguf_tensor_count(g) : 0;
-    take_report(out, st, rep);
-    ck_assert_msg(st == STG_OK || g == NULL, "stg_gguf_open failed (%s) but handed out a file",
-                  stg_status_name(st));
-    size_t used = strlen(out->findings);
-    snprintf(out->findings + used, sizeof out->findings - used, " tensors=%zu", tensors);
+    take_open(out, "stg_gguf_open", st, rep, g, stg_gguf_tensor_count(g));
     stg_gguf_close(g);
 }
 
