@@ -6,7 +6,9 @@
  * header is copied (a prefix of 1 MiB, grown fourfold while the parse needs bytes past it, up to
  * max_header_len and at most the file), the data section reads as zeros, which no GGUF rule
  * reads (the layout rules compare tensor ranges with the file's size, not with its bytes).
- * Names, keys and string values point into that image: they stay valid until stg_gguf_close. */
+ * Names, keys and string values point into that image: they stay valid until stg_gguf_close.
+ * The descriptor stays open for stg_gguf_read_tensor, which reads validated ranges only, with
+ * pread, between two checks that the file is still the one validated (loader/mmap.h). */
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@
 #define GGUF_FIRST_PREFIX ((size_t)1 << 20)
 
 struct stg_gguf {
+    stg_file ident; /* descriptor, path and identity for tensor reads (loader/mmap.h) */
     stg_image img;
     bool img_open;
     stg_gguf_file file;
@@ -40,6 +43,10 @@ static void gguf_free(stg_gguf *g)
         return;
     }
     stg_gguf_file_release(&g->file);
+    if (g->ident.fd >= 0) {
+        close(g->ident.fd);
+    }
+    stg_mem_free(g->ident.path);
     if (g->img_open) {
         stg_image_close(&g->img);
     }
@@ -120,8 +127,16 @@ static stg_status open_into(const char *path, const stg_limits *lim, stg_report 
     }
     g->img_open = true;
     s = stg_image_fill_gguf(&g->img, lim, &err);
-    close(fd); /* everything the rules read is in the image now */
-    g->img.fd = -1;
+    g->img.fd = -1;   /* everything the rules read is in the image now */
+    g->ident.fd = fd; /* kept for tensor reads, checked against what was validated */
+    g->ident.dev = st.st_dev;
+    g->ident.ino = st.st_ino;
+    g->ident.size = size;
+    g->ident.mtime = st.st_mtim;
+    g->ident.path = stg_mem_strndup(path, strlen(path));
+    if (g->ident.path == NULL) {
+        return STG_E_NOMEM;
+    }
     if (s == STG_FILE_CHANGED) {
         stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
                        "the file shrank while it was read");
@@ -140,6 +155,11 @@ static stg_status open_into(const char *path, const stg_limits *lim, stg_report 
         return STG_E_BAD_ARG;
     }
     g->params = parameter_count(&g->file);
+    if (!stg_file_unchanged(&g->ident)) {
+        stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
+                       "the file changed while its header was read");
+        return STG_FILE_CHANGED;
+    }
     return STG_OK;
 }
 
@@ -160,6 +180,7 @@ stg_status stg_gguf_open(const char *path, const stg_limits *lim, stg_gguf **out
         return STG_E_NOMEM;
     }
     stg_gguf_file_init(&g->file, 0);
+    g->ident.fd = -1;
     stg_report_set_path(r, path);
     stg_status s = open_into(path, lim, r, g);
     if (s == STG_E_NOMEM) {
@@ -330,4 +351,21 @@ stg_status stg_gguf_tensor_at(const stg_gguf *g, size_t i, stg_gguf_tensor_info 
     out->begin = g->res.data_start + t->data_offset;
     out->end = out->begin + bytes;
     return STG_OK;
+}
+
+stg_status stg_gguf_read_tensor(const stg_gguf *g, size_t i, uint64_t offset, void *dst, size_t len)
+{
+    stg_gguf_tensor_info t;
+    stg_status st = stg_gguf_tensor_at(g, i, &t);
+    if (st != STG_OK) {
+        return st;
+    }
+    uint64_t size = t.end - t.begin; /* inside the file: proven when it was opened */
+    if (offset > size || (uint64_t)len > size - offset) {
+        return STG_E_RANGE;
+    }
+    if (len > 0 && dst == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    return stg_file_pread_checked(&g->ident, t.begin + offset, dst, len);
 }

@@ -404,12 +404,16 @@ stg_status stg_file_read_tensor_range(const stg_file *f, const stg_tensor *t, ui
     if (len > 0 && dst == NULL) {
         return STG_E_BAD_ARG;
     }
+    return stg_file_pread_checked(f, f->h.data_start + t->begin + offset, dst, len);
+}
+
+stg_status stg_file_pread_checked(const stg_file *f, uint64_t start, void *dst, size_t len)
+{
     if (!stg_file_unchanged(f)) {
         return STG_FILE_CHANGED;
     }
     uint8_t *out = dst;
     uint64_t done = 0;
-    uint64_t start = f->h.data_start + t->begin + offset;
     while (done < len) {
         uint64_t want = len - done;
         size_t chunk = want > (uint64_t)(1u << 30) ? (size_t)1 << 30 : (size_t)want;

@@ -1013,6 +1013,46 @@ START_TEST(test_open_accessors)
 }
 END_TEST
 
+/* stg_gguf_read_tensor: the bytes of a validated range, nothing outside it, and a file that
+ * changed after it was opened is STG_FILE_CHANGED. */
+START_TEST(test_read_tensor)
+{
+    gb b = head(3, 2, 1);
+    kv_str(&b, "general.architecture", "llama");
+    uint64_t ne[1] = {4};
+    tinfo(&b, "a", 1, ne, 0, 0);
+    tinfo(&b, "b", 1, ne, 0, 32);
+    pad(&b, 32);
+    for (int i = 0; i < 64; i++) {
+        uint8_t v = (uint8_t)(i + 1);
+        put(&b, &v, 1);
+    }
+    char *tmp = tu_tempdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/m.gguf", tmp);
+    ck_assert_int_eq(tu_write_file(path, b.p, b.n), 0);
+    stg_gguf *g = NULL;
+    ck_assert_int_eq(stg_gguf_open(path, NULL, &g, NULL), STG_OK);
+    uint8_t got[16];
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 1, 0, got, 16), STG_OK);
+    ck_assert_uint_eq(got[0], 33);
+    ck_assert_uint_eq(got[15], 48);
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 0, 4, got, 12), STG_OK);
+    ck_assert_uint_eq(got[0], 5);
+    /* near misses: one byte past the tensor, a tensor that is not there */
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 0, 4, got, 13), STG_E_RANGE);
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 2, 0, got, 1), STG_E_RANGE);
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 0, 0, NULL, 1), STG_E_BAD_ARG);
+    /* the file grows after it was validated */
+    ck_assert_int_eq(truncate(path, (off_t)b.n + 1), 0);
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 1, 0, got, 16), STG_FILE_CHANGED);
+    stg_gguf_close(g);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(b.p);
+}
+END_TEST
+
 /* A header past the first 1 MiB the door copies (a 200k-token vocabulary): the prefix grows until
  * the parse is whole, so the verdict is the one of a scan of the whole file. */
 START_TEST(test_open_large_header)
@@ -1102,6 +1142,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_valid_minimal);
     tcase_add_test(tc, test_open_accessors);
     tcase_add_test(tc, test_open_large_header);
+    tcase_add_test(tc, test_read_tensor);
     tcase_add_test(tc, test_scan_large_file);
     tcase_add_test(tc, test_header_invalid);
     tcase_add_test(tc, test_version_obsolete);

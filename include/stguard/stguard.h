@@ -807,6 +807,14 @@ STG_API stg_status stg_gguf_metadata_at(const stg_gguf *g, size_t i, stg_gguf_en
 STG_API size_t stg_gguf_tensor_count(const stg_gguf *g);
 /** i-th tensor info, in file order. @return STG_OK, STG_E_RANGE, STG_E_BAD_ARG. */
 STG_API stg_status stg_gguf_tensor_at(const stg_gguf *g, size_t i, stg_gguf_tensor_info *out);
+/**
+ * Copies len bytes starting offset bytes into tensor i's validated range, with pread (never
+ * through a mapping), checking before and after that the file is the one that was validated.
+ * @return STG_OK, STG_E_RANGE (i, or [offset, offset + len) outside the tensor), STG_E_BAD_ARG,
+ *         STG_FILE_CHANGED (the file shrank, changed or was replaced), STG_E_IO.
+ */
+STG_API stg_status stg_gguf_read_tensor(const stg_gguf *g, size_t i, uint64_t offset, void *dst,
+                                        size_t len);
 STG_API void stg_gguf_close(stg_gguf *g);
 
 /* ------------------------------------------------------------------------------------------ */
