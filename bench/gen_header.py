@@ -17,12 +17,14 @@ The data section is consistent with the offsets but is not written: the file is 
 truncate(), so on a file system with sparse files it costs no disk blocks however large the
 model claims to be. Readers should map the file (bench_header.c does) rather than read it.
 
-Usage: gen_header.py N OUT [--names hf|meta] [--hidden H] [--header-only]
+Usage: gen_header.py N OUT [--names hf|meta] [--hidden H] [--header-only] [--tiny]
   N            exact number of tensors (the last layer is cut short when needed)
   --names      naming scheme (default: hf when the header fits under the reference's
                100,000,000-byte cap, else meta)
   --hidden H   model width (default 512, narrowed only if the header would not fit)
   --header-only  write only the 8-byte length and the header to OUT (no data section)
+  --tiny       every tensor BF16 of shape [1,1] (two bytes each): the same names, the most
+               entries per header byte a realistic writer produces
 Prints one line: tensors, header bytes, data bytes, file bytes.
 """
 
@@ -122,6 +124,7 @@ def main():
     ap.add_argument("--hidden", type=int, default=0)
     ap.add_argument("--names", choices=sorted(NAMES), default=None)
     ap.add_argument("--header-only", action="store_true")
+    ap.add_argument("--tiny", action="store_true")
     args = ap.parse_args()
     if args.count < 1:
         ap.error("N must be at least 1")
@@ -131,7 +134,10 @@ def main():
     widths = [args.hidden] if args.hidden else [512, 256, 128, 64]
     choices = [(s, w) for s in ([args.names] if args.names else ["hf", "meta"]) for w in widths]
     for scheme, hidden in choices:
-        header, data_len = build_header(llama_tensors(args.count, hidden, scheme))
+        tensors = llama_tensors(args.count, hidden, scheme)
+        if args.tiny:
+            tensors = [(name, "BF16", [1, 1]) for name, _, _ in tensors]
+        header, data_len = build_header(tensors)
         if len(header) <= HEADER_CAP:
             break
     if len(header) > HEADER_CAP:

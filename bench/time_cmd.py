@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Times a command: one warm-up run, then RUNS timed runs; prints best and median wall time and
-the largest peak RSS of the child (from wait4's rusage), as one line of key=value pairs.
+"""Times a command: one warm-up run, then RUNS timed runs; prints best and median wall time, best
+and median CPU time of the child (user + system, from wait4's rusage: what other processes on a
+shared machine disturb least) and the largest peak RSS of the child, as one line of key=value
+pairs.
 
 Usage: time_cmd.py RUNS [--bytes N] [--label L] [--no-warmup] -- COMMAND [ARG...]
   --bytes N   also print MB/s for N bytes (10^6 bytes per MB) from the best and median time
@@ -23,7 +25,7 @@ def run_once(cmd):
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, usage.ru_maxrss, proc.returncode
+    return elapsed, usage.ru_maxrss, proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def main():
@@ -52,10 +54,11 @@ def main():
 
     if warmup:
         run_once(cmd)  # page cache, interpreter files
-    times, rss, codes = [], 0, set()
+    times, cpus, rss, codes = [], [], 0, set()
     for _ in range(runs):
-        elapsed, maxrss, code = run_once(cmd)
+        elapsed, maxrss, code, cpu = run_once(cmd)
         times.append(elapsed)
+        cpus.append(cpu)
         rss = max(rss, maxrss)
         codes.add(code)
     best, median = min(times), statistics.median(times)
@@ -64,6 +67,7 @@ def main():
     if nbytes:
         line += " bytes=%d best_MBps=%.1f median_MBps=%.1f" % (
             nbytes, nbytes / 1e6 / best, nbytes / 1e6 / median)
+    line += " cpu_best_s=%.6f cpu_median_s=%.6f" % (min(cpus), statistics.median(cpus))
     print(line)
 
 

@@ -1,22 +1,27 @@
 #include "digest.h"
 
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../parser/mem.h"
+#include "evp.h"
 
 struct stg_sha256 {
     EVP_MD_CTX *ctx;
 };
 
 /* One EVP context for md, ready to hash; the struct holding it is allocated by the caller. */
-static stg_status md_start(const EVP_MD *md, EVP_MD_CTX **ctx)
+static stg_status md_start(const EVP_MD *(*md_fn)(void), EVP_MD_CTX **ctx)
 {
-    *ctx = EVP_MD_CTX_new();
-    if (*ctx == NULL || EVP_DigestInit_ex(*ctx, md, NULL) != 1) {
-        EVP_MD_CTX_free(*ctx);
+    *ctx = NULL;
+    if (!stg_evp_available()) {
+        return STG_E_CRYPTO; /* libcrypto cannot be loaded */
+    }
+    const EVP_MD *md = md_fn();
+    *ctx = stg_evp_md_ctx_new();
+    if (*ctx == NULL || stg_evp_digest_init_ex(*ctx, md, NULL) != 1) {
+        stg_evp_md_ctx_free(*ctx);
         *ctx = NULL;
         return STG_E_CRYPTO;
     }
@@ -28,7 +33,7 @@ static stg_status md_update(EVP_MD_CTX *ctx, const void *data, size_t len)
     if (len == 0) {
         return STG_OK;
     }
-    return EVP_DigestUpdate(ctx, data, len) == 1 ? STG_OK : STG_E_CRYPTO;
+    return stg_evp_digest_update(ctx, data, len) == 1 ? STG_OK : STG_E_CRYPTO;
 }
 
 stg_status stg_sha256_new(stg_sha256 **out)
@@ -38,7 +43,7 @@ stg_status stg_sha256_new(stg_sha256 **out)
     if (h == NULL) {
         return STG_E_NOMEM;
     }
-    if (md_start(EVP_sha256(), &h->ctx) != STG_OK) {
+    if (md_start(stg_evp_sha256, &h->ctx) != STG_OK) {
         stg_mem_free(h);
         return STG_E_CRYPTO;
     }
@@ -54,16 +59,16 @@ stg_status stg_sha256_update(stg_sha256 *h, const void *data, size_t len)
 stg_status stg_sha256_final(stg_sha256 *h, uint8_t out[32])
 {
     unsigned int n = 0;
-    if (EVP_DigestFinal_ex(h->ctx, out, &n) != 1 || n != 32) {
+    if (stg_evp_digest_final_ex(h->ctx, out, &n) != 1 || n != 32) {
         return STG_E_CRYPTO;
     }
-    return EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) == 1 ? STG_OK : STG_E_CRYPTO;
+    return stg_evp_digest_init_ex(h->ctx, stg_evp_sha256(), NULL) == 1 ? STG_OK : STG_E_CRYPTO;
 }
 
 void stg_sha256_free(stg_sha256 *h)
 {
     if (h != NULL) {
-        EVP_MD_CTX_free(h->ctx);
+        stg_evp_md_ctx_free(h->ctx);
         stg_mem_free(h);
     }
 }
@@ -114,9 +119,9 @@ stg_status stg_git_blob_id_new(uint64_t size, stg_git_blob_id **out)
     char header[32];
     int n = snprintf(header, sizeof header, "blob %" PRIu64, size);
     /* the header's NUL is part of what Git hashes */
-    if (md_start(EVP_sha1(), &h->ctx) != STG_OK ||
+    if (md_start(stg_evp_sha1, &h->ctx) != STG_OK ||
         md_update(h->ctx, header, (size_t)n + 1) != STG_OK) {
-        EVP_MD_CTX_free(h->ctx);
+        stg_evp_md_ctx_free(h->ctx);
         stg_mem_free(h);
         return STG_E_CRYPTO;
     }
@@ -132,13 +137,13 @@ stg_status stg_git_blob_id_update(stg_git_blob_id *h, const void *data, size_t l
 stg_status stg_git_blob_id_final(stg_git_blob_id *h, uint8_t out[20])
 {
     unsigned int n = 0;
-    return EVP_DigestFinal_ex(h->ctx, out, &n) == 1 && n == 20 ? STG_OK : STG_E_CRYPTO;
+    return stg_evp_digest_final_ex(h->ctx, out, &n) == 1 && n == 20 ? STG_OK : STG_E_CRYPTO;
 }
 
 void stg_git_blob_id_free(stg_git_blob_id *h)
 {
     if (h != NULL) {
-        EVP_MD_CTX_free(h->ctx);
+        stg_evp_md_ctx_free(h->ctx);
         stg_mem_free(h);
     }
 }

@@ -1,5 +1,5 @@
-/* SHA-256, and the SHA-1 of Git blob ids, through OpenSSL's EVP interface. This is the only file
- * pair that includes OpenSSL. */
+/* SHA-256, and the SHA-1 of Git blob ids, through OpenSSL's EVP interface. This file pair and
+ * loader/evp.[ch] (libcrypto loaded on first use) are the only ones that include OpenSSL. */
 #ifndef STG_LOADER_DIGEST_H
 #define STG_LOADER_DIGEST_H
 

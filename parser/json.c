@@ -739,9 +739,77 @@ static int dups_pairwise(stg_json_parser *p, const stg_json_key *r, size_t run, 
     return 0;
 }
 
+/* Probe ceilings of the hash-set pass below: one insert, and all of them together (per key). */
+#define SET_PROBE_CEILING 256u
+#define SET_PROBES_PER_KEY 16u
+
+/* The fast path of the duplicate check for objects of more than SMALL_OBJECT_KEYS keys (whose
+ * records already hold their hashes): one pass inserting every record's index into an
+ * open-addressing set (linear probing, load <= 1/2, 32-bit slots holding index + 1 in the low
+ * `bits` bits and hash bits above them as a tag, so most probes never read a record), in the
+ * object's scratch buffer. Returns true when the object has no repeated key. Any doubt returns
+ * false and leaves the answer to the sort below, which finds and orders every duplicate
+ * exactly: a repeated key, a probe sequence past SET_PROBE_CEILING or all probes past
+ * SET_PROBES_PER_KEY per key (keys crafted to collide: the sort's cost is O(k log k) whatever
+ * the hashes), or no room in the budget for the set (the budget's failure flags are restored:
+ * the sort needs no memory). */
+static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size_t count)
+{
+    unsigned bits = 1;
+    while (bits < 31 && ((size_t)1 << (bits - 1)) < count) {
+        bits++;
+    }
+    if (((size_t)1 << (bits - 1)) < count) {
+        return false; /* more keys than 32-bit slots can index */
+    }
+    size_t slots = (size_t)1 << bits;
+    int failed = p->arena->failed, oom = p->arena->out_of_memory;
+    void *buf = p->sort_tmp;
+    if (stg_arena_grow_buffer(p->arena, &buf, &p->sort_tmp_cap_bytes, slots * sizeof(uint32_t)) !=
+        0) {
+        p->arena->failed = failed;
+        p->arena->out_of_memory = oom;
+        return false;
+    }
+    p->sort_tmp = buf;
+    uint32_t *set = buf;
+    memset(set, 0, slots * sizeof(uint32_t));
+    const uint32_t mask = (uint32_t)(slots - 1);
+    const unsigned tag_shift = 64u - (32u - bits);
+    size_t budget = count * SET_PROBES_PER_KEY;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t h = r[i].hash;
+        uint32_t tag = bits < 32 ? (uint32_t)(h >> tag_shift) << bits : 0;
+        uint32_t want = tag | (uint32_t)(i + 1);
+        uint32_t at = (uint32_t)h & mask;
+        unsigned probes = 0;
+        for (;;) {
+            uint32_t v = set[at];
+            if (v == 0) {
+                set[at] = want;
+                break;
+            }
+            if ((v & ~mask) == tag) {
+                const stg_json_key *o = &r[(v & mask) - 1];
+                if (o->hash == h && key_compare(p->buf, p->len, o->offset, r[i].offset) == 0) {
+                    return false; /* a repeat: the sort reports it */
+                }
+            }
+            if (++probes >= SET_PROBE_CEILING || budget == 0) {
+                return false;
+            }
+            budget--;
+            at = (at + 1) & mask;
+        }
+    }
+    return true;
+}
+
 /* Finds the repeated keys among the `count` keys of the object closing now. On return the
- * pending duplicates (sorted by position) are in p->pending / p->pending_count. Memory is only
- * taken when there are duplicates: the sort works in place in the key stack. */
+ * pending duplicates (sorted by position) are in p->pending / p->pending_count. Objects of more
+ * than SMALL_OBJECT_KEYS keys first go through the hash set (in the scratch buffer, at most 16
+ * bytes per key); only when it cannot rule duplicates out are they sorted, in place in the key
+ * stack, and the scratch buffer then holds the duplicates found. */
 static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
 {
     stg_json_key *r = p->keys + base;
@@ -766,6 +834,9 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         }
         p->pending = (stg_json_dup *)(void *)p->sort_tmp;
         p->pending_count = ndup;
+        return 0;
+    }
+    if (no_duplicates_by_set(p, r, count)) {
         return 0;
     }
     sort_records(r, count);
@@ -1368,6 +1439,43 @@ HOT bool short_uint(const uint8_t *b, size_t n, size_t *at, uint64_t *value)
     return true;
 }
 
+/* Plain unsigned integers separated by ',' from b[*at] (just past an array's '[' and, with ws,
+ * its whitespace) up to the array's ']': at most max stored in out; *at is left on the ']'.
+ * Without ws, any whitespace is a failure (the compact form has none). */
+HOT bool uints_to_bracket(const uint8_t *b, size_t n, size_t *at, uint64_t *out, size_t max,
+                          size_t *count, bool ws)
+{
+    size_t i = *at, k = 0;
+    if (i >= n) {
+        return false;
+    }
+    if (b[i] != ']') {
+        for (;;) {
+            uint64_t v;
+            if (k >= max || !short_uint(b, n, &i, &v)) {
+                return false;
+            }
+            out[k++] = v;
+            if (ws) {
+                i = skip_ws(b, n, i);
+            }
+            if (i >= n) {
+                return false;
+            }
+            if (b[i] == ']') {
+                break;
+            }
+            if (b[i] != ',') {
+                return false;
+            }
+            i = ws ? skip_ws(b, n, i + 1) : i + 1;
+        }
+    }
+    *at = i;
+    *count = k;
+    return true;
+}
+
 bool stg_json_uint_array(stg_json_parser *p, uint64_t *out, size_t max, size_t *count)
 {
     if (p->slow) {
@@ -1381,34 +1489,149 @@ bool stg_json_uint_array(stg_json_parser *p, uint64_t *out, size_t max, size_t *
     size_t n = p->len;
     size_t i = skip_ws(b, n, p->pos);
     size_t k = 0;
-    if (i >= n) {
+    if (!uints_to_bracket(b, n, &i, out, max, &k, true)) {
         return false;
-    }
-    if (b[i] != ']') {
-        for (;;) {
-            uint64_t v;
-            if (k >= max || !short_uint(b, n, &i, &v)) {
-                return false;
-            }
-            out[k++] = v;
-            i = skip_ws(b, n, i);
-            if (i >= n) {
-                return false;
-            }
-            if (b[i] == ']') {
-                break;
-            }
-            if (b[i] != ',') {
-                return false;
-            }
-            i = skip_ws(b, n, i + 1);
-        }
     }
     /* what close_array does for the ']' at i */
     p->pos = i + 1;
     p->depth = d - 1;
     value_done(p, d - 1);
     *count = k;
+    return true;
+}
+
+static bool glue_put(uint8_t *g, size_t *len, const char *s)
+{
+    size_t l = strlen(s);
+    if (*len + l > STG_JSON_COMPACT_GLUE) {
+        return false;
+    }
+    memcpy(g + *len, s, l);
+    *len += l;
+    return true;
+}
+
+static bool compact_key_ok(const char *k)
+{
+    size_t l = strlen(k);
+    if (l == 0 || l > 31) {
+        return false;
+    }
+    for (size_t i = 0; i < l; i++) {
+        uint8_t c = (uint8_t)k[i];
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool stg_json_compact_form_init(stg_json_compact_form *f, const char *k0, const char *k1,
+                                const char *k2)
+{
+    memset(f, 0, sizeof *f);
+    if (!compact_key_ok(k0) || !compact_key_ok(k1) || !compact_key_ok(k2) || strcmp(k0, k1) == 0 ||
+        strcmp(k0, k2) == 0 || strcmp(k1, k2) == 0) {
+        return false;
+    }
+    /* sizes fit: 31-byte keys and at most 5 bytes of punctuation each */
+    return glue_put(f->glue[0], &f->glue_len[0], "\"") &&
+           glue_put(f->glue[0], &f->glue_len[0], k0) &&
+           glue_put(f->glue[0], &f->glue_len[0], "\":\"") &&
+           glue_put(f->glue[1], &f->glue_len[1], "\",\"") &&
+           glue_put(f->glue[1], &f->glue_len[1], k1) &&
+           glue_put(f->glue[1], &f->glue_len[1], "\":[") &&
+           glue_put(f->glue[2], &f->glue_len[2], "],\"") &&
+           glue_put(f->glue[2], &f->glue_len[2], k2) &&
+           glue_put(f->glue[2], &f->glue_len[2], "\":[");
+}
+
+/* b[i..i+len) equals g[0..len) (len <= STG_JSON_COMPACT_GLUE; the caller checked n - i). */
+HOT bool glue_at(const uint8_t *b, size_t i, const uint8_t *g, size_t len)
+{
+    size_t k = 0;
+    for (; len - k >= 8; k += 8) {
+        if (stg_le64(b + i + k) != stg_le64(g + k)) {
+            return false;
+        }
+    }
+    for (; k < len; k++) {
+        if (b[i + k] != g[k]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f, uint64_t *a,
+                             size_t max_a, uint64_t *b, size_t max_b, stg_json_compact *out)
+{
+    if (p->slow) {
+        return false;
+    }
+    uint32_t d = p->depth;
+    if (d == 0 || d >= p->max_depth || p->kind[d] != '{' || p->state[d] != ST_OBJ_FIRST) {
+        return false;
+    }
+    const uint8_t *buf = p->buf;
+    size_t n = p->len;
+    size_t i = p->pos;
+    if (n - i < f->glue_len[0] || !glue_at(buf, i, f->glue[0], f->glue_len[0])) {
+        return false;
+    }
+    i += f->glue_len[0];
+    size_t str = i;
+    for (;;) { /* printable ASCII up to the closing quote, 8 bytes at a time */
+        if (n - i < 8) {
+            while (i < n && buf[i] >= 0x20 && buf[i] < 0x80 && buf[i] != '"' && buf[i] != '\\') {
+                i++;
+            }
+            break;
+        }
+        /* layer-check: 8 bytes are left (the n - i < 8 test above), as in scan_string */
+        uint64_t m = string_special(stg_le64(buf + i));
+        if (m != 0) {
+            i += (size_t)__builtin_ctzll(m) >> 3;
+            break;
+        }
+        i += 8;
+    }
+    if (i >= n || buf[i] != '"') {
+        return false;
+    }
+    size_t str_len = i - str;
+    if (n - i < f->glue_len[1] || !glue_at(buf, i, f->glue[1], f->glue_len[1])) {
+        return false;
+    }
+    size_t arr0 = i + f->glue_len[1] - 1;
+    i += f->glue_len[1];
+    size_t count0, count1;
+    if (!uints_to_bracket(buf, n, &i, a, max_a, &count0, false)) {
+        return false;
+    }
+    if (n - i < f->glue_len[2] || !glue_at(buf, i, f->glue[2], f->glue_len[2])) {
+        return false;
+    }
+    size_t arr1 = i + f->glue_len[2] - 1;
+    i += f->glue_len[2];
+    if (!uints_to_bracket(buf, n, &i, b, max_b, &count1, false)) {
+        return false;
+    }
+    if (n - i < 2 || buf[i + 1] != '}') {
+        return false;
+    }
+    out->str_offset = str - 1;
+    out->str = buf + str;
+    out->str_len = str_len;
+    out->arr_offset[0] = arr0;
+    out->arr_offset[1] = arr1;
+    out->count[0] = count0;
+    out->count[1] = count1;
+    /* what close_object does for a '}' at i + 1 of an object without duplicates */
+    p->pos = i + 2;
+    p->keys_count = p->key_base[d];
+    p->depth = d - 1;
+    value_done(p, d - 1);
     return true;
 }
 

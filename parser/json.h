@@ -131,6 +131,39 @@ stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, siz
  * gets every error and offset from there. */
 bool stg_json_uint_array(stg_json_parser *p, uint64_t *out, size_t max, size_t *count);
 
+/* The compact form of an object of three members: a string, then two arrays of unsigned
+ * integers, under three fixed keys in a fixed order, written without whitespace or escapes
+ * (what writers such as safetensors' produce for every tensor entry):
+ *     {"K0":"S","K1":[u,u,...],"K2":[u,...]}
+ * Built once by stg_json_compact_form_init from the keys, which must be distinct, 1 to 31
+ * printable ASCII bytes without '"' or '\' (false otherwise: then no form is usable). */
+#define STG_JSON_COMPACT_GLUE 48u
+typedef struct stg_json_compact_form {
+    uint8_t glue[3][STG_JSON_COMPACT_GLUE]; /* "K0":"   ","K1":[   ],"K2":[ */
+    size_t glue_len[3];
+} stg_json_compact_form;
+
+typedef struct stg_json_compact {
+    size_t str_offset;  /* opening quote of the string value */
+    const uint8_t *str; /* its content: printable ASCII, no escapes (so already decoded) */
+    size_t str_len;
+    size_t arr_offset[2]; /* the '[' of each array */
+    size_t count[2];      /* elements stored in a[] and b[] */
+} stg_json_compact;
+
+bool stg_json_compact_form_init(stg_json_compact_form *f, const char *k0, const char *k1,
+                                const char *k2);
+
+/* Fast path right after an OBJECT_BEGIN: when the rest of the object is exactly the compact
+ * form (string content printable ASCII; integers plain, at most 19 digits; at most max_a and
+ * max_b of them), stores what it holds, consumes the object up to and including its '}' (as
+ * the events up to its OBJECT_END would have: the keys are distinct, so no DUPLICATE event is
+ * due) and returns true. Otherwise it consumes nothing and returns false: the caller reads the
+ * object event by event, which gives every error and offset. Also false when the arrays would
+ * open past max_depth. */
+bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f, uint64_t *a,
+                             size_t max_a, uint64_t *b, size_t max_b, stg_json_compact *out);
+
 /* Decodes the raw content of a STRING or KEY event (escapes resolved, already validated by the
  * parser) into dst, which must hold at least raw_len bytes: the decoded form is never longer.
  * Returns the decoded length. */

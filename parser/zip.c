@@ -69,6 +69,35 @@ static uint16_t last_le16(const uint8_t *buf, size_t len)
     return v;
 }
 
+/* The highest position in [lowest, top) where an end record signature starts, or UINT64_MAX.
+ * Both readers search up to 65 KiB backwards for it in every file they are asked about (for a
+ * small safetensors file that search was most of its validation), so candidates come from
+ * memrchr, vectorised in glibc; elsewhere the plain backwards byte loop, with the same result. */
+static uint64_t last_eocd_sig(const uint8_t *buf, size_t len, uint64_t lowest, uint64_t top)
+{
+    uint64_t hi = top;
+    while (hi > lowest) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+        const uint8_t *p = memrchr(buf + lowest, 0x50, (size_t)(hi - lowest));
+        if (p == NULL) {
+            return UINT64_MAX;
+        }
+        uint64_t pos = (uint64_t)(p - buf);
+#else
+        uint64_t pos = hi - 1;
+        if (buf[pos] != 0x50) {
+            hi = pos;
+            continue;
+        }
+#endif
+        if (sig_at(buf, len, pos, SIG_EOCD)) {
+            return pos;
+        }
+        hi = pos;
+    }
+    return UINT64_MAX;
+}
+
 static stg_zip_result not_found(stg_zip_error *err)
 {
     err->offset = 0;
@@ -103,10 +132,8 @@ static stg_zip_result open_zipfile(stg_zip *z, stg_zip_error *err)
     uint64_t pos = (uint64_t)len - EOCD_LEN;
     if (!sig_at(buf, len, pos, SIG_EOCD) || last_le16(buf, len) != 0) {
         uint64_t lowest = len > STG_ZIP_ZIPFILE_SEARCH ? len - STG_ZIP_ZIPFILE_SEARCH : 0;
-        pos = (uint64_t)len - 3;
-        while (pos-- > lowest && (buf[pos] != 0x50 || !sig_at(buf, len, pos, SIG_EOCD))) {
-        }
-        if (pos == UINT64_MAX || pos < lowest) {
+        pos = last_eocd_sig(buf, len, lowest, (uint64_t)len - 3);
+        if (pos == UINT64_MAX) {
             return not_found(err);
         }
         if (len - pos < EOCD_LEN) {
@@ -172,10 +199,8 @@ static stg_zip_result open_miniz(stg_zip *z, stg_zip_error *err)
         uint64_t blocks = (len - 4096) / 4093; /* blocks after the first, none before byte 0 */
         lowest = len - 4096 - 4093 * (blocks < 16 ? blocks : 16);
     }
-    uint64_t pos = (uint64_t)len - EOCD_LEN + 1;
-    while (pos-- > lowest && (buf[pos] != 0x50 || !sig_at(buf, len, pos, SIG_EOCD))) {
-    }
-    if (pos == UINT64_MAX || pos < lowest) {
+    uint64_t pos = last_eocd_sig(buf, len, lowest, (uint64_t)len - EOCD_LEN + 1);
+    if (pos == UINT64_MAX) {
         return not_found(err);
     }
     const uint8_t *eocd = buf + pos;

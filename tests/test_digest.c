@@ -3,6 +3,8 @@
  * message, the one-shot form; hex encoding; parsing 64 hex digits in either case and refusing
  * everything else (NULL, wrong lengths, each class of non-hex character in either nibble). */
 #include <check.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,37 @@ static void hex_of(const uint8_t d[32], char out[65])
 {
     stg_hex_encode(d, 32, out);
 }
+
+/* Whether libcrypto is mapped into this process (/proc/self/maps names every mapped file). */
+static bool libcrypto_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[4096];
+    bool found = false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strstr(line, "/libcrypto.so") != NULL) {
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* libcrypto is loaded on the first digest, not at start-up (loader/evp.h); this test runs
+ * first, so even without a fork per test nothing has hashed before it. Near miss: the first
+ * digest loads it, and gives the right answer. */
+START_TEST(test_libcrypto_loaded_on_first_digest)
+{
+    ck_assert_msg(!libcrypto_mapped(), "libcrypto is mapped before any digest was asked for");
+    uint8_t out[32];
+    ck_assert_int_eq(stg_sha256_buffer("abc", 3, out), STG_OK);
+    char hex[65];
+    stg_hex_encode(out, 32, hex);
+    ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    ck_assert(libcrypto_mapped());
+}
+END_TEST
 
 START_TEST(test_vectors_incremental)
 {
@@ -176,6 +209,7 @@ static Suite *digest_suite(void)
 {
     Suite *s = suite_create("digest");
     TCase *tc = tcase_create("sha256");
+    tcase_add_test(tc, test_libcrypto_loaded_on_first_digest); /* first: see its comment */
     tcase_add_test(tc, test_vectors_incremental);
     tcase_add_test(tc, test_one_shot);
     tcase_add_test(tc, test_hex_encode);

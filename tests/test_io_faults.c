@@ -1,7 +1,8 @@
 /* I/O failure: every system call (and OpenSSL EVP call) the loader makes fails in turn.
  *
  * The I/O analogue of test_alloc.c. The test is linked with GNU ld's --wrap for the libc and
- * OpenSSL functions loader/ calls (tests/CMakeLists.txt lists them), so each call from the library
+ * OpenSSL EVP functions loader/ calls (their forwarders in loader/evp.h; tests/CMakeLists.txt
+ * lists them all), so each call from the library
  * lands in a __wrap_ function below that counts it and, when told to, makes call number k of one
  * function misbehave:
  *   - fail with a chosen errno (open, read, pread, fstat, stat, lstat, mmap, realpath, opendir,
@@ -162,10 +163,10 @@ char *__wrap___realpath_chk(const char *path, char *resolved, size_t resolvedlen
 DIR *__wrap_opendir(const char *name);
 struct dirent *__wrap_readdir(DIR *d);
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
-EVP_MD_CTX *__wrap_EVP_MD_CTX_new(void);
-int __wrap_EVP_DigestInit_ex(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl);
-int __wrap_EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_t n);
-int __wrap_EVP_DigestFinal_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *n);
+EVP_MD_CTX *__wrap_stg_evp_md_ctx_new(void);
+int __wrap_stg_evp_digest_init_ex(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl);
+int __wrap_stg_evp_digest_update(EVP_MD_CTX *ctx, const void *d, size_t n);
+int __wrap_stg_evp_digest_final_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *n);
 void *__wrap_stg_mem_alloc(size_t n);
 void *__wrap_stg_mem_calloc(size_t count, size_t size);
 void *__wrap_stg_mem_realloc(void *p, size_t n);
@@ -396,36 +397,36 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     return __real_pthread_create(t, attr, fn, arg);
 }
 
-/* ---- OpenSSL EVP (loader/digest.c) */
+/* ---- OpenSSL EVP (loader/digest.c calls them through loader/evp.h) */
 
-EVP_MD_CTX *__real_EVP_MD_CTX_new(void);
-int __real_EVP_DigestInit_ex(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl);
-int __real_EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_t n);
-int __real_EVP_DigestFinal_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *n);
+EVP_MD_CTX *__real_stg_evp_md_ctx_new(void);
+int __real_stg_evp_digest_init_ex(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl);
+int __real_stg_evp_digest_update(EVP_MD_CTX *ctx, const void *d, size_t n);
+int __real_stg_evp_digest_final_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *n);
 
-EVP_MD_CTX *__wrap_EVP_MD_CTX_new(void)
+EVP_MD_CTX *__wrap_stg_evp_md_ctx_new(void)
 {
-    return hit(IO_EVP_NEW) ? NULL : __real_EVP_MD_CTX_new();
+    return hit(IO_EVP_NEW) ? NULL : __real_stg_evp_md_ctx_new();
 }
 
-int __wrap_EVP_DigestInit_ex(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl)
+int __wrap_stg_evp_digest_init_ex(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl)
 {
-    return hit(IO_EVP_INIT) ? 0 : __real_EVP_DigestInit_ex(ctx, type, impl);
+    return hit(IO_EVP_INIT) ? 0 : __real_stg_evp_digest_init_ex(ctx, type, impl);
 }
 
-int __wrap_EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_t n)
+int __wrap_stg_evp_digest_update(EVP_MD_CTX *ctx, const void *d, size_t n)
 {
-    return hit(IO_EVP_UPDATE) ? 0 : __real_EVP_DigestUpdate(ctx, d, n);
+    return hit(IO_EVP_UPDATE) ? 0 : __real_stg_evp_digest_update(ctx, d, n);
 }
 
-int __wrap_EVP_DigestFinal_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *n)
+int __wrap_stg_evp_digest_final_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *n)
 {
     const fault *h = hit(IO_EVP_FINAL);
     if (h == NULL) {
-        return __real_EVP_DigestFinal_ex(ctx, md, n);
+        return __real_stg_evp_digest_final_ex(ctx, md, n);
     }
     if (h->mode == MODE_SHORT) { /* success, but a digest of the wrong length */
-        int rc = __real_EVP_DigestFinal_ex(ctx, md, n);
+        int rc = __real_stg_evp_digest_final_ex(ctx, md, n);
         *n = 20;
         return rc;
     }

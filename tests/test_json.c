@@ -961,6 +961,176 @@ END_TEST
 /* ------------------------------------------------------------------------------------------ */
 /* skip and decode */
 
+/* The compact-object fast path: {"K0":"S","K1":[..],"K2":[..]} read in one call, or nothing
+ * consumed and the event path unchanged. */
+typedef struct compact_case {
+    const char *entry; /* the value of key "a" in {"a":ENTRY,"z":1} */
+    bool fast;         /* the fast path takes it */
+    uint32_t depth;    /* max_depth */
+} compact_case;
+
+static const compact_case compact_cases[] = {
+    {"{\"dtype\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12]}", true, 16},
+    {"{\"dtype\":\"\",\"shape\":[],\"data_offsets\":[7]}", true, 16},
+    /* near misses: each differs from the compact form in one way */
+    {"{\"dtype\": \"F16\",\"shape\":[2,3],\"data_offsets\":[0,12]}", false, 16},
+    {"{\"dtype\":\"F16\",\"shape\":[2, 3],\"data_offsets\":[0,12]}", false, 16},
+    {"{\"dtype\":\"F\\u0031\",\"shape\":[2,3],\"data_offsets\":[0,12]}", false, 16},
+    {"{\"dtype\":\"F\xc3\xa9\",\"shape\":[2,3],\"data_offsets\":[0,12]}", false, 16},
+    {"{\"shape\":[2,3],\"dtype\":\"F16\",\"data_offsets\":[0,12]}", false, 16},
+    {"{\"dtype\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12,1]}", false, 16},
+    {"{\"dtype\":\"F16\",\"shape\":[02],\"data_offsets\":[0,12]}", false, 16},
+    {"{\"dtype\":\"F16\",\"shape\":[2.0],\"data_offsets\":[0,12]}", false, 16},
+    {"{\"dtype\":\"F16\",\"shape\":[12345678901234567890],\"data_offsets\":[0,1]}", false, 16},
+    {"{\"dtype\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12],\"x\":1}", false, 16},
+    {"{\"dtype\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12]", false, 16},
+    {"{\"dtype\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12]}", false, 2}, /* arrays too deep */
+};
+
+START_TEST(test_json_compact_object)
+{
+    const compact_case *tc = &compact_cases[_i];
+    char in[256];
+    snprintf(in, sizeof in, "{\"a\":%s,\"z\":1}", tc->entry);
+    size_t len = strlen(in);
+    stg_json_compact_form form;
+    ck_assert(stg_json_compact_form_init(&form, "dtype", "shape", "data_offsets"));
+    /* the event stream with and without the fast path */
+    text with = {0}, without = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        stg_arena arena;
+        stg_arena_init(&arena, BIG_CAP);
+        stg_json_parser p;
+        stg_json_init(&p, (const uint8_t *)in, len, tc->depth, &arena);
+        text *t = pass == 0 ? &with : &without;
+        stg_json_event ev;
+        bool tried = false;
+        for (int guard = 0; guard < 64; guard++) {
+            stg_json_type ty = stg_json_next(&p, &ev);
+            text_fmt(t, "%d@%zu/%u ", (int)ty, ev.offset, ev.depth);
+            if (ty == STG_JSON_END || ty == STG_JSON_ERROR) {
+                break;
+            }
+            if (pass == 0 && ty == STG_JSON_OBJECT_BEGIN && ev.depth == 1 && !tried) {
+                tried = true;
+                uint64_t a[4] = {0}, b[2] = {0};
+                stg_json_compact cf;
+                bool fast = stg_json_compact_object(&p, &form, a, 4, b, 2, &cf);
+                ck_assert_msg(fast == tc->fast, "case %d: fast path %d", _i, fast);
+                if (fast) {
+                    /* what the event path would have said, as text */
+                    text_fmt(t, "S@%zu:%.*s ", cf.str_offset, (int)cf.str_len,
+                             (const char *)cf.str);
+                    ck_assert_int_eq(in[cf.str_offset], '"');
+                    ck_assert_int_eq(in[cf.arr_offset[0]], '[');
+                    ck_assert_int_eq(in[cf.arr_offset[1]], '[');
+                    text_fmt(t, "A@%zu:%zu A@%zu:%zu ", cf.arr_offset[0], cf.count[0],
+                             cf.arr_offset[1], cf.count[1]);
+                    if (_i == 0) {
+                        ck_assert_uint_eq(a[0], 2);
+                        ck_assert_uint_eq(a[1], 3);
+                        ck_assert_uint_eq(b[0], 0);
+                        ck_assert_uint_eq(b[1], 12);
+                    }
+                } else {
+                    ck_assert_uint_eq(p.pos, 6); /* nothing consumed */
+                }
+            }
+        }
+        stg_json_release(&p);
+        stg_arena_release(&arena);
+    }
+    /* after the fast path the stream goes on exactly as after the entry's OBJECT_END: from
+     * the key "z" on (or, when it is not taken, the whole stream) */
+    char z[32];
+    snprintf(z, sizeof z, "%d@%zu/1 ", (int)STG_JSON_KEY, len - 6);
+    if (tc->fast) {
+        ck_assert_ptr_nonnull(strstr(with.s, z));
+        ck_assert_ptr_nonnull(strstr(without.s, z));
+        ck_assert_str_eq(strstr(with.s, z), strstr(without.s, z));
+    } else {
+        ck_assert_str_eq(with.s, without.s);
+    }
+    free(with.s);
+    free(without.s);
+}
+END_TEST
+
+START_TEST(test_json_compact_form_keys)
+{
+    stg_json_compact_form f;
+    ck_assert(stg_json_compact_form_init(&f, "dtype", "shape", "data_offsets"));
+    ck_assert_uint_eq(f.glue_len[0], strlen("\"dtype\":\""));
+    ck_assert(!stg_json_compact_form_init(&f, "a", "b", "a"));   /* not distinct */
+    ck_assert(!stg_json_compact_form_init(&f, "a\"", "b", "c")); /* a quote */
+    ck_assert(!stg_json_compact_form_init(&f, "a\\", "b", "c")); /* a backslash */
+    ck_assert(!stg_json_compact_form_init(&f, "", "b", "c"));    /* empty */
+    ck_assert(!stg_json_compact_form_init(&f, "a\n", "b", "c")); /* a control byte */
+    ck_assert(!stg_json_compact_form_init(&f, "0123456789012345678901234567890123", "b", "c"));
+}
+END_TEST
+
+/* The hash set ahead of the sort (objects of more than 8 keys): no repeat gives no event; any
+ * repeat falls back to the sort, which reports every repeat with its latest earlier
+ * occurrence, in position order. */
+START_TEST(test_json_many_keys_repeats)
+{
+    gen g = {0};
+    size_t off_k3 = 0, off_r1 = 0, off_r2 = 0;
+    gen_put(&g, "{");
+    for (int i = 0; i < 300; i++) {
+        char k[48];
+        const char *name = k;
+        snprintf(k, sizeof k, "model.layers.%d.weight", i);
+        if (i == 150 || i == 299) {
+            name = "model.layers.3.weight";
+        }
+        if (i > 0) {
+            gen_put(&g, ",");
+        }
+        if (i == 3) {
+            off_k3 = g.len;
+        } else if (i == 150) {
+            off_r1 = g.len;
+        } else if (i == 299) {
+            off_r2 = g.len;
+        }
+        gen_put(&g, "\"");
+        gen_put(&g, name);
+        gen_put(&g, "\":0");
+    }
+    gen_put(&g, "}");
+    for (int with_repeats = 0; with_repeats < 2; with_repeats++) {
+        if (!with_repeats) { /* the same object with the repeats renamed */
+            g.s[off_r1 + 1] = 'X';
+            g.s[off_r2 + 1] = 'Y';
+        } else {
+            g.s[off_r1 + 1] = 'm';
+            g.s[off_r2 + 1] = 'm';
+        }
+        stg_arena arena;
+        stg_arena_init(&arena, BIG_CAP);
+        stg_json_parser p;
+        stg_json_init(&p, (const uint8_t *)g.s, g.len, DEFAULT_DEPTH, &arena);
+        stg_json_event ev;
+        size_t dups = 0;
+        stg_json_type ty;
+        while ((ty = stg_json_next(&p, &ev)) != STG_JSON_END && ty != STG_JSON_ERROR) {
+            if (ty == STG_JSON_DUPLICATE) {
+                ck_assert_uint_eq(ev.offset, dups == 0 ? off_r1 : off_r2);
+                ck_assert_uint_eq(ev.prev_offset, dups == 0 ? off_k3 : off_r1);
+                dups++;
+            }
+        }
+        ck_assert_int_eq(ty, STG_JSON_END);
+        ck_assert_uint_eq(dups, with_repeats ? 2 : 0);
+        stg_json_release(&p);
+        stg_arena_release(&arena);
+    }
+    free(g.s);
+}
+END_TEST
+
 START_TEST(test_json_skip)
 {
     const char *in = "{\"a\":{\"x\":[1,{\"y\":2,\"y\":3}],\"x\":4},\"b\":[[],{}],\"c\":5,\"d\":"
@@ -1397,6 +1567,10 @@ Suite *json_suite(void)
     tcase_add_loop_test(tc, test_json_f64_range, 0,
                         (int)(sizeof range_cases / sizeof range_cases[0]));
     tcase_add_test(tc, test_json_skip);
+    tcase_add_loop_test(tc, test_json_compact_object, 0,
+                        (int)(sizeof compact_cases / sizeof compact_cases[0]));
+    tcase_add_test(tc, test_json_compact_form_keys);
+    tcase_add_test(tc, test_json_many_keys_repeats);
     tcase_add_test(tc, test_json_uint_values);
     tcase_add_test(tc, test_json_memory_bound);
     tcase_add_test(tc, test_json_memory_cap);

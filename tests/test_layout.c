@@ -16,6 +16,21 @@ static char *entry(char *p, const char *name, const char *dt, const char *shape,
                        name, dt, shape, b, e);
 }
 
+/* Stages 1-3 over a file of hdr and data_len data bytes, keeping the table in *h (released by
+ * the caller, with the report and *file). */
+static stg_report *staged(const char *hdr, uint64_t data_len, stg_profile profile, stg_st_header *h,
+                          uint8_t **file)
+{
+    size_t len;
+    *file = st_file(hdr, 0, data_len, &len);
+    stg_limits lim = st_limits(profile);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header_init(h);
+    stg_st_validate(*file, len, &lim, r, h);
+    stg_report_finish(r);
+    return r;
+}
+
 START_TEST(test_out_of_range)
 {
     const char *h = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
@@ -203,6 +218,53 @@ START_TEST(test_many_overlaps_bounded_findings)
 }
 END_TEST
 
+/* Stage 2 notes when records come in strictly increasing (begin, end) (the writers' order), so
+ * stage 3 skips its order check; a tie or a step back leaves the check (and the sort) to it. */
+START_TEST(test_data_order_noted)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        char hdr[1024];
+        char *p = hdr;
+        *p++ = '{';
+        p = entry(p, "a", "U8", "2", 0, 2);
+        *p++ = ',';
+        p = entry(p, "b", "U8", "2", 2, 4);
+        *p++ = ',';
+        if (variant == 0) { /* ordered */
+            p = entry(p, "z", "U8", "0", 4, 4);
+        } else if (variant == 1) { /* a tie on (begin, end), names out of order */
+            p = entry(p, "z", "U8", "0", 4, 4);
+            *p++ = ',';
+            p = entry(p, "y", "U8", "0", 4, 4);
+        } else { /* a step back */
+            p = entry(p, "z", "U8", "0", 4, 4);
+            *p++ = ',';
+            p = entry(p, "c", "U8", "0", 0, 0);
+        }
+        *p++ = '}';
+        *p = '\0';
+        uint8_t *b;
+        stg_st_header h;
+        stg_report *r = staged(hdr, 4, STG_PROFILE_STRICT, &h, &b);
+        ck_assert_msg(h.data_order == (variant == 0), "variant %d", variant);
+        if (variant == 1) {
+            ck_assert(h.layout_ok);
+            ck_assert_int_eq(h.tensors[2].pub.name[0], 'y');
+            ck_assert_int_eq(h.tensors[3].pub.name[0], 'z');
+        } else if (variant == 2) {
+            /* c (zero-size at 0) is sorted first, before a, and overlaps nothing */
+            ck_assert_int_eq(h.tensors[0].pub.name[0], 'c');
+            ck_assert_msg(h.layout_ok, "%s", tu_describe(r));
+        } else {
+            ck_assert(h.layout_ok);
+        }
+        stg_st_header_release(&h);
+        stg_report_free(r);
+        free(b);
+    }
+}
+END_TEST
+
 /* Ties on (begin, end) are broken by the name bytes, a name that is a prefix first: the empty
  * name (strict: only a warning's worth in compat) sorts before every other. */
 START_TEST(test_sort_ties_by_name)
@@ -219,14 +281,9 @@ START_TEST(test_sort_ties_by_name)
     p = entry(p, "", "U8", "0", 0, 0);
     *p++ = '}';
     *p = '\0';
-    size_t len;
-    uint8_t *b = st_file(hdr, 0, 1, &len);
-    stg_limits lim = st_limits(STG_PROFILE_COMPAT);
-    stg_report *r = stg_report_new(&lim);
+    uint8_t *b;
     stg_st_header h;
-    stg_st_header_init(&h);
-    stg_st_validate(b, len, &lim, r, &h);
-    stg_report_finish(r);
+    stg_report *r = staged(hdr, 1, STG_PROFILE_COMPAT, &h, &b);
     ck_assert(h.layout_ok);
     ck_assert_uint_eq(h.tensor_count, 4);
     static const char *const order[] = {"", "a", "ab", "b"};
@@ -343,6 +400,7 @@ static Suite *layout_suite(void)
     tcase_add_test(tc, test_layout_skipped_after_schema_error);
     tcase_add_test(tc, test_sorted_table);
     tcase_add_test(tc, test_many_overlaps_bounded_findings);
+    tcase_add_test(tc, test_data_order_noted);
     tcase_add_test(tc, test_sort_ties_by_name);
     tcase_add_test(tc, test_overlap_names_owner);
     tcase_add_test(tc, test_layout_direct);

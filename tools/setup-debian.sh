@@ -27,6 +27,8 @@ full=(
     python3-jsonschema
     # the Python package (python/): headers, build, pip install, its tests, the Dask helper
     python3-dev python3-setuptools python3-pip python3-pytest python3-distributed
+    # bench/run_speed.sh: simdjson's On-Demand walk as a baseline (C++, built by the script only)
+    g++ libsimdjson-dev
 )
 case "${1:-}" in
     --minimal) packages=("${minimal[@]}") ;;

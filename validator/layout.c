@@ -41,12 +41,13 @@ static int tensor_index_cmp(size_t a, size_t b, void *ctx)
     return tensor_cmp(&t[a], &t[b]);
 }
 
-/* Sorts h->tensors; false when the index array did not fit the memory budget. */
+/* Sorts h->tensors; false when the index array did not fit the memory budget. A table stage 2
+ * found in strictly increasing (begin, end) (data_order) is sorted already. */
 static bool sort_tensors(stg_st_header *h)
 {
     size_t n = h->tensor_count;
     bool sorted = true;
-    for (size_t i = 1; i < n && sorted; i++) {
+    for (size_t i = 1; i < n && sorted && !h->data_order; i++) {
         sorted = tensor_cmp(&h->tensors[i], &h->tensors[i - 1]) >= 0;
     }
     if (sorted) {

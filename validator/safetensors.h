@@ -40,6 +40,8 @@ typedef struct stg_st_header {
     size_t metadata_count;
     bool schema_ok;            /* stages 1-2 found no error: stage 3 may run */
     bool layout_ok;            /* stage 3 found no error */
+    bool data_order;           /* stage 2 saw every record's (begin, end) strictly above the one
+                                  before (writers' order): stage 3 need not check the order */
     size_t tensors_cap_bytes;  /* bytes reserved for `tensors` (charged to `arena`) */
     size_t metadata_cap_bytes; /* bytes reserved for `metadata` (charged to `arena`) */
 } stg_st_header;

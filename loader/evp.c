@@ -1,0 +1,98 @@
+/* libcrypto loaded on first use (see evp.h). */
+#include "evp.h"
+
+#include <dlfcn.h>
+#include <openssl/opensslv.h>
+#include <pthread.h>
+#include <string.h>
+
+/* The soname of the libcrypto the library was built against. */
+#define STG_STR2(x) #x
+#define STG_STR(x) STG_STR2(x)
+#if defined(OPENSSL_VERSION_MAJOR) && OPENSSL_VERSION_MAJOR >= 3
+#define STG_LIBCRYPTO_SONAME "libcrypto.so." STG_STR(OPENSSL_VERSION_MAJOR)
+#else
+#define STG_LIBCRYPTO_SONAME "libcrypto.so.1.1"
+#endif
+
+static struct {
+    EVP_MD_CTX *(*md_ctx_new)(void);
+    void (*md_ctx_free)(EVP_MD_CTX *);
+    int (*digest_init_ex)(EVP_MD_CTX *, const EVP_MD *, ENGINE *);
+    int (*digest_update)(EVP_MD_CTX *, const void *, size_t);
+    int (*digest_final_ex)(EVP_MD_CTX *, unsigned char *, unsigned int *);
+    const EVP_MD *(*sha256)(void);
+    const EVP_MD *(*sha1)(void);
+} fns;
+static bool loaded;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+/* dlsym into a function pointer without the object-to-function pointer cast ISO C lacks. */
+static bool sym(void *lib, const char *name, void *fn_ptr, size_t fn_size)
+{
+    void *p = dlsym(lib, name);
+    if (p == NULL || fn_size != sizeof p) {
+        return false;
+    }
+    memcpy(fn_ptr, &p, sizeof p);
+    return true;
+}
+
+#define SYM(lib, name, field) sym((lib), (name), &fns.field, sizeof fns.field)
+
+static void load(void)
+{
+    /* The same search as the dynamic linker's for a DT_NEEDED entry; bound at once (RTLD_NOW)
+     * and kept for the life of the process. */
+    void *lib = dlopen(STG_LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (lib == NULL) {
+        return;
+    }
+    loaded = SYM(lib, "EVP_MD_CTX_new", md_ctx_new) && SYM(lib, "EVP_MD_CTX_free", md_ctx_free) &&
+             SYM(lib, "EVP_DigestInit_ex", digest_init_ex) &&
+             SYM(lib, "EVP_DigestUpdate", digest_update) &&
+             SYM(lib, "EVP_DigestFinal_ex", digest_final_ex) && SYM(lib, "EVP_sha256", sha256) &&
+             SYM(lib, "EVP_sha1", sha1);
+}
+
+bool stg_evp_available(void)
+{
+    return pthread_once(&load_once, load) == 0 && loaded;
+}
+
+EVP_MD_CTX *stg_evp_md_ctx_new(void)
+{
+    return fns.md_ctx_new();
+}
+
+void stg_evp_md_ctx_free(EVP_MD_CTX *ctx)
+{
+    if (ctx != NULL) {
+        fns.md_ctx_free(ctx);
+    }
+}
+
+int stg_evp_digest_init_ex(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl)
+{
+    return fns.digest_init_ex(ctx, type, impl);
+}
+
+int stg_evp_digest_update(EVP_MD_CTX *ctx, const void *d, size_t n)
+{
+    return fns.digest_update(ctx, d, n);
+}
+
+int stg_evp_digest_final_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *n)
+{
+    return fns.digest_final_ex(ctx, md, n);
+}
+
+const EVP_MD *stg_evp_sha256(void)
+{
+    return fns.sha256();
+}
+
+const EVP_MD *stg_evp_sha1(void)
+{
+    return fns.sha1();
+}
