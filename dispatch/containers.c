@@ -4,6 +4,7 @@
  * per archive in total (max_inflate_bytes), so overlapping entries cannot multiply the work. */
 #include "containers.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../parser/inflate.h"
@@ -69,13 +70,98 @@ static void check_overlaps(const stg_zip *zin, stg_check_ctx *ctx)
     stg_mem_free(ranges);
 }
 
+/* The members that make a torch zip a TorchScript archive (torch.jit.load reads them, under
+ * the archive's top folder): the program's source (`code/`), its constants, and the mobile
+ * interpreter's bytecode. */
+typedef enum ts_part { TS_NONE = -1, TS_CODE = 0, TS_CONSTANTS, TS_BYTECODE, TS_PARTS } ts_part;
+
+typedef struct ts_seen {
+    uint64_t offset; /* the first such member's local header */
+    uint32_t count[TS_PARTS];
+    char first[TS_PARTS][72]; /* the first name of each part (cut to fit) */
+} ts_seen;
+
 typedef struct zip_scan {
     stg_check_ctx *ctx;
     uint64_t inflated_total; /* over the whole archive */
     bool budget_spent;
     bool any_pickle;
     bool all_npy;
+    ts_seen ts;
 } zip_scan;
+
+/* Which TorchScript part the entry `name` is: what follows its first folder (torch's reader
+ * strips the archive's top folder; a name without one is taken as it is) is `code/...`,
+ * `constants.pkl` or `bytecode.pkl`. *at: where that part's name starts in name. */
+static ts_part torchscript_part(const char *name, size_t *at)
+{
+    const char *slash = memchr(name, '/', strlen(name));
+    const char *names[2] = {name, slash != NULL ? slash + 1 : NULL};
+    for (size_t i = 0; i < 2; i++) {
+        const char *rest = names[i];
+        if (rest == NULL) {
+            continue;
+        }
+        *at = (size_t)(rest - name);
+        if (strncmp(rest, "code/", 5) == 0 && rest[5] != '\0') {
+            return TS_CODE;
+        }
+        if (strcmp(rest, "constants.pkl") == 0) {
+            return TS_CONSTANTS;
+        }
+        if (strcmp(rest, "bytecode.pkl") == 0) {
+            return TS_BYTECODE;
+        }
+    }
+    return TS_NONE;
+}
+
+static void torchscript_note(ts_seen *ts, const char *name, uint64_t offset)
+{
+    size_t at = 0;
+    ts_part part = torchscript_part(name, &at);
+    if (part == TS_NONE) {
+        return;
+    }
+    bool first = ts->count[TS_CODE] + ts->count[TS_CONSTANTS] + ts->count[TS_BYTECODE] == 0;
+    if (first || offset < ts->offset) {
+        ts->offset = offset;
+    }
+    if (ts->count[part]++ == 0) {
+        /* for code, the folder: the archive's name and "code/" */
+        size_t n = part == TS_CODE ? at + 5 : strlen(name);
+        size_t cap = sizeof ts->first[part] - 1;
+        memcpy(ts->first[part], name, n < cap ? n : cap);
+        ts->first[part][n < cap ? n : cap] = '\0';
+    }
+}
+
+/* torchscript_program (docs/findings.md): once per archive reading, naming the members. */
+static void torchscript_report(const ts_seen *ts, stg_check_ctx *ctx)
+{
+    if (ts->count[TS_CODE] + ts->count[TS_CONSTANTS] + ts->count[TS_BYTECODE] == 0) {
+        return;
+    }
+    char code[112] = "";
+    if (ts->count[TS_CODE] > 0) {
+        /* the code folder, and how many members it holds */
+        (void)snprintf(code, sizeof code, "%s (%u members)", ts->first[TS_CODE],
+                       (unsigned)ts->count[TS_CODE]);
+    }
+    const char *parts[3] = {code, ts->first[TS_CONSTANTS], ts->first[TS_BYTECODE]};
+    char list[3 * 112 + 8] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < 3; i++) {
+        if (parts[i][0] != '\0') {
+            int w = snprintf(list + at, sizeof list - at, "%s%s", at > 0 ? ", " : "", parts[i]);
+            at += w > 0 && (size_t)w < sizeof list - at ? (size_t)w : 0;
+        }
+    }
+    stg_report_add(ctx->report, STG_TORCHSCRIPT_PROGRAM, ts->offset,
+                   "a TorchScript program (%s): torch.jit.load compiles it and runs its "
+                   "methods, whose torch ops can read and write files; its code is not analysed",
+                   list);
+}
 
 /* One reading of an entry's data (the central directory's method and sizes, or the local
  * header's when they differ). */
@@ -173,6 +259,7 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
         goto done;
     }
     zs->all_npy = zs->all_npy && stg_name_hint_has_suffix(name, ".npy");
+    torchscript_note(&zs->ts, name, e->local_offset);
     unsigned flags = (unsigned)e->flags | (unsigned)e->local_flags;
     if ((flags & STG_ZIP_FLAGS_ENCRYPTED) != 0) {
         stg_finding *f = stg_report_add(ctx->report, STG_ZIP_ENCRYPTED_FLAG, e->local_offset,
@@ -251,6 +338,7 @@ void stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_
         }
         scan_entry(&zs, &z, &e);
     }
+    torchscript_report(&zs.ts, ctx);
     res->inflated += zs.inflated_total;
     res->pickle_based = res->pickle_based || zs.any_pickle;
     facts->pickle = zs.any_pickle;
@@ -283,6 +371,7 @@ void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx
         }
         break;
     }
+    torchscript_report(&zs.ts, ctx);
     res->inflated += zs.inflated_total;
     res->pickle_based = res->pickle_based || zs.any_pickle;
     facts->pickle = zs.any_pickle;

@@ -16,7 +16,9 @@
 #include "../parser/tar.h"
 #include "../parser/torch.h"
 #include "../parser/zip.h"
+#include "../validator/gguf.h"
 #include "../validator/index.h"
+#include "../validator/onnx.h"
 #include "../validator/pickle_scan.h"
 #include "safetensors.h"
 #include "containers.h"
@@ -232,15 +234,36 @@ static bool scan_unscannable(const stg_format_entry *e, const uint8_t *buf, size
     return true;
 }
 
-/* Formats recognised but not validated: e->what says so (format_not_validated, a warning). */
-static bool scan_not_validated(const stg_format_entry *e, const uint8_t *buf, size_t len,
-                               const stg_dispatch_args *a, stg_check_ctx *ctx,
-                               stg_member_result *res)
+/* GGUF (docs/gguf.md): the header, metadata, tensor infos and data layout, then (for a whole
+ * file) the tar reading of the same bytes. */
+static bool scan_gguf(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
-    stg_report_add(ctx->report, STG_FORMAT_NOT_VALIDATED, STG_NO_OFFSET, "%s", e->what);
-    if (e->kind == STG_SNIFF_GGUF && a->top_level) {
+    if (stg_gguf_check(buf, len, ctx->lim, ctx->hash_seed, ctx->report, NULL, NULL) != STG_OK) {
+        ctx->report->out_of_memory = true; /* never for these arguments: fail closed */
+    }
+    if (a->top_level) {
         stg_polyglot_check_tar(buf, len, "GGUF", ctx);
     }
+    res->format = e->label;
+    return true;
+}
+
+/* ONNX (docs/onnx.md): the ModelProto's wire data and rules; the external-data files of a
+ * model on disk are examined by the loader's hook (only for the file itself, never for an
+ * archive member: its locations are relative to no folder). */
+static bool scan_onnx(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    stg_onnx_model m;
+    stg_onnx_model_init(&m);
+    if (stg_onnx_check(buf, len, ctx->lim, ctx->hash_seed, ctx->report, &m) != STG_OK) {
+        ctx->report->out_of_memory = true; /* never for these arguments: fail closed */
+    } else if (ctx->onnx_external != NULL && a->top_level && ctx->depth == 0 &&
+               ctx->member == NULL && m.next > 0) {
+        ctx->onnx_external(ctx->onnx_external_arg, m.ext, m.next, ctx->report);
+    }
+    stg_onnx_model_release(&m);
     res->format = e->label;
     return true;
 }
@@ -318,8 +341,8 @@ static const stg_format_entry formats[] = {
     {STG_SNIFF_ZIP, "zip", sniff_zip, scan_zip, STG_FMT_ZIP, quick_label_zip, NULL, STG_INFLATE_RAW,
      NULL},
     {STG_SNIFF_NPY, "npy", sniff_npy, scan_npy, STG_FMT_NUMPY, NULL, NULL, STG_INFLATE_RAW, NULL},
-    {STG_SNIFF_GGUF, "GGUF", sniff_gguf, scan_not_validated, STG_FMT_GGUF, NULL, NULL,
-     STG_INFLATE_RAW, "GGUF is recognised but not validated"},
+    {STG_SNIFF_GGUF, "GGUF", sniff_gguf, scan_gguf, STG_FMT_GGUF, NULL, NULL, STG_INFLATE_RAW,
+     NULL},
     {STG_SNIFF_TAR, "tar", sniff_tar, scan_tar, STG_FMT_TAR, quick_label_tar, NULL, STG_INFLATE_RAW,
      NULL},
     {STG_SNIFF_TORCH_LEGACY, "legacy torch", sniff_torch_legacy, scan_torch_legacy,
@@ -344,8 +367,8 @@ static const stg_format_entry formats[] = {
      STG_INFLATE_ZLIB, "zlib"},
     /* ONNX is recognised by its name only, for content no entry claimed (the dispatcher's
      * last resort before calling the content unknown). */
-    {STG_SNIFF_ONNX, "ONNX", NULL, scan_not_validated, STG_FMT_ONNX, NULL, onnx_names,
-     STG_INFLATE_RAW, "ONNX is recognised by its name but not validated"},
+    {STG_SNIFF_ONNX, "ONNX", NULL, scan_onnx, STG_FMT_ONNX, NULL, onnx_names, STG_INFLATE_RAW,
+     NULL},
 };
 
 enum { FORMAT_COUNT = sizeof formats / sizeof formats[0] };

@@ -1,9 +1,10 @@
 /* Target: stg_check_buffer (sniff + dispatch over every format: safetensors, pickles, zip, tar,
- * gzip/zlib/bz2/xz/lzma/joblib ZF streams, npy, polyglots) on arbitrary bytes. The first three
- * input bytes pick the profile, small limits and a name hint; the rest is the file.
- * Properties: no crash, no leak; the same bytes give the same findings (code, severity, offset,
- * member) and format; the verdict is never ok (or warn) when an error or critical finding exists,
- * and is unsafe exactly when a critical one does. Seeds: corpus/scan/. Dict: fuzz/scan.dict. */
+ * gzip/zlib/bz2/xz/lzma/joblib ZF streams, npy, GGUF, ONNX by name, polyglots) on arbitrary
+ * bytes. The first three input bytes pick the profile, small limits and a name hint; the rest
+ * is the file. Properties: no crash, no leak; the same bytes give the same findings (code,
+ * severity, offset, member) and format; the verdict is never ok (or warn) when an error or
+ * critical finding exists, and is unsafe exactly when a critical one does. Seeds:
+ * corpus/scan/. Dict: fuzz/scan.dict. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -32,6 +32,27 @@ static void report_io(stg_report *r, const char *what, int err)
     stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "%s failed (errno %d)", what, err);
 }
 
+int stg_open_regular(const char *path, stg_report *r, struct stat *st)
+{
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        report_io(r, "open", errno);
+        return -1;
+    }
+    if (fstat(fd, st) != 0) {
+        report_io(r, "fstat", errno);
+    } else if (!S_ISREG(st->st_mode)) {
+        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET, "not a regular file: not read");
+    } else if (st->st_size < 0 || (uint64_t)st->st_size > (uint64_t)SIZE_MAX) {
+        report_io(r, "mapping (file too large for the address space)", EFBIG);
+    } else {
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
 static void file_changed(stg_report *r)
 {
     stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
@@ -200,26 +221,9 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
         file_free(f);
         return STG_E_NOMEM;
     }
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it. */
-    f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (f->fd < 0) {
-        report_io(r, "open", errno);
-        file_free(f);
-        return STG_E_IO;
-    }
     struct stat st;
-    if (fstat(f->fd, &st) != 0) {
-        report_io(r, "fstat", errno);
-        file_free(f);
-        return STG_E_IO;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET, "not a regular file: not read");
-        file_free(f);
-        return STG_E_IO;
-    }
-    if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
-        report_io(r, "mapping (file too large for the address space)", EFBIG);
+    f->fd = stg_open_regular(path, r, &st);
+    if (f->fd < 0) {
         file_free(f);
         return STG_E_IO;
     }
@@ -300,26 +304,14 @@ bool stg_file_unchanged(const stg_file *f)
 
 stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out, stg_report **rep)
 {
-    if (rep != NULL) {
-        *rep = NULL;
-    }
-    if (out == NULL) {
-        return STG_E_BAD_ARG;
-    }
-    *out = NULL;
-    if (path == NULL) {
-        return STG_E_BAD_ARG;
+    if (out != NULL) {
+        *out = NULL;
     }
     stg_limits def;
-    if (lim == NULL) {
-        stg_limits_default(&def);
-    } else if (stg_limits_accept(lim, &def) != STG_OK) {
-        return STG_E_STRUCT_VERSION;
-    }
-    lim = &def;
-    stg_report *r = stg_report_new(lim);
-    if (r == NULL) {
-        return STG_E_NOMEM;
+    stg_report *r = NULL;
+    stg_status begun = stg_open_begin(path, out != NULL, rep, &lim, &def, &r);
+    if (begun != STG_OK) {
+        return begun;
     }
     stg_file *f = NULL;
     stg_status s = stg_file_open_report(path, lim, r, &f);
@@ -337,11 +329,7 @@ stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out
         s = STG_E_INVALID;
     }
     *out = f;
-    if (rep != NULL) {
-        *rep = r;
-    } else {
-        stg_report_free(r);
-    }
+    stg_report_hand_out(r, rep);
     return s;
 }
 
@@ -416,12 +404,16 @@ stg_status stg_file_read_tensor_range(const stg_file *f, const stg_tensor *t, ui
     if (len > 0 && dst == NULL) {
         return STG_E_BAD_ARG;
     }
+    return stg_file_pread_checked(f, f->h.data_start + t->begin + offset, dst, len);
+}
+
+stg_status stg_file_pread_checked(const stg_file *f, uint64_t start, void *dst, size_t len)
+{
     if (!stg_file_unchanged(f)) {
         return STG_FILE_CHANGED;
     }
     uint8_t *out = dst;
     uint64_t done = 0;
-    uint64_t start = f->h.data_start + t->begin + offset;
     while (done < len) {
         uint64_t want = len - done;
         size_t chunk = want > (uint64_t)(1u << 30) ? (size_t)1 << 30 : (size_t)want;

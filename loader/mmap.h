@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -32,6 +33,16 @@ struct stg_file {
  * STG_FILE_CHANGED (the file shrank or changed while it was read) r holds file_changed. */
 stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_report *r,
                                 stg_file **out);
+
+/* Opens path read-only for an open call (O_NONBLOCK: a FIFO never waits) and checks it is a
+ * regular file whose size fits the address space: the descriptor, with *st its fstat; -1 with
+ * io_error or not_regular_file added to r. */
+int stg_open_regular(const char *path, stg_report *r, struct stat *st);
+
+/* Copies len bytes at file offset start (a range the caller validated) with pread, between two
+ * stg_file_unchanged checks: STG_OK, STG_FILE_CHANGED (changed, replaced or shrunk), STG_E_IO.
+ * Only f's fd, path and identity fields are read. */
+stg_status stg_file_pread_checked(const stg_file *f, uint64_t start, void *dst, size_t len);
 
 /* true when f's file still has the size, modification time and identity it had when it was
  * validated (fstat of the descriptor plus stat of the path). */

@@ -322,26 +322,17 @@ static stg_status read_index(const char *path, uint64_t cap, uint8_t **out, size
 stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_model **out,
                           stg_report **rep)
 {
-    if (rep != NULL) {
-        *rep = NULL;
-    }
-    if (out == NULL) {
-        return STG_E_BAD_ARG;
-    }
-    *out = NULL;
-    if (dir_or_index == NULL) {
-        return STG_E_BAD_ARG;
+    if (out != NULL) {
+        *out = NULL;
     }
     stg_limits def;
-    if (lim == NULL) {
-        stg_limits_default(&def);
-    } else if (stg_limits_accept(lim, &def) != STG_OK) {
-        return STG_E_STRUCT_VERSION;
+    stg_report *r = NULL;
+    stg_status begun = stg_open_begin(dir_or_index, out != NULL, rep, &lim, &def, &r);
+    if (begun != STG_OK) {
+        return begun;
     }
-    lim = &def;
-    stg_report *r = stg_report_new(lim);
     stg_model *m = stg_mem_calloc(1, sizeof *m);
-    if (r == NULL || m == NULL) {
+    if (m == NULL) {
         stg_report_free(r);
         stg_mem_free(m);
         return STG_E_NOMEM;

@@ -19,8 +19,10 @@
 #include "../dispatch/sniff.h"
 #include "../validator/limits.h"
 #include "digest.h"
+#include "gguf_open.h"
 #include "joblib_side.h"
 #include "model.h"
+#include "onnx_external.h"
 #include "seed.h"
 #include "window.h"
 #include "within.h"
@@ -155,6 +157,27 @@ static uint64_t buffer_cap(const stg_limits *lim)
 
 /* ------------------------------------------------------------------------------ content */
 
+/* Where an ONNX model on disk is: its path (as walked or given) and the scan root. */
+typedef struct onnx_place {
+    const char *path;
+    const char *root;
+} onnx_place;
+
+/* The dispatcher's hook for a top-level ONNX model read from a file: its external-data files
+ * are resolved in the model's folder and must stay inside opt->root, or inside that folder
+ * when no root is set (as joblib side files are). */
+static void onnx_external_files(void *arg, const stg_onnx_external *ext, size_t n, stg_report *r)
+{
+    const onnx_place *place = arg;
+    char *dir = stg_path_dir(place->path);
+    if (dir == NULL) {
+        r->out_of_memory = true;
+        return;
+    }
+    stg_onnx_check_external_files(dir, place->root, ext, n, r);
+    stg_mem_free(dir);
+}
+
 /* Runs the format rules over buf. index_path: the file's path when it is an index on disk (its
  * shards are then looked up next to it); NULL for buffers and streams. */
 static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
@@ -171,6 +194,11 @@ static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
     ctx.hash_seed = stg_scan_seed();
     ctx.policy = opt->policy;
     ctx.report = r;
+    onnx_place place = {index_path, opt->root};
+    if (index_path != NULL) {
+        ctx.onnx_external = onnx_external_files;
+        ctx.onnx_external_arg = &place;
+    }
     stg_check_buffer(buf, len, name_hint, &ctx);
 }
 
@@ -442,10 +470,21 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     if (!index && !named_safetensors) {
         st = stg_image_fill_zip(&img, &zip, &err);
     }
-    if (st == STG_OK && !index && !zip) {
+    /* GGUF (the magic, which is never safetensors by content, and no name that decides
+     * another format): its rules read the header only, so a GGUF file of any size is held as
+     * its header (loader/gguf_open.h). */
+    bool gguf = false;
+    if (st == STG_OK && !zip && !index && stg_format_by_name(hint) == NULL) {
+        st = stg_image_fill_prefix(&img, 4, &err);
+        gguf = st == STG_OK && STG_GGUF_STARTS(img.bytes, img.prefix);
+        if (gguf) {
+            st = stg_image_fill_gguf(&img, &opt->limits, &err);
+        }
+    }
+    if (st == STG_OK && !index && !zip && !gguf) {
         st = stg_image_fill_safetensors(&img, named_safetensors, &safetensors, &err);
     }
-    if (st == STG_OK && !safetensors && !zip) {
+    if (st == STG_OK && !safetensors && !zip && !gguf) {
         st = stg_image_fill_all(&img, &err);
     }
     /* An image held in part is digested with pread (the page cache serves both); a whole one

@@ -725,7 +725,9 @@ want = {"./README.md": "ok", "./model.safetensors": "ok", "./unpadded.safetensor
         "./torch/pytorch_model.bin": "ok",  # only allowlisted globals: pickle_file is info
         "./sharded/model-00001-of-00002.safetensors": "ok",
         "./sharded/model-00002-of-00002.safetensors": "ok",
-        "./sharded/model.safetensors.index.json": "ok"}
+        "./sharded/model.safetensors.index.json": "ok",
+        "./gguf/model.gguf": "ok", "./broken/lying_dims.gguf": "invalid",
+        "./unsafe/escape.onnx": "unsafe"}
 assert got == want, got
 EOF2
 fi

@@ -98,6 +98,7 @@ grep -q '"uri":"file:///' "$tmp/abs.sarif" || bad "absolute path not a file:// U
 # ---- JSON Lines against the documented schema (scan records, summary, inspect)
 "$B" scan --format json models > "$tmp/scan.jsonl"
 "$B" inspect --format json models/model.safetensors > "$tmp/inspect.jsonl"
+"$B" inspect --format json models/gguf/model.gguf >> "$tmp/inspect.jsonl"
 "$PY" - "$SRC/docs/cli.schema.json" "$tmp/scan.jsonl" "$tmp/inspect.jsonl" <<'PYEOF' || fail=1
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
@@ -119,6 +120,18 @@ except jsonschema.ValidationError:
     pass
 else:
     sys.exit("an incomplete record passed the schema")
+# GGUF metadata may hold numbers and array summaries; safetensors metadata only strings.
+g = json.loads(open(sys.argv[3]).read().splitlines()[1])
+bad = dict(g, metadata={"k": {"array": "str"}})
+st = json.loads(open(sys.argv[3]).readline())
+for rec, what in ((bad, "a GGUF array without its count"),
+                  (dict(st, metadata={"k": 1}), "a number in safetensors metadata")):
+    try:
+        v.validate(rec)
+    except jsonschema.ValidationError:
+        pass
+    else:
+        sys.exit(what + " passed the schema")
 PYEOF
 
 # ---- interrupts: a real signal in the middle of a scan of large files
@@ -250,6 +263,25 @@ assert d["parameters"] == sum(t["parameters"] for t in d["tensors"]) == 4, d
 assert sorted(t["shard"] for t in d["tensors"]) == [0, 1], d
 PYEOF
 done
+# GGUF: version, metadata (the vocabulary as a count), ggml type names, totals
+"$B" inspect --format json models/gguf/model.gguf > "$tmp/insp.json" || bad "inspect of a GGUF file: exit $?"
+"$PY" - "$tmp/insp.json" <<'PYEOF' || bad "inspect GGUF JSON: $(cat "$tmp/insp.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "gguf" and d["version"] == 3 and d["alignment"] == 32, d
+assert d["metadata"]["tokenizer.ggml.tokens"] == {"array": "str", "count": 5}, d
+assert d["metadata"]["llama.context_length"] == 64, d
+assert d["parameters"] == 12 == sum(t["parameters"] for t in d["tensors"]), d
+assert [t["dtype"] for t in d["tensors"]] == ["F32", "F32"], d
+assert d["tensors"][0]["shape"] == [2, 5] and d["tensors"][0]["begin"] == d["data_start"], d
+PYEOF
+"$B" inspect models/gguf/model.gguf > "$tmp/insp.txt"
+grep -q "GGUF version: *3" "$tmp/insp.txt" && grep -q "tokenizer.ggml.tokens (arr): \[str x 5\]" "$tmp/insp.txt" &&
+    grep -Eq "^  token_embd.weight +F32 +\[2, 5\] +10  \[384, 424\)$" "$tmp/insp.txt" ||
+    bad "inspect GGUF text: $(cat "$tmp/insp.txt")"
+"$B" inspect models/broken/lying_dims.gguf > "$tmp/insp.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "offsets_out_of_range" "$tmp/insp.txt" || bad "inspect of a lying GGUF: exit $rc, $(cat "$tmp/insp.txt")"
 "$B" inspect models/sharded > "$tmp/insp.txt"
 grep -q "sharded model: 2 shards" "$tmp/insp.txt" || bad "inspect folder text: $(cat "$tmp/insp.txt")"
 "$B" inspect models/torch/pytorch_model.bin >/dev/null 2>"$tmp/insp.err"

@@ -30,6 +30,13 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_tree_record, struct_version), 0);
     ck_assert_uint_eq(offsetof(stg_tree_progress, struct_version), 0);
     ck_assert_uint_eq(offsetof(stg_tree_summary, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_gguf_entry, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_gguf_tensor_info, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_gguf_entry, reserved) + sizeof(((stg_gguf_entry *)0)->reserved),
+                      sizeof(stg_gguf_entry));
+    ck_assert_uint_eq(offsetof(stg_gguf_tensor_info, reserved) +
+                          sizeof(((stg_gguf_tensor_info *)0)->reserved),
+                      sizeof(stg_gguf_tensor_info));
     /* Reserved space is last, so a new field never moves an earlier one. */
     ck_assert_uint_eq(offsetof(stg_limits, reserved) + sizeof(((stg_limits *)0)->reserved),
                       sizeof(stg_limits));
@@ -63,6 +70,10 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_tree_progress, reserved), 56);
     ck_assert_uint_eq(sizeof(stg_tree_summary), 184);
     ck_assert_uint_eq(offsetof(stg_tree_summary, reserved), 120);
+    ck_assert_uint_eq(sizeof(stg_gguf_entry), 112);
+    ck_assert_uint_eq(offsetof(stg_gguf_entry, reserved), 80);
+    ck_assert_uint_eq(sizeof(stg_gguf_tensor_info), 128);
+    ck_assert_uint_eq(offsetof(stg_gguf_tensor_info, reserved), 96);
 #endif
 }
 END_TEST

@@ -30,6 +30,9 @@
 #pragma weak stg_file_tensor_count
 #pragma weak stg_file_close
 #pragma weak stg_scan_path
+#pragma weak stg_gguf_open
+#pragma weak stg_gguf_tensor_count
+#pragma weak stg_gguf_close
 #pragma weak stg_policy_new
 #pragma weak stg_policy_add
 #pragma weak stg_policy_allow_spec
@@ -140,20 +143,36 @@ static void run_stream(const input *in, outcome *out)
     stg_stream_free(s);
 }
 
+/* The report of an open call plus the tensor count of what it handed out (never a handle with a
+ * failed status). */
+static void take_open(outcome *out, const char *call, stg_status st, stg_report *rep,
+                      const void *handle, size_t tensors)
+{
+    take_report(out, st, rep);
+    ck_assert_msg(st == STG_OK || handle == NULL, "%s failed (%s) but handed out a file", call,
+                  stg_status_name(st));
+    size_t used = strlen(out->findings);
+    snprintf(out->findings + used, sizeof out->findings - used, " tensors=%zu", tensors);
+}
+
 static void run_file_open(const input *in, outcome *out)
 {
     stg_file *f = NULL;
     stg_report *rep = NULL;
     stg_status st = stg_file_open(in->path, NULL, &f, &rep);
-    size_t tensors = f != NULL ? stg_file_tensor_count(f) : 0;
-    take_report(out, st, rep);
-    ck_assert_msg(st == STG_OK || f == NULL, "stg_file_open failed (%s) but handed out a file",
-                  stg_status_name(st));
-    size_t used = strlen(out->findings);
-    snprintf(out->findings + used, sizeof out->findings - used, " tensors=%zu", tensors);
+    take_open(out, "stg_file_open", st, rep, f, f != NULL ? stg_file_tensor_count(f) : 0);
     if (f != NULL) {
         stg_file_close(f);
     }
+}
+
+static void run_gguf_open(const input *in, outcome *out)
+{
+    stg_gguf *g = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_gguf_open(in->path, NULL, &g, &rep);
+    take_open(out, "stg_gguf_open", st, rep, g, stg_gguf_tensor_count(g));
+    stg_gguf_close(g);
 }
 
 static void run_scan_path(const input *in, outcome *out)
@@ -440,6 +459,23 @@ START_TEST(file_open_fails_cleanly)
 }
 END_TEST
 
+/* The GGUF door and a path scan of GGUF files (a valid one with a vocabulary, a lying one). */
+START_TEST(gguf_open_fails_cleanly)
+{
+    if (stg_gguf_open == NULL || stg_gguf_close == NULL || stg_gguf_tensor_count == NULL) {
+        printf("alloc: stg_gguf_open not in the library yet: skipped\n");
+        return;
+    }
+    static const char *const files[] = {"tests/data/gguf/ok-vocab.gguf",
+                                        "tests/data/gguf/bad-gguf_tensor_shape_invalid-wrap.gguf"};
+    for (size_t i = 0; i < 2; i++) {
+        input in = {files[i], NULL, 0, NULL, tu_src(files[i])};
+        sweep("gguf_open", run_gguf_open, &in);
+        sweep("scan_path", run_scan_path, &in);
+    }
+}
+END_TEST
+
 START_TEST(scan_path_fails_cleanly)
 {
     if (stg_scan_path == NULL) {
@@ -466,6 +502,7 @@ int main(void)
     tcase_add_test(tc, stream_fails_cleanly);
     tcase_add_test(tc, file_open_fails_cleanly);
     tcase_add_test(tc, scan_path_fails_cleanly);
+    tcase_add_test(tc, gguf_open_fails_cleanly);
     tcase_add_test(tc, containers_fail_cleanly);
     tcase_add_test(tc, large_table_fails_cleanly);
     suite_add_tcase(s, tc);

@@ -108,25 +108,86 @@ START_TEST(test_format_mismatch)
 }
 END_TEST
 
-START_TEST(test_format_not_validated)
+/* tests/data/torchscript (tests/gen_torchscript.py): torch.jit.save of a scripted module and
+ * its lite-interpreter save hold a program (torchscript_program, naming its members; their
+ * pickles are scanned as before), torch.save of its state_dict and a zip of names close to the
+ * TorchScript ones do not. */
+START_TEST(test_torchscript_program)
 {
-    stg_report *r = check(B("GGUF\x03\0\0\0\0\0\0\0\0\0\0\0"), "model.gguf");
-    const stg_finding *f = first(r, STG_FORMAT_NOT_VALIDATED);
-    ck_assert_int_eq(f->severity, STG_SEV_WARNING);
+    static const struct {
+        const char *file;
+        bool program;
+        const char *names[3]; /* what the message must name */
+    } cases[] = {
+        {"scripted.pt", true, {"scripted/code/ (4 members)", "scripted/constants.pkl", NULL}},
+        {"scripted.ptl", true, {"scripted/code/", "scripted/bytecode.pkl", NULL}},
+        {"plain.pt", false, {NULL}},
+        {"names.zip", false, {NULL}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "tests/data/torchscript/%s", cases[i].file);
+        size_t len = 0;
+        uint8_t *buf = tu_read_file(tu_src(rel), &len);
+        ck_assert_msg(buf != NULL, "fixture %s", rel);
+        for (int p = 0; p < 2; p++) {
+            stg_limits lim;
+            stg_limits_default(&lim);
+            lim.profile = (stg_profile)p;
+            stg_report *r = check_with(buf, len, cases[i].file, &lim);
+            ck_assert_int_eq(stg_report_format(r), STG_FMT_TORCH_ZIP);
+            if (!cases[i].program) {
+                ck_assert_msg(tu_find(r, STG_TORCHSCRIPT_PROGRAM) < 0, "%s: %s", cases[i].file,
+                              tu_describe(r));
+                stg_report_free(r);
+                continue;
+            }
+            const stg_finding *f = first(r, STG_TORCHSCRIPT_PROGRAM);
+            ck_assert_uint_eq(tu_count(r, STG_TORCHSCRIPT_PROGRAM), 1);
+            ck_assert_int_eq(f->severity, STG_SEV_WARNING);
+            ck_assert_uint_lt(f->offset, len);
+            for (size_t k = 0; cases[i].names[k] != NULL; k++) {
+                ck_assert_msg(strstr(f->message, cases[i].names[k]) != NULL, "%s: %s", rel,
+                              f->message);
+            }
+            /* the pickles are scanned as for any torch zip: never ok */
+            first(r, STG_PICKLE_FILE);
+            ck_assert_int_ne(stg_report_verdict(r), STG_VERDICT_OK);
+            stg_report_free(r);
+        }
+        free(buf);
+    }
+}
+END_TEST
+
+START_TEST(test_gguf_onnx_validated)
+{
+    /* The table's GGUF and ONNX entries run their checks: no format_not_validated. A valid
+     * empty GGUF (version 3, no tensors, no metadata) is ok. */
+    stg_report *r = check(B("GGUF\x03\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"), "model.gguf");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
     ck_assert_int_eq(stg_report_format(r), STG_FMT_GGUF);
-    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN); /* never ok */
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
     stg_report_free(r);
+    /* a header cut short is the GGUF rules' finding */
+    r = check(B("GGUF\x03\0\0\0\0\0\0\0\0\0\0\0"), "model.gguf");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
+    first(r, STG_GGUF_HEADER_INVALID);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    /* ONNX by name: ir_version 7, then a producer_name field cut short -> onnx_malformed */
     r = check(B("\x08\x07\x12\x07pytorch"), "model.onnx");
-    first(r, STG_FORMAT_NOT_VALIDATED);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
     ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+    ck_assert_int_ne(stg_report_verdict(r), STG_VERDICT_OK);
     stg_report_free(r);
     /* near misses: no magic, no name */
     r = check(B("GGUX\x03\0\0\0"), NULL);
-    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_UNKNOWN);
     first(r, STG_FORMAT_UNKNOWN);
     stg_report_free(r);
     r = check(B("\x08\x07\x12\x07pytorch"), "model.onnx.txt");
-    ck_assert_int_eq(tu_find(r, STG_FORMAT_NOT_VALIDATED), -1);
+    ck_assert_int_ne(stg_report_format(r), STG_FMT_ONNX);
     stg_report_free(r);
 }
 END_TEST
@@ -1118,7 +1179,8 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_member_compressed_by_chance);
     tcase_add_test(tc, test_member_pickle_without_stop);
     tcase_add_test(tc, test_format_mismatch);
-    tcase_add_test(tc, test_format_not_validated);
+    tcase_add_test(tc, test_gguf_onnx_validated);
+    tcase_add_test(tc, test_torchscript_program);
     tcase_add_test(tc, test_format_unscannable);
     tcase_add_test(tc, test_zip_malformed);
     tcase_add_test(tc, test_zip_header_mismatch_both_names);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "parser/gguf.h"
 #include "parser/hash.h"
@@ -921,12 +922,228 @@ START_TEST(test_fixtures)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* The public door: stg_gguf_open and its accessors (loader/gguf_open.c). */
+
+static stg_status open_bytes(const gb *b, stg_gguf **g, stg_report **rep)
+{
+    char *tmp = tu_tempdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/m.gguf", tmp);
+    ck_assert_int_eq(tu_write_file(path, b->p, b->n), 0);
+    stg_status st = stg_gguf_open(path, NULL, g, rep);
+    tu_rmtree(tmp); /* the handle holds its own copy of the header */
+    free(tmp);
+    return st;
+}
+
+START_TEST(test_open_accessors)
+{
+    /* metadata of three kinds, a vocabulary array, two tensors of two types */
+    gb b = head(3, 2, 4);
+    kv_str(&b, "general.architecture", "llama");
+    kv_u32(&b, "llama.context_length", 4096);
+    str(&b, "general.alignment");
+    u32(&b, STG_GGUF_UINT32);
+    u32(&b, 64);
+    str(&b, "tokenizer.ggml.tokens");
+    u32(&b, STG_GGUF_ARRAY);
+    u32(&b, STG_GGUF_STRING);
+    u64(&b, 3);
+    str(&b, "a");
+    str(&b, "b");
+    str(&b, "c");
+    uint64_t ne_w[2] = {32, 2}, ne_b[1] = {8};
+    tinfo(&b, "w", 2, ne_w, 8, 0); /* Q8_0: 2 rows of one 34-byte block */
+    tinfo(&b, "b", 1, ne_b, 0, 128);
+    pad(&b, 64);
+    size_t data = b.n;
+    zeros(&b, 128 + 64); /* b's 32 bytes, padded to the alignment */
+    stg_gguf *g = NULL;
+    stg_report *rep = NULL;
+    ck_assert_int_eq(open_bytes(&b, &g, &rep), STG_OK);
+    ck_assert_ptr_nonnull(g);
+    ck_assert_msg(stg_report_verdict(rep) == STG_VERDICT_OK, "%s", tu_describe(rep));
+    ck_assert_uint_eq(stg_gguf_version(g), 3);
+    ck_assert_uint_eq(stg_gguf_alignment(g), 64);
+    ck_assert_uint_eq(stg_gguf_data_start(g), data);
+    ck_assert_uint_eq(stg_gguf_parameter_count(g), 64 + 8);
+    ck_assert_uint_eq(stg_gguf_metadata_count(g), 4);
+    stg_gguf_entry e;
+    ck_assert_int_eq(stg_gguf_metadata_at(g, 0, &e), STG_OK);
+    ck_assert_uint_eq(e.struct_version, STG_STRUCT_VERSION);
+    ck_assert_uint_eq(e.type, STG_GGUF_STRING);
+    ck_assert_uint_eq(e.str_len, 5);
+    ck_assert_int_eq(memcmp(e.str, "llama", 5), 0);
+    ck_assert_int_eq(stg_gguf_metadata_at(g, 1, &e), STG_OK);
+    ck_assert_uint_eq(e.u64, 4096);
+    ck_assert_int_eq(stg_gguf_metadata_at(g, 3, &e), STG_OK);
+    ck_assert_uint_eq(e.type, STG_GGUF_ARRAY);
+    ck_assert_uint_eq(e.elem_type, STG_GGUF_STRING);
+    ck_assert_uint_eq(e.count, 3);
+    ck_assert_int_eq(stg_gguf_metadata_at(g, 4, &e), STG_E_RANGE);
+    ck_assert_uint_eq(stg_gguf_tensor_count(g), 2);
+    stg_gguf_tensor_info t;
+    ck_assert_int_eq(stg_gguf_tensor_at(g, 0, &t), STG_OK);
+    ck_assert_str_eq(t.type_name, "Q8_0");
+    ck_assert_uint_eq(t.n_dims, 2);
+    ck_assert_uint_eq(t.dims[1], 2);
+    ck_assert_uint_eq(t.elements, 64);
+    ck_assert_uint_eq(t.begin, data);
+    ck_assert_uint_eq(t.end, data + 68);
+    ck_assert_int_eq(stg_gguf_tensor_at(g, 1, &t), STG_OK);
+    ck_assert_uint_eq(t.begin, data + 128);
+    ck_assert_uint_eq(t.end, data + 160);
+    ck_assert_int_eq(stg_gguf_tensor_at(g, 2, &t), STG_E_RANGE);
+    stg_gguf_close(g);
+    stg_report_free(rep);
+    /* near miss: the same file cut inside the last tensor is refused, nothing exposed */
+    b.n = data + 159;
+    ck_assert_int_eq(open_bytes(&b, &g, &rep), STG_E_INVALID);
+    ck_assert_ptr_null(g);
+    ck_assert_int_ge(tu_find(rep, STG_OFFSETS_OUT_OF_RANGE), 0);
+    stg_report_free(rep);
+    free(b.p);
+    /* arguments */
+    ck_assert_int_eq(stg_gguf_open(NULL, NULL, &g, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_gguf_open("x", NULL, NULL, NULL), STG_E_BAD_ARG);
+    ck_assert_uint_eq(stg_gguf_tensor_count(NULL), 0);
+    ck_assert_int_eq(stg_gguf_tensor_at(NULL, 0, &t), STG_E_BAD_ARG);
+    stg_gguf_close(NULL);
+}
+END_TEST
+
+/* stg_gguf_read_tensor: the bytes of a validated range, nothing outside it, and a file that
+ * changed after it was opened is STG_FILE_CHANGED. */
+START_TEST(test_read_tensor)
+{
+    gb b = head(3, 2, 1);
+    kv_str(&b, "general.architecture", "llama");
+    uint64_t ne[1] = {4};
+    tinfo(&b, "a", 1, ne, 0, 0);
+    tinfo(&b, "b", 1, ne, 0, 32);
+    pad(&b, 32);
+    for (int i = 0; i < 64; i++) {
+        uint8_t v = (uint8_t)(i + 1);
+        put(&b, &v, 1);
+    }
+    char *tmp = tu_tempdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/m.gguf", tmp);
+    ck_assert_int_eq(tu_write_file(path, b.p, b.n), 0);
+    stg_gguf *g = NULL;
+    ck_assert_int_eq(stg_gguf_open(path, NULL, &g, NULL), STG_OK);
+    uint8_t got[16];
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 1, 0, got, 16), STG_OK);
+    ck_assert_uint_eq(got[0], 33);
+    ck_assert_uint_eq(got[15], 48);
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 0, 4, got, 12), STG_OK);
+    ck_assert_uint_eq(got[0], 5);
+    /* near misses: one byte past the tensor, a tensor that is not there */
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 0, 4, got, 13), STG_E_RANGE);
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 2, 0, got, 1), STG_E_RANGE);
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 0, 0, NULL, 1), STG_E_BAD_ARG);
+    /* the file grows after it was validated */
+    ck_assert_int_eq(truncate(path, (off_t)b.n + 1), 0);
+    ck_assert_int_eq(stg_gguf_read_tensor(g, 1, 0, got, 16), STG_FILE_CHANGED);
+    stg_gguf_close(g);
+    tu_rmtree(tmp);
+    free(tmp);
+    free(b.p);
+}
+END_TEST
+
+/* A header past the first 1 MiB the door copies (a 200k-token vocabulary): the prefix grows until
+ * the parse is whole, so the verdict is the one of a scan of the whole file. */
+START_TEST(test_open_large_header)
+{
+    gb b = head(3, 1, 1);
+    str(&b, "tokenizer.ggml.tokens");
+    u32(&b, STG_GGUF_ARRAY);
+    u32(&b, STG_GGUF_STRING);
+    u64(&b, 200000);
+    for (int i = 0; i < 200000; i++) {
+        char tok[16];
+        snprintf(tok, sizeof tok, "tok%06d", i);
+        str(&b, tok);
+    }
+    uint64_t ne[1] = {8};
+    tinfo(&b, "w", 1, ne, 0, 0);
+    pad(&b, 32);
+    size_t data = b.n;
+    ck_assert_uint_gt(data, (size_t)3 << 20);
+    zeros(&b, 32);
+    stg_gguf *g = NULL;
+    stg_report *rep = NULL;
+    ck_assert_int_eq(open_bytes(&b, &g, &rep), STG_OK);
+    ck_assert_uint_eq(stg_gguf_data_start(g), data);
+    stg_gguf_entry e;
+    ck_assert_int_eq(stg_gguf_metadata_at(g, 0, &e), STG_OK);
+    ck_assert_uint_eq(e.count, 200000);
+    stg_gguf_close(g);
+    stg_report_free(rep);
+    /* near miss: a tensor info lying past the end, 3 MiB in */
+    b.n = data - 8;
+    ck_assert_int_eq(open_bytes(&b, &g, &rep), STG_E_INVALID);
+    ck_assert_ptr_null(g);
+    ck_assert_int_ge(tu_find(rep, STG_GGUF_TRUNCATED), 0);
+    stg_report_free(rep);
+    free(b.p);
+}
+END_TEST
+
+/* A GGUF file larger than max_inflate_bytes (a sparse 8 GiB tensor): a path scan holds only
+ * its header, so it is scanned (ok), as stg_gguf_open opens it; the same header with a tensor
+ * past the end of the file is invalid by path too. */
+START_TEST(test_scan_large_file)
+{
+    for (int lie = 0; lie < 2; lie++) {
+        gb b = head(3, 1, 1);
+        kv_str(&b, "general.architecture", "llama");
+        uint64_t ne[2] = {1u << 16, 1u << 15}; /* 2^31 F32 elements: 8 GiB */
+        tinfo(&b, "w", 2, ne, 0, 0);
+        pad(&b, 32);
+        uint64_t end = b.n + ((uint64_t)8 << 30) - (lie ? 4096 : 0);
+        char *tmp = tu_tempdir();
+        char path[4096];
+        snprintf(path, sizeof path, "%s/big.gguf", tmp);
+        ck_assert_int_eq(tu_write_file(path, b.p, b.n), 0);
+        ck_assert_int_eq(truncate(path, (off_t)end), 0);
+        stg_scan_options opt;
+        stg_scan_options_default(&opt);
+        opt.digest = false;
+        opt.limits.max_inflate_bytes = (uint64_t)1 << 30; /* far less than the file */
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_scan_path(path, &opt, &r), STG_OK);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_GGUF);
+        if (lie) {
+            ck_assert_int_ge(tu_find(r, STG_OFFSETS_OUT_OF_RANGE), 0);
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+        } else {
+            ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+            stg_gguf *g = NULL;
+            ck_assert_int_eq(stg_gguf_open(path, NULL, &g, NULL), STG_OK);
+            ck_assert_uint_eq(stg_gguf_parameter_count(g), (uint64_t)1 << 31);
+            stg_gguf_close(g);
+        }
+        stg_report_free(r);
+        tu_rmtree(tmp);
+        free(tmp);
+        free(b.p);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gguf");
     TCase *tc = tcase_create("gguf");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_valid_minimal);
+    tcase_add_test(tc, test_open_accessors);
+    tcase_add_test(tc, test_open_large_header);
+    tcase_add_test(tc, test_read_tensor);
+    tcase_add_test(tc, test_scan_large_file);
     tcase_add_test(tc, test_header_invalid);
     tcase_add_test(tc, test_version_obsolete);
     tcase_add_test(tc, test_count_invalid);

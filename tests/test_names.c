@@ -117,6 +117,7 @@ static const struct code_row {
     {STG_CONVERT_LEAF_SKIPPED, 102, "convert_leaf_skipped"},
     {STG_CONVERT_INPUT_UNKNOWN, 103, "convert_input_unknown"},
     {STG_CONVERT_ALIAS_DROPPED, 104, "convert_alias_dropped"},
+    {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
@@ -228,7 +229,8 @@ static const trigger triggers[] = {
     {"unknown", STG_FORMAT_UNKNOWN, "\x01hello, world", 13, NULL, 0, NULL},
     {"lfs_pointer", STG_LFS_POINTER, LFS_PTR, sizeof LFS_PTR - 1, NULL, 0, "model.safetensors"},
     {"mismatch", STG_FORMAT_MISMATCH, "hello, world", 12, NULL, 0, "model.bin"},
-    {"gguf", STG_FORMAT_NOT_VALIDATED, "GGUF\3\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24, NULL, 0,
+    /* GGUF is validated (no format says format_not_validated any more): version 1 */
+    {"gguf", STG_GGUF_VERSION_OBSOLETE, "GGUF\1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24, NULL, 0,
      NULL},
     /* a reviewed framework class: pickle_file stays a warning (test_pickle_file_severity) */
     {"pickle", STG_PICKLE_FILE, "ctorch.nn.modules.linear\nIdentity\n.", 35, NULL, 0, NULL},

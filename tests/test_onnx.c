@@ -702,6 +702,60 @@ START_TEST(test_external_links)
 }
 END_TEST
 
+/* The public scans route ONNX through the table: a path scan examines the external files next
+ * to the model (and stays inside opt->root), a buffer scan checks only the locations' form. */
+static stg_report *scan_case(const char *name, bool by_path, const char *root)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/model.onnx", tu_src("tests/data/onnx"), name);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.digest = false;
+    opt.root = root;
+    stg_report *r = NULL;
+    if (by_path) {
+        ck_assert_int_eq(stg_scan_path(path, &opt, &r), STG_OK);
+    } else {
+        size_t len = 0;
+        uint8_t *buf = tu_read_file(path, &len);
+        ck_assert_ptr_nonnull(buf);
+        ck_assert_int_eq(stg_scan_buffer(buf, len, "model.onnx", &opt, &r), STG_OK);
+        free(buf);
+    }
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+    return r;
+}
+
+START_TEST(test_scan_entries)
+{
+    stg_report *r = scan_case("ok-external", true, NULL);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    /* the data file is absent: only a path scan can tell */
+    r = scan_case("bad-onnx_external_missing-absent", true, NULL);
+    ck_assert_msg(tu_find(r, STG_ONNX_EXTERNAL_MISSING) >= 0, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID);
+    stg_report_free(r);
+    r = scan_case("bad-onnx_external_missing-absent", false, NULL);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    /* `..` is caught by its form in both */
+    for (int by_path = 0; by_path < 2; by_path++) {
+        r = scan_case("bad-onnx_external_path_unsafe-dotdot", by_path, NULL);
+        ck_assert_msg(tu_find(r, STG_ONNX_EXTERNAL_PATH_UNSAFE) >= 0, "%s", tu_describe(r));
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+    }
+    /* the root given to the scan is the one the files must stay in: the model's own folder
+     * as root is the near miss of a root that does not hold the data */
+    char root[4096];
+    snprintf(root, sizeof root, "%s/ok-external", tu_src("tests/data/onnx"));
+    r = scan_case("ok-external", true, root);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx");
@@ -718,6 +772,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_memory_caps);
     tcase_add_test(tc, test_fixtures);
     tcase_add_test(tc, test_external_links);
+    tcase_add_test(tc, test_scan_entries);
     suite_add_tcase(s, tc);
     return s;
 }

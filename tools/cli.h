@@ -68,6 +68,9 @@ void cli_text_escape(FILE *out, const char *s, size_t len, bool quoted);
 void cli_text_record(FILE *out, const stg_report *r, const char *path);
 void cli_text_summary(FILE *out, const cli_summary *s);
 void cli_text_inspect(FILE *out, const cli_inspect *in);
+/* `inspect` of a GGUF file: version, alignment, metadata (arrays as their type and count),
+ * tensor table with ggml type names, totals. */
+void cli_text_inspect_gguf(FILE *out, const char *path, const stg_gguf *g);
 
 /* ---- JSON (out_json.c) ---- */
 
@@ -79,6 +82,9 @@ bool cli_utf8_valid(const char *s, size_t len);
 void cli_json_record(FILE *out, const stg_report *r, const char *path);
 void cli_json_summary(FILE *out, const cli_summary *s);
 void cli_json_inspect(FILE *out, const cli_inspect *in);
+void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g);
+/* "u8", "str", "arr", ... for a GGUF value type; "?" for an unknown one. */
+const char *cli_gguf_type_name(uint32_t type);
 
 /* ---- SARIF 2.1.0 (out_sarif.c): one run, results streamed, rules written at the end ---- */
 

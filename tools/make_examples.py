@@ -53,6 +53,76 @@ def torch_zip():
     return buf.getvalue()
 
 
+def gguf_str(text):
+    data = text.encode("utf-8")
+    return struct.pack("<Q", len(data)) + data
+
+
+def gguf_file(kvs, tensors, dims_lie=None):
+    """A GGUF version 3 file (ggml docs/gguf.md): header, metadata (key, type, value), tensor
+    infos (name, n_dims, dims, ggml type, offset), padding to 32, then the data section.
+    tensors: (name, dims, F32 values); dims_lie: dimensions to write for the last tensor
+    instead of its true ones (its data stays what the true ones need)."""
+    meta = b""
+    for key, vtype, raw in kvs:
+        meta += gguf_str(key) + struct.pack("<I", vtype) + raw
+    infos, data = b"", b""
+    for i, (name, dims, values) in enumerate(tensors):
+        shown = dims_lie if dims_lie is not None and i == len(tensors) - 1 else dims
+        infos += gguf_str(name) + struct.pack("<I", len(shown))
+        infos += b"".join(struct.pack("<Q", d) for d in shown)
+        infos += struct.pack("<IQ", 0, len(data))  # type 0: F32
+        data += f32(*values)
+        data += b"\0" * ((-len(data)) % 32)
+    body = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs)) + meta + infos
+    body += b"\0" * ((-len(body)) % 32)
+    return body + data
+
+
+def gguf_model(dims_lie=None):
+    vocab = ["<unk>", "<s>", "</s>", "hello", "world"]
+    tokens = struct.pack("<IQ", 8, len(vocab)) + b"".join(gguf_str(t) for t in vocab)
+    kvs = [("general.architecture", 8, gguf_str("llama")),
+           ("general.name", 8, gguf_str("stguard example")),
+           ("llama.context_length", 4, struct.pack("<I", 64)),
+           ("tokenizer.ggml.tokens", 9, tokens)]
+    return gguf_file(kvs, [("token_embd.weight", [2, 5], [0.5] * 10),
+                           ("output_norm.weight", [2], [1.0, 1.0])], dims_lie)
+
+
+def pb_varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def pb_field(number, payload):
+    """A length-delimited field (wire type 2); an int payload is a varint field (wire type 0)."""
+    if isinstance(payload, int):
+        return pb_varint(number << 3) + pb_varint(payload)
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return pb_varint(number << 3 | 2) + pb_varint(len(payload)) + payload
+
+
+def onnx_external_model(location):
+    """An ONNX ModelProto (ir_version 8, opset "" 13) whose graph has one Relu node and one
+    initializer "w" (4 floats) with data_location EXTERNAL at `location`: protobuf wire data
+    written field by field (onnx.proto numbers), no onnx library."""
+    entries = b"".join(pb_field(13, pb_field(1, k) + pb_field(2, v))
+                       for k, v in (("location", location), ("offset", "0"), ("length", "16")))
+    tensor = pb_field(1, 4) + pb_field(2, 1) + pb_field(8, "w") + entries + pb_field(14, 1)
+    node = pb_field(1, "w") + pb_field(2, "y") + pb_field(4, "Relu")
+    graph = pb_field(1, node) + pb_field(2, "g") + pb_field(5, tensor)
+    return (pb_field(1, 8) + pb_field(2, "stguard example") + pb_field(7, graph)
+            + pb_field(8, pb_field(1, "") + pb_field(2, 13)))
+
+
 def examples():
     out = {}
     weight = f32(0.5, -1.0, 2.0, 0.25, 1.5, -0.75)
@@ -116,6 +186,14 @@ def examples():
         },
     }
     out["sharded/model.safetensors.index.json"] = (json.dumps(index, indent=2) + "\n").encode()
+    # A GGUF file (llama.cpp's format): metadata with a 5-token vocabulary, two F32 tensors.
+    out["gguf/model.gguf"] = gguf_model()
+    # The same file whose header says output_norm.weight is [2, 4096]: the tensor would run
+    # past the end of the file (offsets_out_of_range) -> invalid.
+    out["broken/lying_dims.gguf"] = gguf_model(dims_lie=[2, 4096])
+    # An ONNX model whose initializer's external data is "../../etc/passwd": path traversal
+    # (onnx_external_path_unsafe, critical; CVE-2024-27318 class) -> unsafe.
+    out["unsafe/escape.onnx"] = onnx_external_model("../../etc/passwd")
     return out
 
 
@@ -136,6 +214,9 @@ Try `stguard scan corpus/examples` or `stguard scan --format json corpus/example
 | unsafe/os_system.pkl | a pickle that would call os.system (pickle_global_dangerous) | unsafe |
 | torch/pytorch_model.bin | a PyTorch zip checkpoint whose globals are all on the built-in allowlist (pickle_file, info) | ok |
 | sharded/ | an index and two shards that agree | ok |
+| gguf/model.gguf | a GGUF file: metadata with a 5-token vocabulary, two F32 tensors | ok |
+| broken/lying_dims.gguf | a GGUF header that says a tensor is [2, 4096] when its data holds 2 floats (offsets_out_of_range) | invalid |
+| unsafe/escape.onnx | an ONNX model whose external data is `../../etc/passwd` (onnx_external_path_unsafe) | unsafe |
 
 The exit status of a scan of this folder is 1 (some files are invalid or unsafe).
 """

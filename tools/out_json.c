@@ -241,3 +241,90 @@ void cli_json_inspect(FILE *out, const cli_inspect *in)
     }
     fputs("]}\n", out);
 }
+
+/* A GGUF metadata value: strings as strings, numbers and bools as themselves (a float that is
+ * not finite as a string: JSON has no NaN), arrays summarised as their element type and count
+ * (a tokenizer vocabulary is a count, not 128k strings). */
+const char *cli_gguf_type_name(uint32_t type)
+{
+    static const char *const types[] = {"u8",   "i8",  "u16", "i16", "u32", "i32", "f32",
+                                        "bool", "str", "arr", "u64", "i64", "f64"};
+    return type < sizeof types / sizeof types[0] ? types[type] : "?";
+}
+
+static void json_gguf_value(FILE *out, const stg_gguf_entry *e)
+{
+    switch (e->type) {
+    case 8: cli_json_string(out, e->str, e->str_len); return;
+    case 9:
+        fprintf(out, "{\"array\":\"%s\",\"count\":%" PRIu64 "}", cli_gguf_type_name(e->elem_type),
+                e->count);
+        return;
+    case 7: fputs(e->u64 != 0 ? "true" : "false", out); return;
+    case 6:
+    case 12:
+        if (e->f64 == e->f64 && e->f64 - e->f64 == 0) {
+            fprintf(out, "%.17g", e->f64);
+        } else {
+            fprintf(out, "\"%s\"", e->f64 != e->f64 ? "nan" : e->f64 > 0 ? "inf" : "-inf");
+        }
+        return;
+    case 1:
+    case 3:
+    case 5:
+    case 11: fprintf(out, "%" PRId64, e->i64); return;
+    default: fprintf(out, "%" PRIu64, e->u64); return;
+    }
+}
+
+void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g)
+{
+    fprintf(out, "{\"type\":\"inspect\",\"schema\":%d,", CLI_JSON_SCHEMA);
+    json_path_field(out, "path", path);
+    fprintf(out,
+            ",\"format\":\"gguf\",\"version\":%u,\"alignment\":%u,\"data_start\":%" PRIu64
+            ",\"parameters\":%" PRIu64,
+            stg_gguf_version(g), stg_gguf_alignment(g), stg_gguf_data_start(g),
+            stg_gguf_parameter_count(g));
+    uint64_t bytes = 0;
+    size_t nt = stg_gguf_tensor_count(g);
+    stg_gguf_tensor_info t;
+    for (size_t i = 0; i < nt; i++) {
+        if (stg_gguf_tensor_at(g, i, &t) == STG_OK) {
+            bytes += t.end - t.begin;
+        }
+    }
+    fprintf(out, ",\"tensor_bytes\":%" PRIu64 ",\"metadata\":{", bytes);
+    stg_gguf_entry e;
+    for (size_t i = 0; i < stg_gguf_metadata_count(g); i++) {
+        if (stg_gguf_metadata_at(g, i, &e) != STG_OK) {
+            continue;
+        }
+        if (i > 0) {
+            fputc(',', out);
+        }
+        cli_json_string(out, e.key, e.key_len);
+        fputc(':', out);
+        json_gguf_value(out, &e);
+    }
+    fputs("},\"tensors\":[", out);
+    for (size_t i = 0; i < nt; i++) {
+        if (stg_gguf_tensor_at(g, i, &t) != STG_OK) {
+            continue;
+        }
+        if (i > 0) {
+            fputc(',', out);
+        }
+        fputs("{\"name\":", out);
+        cli_json_string(out, t.name, t.name_len);
+        fputs(",\"dtype\":", out);
+        json_cstr(out, t.type_name != NULL ? t.type_name : "?");
+        fputs(",\"shape\":[", out);
+        for (uint32_t d = 0; d < t.n_dims; d++) {
+            fprintf(out, "%s%" PRIu64, d > 0 ? "," : "", t.dims[d]);
+        }
+        fprintf(out, "],\"parameters\":%" PRIu64 ",\"begin\":%" PRIu64 ",\"end\":%" PRIu64 "}",
+                t.elements, t.begin, t.end);
+    }
+    fputs("]}\n", out);
+}

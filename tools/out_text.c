@@ -302,3 +302,92 @@ void cli_text_inspect(FILE *out, const cli_inspect *in)
         fputc('\n', out);
     }
 }
+
+static void text_gguf_value(FILE *out, const stg_gguf_entry *e)
+{
+    switch (e->type) {
+    case 8:
+        fputc('"', out);
+        cli_text_escape(out, e->str, e->str_len > 200 ? 200 : e->str_len, true);
+        fputs(e->str_len > 200 ? "...\"" : "\"", out);
+        return;
+    case 9: {
+        char g[32];
+        fprintf(out, "[%s x %s]", cli_gguf_type_name(e->elem_type), grouped(e->count, g));
+        return;
+    }
+    case 7: fputs(e->u64 != 0 ? "true" : "false", out); return;
+    case 6:
+    case 12: fprintf(out, "%g", e->f64); return;
+    case 1:
+    case 3:
+    case 5:
+    case 11: fprintf(out, "%" PRId64, e->i64); return;
+    default: fprintf(out, "%" PRIu64, e->u64); return;
+    }
+}
+
+void cli_text_inspect_gguf(FILE *out, const char *path, const stg_gguf *g)
+{
+    char g1[32], g2[32];
+    cli_text_escape(out, path, strlen(path), false);
+    fputc('\n', out);
+    fprintf(out, "  GGUF version:  %u\n", stg_gguf_version(g));
+    fprintf(out, "  alignment:     %u\n", stg_gguf_alignment(g));
+    fprintf(out, "  data start:    %" PRIu64 "\n", stg_gguf_data_start(g));
+    size_t nm = stg_gguf_metadata_count(g), nt = stg_gguf_tensor_count(g);
+    fprintf(out, "  metadata:      %zu entr%s\n", nm, nm == 1 ? "y" : "ies");
+    stg_gguf_entry e;
+    for (size_t i = 0; i < nm; i++) {
+        if (stg_gguf_metadata_at(g, i, &e) != STG_OK) {
+            continue;
+        }
+        fputs("    ", out);
+        cli_text_escape(out, e.key, e.key_len, false);
+        fprintf(out, " (%s): ", cli_gguf_type_name(e.type));
+        text_gguf_value(out, &e);
+        fputc('\n', out);
+    }
+    uint64_t bytes = 0;
+    size_t name_w = 4;
+    stg_gguf_tensor_info t;
+    for (size_t i = 0; i < nt; i++) {
+        if (stg_gguf_tensor_at(g, i, &t) == STG_OK) {
+            bytes += t.end - t.begin;
+            size_t nw = t.name_len > 48 ? 48 : t.name_len;
+            name_w = nw > name_w ? nw : name_w;
+        }
+    }
+    fprintf(out, "  tensors:       %zu, %s parameters, %s bytes\n", nt,
+            grouped(stg_gguf_parameter_count(g), g1), grouped(bytes, g2));
+    if (nt == 0) {
+        return;
+    }
+    fprintf(out, "\n  %-*s  %-8s  %-28s  %16s  %s\n", (int)name_w, "name", "type", "shape",
+            "parameters", "byte range");
+    for (size_t i = 0; i < nt; i++) {
+        if (stg_gguf_tensor_at(g, i, &t) != STG_OK) {
+            continue;
+        }
+        fputs("  ", out);
+        size_t shown = t.name_len > 48 ? 45 : t.name_len;
+        cli_text_escape(out, t.name, shown, false);
+        if (shown < t.name_len) {
+            fputs("...", out);
+        }
+        for (size_t k = shown < t.name_len ? 48 : shown; k < name_w; k++) {
+            fputc(' ', out);
+        }
+        char sb[96];
+        size_t at = 0;
+        sb[at++] = '[';
+        for (uint32_t d = 0; d < t.n_dims && at < sizeof sb - 24; d++) {
+            at += (size_t)snprintf(sb + at, sizeof sb - at, "%s%" PRIu64, d > 0 ? ", " : "",
+                                   t.dims[d]);
+        }
+        snprintf(sb + at, sizeof sb - at, "]");
+        fprintf(out, "  %-8s  %-28s  %16s  [%" PRIu64 ", %" PRIu64 ")\n",
+                t.type_name != NULL ? t.type_name : "?", sb, grouped(t.elements, g1), t.begin,
+                t.end);
+    }
+}

@@ -1,6 +1,6 @@
 /* stguard: the command-line tool (docs/cli.md; user documentation in docs/cli.md).
  *   stguard scan [options] PATH...     files, directories (recursively), - for standard input
- *   stguard inspect [options] FILE     the header and tensor table of a valid safetensors file
+ *   stguard inspect [options] FILE     the header and tensor table of a valid safetensors or GGUF file
  *   stguard --version | --help
  * It parses no model bytes itself: the walk, the scan and the validation are the library's;
  * this file reads options, calls the library and renders what it returns.
@@ -927,6 +927,55 @@ static int inspect_model(const cli_config *c, const char *path)
     return status;
 }
 
+/* true when the regular file path starts with the GGUF magic. */
+static bool starts_gguf(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return false;
+    }
+    char magic[4];
+    bool gguf = fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
+    fclose(f);
+    return gguf;
+}
+
+/* A GGUF file: its validated header through stg_gguf_open. */
+static int inspect_gguf(const cli_config *c, const char *path)
+{
+    stg_gguf *g = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_gguf_open(path, &c->walk.scan.limits, &g, &rep);
+    if (g == NULL) {
+        int status = 2;
+        if (rep != NULL) {
+            status = print_failed_open(c, path, rep);
+        } else {
+            say_path("cannot open ", path, "");
+            fprintf(stderr, "stguard: status %s\n", stg_status_name(st));
+        }
+        stg_report_free(rep);
+        return status;
+    }
+    if (c->format == OUT_JSON) {
+        cli_json_inspect_gguf(stdout, path, g);
+    } else {
+        cli_text_inspect_gguf(stdout, path, g);
+        for (size_t i = 0; rep != NULL && i < stg_report_count(rep); i++) {
+            const stg_finding *fd = stg_report_at(rep, i);
+            fprintf(stdout, "  note: %s: ", stg_code_name(fd->code));
+            cli_text_escape(stdout, fd->message, strlen(fd->message), false);
+            fputc('\n', stdout);
+        }
+    }
+    stg_gguf_close(g);
+    stg_report_free(rep);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        return 2;
+    }
+    return 0;
+}
+
 static int cmd_inspect(int argc, char **argv, cli_config *c)
 {
     int rc = parse_options(argc, argv, c, true);
@@ -960,6 +1009,12 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
         int status = print_failed_open(c, path, r);
         stg_report_free(r);
         return status == 1 ? 2 : status;
+    }
+    if (starts_gguf(path)) {
+        if (c->tensor_sha256) {
+            return usage_error("--tensor-sha256 takes a safetensors file, not GGUF");
+        }
+        return inspect_gguf(c, path);
     }
     stg_file *f = NULL;
     stg_report *rep = NULL;

@@ -58,6 +58,7 @@ typedef struct stg_payload {
 } stg_payload;
 
 typedef struct stg_check_ctx stg_check_ctx;
+struct stg_onnx_external; /* validator/onnx.h */
 
 /* Scans a payload one level deeper into a report of its own and merges it into ctx->report
  * with the member path set. */
@@ -74,6 +75,11 @@ struct stg_check_ctx {
                                  loader/ draws it from the OS per scan; 0: a fixed default */
     stg_scan_fn scan;         /* the dispatcher's entry for nested payloads (never NULL in a
                                  context made by stg_check_ctx_init) */
+    /* Set by loader/ for a file on disk (NULL for buffers and streams): called with the
+     * external-data entries of a top-level ONNX model (validator/onnx.h) so their files are
+     * examined next to the model; without it only the locations' form is checked. */
+    void (*onnx_external)(void *arg, const struct stg_onnx_external *ext, size_t n, stg_report *r);
+    void *onnx_external_arg;
 };
 
 /* Hands a payload back to the dispatcher (ctx->scan). */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "report.h"
 #include "stguard/stguard.h"
 
 /* true for a struct_version this library knows: 1 .. STG_STRUCT_VERSION (0 means the struct was
@@ -20,5 +21,29 @@ static inline bool stg_struct_version_known(uint32_t v)
  * default; reserved space is not read. STG_E_STRUCT_VERSION (and *out the defaults) for an
  * unknown version. */
 stg_status stg_limits_accept(const stg_limits *in, stg_limits *out);
+
+/* The start the open calls share (stg_file_open, stg_model_open, stg_gguf_open), in their order
+ * (the caller has cleared its *out when out is not NULL): *rep cleared when rep is not NULL;
+ * STG_E_BAD_ARG without out (have_out false) or path; STG_E_STRUCT_VERSION for limits of an
+ * unknown version; STG_E_NOMEM when the report cannot be made; else STG_OK, *lim pointing at
+ * *def (the caller's limits as accepted, or the defaults for NULL) and *r a new report. */
+static inline stg_status stg_open_begin(const char *path, bool have_out, stg_report **rep,
+                                        const stg_limits **lim, stg_limits *def, stg_report **r)
+{
+    if (rep != NULL) {
+        *rep = NULL;
+    }
+    if (!have_out || path == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    if (*lim == NULL) {
+        stg_limits_default(def);
+    } else if (stg_limits_accept(*lim, def) != STG_OK) {
+        return STG_E_STRUCT_VERSION;
+    }
+    *lim = def;
+    *r = stg_report_new(def);
+    return *r != NULL ? STG_OK : STG_E_NOMEM;
+}
 
 #endif

@@ -111,6 +111,16 @@ bool stg_report_has(const stg_report *r, stg_code code);
  * report complete. */
 void stg_report_finish(stg_report *r);
 
+/* Hands r to the caller of an open call: *rep = r, or r freed when rep is NULL. */
+static inline void stg_report_hand_out(stg_report *r, stg_report **rep)
+{
+    if (rep != NULL) {
+        *rep = r;
+    } else {
+        stg_report_free(r);
+    }
+}
+
 /* Severity of a strict-or-compat finding under the report's profile. */
 static inline stg_severity stg_sev(const stg_limits *lim, stg_severity strict_sev,
                                    stg_severity compat_sev)

@@ -183,10 +183,12 @@ typedef enum stg_code {
     STG_CONVERT_TENSOR_INVALID = 101, /**< a tensor's dtype, shape, strides or range */
     STG_CONVERT_LEAF_SKIPPED = 102,   /**< a non-tensor value left out of the output */
     STG_CONVERT_INPUT_UNKNOWN = 103,  /**< not torch zip, legacy torch, .npy or .npz */
-    STG_CONVERT_ALIAS_DROPPED = 104   /**< an exact alias left out (--drop-aliases) */
+    STG_CONVERT_ALIAS_DROPPED = 104,  /**< an exact alias left out (--drop-aliases) */
+    /* TorchScript (docs/containers.md) */
+    STG_TORCHSCRIPT_PROGRAM = 110 /**< a torch zip holding a TorchScript program */
 } stg_code;
 
-#define STG_CODE_MAX 104 /**< highest code number in this version */
+#define STG_CODE_MAX 110 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -743,6 +745,77 @@ STG_API size_t stg_file_metadata_count(const stg_file *f);
 STG_API stg_status stg_file_metadata_at(const stg_file *f, size_t i, const char **key,
                                         size_t *key_len, const char **value, size_t *value_len);
 STG_API void stg_file_close(stg_file *f);
+
+/* ------------------------------------------------------------------------------------------ */
+/* GGUF files (docs/gguf.md, "Inspecting"): the header of a validated file, read-only.          */
+
+typedef struct stg_gguf stg_gguf;
+
+/** One metadata entry of a GGUF file, written whole by stg_gguf_metadata_at into the caller's
+ *  struct (docs/abi.md: struct_version first, reserved space last). Strings point into the
+ *  handle and may hold NUL: use the lengths; valid until stg_gguf_close. */
+typedef struct stg_gguf_entry {
+    uint32_t struct_version; /**< set by the library to its STG_STRUCT_VERSION */
+    uint32_t type;           /**< GGUF value type: 0 u8, 1 i8, 2 u16, 3 i16, 4 u32, 5 i32,
+                                  6 f32, 7 bool, 8 string, 9 array, 10 u64, 11 i64, 12 f64 */
+    const char *key;
+    size_t key_len;
+    uint32_t elem_type; /**< arrays: the element type; otherwise = type */
+    uint32_t reserved0;
+    uint64_t count;  /**< arrays: the element count (elements are not exposed); else 1 */
+    const char *str; /**< type 8: the string's bytes; NULL otherwise */
+    size_t str_len;
+    uint64_t u64; /**< integer and bool values, as unsigned (signed ones sign-extended) */
+    int64_t i64;  /**< integer and bool values, as signed */
+    double f64;   /**< types 6 and 12 */
+    uint64_t reserved[4];
+} stg_gguf_entry;
+
+/** One tensor info of a GGUF file, written whole by stg_gguf_tensor_at (as stg_gguf_entry). */
+typedef struct stg_gguf_tensor_info {
+    uint32_t struct_version; /**< set by the library to its STG_STRUCT_VERSION */
+    uint32_t ggml_type;      /**< ggml type id */
+    const char *name;
+    size_t name_len;
+    const char *type_name; /**< ggml's name of the type ("F32", "Q4_K", ...) */
+    uint32_t n_dims;
+    uint32_t reserved0;
+    uint64_t dims[4];  /**< ne[0..3]: dimensions past n_dims are 1 */
+    uint64_t elements; /**< product of the dimensions */
+    uint64_t begin;    /**< absolute byte range of the tensor's data in the file: validated */
+    uint64_t end;
+    uint64_t reserved[4];
+} stg_gguf_tensor_info;
+
+/**
+ * Reads path's header (never its tensor data) and validates it with the rules of a scan
+ * (stg_gguf_check, lim's profile and limits) before exposing anything. On findings that make
+ * the file invalid, returns STG_E_INVALID, *out NULL and *rep the report (rep may be NULL).
+ */
+STG_API stg_status stg_gguf_open(const char *path, const stg_limits *lim, stg_gguf **out,
+                                 stg_report **rep);
+STG_API uint32_t stg_gguf_version(const stg_gguf *g);
+/** The alignment in force (general.alignment, or 32). */
+STG_API uint32_t stg_gguf_alignment(const stg_gguf *g);
+/** Offset of the data section (the aligned end of the tensor infos). */
+STG_API uint64_t stg_gguf_data_start(const stg_gguf *g);
+/** Sum of the tensors' element counts. */
+STG_API uint64_t stg_gguf_parameter_count(const stg_gguf *g);
+STG_API size_t stg_gguf_metadata_count(const stg_gguf *g);
+/** i-th metadata entry, in file order. @return STG_OK, STG_E_RANGE, STG_E_BAD_ARG. */
+STG_API stg_status stg_gguf_metadata_at(const stg_gguf *g, size_t i, stg_gguf_entry *out);
+STG_API size_t stg_gguf_tensor_count(const stg_gguf *g);
+/** i-th tensor info, in file order. @return STG_OK, STG_E_RANGE, STG_E_BAD_ARG. */
+STG_API stg_status stg_gguf_tensor_at(const stg_gguf *g, size_t i, stg_gguf_tensor_info *out);
+/**
+ * Copies len bytes starting offset bytes into tensor i's validated range, with pread (never
+ * through a mapping), checking before and after that the file is the one that was validated.
+ * @return STG_OK, STG_E_RANGE (i, or [offset, offset + len) outside the tensor), STG_E_BAD_ARG,
+ *         STG_FILE_CHANGED (the file shrank, changed or was replaced), STG_E_IO.
+ */
+STG_API stg_status stg_gguf_read_tensor(const stg_gguf *g, size_t i, uint64_t offset, void *dst,
+                                        size_t len);
+STG_API void stg_gguf_close(stg_gguf *g);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sharded models: model.safetensors.index.json and its shards as one tensor table.             */
