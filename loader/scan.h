@@ -14,6 +14,9 @@
  *     followed only when their resolved target lies inside the root's real path; a link outside,
  *     a link to a directory on the current path (cycle) or to a directory already walked is a
  *     symlink_skipped record; a dangling link is an io_error record;
+ *   - without opt->scan.root, a folder's root is also its files' scan root: joblib side files,
+ *     ONNX external data and index shards must resolve inside it (Hugging Face snapshot links
+ *     lead into the repo folder's blobs/); a file named alone keeps its own folder as the limit;
  *   - FIFOs, devices and sockets are not_regular_file records and are never opened;
  *   - every distinct file (device, inode) is read once per name class: paths sharing it (Hugging
  *     Face snapshot links to one blob, hard links) share one result when their names say the

@@ -40,6 +40,7 @@ typedef struct walk_file {
 typedef struct walk_target {
     size_t file;        /* index in files */
     char *hint;         /* display path of its first record: name hint and index path */
+    const char *root;   /* its records' scan root (walk_record's root) */
     stg_report *report; /* set by a worker */
     stg_status status;  /* set with it: why report is NULL */
     bool done;
@@ -48,14 +49,17 @@ typedef struct walk_target {
 } walk_target;
 
 /* Records of one file share a target (one read, one report) only when their names say the same
- * to the format rules (stg_name_hint_of) and, for a sharded index, lie in the same folder (its
- * shards are looked up next to it): every record is judged under its own name, so a path gets
- * the same verdict however it is reached. */
+ * to the format rules (stg_name_hint_of), lie in the same folder when the file's result depends
+ * on its neighbours (an index's shards, joblib side files, ONNX external data) and share a scan
+ * root: every record is judged under its own name, so a path gets the same verdict however it
+ * is reached. */
 typedef struct walk_record {
     char *display;
     char *blob;          /* resolved target shown for links, NULL */
     size_t file;         /* index in files, when fixed is NULL */
     size_t target;       /* index in targets, set by settle_records */
+    const char *root;    /* scan root of its side files, external data and shards (owned by
+                            the walk's roots); NULL: the caller's opt->scan.root */
     stg_report *fixed;   /* a report made during the walk (skipped links, specials, errors) */
     bool hf_blob_direct; /* a file walked directly inside a Hugging Face `blobs` folder */
     bool hf_incomplete;  /* ... named `<blob>.incomplete`: a download that did not finish */
@@ -89,6 +93,9 @@ typedef struct walk {
     size_t root_display_len;
     char root_real[PATH_MAX];
     bool root_is_hf;
+    const char *scan_root; /* what its records scan under (walk_record's root) */
+    char **roots;          /* every argument's scan_root, freed with the walk */
+    size_t root_count, root_cap;
     bool stdin_seen;
     bool nomem;
     uint64_t skipped_git, skipped_no_exist, skipped_locks, skipped_incomplete;
@@ -256,6 +263,7 @@ static void add_file(walk *w, const char *display, const struct stat *st, const 
         return;
     }
     rec->file = file;
+    rec->root = w->scan_root;
     if (blob != NULL) {
         rec->blob = dup_str(w, blob);
     }
@@ -588,6 +596,34 @@ static size_t hf_prefix_len(const char *path)
     return found;
 }
 
+/* The scan root of an argument's records: the root links are followed in (root_real) when it is
+ * a folder, so joblib side files, ONNX external data and shards reached through links stay
+ * inside the same root (a Hugging Face snapshot's links lead to the repo folder's blobs/). NULL
+ * for a file named alone (they stay in its own folder) or when the caller set a root. */
+static void set_scan_root(walk *w)
+{
+    w->scan_root = NULL;
+    struct stat st;
+    if (w->opt->scan.root != NULL || stat(w->root_real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return;
+    }
+    if (w->root_count == w->root_cap) {
+        size_t ncap = w->root_cap == 0 ? 8 : w->root_cap * 2;
+        char **nr = stg_mem_realloc(w->roots, ncap * sizeof *nr);
+        if (nr == NULL) {
+            w->nomem = true;
+            return;
+        }
+        w->roots = nr;
+        w->root_cap = ncap;
+    }
+    char *root = dup_str(w, w->root_real);
+    if (root != NULL) {
+        w->roots[w->root_count++] = root;
+        w->scan_root = root;
+    }
+}
+
 /* Root of an argument: its `models--ORG--NAME` ancestor in a Hugging Face cache (found in the
  * path as given, else in its real path, so `scan .` inside a snapshot works), else the argument.
  * Sets root_display/root_real; false (with a record) when unresolvable. */
@@ -618,6 +654,7 @@ static bool set_root(walk *w, const char *arg)
             w->root_display_len = hf;
         }
     }
+    set_scan_root(w);
     return true;
 }
 
@@ -682,7 +719,11 @@ static double now_seconds(void)
 
 static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_status *status)
 {
-    const stg_scan_options *opt = &w->opt->scan;
+    stg_scan_options rooted = w->opt->scan;
+    if (t->root != NULL) {
+        rooted.root = t->root;
+    }
+    const stg_scan_options *opt = &rooted;
     const walk_file *f = &w->files[t->file];
     *bytes = 0;
     if (f->is_stdin) {
@@ -763,6 +804,10 @@ static void free_walk(walk *w)
         stg_report_free(w->targets[i].report);
     }
     /* walk_argument pops every frame it pushed before it returns: the stack is empty here */
+    for (size_t i = 0; i < w->root_count; i++) {
+        stg_mem_free(w->roots[i]);
+    }
+    stg_mem_free(w->roots);
     stg_mem_free(w->stack);
     stg_mem_free(w->records);
     stg_mem_free(w->targets);
@@ -788,8 +833,17 @@ typedef struct share_key {
     stg_name_hint hint;
     const char *dir; /* the display's folder for an index (shards are found there), else "" */
     size_t dir_len;
+    const char *root; /* the record's scan root (NULL sorts first) */
     size_t record;
 } share_key;
+
+static int cmp_roots(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL) {
+        return a == b ? 0 : (a == NULL ? -1 : 1);
+    }
+    return strcmp(a, b);
+}
 
 static int cmp_share_keys(const void *pa, const void *pb, void *ctx)
 {
@@ -805,6 +859,9 @@ static int cmp_share_keys(const void *pa, const void *pb, void *ctx)
     if (c == 0) {
         c = memcmp(a->dir, b->dir, a->dir_len);
     }
+    if (c == 0) {
+        c = cmp_roots(a->root, b->root);
+    }
     if (c == 0 && a->record != b->record) {
         c = a->record < b->record ? -1 : 1;
     }
@@ -814,10 +871,11 @@ static int cmp_share_keys(const void *pa, const void *pb, void *ctx)
 static bool same_share(const share_key *a, const share_key *b)
 {
     return a->file == b->file && memcmp(&a->hint, &b->hint, sizeof a->hint) == 0 &&
-           a->dir_len == b->dir_len && memcmp(a->dir, b->dir, a->dir_len) == 0;
+           a->dir_len == b->dir_len && memcmp(a->dir, b->dir, a->dir_len) == 0 &&
+           cmp_roots(a->root, b->root) == 0;
 }
 
-static size_t new_target(walk *w, size_t file, const char *hint)
+static size_t new_target(walk *w, size_t file, const char *hint, const char *root)
 {
     if (w->target_count == w->target_cap) {
         size_t ncap = w->target_cap == 0 ? 64 : w->target_cap * 2;
@@ -832,6 +890,7 @@ static size_t new_target(walk *w, size_t file, const char *hint)
     walk_target *t = &w->targets[w->target_count];
     memset(t, 0, sizeof *t);
     t->file = file;
+    t->root = root;
     if (!w->files[file].is_stdin) {
         t->hint = dup_str(w, hint);
         if (t->hint == NULL) {
@@ -899,6 +958,7 @@ static size_t settle_records(walk *w)
             key->dir = rec->display;
             key->dir_len = (size_t)(stg_path_base(rec->display) - rec->display);
         }
+        key->root = rec->root;
         key->record = i;
     }
     if (files > 1) {
@@ -919,7 +979,7 @@ static size_t settle_records(walk *w)
         }
         /* A leader precedes the records of its group: its target is made first. */
         if (rec->target == i) {
-            size_t t = new_target(w, rec->file, rec->display);
+            size_t t = new_target(w, rec->file, rec->display, rec->root);
             if (t == SIZE_MAX) {
                 return 0;
             }

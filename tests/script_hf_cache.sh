@@ -13,6 +13,11 @@
 #     index_shard_missing; junk model.safetensors with an alias link -> invalid under its own
 #     name; torch.save with an os.system payload -> unsafe, reached by the real torch.load
 #     (tests/loaders/reach.py, which refuses the call) and blocked by stguard.
+#   - side files through snapshot links: an ONNX model + model.onnx.data and a joblib 0.9 file +
+#     its .npy side files, every snapshot path a link into blobs/, scan clean from the hub, the
+#     repo folder and the file itself (the repo folder is their limit, as it is for links); a
+#     side file or external-data link leading outside the repo folder still fails; outside a
+#     cache a folder scan confines them to the folder, a file named alone to its own folder.
 # Skips (77) when Debian's python3 cannot import torch.
 set -u
 PY=/usr/bin/python3
@@ -229,6 +234,134 @@ import json, sys
 r = json.loads(open(sys.argv[1]).readline())
 assert r["reached"] is False and r["error"] is None, r
 ' "$T/reach.json" && ok || fail "reach.py on the clean file: $(cat "$T/reach.json" "$T/reach.err")"
+
+# ---- side files reached through snapshot links (ONNX external data, joblib 0.9 .npy files)
+"$PY" - "$T/side" "$SRC/tests" <<'EOF' || fail "side-file cache generator"
+import hashlib, os, sys
+sys.path.insert(0, sys.argv[2])
+import numpy as np, onnx
+import gen_joblib_side, gen_onnx
+out = sys.argv[1]
+snap = "snapshots/" + "1" * 40
+work = os.path.join(out, "work")
+os.makedirs(os.path.join(out, "outside"))
+# the model and its side files, written where the tools write them, then moved into blobs/
+gen_onnx.save(work, "onnx", gen_onnx.model(gen_onnx.graph_with_weight(n=1024)),
+              save_as_external_data=True, all_tensors_to_one_file=True,
+              location="model.onnx.data", size_threshold=0)
+jl = os.path.join(work, "joblib")
+gen_joblib_side.main_file(jl, ["model.pkl_01.npy", "model.pkl_02.npy"], protocol=3)
+np.save(os.path.join(jl, "model.pkl_01.npy"), np.arange(6.0))
+np.save(os.path.join(jl, "model.pkl_02.npy"), np.array([1, "a", None], dtype=object))
+gen_joblib_side.evil_npy(os.path.join(out, "outside", "evil.npy"))
+with open(os.path.join(out, "outside", "model.onnx.data"), "wb") as f:
+    f.write(open(os.path.join(work, "onnx", "model.onnx.data"), "rb").read())
+
+def repo(name, files, outside=()):
+    r = os.path.join(out, "hub", "models--org--" + name)
+    os.makedirs(os.path.join(r, "blobs"))
+    os.makedirs(os.path.join(r, snap))
+    for src, dst in files:
+        data = open(src, "rb").read()
+        blob = hashlib.sha256(data).hexdigest()
+        with open(os.path.join(r, "blobs", blob), "wb") as f:
+            f.write(data)
+        os.symlink("../../blobs/" + blob, os.path.join(r, snap, dst))
+    for target, dst in outside:
+        os.symlink(os.path.abspath(target), os.path.join(r, snap, dst))
+
+o, j = os.path.join(work, "onnx"), jl
+repo("onnx", [(os.path.join(o, "model.onnx"), "model.onnx"),
+              (os.path.join(o, "model.onnx.data"), "model.onnx.data")])
+repo("joblib", [(os.path.join(j, n), n) for n in ("model.pkl", "model.pkl_01.npy", "model.pkl_02.npy")])
+repo("onnx_out", [(os.path.join(o, "model.onnx"), "model.onnx")],
+     [(os.path.join(out, "outside", "model.onnx.data"), "model.onnx.data")])
+repo("joblib_out", [(os.path.join(j, n), n) for n in ("model.pkl", "model.pkl_02.npy")],
+     [(os.path.join(out, "outside", "evil.npy"), "model.pkl_01.npy")])
+# outside a cache: the side file is a link to a sibling folder of the tree
+plain = os.path.join(out, "plain")
+os.makedirs(os.path.join(plain, "model"))
+os.makedirs(os.path.join(plain, "arrays"))
+os.rename(os.path.join(j, "model.pkl"), os.path.join(plain, "model", "model.pkl"))
+os.rename(os.path.join(j, "model.pkl_02.npy"), os.path.join(plain, "model", "model.pkl_02.npy"))
+os.rename(os.path.join(j, "model.pkl_01.npy"), os.path.join(plain, "arrays", "a.npy"))
+os.symlink("../arrays/a.npy", os.path.join(plain, "model", "model.pkl_01.npy"))
+EOF
+SIDE_CODES='("joblib_side_file_escape", "onnx_external_path_unsafe", "joblib_side_file_missing",
+         "onnx_external_missing", "io_error")'
+# side ARGS...: JSON Lines of a scan from $T/side into side.json (exit status in side.rc)
+side() {
+    (cd "$T/side" && "$STGUARD_CLI" scan --format json "$@") >"$T/side.json" 2>"$T/side.err"
+    echo $? >"$T/side.rc"
+}
+side_check() { # DESCRIPTION PYTHON: assertions over recs and rc
+    if "$PY" - "$T/side.json" "$(cat "$T/side.rc")" "$2" >"$T/py.txt" 2>&1 <<'EOF'; then ok; else fail "$1: $(cat "$T/py.txt") $(cat "$T/side.err")"; fi
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+recs = {r["path"]: r for r in lines if r["type"] == "file"}
+rc = int(sys.argv[2])
+def codes(p):
+    return [f["code"] for f in recs[p]["findings"]]
+exec(sys.argv[3])
+EOF
+}
+S="snapshots/$(printf '1%.0s' $(seq 40))"
+for arg in hub hub/models--org--onnx "hub/models--org--onnx/$S/model.onnx"; do
+    side "$arg"
+    side_check "onnx $arg" '
+p = "hub/models--org--onnx/'"$S"'/model.onnx"
+p = [k for k in recs if k.endswith(p)][0]
+assert recs[p]["blob"] and "/blobs/" in recs[p]["blob"], recs[p]
+assert recs[p]["verdict"] == "ok", recs[p]
+assert not set(codes(p)) & set('"$SIDE_CODES"'), recs[p]
+'
+done
+for arg in hub hub/models--org--joblib "hub/models--org--joblib/$S/model.pkl"; do
+    side "$arg"
+    side_check "joblib $arg" '
+p = [k for k in recs if k.endswith("hub/models--org--joblib/'"$S"'/model.pkl")][0]
+assert recs[p]["blob"] and "/blobs/" in recs[p]["blob"], recs[p]
+assert recs[p]["verdict"] == "ok", recs[p]
+assert not set(codes(p)) & set('"$SIDE_CODES"'), recs[p]
+assert any(f.get("member") == "model.pkl_02.npy" for f in recs[p]["findings"]), recs[p]
+'
+done
+# near misses: the side file / external data is a link out of the repo folder
+for arg in hub hub/models--org--onnx_out "hub/models--org--onnx_out/$S/model.onnx"; do
+    side "$arg"
+    side_check "onnx out $arg" '
+p = [k for k in recs if k.endswith("hub/models--org--onnx_out/'"$S"'/model.onnx")][0]
+assert "onnx_external_path_unsafe" in codes(p), recs[p]
+assert recs[p]["verdict"] == "unsafe" and rc == 1, (recs[p], rc)
+'
+done
+for arg in hub hub/models--org--joblib_out "hub/models--org--joblib_out/$S/model.pkl"; do
+    side "$arg"
+    side_check "joblib out $arg" '
+p = [k for k in recs if k.endswith("hub/models--org--joblib_out/'"$S"'/model.pkl")][0]
+assert "joblib_side_file_escape" in codes(p), recs[p]
+assert recs[p]["verdict"] != "ok" and rc == 1, (recs[p], rc)
+'
+done
+# outside a cache: a folder scan confines the side file to the folder (the link to the sibling
+# folder is inside it), a file named alone to its own folder (the same link escapes)
+side plain
+side_check "plain folder" '
+assert recs["plain/model/model.pkl"]["verdict"] == "ok", recs["plain/model/model.pkl"]
+assert "joblib_side_file_escape" not in codes("plain/model/model.pkl"), recs
+'
+side plain/model/model.pkl
+side_check "plain file" '
+assert "joblib_side_file_escape" in codes("plain/model/model.pkl"), recs
+assert rc == 1, rc
+'
+# both in one run: one file, one folder, two roots: two results (not shared)
+side plain plain/model/model.pkl
+side_check "plain folder and file" '
+mine = [r for r in lines if r["type"] == "file" and r["path"] == "plain/model/model.pkl"]
+has = ["joblib_side_file_escape" in [f["code"] for f in r["findings"]] for r in mine]
+assert has == [False, True], mine
+'
 
 echo "$CHECKS checks passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]

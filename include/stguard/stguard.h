@@ -587,7 +587,9 @@ typedef struct stg_tree_summary {
  * "-" for standard input (at most once); every distinct file is read once (on opt->threads
  * worker threads) and on_record is called once per record, in walk order, from the calling
  * thread. A path that is missing, unreadable or a link outside the root is a record, not a
- * failure. summary (may be NULL) gets the totals, also when the call fails part way.
+ * failure. With opt->scan.root NULL, a path's root when it is a folder (its Hugging Face repo
+ * folder, else the path) is the scan root of its files (joblib side files, ONNX external data,
+ * shards); a file named alone keeps its own folder. summary (may be NULL) gets the totals, also when the call fails part way.
  * @return STG_OK (also when interrupted); STG_E_STRUCT_VERSION (opt, opt->scan or its limits
  *         not initialised, or from a newer header); STG_E_BAD_ARG for misuse (no paths, a NULL
  *         path, "-" twice, threads or shard out of range, expected_sha256 not hex or with other
