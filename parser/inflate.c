@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "cursor.h"
 #include "mem.h"
 
 #ifdef STG_WITH_ZLIB
@@ -364,7 +365,9 @@ static stg_inflate_result run(const uint8_t *in, size_t in_len, stg_inflate_form
     memset(&d, 0, sizeof d);
     d.fmt = fmt;
     stg_inflate_result res = dec_begin(&d);
-    size_t cap = 0, pos = 0, stream_start = 0, stream_out = 0;
+    stg_cursor c = stg_cur_make(in, in_len); /* c.pos: the next byte the decoder gets */
+    size_t cap = 0, stream_start = 0, stream_out = 0;
+    const uint8_t *next_in;
     while (res == STG_INFLATE_OK) {
         if (out->len == cap) {
             res = grow(out, &cap, max_out);
@@ -372,11 +375,12 @@ static stg_inflate_result run(const uint8_t *in, size_t in_len, stg_inflate_form
                 break;
             }
         }
-        size_t in_chunk = chunk(in_len - pos), out_chunk = chunk(cap - out->len);
+        size_t in_chunk = chunk(stg_cur_avail(&c)), out_chunk = chunk(cap - out->len);
         size_t used = 0, made = 0;
-        step_kind k = dec_step(&d, in + pos, in_chunk, out->data + out->len, out_chunk,
-                               pos + in_chunk == in_len, &used, &made, &res);
-        pos += used;
+        (void)stg_cur_peek(&c, in_chunk, &next_in); /* in_chunk <= what is left */
+        step_kind k = dec_step(&d, next_in, in_chunk, out->data + out->len, out_chunk,
+                               in_chunk == stg_cur_avail(&c), &used, &made, &res);
+        (void)stg_cur_skip(&c, used); /* the decoder used at most in_chunk */
         out->len += made;
         if (over_ratio(out->len, in_len, max_ratio)) {
             res = STG_INFLATE_RATIO;
@@ -384,21 +388,22 @@ static stg_inflate_result run(const uint8_t *in, size_t in_len, stg_inflate_form
         }
         if (k == STEP_END) {
             res = STG_INFLATE_OK;
-            if (!next_stream(fmt, in + pos, in_len - pos)) {
+            (void)stg_cur_peek(&c, stg_cur_avail(&c), &next_in);
+            if (!next_stream(fmt, next_in, stg_cur_avail(&c))) {
                 break;
             }
             dec_end(&d);
             res = dec_begin(&d);
-            stream_start = pos;
+            stream_start = c.pos;
             stream_out = out->len;
             continue;
         }
         if (k == STEP_MORE) {
             res = STG_INFLATE_OK;
             /* (out_chunk > 0 always: the buffer was grown past out->len above) */
-            if (used == 0 && made == 0 && pos < in_len) {
+            if (used == 0 && made == 0 && stg_cur_avail(&c) > 0) {
                 res = STG_INFLATE_CORRUPT; /* no progress: never loop forever */
-            } else if (made == out_chunk || pos < in_len) {
+            } else if (made == out_chunk || stg_cur_avail(&c) > 0) {
                 continue;
             } else {
                 res = STG_INFLATE_TRUNCATED;
@@ -409,13 +414,13 @@ static stg_inflate_result run(const uint8_t *in, size_t in_len, stg_inflate_form
         if ((fmt == STG_INFLATE_LZMA || fmt == STG_INFLATE_BZIP2) && stream_start > 0 &&
             out->len == stream_out &&
             (res == STG_INFLATE_CORRUPT || res == STG_INFLATE_TRUNCATED)) {
-            pos = stream_start;
+            (void)stg_cur_seek(&c, stream_start); /* a position c has passed */
             res = STG_INFLATE_OK;
         }
         break;
     }
-    out->consumed = pos;
-    out->error_offset = pos;
+    out->consumed = c.pos;
+    out->error_offset = c.pos;
     dec_end(&d);
     return res;
 }

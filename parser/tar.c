@@ -208,16 +208,18 @@ static bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
-/* TarInfo.frombuf() on the block at pos, plus the old GNU sparse extension blocks. */
-static hdr_status read_header(const stg_tar *t, uint64_t pos, hdr *out, const char **why)
+/* TarInfo.frombuf() on the block at c->pos, plus the old GNU sparse extension blocks. On HDR_OK
+ * c is past them (at the member's data), otherwise where the failing block starts or anywhere
+ * after: the caller keeps the header's offset. */
+static hdr_status read_header(stg_cursor *c, hdr *out, const char **why)
 {
-    if (pos >= t->len) {
+    if (stg_cur_avail(c) == 0) {
         return HDR_EMPTY;
     }
-    if (t->len - pos < STG_TAR_BLOCK) {
+    const uint8_t *h;
+    if (stg_cur_take(c, STG_TAR_BLOCK, &h) != STG_OK) {
         return HDR_TRUNCATED;
     }
-    const uint8_t *h = t->buf + pos;
     if (all_zero(h, STG_TAR_BLOCK)) {
         return HDR_EOF;
     }
@@ -260,20 +262,19 @@ static hdr_status read_header(const stg_tar *t, uint64_t pos, hdr *out, const ch
             return HDR_INVALID;
         }
         bool extended = h[482] != 0;
-        uint64_t at = pos + STG_TAR_BLOCK;
         while (extended) {
-            if (t->len - at < STG_TAR_BLOCK) {
+            const uint8_t *ext;
+            if (stg_cur_take(c, STG_TAR_BLOCK, &ext) != STG_OK) {
                 *why = "tar sparse extension block truncated";
                 return HDR_REFUSE;
             }
             for (size_t i = 0; i < 42; i++) {
-                if (!nti(t->buf + at + 12 * i, 12, &v)) {
+                if (!nti(ext + 12 * i, 12, &v)) {
                     *why = "tar sparse map invalid";
                     return HDR_INVALID;
                 }
             }
-            extended = t->buf[at + 504] != 0;
-            at += STG_TAR_BLOCK;
+            extended = ext[504] != 0;
             out->sparse_ext_blocks++;
         }
     }
@@ -301,30 +302,31 @@ static const struct {
  * a record that breaks the framing is InvalidHeaderError. Records are stored only when all
  * parse, as tarfile decodes them only then. Any other keyword takes a slot in tarfile's dict
  * but changes nothing listed. */
-static bool pax_parse(const uint8_t *p, size_t n, stg_tar_pax *dict)
+static bool pax_parse(stg_cursor data, stg_tar_pax *dict)
 {
     for (int pass = 0; pass < 2; pass++) {
-        size_t pos = 0;
-        while (pos < n && p[pos] != 0) {
+        stg_cursor c = data;
+        const uint8_t *p; /* the record at c.pos, with n bytes left */
+        while (stg_cur_peek(&c, 1, &p) == STG_OK && p[0] != 0) {
+            size_t n = stg_cur_avail(&c);
             size_t k = 0;
-            while (pos + k < n && p[pos + k] >= '0' && p[pos + k] <= '9') {
+            while (k < n && p[k] >= '0' && p[k] <= '9') {
                 k++;
             }
             /* ([0-9]{1,20}) followed by a space */
-            if (k == 0 || k > 20 || pos + k >= n || p[pos + k] != ' ') {
+            if (k == 0 || k > 20 || k >= n || p[k] != ' ') {
                 return false;
             }
             uint64_t length = 0;
             for (size_t i = 0; i < k; i++) {
-                length = length > (UINT64_MAX - 9) / 10
-                             ? UINT64_MAX
-                             : length * 10 + (uint64_t)(p[pos + i] - '0');
+                length = length > (UINT64_MAX - 9) / 10 ? UINT64_MAX
+                                                        : length * 10 + (uint64_t)(p[i] - '0');
             }
-            if (length < 5 || length > n - pos) {
+            if (length < 5 || length > n) {
                 return false;
             }
-            size_t end = pos + (size_t)length - 1;
-            size_t kv = pos + k + 1;
+            size_t end = (size_t)length - 1;
+            size_t kv = k + 1;
             if (kv > end || p[end] != '\n') {
                 return false;
             }
@@ -346,7 +348,7 @@ static bool pax_parse(const uint8_t *p, size_t n, stg_tar_pax *dict)
                 }
                 dict->next_seq++;
             }
-            pos += (size_t)length;
+            (void)stg_cur_skip(&c, (size_t)length); /* length <= n: checked above */
         }
     }
     return true;
@@ -473,8 +475,7 @@ static void pax_sparse(const stg_tar_pax *d, member_state *m)
 void stg_tar_init(stg_tar *t, const uint8_t *buf, size_t len)
 {
     memset(t, 0, sizeof *t);
-    t->buf = buf;
-    t->len = len;
+    t->cur = stg_cur_make(buf, len);
 }
 
 static stg_tar_result fail(stg_tar *t, uint64_t *err_offset, const char **why, uint64_t at,
@@ -551,22 +552,25 @@ static stg_tar_result header_failed(stg_tar *t, hdr_status hs, const char *hwhy,
 }
 
 /* One extended header ('L', 'K', 'x', 'X', 'g') of type ty at l->offset, the depth-th of its
- * chain: its data (what read(_block(size)) returns) and, for pax, its parsed dict. */
+ * chain, c just past its block: its data (what read(_block(size)) returns, c moves past it) and,
+ * for pax, its parsed dict. */
 static tar_step read_extended(stg_tar *t, const hdr *h, link_hdr *l, size_t depth, uint64_t start,
-                              uint64_t *err_offset, const char **why)
+                              stg_cursor *c, uint64_t *err_offset, const char **why)
 {
     char ty = l->type;
-    uint64_t data = l->offset + STG_TAR_BLOCK;
+    uint64_t data = c->pos;
     /* read(_block(size)): a negative or too large count reads the rest of the file, and then no
      * header follows (ReadError, once any records are parsed). */
-    size_t avail = t->len - data;
+    size_t avail = stg_cur_avail(c);
     int64_t blk = h->size.huge ? -1 : block_round(h->size.v);
     bool to_the_end = blk < 0 || (uint64_t)blk > avail;
-    l->data.p = t->buf + data;
-    l->data.n = to_the_end ? avail : (size_t)blk;
+    stg_cursor body;
+    (void)stg_cur_sub(c, to_the_end ? avail : (size_t)blk, &body); /* at most avail */
+    l->data.p = body.base + body.begin;
+    l->data.n = stg_cur_avail(&body);
     if (ty == 'x' || ty == 'X' || ty == 'g') {
         stg_tar_pax parsed = t->glob; /* 'x' works on a copy, 'g' on the global dict */
-        if (!pax_parse(l->data.p, l->data.n, &parsed)) {
+        if (!pax_parse(body, &parsed)) {
             if (depth == 0 && start != 0) {
                 t->stop_why = "pax extended header invalid";
                 t->stop_offset = data;
@@ -587,15 +591,16 @@ static tar_step read_extended(stg_tar *t, const hdr *h, link_hdr *l, size_t dept
     return step_more();
 }
 
-/* fromtarfile() from t->pos: the chain of extended headers (into chain[0..*depth)) up to the
- * member's own header, read into *h at *pos. */
+/* fromtarfile() from t->cur: the chain of extended headers (into chain[0..*depth)) up to the
+ * member's own header, read into *h at *pos; *c ends just past that header (at its data). */
 static tar_step read_chain(stg_tar *t, link_hdr *chain, size_t *depth, hdr *h, uint64_t *pos,
-                           uint64_t *err_offset, const char **why)
+                           stg_cursor *c, uint64_t *err_offset, const char **why)
 {
-    uint64_t start = t->pos;
+    uint64_t start = t->cur.pos;
     const char *hwhy = "tar header invalid";
-    for (*pos = start;;) {
-        hdr_status hs = read_header(t, *pos, h, &hwhy);
+    for (*c = t->cur;;) {
+        *pos = c->pos;
+        hdr_status hs = read_header(c, h, &hwhy);
         if (hs != HDR_OK) {
             return step_done(header_failed(t, hs, hwhy, *depth, start, *pos, err_offset, why));
         }
@@ -612,21 +617,20 @@ static tar_step read_chain(stg_tar *t, link_hdr *chain, size_t *depth, hdr *h, u
         link_hdr *l = &chain[*depth];
         l->type = ty;
         l->offset = *pos;
-        tar_step s = read_extended(t, h, l, *depth, start, err_offset, why);
+        tar_step s = read_extended(t, h, l, *depth, start, c, err_offset, why);
         if (!s.more) {
             return s;
         }
         (*depth)++;
-        *pos = l->offset + STG_TAR_BLOCK + l->data.n;
     }
 }
 
-/* The member's own header at pos: _proc_sparse() or _proc_builtin(). joined holds the name when
- * it is prefix/name. *next gets the next header's offset (signed: a negative size moves it
- * back, where tarfile would loop). */
-static tar_step member_from_header(stg_tar *t, const hdr *h, uint64_t pos, char *joined,
-                                   member_state *m, int64_t *next, uint64_t *err_offset,
-                                   const char **why)
+/* The member's own header at pos, its data (after any sparse extension blocks) at data_at:
+ * _proc_sparse() or _proc_builtin(). joined holds the name when it is prefix/name. *next gets the
+ * next header's offset (signed: a negative size moves it back, where tarfile would loop). */
+static tar_step member_from_header(stg_tar *t, const hdr *h, uint64_t pos, uint64_t data_at,
+                                   char *joined, member_state *m, int64_t *next,
+                                   uint64_t *err_offset, const char **why)
 {
     memset(m, 0, sizeof *m);
     m->type = h->type;
@@ -657,7 +661,7 @@ static tar_step member_from_header(stg_tar *t, const hdr *h, uint64_t pos, char 
     }
     if (m->type == 'S') {
         m->sparse = true;
-        m->data_offset = pos + STG_TAR_BLOCK * (1 + h->sparse_ext_blocks);
+        m->data_offset = data_at;
         *next = (int64_t)m->data_offset + block_round(h->size.v);
         if (h->origsize.huge || h->origsize.v < 0) {
             m->refuse = true;
@@ -665,7 +669,7 @@ static tar_step member_from_header(stg_tar *t, const hdr *h, uint64_t pos, char 
         }
         m->size = h->origsize.v;
     } else {
-        m->data_offset = pos + STG_TAR_BLOCK;
+        m->data_offset = data_at;
         *next = (int64_t)m->data_offset + (has_data ? block_round(h->size.v) : 0);
         apply_pax(&t->glob, m);
         if (m->type == '5') {
@@ -718,21 +722,24 @@ static stg_tar_result member_checked(stg_tar *t, member_state *m, int64_t next,
         return fail(t, err_offset, why, m->offset, "tar member size negative");
     }
     m->next_offset = (uint64_t)next;
-    if (stg_tar_type_has_data(m->type) && (uint64_t)m->size > t->len - m->data_offset) {
+    stg_cursor data = t->cur, next_hdr = t->cur;
+    if (stg_cur_seek(&data, m->data_offset) != STG_OK ||
+        (stg_tar_type_has_data(m->type) && (uint64_t)m->size > stg_cur_avail(&data))) {
         /* extractfile() would hand out a prefix of the bytes, then raise ReadError */
         return fail(t, err_offset, why, m->offset, "tar member data runs past the end");
     }
-    if (m->next_offset > t->len) {
+    if (stg_cur_seek(&next_hdr, m->next_offset) != STG_OK) {
         /* next() seeks to the byte before the next header and finds none: ReadError */
         return fail(t, err_offset, why, m->offset, "tar member data runs past the end");
     }
     if (m->name.n > STG_TAR_NAME_MAX || m->link.n > STG_TAR_NAME_MAX) {
         return fail(t, err_offset, why, m->offset, "tar member name longer than stguard reads");
     }
+    t->cur = next_hdr;
     return STG_TARR_OK;
 }
 
-/* TarFile.next(): fromtarfile() at t->pos, the chain of extended headers unwound as the
+/* TarFile.next(): fromtarfile() at t->cur.pos, the chain of extended headers unwound as the
  * recursion in _proc_gnulong()/_proc_pax() does, then the check that the next header's
  * position is inside the file. */
 stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, const char **why)
@@ -744,14 +751,15 @@ stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, 
     size_t depth = 0;
     uint64_t pos;
     hdr h;
-    tar_step s = read_chain(t, chain, &depth, &h, &pos, err_offset, why);
+    stg_cursor c;
+    tar_step s = read_chain(t, chain, &depth, &h, &pos, &c, err_offset, why);
     if (!s.more) {
         return s.res;
     }
     member_state m;
     int64_t next;
     char joined[155 + 1 + 100]; /* prefix '/' name */
-    s = member_from_header(t, &h, pos, joined, &m, &next, err_offset, why);
+    s = member_from_header(t, &h, pos, c.pos, joined, &m, &next, err_offset, why);
     if (!s.more) {
         return s.res;
     }
@@ -760,7 +768,6 @@ stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, 
     if (res != STG_TARR_OK) {
         return res;
     }
-    t->pos = m.next_offset;
     if (e == NULL) {
         return STG_TARR_OK;
     }
@@ -777,11 +784,10 @@ stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, 
 
 bool stg_tar_header_ok(const uint8_t *block, size_t avail)
 {
-    stg_tar t;
-    stg_tar_init(&t, block, avail < STG_TAR_BLOCK ? avail : STG_TAR_BLOCK);
+    stg_cursor c = stg_cur_make(block, avail < STG_TAR_BLOCK ? avail : STG_TAR_BLOCK);
     hdr h;
     const char *why;
-    return read_header(&t, 0, &h, &why) == HDR_OK;
+    return read_header(&c, &h, &why) == HDR_OK;
 }
 
 bool stg_tar_opens(const uint8_t *buf, size_t len)

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cursor.h"
+
 #define STG_TAR_BLOCK 512u
 #define STG_TAR_NAME_MAX 4096u /* longer names: stguard refuses the archive (tarfile would not) */
 #define STG_TAR_CHAIN_MAX 64u  /* extended headers before one member; tarfile recurses per header */
@@ -53,11 +55,9 @@ typedef struct stg_tar_pax {
 } stg_tar_pax;
 
 typedef struct stg_tar {
-    const uint8_t *buf;
-    size_t len;
-    uint64_t pos; /* next header (tarfile's self.offset) */
-    bool started; /* a header was read: errors no longer mean "not a tar" */
-    bool done;    /* END or MALFORMED was returned */
+    stg_cursor cur; /* the whole archive; cur.pos is the next header (tarfile's self.offset) */
+    bool started;   /* a header was read: errors no longer mean "not a tar" */
+    bool done;      /* END or MALFORMED was returned */
     /* END at a block that is neither zeros nor the end of the file (an invalid or truncated
      * header after the first member: tarfile stops listing there, GNU tar skips on). */
     const char *stop_why; /* NULL when the list ended cleanly */
