@@ -327,21 +327,16 @@ assert any(f.get("member") == "model.pkl_02.npy" for f in recs[p]["findings"]), 
 '
 done
 # near misses: the side file / external data is a link out of the repo folder
-for arg in hub hub/models--org--onnx_out "hub/models--org--onnx_out/$S/model.onnx"; do
-    side "$arg"
-    side_check "onnx out $arg" '
-p = [k for k in recs if k.endswith("hub/models--org--onnx_out/'"$S"'/model.onnx")][0]
-assert "onnx_external_path_unsafe" in codes(p), recs[p]
-assert recs[p]["verdict"] == "unsafe" and rc == 1, (recs[p], rc)
-'
-done
-for arg in hub hub/models--org--joblib_out "hub/models--org--joblib_out/$S/model.pkl"; do
-    side "$arg"
-    side_check "joblib out $arg" '
-p = [k for k in recs if k.endswith("hub/models--org--joblib_out/'"$S"'/model.pkl")][0]
-assert "joblib_side_file_escape" in codes(p), recs[p]
+for c in "onnx_out model.onnx onnx_external_path_unsafe" "joblib_out model.pkl joblib_side_file_escape"; do
+    set -- $c
+    for arg in hub "hub/models--org--$1" "hub/models--org--$1/$S/$2"; do
+        side "$arg"
+        side_check "$1 $arg" '
+p = [k for k in recs if k.endswith("hub/models--org--'"$1/$S/$2"'")][0]
+assert "'"$3"'" in codes(p), recs[p]
 assert recs[p]["verdict"] != "ok" and rc == 1, (recs[p], rc)
 '
+    done
 done
 # outside a cache: a folder scan confines the side file to the folder (the link to the sibling
 # folder is inside it), a file named alone to its own folder (the same link escapes)
