@@ -281,9 +281,10 @@ for res, (path, f) in zip(run["results"], findings):
         (uri, base, path)
     assert loc["region"]["startLine"] == 1, loc
     if f["offset"] is None:
-        assert "byteOffset" not in loc["region"], loc
+        assert "byteOffset" not in loc["region"] and "byteLength" not in loc["region"], loc
     else:
         assert loc["region"]["byteOffset"] == f["offset"], (loc, f)
+        assert loc["region"]["byteLength"] == 1, loc  # the byte the finding names
 assert set(rule_ids) == {f["code"] for _, f in findings}, rule_ids
 EOF
 

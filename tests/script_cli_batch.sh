@@ -58,9 +58,26 @@ inval = [r for r in rules if r["id"] == "offsets_overlap"]
 if not crit or not inval or float(crit[0]["properties"]["security-severity"]) <= \
         float(inval[0]["properties"]["security-severity"]):
     errs.append("critical findings must rank above invalid ones")
+# The properties GitHub's "SARIF support for code scanning" page marks as required or reads:
+# tool.driver.name, rules[].id / shortDescription.text / fullDescription.text / help.text,
+# results[].ruleId / message.text / locations[].physicalLocation.artifactLocation.uri /
+# region.startLine, partialFingerprints; tags and security-severity from rule properties.
+if not run["tool"]["driver"].get("name") or not run["tool"]["driver"].get("semanticVersion"):
+    errs.append("tool.driver name / semanticVersion")
+for rule in rules:
+    if len(rule["properties"]["tags"]) > 20 or not all(isinstance(t, str) for t in rule["properties"]["tags"]):
+        errs.append("rule %s: tags" % rule["id"])
+    if rule.get("defaultConfiguration", {}).get("level") not in ("note", "warning", "error"):
+        errs.append("rule %s: defaultConfiguration.level" % rule["id"])
 uris = set()
 for res in run["results"]:
+    if rules[res["ruleIndex"]]["id"] != res["ruleId"] or not res["message"]["text"]:
+        errs.append("result: ruleIndex / ruleId / message.text %r" % res["ruleId"])
+    if len(res["locations"]) != 1:
+        errs.append("result with %d locations" % len(res["locations"]))
     loc = res["locations"][0]["physicalLocation"]
+    if "byteOffset" in loc["region"] and loc["region"].get("byteLength") != 1:
+        errs.append("region with byteOffset but no byteLength 1: %r" % loc["region"])
     if loc["region"].get("startLine") != 1:
         errs.append("region without startLine 1")
     al = loc["artifactLocation"]
