@@ -106,6 +106,26 @@ if errs:
     sys.exit("sarif: " + "; ".join(errs[:8]))
 PYEOF
 rm -f models/out.sarif
+# Links: a link in the tree is its own artifact (the path a user sees), with its resolved target
+# as properties.blob and the target's digest; a path with ".." is resolved and made relative.
+ln -s model.safetensors models/link.safetensors
+"$B" scan --format sarif models/link.safetensors > "$tmp/link.sarif"
+(cd models/sharded && "$B" scan --format sarif ../model.safetensors) > "$tmp/dotdot.sarif"
+rm -f models/link.safetensors
+"$PY" - "$tmp/link.sarif" "$tmp/dotdot.sarif" "$(sha256sum models/model.safetensors | cut -c1-64)" \
+    "$(cd models && pwd -P)" <<'PYEOF' || fail=1
+import json, sys
+link = json.load(open(sys.argv[1]))["runs"][0]["artifacts"]
+dotdot = json.load(open(sys.argv[2]))["runs"][0]
+sha, real = sys.argv[3], sys.argv[4]
+assert len(link) == 1 and link[0]["location"] == {"uri": "models/link.safetensors", "uriBaseId": "%SRCROOT%"}, link
+assert link[0]["properties"]["blob"].endswith("model.safetensors") and link[0]["hashes"]["sha-256"] == sha, link
+# "../model.safetensors" from models/sharded lies outside the working directory: its real path
+assert dotdot["artifacts"][0]["location"] == {"uri": "file://" + real + "/model.safetensors"}, dotdot["artifacts"]
+PYEOF
+(cd models && "$B" scan --format sarif sharded/../model.safetensors) > "$tmp/dotdot2.sarif"
+grep -q '"uri":"model.safetensors","uriBaseId":"%SRCROOT%"' "$tmp/dotdot2.sarif" ||
+    bad "a path with .. below the working directory is not made relative: $(grep -o '"artifacts":[^]]*' "$tmp/dotdot2.sarif")"
 # An absolute path outside the working directory is an absolute file:// URI.
 (cd / && "$B" scan --format sarif "$tmp/w/models/model.safetensors") > "$tmp/abs.sarif"
 grep -q '"uri":"file:///' "$tmp/abs.sarif" || bad "absolute path not a file:// URI"
