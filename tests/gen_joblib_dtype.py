@@ -35,6 +35,7 @@ def main():
         "subarray_top": np.zeros(2, dtype=("<f4", (2,))),
         "strings": np.array(["abc", "d"]),
         "bytes": np.array([b"ab", b"c"]),
+        "longdouble": {"c": np.arange(3, dtype="G"), "f": np.arange(2, dtype="g")},  # c32, f16
         "dict_of_recs": {"x": np.zeros(2, dtype=[("a", "<f8")]), "y": np.arange(4)},
     }
     for name, obj in benign.items():
