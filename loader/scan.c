@@ -463,6 +463,11 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         return;
     }
     img.progress = progress;
+    /* Bytes read in file order are hashed as they arrive; an image that ends up whole has its
+     * digest then (no second pass), one held in part is digested with pread below. */
+    if (want_digest(opt, blob_hex) && stg_sha256_new(&img.hash) != STG_OK) {
+        img.hash = NULL; /* digested from the bytes afterwards, which reports a failure */
+    }
     bool index = hint != NULL && ends_with(hint, INDEX_SUFFIX);
     bool safetensors = false, zip = false;
     bool named_safetensors = stg_name_hint_of(hint).safetensors;
@@ -488,16 +493,20 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         st = stg_image_fill_all(&img, &err);
     }
     /* An image held in part is digested with pread (the page cache serves both); a whole one
-     * from the bytes that were checked. */
+     * from the bytes that were checked, hashed while they were copied. */
     uint8_t digest[32], git_id[20];
     const uint8_t *precomputed = NULL;
     /* A 40-hex blob name is a Git blob id (scan.h): checked from the same bytes. */
     bool git_blob = blob_hex != NULL && strlen(blob_hex) == 40;
-    if (st == STG_OK && !stg_image_whole(&img) && want_digest(opt, blob_hex)) {
+    bool whole = stg_image_whole(&img);
+    if (st == STG_OK && !whole && want_digest(opt, blob_hex)) {
         bool short_read = false;
         if (!digest_fd(fd, size, digest, git_blob ? git_id : NULL, &short_read, &err, progress)) {
             st = short_read ? STG_FILE_CHANGED : STG_E_IO;
         }
+        precomputed = digest;
+    } else if (st == STG_OK && whole && img.hash != NULL &&
+               stg_image_digest(&img, digest) == STG_OK) {
         precomputed = digest;
     }
     if (st != STG_OK) {
@@ -524,8 +533,8 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     scan_bytes(img.bytes != NULL ? img.bytes : empty, img.size, hint, hint, blob_hex, precomputed,
                opt, r);
     if (git_blob) {
-        check_git_blob(r, precomputed == NULL ? (img.bytes != NULL ? img.bytes : empty) : NULL,
-                       img.size, git_id, blob_hex);
+        check_git_blob(r, whole ? (img.bytes != NULL ? img.bytes : empty) : NULL, img.size, git_id,
+                       blob_hex);
     }
     *bytes = size;
     if (fstat(fd, &after) != 0 || !same_content_stamp(&opened, &after)) {

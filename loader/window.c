@@ -42,6 +42,7 @@ stg_status stg_image_open(stg_image *img, int fd, uint64_t size, uint64_t cap, i
 
 void stg_image_close(stg_image *img)
 {
+    stg_sha256_free(img->hash);
     stg_mem_free(img->pages);
     if (img->bytes != NULL) {
         munmap(img->bytes, img->size);
@@ -84,6 +85,13 @@ static stg_status copy_range(stg_image *img, size_t from, size_t to, int *err)
         if (n == 0) {
             return STG_FILE_CHANGED; /* it ended before the size fstat gave */
         }
+        if (img->hash != NULL && !img->hash_failed && done == img->hashed) {
+            if (stg_sha256_update(img->hash, img->bytes + done, (size_t)n) == STG_OK) {
+                img->hashed += (size_t)n;
+            } else {
+                img->hash_failed = true;
+            }
+        }
         done += (size_t)n;
         if (img->progress != NULL) {
             __atomic_fetch_add(img->progress, (uint64_t)n, __ATOMIC_RELAXED);
@@ -91,6 +99,22 @@ static stg_status copy_range(stg_image *img, size_t from, size_t to, int *err)
     }
     img->held += to - from;
     return STG_OK;
+}
+
+stg_status stg_image_digest(stg_image *img, uint8_t out[32])
+{
+    if (img->hash == NULL || img->hash_failed || !stg_image_whole(img)) {
+        return STG_E_CRYPTO;
+    }
+    if (img->hashed < img->size &&
+        stg_sha256_update(img->hash, img->bytes + img->hashed, img->size - img->hashed) != STG_OK) {
+        return STG_E_CRYPTO;
+    }
+    img->hashed = img->size;
+    stg_status st = stg_sha256_final(img->hash, out);
+    stg_sha256_free(img->hash);
+    img->hash = NULL;
+    return st;
 }
 
 /* Extends the copied prefix to [0, want), skipping what the tail already holds. */

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "digest.h"
 #include "stguard/stguard.h"
 
 typedef struct stg_image {
@@ -41,6 +42,11 @@ typedef struct stg_image {
                            for a progress display; set after stg_image_open */
     uint8_t *pages;     /* paged mode (stg_image_pages_begin): bit i set when page i is copied;
                            prefix and tail are then unused */
+    stg_sha256 *hash;   /* not NULL: bytes copied in file order from offset 0 are hashed as
+                           they come, so a whole image's digest costs no second pass and the
+                           progress count moves while it is computed; owned by the image */
+    size_t hashed;      /* [0, hashed) went through hash */
+    bool hash_failed;   /* an update failed: stg_image_digest says so */
 } stg_image;
 
 #define STG_IMAGE_PAGE ((uint64_t)4096)
@@ -49,6 +55,11 @@ typedef struct stg_image {
  * refuses it (reported as io_error, like the file mapping it replaces). */
 stg_status stg_image_open(stg_image *img, int fd, uint64_t size, uint64_t cap, int *err);
 void stg_image_close(stg_image *img);
+
+/* SHA-256 of a whole image (stg_image_whole): the part hash did not see while copying (ranges
+ * copied out of file order) is hashed from memory, then the hash is finished. STG_E_CRYPTO when
+ * no hash was set or an update failed: the caller digests the bytes itself. */
+stg_status stg_image_digest(stg_image *img, uint8_t out[32]);
 
 /* Results of the fills: STG_OK; STG_FILE_CHANGED when the file ended before size (it shrank);
  * STG_E_IO with *err set; STG_E_LIMIT when more than cap bytes would be needed; STG_E_NOMEM. */

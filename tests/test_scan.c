@@ -173,6 +173,56 @@ START_TEST(test_path_read_and_mapped)
 }
 END_TEST
 
+/* A file held whole is hashed while it is copied (ranges in file order) and the rest from
+ * memory: the digest is the buffer's, whatever the order the image was filled in. */
+static void check_digest_of(const char *name, const uint8_t *b, size_t len)
+{
+    char *dir = tu_tempdir();
+    char *p = path_in(dir, name);
+    ck_assert_int_eq(tu_write_file(p, b, len), 0);
+    stg_report *r = NULL, *rb = NULL;
+    ck_assert_int_eq(stg_scan_path(p, NULL, &r), STG_OK);
+    ck_assert_int_eq(stg_scan_buffer(b, len, name, NULL, &rb), STG_OK);
+    ck_assert_ptr_nonnull(stg_report_sha256(r));
+    ck_assert_msg(strcmp(stg_report_sha256(r), stg_report_sha256(rb)) == 0, "%s (%zu bytes)", name,
+                  len);
+    ck_assert_int_eq(stg_report_verdict(r), stg_report_verdict(rb));
+    stg_report_free(r);
+    stg_report_free(rb);
+    free(p);
+    tu_rmtree(dir);
+}
+
+START_TEST(test_path_digest_while_copied)
+{
+    size_t big = ((size_t)16 << 20) + 3; /* more than one 16 MiB copy */
+    uint8_t *b = malloc(big);
+    ck_assert_ptr_nonnull(b);
+    for (size_t i = 0; i < big; i++) {
+        b[i] = (uint8_t)(i * 131u + (i >> 9));
+    }
+    check_digest_of("empty.bin", b, 0);
+    check_digest_of("one.bin", b, 1);
+    check_digest_of("big.bin", b, big);
+    free(b);
+    /* small safetensors files: header window, then the tail, then the rest */
+    for (size_t data_len = 8; data_len <= 300000; data_len *= 7) {
+        char header[128];
+        snprintf(header, sizeof header,
+                 "{\"w\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}", data_len,
+                 data_len);
+        size_t pad = (8 - (8 + strlen(header)) % 8) % 8;
+        size_t len;
+        uint8_t *st = tu_st_file(header, pad, NULL, data_len, &len);
+        check_digest_of("w.safetensors", st, len);
+        check_digest_of("w.bin", st, len);
+        free(st);
+    }
+    static const uint8_t pickle[] = "\x80\x02}q\x00X\x01\x00\x00\x00aK\x01s.";
+    check_digest_of("p.pkl", pickle, sizeof pickle - 1);
+}
+END_TEST
+
 START_TEST(test_path_io_error_and_special)
 {
     char *dir = tu_tempdir();
@@ -1104,6 +1154,7 @@ static Suite *scan_suite(void)
     tcase_add_test(tc, test_buffer_fields_and_digest);
     tcase_add_test(tc, test_buffer_expected_digest);
     tcase_add_test(tc, test_path_read_and_mapped);
+    tcase_add_test(tc, test_path_digest_while_copied);
     tcase_add_test(tc, test_path_io_error_and_special);
     tcase_add_test(tc, test_path_root_and_blob);
     tcase_add_test(tc, test_path_file_changed);

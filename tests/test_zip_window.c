@@ -436,6 +436,57 @@ START_TEST(test_cap_falls_back_to_whole)
 }
 END_TEST
 
+/* Pages copied out of file order (a zip's end first), then the rest: what the hash saw while
+ * copying plus the rest hashed from memory is the file's digest. */
+START_TEST(test_whole_image_digest)
+{
+    size_t member_len = (size_t)512 << 10; /* past the end-record search window */
+    uint8_t *member = malloc(member_len);
+    ck_assert_ptr_nonnull(member);
+    for (size_t i = 0; i < member_len; i++) {
+        member[i] = (uint8_t)(i * 7u + (i >> 8));
+    }
+    zb_entry ents[2] = {zb_file("a/data.pkl", "\x80\x02K\x01.", 5),
+                        zb_file("a/data/0", member, member_len)};
+    zb_opts zo = {0};
+    size_t len;
+    uint8_t *z = zb_build(ents, 2, &zo, &len, NULL);
+    char *tmp = tu_tempdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/w.zip", tmp);
+    ck_assert_int_eq(tu_write_file(path, z, len), 0);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    stg_image img;
+    int err = 0;
+    ck_assert_int_eq(stg_image_open(&img, fileno(f), len, (uint64_t)1 << 32, &err), STG_OK);
+    ck_assert_int_eq(stg_sha256_new(&img.hash), STG_OK);
+    stg_image_set_zip_threshold(0);
+    bool done = false;
+    ck_assert_int_eq(stg_image_fill_zip(&img, &done, &err), STG_OK);
+    stg_image_set_zip_threshold(STG_IMAGE_ZIP_THRESHOLD);
+    uint8_t got[32], want[32];
+    ck_assert_int_eq(stg_image_fill_all(&img, &err), STG_OK);
+    ck_assert(stg_image_whole(&img));
+    ck_assert_uint_lt(img.hashed, len); /* the end came first: not all of it hashed in order */
+    ck_assert_int_eq(stg_image_digest(&img, got), STG_OK);
+    ck_assert_int_eq(stg_sha256_buffer(z, len, want), STG_OK);
+    ck_assert_mem_eq(got, want, 32);
+    stg_image_close(&img);
+    /* an image held in part has no digest of its own (the caller reads the file) */
+    ck_assert_int_eq(stg_image_open(&img, fileno(f), len, (uint64_t)1 << 32, &err), STG_OK);
+    ck_assert_int_eq(stg_sha256_new(&img.hash), STG_OK);
+    ck_assert_int_eq(stg_image_fill_prefix(&img, 100, &err), STG_OK);
+    ck_assert_uint_eq(img.hashed, 100);
+    ck_assert_int_eq(stg_image_digest(&img, got), STG_E_CRYPTO);
+    stg_image_close(&img);
+    fclose(f);
+    free(z);
+    free(member);
+    tu_rmtree(tmp);
+}
+END_TEST
+
 static Suite *zip_window_suite(void)
 {
     Suite *s = suite_create("zip_window");
@@ -445,6 +496,7 @@ static Suite *zip_window_suite(void)
     tcase_add_test(tc, test_corpus_same_both_ways);
     tcase_add_test(tc, test_torch_like_storage_left_out);
     tcase_add_test(tc, test_members_read_whole);
+    tcase_add_test(tc, test_whole_image_digest);
     tcase_add_test(tc, test_odd_archives_same_both_ways);
     tcase_add_test(tc, test_cap_falls_back_to_whole);
     suite_add_tcase(s, tc);
