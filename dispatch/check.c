@@ -67,7 +67,8 @@ static bool scan_forced(const uint8_t *buf, size_t len, stg_member_mode mode, st
 }
 
 /* Top-level content at offset 0 that no entry claimed: an archive at its end, a pickle stream a
- * loader would still run, what its name claims, text; else format_unknown. */
+ * loader would still run, ONNX (by name or content), what its name claims, text; else
+ * format_unknown. */
 static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_dispatch_args *a,
                                       stg_check_ctx *ctx)
 {
@@ -90,9 +91,10 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
                        "the decompressed content matches no known format");
         return res;
     }
-    if (a->hint.onnx) {
-        const stg_format_entry *onnx = stg_format_of_kind(STG_SNIFF_ONNX);
-        (void)onnx->scan(onnx, buf, len, a, ctx, &res);
+    /* ONNX (no magic): by its name, or by bytes that walk as a ModelProto */
+    const stg_format_entry *last = stg_format_last_resort(buf, len, a->name_hint);
+    if (last != NULL) {
+        (void)last->scan(last, buf, len, a, ctx, &res);
         return res;
     }
     if (a->hint.claims_pickle) {

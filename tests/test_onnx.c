@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dispatch/check.h"
+#include "dispatch/formats.h"
 #include "loader/onnx_external.h"
 #include "parser/protobuf.h"
 #include "stguard/stguard.h"
@@ -756,6 +758,248 @@ START_TEST(test_scan_entries)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* Recognition by content (stg_onnx_sniff, the format table's last resort) */
+
+/* The next entry of d that is not "." or "..", NULL at the end. */
+static const char *next_name(DIR *d)
+{
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] != '.') {
+            return de->d_name;
+        }
+    }
+    return NULL;
+}
+
+/* dir/name's bytes (the test fails when it cannot be read). */
+static uint8_t *read_in(const char *dir, const char *name, size_t *len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%.2000s/%.255s", dir, name);
+    uint8_t *buf = tu_read_file(path, len);
+    ck_assert_msg(buf != NULL, "%s", path);
+    return buf;
+}
+
+static bool sniffs(const pb *b)
+{
+    return stg_onnx_sniff(b->p, b->n);
+}
+
+START_TEST(test_sniff)
+{
+    pb m = model_with(NULL, "Relu", NULL, NULL);
+    ck_assert(sniffs(&m));
+    /* truncated: every cut inside the last field (the opset import) */
+    for (size_t cut = 1; cut < 6; cut++) {
+        ck_assert_msg(!stg_onnx_sniff(m.p, m.n - cut), "cut %zu", cut);
+    }
+    free(m.p);
+    /* ir_version with an opset import alone, or with a graph alone, is enough */
+    pb a = {0};
+    vfield(&a, 1, 7);
+    pb o = opset("", 13);
+    msg(&a, 8, &o);
+    ck_assert(sniffs(&a));
+    free(a.p);
+    /* near misses */
+    pb b = {0}; /* no ir_version */
+    o = opset("", 13);
+    msg(&b, 8, &o);
+    ck_assert(!sniffs(&b));
+    free(b.p);
+    pb c = {0}; /* ir_version alone */
+    vfield(&c, 1, 8);
+    ck_assert(!sniffs(&c));
+    free(c.p);
+    for (uint64_t ir = 0; ir <= 0x10000; ir += 0x10000) { /* ir_version 0 and past the bound */
+        pb d = {0};
+        vfield(&d, 1, ir);
+        o = opset("", 13);
+        msg(&d, 8, &o);
+        ck_assert(!sniffs(&d));
+        free(d.p);
+    }
+    pb e = {0}; /* field 7 with the wrong wire type (a varint, then a fixed64, then a group) */
+    vfield(&e, 1, 8);
+    vfield(&e, 7, 3);
+    ck_assert(!sniffs(&e));
+    free(e.p);
+    pb e2 = {0};
+    vfield(&e2, 1, 8);
+    tag(&e2, 7, 1);
+    tu_buf_put(&e2, "\0\0\0\0\0\0\0\0", 8);
+    ck_assert(!sniffs(&e2));
+    free(e2.p);
+    pb e3 = {0};
+    vfield(&e3, 1, 8);
+    tag(&e3, 7, 3);
+    tag(&e3, 7, 4);
+    o = opset("", 13);
+    msg(&e3, 8, &o);
+    ck_assert(!sniffs(&e3));
+    free(e3.p);
+    pb f = {0}; /* a field ModelProto does not declare (9) */
+    vfield(&f, 1, 8);
+    o = opset("", 13);
+    msg(&f, 8, &o);
+    sfield(&f, 9, "x");
+    ck_assert(!sniffs(&f));
+    free(f.p);
+    pb g = {0}; /* an opset import that is no OperatorSetIdProto */
+    vfield(&g, 1, 8);
+    sfield(&g, 8, "x");
+    ck_assert(!sniffs(&g));
+    free(g.p);
+    pb h = {0}; /* a graph that is no GraphProto (field 3, reserved) */
+    vfield(&h, 1, 8);
+    pb gr = {0};
+    vfield(&gr, 3, 1);
+    msg(&h, 7, &gr);
+    ck_assert(!sniffs(&h));
+    free(h.p);
+    /* an onnx TensorProto alone (dims, data_type, name, raw_data) */
+    pb t = ext_tensor("w.bin", "0", "16", 0);
+    ck_assert(!sniffs(&t));
+    free(t.p);
+    /* random bytes: a fixed-seed generator, lengths 1 to 512 */
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    uint8_t rnd[512];
+    for (size_t trial = 0; trial < 20000; trial++) {
+        size_t n = 1 + trial % sizeof rnd;
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            rnd[i] = (uint8_t)x;
+        }
+        ck_assert_msg(!stg_onnx_sniff(rnd, n), "trial %zu", trial);
+    }
+    ck_assert(!stg_onnx_sniff(NULL, 0));
+    /* the fixtures python3-onnx wrote: every one but the truncated model */
+    const char *top = tu_src("tests/data/onnx");
+    DIR *dir = opendir(top);
+    ck_assert_ptr_nonnull(dir);
+    const char *n;
+    size_t seen = 0;
+    while ((n = next_name(dir)) != NULL) {
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%.255s", top, n);
+        size_t len = 0;
+        uint8_t *buf = read_in(sub, "model.onnx", &len);
+        bool truncated = strstr(n, "truncated") != NULL;
+        ck_assert_msg(stg_onnx_sniff(buf, len) == !truncated, "%s", n);
+        free(buf);
+        seen++;
+    }
+    closedir(dir);
+    ck_assert_uint_ge(seen, 17);
+}
+END_TEST
+
+/* Copies tests/data/onnx/<name>/ into dir, the model renamed to `as`. */
+static void copy_case(const char *name, const char *dir, const char *as)
+{
+    char from[2048], to[8192];
+    snprintf(from, sizeof from, "%s/%s", tu_src("tests/data/onnx"), name);
+    DIR *d = opendir(from);
+    ck_assert_ptr_nonnull(d);
+    ck_assert(mkdir(dir, 0700) == 0);
+    const char *n;
+    while ((n = next_name(d)) != NULL) {
+        size_t len = 0;
+        uint8_t *buf = read_in(from, n, &len);
+        bool model = strcmp(n, "model.onnx") == 0;
+        snprintf(to, sizeof to, "%s/%s", dir, model ? as : n);
+        ck_assert_int_eq(tu_write_file(to, buf, len), 0);
+        free(buf);
+    }
+    closedir(d);
+}
+
+static stg_report *scan_renamed(const char *tmp, const char *name, const char *as)
+{
+    char dir[2048], path[4096];
+    snprintf(dir, sizeof dir, "%.1000s/%.500s-%.100s", tmp, name, as);
+    copy_case(name, dir, as);
+    snprintf(path, sizeof path, "%s/%s", dir, as);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.digest = false;
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_path(path, &opt, &r), STG_OK);
+    return r;
+}
+
+/* A model of any name gets the ONNX rules, external files included; what does not walk as a
+ * ModelProto keeps the label it had (unknown, format_mismatch for a name claiming a pickle). */
+START_TEST(test_renamed)
+{
+    char *tmp = tu_tempdir();
+    static const char *const names[] = {"model.bin", "noext"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *as = names[i];
+        stg_report *r = scan_renamed(tmp, "ok-external", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+        ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+        stg_report_free(r);
+        r = scan_renamed(tmp, "bad-onnx_external_path_unsafe-dotdot", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+        ck_assert_msg(tu_find(r, STG_ONNX_EXTERNAL_PATH_UNSAFE) >= 0, "%s", tu_describe(r));
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+        r = scan_renamed(tmp, "bad-onnx_external_missing-absent", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+        ck_assert_msg(tu_find(r, STG_ONNX_EXTERNAL_MISSING) >= 0, "%s", tu_describe(r));
+        stg_report_free(r);
+        r = scan_renamed(tmp, "bad-onnx_custom_domain", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+        ck_assert_msg(tu_find(r, STG_ONNX_CUSTOM_DOMAIN) >= 0, "%s", tu_describe(r));
+        stg_report_free(r);
+        /* near miss: the truncated model is not claimed */
+        r = scan_renamed(tmp, "bad-onnx_malformed-truncated", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_UNKNOWN);
+        ck_assert_int_lt(tu_find(r, STG_ONNX_MALFORMED), 0);
+        ck_assert_int_ge(tu_find(r, i == 0 ? STG_FORMAT_MISMATCH : STG_FORMAT_UNKNOWN), 0);
+        stg_report_free(r);
+    }
+    /* named .onnx, the truncated model is ONNX and malformed, as before */
+    stg_report *r = scan_renamed(tmp, "bad-onnx_malformed-truncated", "x.onnx");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+    ck_assert_int_ge(tu_find(r, STG_ONNX_MALFORMED), 0);
+    stg_report_free(r);
+    tu_rmtree(tmp);
+    free(tmp);
+    /* buffers: no name at all; the quick label agrees */
+    pb m = model_with(NULL, "Relu", NULL, NULL);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.digest = false;
+    ck_assert_int_eq(stg_scan_buffer(m.p, m.n, NULL, &opt, &r), STG_OK);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    ck_assert_int_eq(stg_sniff(m.p, m.n, NULL), STG_FMT_ONNX);
+    /* the table's ordered sniffs (archive members, zip head windows) never say ONNX */
+    ck_assert_int_eq(stg_sniff_kind_of(m.p, m.n, NULL), STG_SNIFF_UNKNOWN);
+    ck_assert_ptr_eq(stg_format_last_resort(m.p, m.n, NULL), stg_format_of_kind(STG_SNIFF_ONNX));
+    ck_assert_int_eq(stg_sniff(m.p, m.n - 1, NULL), STG_FMT_UNKNOWN);
+    ck_assert_int_eq(stg_sniff(m.p, m.n - 1, "m.onnx"), STG_FMT_ONNX);
+    free(m.p);
+    /* text is never ONNX: JSON and a README keep their labels */
+    static const char json[] = "{\"ir_version\": 8, \"graph\": {}}";
+    ck_assert_int_eq(stg_scan_buffer(json, sizeof json - 1, "model.bin", &opt, &r), STG_OK);
+    ck_assert_int_ne(stg_report_format(r), STG_FMT_ONNX);
+    stg_report_free(r);
+    static const char readme[] = "# model card\n\nir_version 8, graph g, opset 13\n";
+    ck_assert_int_eq(stg_scan_buffer(readme, sizeof readme - 1, NULL, &opt, &r), STG_OK);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TEXT);
+    stg_report_free(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx");
@@ -773,6 +1017,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fixtures);
     tcase_add_test(tc, test_external_links);
     tcase_add_test(tc, test_scan_entries);
+    tcase_add_test(tc, test_sniff);
+    tcase_add_test(tc, test_renamed);
     suite_add_tcase(s, tc);
     return s;
 }

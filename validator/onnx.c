@@ -775,6 +775,89 @@ static void end_checks_sets(onnx_walk *w, const pair *imp, size_t nimp, pair_set
     }
 }
 
+/* ---------------------------------------------------------------- recognition */
+
+/* The wire type a message's field must have: STG_PB_VARINT or STG_PB_LEN, -1 for a field the
+ * message does not declare. */
+typedef int (*schema_fn)(uint32_t number);
+
+static int model_schema(uint32_t n)
+{
+    switch (n) {
+    case 1:
+    case 5: return STG_PB_VARINT;
+    case 2:
+    case 3:
+    case 4:
+    case 6:
+    case 7:
+    case 8:
+    case 14:
+    case 20:
+    case 25:
+    case 26: return STG_PB_LEN;
+    default: return -1;
+    }
+}
+
+static int opset_schema(uint32_t n)
+{
+    return n == OPSET_DOMAIN ? STG_PB_LEN : n == OPSET_VERSION ? STG_PB_VARINT : -1;
+}
+
+static int graph_schema(uint32_t n)
+{
+    return n == 1 || n == 2 || n == 5 || (n >= 10 && n <= 16) ? STG_PB_LEN : -1;
+}
+
+/* Walks one message: every field well-formed and declared by schema (groups, which stg_pb_next
+ * would skip, are refused by the tag check first). On a model, each field is handed to `each`. */
+static bool walks_as(stg_cursor c, schema_fn schema, bool (*each)(const stg_pb_field *, void *),
+                     void *arg)
+{
+    for (;;) {
+        stg_cursor peek = c;
+        uint64_t tag = 0;
+        if (stg_cur_avail(&c) == 0) {
+            return true;
+        }
+        if (stg_pb_varint(&peek, &tag) != STG_PB_OK || tag >> 3 > STG_PB_FIELD_MAX ||
+            schema((uint32_t)(tag >> 3)) != (int)(tag & 7u)) {
+            return false;
+        }
+        stg_pb_field f;
+        uint64_t at = 0;
+        if (stg_pb_next(&c, &f, &at) != STG_PB_OK || (each != NULL && !each(&f, arg))) {
+            return false;
+        }
+    }
+}
+
+typedef struct sniff_state {
+    bool ir, graph, opset;
+} sniff_state;
+
+static bool sniff_field(const stg_pb_field *f, void *arg)
+{
+    sniff_state *s = arg;
+    switch (f->number) {
+    case MODEL_IR_VERSION: s->ir = f->value >= 1 && f->value <= STG_ONNX_SNIFF_IR_MAX; return s->ir;
+    case MODEL_GRAPH: s->graph = true; return walks_as(f->sub, graph_schema, NULL, NULL);
+    case MODEL_OPSET_IMPORT: s->opset = true; return walks_as(f->sub, opset_schema, NULL, NULL);
+    default: return true;
+    }
+}
+
+bool stg_onnx_sniff(const uint8_t *buf, size_t len)
+{
+    if (buf == NULL || len == 0) {
+        return false;
+    }
+    sniff_state s = {false, false, false};
+    return walks_as(stg_cur_make(buf, len), model_schema, sniff_field, &s) && s.ir &&
+           (s.graph || s.opset);
+}
+
 /* ---------------------------------------------------------------- entry */
 
 void stg_onnx_model_init(stg_onnx_model *m)
