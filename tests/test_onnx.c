@@ -1000,6 +1000,180 @@ START_TEST(test_renamed)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* The public door (stg_onnx_open) and its accessors */
+
+static char *case_path(const char *name, const char *file)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s", tu_src("tests/data/onnx"), name, file);
+    return path;
+}
+
+static bool bytes_is(const char *s, size_t n, const char *want)
+{
+    return s != NULL && n == strlen(want) && memcmp(s, want, n) == 0;
+}
+
+START_TEST(test_door)
+{
+    stg_onnx *m = NULL;
+    stg_report *rep = NULL;
+    ck_assert_int_eq(stg_onnx_open(case_path("ok-inspect", "model.onnx"), NULL, &m, &rep), STG_OK);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(stg_report_verdict(rep) == STG_VERDICT_OK, "%s", tu_describe(rep));
+    ck_assert_int_eq(stg_report_format(rep), STG_FMT_ONNX);
+    stg_report_free(rep);
+    stg_onnx_model_info mi;
+    memset(&mi, 0xff, sizeof mi);
+    ck_assert_int_eq(stg_onnx_describe(m, &mi), STG_OK);
+    ck_assert_uint_eq(mi.struct_version, STG_STRUCT_VERSION);
+    ck_assert_int_eq(mi.ir_version, 8);
+    ck_assert_int_eq(mi.model_version, 3);
+    ck_assert(bytes_is(mi.producer_name, mi.producer_name_len, "stguard-test"));
+    ck_assert(bytes_is(mi.producer_version, mi.producer_version_len, "1.0"));
+    ck_assert(bytes_is(mi.domain, mi.domain_len, "org.example"));
+    ck_assert(bytes_is(mi.graph_name, mi.graph_name_len, "inspect-graph"));
+    ck_assert_uint_eq(mi.node_count, 4);
+    ck_assert_uint_eq(mi.initializer_count, 3);
+    ck_assert_uint_eq(mi.parameters, 256 + 4 + 6);
+    ck_assert_uint_eq(mi.tensor_bytes, 1024 + 32 + 12);
+    ck_assert_uint_eq(mi.external_count, 1);
+    ck_assert_uint_eq(mi.reserved[0], 0);
+    /* metadata_props */
+    ck_assert_uint_eq(stg_onnx_metadata_count(m), 2);
+    const char *k, *v;
+    size_t kn, vn;
+    ck_assert_int_eq(stg_onnx_metadata_at(m, 1, &k, &kn, &v, &vn), STG_OK);
+    ck_assert(bytes_is(k, kn, "license") && bytes_is(v, vn, "MIT"));
+    ck_assert_int_eq(stg_onnx_metadata_at(m, 2, &k, &kn, &v, &vn), STG_E_RANGE);
+    /* opset imports */
+    stg_onnx_opset_info o;
+    ck_assert_uint_eq(stg_onnx_opset_count(m), 1);
+    ck_assert_int_eq(stg_onnx_opset_at(m, 0, &o), STG_OK);
+    ck_assert(o.domain_len == 0 && o.version == 13);
+    ck_assert_int_eq(stg_onnx_opset_at(m, 1, &o), STG_E_RANGE);
+    /* inputs: a symbolic, a static and an unknown dimension */
+    stg_onnx_value_info vi;
+    ck_assert_uint_eq(stg_onnx_input_count(m), 1);
+    ck_assert_uint_eq(stg_onnx_output_count(m), 1);
+    ck_assert_int_eq(stg_onnx_input_at(m, 0, &vi), STG_OK);
+    ck_assert(bytes_is(vi.name, vi.name_len, "x"));
+    ck_assert_int_eq(vi.elem_type, 1);
+    ck_assert_str_eq(vi.type_name, "FLOAT");
+    ck_assert_uint_eq(vi.has_shape, 1);
+    ck_assert_uint_eq(vi.rank, 3);
+    ck_assert(vi.dims[0].value == -1 && bytes_is(vi.dims[0].param, vi.dims[0].param_len, "batch"));
+    ck_assert(vi.dims[1].value == 4 && vi.dims[1].param == NULL);
+    ck_assert(vi.dims[2].value == -1 && vi.dims[2].param == NULL);
+    ck_assert_int_eq(stg_onnx_output_at(m, 0, &vi), STG_OK);
+    ck_assert(bytes_is(vi.name, vi.name_len, "y"));
+    ck_assert_int_eq(stg_onnx_output_at(m, 1, &vi), STG_E_RANGE);
+    ck_assert_int_eq(stg_onnx_input_at(m, 1, &vi), STG_E_RANGE);
+    /* the op histogram, most frequent first */
+    stg_onnx_op_info op;
+    ck_assert_uint_eq(stg_onnx_op_count(m), 2);
+    ck_assert_int_eq(stg_onnx_op_at(m, 0, &op), STG_OK);
+    ck_assert(bytes_is(op.op_type, op.op_type_len, "Relu") && op.count == 3 && !op.custom);
+    ck_assert_int_eq(stg_onnx_op_at(m, 1, &op), STG_OK);
+    ck_assert(bytes_is(op.op_type, op.op_type_len, "Add") && op.count == 1);
+    ck_assert_int_eq(stg_onnx_op_at(m, 2, &op), STG_E_RANGE);
+    /* initializers: one external, two inline */
+    stg_onnx_tensor_info t;
+    ck_assert_uint_eq(stg_onnx_initializer_count(m), 3);
+    ck_assert_int_eq(stg_onnx_initializer_at(m, 0, &t), STG_OK);
+    ck_assert(bytes_is(t.name, t.name_len, "big"));
+    ck_assert_str_eq(t.type_name, "FLOAT");
+    ck_assert(t.rank == 2 && t.dims[0] == 16 && t.dims[1] == 16);
+    ck_assert(t.elements == 256 && t.bytes == 1024);
+    ck_assert_uint_eq(t.external, 1);
+    ck_assert(bytes_is(t.location, t.location_len, "inspect.data"));
+    ck_assert(t.offset == 0 && t.has_length && t.length == 1024);
+    ck_assert_int_eq(stg_onnx_initializer_at(m, 2, &t), STG_OK);
+    ck_assert(bytes_is(t.name, t.name_len, "half"));
+    ck_assert(t.data_type == 10 && t.elements == 6 && t.bytes == 12 && t.external == 0);
+    ck_assert(t.location == NULL);
+    ck_assert_int_eq(stg_onnx_initializer_at(m, 3, &t), STG_E_RANGE);
+    /* NULL arguments */
+    ck_assert_int_eq(stg_onnx_describe(NULL, &mi), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_onnx_describe(m, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_onnx_initializer_at(m, 0, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_onnx_metadata_at(m, 0, NULL, &kn, &v, &vn), STG_E_BAD_ARG);
+    ck_assert_uint_eq(stg_onnx_op_count(NULL), 0);
+    ck_assert_uint_eq(stg_onnx_initializer_count(NULL), 0);
+    stg_onnx_close(m);
+    stg_onnx_close(NULL);
+    ck_assert_int_eq(stg_onnx_open(NULL, NULL, &m, &rep), STG_E_BAD_ARG);
+    /* a custom domain is flagged; a warning does not refuse the model */
+    ck_assert_int_eq(
+        stg_onnx_open(case_path("bad-onnx_custom_domain", "model.onnx"), NULL, &m, &rep), STG_OK);
+    ck_assert_int_ge(tu_find(rep, STG_ONNX_CUSTOM_DOMAIN), 0);
+    ck_assert_int_eq(stg_onnx_op_at(m, 0, &op), STG_OK);
+    ck_assert(bytes_is(op.domain, op.domain_len, "com.example.ops") && op.custom == 1);
+    stg_onnx_close(m);
+    stg_report_free(rep);
+}
+END_TEST
+
+/* The door validates first: an invalid model is refused with its report, nothing exposed. */
+static void expect_refused(const char *path, const stg_limits *lim, stg_code code)
+{
+    stg_onnx *m = (stg_onnx *)1;
+    stg_report *rep = NULL;
+    ck_assert_int_eq(stg_onnx_open(path, lim, &m, &rep), STG_E_INVALID);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(rep);
+    ck_assert_msg(tu_find(rep, code) >= 0, "%s: %s", path, tu_describe(rep));
+    ck_assert_int_ge(stg_report_verdict(rep), STG_VERDICT_INVALID);
+    stg_report_free(rep);
+}
+
+START_TEST(test_door_refuses)
+{
+    expect_refused(case_path("bad-onnx_external_path_unsafe-dotdot", "model.onnx"), NULL,
+                   STG_ONNX_EXTERNAL_PATH_UNSAFE);
+    expect_refused(case_path("bad-onnx_external_missing-short", "model.onnx"), NULL,
+                   STG_ONNX_EXTERNAL_MISSING);
+    expect_refused(case_path("bad-onnx_malformed-truncated", "model.onnx"), NULL,
+                   STG_ONNX_MALFORMED);
+    expect_refused(case_path("bad-onnx_opset_invalid-none", "model.onnx"), NULL,
+                   STG_ONNX_OPSET_INVALID);
+    /* the data file is not the model's: a copy of the model alone misses it */
+    char *tmp = tu_tempdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/renamed.bin", tmp);
+    size_t len = 0;
+    uint8_t *buf = tu_read_file(case_path("ok-inspect", "model.onnx"), &len);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(tu_write_file(path, buf, len), 0);
+    expect_refused(path, NULL, STG_ONNX_EXTERNAL_MISSING);
+    free(buf);
+    /* a lying model: wire data inside a graph input (which the rules do not enter) is cut */
+    pb vi = {0};
+    sfield(&vi, 1, "x");
+    tag(&vi, 2, 2);
+    varint(&vi, 3); /* a TypeProto of 3 bytes ... */
+    tag(&vi, 1, 2);
+    varint(&vi, 9); /* ... holding a tensor type of 9 */
+    tu_buf_put(&vi, "\x08", 1);
+    pb extra = {0};
+    msg(&extra, 11, &vi);
+    pb lie = model_with(&extra, "Relu", NULL, NULL);
+    snprintf(path, sizeof path, "%s/lie.onnx", tmp);
+    ck_assert_int_eq(tu_write_file(path, lie.p, lie.n), 0);
+    free(lie.p);
+    expect_refused(path, NULL, STG_ONNX_MALFORMED);
+    /* memory: the tables under max_memory (a model of 3 initializers, a 64-byte budget) */
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_memory = 64;
+    expect_refused(case_path("ok-inspect", "model.onnx"), &lim, STG_LIMIT_EXCEEDED);
+    /* near miss: the same model with the default budget opens (test_door) */
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx");
@@ -1019,6 +1193,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scan_entries);
     tcase_add_test(tc, test_sniff);
     tcase_add_test(tc, test_renamed);
+    tcase_add_test(tc, test_door);
+    tcase_add_test(tc, test_door_refuses);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -165,8 +165,7 @@ static const uint8_t *payload(const stg_pb_field *f, size_t *n)
     return f->sub.base + f->sub.pos;
 }
 
-/* Decimal digits only, no sign, checked: ONNX writes offset and length so. */
-static bool parse_u64(const uint8_t *s, size_t n, uint64_t *out)
+bool stg_onnx_decimal(const uint8_t *s, size_t n, uint64_t *out)
 {
     if (n == 0 || n > 20) {
         return false;
@@ -328,8 +327,8 @@ static void read_tensor(onnx_walk *w, stg_cursor c, uint64_t start)
         }
         set_location(w->r, fd, loc, loc_n);
     }
-    bool bad_off = has_off && !parse_u64(off, off_n, &e.data_offset);
-    bool bad_len = has_len && !parse_u64(len, len_n, &e.data_length);
+    bool bad_off = has_off && !stg_onnx_decimal(off, off_n, &e.data_offset);
+    bool bad_len = has_len && !stg_onnx_decimal(len, len_n, &e.data_length);
     uint64_t sum = 0;
     if (bad_off || bad_len || (has_len && stg_add_u64(e.data_offset, e.data_length, &sum))) {
         stg_finding *fd = stg_report_add(w->r, STG_ONNX_MALFORMED,

@@ -65,6 +65,10 @@ void stg_onnx_model_release(stg_onnx_model *m);
 #define STG_ONNX_SNIFF_IR_MAX 0xFFFFu
 bool stg_onnx_sniff(const uint8_t *buf, size_t len);
 
+/* An external-data offset or length: decimal digits only, no sign, at most 20, checked (ONNX
+ * writes them so). */
+bool stg_onnx_decimal(const uint8_t *s, size_t n, uint64_t *out);
+
 /* true when loc[0..n) is a location an external-data reader may open: not empty, relative (no
  * leading '/' or '\\', no drive letter), no NUL, no ".." component ('/' and '\\' both
  * separate components, as on Windows). */
