@@ -876,8 +876,8 @@ static int not_safetensors(const cli_config *c, const char *path, stg_report **r
     }
     say_path("", path, "");
     fprintf(stderr,
-            "stguard: this is a %s file, not safetensors: inspect shows safetensors headers "
-            "and sharded models; use `stguard scan` to check it\n",
+            "stguard: this is a %s file, not safetensors: inspect shows safetensors, GGUF and "
+            "ONNX files and sharded models; use `stguard scan` to check it\n",
             stg_format_name(fmt));
     stg_report_free(r);
     return 1;
