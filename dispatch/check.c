@@ -79,6 +79,13 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
     stg_archive_facts facts = {false, false, false};
     if (stg_containers_scan_zip_readers(buf, len, false, ctx, &res, &facts)) {
         res.format = stg_format_zip_label(&facts);
+        /* An ONNX model (by name or content) whose last bytes are a zip: onnxruntime reads the
+         * model, zipfile the archive; both readings are checked, the label stays the zip's. */
+        const stg_format_entry *onnx = stg_format_last_resort(buf, len, a->name_hint);
+        if (onnx != NULL) {
+            stg_member_result ignored = {STG_FMT_UNKNOWN, false, 0};
+            (void)onnx->scan(onnx, buf, len, a, ctx, &ignored);
+        }
         return res;
     }
     if (fallback_pickle_scan(buf, len, ctx)) {

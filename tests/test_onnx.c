@@ -21,6 +21,7 @@
 #include "testutil.h"
 #include "validator/onnx.h"
 #include "validator/report.h"
+#include "zipbuild.h"
 
 #define E STG_SEV_ERROR
 #define W STG_SEV_WARNING
@@ -1000,6 +1001,43 @@ START_TEST(test_renamed)
 }
 END_TEST
 
+/* An ONNX model whose last field (doc_string) holds a zip, its end record at the end of the
+ * file: Python's zipfile opens the archive, onnxruntime the model. Both readings are checked. */
+START_TEST(test_zip_polyglot)
+{
+    size_t zn = 0;
+    zb_entry e = zb_file("readme.txt", "hello", 5);
+    uint8_t *zip = zb_build(&e, 1, NULL, &zn, NULL);
+    ck_assert_ptr_nonnull(zip);
+    pb t = ext_tensor("../../etc/passwd", "0", "16", 1);
+    pb m = model_with(NULL, "Relu", NULL, &t);
+    bytes_field(&m, 6, zip, zn);
+    free(zip);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.digest = false;
+    static const char *const names[] = {"model.onnx", "model.bin", NULL};
+    for (size_t i = 0; i < 3; i++) {
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_scan_buffer(m.p, m.n, names[i], &opt, &r), STG_OK);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ZIP);
+        ck_assert_msg(tu_find(r, STG_ONNX_EXTERNAL_PATH_UNSAFE) >= 0, "%s: %s", names[i],
+                      tu_describe(r));
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+    }
+    /* near miss: the zip alone gets no ONNX rule */
+    stg_report *r = NULL;
+    zip = zb_build(&e, 1, NULL, &zn, NULL);
+    ck_assert_int_eq(stg_scan_buffer(zip, zn, "model.bin", &opt, &r), STG_OK);
+    ck_assert_int_lt(tu_find(r, STG_ONNX_OPSET_INVALID), 0);
+    ck_assert_int_lt(tu_find(r, STG_ONNX_MALFORMED), 0);
+    stg_report_free(r);
+    free(zip);
+    free(m.p);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* The public door (stg_onnx_open) and its accessors */
 
@@ -1193,6 +1231,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_scan_entries);
     tcase_add_test(tc, test_sniff);
     tcase_add_test(tc, test_renamed);
+    tcase_add_test(tc, test_zip_polyglot);
     tcase_add_test(tc, test_door);
     tcase_add_test(tc, test_door_refuses);
     suite_add_tcase(s, tc);
