@@ -521,6 +521,100 @@ static pb nested(int levels)
     return m;
 }
 
+/* Messages that name no file but that protobuf parses (graph inputs and outputs, value infos,
+ * their types and shapes, metadata entries, annotations, attribute types): broken wire data in
+ * them is onnx_malformed, well-formed data (nested types included) is clean. */
+static pb value_info(const char *name, pb *type)
+{
+    pb v = {0};
+    sfield(&v, 1, name);
+    if (type != NULL) {
+        msg(&v, 2, type);
+    }
+    return v;
+}
+
+/* A TypeProto: a tensor of FLOAT with shape [n, "batch"], wrapped `seq` times in sequences. */
+static pb tensor_type(int seq)
+{
+    pb dim1 = {0}, dim2 = {0}, shape = {0}, tt = {0}, t = {0};
+    vfield(&dim1, 1, 4);
+    sfield(&dim2, 2, "batch");
+    msg(&shape, 1, &dim1);
+    msg(&shape, 1, &dim2);
+    vfield(&tt, 1, 1);
+    msg(&tt, 2, &shape);
+    msg(&t, 1, &tt);
+    for (int i = 0; i < seq; i++) {
+        pb sq = {0}, outer = {0};
+        msg(&sq, 1, &t);
+        msg(&outer, 4, &sq);
+        t = outer;
+    }
+    return t;
+}
+
+START_TEST(test_wire_only_messages)
+{
+    /* near misses: well-formed inputs, outputs, value infos, metadata, a nested sequence type */
+    pb extra = {0};
+    pb ty = tensor_type(3);
+    pb vi = value_info("x", &ty);
+    msg(&extra, 11, &vi);
+    ty = tensor_type(0);
+    vi = value_info("y", &ty);
+    msg(&extra, 12, &vi);
+    vi = value_info("t", NULL);
+    msg(&extra, 13, &vi);
+    pb ok = model_with(&extra, "Relu", NULL, NULL);
+    pb meta = entry("author", "me");
+    msg(&ok, 14, &meta);
+    expect_clean(&ok);
+    free(ok.p);
+    /* a graph input whose type's tensor type runs past its message */
+    pb cut = {0};
+    tag(&cut, 1, 2);
+    varint(&cut, 9);
+    tu_buf_put(&cut, "\x08", 1);
+    vi = value_info("x", &cut);
+    pb bad_extra = {0};
+    msg(&bad_extra, 11, &vi);
+    pb bad = model_with(&bad_extra, "Relu", NULL, NULL);
+    stg_report *r = run(&bad, STG_PROFILE_COMPAT);
+    ck_assert_msg(tu_find(r, STG_ONNX_MALFORMED) >= 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(bad.p);
+    /* a metadata entry with a varint of 11 bytes */
+    pb m2 = model_with(NULL, "Relu", NULL, NULL);
+    pb e = {0};
+    tag(&e, 1, 0);
+    tu_buf_put(&e, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
+    msg(&m2, 14, &e);
+    r = run(&m2, STG_PROFILE_STRICT);
+    ck_assert_msg(tu_find(r, STG_ONNX_MALFORMED) >= 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(m2.p);
+    /* the wrong wire type makes a field unknown, skipped as protobuf skips it: clean */
+    pb unk = {0};
+    vfield(&unk, 11, 5);
+    pb m3 = model_with(&unk, "Relu", NULL, NULL);
+    expect_clean(&m3);
+    free(m3.p);
+    /* sequences nested past protobuf's depth: limit_exceeded max_onnx_depth */
+    ty = tensor_type(60);
+    vi = value_info("x", &ty);
+    pb deep_extra = {0};
+    msg(&deep_extra, 11, &vi);
+    pb deep = model_with(&deep_extra, "Relu", NULL, NULL);
+    r = run(&deep, STG_PROFILE_STRICT);
+    long at = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->limit, "max_onnx_depth");
+    stg_report_free(r);
+    free(deep.p);
+}
+END_TEST
+
 START_TEST(test_depth)
 {
     pb ok = nested(30); /* 1 + 3 x 30 + 2 = 93 frames */
@@ -1225,6 +1319,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_custom_domain);
     tcase_add_test(tc, test_opset_invalid);
     tcase_add_test(tc, test_depth);
+    tcase_add_test(tc, test_wire_only_messages);
     tcase_add_test(tc, test_memory_caps);
     tcase_add_test(tc, test_fixtures);
     tcase_add_test(tc, test_external_links);

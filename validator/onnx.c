@@ -56,6 +56,13 @@ enum {
     FUNCTION_DOMAIN = 10,
     TRAINING_INITIALIZATION = 1,
     TRAINING_ALGORITHM = 2,
+    MODEL_METADATA_PROPS = 14,
+    GRAPH_INPUT = 11,
+    GRAPH_OUTPUT = 12,
+    GRAPH_VALUE_INFO = 13,
+    GRAPH_QUANTIZATION_ANNOTATION = 14,
+    ATTR_TP = 14,
+    ATTR_TPS = 15,
     DATA_LOCATION_EXTERNAL = 1
 };
 
@@ -402,6 +409,83 @@ static void read_opset(onnx_walk *w, stg_cursor c, uint64_t start, bool model)
     }
 }
 
+/* ---------------------------------------------------------------- messages read as wire data */
+
+/* Messages that name no file and run no code but that protobuf's parser parses all the same (so
+ * a runtime refuses the model when their wire data is broken): ValueInfoProto and TypeProto (its
+ * tensor, sequence, map, optional and sparse tensor types, recursive), TensorShapeProto and its
+ * dimensions, StringStringEntryProto, TensorAnnotation. Each is walked for well-formed wire data
+ * only, down its message fields, with an explicit stack that continues the walk's depth. */
+typedef enum wire_msg {
+    W_NONE = 0,
+    W_VALUE_INFO,
+    W_TYPE,
+    W_TENSOR_TYPE, /* TypeProto.Tensor and TypeProto.SparseTensor: elem_type 1, shape 2 */
+    W_ELEM,        /* TypeProto.Sequence and TypeProto.Optional: elem_type 1 */
+    W_MAP,         /* key_type 1, value_type 2 */
+    W_SHAPE,
+    W_FLAT, /* Dimension, StringStringEntryProto: no message field */
+    W_ANNOTATION
+} wire_msg;
+
+/* The message a length-delimited field of `m` holds (W_NONE: bytes, a string or unknown). */
+static wire_msg wire_sub(wire_msg m, uint32_t n)
+{
+    switch (m) {
+    case W_VALUE_INFO: return n == 2 ? W_TYPE : W_NONE;
+    case W_TYPE:
+        return n == 1 || n == 8   ? W_TENSOR_TYPE
+               : n == 4 || n == 9 ? W_ELEM
+               : n == 5           ? W_MAP
+                                  : W_NONE;
+    case W_TENSOR_TYPE: return n == 2 ? W_SHAPE : W_NONE;
+    case W_ELEM: return n == 1 ? W_TYPE : W_NONE;
+    case W_MAP: return n == 2 ? W_TYPE : W_NONE;
+    case W_SHAPE: return n == 1 ? W_FLAT : W_NONE;
+    case W_ANNOTATION: return n == 2 ? W_FLAT : W_NONE;
+    case W_NONE:
+    case W_FLAT: return W_NONE;
+    }
+    return W_NONE;
+}
+
+static void wire_check(onnx_walk *w, const stg_pb_field *f, wire_msg kind, uint32_t depth)
+{
+    struct {
+        stg_cursor c;
+        wire_msg kind;
+    } st[STG_ONNX_DEPTH_CEILING];
+    if (depth >= STG_ONNX_DEPTH_CEILING) {
+        limit(w, f->offset, "max_onnx_depth", STG_ONNX_DEPTH_CEILING);
+        return;
+    }
+    uint32_t sp = 1, room = STG_ONNX_DEPTH_CEILING - depth;
+    st[0].c = f->sub;
+    st[0].kind = kind;
+    while (sp > 0 && !w->failed) {
+        stg_pb_field g;
+        bool end = false;
+        if (!next(w, &st[sp - 1].c, &g, &end)) {
+            return;
+        }
+        if (end) {
+            sp--;
+            continue;
+        }
+        wire_msg sub = g.wire == STG_PB_LEN ? wire_sub(st[sp - 1].kind, g.number) : W_NONE;
+        if (sub == W_NONE) {
+            continue;
+        }
+        if (sp == room) {
+            limit(w, g.offset, "max_onnx_depth", STG_ONNX_DEPTH_CEILING);
+            return;
+        }
+        st[sp].c = g.sub;
+        st[sp].kind = sub;
+        sp++;
+    }
+}
+
 /* ---------------------------------------------------------------- the walk */
 
 static bool push(onnx_walk *w, frame *st, uint32_t *sp, frame_kind kind, const stg_pb_field *f)
@@ -491,6 +575,8 @@ static void on_field(onnx_walk *w, frame *st, uint32_t *sp, const stg_pb_field *
             push(w, st, sp, K_TRAINING, f);
         } else if (len && f->number == MODEL_FUNCTIONS) {
             push(w, st, sp, K_FUNCTION, f);
+        } else if (len && f->number == MODEL_METADATA_PROPS) {
+            wire_check(w, f, W_FLAT, *sp);
         }
         return;
     case K_GRAPH:
@@ -500,6 +586,11 @@ static void on_field(onnx_walk *w, frame *st, uint32_t *sp, const stg_pb_field *
             read_tensor(w, f->sub, f->offset);
         } else if (len && f->number == GRAPH_SPARSE_INITIALIZER) {
             read_sparse(w, f->sub);
+        } else if (len && (f->number == GRAPH_INPUT || f->number == GRAPH_OUTPUT ||
+                           f->number == GRAPH_VALUE_INFO)) {
+            wire_check(w, f, W_VALUE_INFO, *sp);
+        } else if (len && f->number == GRAPH_QUANTIZATION_ANNOTATION) {
+            wire_check(w, f, W_ANNOTATION, *sp);
         }
         return;
     case K_NODE:
@@ -518,6 +609,8 @@ static void on_field(onnx_walk *w, frame *st, uint32_t *sp, const stg_pb_field *
             read_tensor(w, f->sub, f->offset);
         } else if (len && (f->number == ATTR_SPARSE_TENSOR || f->number == ATTR_SPARSE_TENSORS)) {
             read_sparse(w, f->sub);
+        } else if (len && (f->number == ATTR_TP || f->number == ATTR_TPS)) {
+            wire_check(w, f, W_TYPE, *sp);
         }
         return;
     case K_FUNCTION:
