@@ -118,6 +118,10 @@ static void info_props(const uint8_t *data, size_t size)
             }
         }
     }
+    for (size_t i = 0; i < in.nfuncs; i++) {
+        inside(data, size, in.funcs[i].op, in.funcs[i].op_len);
+        inside(data, size, in.funcs[i].domain, in.funcs[i].domain_len);
+    }
     for (size_t i = 0; i < in.nmeta; i++) {
         if (in.meta[i].key_len > 0) {
             inside(data, size, in.meta[i].key, in.meta[i].key_len);

@@ -297,6 +297,7 @@ stg_status stg_onnx_op_at(const stg_onnx *m, size_t i, stg_onnx_op_info *out)
     out->op_type = (const char *)o->op;
     out->op_type_len = o->op_len;
     out->count = o->count;
+    out->local_function = o->local;
     return STG_OK;
 }
 

@@ -103,6 +103,7 @@ def tensor(t):
         r["stored"] = "inline"
     return r
 std = {"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training"}
+local = {("" if f.domain == "ai.onnx" else f.domain, f.name) for f in m.functions}
 counts = collections.Counter(("" if n.domain == "ai.onnx" else n.domain, n.op_type) for n in g.node)
 hist = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0].encode(), kv[0][1].encode()))
 tensors = [tensor(t) for t in g.initializer]
@@ -114,8 +115,8 @@ want = {
     "opset_import": [{"domain": o.domain, "version": o.version} for o in m.opset_import],
     "inputs": [value(v) for v in g.input], "outputs": [value(v) for v in g.output],
     "nodes": len(g.node),
-    "op_types": [{"domain": dom, "op_type": op, "count": c, "custom": dom not in std}
-                 for (dom, op), c in hist],
+    "op_types": [{"domain": dom, "op_type": op, "count": c, "custom": dom not in std,
+                  "local_function": (dom, op) in local} for (dom, op), c in hist],
     "parameters": sum(t["parameters"] for t in tensors),
     "tensor_bytes": sum(t["bytes"] for t in tensors),
     "external_tensors": sum(t["stored"] == "external" for t in tensors),

@@ -101,7 +101,7 @@ START_TEST(test_layout)
     ck_assert_uint_eq(sizeof(stg_onnx_value_info), 80);
     ck_assert_uint_eq(offsetof(stg_onnx_value_info, reserved), 48);
     ck_assert_uint_eq(sizeof(stg_onnx_op_info), 72);
-    ck_assert_uint_eq(offsetof(stg_onnx_op_info, reserved), 48);
+    ck_assert_uint_eq(offsetof(stg_onnx_op_info, reserved), 56);
     ck_assert_uint_eq(sizeof(stg_onnx_tensor_info), 136);
     ck_assert_uint_eq(offsetof(stg_onnx_tensor_info, reserved), 104);
     ck_assert_uint_eq(sizeof(stg_onnx_dim), 24); /* an array element: its layout is fixed */

@@ -1242,6 +1242,14 @@ START_TEST(test_door)
     ck_assert_int_ge(tu_find(rep, STG_ONNX_CUSTOM_DOMAIN), 0);
     ck_assert_int_eq(stg_onnx_op_at(m, 0, &op), STG_OK);
     ck_assert(bytes_is(op.domain, op.domain_len, "com.example.ops") && op.custom == 1);
+    ck_assert_uint_eq(op.local_function, 0);
+    stg_onnx_close(m);
+    stg_report_free(rep);
+    /* near miss: a custom-domain op the model defines as a function */
+    ck_assert_int_eq(stg_onnx_open(case_path("ok-function", "model.onnx"), NULL, &m, &rep), STG_OK);
+    ck_assert_int_eq(stg_onnx_op_at(m, 0, &op), STG_OK);
+    ck_assert(bytes_is(op.domain, op.domain_len, "local.fns") && op.custom == 1);
+    ck_assert_uint_eq(op.local_function, 1);
     stg_onnx_close(m);
     stg_report_free(rep);
 }

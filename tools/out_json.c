@@ -462,8 +462,8 @@ void cli_json_inspect_onnx(FILE *out, const char *path, const stg_onnx *m)
             cli_json_string(out, op.domain, op.domain_len);
             fputs(",\"op_type\":", out);
             cli_json_string(out, op.op_type, op.op_type_len);
-            fprintf(out, ",\"count\":%" PRIu64 ",\"custom\":%s}", op.count,
-                    op.custom ? "true" : "false");
+            fprintf(out, ",\"count\":%" PRIu64 ",\"custom\":%s,\"local_function\":%s}", op.count,
+                    op.custom ? "true" : "false", op.local_function ? "true" : "false");
         }
     }
     fputs("],\"parameters\":", out);

@@ -500,7 +500,10 @@ void cli_text_inspect_onnx(FILE *out, const char *path, const stg_onnx *m)
             fputc(':', out);
         }
         cli_text_escape(out, op.op_type, op.op_type_len > 64 ? 64 : op.op_type_len, false);
-        fputs(op.custom ? "  (custom domain)\n" : "\n", out);
+        fputs(op.local_function ? "  (a function of the model)\n"
+              : op.custom       ? "  (custom domain)\n"
+                                : "\n",
+              out);
     }
     size_t nt = stg_onnx_initializer_count(m);
     fprintf(out, "  %-18s%zu, %s parameters, %s bytes, %" PRIu64 " external\n", "initializers:", nt,

@@ -22,6 +22,9 @@ enum {
     M_MODEL_VERSION = 5,
     M_GRAPH = 7,
     M_METADATA = 14,
+    M_FUNCTIONS = 25,
+    F_NAME = 1,
+    F_DOMAIN = 10,
     G_NODE = 1,
     G_NAME = 2,
     G_INITIALIZER = 5,
@@ -392,6 +395,49 @@ static void read_node(reader *r, stg_cursor c, uint64_t offset)
     ((op_slot *)slot)->index = (uint32_t)in->nops++;
 }
 
+/* A FunctionProto: its (domain, name), kept to tell local functions from native custom ops. */
+static void read_function(reader *r, stg_cursor c)
+{
+    stg_onnx_info *in = r->info;
+    stg_onnx_op_rec fn;
+    memset(&fn, 0, sizeof fn);
+    fn.domain = fn.op = (const uint8_t *)"";
+    stg_pb_field f;
+    while (next(r, &c, &f)) {
+        if (f.number == F_NAME && f.wire == STG_PB_LEN) {
+            fn.op = payload(&f, &fn.op_len);
+        } else if (f.number == F_DOMAIN && f.wire == STG_PB_LEN) {
+            fn.domain = payload(&f, &fn.domain_len);
+        }
+    }
+    if (fn.domain_len == 7 && memcmp(fn.domain, "ai.onnx", 7) == 0) {
+        fn.domain_len = 0; /* as the nodes' */
+    }
+    stg_onnx_op_rec *slot = grow(r, (void **)&in->funcs, &in->funcs_cap, in->nfuncs, sizeof fn);
+    if (slot != NULL) {
+        *slot = fn;
+        in->nfuncs++;
+    }
+}
+
+/* Marks the ops a local function defines: the functions go into the op map under their own
+ * indexes past the ops (a lookup of each op then finds its function, if any). */
+static void mark_local(reader *r)
+{
+    stg_onnx_info *in = r->info;
+    for (size_t i = 0; i < in->nfuncs && r->status == STG_OK; i++) {
+        const stg_onnx_op_rec *fn = &in->funcs[i];
+        uint64_t h = stg_map_hash(&r->ops, fn->domain, fn->domain_len, fn->op, fn->op_len);
+        void *slot = NULL;
+        stg_map_status ms = stg_map_find(&r->ops, h, op_same, fn, in, &slot);
+        if (ms == STG_MAP_FOUND) {
+            in->ops[((op_slot *)slot)->index].local = true;
+        } else if (ms != STG_MAP_ABSENT) {
+            r->status = ms == STG_MAP_NOMEM ? STG_E_LIMIT_MEMORY : STG_E_LIMIT;
+        }
+    }
+}
+
 static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
     size_t n = an < bn ? an : bn;
@@ -440,9 +486,9 @@ void stg_onnx_info_release(stg_onnx_info *info)
 {
     void **bufs[] = {(void **)&info->inputs, (void **)&info->outputs, (void **)&info->inits,
                      (void **)&info->ops,    (void **)&info->tdims,   (void **)&info->vdims,
-                     (void **)&info->meta};
+                     (void **)&info->meta,   (void **)&info->funcs};
     size_t *caps[] = {&info->inputs_cap, &info->outputs_cap, &info->inits_cap, &info->ops_cap,
-                      &info->tdims_cap,  &info->vdims_cap,   &info->meta_cap};
+                      &info->tdims_cap,  &info->vdims_cap,   &info->meta_cap,  &info->funcs_cap};
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
         stg_arena_free_buffer(&info->arena, bufs[i], caps[i]);
     }
@@ -493,7 +539,12 @@ stg_status stg_onnx_info_read(const uint8_t *buf, size_t len, const stg_limits *
             }
         } else if (f.wire == STG_PB_LEN && f.number == M_GRAPH) {
             read_graph(&r, f.sub); /* a repeated graph field: protobuf merges the two */
+        } else if (f.wire == STG_PB_LEN && f.number == M_FUNCTIONS) {
+            read_function(&r, f.sub);
         }
+    }
+    if (r.status == STG_OK) {
+        mark_local(&r);
     }
     stg_map_free(&r.ops);
     *at = r.at;

@@ -40,6 +40,7 @@ typedef struct stg_onnx_op_rec {
     size_t domain_len, op_len;
     uint64_t count;
     bool custom;
+    bool local; /* a function of the model has this domain and name */
 } stg_onnx_op_rec;
 
 typedef struct stg_onnx_kv {
@@ -65,6 +66,8 @@ typedef struct stg_onnx_info {
     size_t nvdims, vdims_cap;
     stg_onnx_kv *meta; /* ModelProto.metadata_props, in file order */
     size_t nmeta, meta_cap;
+    stg_onnx_op_rec *funcs; /* ModelProto.functions: (domain, name), count unused */
+    size_t nfuncs, funcs_cap;
 } stg_onnx_info;
 
 void stg_onnx_info_init(stg_onnx_info *info);

@@ -889,8 +889,11 @@ typedef struct stg_onnx_op_info {
     size_t domain_len;
     const char *op_type;
     size_t op_type_len;
-    uint64_t count; /**< nodes of the main graph with this domain and op_type */
-    uint64_t reserved[3];
+    uint64_t count;          /**< nodes of the main graph with this domain and op_type */
+    uint32_t local_function; /**< 1 when the model defines a function of this domain and name
+                                  (ModelProto.functions): the runtime expands it, no native code */
+    uint32_t reserved1;
+    uint64_t reserved[2];
 } stg_onnx_op_info;
 
 /** One initializer of the main graph (TensorProto), written whole by stg_onnx_initializer_at. */
