@@ -67,7 +67,8 @@ static bool scan_forced(const uint8_t *buf, size_t len, stg_member_mode mode, st
 }
 
 /* Top-level content at offset 0 that no entry claimed: an archive at its end, a pickle stream a
- * loader would still run, what its name claims, text; else format_unknown. */
+ * loader would still run, ONNX (by name or content), what its name claims, text; else
+ * format_unknown. */
 static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_dispatch_args *a,
                                       stg_check_ctx *ctx)
 {
@@ -78,6 +79,13 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
     stg_archive_facts facts = {false, false, false};
     if (stg_containers_scan_zip_readers(buf, len, false, ctx, &res, &facts)) {
         res.format = stg_format_zip_label(&facts);
+        /* An ONNX model (by name or content) whose last bytes are a zip: onnxruntime reads the
+         * model, zipfile the archive; both readings are checked, the label stays the zip's. */
+        const stg_format_entry *onnx = stg_format_last_resort(buf, len, a->name_hint);
+        if (onnx != NULL) {
+            stg_member_result ignored = {STG_FMT_UNKNOWN, false, 0};
+            (void)onnx->scan(onnx, buf, len, a, ctx, &ignored);
+        }
         return res;
     }
     if (fallback_pickle_scan(buf, len, ctx)) {
@@ -90,9 +98,10 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
                        "the decompressed content matches no known format");
         return res;
     }
-    if (a->hint.onnx) {
-        const stg_format_entry *onnx = stg_format_of_kind(STG_SNIFF_ONNX);
-        (void)onnx->scan(onnx, buf, len, a, ctx, &res);
+    /* ONNX (no magic): by its name, or by bytes that walk as a ModelProto */
+    const stg_format_entry *last = stg_format_last_resort(buf, len, a->name_hint);
+    if (last != NULL) {
+        (void)last->scan(last, buf, len, a, ctx, &res);
         return res;
     }
     if (a->hint.claims_pickle) {

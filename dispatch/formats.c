@@ -88,6 +88,15 @@ static bool sniff_pickle(const uint8_t *buf, size_t len, bool *oom)
     return stg_pickle_sniff_acts(buf, len, oom);
 }
 
+/* ONNX has no magic: bytes that walk as a ModelProto (validator/onnx.h, stg_onnx_sniff). Text
+ * never does (a text file holds no 0x08 byte, the tag of ir_version, nor any tag byte of a
+ * multi-byte form of it); it is excluded outright all the same. */
+static bool sniff_onnx(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return !stg_sniff_is_text(buf, len) && stg_onnx_sniff(buf, len);
+}
+
 static bool sniff_joblib_zf(const uint8_t *buf, size_t len, bool *oom)
 {
     uint64_t declared;
@@ -335,46 +344,48 @@ static const char *const onnx_names[] = {".onnx", NULL};
 /* Name-decided entries first (in this order), then content in loader order. */
 static const stg_format_entry formats[] = {
     {STG_SNIFF_SAFETENSORS_INDEX, "safetensors index", NULL, scan_safetensors_index,
-     STG_FMT_SAFETENSORS_INDEX, NULL, safetensors_index_names, STG_INFLATE_RAW, NULL},
+     STG_FMT_SAFETENSORS_INDEX, NULL, safetensors_index_names, STG_INFLATE_RAW, NULL, false},
     {STG_SNIFF_SAFETENSORS, "safetensors", sniff_safetensors, scan_safetensors, STG_FMT_SAFETENSORS,
-     NULL, safetensors_names, STG_INFLATE_RAW, NULL},
+     NULL, safetensors_names, STG_INFLATE_RAW, NULL, false},
     {STG_SNIFF_ZIP, "zip", sniff_zip, scan_zip, STG_FMT_ZIP, quick_label_zip, NULL, STG_INFLATE_RAW,
-     NULL},
-    {STG_SNIFF_NPY, "npy", sniff_npy, scan_npy, STG_FMT_NUMPY, NULL, NULL, STG_INFLATE_RAW, NULL},
-    {STG_SNIFF_GGUF, "GGUF", sniff_gguf, scan_gguf, STG_FMT_GGUF, NULL, NULL, STG_INFLATE_RAW,
-     NULL},
+     NULL, false},
+    {STG_SNIFF_NPY, "npy", sniff_npy, scan_npy, STG_FMT_NUMPY, NULL, NULL, STG_INFLATE_RAW, NULL,
+     false},
+    {STG_SNIFF_GGUF, "GGUF", sniff_gguf, scan_gguf, STG_FMT_GGUF, NULL, NULL, STG_INFLATE_RAW, NULL,
+     false},
     {STG_SNIFF_TAR, "tar", sniff_tar, scan_tar, STG_FMT_TAR, quick_label_tar, NULL, STG_INFLATE_RAW,
-     NULL},
+     NULL, false},
     {STG_SNIFF_TORCH_LEGACY, "legacy torch", sniff_torch_legacy, scan_torch_legacy,
-     STG_FMT_TORCH_LEGACY, NULL, NULL, STG_INFLATE_RAW, NULL},
+     STG_FMT_TORCH_LEGACY, NULL, NULL, STG_INFLATE_RAW, NULL, false},
     {STG_SNIFF_PICKLE, "pickle", sniff_pickle, scan_pickle, STG_FMT_PICKLE, NULL, NULL,
-     STG_INFLATE_RAW, NULL},
+     STG_INFLATE_RAW, NULL, false},
     {STG_SNIFF_GZIP, "gzip", stg_sniff_is_gzip, scan_compressed, STG_FMT_GZIP, NULL, NULL,
-     STG_INFLATE_GZIP, "gzip"},
+     STG_INFLATE_GZIP, "gzip", false},
     {STG_SNIFF_JOBLIB_ZF, "joblib ZF", sniff_joblib_zf, scan_joblib_zf, STG_FMT_JOBLIB, NULL, NULL,
-     STG_INFLATE_ZLIB, "joblib ZF"},
+     STG_INFLATE_ZLIB, "joblib ZF", false},
     {STG_SNIFF_BZ2, "bzip2", stg_sniff_is_bzip2, scan_compressed, STG_FMT_BZ2, NULL, NULL,
-     STG_INFLATE_BZIP2, "bzip2"},
+     STG_INFLATE_BZIP2, "bzip2", false},
     {STG_SNIFF_XZ, "xz", stg_sniff_is_xz, scan_compressed, STG_FMT_XZ, NULL, NULL, STG_INFLATE_LZMA,
-     "xz"},
+     "xz", false},
     {STG_SNIFF_LZMA, "lzma", stg_sniff_is_lzma_alone, scan_compressed, STG_FMT_XZ, NULL, NULL,
-     STG_INFLATE_LZMA, "lzma"},
+     STG_INFLATE_LZMA, "lzma", false},
     {STG_SNIFF_ZSTD, "zstd", stg_sniff_is_zstd, scan_unscannable, STG_FMT_UNKNOWN, NULL, NULL,
-     STG_INFLATE_RAW, "zstd-compressed"},
+     STG_INFLATE_RAW, "zstd-compressed", false},
     {STG_SNIFF_LZ4, "lz4", stg_sniff_is_lz4, scan_unscannable, STG_FMT_UNKNOWN, NULL, NULL,
-     STG_INFLATE_RAW, "lz4-compressed"},
+     STG_INFLATE_RAW, "lz4-compressed", false},
     {STG_SNIFF_ZLIB, "zlib", stg_sniff_is_zlib, scan_compressed, STG_FMT_ZLIB, NULL, NULL,
-     STG_INFLATE_ZLIB, "zlib"},
-    /* ONNX is recognised by its name only, for content no entry claimed (the dispatcher's
-     * last resort before calling the content unknown). */
-    {STG_SNIFF_ONNX, "ONNX", NULL, scan_onnx, STG_FMT_ONNX, NULL, onnx_names, STG_INFLATE_RAW,
-     NULL},
+     STG_INFLATE_ZLIB, "zlib", false},
+    /* ONNX, by its name or by a content walk, only for a whole file that every entry above
+     * and the dispatcher's other last readings left unclaimed (docs/onnx.md, "Recognition"):
+     * it never takes what another format claims. */
+    {STG_SNIFF_ONNX, "ONNX", sniff_onnx, scan_onnx, STG_FMT_ONNX, NULL, onnx_names, STG_INFLATE_RAW,
+     NULL, true},
 };
 
 enum { FORMAT_COUNT = sizeof formats / sizeof formats[0] };
 
-/* The entries a name decides before any content is looked at (ONNX is decided by name only
- * for content no entry claims: stg_dispatch's last resort). */
+/* The entries a name decides before any content is looked at (ONNX is decided by name or
+ * content only for content no entry claims: stg_format_last_resort). */
 enum { NAME_FIRST_COUNT = 2 };
 
 static bool name_matches(const stg_format_entry *e, const char *name)
@@ -403,8 +414,21 @@ const stg_format_entry *stg_format_by_name(const char *name)
 const stg_format_entry *stg_format_sniff(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     for (size_t i = 0; i < FORMAT_COUNT; i++) {
-        if (formats[i].sniff != NULL && formats[i].sniff(buf, len, out_of_memory)) {
+        if (!formats[i].last_resort && formats[i].sniff != NULL &&
+            formats[i].sniff(buf, len, out_of_memory)) {
             return &formats[i];
+        }
+    }
+    return NULL;
+}
+
+const stg_format_entry *stg_format_last_resort(const uint8_t *buf, size_t len, const char *name)
+{
+    for (size_t i = 0; i < FORMAT_COUNT; i++) {
+        const stg_format_entry *e = &formats[i];
+        if (e->last_resort &&
+            (name_matches(e, name) || (e->sniff != NULL && e->sniff(buf, len, NULL)))) {
+            return e;
         }
     }
     return NULL;
@@ -461,8 +485,9 @@ stg_format stg_format_quick_label(const uint8_t *buf, size_t len, const char *na
         }
         return e->kind == STG_SNIFF_PICKLE && h.joblib ? STG_FMT_JOBLIB : e->label;
     }
-    if (h.onnx) {
-        return STG_FMT_ONNX;
+    e = stg_format_last_resort(buf, len, name_hint);
+    if (e != NULL) {
+        return e->label;
     }
     if (h.claims_pickle || !stg_sniff_is_text(buf, len)) {
         return STG_FMT_UNKNOWN;

@@ -69,6 +69,10 @@ struct stg_format_entry {
     /* compressed streams: how to decompress and what to call the compression in messages */
     stg_inflate_format inflate;
     const char *what;
+    /* true: the dispatcher's last resort (ONNX, which has no magic): neither its names nor its
+     * sniff are asked by stg_format_by_name / stg_format_sniff, only by
+     * stg_format_last_resort, for a whole file that every other reading left unclaimed */
+    bool last_resort;
 };
 
 /* The entry a name decides (`names`), NULL when none does. */
@@ -76,6 +80,11 @@ const stg_format_entry *stg_format_by_name(const char *name);
 
 /* The first entry whose sniff accepts buf, NULL when none does. */
 const stg_format_entry *stg_format_sniff(const uint8_t *buf, size_t len, bool *out_of_memory);
+
+/* For a whole file no entry claimed, after the dispatcher's other last readings (a zip at its
+ * end, a pickle stream a loader would still run): the last-resort entry whose names match
+ * name (may be NULL) or whose sniff accepts buf; NULL when none does. */
+const stg_format_entry *stg_format_last_resort(const uint8_t *buf, size_t len, const char *name);
 
 /* The entry of a kind (every kind but STG_SNIFF_UNKNOWN has one). */
 const stg_format_entry *stg_format_of_kind(stg_sniff_kind kind);

@@ -29,7 +29,8 @@ typedef enum stg_sniff_kind {
     STG_SNIFF_GGUF,
     STG_SNIFF_JOBLIB_ZF,         /* joblib < 0.10 compressed file: "ZF" + hex length + zlib */
     STG_SNIFF_SAFETENSORS_INDEX, /* by name only (.safetensors.index.json) */
-    STG_SNIFF_ONNX               /* by name only (.onnx), for content no rule claims */
+    STG_SNIFF_ONNX               /* by name (.onnx) or a ModelProto walk, for a whole file no
+                                    rule claims (formats.h, stg_format_last_resort) */
 } stg_sniff_kind;
 
 /* joblib's old compressed format (joblib < 0.10, numpy_pickle_compat.read_zfile): "ZF", the

@@ -183,13 +183,8 @@ stg_status stg_gguf_open(const char *path, const stg_limits *lim, stg_gguf **out
     g->ident.fd = -1;
     stg_report_set_path(r, path);
     stg_status s = open_into(path, lim, r, g);
-    if (s == STG_E_NOMEM) {
-        r->out_of_memory = true; /* the report is incomplete: its verdict must say error */
-    }
-    stg_report_set_format(r, STG_FMT_GGUF);
-    stg_report_set_size(r, (uint64_t)g->img.size);
-    stg_report_finish(r);
-    if (s == STG_OK && (stg_report_verdict(r) >= STG_VERDICT_INVALID || !g->res.layout_ok)) {
+    s = stg_open_end(r, s, STG_FMT_GGUF, (uint64_t)g->img.size); /* after open_into: its size */
+    if (s == STG_OK && !g->res.layout_ok) {
         s = STG_E_INVALID;
     }
     if (s != STG_OK) {

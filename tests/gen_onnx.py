@@ -89,6 +89,22 @@ def main():
     save(out, "ok-subgraph", model(helper.make_graph([ifn], "g", [cond], [o])),
          save_as_external_data=True, location="branch.bin", size_threshold=0)
 
+    # for inspect (stg_onnx_open): header fields, metadata, symbolic and unknown dimensions, an
+    # op histogram, inline and external initializers of several types
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, None])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4, None])
+    big = numpy_helper.from_array(np.ones((16, 16), dtype=np.float32), name="big")
+    small = numpy_helper.from_array(np.arange(4, dtype=np.int64), name="small")
+    half = numpy_helper.from_array(np.zeros((2, 3), dtype=np.float16), name="half")
+    nodes = [helper.make_node("Relu", ["x"], ["r1"]), helper.make_node("Relu", ["r1"], ["r2"]),
+             helper.make_node("Relu", ["r2"], ["r3"]), helper.make_node("Add", ["r3", "r3"], ["y"])]
+    g = helper.make_graph(nodes, "inspect-graph", [x], [y], [big, small, half])
+    m = model(g, producer_name="stguard-test", producer_version="1.0", domain="org.example",
+              model_version=3, doc_string="a model for stguard inspect")
+    helper.set_model_props(m, {"author": "stguard", "license": "MIT"})
+    save(out, "ok-inspect", m, save_as_external_data=True, all_tensors_to_one_file=True,
+         location="inspect.data", size_threshold=1024)
+
     # traversal: locations no runtime may follow
     for case, loc in (("bad-onnx_external_path_unsafe-dotdot", "../secret.bin"),
                       ("bad-onnx_external_path_unsafe-absolute", "/etc/passwd"),

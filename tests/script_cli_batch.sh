@@ -134,6 +134,10 @@ grep -q '"uri":"file:///' "$tmp/abs.sarif" || bad "absolute path not a file:// U
 "$B" scan --format json models > "$tmp/scan.jsonl"
 "$B" inspect --format json models/model.safetensors > "$tmp/inspect.jsonl"
 "$B" inspect --format json models/gguf/model.gguf >> "$tmp/inspect.jsonl"
+mkdir -p "$tmp/w/onnx"
+cp -r "$SRC/tests/data/onnx/ok-inspect" "$SRC/tests/data/onnx/ok-subgraph" "$tmp/w/onnx/"
+"$B" inspect --format json onnx/ok-inspect/model.onnx >> "$tmp/inspect.jsonl"
+"$B" inspect --format json onnx/ok-subgraph/model.onnx >> "$tmp/inspect.jsonl"
 "$PY" - "$SRC/docs/cli.schema.json" "$tmp/scan.jsonl" "$tmp/inspect.jsonl" <<'PYEOF' || fail=1
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
@@ -155,6 +159,22 @@ except jsonschema.ValidationError:
     pass
 else:
     sys.exit("an incomplete record passed the schema")
+# An ONNX record breaks the schema without its op histogram, or with an external tensor that
+# names no location.
+o = json.loads(open(sys.argv[3]).read().splitlines()[2])
+assert o["format"] == "onnx", o
+v.validate(o)
+ext = dict(o["tensors"][0])
+assert ext["stored"] == "external", ext
+del ext["location"]
+for rec, what in ((dict(o, op_types=None), "an ONNX record without op_types"),
+                  (dict(o, tensors=[ext]), "an external ONNX tensor without its location")):
+    try:
+        v.validate(rec)
+    except jsonschema.ValidationError:
+        pass
+    else:
+        sys.exit(what + " passed the schema")
 # GGUF metadata may hold numbers and array summaries; safetensors metadata only strings.
 g = json.loads(open(sys.argv[3]).read().splitlines()[1])
 bad = dict(g, metadata={"k": {"array": "str"}})
@@ -283,6 +303,39 @@ grep -q "GGUF version: *3" "$tmp/insp.txt" && grep -q "tokenizer.ggml.tokens (ar
 "$B" inspect models/broken/lying_dims.gguf > "$tmp/insp.txt" 2>&1
 rc=$?
 [ $rc -eq 1 ] && grep -q "offsets_out_of_range" "$tmp/insp.txt" || bad "inspect of a lying GGUF: exit $rc, $(cat "$tmp/insp.txt")"
+# ONNX: header fields, metadata, symbolic dimensions, the op histogram, inline and external
+# initializers; by name and, renamed, by content; a model whose external data escapes refused
+"$B" inspect --format json onnx/ok-inspect/model.onnx > "$tmp/insp.json" || bad "inspect of an ONNX model: exit $?"
+cp onnx/ok-inspect/model.onnx onnx/ok-inspect/renamed.bin
+"$B" inspect --format json onnx/ok-inspect/renamed.bin > "$tmp/insp2.json" || bad "inspect of a renamed ONNX model: exit $?"
+"$PY" - "$tmp/insp.json" "$tmp/insp2.json" <<'PYEOF' || bad "inspect ONNX JSON: $(cat "$tmp/insp.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "onnx" and d["ir_version"] == 8 and d["model_version"] == 3, d
+assert d["producer_name"] == "stguard-test" and d["domain"] == "org.example", d
+assert d["graph_name"] == "inspect-graph" and d["metadata"] == {"author": "stguard", "license": "MIT"}, d
+assert d["opset_import"] == [{"domain": "", "version": 13}], d
+assert d["inputs"] == [{"name": "x", "elem_type": "FLOAT", "shape": ["batch", 4, None]}], d
+assert d["nodes"] == 4 and [(o["op_type"], o["count"]) for o in d["op_types"]] == [("Relu", 3), ("Add", 1)], d
+assert d["parameters"] == 266 == sum(t["parameters"] for t in d["tensors"]), d
+assert d["tensor_bytes"] == 1068 and d["external_tensors"] == 1, d
+big = d["tensors"][0]
+assert big == {"name": "big", "dtype": "FLOAT", "shape": [16, 16], "parameters": 256, "bytes": 1024,
+               "stored": "external", "location": "inspect.data", "offset": 0, "length": 1024}, big
+assert [t["stored"] for t in d["tensors"][1:]] == ["inline", "inline"], d
+r = json.load(open(sys.argv[2]))
+assert dict(r, path=d["path"]) == d, r
+PYEOF
+"$B" inspect onnx/ok-inspect/model.onnx > "$tmp/insp.txt"
+grep -q "ONNX IR version: *8" "$tmp/insp.txt" && grep -q 'producer: *"stguard-test"' "$tmp/insp.txt" &&
+    grep -q "x  FLOAT  \[batch, 4, ?\]" "$tmp/insp.txt" && grep -Eq "^ +3  Relu$" "$tmp/insp.txt" &&
+    grep -Eq "^  big +FLOAT +\[16, 16\] +256 +1,024  external inspect.data @0 \+1024$" "$tmp/insp.txt" ||
+    bad "inspect ONNX text: $(cat "$tmp/insp.txt")"
+"$B" inspect models/unsafe/escape.onnx > "$tmp/insp.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "onnx_external_path_unsafe" "$tmp/insp.txt" || bad "inspect of an escaping ONNX model: exit $rc, $(cat "$tmp/insp.txt")"
+"$B" inspect --tensor-sha256 onnx/ok-inspect/model.onnx >/dev/null 2>&1
+[ $? -eq 2 ] || bad "inspect --tensor-sha256 of an ONNX model is not a usage error"
 "$B" inspect models/sharded > "$tmp/insp.txt"
 grep -q "sharded model: 2 shards" "$tmp/insp.txt" || bad "inspect folder text: $(cat "$tmp/insp.txt")"
 "$B" inspect models/torch/pytorch_model.bin >/dev/null 2>"$tmp/insp.err"

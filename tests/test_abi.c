@@ -37,6 +37,26 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_gguf_tensor_info, reserved) +
                           sizeof(((stg_gguf_tensor_info *)0)->reserved),
                       sizeof(stg_gguf_tensor_info));
+    ck_assert_uint_eq(offsetof(stg_onnx_model_info, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_onnx_opset_info, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_onnx_value_info, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_onnx_op_info, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_onnx_tensor_info, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_onnx_model_info, reserved) +
+                          sizeof(((stg_onnx_model_info *)0)->reserved),
+                      sizeof(stg_onnx_model_info));
+    ck_assert_uint_eq(offsetof(stg_onnx_opset_info, reserved) +
+                          sizeof(((stg_onnx_opset_info *)0)->reserved),
+                      sizeof(stg_onnx_opset_info));
+    ck_assert_uint_eq(offsetof(stg_onnx_value_info, reserved) +
+                          sizeof(((stg_onnx_value_info *)0)->reserved),
+                      sizeof(stg_onnx_value_info));
+    ck_assert_uint_eq(offsetof(stg_onnx_op_info, reserved) +
+                          sizeof(((stg_onnx_op_info *)0)->reserved),
+                      sizeof(stg_onnx_op_info));
+    ck_assert_uint_eq(offsetof(stg_onnx_tensor_info, reserved) +
+                          sizeof(((stg_onnx_tensor_info *)0)->reserved),
+                      sizeof(stg_onnx_tensor_info));
     /* Reserved space is last, so a new field never moves an earlier one. */
     ck_assert_uint_eq(offsetof(stg_limits, reserved) + sizeof(((stg_limits *)0)->reserved),
                       sizeof(stg_limits));
@@ -74,6 +94,17 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_gguf_entry, reserved), 80);
     ck_assert_uint_eq(sizeof(stg_gguf_tensor_info), 128);
     ck_assert_uint_eq(offsetof(stg_gguf_tensor_info, reserved), 96);
+    ck_assert_uint_eq(sizeof(stg_onnx_model_info), 184);
+    ck_assert_uint_eq(offsetof(stg_onnx_model_info, reserved), 128);
+    ck_assert_uint_eq(sizeof(stg_onnx_opset_info), 56);
+    ck_assert_uint_eq(offsetof(stg_onnx_opset_info, reserved), 32);
+    ck_assert_uint_eq(sizeof(stg_onnx_value_info), 80);
+    ck_assert_uint_eq(offsetof(stg_onnx_value_info, reserved), 48);
+    ck_assert_uint_eq(sizeof(stg_onnx_op_info), 72);
+    ck_assert_uint_eq(offsetof(stg_onnx_op_info, reserved), 56);
+    ck_assert_uint_eq(sizeof(stg_onnx_tensor_info), 136);
+    ck_assert_uint_eq(offsetof(stg_onnx_tensor_info, reserved), 104);
+    ck_assert_uint_eq(sizeof(stg_onnx_dim), 24); /* an array element: its layout is fixed */
 #endif
 }
 END_TEST

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dispatch/check.h"
+#include "dispatch/formats.h"
 #include "loader/onnx_external.h"
 #include "parser/protobuf.h"
 #include "stguard/stguard.h"
@@ -19,6 +21,7 @@
 #include "testutil.h"
 #include "validator/onnx.h"
 #include "validator/report.h"
+#include "zipbuild.h"
 
 #define E STG_SEV_ERROR
 #define W STG_SEV_WARNING
@@ -518,6 +521,100 @@ static pb nested(int levels)
     return m;
 }
 
+/* Messages that name no file but that protobuf parses (graph inputs and outputs, value infos,
+ * their types and shapes, metadata entries, annotations, attribute types): broken wire data in
+ * them is onnx_malformed, well-formed data (nested types included) is clean. */
+static pb value_info(const char *name, pb *type)
+{
+    pb v = {0};
+    sfield(&v, 1, name);
+    if (type != NULL) {
+        msg(&v, 2, type);
+    }
+    return v;
+}
+
+/* A TypeProto: a tensor of FLOAT with shape [n, "batch"], wrapped `seq` times in sequences. */
+static pb tensor_type(int seq)
+{
+    pb dim1 = {0}, dim2 = {0}, shape = {0}, tt = {0}, t = {0};
+    vfield(&dim1, 1, 4);
+    sfield(&dim2, 2, "batch");
+    msg(&shape, 1, &dim1);
+    msg(&shape, 1, &dim2);
+    vfield(&tt, 1, 1);
+    msg(&tt, 2, &shape);
+    msg(&t, 1, &tt);
+    for (int i = 0; i < seq; i++) {
+        pb sq = {0}, outer = {0};
+        msg(&sq, 1, &t);
+        msg(&outer, 4, &sq);
+        t = outer;
+    }
+    return t;
+}
+
+START_TEST(test_wire_only_messages)
+{
+    /* near misses: well-formed inputs, outputs, value infos, metadata, a nested sequence type */
+    pb extra = {0};
+    pb ty = tensor_type(3);
+    pb vi = value_info("x", &ty);
+    msg(&extra, 11, &vi);
+    ty = tensor_type(0);
+    vi = value_info("y", &ty);
+    msg(&extra, 12, &vi);
+    vi = value_info("t", NULL);
+    msg(&extra, 13, &vi);
+    pb ok = model_with(&extra, "Relu", NULL, NULL);
+    pb meta = entry("author", "me");
+    msg(&ok, 14, &meta);
+    expect_clean(&ok);
+    free(ok.p);
+    /* a graph input whose type's tensor type runs past its message */
+    pb cut = {0};
+    tag(&cut, 1, 2);
+    varint(&cut, 9);
+    tu_buf_put(&cut, "\x08", 1);
+    vi = value_info("x", &cut);
+    pb bad_extra = {0};
+    msg(&bad_extra, 11, &vi);
+    pb bad = model_with(&bad_extra, "Relu", NULL, NULL);
+    stg_report *r = run(&bad, STG_PROFILE_COMPAT);
+    ck_assert_msg(tu_find(r, STG_ONNX_MALFORMED) >= 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(bad.p);
+    /* a metadata entry with a varint of 11 bytes */
+    pb m2 = model_with(NULL, "Relu", NULL, NULL);
+    pb e = {0};
+    tag(&e, 1, 0);
+    tu_buf_put(&e, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
+    msg(&m2, 14, &e);
+    r = run(&m2, STG_PROFILE_STRICT);
+    ck_assert_msg(tu_find(r, STG_ONNX_MALFORMED) >= 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(m2.p);
+    /* the wrong wire type makes a field unknown, skipped as protobuf skips it: clean */
+    pb unk = {0};
+    vfield(&unk, 11, 5);
+    pb m3 = model_with(&unk, "Relu", NULL, NULL);
+    expect_clean(&m3);
+    free(m3.p);
+    /* sequences nested past protobuf's depth: limit_exceeded max_onnx_depth */
+    ty = tensor_type(60);
+    vi = value_info("x", &ty);
+    pb deep_extra = {0};
+    msg(&deep_extra, 11, &vi);
+    pb deep = model_with(&deep_extra, "Relu", NULL, NULL);
+    r = run(&deep, STG_PROFILE_STRICT);
+    long at = tu_find(r, STG_LIMIT_EXCEEDED);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_str_eq(stg_report_at(r, (size_t)at)->limit, "max_onnx_depth");
+    stg_report_free(r);
+    free(deep.p);
+}
+END_TEST
+
 START_TEST(test_depth)
 {
     pb ok = nested(30); /* 1 + 3 x 30 + 2 = 93 frames */
@@ -756,6 +853,467 @@ START_TEST(test_scan_entries)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* Recognition by content (stg_onnx_sniff, the format table's last resort) */
+
+/* The next entry of d that is not "." or "..", NULL at the end. */
+static const char *next_name(DIR *d)
+{
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] != '.') {
+            return de->d_name;
+        }
+    }
+    return NULL;
+}
+
+/* dir/name's bytes (the test fails when it cannot be read). */
+static uint8_t *read_in(const char *dir, const char *name, size_t *len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%.2000s/%.255s", dir, name);
+    uint8_t *buf = tu_read_file(path, len);
+    ck_assert_msg(buf != NULL, "%s", path);
+    return buf;
+}
+
+static bool sniffs(const pb *b)
+{
+    return stg_onnx_sniff(b->p, b->n);
+}
+
+START_TEST(test_sniff)
+{
+    pb m = model_with(NULL, "Relu", NULL, NULL);
+    ck_assert(sniffs(&m));
+    /* truncated: every cut inside the last field (the opset import) */
+    for (size_t cut = 1; cut < 6; cut++) {
+        ck_assert_msg(!stg_onnx_sniff(m.p, m.n - cut), "cut %zu", cut);
+    }
+    free(m.p);
+    /* ir_version with an opset import alone, or with a graph alone, is enough */
+    pb a = {0};
+    vfield(&a, 1, 7);
+    pb o = opset("", 13);
+    msg(&a, 8, &o);
+    ck_assert(sniffs(&a));
+    free(a.p);
+    /* near misses */
+    pb b = {0}; /* no ir_version */
+    o = opset("", 13);
+    msg(&b, 8, &o);
+    ck_assert(!sniffs(&b));
+    free(b.p);
+    pb c = {0}; /* ir_version alone */
+    vfield(&c, 1, 8);
+    ck_assert(!sniffs(&c));
+    free(c.p);
+    for (uint64_t ir = 0; ir <= 0x10000; ir += 0x10000) { /* ir_version 0 and past the bound */
+        pb d = {0};
+        vfield(&d, 1, ir);
+        o = opset("", 13);
+        msg(&d, 8, &o);
+        ck_assert(!sniffs(&d));
+        free(d.p);
+    }
+    pb e = {0}; /* field 7 with the wrong wire type (a varint, then a fixed64, then a group) */
+    vfield(&e, 1, 8);
+    vfield(&e, 7, 3);
+    ck_assert(!sniffs(&e));
+    free(e.p);
+    pb e2 = {0};
+    vfield(&e2, 1, 8);
+    tag(&e2, 7, 1);
+    tu_buf_put(&e2, "\0\0\0\0\0\0\0\0", 8);
+    ck_assert(!sniffs(&e2));
+    free(e2.p);
+    pb e3 = {0};
+    vfield(&e3, 1, 8);
+    tag(&e3, 7, 3);
+    tag(&e3, 7, 4);
+    o = opset("", 13);
+    msg(&e3, 8, &o);
+    ck_assert(!sniffs(&e3));
+    free(e3.p);
+    pb f = {0}; /* a field ModelProto does not declare (9) */
+    vfield(&f, 1, 8);
+    o = opset("", 13);
+    msg(&f, 8, &o);
+    sfield(&f, 9, "x");
+    ck_assert(!sniffs(&f));
+    free(f.p);
+    pb g = {0}; /* an opset import that is no OperatorSetIdProto */
+    vfield(&g, 1, 8);
+    sfield(&g, 8, "x");
+    ck_assert(!sniffs(&g));
+    free(g.p);
+    pb h = {0}; /* a graph that is no GraphProto (field 3, reserved) */
+    vfield(&h, 1, 8);
+    pb gr = {0};
+    vfield(&gr, 3, 1);
+    msg(&h, 7, &gr);
+    ck_assert(!sniffs(&h));
+    free(h.p);
+    /* an onnx TensorProto alone (dims, data_type, name, raw_data) */
+    pb t = ext_tensor("w.bin", "0", "16", 0);
+    ck_assert(!sniffs(&t));
+    free(t.p);
+    /* random bytes: a fixed-seed generator, lengths 1 to 512 */
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    uint8_t rnd[512];
+    for (size_t trial = 0; trial < 20000; trial++) {
+        size_t n = 1 + trial % sizeof rnd;
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            rnd[i] = (uint8_t)x;
+        }
+        ck_assert_msg(!stg_onnx_sniff(rnd, n), "trial %zu", trial);
+    }
+    ck_assert(!stg_onnx_sniff(NULL, 0));
+    /* the fixtures python3-onnx wrote: every one but the truncated model */
+    const char *top = tu_src("tests/data/onnx");
+    DIR *dir = opendir(top);
+    ck_assert_ptr_nonnull(dir);
+    const char *n;
+    size_t seen = 0;
+    while ((n = next_name(dir)) != NULL) {
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%.255s", top, n);
+        size_t len = 0;
+        uint8_t *buf = read_in(sub, "model.onnx", &len);
+        bool truncated = strstr(n, "truncated") != NULL;
+        ck_assert_msg(stg_onnx_sniff(buf, len) == !truncated, "%s", n);
+        free(buf);
+        seen++;
+    }
+    closedir(dir);
+    ck_assert_uint_ge(seen, 17);
+}
+END_TEST
+
+/* Copies tests/data/onnx/<name>/ into dir, the model renamed to `as`. */
+static void copy_case(const char *name, const char *dir, const char *as)
+{
+    char from[2048], to[8192];
+    snprintf(from, sizeof from, "%s/%s", tu_src("tests/data/onnx"), name);
+    DIR *d = opendir(from);
+    ck_assert_ptr_nonnull(d);
+    ck_assert(mkdir(dir, 0700) == 0);
+    const char *n;
+    while ((n = next_name(d)) != NULL) {
+        size_t len = 0;
+        uint8_t *buf = read_in(from, n, &len);
+        bool model = strcmp(n, "model.onnx") == 0;
+        snprintf(to, sizeof to, "%s/%s", dir, model ? as : n);
+        ck_assert_int_eq(tu_write_file(to, buf, len), 0);
+        free(buf);
+    }
+    closedir(d);
+}
+
+static stg_report *scan_renamed(const char *tmp, const char *name, const char *as)
+{
+    char dir[2048], path[4096];
+    snprintf(dir, sizeof dir, "%.1000s/%.500s-%.100s", tmp, name, as);
+    copy_case(name, dir, as);
+    snprintf(path, sizeof path, "%s/%s", dir, as);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.digest = false;
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_path(path, &opt, &r), STG_OK);
+    return r;
+}
+
+/* A model of any name gets the ONNX rules, external files included; what does not walk as a
+ * ModelProto keeps the label it had (unknown, format_mismatch for a name claiming a pickle). */
+START_TEST(test_renamed)
+{
+    char *tmp = tu_tempdir();
+    static const char *const names[] = {"model.bin", "noext"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *as = names[i];
+        stg_report *r = scan_renamed(tmp, "ok-external", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+        ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+        stg_report_free(r);
+        r = scan_renamed(tmp, "bad-onnx_external_path_unsafe-dotdot", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+        ck_assert_msg(tu_find(r, STG_ONNX_EXTERNAL_PATH_UNSAFE) >= 0, "%s", tu_describe(r));
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+        r = scan_renamed(tmp, "bad-onnx_external_missing-absent", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+        ck_assert_msg(tu_find(r, STG_ONNX_EXTERNAL_MISSING) >= 0, "%s", tu_describe(r));
+        stg_report_free(r);
+        r = scan_renamed(tmp, "bad-onnx_custom_domain", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+        ck_assert_msg(tu_find(r, STG_ONNX_CUSTOM_DOMAIN) >= 0, "%s", tu_describe(r));
+        stg_report_free(r);
+        /* near miss: the truncated model is not claimed */
+        r = scan_renamed(tmp, "bad-onnx_malformed-truncated", as);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_UNKNOWN);
+        ck_assert_int_lt(tu_find(r, STG_ONNX_MALFORMED), 0);
+        ck_assert_int_ge(tu_find(r, i == 0 ? STG_FORMAT_MISMATCH : STG_FORMAT_UNKNOWN), 0);
+        stg_report_free(r);
+    }
+    /* named .onnx, the truncated model is ONNX and malformed, as before */
+    stg_report *r = scan_renamed(tmp, "bad-onnx_malformed-truncated", "x.onnx");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+    ck_assert_int_ge(tu_find(r, STG_ONNX_MALFORMED), 0);
+    stg_report_free(r);
+    tu_rmtree(tmp);
+    free(tmp);
+    /* buffers: no name at all; the quick label agrees */
+    pb m = model_with(NULL, "Relu", NULL, NULL);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.digest = false;
+    ck_assert_int_eq(stg_scan_buffer(m.p, m.n, NULL, &opt, &r), STG_OK);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    stg_report_free(r);
+    ck_assert_int_eq(stg_sniff(m.p, m.n, NULL), STG_FMT_ONNX);
+    /* the table's ordered sniffs (archive members, zip head windows) never say ONNX */
+    ck_assert_int_eq(stg_sniff_kind_of(m.p, m.n, NULL), STG_SNIFF_UNKNOWN);
+    ck_assert_ptr_eq(stg_format_last_resort(m.p, m.n, NULL), stg_format_of_kind(STG_SNIFF_ONNX));
+    ck_assert_int_eq(stg_sniff(m.p, m.n - 1, NULL), STG_FMT_UNKNOWN);
+    ck_assert_int_eq(stg_sniff(m.p, m.n - 1, "m.onnx"), STG_FMT_ONNX);
+    free(m.p);
+    /* text is never ONNX: JSON and a README keep their labels */
+    static const char json[] = "{\"ir_version\": 8, \"graph\": {}}";
+    ck_assert_int_eq(stg_scan_buffer(json, sizeof json - 1, "model.bin", &opt, &r), STG_OK);
+    ck_assert_int_ne(stg_report_format(r), STG_FMT_ONNX);
+    stg_report_free(r);
+    static const char readme[] = "# model card\n\nir_version 8, graph g, opset 13\n";
+    ck_assert_int_eq(stg_scan_buffer(readme, sizeof readme - 1, NULL, &opt, &r), STG_OK);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_TEXT);
+    stg_report_free(r);
+}
+END_TEST
+
+/* An ONNX model whose last field (doc_string) holds a zip, its end record at the end of the
+ * file: Python's zipfile opens the archive, onnxruntime the model. Both readings are checked. */
+START_TEST(test_zip_polyglot)
+{
+    size_t zn = 0;
+    zb_entry e = zb_file("readme.txt", "hello", 5);
+    uint8_t *zip = zb_build(&e, 1, NULL, &zn, NULL);
+    ck_assert_ptr_nonnull(zip);
+    pb t = ext_tensor("../../etc/passwd", "0", "16", 1);
+    pb m = model_with(NULL, "Relu", NULL, &t);
+    bytes_field(&m, 6, zip, zn);
+    free(zip);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.digest = false;
+    static const char *const names[] = {"model.onnx", "model.bin", NULL};
+    for (size_t i = 0; i < 3; i++) {
+        stg_report *r = NULL;
+        ck_assert_int_eq(stg_scan_buffer(m.p, m.n, names[i], &opt, &r), STG_OK);
+        ck_assert_int_eq(stg_report_format(r), STG_FMT_ZIP);
+        ck_assert_msg(tu_find(r, STG_ONNX_EXTERNAL_PATH_UNSAFE) >= 0, "%s: %s", names[i],
+                      tu_describe(r));
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+    }
+    /* near miss: the zip alone gets no ONNX rule */
+    stg_report *r = NULL;
+    zip = zb_build(&e, 1, NULL, &zn, NULL);
+    ck_assert_int_eq(stg_scan_buffer(zip, zn, "model.bin", &opt, &r), STG_OK);
+    ck_assert_int_lt(tu_find(r, STG_ONNX_OPSET_INVALID), 0);
+    ck_assert_int_lt(tu_find(r, STG_ONNX_MALFORMED), 0);
+    stg_report_free(r);
+    free(zip);
+    free(m.p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* The public door (stg_onnx_open) and its accessors */
+
+static char *case_path(const char *name, const char *file)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s", tu_src("tests/data/onnx"), name, file);
+    return path;
+}
+
+static bool bytes_is(const char *s, size_t n, const char *want)
+{
+    return s != NULL && n == strlen(want) && memcmp(s, want, n) == 0;
+}
+
+START_TEST(test_door)
+{
+    stg_onnx *m = NULL;
+    stg_report *rep = NULL;
+    ck_assert_int_eq(stg_onnx_open(case_path("ok-inspect", "model.onnx"), NULL, &m, &rep), STG_OK);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(stg_report_verdict(rep) == STG_VERDICT_OK, "%s", tu_describe(rep));
+    ck_assert_int_eq(stg_report_format(rep), STG_FMT_ONNX);
+    stg_report_free(rep);
+    stg_onnx_model_info mi;
+    memset(&mi, 0xff, sizeof mi);
+    ck_assert_int_eq(stg_onnx_describe(m, &mi), STG_OK);
+    ck_assert_uint_eq(mi.struct_version, STG_STRUCT_VERSION);
+    ck_assert_int_eq(mi.ir_version, 8);
+    ck_assert_int_eq(mi.model_version, 3);
+    ck_assert(bytes_is(mi.producer_name, mi.producer_name_len, "stguard-test"));
+    ck_assert(bytes_is(mi.producer_version, mi.producer_version_len, "1.0"));
+    ck_assert(bytes_is(mi.domain, mi.domain_len, "org.example"));
+    ck_assert(bytes_is(mi.graph_name, mi.graph_name_len, "inspect-graph"));
+    ck_assert_uint_eq(mi.node_count, 4);
+    ck_assert_uint_eq(mi.initializer_count, 3);
+    ck_assert_uint_eq(mi.parameters, 256 + 4 + 6);
+    ck_assert_uint_eq(mi.tensor_bytes, 1024 + 32 + 12);
+    ck_assert_uint_eq(mi.external_count, 1);
+    ck_assert_uint_eq(mi.reserved[0], 0);
+    /* metadata_props */
+    ck_assert_uint_eq(stg_onnx_metadata_count(m), 2);
+    const char *k, *v;
+    size_t kn, vn;
+    ck_assert_int_eq(stg_onnx_metadata_at(m, 1, &k, &kn, &v, &vn), STG_OK);
+    ck_assert(bytes_is(k, kn, "license") && bytes_is(v, vn, "MIT"));
+    ck_assert_int_eq(stg_onnx_metadata_at(m, 2, &k, &kn, &v, &vn), STG_E_RANGE);
+    /* opset imports */
+    stg_onnx_opset_info o;
+    ck_assert_uint_eq(stg_onnx_opset_count(m), 1);
+    ck_assert_int_eq(stg_onnx_opset_at(m, 0, &o), STG_OK);
+    ck_assert(o.domain_len == 0 && o.version == 13);
+    ck_assert_int_eq(stg_onnx_opset_at(m, 1, &o), STG_E_RANGE);
+    /* inputs: a symbolic, a static and an unknown dimension */
+    stg_onnx_value_info vi;
+    ck_assert_uint_eq(stg_onnx_input_count(m), 1);
+    ck_assert_uint_eq(stg_onnx_output_count(m), 1);
+    ck_assert_int_eq(stg_onnx_input_at(m, 0, &vi), STG_OK);
+    ck_assert(bytes_is(vi.name, vi.name_len, "x"));
+    ck_assert_int_eq(vi.elem_type, 1);
+    ck_assert_str_eq(vi.type_name, "FLOAT");
+    ck_assert_uint_eq(vi.has_shape, 1);
+    ck_assert_uint_eq(vi.rank, 3);
+    ck_assert(vi.dims[0].value == -1 && bytes_is(vi.dims[0].param, vi.dims[0].param_len, "batch"));
+    ck_assert(vi.dims[1].value == 4 && vi.dims[1].param == NULL);
+    ck_assert(vi.dims[2].value == -1 && vi.dims[2].param == NULL);
+    ck_assert_int_eq(stg_onnx_output_at(m, 0, &vi), STG_OK);
+    ck_assert(bytes_is(vi.name, vi.name_len, "y"));
+    ck_assert_int_eq(stg_onnx_output_at(m, 1, &vi), STG_E_RANGE);
+    ck_assert_int_eq(stg_onnx_input_at(m, 1, &vi), STG_E_RANGE);
+    /* the op histogram, most frequent first */
+    stg_onnx_op_info op;
+    ck_assert_uint_eq(stg_onnx_op_count(m), 2);
+    ck_assert_int_eq(stg_onnx_op_at(m, 0, &op), STG_OK);
+    ck_assert(bytes_is(op.op_type, op.op_type_len, "Relu") && op.count == 3 && !op.custom);
+    ck_assert_int_eq(stg_onnx_op_at(m, 1, &op), STG_OK);
+    ck_assert(bytes_is(op.op_type, op.op_type_len, "Add") && op.count == 1);
+    ck_assert_int_eq(stg_onnx_op_at(m, 2, &op), STG_E_RANGE);
+    /* initializers: one external, two inline */
+    stg_onnx_tensor_info t;
+    ck_assert_uint_eq(stg_onnx_initializer_count(m), 3);
+    ck_assert_int_eq(stg_onnx_initializer_at(m, 0, &t), STG_OK);
+    ck_assert(bytes_is(t.name, t.name_len, "big"));
+    ck_assert_str_eq(t.type_name, "FLOAT");
+    ck_assert(t.rank == 2 && t.dims[0] == 16 && t.dims[1] == 16);
+    ck_assert(t.elements == 256 && t.bytes == 1024);
+    ck_assert_uint_eq(t.external, 1);
+    ck_assert(bytes_is(t.location, t.location_len, "inspect.data"));
+    ck_assert(t.offset == 0 && t.has_length && t.length == 1024);
+    ck_assert_int_eq(stg_onnx_initializer_at(m, 2, &t), STG_OK);
+    ck_assert(bytes_is(t.name, t.name_len, "half"));
+    ck_assert(t.data_type == 10 && t.elements == 6 && t.bytes == 12 && t.external == 0);
+    ck_assert(t.location == NULL);
+    ck_assert_int_eq(stg_onnx_initializer_at(m, 3, &t), STG_E_RANGE);
+    /* NULL arguments */
+    ck_assert_int_eq(stg_onnx_describe(NULL, &mi), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_onnx_describe(m, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_onnx_initializer_at(m, 0, NULL), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_onnx_metadata_at(m, 0, NULL, &kn, &v, &vn), STG_E_BAD_ARG);
+    ck_assert_uint_eq(stg_onnx_op_count(NULL), 0);
+    ck_assert_uint_eq(stg_onnx_initializer_count(NULL), 0);
+    stg_onnx_close(m);
+    stg_onnx_close(NULL);
+    ck_assert_int_eq(stg_onnx_open(NULL, NULL, &m, &rep), STG_E_BAD_ARG);
+    /* a custom domain is flagged; a warning does not refuse the model */
+    ck_assert_int_eq(
+        stg_onnx_open(case_path("bad-onnx_custom_domain", "model.onnx"), NULL, &m, &rep), STG_OK);
+    ck_assert_int_ge(tu_find(rep, STG_ONNX_CUSTOM_DOMAIN), 0);
+    ck_assert_int_eq(stg_onnx_op_at(m, 0, &op), STG_OK);
+    ck_assert(bytes_is(op.domain, op.domain_len, "com.example.ops") && op.custom == 1);
+    ck_assert_uint_eq(op.local_function, 0);
+    stg_onnx_close(m);
+    stg_report_free(rep);
+    /* near miss: a custom-domain op the model defines as a function */
+    ck_assert_int_eq(stg_onnx_open(case_path("ok-function", "model.onnx"), NULL, &m, &rep), STG_OK);
+    ck_assert_int_eq(stg_onnx_op_at(m, 0, &op), STG_OK);
+    ck_assert(bytes_is(op.domain, op.domain_len, "local.fns") && op.custom == 1);
+    ck_assert_uint_eq(op.local_function, 1);
+    stg_onnx_close(m);
+    stg_report_free(rep);
+}
+END_TEST
+
+/* The door validates first: an invalid model is refused with its report, nothing exposed. */
+static void expect_refused(const char *path, const stg_limits *lim, stg_code code)
+{
+    stg_onnx *m = (stg_onnx *)1;
+    stg_report *rep = NULL;
+    ck_assert_int_eq(stg_onnx_open(path, lim, &m, &rep), STG_E_INVALID);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(rep);
+    ck_assert_msg(tu_find(rep, code) >= 0, "%s: %s", path, tu_describe(rep));
+    ck_assert_int_ge(stg_report_verdict(rep), STG_VERDICT_INVALID);
+    stg_report_free(rep);
+}
+
+START_TEST(test_door_refuses)
+{
+    expect_refused(case_path("bad-onnx_external_path_unsafe-dotdot", "model.onnx"), NULL,
+                   STG_ONNX_EXTERNAL_PATH_UNSAFE);
+    expect_refused(case_path("bad-onnx_external_missing-short", "model.onnx"), NULL,
+                   STG_ONNX_EXTERNAL_MISSING);
+    expect_refused(case_path("bad-onnx_malformed-truncated", "model.onnx"), NULL,
+                   STG_ONNX_MALFORMED);
+    expect_refused(case_path("bad-onnx_opset_invalid-none", "model.onnx"), NULL,
+                   STG_ONNX_OPSET_INVALID);
+    /* the data file is not the model's: a copy of the model alone misses it */
+    char *tmp = tu_tempdir();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/renamed.bin", tmp);
+    size_t len = 0;
+    uint8_t *buf = tu_read_file(case_path("ok-inspect", "model.onnx"), &len);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(tu_write_file(path, buf, len), 0);
+    expect_refused(path, NULL, STG_ONNX_EXTERNAL_MISSING);
+    free(buf);
+    /* a lying model: wire data inside a graph input (which the rules do not enter) is cut */
+    pb vi = {0};
+    sfield(&vi, 1, "x");
+    tag(&vi, 2, 2);
+    varint(&vi, 3); /* a TypeProto of 3 bytes ... */
+    tag(&vi, 1, 2);
+    varint(&vi, 9); /* ... holding a tensor type of 9 */
+    tu_buf_put(&vi, "\x08", 1);
+    pb extra = {0};
+    msg(&extra, 11, &vi);
+    pb lie = model_with(&extra, "Relu", NULL, NULL);
+    snprintf(path, sizeof path, "%s/lie.onnx", tmp);
+    ck_assert_int_eq(tu_write_file(path, lie.p, lie.n), 0);
+    free(lie.p);
+    expect_refused(path, NULL, STG_ONNX_MALFORMED);
+    /* memory: the tables under max_memory (a model of 3 initializers, a 64-byte budget) */
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_memory = 64;
+    expect_refused(case_path("ok-inspect", "model.onnx"), &lim, STG_LIMIT_EXCEEDED);
+    /* near miss: the same model with the default budget opens (test_door) */
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("onnx");
@@ -769,10 +1327,16 @@ static Suite *suite(void)
     tcase_add_test(tc, test_custom_domain);
     tcase_add_test(tc, test_opset_invalid);
     tcase_add_test(tc, test_depth);
+    tcase_add_test(tc, test_wire_only_messages);
     tcase_add_test(tc, test_memory_caps);
     tcase_add_test(tc, test_fixtures);
     tcase_add_test(tc, test_external_links);
     tcase_add_test(tc, test_scan_entries);
+    tcase_add_test(tc, test_sniff);
+    tcase_add_test(tc, test_renamed);
+    tcase_add_test(tc, test_zip_polyglot);
+    tcase_add_test(tc, test_door);
+    tcase_add_test(tc, test_door_refuses);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -71,6 +71,10 @@ void cli_text_inspect(FILE *out, const cli_inspect *in);
 /* `inspect` of a GGUF file: version, alignment, metadata (arrays as their type and count),
  * tensor table with ggml type names, totals. */
 void cli_text_inspect_gguf(FILE *out, const char *path, const stg_gguf *g);
+/* `inspect` of an ONNX model: header fields, metadata, opset imports, inputs and outputs, the
+ * op-type histogram (the CLI_ONNX_TOP most frequent, custom domains flagged), initializers. */
+#define CLI_ONNX_TOP 10
+void cli_text_inspect_onnx(FILE *out, const char *path, const stg_onnx *m);
 
 /* ---- JSON (out_json.c) ---- */
 
@@ -83,6 +87,8 @@ void cli_json_record(FILE *out, const stg_report *r, const char *path);
 void cli_json_summary(FILE *out, const cli_summary *s);
 void cli_json_inspect(FILE *out, const cli_inspect *in);
 void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g);
+/* The same, every op type and initializer (docs/cli.schema.json). */
+void cli_json_inspect_onnx(FILE *out, const char *path, const stg_onnx *m);
 /* "u8", "str", "arr", ... for a GGUF value type; "?" for an unknown one. */
 const char *cli_gguf_type_name(uint32_t type);
 

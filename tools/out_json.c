@@ -328,3 +328,155 @@ void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g)
     }
     fputs("]}\n", out);
 }
+
+/* ------------------------------------------------------------------------------ ONNX */
+
+/* A string of the model, or null when the model has none (s NULL). */
+static void json_bytes(FILE *out, const char *s, size_t len)
+{
+    if (s == NULL) {
+        fputs("null", out);
+    } else {
+        cli_json_string(out, s, len);
+    }
+}
+
+/* A count or size, or null when the library says it is not computable (UINT64_MAX). */
+static void json_known(FILE *out, uint64_t v)
+{
+    if (v == UINT64_MAX) {
+        fputs("null", out);
+    } else {
+        fprintf(out, "%" PRIu64, v);
+    }
+}
+
+/* The inputs or outputs: name, element type, shape (a static dimension as a number, a symbolic
+ * one as its name, an unknown one as null; no shape at all: null). */
+static void json_onnx_values(FILE *out, const stg_onnx *m, bool outputs)
+{
+    size_t n = outputs ? stg_onnx_output_count(m) : stg_onnx_input_count(m);
+    stg_onnx_value_info v;
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        if ((outputs ? stg_onnx_output_at(m, i, &v) : stg_onnx_input_at(m, i, &v)) != STG_OK) {
+            continue;
+        }
+        fputs(i > 0 ? ",{\"name\":" : "{\"name\":", out);
+        cli_json_string(out, v.name != NULL ? v.name : "", v.name_len);
+        fputs(",\"elem_type\":", out);
+        json_cstr(out, v.type_name);
+        fputs(",\"shape\":", out);
+        if (!v.has_shape) {
+            fputs("null}", out);
+            continue;
+        }
+        fputc('[', out);
+        for (uint32_t d = 0; d < v.rank; d++) {
+            if (d > 0) {
+                fputc(',', out);
+            }
+            if (v.dims[d].value >= 0) {
+                fprintf(out, "%" PRId64, v.dims[d].value);
+            } else {
+                json_bytes(out, v.dims[d].param, v.dims[d].param_len);
+            }
+        }
+        fputs("]}", out);
+    }
+    fputc(']', out);
+}
+
+static void json_onnx_tensor(FILE *out, const stg_onnx_tensor_info *t)
+{
+    fputs("{\"name\":", out);
+    cli_json_string(out, t->name != NULL ? t->name : "", t->name_len);
+    fputs(",\"dtype\":", out);
+    json_cstr(out, t->type_name);
+    fputs(",\"shape\":[", out);
+    for (uint32_t d = 0; d < t->rank; d++) {
+        fprintf(out, "%s%" PRId64, d > 0 ? "," : "", t->dims[d]);
+    }
+    fputs("],\"parameters\":", out);
+    json_known(out, t->elements);
+    fputs(",\"bytes\":", out);
+    json_known(out, t->bytes);
+    if (!t->external) {
+        fputs(",\"stored\":\"inline\"}", out);
+        return;
+    }
+    fputs(",\"stored\":\"external\",\"location\":", out);
+    json_bytes(out, t->location, t->location_len);
+    fprintf(out, ",\"offset\":%" PRIu64 ",\"length\":", t->offset);
+    json_known(out, t->has_length ? t->length : UINT64_MAX);
+    fputc('}', out);
+}
+
+void cli_json_inspect_onnx(FILE *out, const char *path, const stg_onnx *m)
+{
+    stg_onnx_model_info mi;
+    if (stg_onnx_describe(m, &mi) != STG_OK) {
+        return;
+    }
+    fprintf(out, "{\"type\":\"inspect\",\"schema\":%d,", CLI_JSON_SCHEMA);
+    json_path_field(out, "path", path);
+    fprintf(out, ",\"format\":\"onnx\",\"ir_version\":%" PRId64 ",\"model_version\":%" PRId64,
+            mi.ir_version, mi.model_version);
+    fputs(",\"producer_name\":", out);
+    json_bytes(out, mi.producer_name, mi.producer_name_len);
+    fputs(",\"producer_version\":", out);
+    json_bytes(out, mi.producer_version, mi.producer_version_len);
+    fputs(",\"domain\":", out);
+    json_bytes(out, mi.domain, mi.domain_len);
+    fputs(",\"graph_name\":", out);
+    json_bytes(out, mi.graph_name, mi.graph_name_len);
+    fputs(",\"metadata\":{", out);
+    for (size_t i = 0; i < stg_onnx_metadata_count(m); i++) {
+        const char *k, *v;
+        size_t kn, vn;
+        if (stg_onnx_metadata_at(m, i, &k, &kn, &v, &vn) == STG_OK) {
+            fputs(i > 0 ? "," : "", out);
+            cli_json_string(out, k, kn);
+            fputc(':', out);
+            cli_json_string(out, v, vn);
+        }
+    }
+    fputs("},\"opset_import\":[", out);
+    stg_onnx_opset_info o;
+    for (size_t i = 0; i < stg_onnx_opset_count(m); i++) {
+        if (stg_onnx_opset_at(m, i, &o) == STG_OK) {
+            fputs(i > 0 ? ",{\"domain\":" : "{\"domain\":", out);
+            cli_json_string(out, o.domain != NULL ? o.domain : "", o.domain_len);
+            fprintf(out, ",\"version\":%" PRId64 "}", o.version);
+        }
+    }
+    fputs("],\"inputs\":", out);
+    json_onnx_values(out, m, false);
+    fputs(",\"outputs\":", out);
+    json_onnx_values(out, m, true);
+    fprintf(out, ",\"nodes\":%" PRIu64 ",\"op_types\":[", mi.node_count);
+    stg_onnx_op_info op;
+    for (size_t i = 0; i < stg_onnx_op_count(m); i++) {
+        if (stg_onnx_op_at(m, i, &op) == STG_OK) {
+            fputs(i > 0 ? ",{\"domain\":" : "{\"domain\":", out);
+            cli_json_string(out, op.domain, op.domain_len);
+            fputs(",\"op_type\":", out);
+            cli_json_string(out, op.op_type, op.op_type_len);
+            fprintf(out, ",\"count\":%" PRIu64 ",\"custom\":%s,\"local_function\":%s}", op.count,
+                    op.custom ? "true" : "false", op.local_function ? "true" : "false");
+        }
+    }
+    fputs("],\"parameters\":", out);
+    json_known(out, mi.parameters);
+    fputs(",\"tensor_bytes\":", out);
+    json_known(out, mi.tensor_bytes);
+    fprintf(out, ",\"external_tensors\":%" PRIu64 ",\"tensors\":[", mi.external_count);
+    stg_onnx_tensor_info t;
+    for (size_t i = 0; i < stg_onnx_initializer_count(m); i++) {
+        if (stg_onnx_initializer_at(m, i, &t) == STG_OK) {
+            fputs(i > 0 ? "," : "", out);
+            json_onnx_tensor(out, &t);
+        }
+    }
+    fputs("]}\n", out);
+}

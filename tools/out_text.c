@@ -391,3 +391,161 @@ void cli_text_inspect_gguf(FILE *out, const char *path, const stg_gguf *g)
                 t.end);
     }
 }
+
+/* ------------------------------------------------------------------------------ ONNX */
+
+/* `label: "string"` (or `label: -` when the model has none). */
+static void text_onnx_field(FILE *out, const char *label, const char *s, size_t n)
+{
+    fprintf(out, "  %-18s", label);
+    if (s == NULL) {
+        fputs("-\n", out);
+        return;
+    }
+    fputc('"', out);
+    cli_text_escape(out, s, n > 200 ? 200 : n, true);
+    fputs(n > 200 ? "...\"\n" : "\"\n", out);
+}
+
+static void text_onnx_values(FILE *out, const stg_onnx *m, bool outputs)
+{
+    size_t n = outputs ? stg_onnx_output_count(m) : stg_onnx_input_count(m);
+    fprintf(out, "  %-18s%zu\n", outputs ? "outputs:" : "inputs:", n);
+    stg_onnx_value_info v;
+    for (size_t i = 0; i < n; i++) {
+        if ((outputs ? stg_onnx_output_at(m, i, &v) : stg_onnx_input_at(m, i, &v)) != STG_OK) {
+            continue;
+        }
+        fputs("    ", out);
+        cli_text_escape(out, v.name != NULL ? v.name : "", v.name_len > 64 ? 64 : v.name_len,
+                        false);
+        fprintf(out, "  %s  ", v.type_name);
+        if (!v.has_shape) {
+            fputs("(no shape)\n", out);
+            continue;
+        }
+        fputc('[', out);
+        for (uint32_t d = 0; d < v.rank && d < 16; d++) {
+            fputs(d > 0 ? ", " : "", out);
+            if (v.dims[d].value >= 0) {
+                fprintf(out, "%" PRId64, v.dims[d].value);
+            } else if (v.dims[d].param != NULL) {
+                cli_text_escape(out, v.dims[d].param,
+                                v.dims[d].param_len > 32 ? 32 : v.dims[d].param_len, false);
+            } else {
+                fputc('?', out);
+            }
+        }
+        fputs(v.rank > 16 ? ", ...]\n" : "]\n", out);
+    }
+}
+
+static const char *known(uint64_t v, char buf[32])
+{
+    return v == UINT64_MAX ? "?" : grouped(v, buf);
+}
+
+void cli_text_inspect_onnx(FILE *out, const char *path, const stg_onnx *m)
+{
+    stg_onnx_model_info mi;
+    if (stg_onnx_describe(m, &mi) != STG_OK) {
+        return;
+    }
+    char g1[32], g2[32];
+    cli_text_escape(out, path, strlen(path), false);
+    fputc('\n', out);
+    fprintf(out, "  %-18s%" PRId64 "\n", "ONNX IR version:", mi.ir_version);
+    text_onnx_field(out, "producer:", mi.producer_name, mi.producer_name_len);
+    text_onnx_field(out, "producer version:", mi.producer_version, mi.producer_version_len);
+    text_onnx_field(out, "domain:", mi.domain, mi.domain_len);
+    fprintf(out, "  %-18s%" PRId64 "\n", "model version:", mi.model_version);
+    text_onnx_field(out, "graph:", mi.graph_name, mi.graph_name_len);
+    size_t nm = stg_onnx_metadata_count(m);
+    fprintf(out, "  %-18s%zu entr%s\n", "metadata:", nm, nm == 1 ? "y" : "ies");
+    for (size_t i = 0; i < nm; i++) {
+        const char *k, *v;
+        size_t kn, vn;
+        if (stg_onnx_metadata_at(m, i, &k, &kn, &v, &vn) == STG_OK) {
+            fputs("    \"", out);
+            cli_text_escape(out, k, kn > 64 ? 64 : kn, true);
+            fputs("\": \"", out);
+            cli_text_escape(out, v, vn > 200 ? 200 : vn, true);
+            fputs(vn > 200 ? "...\"\n" : "\"\n", out);
+        }
+    }
+    fprintf(out, "  %-18s", "opset imports:");
+    stg_onnx_opset_info o;
+    for (size_t i = 0; i < stg_onnx_opset_count(m); i++) {
+        if (stg_onnx_opset_at(m, i, &o) == STG_OK) {
+            fputs(i > 0 ? ", " : "", out);
+            cli_text_escape(out, o.domain_len > 0 ? o.domain : "ai.onnx",
+                            o.domain_len > 0 ? (o.domain_len > 64 ? 64 : o.domain_len) : 7, false);
+            fprintf(out, " %" PRId64, o.version);
+        }
+    }
+    fputc('\n', out);
+    text_onnx_values(out, m, false);
+    text_onnx_values(out, m, true);
+    size_t nops = stg_onnx_op_count(m);
+    fprintf(out, "  %-18s%s, %zu op type%s%s\n", "nodes:", grouped(mi.node_count, g1), nops,
+            nops == 1 ? "" : "s", nops > CLI_ONNX_TOP ? " (the most frequent below)" : "");
+    stg_onnx_op_info op;
+    for (size_t i = 0; i < nops && i < CLI_ONNX_TOP; i++) {
+        if (stg_onnx_op_at(m, i, &op) != STG_OK) {
+            continue;
+        }
+        fprintf(out, "    %12s  ", grouped(op.count, g1));
+        if (op.domain_len > 0) {
+            cli_text_escape(out, op.domain, op.domain_len > 64 ? 64 : op.domain_len, false);
+            fputc(':', out);
+        }
+        cli_text_escape(out, op.op_type, op.op_type_len > 64 ? 64 : op.op_type_len, false);
+        fputs(op.local_function ? "  (a function of the model)\n"
+              : op.custom       ? "  (custom domain)\n"
+                                : "\n",
+              out);
+    }
+    size_t nt = stg_onnx_initializer_count(m);
+    fprintf(out, "  %-18s%zu, %s parameters, %s bytes, %" PRIu64 " external\n", "initializers:", nt,
+            known(mi.parameters, g1), known(mi.tensor_bytes, g2), mi.external_count);
+    if (nt == 0) {
+        return;
+    }
+    fprintf(out, "\n  %-32s  %-10s  %-24s  %16s  %14s  %s\n", "name", "type", "shape", "parameters",
+            "bytes", "stored");
+    stg_onnx_tensor_info t;
+    for (size_t i = 0; i < nt; i++) {
+        if (stg_onnx_initializer_at(m, i, &t) != STG_OK) {
+            continue;
+        }
+        fputs("  ", out);
+        size_t shown = t.name_len > 32 ? 29 : t.name_len;
+        cli_text_escape(out, t.name != NULL ? t.name : "", shown, false);
+        fputs(shown < t.name_len ? "..." : "", out);
+        for (size_t k = shown < t.name_len ? 32 : shown; k < 32; k++) {
+            fputc(' ', out);
+        }
+        char sb[96];
+        size_t at = 0;
+        sb[at++] = '[';
+        for (uint32_t d = 0; d < t.rank && at < sizeof sb - 24; d++) {
+            at += (size_t)snprintf(sb + at, sizeof sb - at, "%s%" PRId64, d > 0 ? ", " : "",
+                                   t.dims[d]);
+        }
+        snprintf(sb + at, sizeof sb - at, "]");
+        fprintf(out, "  %-10s  %-24s  %16s  %14s  ", t.type_name, sb, known(t.elements, g1),
+                known(t.bytes, g2));
+        if (!t.external) {
+            fputs("inline\n", out);
+            continue;
+        }
+        fputs("external ", out);
+        cli_text_escape(out, t.location != NULL ? t.location : "",
+                        t.location_len > 64 ? 64 : t.location_len, false);
+        fprintf(out, " @%" PRIu64, t.offset);
+        if (t.has_length) {
+            fprintf(out, " +%" PRIu64, t.length);
+        }
+        fputc('\n', out);
+    }
+}

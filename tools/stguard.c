@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -850,7 +851,10 @@ static int print_failed_open(const cli_config *c, const char *path, stg_report *
     return stg_report_verdict(rep) == STG_VERDICT_ERROR ? 2 : 1;
 }
 
-/* A file that is not safetensors: say what it is and where to look instead. */
+static int inspect_onnx(const cli_config *c, const char *path);
+
+/* A file that is not safetensors: an ONNX model (by content) is inspected as one; else say
+ * what it is and where to look instead. */
 static int not_safetensors(const cli_config *c, const char *path, stg_report **rep)
 {
     stg_report *r = NULL;
@@ -866,10 +870,17 @@ static int not_safetensors(const cli_config *c, const char *path, stg_report **r
     }
     stg_report_free(*rep);
     *rep = NULL;
+    if (fmt == STG_FMT_ONNX) {
+        stg_report_free(r);
+        if (c->tensor_sha256) {
+            return usage_error("--tensor-sha256 takes a safetensors file, not ONNX");
+        }
+        return inspect_onnx(c, path);
+    }
     say_path("", path, "");
     fprintf(stderr,
-            "stguard: this is a %s file, not safetensors: inspect shows safetensors headers "
-            "and sharded models; use `stguard scan` to check it\n",
+            "stguard: this is a %s file, not safetensors: inspect shows safetensors, GGUF and "
+            "ONNX files and sharded models; use `stguard scan` to check it\n",
             stg_format_name(fmt));
     stg_report_free(r);
     return 1;
@@ -930,6 +941,31 @@ static int inspect_model(const cli_config *c, const char *path)
     return status;
 }
 
+/* A door (stg_gguf_open, stg_onnx_open) refused the file: its report, or why there is none. */
+static int door_refused(const cli_config *c, const char *path, stg_report *rep, stg_status st)
+{
+    int status = 2;
+    if (rep != NULL) {
+        status = print_failed_open(c, path, rep);
+    } else {
+        say_path("cannot open ", path, "");
+        fprintf(stderr, "stguard: status %s\n", stg_status_name(st));
+    }
+    stg_report_free(rep);
+    return status;
+}
+
+/* The findings of a file a door opened (warnings, notes), after its text view. */
+static void print_notes(const stg_report *rep)
+{
+    for (size_t i = 0; rep != NULL && i < stg_report_count(rep); i++) {
+        const stg_finding *fd = stg_report_at(rep, i);
+        fprintf(stdout, "  note: %s: ", stg_code_name(fd->code));
+        cli_text_escape(stdout, fd->message, strlen(fd->message), false);
+        fputc('\n', stdout);
+    }
+}
+
 /* true when the regular file path starts with the GGUF magic. */
 static bool starts_gguf(const char *path)
 {
@@ -950,28 +986,39 @@ static int inspect_gguf(const cli_config *c, const char *path)
     stg_report *rep = NULL;
     stg_status st = stg_gguf_open(path, &c->walk.scan.limits, &g, &rep);
     if (g == NULL) {
-        int status = 2;
-        if (rep != NULL) {
-            status = print_failed_open(c, path, rep);
-        } else {
-            say_path("cannot open ", path, "");
-            fprintf(stderr, "stguard: status %s\n", stg_status_name(st));
-        }
-        stg_report_free(rep);
-        return status;
+        return door_refused(c, path, rep, st);
     }
     if (c->format == OUT_JSON) {
         cli_json_inspect_gguf(stdout, path, g);
     } else {
         cli_text_inspect_gguf(stdout, path, g);
-        for (size_t i = 0; rep != NULL && i < stg_report_count(rep); i++) {
-            const stg_finding *fd = stg_report_at(rep, i);
-            fprintf(stdout, "  note: %s: ", stg_code_name(fd->code));
-            cli_text_escape(stdout, fd->message, strlen(fd->message), false);
-            fputc('\n', stdout);
-        }
+        print_notes(rep);
     }
     stg_gguf_close(g);
+    stg_report_free(rep);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        return 2;
+    }
+    return 0;
+}
+
+/* An ONNX model (by its name, or by what a scan calls it): its validated ModelProto through
+ * stg_onnx_open. */
+static int inspect_onnx(const cli_config *c, const char *path)
+{
+    stg_onnx *m = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_onnx_open(path, &c->walk.scan.limits, &m, &rep);
+    if (m == NULL) {
+        return door_refused(c, path, rep, st);
+    }
+    if (c->format == OUT_JSON) {
+        cli_json_inspect_onnx(stdout, path, m);
+    } else {
+        cli_text_inspect_onnx(stdout, path, m);
+        print_notes(rep);
+    }
+    stg_onnx_close(m);
     stg_report_free(rep);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         return 2;
@@ -1018,6 +1065,12 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
             return usage_error("--tensor-sha256 takes a safetensors file, not GGUF");
         }
         return inspect_gguf(c, path);
+    }
+    if (plen >= 5 && strcasecmp(path + plen - 5, ".onnx") == 0) {
+        if (c->tensor_sha256) {
+            return usage_error("--tensor-sha256 takes a safetensors file, not ONNX");
+        }
+        return inspect_onnx(c, path);
     }
     stg_file *f = NULL;
     stg_report *rep = NULL;

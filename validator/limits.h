@@ -46,4 +46,19 @@ static inline stg_status stg_open_begin(const char *path, bool have_out, stg_rep
     return *r != NULL ? STG_OK : STG_E_NOMEM;
 }
 
+/* The end the GGUF and ONNX doors share: a run refused memory (s STG_E_NOMEM) leaves the report
+ * incomplete (its verdict says error); the format and size are set and the report finished; a
+ * door that got this far (s STG_OK) refuses the file (STG_E_INVALID) when the verdict is
+ * invalid or worse. Returns the door's status. */
+static inline stg_status stg_open_end(stg_report *r, stg_status s, stg_format format, uint64_t size)
+{
+    if (s == STG_E_NOMEM) {
+        r->out_of_memory = true;
+    }
+    stg_report_set_format(r, format);
+    stg_report_set_size(r, size);
+    stg_report_finish(r);
+    return s == STG_OK && stg_report_verdict(r) >= STG_VERDICT_INVALID ? STG_E_INVALID : s;
+}
+
 #endif

@@ -56,6 +56,13 @@ enum {
     FUNCTION_DOMAIN = 10,
     TRAINING_INITIALIZATION = 1,
     TRAINING_ALGORITHM = 2,
+    MODEL_METADATA_PROPS = 14,
+    GRAPH_INPUT = 11,
+    GRAPH_OUTPUT = 12,
+    GRAPH_VALUE_INFO = 13,
+    GRAPH_QUANTIZATION_ANNOTATION = 14,
+    ATTR_TP = 14,
+    ATTR_TPS = 15,
     DATA_LOCATION_EXTERNAL = 1
 };
 
@@ -165,8 +172,7 @@ static const uint8_t *payload(const stg_pb_field *f, size_t *n)
     return f->sub.base + f->sub.pos;
 }
 
-/* Decimal digits only, no sign, checked: ONNX writes offset and length so. */
-static bool parse_u64(const uint8_t *s, size_t n, uint64_t *out)
+bool stg_onnx_decimal(const uint8_t *s, size_t n, uint64_t *out)
 {
     if (n == 0 || n > 20) {
         return false;
@@ -328,8 +334,8 @@ static void read_tensor(onnx_walk *w, stg_cursor c, uint64_t start)
         }
         set_location(w->r, fd, loc, loc_n);
     }
-    bool bad_off = has_off && !parse_u64(off, off_n, &e.data_offset);
-    bool bad_len = has_len && !parse_u64(len, len_n, &e.data_length);
+    bool bad_off = has_off && !stg_onnx_decimal(off, off_n, &e.data_offset);
+    bool bad_len = has_len && !stg_onnx_decimal(len, len_n, &e.data_length);
     uint64_t sum = 0;
     if (bad_off || bad_len || (has_len && stg_add_u64(e.data_offset, e.data_length, &sum))) {
         stg_finding *fd = stg_report_add(w->r, STG_ONNX_MALFORMED,
@@ -400,6 +406,83 @@ static void read_opset(onnx_walk *w, stg_cursor c, uint64_t start, bool model)
             p->offset = start;
             w->nfn_opsets++;
         }
+    }
+}
+
+/* ---------------------------------------------------------------- messages read as wire data */
+
+/* Messages that name no file and run no code but that protobuf's parser parses all the same (so
+ * a runtime refuses the model when their wire data is broken): ValueInfoProto and TypeProto (its
+ * tensor, sequence, map, optional and sparse tensor types, recursive), TensorShapeProto and its
+ * dimensions, StringStringEntryProto, TensorAnnotation. Each is walked for well-formed wire data
+ * only, down its message fields, with an explicit stack that continues the walk's depth. */
+typedef enum wire_msg {
+    W_NONE = 0,
+    W_VALUE_INFO,
+    W_TYPE,
+    W_TENSOR_TYPE, /* TypeProto.Tensor and TypeProto.SparseTensor: elem_type 1, shape 2 */
+    W_ELEM,        /* TypeProto.Sequence and TypeProto.Optional: elem_type 1 */
+    W_MAP,         /* key_type 1, value_type 2 */
+    W_SHAPE,
+    W_FLAT, /* Dimension, StringStringEntryProto: no message field */
+    W_ANNOTATION
+} wire_msg;
+
+/* The message a length-delimited field of `m` holds (W_NONE: bytes, a string or unknown). */
+static wire_msg wire_sub(wire_msg m, uint32_t n)
+{
+    switch (m) {
+    case W_VALUE_INFO: return n == 2 ? W_TYPE : W_NONE;
+    case W_TYPE:
+        return n == 1 || n == 8   ? W_TENSOR_TYPE
+               : n == 4 || n == 9 ? W_ELEM
+               : n == 5           ? W_MAP
+                                  : W_NONE;
+    case W_TENSOR_TYPE: return n == 2 ? W_SHAPE : W_NONE;
+    case W_ELEM: return n == 1 ? W_TYPE : W_NONE;
+    case W_MAP: return n == 2 ? W_TYPE : W_NONE;
+    case W_SHAPE: return n == 1 ? W_FLAT : W_NONE;
+    case W_ANNOTATION: return n == 2 ? W_FLAT : W_NONE;
+    case W_NONE:
+    case W_FLAT: return W_NONE;
+    }
+    return W_NONE;
+}
+
+static void wire_check(onnx_walk *w, const stg_pb_field *f, wire_msg kind, uint32_t depth)
+{
+    struct {
+        stg_cursor c;
+        wire_msg kind;
+    } st[STG_ONNX_DEPTH_CEILING];
+    if (depth >= STG_ONNX_DEPTH_CEILING) {
+        limit(w, f->offset, "max_onnx_depth", STG_ONNX_DEPTH_CEILING);
+        return;
+    }
+    uint32_t sp = 1, room = STG_ONNX_DEPTH_CEILING - depth;
+    st[0].c = f->sub;
+    st[0].kind = kind;
+    while (sp > 0 && !w->failed) {
+        stg_pb_field g;
+        bool end = false;
+        if (!next(w, &st[sp - 1].c, &g, &end)) {
+            return;
+        }
+        if (end) {
+            sp--;
+            continue;
+        }
+        wire_msg sub = g.wire == STG_PB_LEN ? wire_sub(st[sp - 1].kind, g.number) : W_NONE;
+        if (sub == W_NONE) {
+            continue;
+        }
+        if (sp == room) {
+            limit(w, g.offset, "max_onnx_depth", STG_ONNX_DEPTH_CEILING);
+            return;
+        }
+        st[sp].c = g.sub;
+        st[sp].kind = sub;
+        sp++;
     }
 }
 
@@ -492,6 +575,8 @@ static void on_field(onnx_walk *w, frame *st, uint32_t *sp, const stg_pb_field *
             push(w, st, sp, K_TRAINING, f);
         } else if (len && f->number == MODEL_FUNCTIONS) {
             push(w, st, sp, K_FUNCTION, f);
+        } else if (len && f->number == MODEL_METADATA_PROPS) {
+            wire_check(w, f, W_FLAT, *sp);
         }
         return;
     case K_GRAPH:
@@ -501,6 +586,11 @@ static void on_field(onnx_walk *w, frame *st, uint32_t *sp, const stg_pb_field *
             read_tensor(w, f->sub, f->offset);
         } else if (len && f->number == GRAPH_SPARSE_INITIALIZER) {
             read_sparse(w, f->sub);
+        } else if (len && (f->number == GRAPH_INPUT || f->number == GRAPH_OUTPUT ||
+                           f->number == GRAPH_VALUE_INFO)) {
+            wire_check(w, f, W_VALUE_INFO, *sp);
+        } else if (len && f->number == GRAPH_QUANTIZATION_ANNOTATION) {
+            wire_check(w, f, W_ANNOTATION, *sp);
         }
         return;
     case K_NODE:
@@ -519,6 +609,8 @@ static void on_field(onnx_walk *w, frame *st, uint32_t *sp, const stg_pb_field *
             read_tensor(w, f->sub, f->offset);
         } else if (len && (f->number == ATTR_SPARSE_TENSOR || f->number == ATTR_SPARSE_TENSORS)) {
             read_sparse(w, f->sub);
+        } else if (len && (f->number == ATTR_TP || f->number == ATTR_TPS)) {
+            wire_check(w, f, W_TYPE, *sp);
         }
         return;
     case K_FUNCTION:
@@ -773,6 +865,89 @@ static void end_checks_sets(onnx_walk *w, const pair *imp, size_t nimp, pair_set
             report_unimported(w, p->offset, dom.a, dom.an);
         }
     }
+}
+
+/* ---------------------------------------------------------------- recognition */
+
+/* The wire type a message's field must have: STG_PB_VARINT or STG_PB_LEN, -1 for a field the
+ * message does not declare. */
+typedef int (*schema_fn)(uint32_t number);
+
+static int model_schema(uint32_t n)
+{
+    switch (n) {
+    case 1:
+    case 5: return STG_PB_VARINT;
+    case 2:
+    case 3:
+    case 4:
+    case 6:
+    case 7:
+    case 8:
+    case 14:
+    case 20:
+    case 25:
+    case 26: return STG_PB_LEN;
+    default: return -1;
+    }
+}
+
+static int opset_schema(uint32_t n)
+{
+    return n == OPSET_DOMAIN ? STG_PB_LEN : n == OPSET_VERSION ? STG_PB_VARINT : -1;
+}
+
+static int graph_schema(uint32_t n)
+{
+    return n == 1 || n == 2 || n == 5 || (n >= 10 && n <= 16) ? STG_PB_LEN : -1;
+}
+
+/* Walks one message: every field well-formed and declared by schema (groups, which stg_pb_next
+ * would skip, are refused by the tag check first). On a model, each field is handed to `each`. */
+static bool walks_as(stg_cursor c, schema_fn schema, bool (*each)(const stg_pb_field *, void *),
+                     void *arg)
+{
+    for (;;) {
+        stg_cursor peek = c;
+        uint64_t tag = 0;
+        if (stg_cur_avail(&c) == 0) {
+            return true;
+        }
+        if (stg_pb_varint(&peek, &tag) != STG_PB_OK || tag >> 3 > STG_PB_FIELD_MAX ||
+            schema((uint32_t)(tag >> 3)) != (int)(tag & 7u)) {
+            return false;
+        }
+        stg_pb_field f;
+        uint64_t at = 0;
+        if (stg_pb_next(&c, &f, &at) != STG_PB_OK || (each != NULL && !each(&f, arg))) {
+            return false;
+        }
+    }
+}
+
+typedef struct sniff_state {
+    bool ir, graph, opset;
+} sniff_state;
+
+static bool sniff_field(const stg_pb_field *f, void *arg)
+{
+    sniff_state *s = arg;
+    switch (f->number) {
+    case MODEL_IR_VERSION: s->ir = f->value >= 1 && f->value <= STG_ONNX_SNIFF_IR_MAX; return s->ir;
+    case MODEL_GRAPH: s->graph = true; return walks_as(f->sub, graph_schema, NULL, NULL);
+    case MODEL_OPSET_IMPORT: s->opset = true; return walks_as(f->sub, opset_schema, NULL, NULL);
+    default: return true;
+    }
+}
+
+bool stg_onnx_sniff(const uint8_t *buf, size_t len)
+{
+    if (buf == NULL || len == 0) {
+        return false;
+    }
+    sniff_state s = {false, false, false};
+    return walks_as(stg_cur_make(buf, len), model_schema, sniff_field, &s) && s.ir &&
+           (s.graph || s.opset);
 }
 
 /* ---------------------------------------------------------------- entry */

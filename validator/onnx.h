@@ -54,6 +54,21 @@ typedef struct stg_onnx_model {
 void stg_onnx_model_init(stg_onnx_model *m);
 void stg_onnx_model_release(stg_onnx_model *m);
 
+/* Recognition by content (docs/onnx.md, "Recognition"): true when buf[0..len) walks as a
+ * ModelProto: well-formed wire data to its end in which every field has a ModelProto field
+ * number with the wire type onnx.proto declares (1 ir_version and 5 model_version varints; 2-4
+ * and 6 strings; 7 graph, 8 opset_import, 14 metadata_props, 20 training_info, 25 functions and
+ * 26 configuration messages; no group), with ir_version present (1 to STG_ONNX_SNIFF_IR_MAX)
+ * and a graph or an opset import; one level down, every opset import walks as an
+ * OperatorSetIdProto (1 domain, 2 version) and the graph as a GraphProto (its fields 1, 2, 5,
+ * 10-16, all length-delimited). Each byte is read at most twice; nothing is allocated. */
+#define STG_ONNX_SNIFF_IR_MAX 0xFFFFu
+bool stg_onnx_sniff(const uint8_t *buf, size_t len);
+
+/* An external-data offset or length: decimal digits only, no sign, at most 20, checked (ONNX
+ * writes them so). */
+bool stg_onnx_decimal(const uint8_t *s, size_t n, uint64_t *out);
+
 /* true when loc[0..n) is a location an external-data reader may open: not empty, relative (no
  * leading '/' or '\\', no drive letter), no NUL, no ".." component ('/' and '\\' both
  * separate components, as on Windows). */

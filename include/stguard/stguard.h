@@ -821,6 +821,138 @@ STG_API stg_status stg_gguf_read_tensor(const stg_gguf *g, size_t i, uint64_t of
 STG_API void stg_gguf_close(stg_gguf *g);
 
 /* ------------------------------------------------------------------------------------------ */
+/* ONNX models (docs/onnx.md, "Inspecting"): the ModelProto of a validated file, read-only.     */
+
+typedef struct stg_onnx stg_onnx;
+
+/** What stg_onnx_describe writes whole into the caller's struct (docs/abi.md: struct_version
+ *  first, reserved space last). Strings point into the handle and may hold NUL: use the
+ *  lengths (NULL, 0 when the model has no such field); valid until stg_onnx_close. */
+typedef struct stg_onnx_model_info {
+    uint32_t struct_version; /**< set by the library to its STG_STRUCT_VERSION */
+    uint32_t reserved0;
+    int64_t ir_version;
+    int64_t model_version;
+    const char *producer_name;
+    size_t producer_name_len;
+    const char *producer_version;
+    size_t producer_version_len;
+    const char *domain;
+    size_t domain_len;
+    const char *graph_name; /**< the main graph's name */
+    size_t graph_name_len;
+    uint64_t node_count;        /**< nodes of the main graph (not those of its subgraphs) */
+    uint64_t initializer_count; /**< the main graph's initializers */
+    uint64_t parameters;        /**< sum of the initializers' element counts (saturating) */
+    uint64_t tensor_bytes;      /**< sum of their byte sizes, inline and external (saturating) */
+    uint64_t external_count;    /**< initializers whose data lives in another file */
+    uint64_t reserved[7];
+} stg_onnx_model_info;
+
+/** One opset import (ModelProto.opset_import), written whole by stg_onnx_opset_at. */
+typedef struct stg_onnx_opset_info {
+    uint32_t struct_version;
+    uint32_t reserved0;
+    const char *domain; /**< "" (or "ai.onnx") for the default domain */
+    size_t domain_len;
+    int64_t version;
+    uint64_t reserved[3];
+} stg_onnx_opset_info;
+
+/** One dimension of a graph input's or output's shape (an array element: its layout is fixed). */
+typedef struct stg_onnx_dim {
+    int64_t value;     /**< dim_value, or -1 when the dimension is not static */
+    const char *param; /**< dim_param (a symbolic name such as "batch"), or NULL */
+    size_t param_len;
+} stg_onnx_dim;
+
+/** One graph input or output (ValueInfoProto), written whole by stg_onnx_input_at /
+ *  stg_onnx_output_at. */
+typedef struct stg_onnx_value_info {
+    uint32_t struct_version;
+    int32_t elem_type; /**< TensorProto.DataType of a tensor (or sparse tensor) type; 0 else */
+    const char *name;
+    size_t name_len;
+    const char *type_name; /**< onnx's name of elem_type ("FLOAT", "INT64", ...), "UNDEFINED" */
+    uint32_t has_shape;    /**< 1 when the type gives a shape (rank may then be 0: a scalar) */
+    uint32_t rank;
+    const stg_onnx_dim *dims; /**< rank entries */
+    uint64_t reserved[4];
+} stg_onnx_value_info;
+
+/** One operator of the main graph's histogram, written whole by stg_onnx_op_at. */
+typedef struct stg_onnx_op_info {
+    uint32_t struct_version;
+    uint32_t custom; /**< 1 when the domain is none of "", ai.onnx, ai.onnx.ml,
+                          ai.onnx.preview.training (a runtime loads native code for it unless
+                          the model defines it as a function) */
+    const char *domain;
+    size_t domain_len;
+    const char *op_type;
+    size_t op_type_len;
+    uint64_t count;          /**< nodes of the main graph with this domain and op_type */
+    uint32_t local_function; /**< 1 when the model defines a function of this domain and name
+                                  (ModelProto.functions): the runtime expands it, no native code */
+    uint32_t reserved1;
+    uint64_t reserved[2];
+} stg_onnx_op_info;
+
+/** One initializer of the main graph (TensorProto), written whole by stg_onnx_initializer_at. */
+typedef struct stg_onnx_tensor_info {
+    uint32_t struct_version;
+    int32_t data_type; /**< TensorProto.DataType */
+    const char *name;
+    size_t name_len;
+    const char *type_name; /**< onnx's name of data_type, "?" for one onnx does not define */
+    uint32_t rank;
+    uint32_t external;    /**< 1: data_location EXTERNAL, the data is in `location` */
+    const int64_t *dims;  /**< rank entries, as the file gives them */
+    uint64_t elements;    /**< product of the dims; UINT64_MAX when one is negative or the
+                                product overflows */
+    uint64_t bytes;       /**< data size the type and dims give (strings: the stored bytes);
+                                UINT64_MAX when not computable */
+    const char *location; /**< external: the file, relative to the model's folder */
+    size_t location_len;
+    uint64_t offset; /**< external: where the data starts in it */
+    uint64_t length; /**< external: its length (has_length), else to the end */
+    uint32_t has_length;
+    uint32_t reserved1;
+    uint64_t reserved[4];
+} stg_onnx_tensor_info;
+
+/**
+ * Reads path whole (up to max_inflate_bytes, as a scan does) and validates it with the ONNX
+ * rules of a scan (stg_onnx_check, its external-data files in the model's folder; lim's profile
+ * and limits) before exposing anything, whatever its name. On findings that make the file
+ * invalid, returns STG_E_INVALID, *out NULL and *rep the report (rep may be NULL). The tables
+ * are built under lim->max_memory (0: 8 MiB + 4 x the file size).
+ */
+STG_API stg_status stg_onnx_open(const char *path, const stg_limits *lim, stg_onnx **out,
+                                 stg_report **rep);
+/** The model's header fields and totals. @return STG_OK, STG_E_BAD_ARG. */
+STG_API stg_status stg_onnx_describe(const stg_onnx *m, stg_onnx_model_info *out);
+STG_API size_t stg_onnx_metadata_count(const stg_onnx *m);
+/** i-th ModelProto.metadata_props entry (file order); strings may hold NUL. */
+STG_API stg_status stg_onnx_metadata_at(const stg_onnx *m, size_t i, const char **key,
+                                        size_t *key_len, const char **value, size_t *value_len);
+STG_API size_t stg_onnx_opset_count(const stg_onnx *m);
+/** i-th opset import, in file order. @return STG_OK, STG_E_RANGE, STG_E_BAD_ARG. */
+STG_API stg_status stg_onnx_opset_at(const stg_onnx *m, size_t i, stg_onnx_opset_info *out);
+STG_API size_t stg_onnx_input_count(const stg_onnx *m);
+/** i-th input of the main graph, in file order. @return STG_OK, STG_E_RANGE, STG_E_BAD_ARG. */
+STG_API stg_status stg_onnx_input_at(const stg_onnx *m, size_t i, stg_onnx_value_info *out);
+STG_API size_t stg_onnx_output_count(const stg_onnx *m);
+STG_API stg_status stg_onnx_output_at(const stg_onnx *m, size_t i, stg_onnx_value_info *out);
+/** Distinct (domain, op_type) pairs of the main graph's nodes. */
+STG_API size_t stg_onnx_op_count(const stg_onnx *m);
+/** i-th pair, most frequent first (ties: domain, then op_type, bytewise). */
+STG_API stg_status stg_onnx_op_at(const stg_onnx *m, size_t i, stg_onnx_op_info *out);
+STG_API size_t stg_onnx_initializer_count(const stg_onnx *m);
+/** i-th initializer of the main graph, in file order. */
+STG_API stg_status stg_onnx_initializer_at(const stg_onnx *m, size_t i, stg_onnx_tensor_info *out);
+STG_API void stg_onnx_close(stg_onnx *m);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Sharded models: model.safetensors.index.json and its shards as one tensor table.             */
 
 typedef struct stg_model stg_model;
