@@ -35,7 +35,8 @@
 #define ST_SUPERSEDED UINT32_MAX
 /* Shapes up to this rank are read by the parser's fast path (stg_json_uint_array). */
 #define ST_QUICK_RANK 8u
-/* The shortest object-form tensor entry, in header bytes (reserve_table). */
+/* The shortest object-form tensor entry with its separator, in header bytes (reserve_table):
+ * "":{"dtype":"U8","shape":[],"data_offsets":[0,0]}, */
 #define ST_MIN_ENTRY 48u
 /* dtype strings up to this length are remembered: the next equal string needs no lookup. */
 #define ST_DTYPE_SEEN 16u
@@ -895,17 +896,40 @@ static bool table_room(st_ctx *c, void **buf, size_t *cap_bytes, size_t count, s
 static void append_record(st_ctx *c, const st_entry *e)
 {
     stg_st_header *h = c->h;
+    size_t need = (h->tensor_count + 1) * sizeof(stg_st_tensor);
     void *buf = h->tensors;
-    if (!table_room(c, &buf, &h->tensors_cap_bytes, h->tensor_count, sizeof(stg_st_tensor),
-                    e->key_pos)) {
-        return;
+    if (need > h->tensors_cap_bytes && need <= h->tensors_space_bytes) {
+        /* inside the reserved space: charged as growth would charge it (reserve_table) */
+        size_t want = grown(h->tensors_cap_bytes, need);
+        if (want > h->tensors_space_bytes) {
+            want = h->tensors_space_bytes;
+        }
+        stg_arena *a = &h->arena;
+        size_t others = a->reserved - h->tensors_cap_bytes;
+        if (others > a->cap || want > a->cap - others) {
+            a->failed = 1;
+            fatal_memory(c, e->key_pos);
+            return;
+        }
+        a->reserved = others + want;
+        if (a->reserved > a->peak) {
+            a->peak = a->reserved;
+        }
+        h->tensors_cap_bytes = want;
+    } else if (need > h->tensors_space_bytes) {
+        if (!table_room(c, &buf, &h->tensors_cap_bytes, h->tensor_count, sizeof(stg_st_tensor),
+                        e->key_pos)) {
+            return;
+        }
+        h->tensors = buf;
+        h->tensors_space_bytes = h->tensors_cap_bytes;
     }
-    h->tensors = buf;
     if (h->want_public) {
-        size_t need = (h->tensor_count + 1) * sizeof(stg_st_shape);
+        size_t need_shapes = (h->tensor_count + 1) * sizeof(stg_st_shape);
         buf = h->shapes;
-        if (need > h->shapes_cap_bytes && !grow_exact(&h->pub_arena, &buf, &h->shapes_cap_bytes,
-                                                      grown(h->shapes_cap_bytes, need))) {
+        if (need_shapes > h->shapes_cap_bytes &&
+            !grow_exact(&h->pub_arena, &buf, &h->shapes_cap_bytes,
+                        grown(h->shapes_cap_bytes, need_shapes))) {
             fatal_system_memory(c, e->key_pos);
             return;
         }
@@ -1401,52 +1425,27 @@ static void parse_top(st_ctx *c)
     check_records(c);
 }
 
-/* Upper estimate of the entry count from the '{' bytes (one per object-form entry), so that
- * real headers get their table in one allocation instead of repeated growth. */
+/* Reserves address space for the table: as many records as the header could hold object-form
+ * entries (each takes at least ST_MIN_ENTRY bytes), so that real headers get their table in one
+ * allocation instead of repeated growth. Only what records fill is ever touched (large buffers
+ * come as fresh pages), and only that is charged to the budget, as growth by 1.5 would charge
+ * it (append_record): the reservation changes neither the budget's peak nor where a limit
+ * stops. It was once sized from a count of '{' bytes, a second pass over the whole header that
+ * cost ~8% at 900,000 tensors. When the system refuses the space, the table grows instead. */
 static void reserve_table(st_ctx *c)
 {
-    size_t braces = 0;
-    const uint8_t *p = c->hdr;
-    size_t left = c->n;
-    /* One counting pass (a memchr per '{' was ~6% of a validation): blocks of at most 255 bytes
-     * counted in an 8-bit total, a loop compilers vectorise. */
-    while (left > 0) {
-        size_t block = left < 255 ? left : 255;
-        uint8_t in_block = 0;
-        for (size_t i = 0; i < block; i++) {
-            in_block = (uint8_t)(in_block + (p[i] == '{'));
-        }
-        braces += in_block;
-        p += block;
-        left -= block;
-    }
-    /* An object-form entry with its three fields takes at least ST_MIN_ENTRY header bytes
-     * ("":{"dtype":"U8","shape":[],"data_offsets":[0,0]}): more braces than that allows are
-     * mostly inside strings, not entries. */
-    if (braces <= 1 || braces > c->n / ST_MIN_ENTRY) {
-        return;
-    }
+    size_t entries = c->n / ST_MIN_ENTRY;
     size_t want;
-    if (__builtin_mul_overflow(braces, sizeof(stg_st_tensor), &want)) {
+    if (entries <= 1 || __builtin_mul_overflow(entries, sizeof(stg_st_tensor), &want) ||
+        c->h->tensors != NULL) {
         return;
     }
-    /* Only when it leaves room for the rest under the default budget (crafted headers full of
-     * '{' fall back to growth). Judged on the default budget, not the cap, so the decision and the
-     * peak do not depend on max_memory: a cap equal to an uncapped run's peak is always enough. */
-    stg_limits derived = *c->lim;
-    derived.max_memory = 0;
-    if (want / 2 > stg_st_memory_budget(&derived, (uint64_t)c->n) / 3) {
-        return;
-    }
-    void *buf = c->h->tensors;
-    int failed = c->h->arena.failed, oom = c->h->arena.out_of_memory;
-    if (grow_exact(&c->h->arena, &buf, &c->h->tensors_cap_bytes, want)) {
+    void *buf = stg_mem_alloc(want);
+    if (buf != NULL) {
         c->h->tensors = buf;
+        c->h->tensors_space_bytes = want;
+        c->h->tensors_cap_bytes = 0;
         stg_mem_advise_huge(buf, want); /* written once, front to back */
-    } else {
-        /* only an estimate: the table then grows as entries come, which reports for real */
-        c->h->arena.failed = failed;
-        c->h->arena.out_of_memory = oom;
     }
 }
 

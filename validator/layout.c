@@ -158,14 +158,21 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
         }
         return;
     }
+    uint32_t elem_bits[STG_ST_DTYPE_MASK + 1]; /* stg_dtype_bits, looked up once */
+    for (uint32_t d = 0; d <= STG_ST_DTYPE_MASK; d++) {
+        elem_bits[d] = stg_dtype_bits((stg_dtype)d);
+    }
     uint64_t covered = 0;              /* bytes [0, covered) are accounted for */
     const stg_st_tensor *owner = NULL; /* the tensor whose end is `covered` */
     uint64_t start = h->data_start;
     for (size_t i = 0; i < h->tensor_count; i++) {
         const stg_st_tensor *t = &h->tensors[i];
         uint64_t b = t->begin, e = t->end; /* b <= e after stage 2 */
-        uint32_t bits = stg_dtype_bits(stg_st_dtype(t));
-        if (bits >= 16 && e > b && b % (bits / 8) != 0) { /* zero-size tensors have no bytes */
+        uint32_t bits = elem_bits[stg_st_dtype(t)];
+        uint64_t size = bits / 8;
+        /* elements of 16 bits and more are 2, 4 or 8 bytes: a mask, not a division */
+        uint64_t rem = (size & (size - 1)) == 0 ? (b & (size - 1)) : b % (size == 0 ? 1 : size);
+        if (bits >= 16 && e > b && rem != 0) { /* zero-size tensors have no bytes */
             tensor_finding(h, r, t,
                            stg_report_add(r, STG_TENSOR_MISALIGNED, stg_st_offsets_offset(h, t),
                                           "the tensor begins at data byte %llu, not a multiple "

@@ -76,13 +76,15 @@ typedef struct stg_st_header {
     stg_tensor *pub;       /* want_public: public views in `tensors` order, built by stage 3 */
     stg_st_meta *metadata; /* `__metadata__` entries in file order */
     size_t metadata_count;
-    bool schema_ok;            /* stages 1-2 found no error: stage 3 may run */
-    bool layout_ok;            /* stage 3 found no error */
-    bool data_order;           /* stage 2 saw every record's (begin, end) strictly above the one
+    bool schema_ok;             /* stages 1-2 found no error: stage 3 may run */
+    bool layout_ok;             /* stage 3 found no error */
+    bool data_order;            /* stage 2 saw every record's (begin, end) strictly above the one
                                   before (writers' order): stage 3 need not check the order */
-    size_t tensors_cap_bytes;  /* bytes reserved for `tensors` (charged to `arena`) */
-    size_t metadata_cap_bytes; /* bytes reserved for `metadata` (charged to `arena`) */
-    size_t rare_cap_bytes;     /* the same for `rare`, `shapes` and `pub` */
+    size_t tensors_cap_bytes;   /* bytes of `tensors` charged to `arena` */
+    size_t tensors_space_bytes; /* bytes allocated for `tensors` (>= the charge: address space
+                                   reserved by stage 2, touched only as records fill it) */
+    size_t metadata_cap_bytes;  /* bytes reserved for `metadata` (charged to `arena`) */
+    size_t rare_cap_bytes;      /* the same for `rare`, `shapes` and `pub` */
     size_t shapes_cap_bytes;
     size_t pub_cap_bytes;
 } stg_st_header;
