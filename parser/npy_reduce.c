@@ -1,8 +1,6 @@
 /* numpy.dtype reduce strings (see npy_reduce.h). */
 #include "npy_reduce.h"
 
-#include <string.h>
-
 #include "cursor.h"
 
 /* The decimal digits of the rest of c (all of them must be digits; at most 11 of them, so
@@ -20,9 +18,24 @@ static bool all_digits(stg_cursor *c, uint64_t *v)
     return true;
 }
 
+/* The sizes numpy 1.24 accepts after each fixed kind (x86-64: f16 is long double, c32 its
+ * complex); numpy refuses the rest, so the load fails before an array byte is read. */
+static bool fixed_size_known(uint8_t kind, uint64_t v)
+{
+    switch (kind) {
+    case 'b': return v == 1;
+    case 'i':
+    case 'u': return v == 1 || v == 2 || v == 4 || v == 8;
+    case 'f': return v == 2 || v == 4 || v == 8 || v == 16;
+    case 'c': return v == 8 || v == 16 || v == 32;
+    case 'M':
+    case 'm': return v == 8;
+    default: return false;
+    }
+}
+
 bool stg_npy_reduce_fixed(const uint8_t *p, size_t n, uint64_t *size, bool *object)
 {
-    static const uint8_t fixed_kinds[] = {'b', 'i', 'u', 'f', 'c', 'M', 'm'};
     stg_cursor c = stg_cur_make(p, n);
     uint8_t kind;
     *object = false;
@@ -34,11 +47,7 @@ bool stg_npy_reduce_fixed(const uint8_t *p, size_t n, uint64_t *size, bool *obje
         return true;
     }
     uint64_t v;
-    if (memchr(fixed_kinds, kind, sizeof fixed_kinds) == NULL || n < 2 || n > 4 ||
-        !all_digits(&c, &v)) {
-        return false;
-    }
-    if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16) {
+    if (n < 2 || n > 4 || !all_digits(&c, &v) || !fixed_size_known(kind, v)) {
         return false;
     }
     *size = v;
@@ -49,8 +58,10 @@ bool stg_npy_reduce_flexible(const uint8_t *p, size_t n, uint8_t *kind, uint64_t
 {
     stg_cursor c = stg_cur_make(p, n);
     if (n < 2 || n > 12 || stg_cur_u8(&c, kind) != STG_OK ||
-        (*kind != 'S' && *kind != 'U' && *kind != 'V')) {
+        (*kind != 'S' && *kind != 'U' && *kind != 'V') || !all_digits(&c, count)) {
         return false;
     }
-    return all_digits(&c, count);
+    /* numpy stores the item size in a C int (U: 4 bytes per character): past INT32_MAX it
+     * wraps, so a larger count is not a size stguard can agree on. */
+    return *count <= (*kind == 'U' ? (uint64_t)INT32_MAX / 4 : (uint64_t)INT32_MAX);
 }

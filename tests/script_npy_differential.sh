@@ -1,7 +1,8 @@
 #!/bin/bash
 # .npy headers: stguard's reader (parser/npy.c, through the test driver npy_probe) against
 # numpy.lib.format on numpy.save outputs of every dtype kind, hand-written spellings and seeded
-# mutations (tests/npy_differential.py); then through the CLI: every numpy.save output is ok or
+# mutations (tests/npy_differential.py), and dtype reduce strings (parser/npy_reduce.c) against
+# numpy.dtype (tests/npy_reduce_differential.py); then through the CLI: every numpy.save output is ok or
 # warn, and object dtypes in every spelling followed by an os.system pickle are reached by the
 # real numpy.load (tests/loaders/reach.py, refused there) and unsafe for stguard.
 # Skips (77) when Debian's python3 cannot import numpy.
@@ -21,6 +22,8 @@ trap 'rm -rf "$tmp"' EXIT
 seed=${STG_NPY_SEED:-$((RANDOM % 100000))}
 fail=0
 "$PY" "$SRC/tests/npy_differential.py" "$STG_NPY_PROBE" "$tmp/d" "$seed" 3000 || fail=1
+# numpy.dtype reduce strings (joblib array wrappers): parser/npy_reduce against numpy.dtype
+"$PY" "$SRC/tests/npy_reduce_differential.py" "$STG_NPY_PROBE" "$seed" 3000 || fail=1
 
 # Benign: numpy.save outputs never invalid or unsafe.
 for f in "$tmp"/d/save_*.npy; do

@@ -276,6 +276,10 @@ START_TEST(test_npy_reduce_strings)
                                       "8"),
                                     &size, &object)); /* a NUL is no kind */
     ck_assert(!stg_npy_reduce_fixed(B("f"), &size, &object));
+    ck_assert(stg_npy_reduce_fixed(B("c32"), &size, &object)); /* numpy's complex256 */
+    ck_assert_uint_eq(size, 32);
+    ck_assert(!stg_npy_reduce_fixed(B("i16"), &size, &object)); /* numpy has no int128 */
+    ck_assert(!stg_npy_reduce_fixed(B("c4"), &size, &object));
     uint8_t kind = 0;
     uint64_t count = 0;
     ck_assert(stg_npy_reduce_flexible(B("U5"), &kind, &count));
@@ -284,6 +288,14 @@ START_TEST(test_npy_reduce_strings)
     ck_assert(!stg_npy_reduce_flexible(B("U5x"), &kind, &count));
     ck_assert(!stg_npy_reduce_flexible(B("f5"), &kind, &count));
     ck_assert(!stg_npy_reduce_flexible(B("V123456789012"), &kind, &count)); /* 13 bytes */
+    /* numpy keeps the item size in a C int: a larger one wraps there, so none is agreed on */
+    ck_assert(stg_npy_reduce_flexible(B("S2147483647"), &kind, &count));
+    ck_assert_uint_eq(count, 2147483647u);
+    ck_assert(!stg_npy_reduce_flexible(B("S2147483648"), &kind, &count));
+    ck_assert(!stg_npy_reduce_flexible(B("S4294967297"), &kind, &count)); /* numpy: 1 byte */
+    ck_assert(stg_npy_reduce_flexible(B("U536870911"), &kind, &count));
+    ck_assert(!stg_npy_reduce_flexible(B("U536870912"), &kind, &count)); /* x 4 wraps */
+    ck_assert(!stg_npy_reduce_flexible(B("S+5"), &kind, &count)); /* numpy's strtol takes it */
 }
 END_TEST
 

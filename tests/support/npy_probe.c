@@ -1,10 +1,14 @@
 /* Test-only driver: prints stguard's reading of .npy headers (parser/npy) as one JSON line per
- * file, so tests/script_npy_differential.sh can compare it with numpy.lib.format. */
+ * file, so tests/script_npy_differential.sh can compare it with numpy.lib.format; with
+ * --reduce, its reading of numpy.dtype reduce strings (parser/npy_reduce) given as hex
+ * arguments, for tests/npy_reduce_differential.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "parser/npy.h"
+#include "parser/npy_reduce.h"
+#include "parser/text.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
@@ -33,8 +37,35 @@ static uint8_t *slurp(const char *path, size_t *len)
     return buf;
 }
 
+/* One line per hex argument: {"fixed": ..., "itemsize": ..., "object": ..., "flexible": ...,
+ * "kind": ..., "count": ...}. */
+static int probe_reduce(int argc, char **argv)
+{
+    for (int a = 2; a < argc; a++) {
+        uint8_t s[64];
+        size_t n = strlen(argv[a]) / 2;
+        if (n > sizeof s || !stg_hex_decode(argv[a], s, n)) {
+            fprintf(stderr, "npy_probe: bad hex %s\n", argv[a]);
+            return 2;
+        }
+        uint64_t size = 0, count = 0;
+        bool object = false;
+        uint8_t kind = 0;
+        bool fixed = stg_npy_reduce_fixed(s, n, &size, &object);
+        bool flexible = stg_npy_reduce_flexible(s, n, &kind, &count);
+        printf("{\"fixed\": %s, \"itemsize\": %llu, \"object\": %s, \"flexible\": %s, "
+               "\"kind\": \"%c\", \"count\": %llu}\n",
+               fixed ? "true" : "false", (unsigned long long)size, object ? "true" : "false",
+               flexible ? "true" : "false", flexible ? kind : '-', (unsigned long long)count);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--reduce") == 0) {
+        return probe_reduce(argc, argv);
+    }
     stg_limits def;
     stg_limits_default(&def);
     stg_npy_limits lim = {def.max_header_len, def.max_json_depth, def.max_metadata_entries};
