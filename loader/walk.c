@@ -778,6 +778,18 @@ static void *worker_main(void *arg)
     }
 }
 
+/* No job is handed out any more; the scans running end and the workers are joined. */
+static void stop_workers(walk *w, pthread_t *tids, unsigned *started)
+{
+    pthread_mutex_lock(&w->lock);
+    w->next_job = w->target_count;
+    pthread_mutex_unlock(&w->lock);
+    for (unsigned i = 0; i < *started; i++) {
+        pthread_join(tids[i], NULL);
+    }
+    *started = 0;
+}
+
 static void wait_deadline(struct timespec *ts, uint32_t ms)
 {
     clock_gettime(CLOCK_MONOTONIC, ts);
@@ -1072,12 +1084,15 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w.changed, &ca);
     pthread_condattr_destroy(&ca);
+    if (cancelled(opt)) {
+        nthreads = 0; /* cancelled already: no file is started */
+    }
     for (; started < nthreads; started++) {
         if (pthread_create(&tids[started], NULL, worker_main, &w) != 0) {
             break;
         }
     }
-    if (started == 0 && w.target_count > 0) {
+    if (started == 0 && w.target_count > 0 && !cancelled(opt)) {
         worker_main(&w); /* no thread could start: scan here */
     }
 
@@ -1088,21 +1103,24 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
     for (size_t i = 0; i < w.target_count; i++) {
         prog.bytes_total += w.files[w.targets[i].file].size_hint;
     }
+    /* Cancelled: no file is started any more, the scans running end (their records are
+     * reported, in order, as the records before them), and the walk stops at the first record
+     * whose file was never started. */
     bool interrupted = false;
-    for (size_t i = 0; i < w.record_count && !interrupted; i++) {
+    for (size_t i = 0; i < w.record_count; i++) {
         walk_record *rec = &w.records[i];
         if (rec->suppressed) {
             continue;
         }
-        if (cancelled(opt)) {
+        if (!interrupted && cancelled(opt)) {
             interrupted = true;
-            break;
+            stop_workers(&w, tids, &started);
         }
         stg_report *r = rec->fixed;
         if (r == NULL) {
             walk_target *t = &w.targets[rec->target];
             pthread_mutex_lock(&w.lock);
-            while (!t->done) {
+            while (!t->done && !interrupted) {
                 if (cancelled(opt)) {
                     interrupted = true;
                     break;
@@ -1127,8 +1145,13 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
                     pthread_mutex_lock(&w.lock);
                 }
             }
-            if (interrupted) {
+            if (interrupted && started > 0) {
                 pthread_mutex_unlock(&w.lock);
+                stop_workers(&w, tids, &started); /* t's scan, if it began, ends here */
+                pthread_mutex_lock(&w.lock);
+            }
+            if (!t->done) {
+                pthread_mutex_unlock(&w.lock); /* never started: the walk ends here */
                 break;
             }
             r = t->report;
@@ -1174,7 +1197,7 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
         result->distinct_scanned = w.distinct;
         result->records_total = shown;
         result->skipped_self = w.skipped_self;
-        result->interrupted = interrupted;
+        result->interrupted = interrupted && prog.files_done < shown;
         result->skipped_git = w.skipped_git;
         result->skipped_no_exist = w.skipped_no_exist;
         result->skipped_locks = w.skipped_locks;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The stguard CLI end to end (docs/cli.md, docs/cli.md): options, exit statuses, text,
-# JSON Lines and SARIF output, -j ordering, links, FIFOs, the Hugging Face cache layout,
-# include/exclude, standard input, --sha256, io_error, inspect. Fixtures are built in a fresh
+# The stguard CLI end to end (docs/cli.md): options, exit statuses, text, JSON Lines and SARIF
+# output, -j ordering, links, FIFOs, the Hugging Face cache layout, include/exclude, standard
+# input, --sha256, io_error, progress, interrupts by real SIGINT/SIGTERM, inspect. Fixtures are built in a fresh
 # temporary directory with printf and the python3 standard library.
 set -u
 CLI=${STGUARD_CLI:-}
@@ -281,9 +281,10 @@ for res, (path, f) in zip(run["results"], findings):
         (uri, base, path)
     assert loc["region"]["startLine"] == 1, loc
     if f["offset"] is None:
-        assert "byteOffset" not in loc["region"], loc
+        assert "byteOffset" not in loc["region"] and "byteLength" not in loc["region"], loc
     else:
         assert loc["region"]["byteOffset"] == f["offset"], (loc, f)
+        assert loc["region"]["byteLength"] == 1, loc  # the byte the finding names
 assert set(rule_ids) == {f["code"] for _, f in findings}, rule_ids
 EOF
 
@@ -624,13 +625,67 @@ EOF
 expect_rc 1 "--progress never" -- "$CLI" scan --progress never many
 [ ! -s err.txt ] && ok || fail "progress never"
 
-# auto: on a terminal (script(1) gives stderr a pty) the line shows for several files only
+# auto: on a terminal (script(1) gives stderr a pty) the line shows for several files only,
+# and never with --quiet
 if command -v script >/dev/null 2>&1; then
-    script -qec "'$CLI' scan -q many >/dev/null" /dev/null >tty.txt 2>&1
+    script -qec "'$CLI' scan many >/dev/null" /dev/null >tty.txt 2>&1
     grep -q 'stguard: [0-9]*/24 files' tty.txt && ok || fail "progress on a terminal: $(od -c tty.txt | head -3)"
-    script -qec "'$CLI' scan -q ok.safetensors >/dev/null" /dev/null >tty.txt 2>&1
+    script -qec "'$CLI' scan ok.safetensors >/dev/null" /dev/null >tty.txt 2>&1
     grep -q 'files,' tty.txt && fail "progress for one quick file: $(od -c tty.txt | head -3)" || ok
+    script -qec "'$CLI' scan -q many >/dev/null" /dev/null >tty.txt 2>&1
+    grep -q 'files,' tty.txt && fail "progress with --quiet: $(od -c tty.txt | head -3)" || ok
 fi
+
+# ------------------------------------------------------------------ interrupts (real signals)
+# Sparse 256 MiB files: hashing each takes long enough that the signal lands during the scan.
+# Every format is closed validly (SARIF also against the official schema when python3 has
+# jsonschema), the records printed are the ones counted, the progress line is cleared.
+mkdir -p huge
+for i in $(seq 1 30); do truncate -s 256M "huge/f$i.dat"; done
+for sig in INT TERM; do
+    for fmt in text json sarif; do
+        "$CLI" scan --progress always --format $fmt huge >int.out 2>int.err &
+        pid=$!
+        sleep 0.5
+        kill -$sig $pid
+        wait $pid
+        rc=$?
+        want=$([ $sig = INT ] && echo 130 || echo 143)
+        [ $rc -eq $want ] && ok || fail "SIG$sig during a $fmt scan: exit $rc, want $want"
+        py "$fmt output after SIG$sig" $sig $fmt "${STG_SOURCE_DIR:-}" <<'EOF'
+import json, re, sys
+sig, fmt, src = sys.argv[1:4]
+out = open("int.out").read()
+err = open("int.err", "rb").read()
+assert err.endswith(b"\r\x1b[K"), err[-60:]  # the progress line is cleared
+if fmt == "text":
+    lines = out.splitlines()
+    assert lines and lines[-1].startswith("interrupted by SIG" + sig), lines[-3:]
+    m = re.match(r"(\d+) files?: ", lines[-2])
+    printed = len([l for l in lines[:-2] if not l.startswith(" ")])
+    counted = int(m.group(1))
+elif fmt == "json":
+    recs = [json.loads(l) for l in out.splitlines()]
+    assert recs[-1]["type"] == "summary" and recs[-1]["interrupted"] is True, recs[-1]
+    printed, counted = len(recs) - 1, recs[-1]["files"]
+else:
+    doc = json.loads(out)
+    try:
+        import jsonschema
+        schema = json.load(open(src + "/tests/data/sarif/sarif-schema-2.1.0.json"))
+        jsonschema.Draft4Validator(schema).validate(doc)
+    except ImportError:
+        pass
+    run = doc["runs"][0]
+    inv = run["invocations"][0]
+    assert inv["executionSuccessful"] is False and inv["exitSignalName"] == "SIG" + sig, inv
+    assert inv["exitCode"] == (130 if sig == "INT" else 143), inv
+    printed, counted = len(run["artifacts"]), run["properties"]["files"]
+assert printed == counted < 30, (printed, counted)
+EOF
+    done
+done
+rm -rf huge
 
 # ------------------------------------------------------------------ inspect
 expect_rc 0 "inspect text" -- "$CLI" inspect ok.safetensors

@@ -30,9 +30,44 @@ cmake --install "$STG_BINARY_DIR" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
     cat "$tmp/install.log"; echo "FAIL: cmake --install" >&2; exit 1; }
 for f in include/stguard/stguard.h share/man/man1/stguard.1 share/doc/stguard/README.md \
     share/doc/stguard/policy.md share/doc/stguard/findings.md share/doc/stguard/SECURITY.md \
+    share/doc/stguard/cli.md share/doc/stguard/cli.schema.json \
     share/bash-completion/completions/stguard share/zsh/site-functions/_stguard; do
     [ -f "$prefix/$f" ] || { echo "FAIL: $f not installed" >&2; exit 1; }
 done
+# man finds the installed page (man -M PREFIX/share/man stguard) and it renders without warnings
+if command -v man >/dev/null 2>&1; then
+    page=$(MANWIDTH=80 MANPAGER=cat man -M "$prefix/share/man" stguard 2>"$tmp/man.err") || {
+        cat "$tmp/man.err" >&2; echo "FAIL: man -M $prefix/share/man stguard" >&2; exit 1; }
+    case "$page" in
+        *STGUARD*"--format text|json|sarif"*"--shard K/N"*"EXIT STATUS"*) ;;
+        *) echo "FAIL: the installed manual: $(echo "$page" | head -5)" >&2; exit 1 ;;
+    esac
+    [ ! -s "$tmp/man.err" ] || { cat "$tmp/man.err" >&2; echo "FAIL: man warnings" >&2; exit 1; }
+    echo "-- man -M $prefix/share/man stguard: ok"
+fi
+# The installed bash completion: every long option of `stguard --help` is completed (the
+# bash-completion helpers it calls are stubbed), and --fail-on offers its three levels.
+comp_out=$(bash -c '
+    _init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]};
+                         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+    _filedir() { COMPREPLY=(); }
+    compopt() { :; }
+    . "$1"
+    COMP_WORDS=(stguard scan --); COMP_CWORD=2; _stguard; echo "${COMPREPLY[*]}"
+    COMP_WORDS=(stguard scan --fail-on ""); COMP_CWORD=3; _stguard; echo "${COMPREPLY[*]}"
+' _ "$prefix/share/bash-completion/completions/stguard")
+scan_help=$("$STG_BINARY_DIR/stguard" --help 2>/dev/null | sed -n '/^scan options:/,/^exit status/p' |
+    grep -o -- '--[a-z0-9-]*' | sort -u) || true
+for o in $scan_help; do
+    case " $(echo "$comp_out" | head -1) " in *" $o "*) ;;
+        *) echo "FAIL: bash completion lacks $o" >&2; exit 1 ;; esac
+    grep -q -- "'$o\[\|'(-[a-z] $o)\|{-[a-z],$o}" "$prefix/share/zsh/site-functions/_stguard" ||
+        grep -q -- "$o\[" "$prefix/share/zsh/site-functions/_stguard" ||
+        { echo "FAIL: zsh completion lacks $o" >&2; exit 1; }
+done
+[ "$(echo "$comp_out" | sed -n 2p)" = "warning error unsafe" ] || {
+    echo "FAIL: bash completion of --fail-on: $(echo "$comp_out" | sed -n 2p)" >&2; exit 1; }
+[ -n "$scan_help" ] && echo "-- completion: $(echo "$scan_help" | wc -l) scan options in bash and zsh"
 pcfile=$(find "$prefix" -name stguard.pc | head -1)
 config=$(find "$prefix" -name stguardConfig.cmake | head -1)
 [ -n "$pcfile" ] || { echo "FAIL: stguard.pc not installed" >&2; exit 1; }

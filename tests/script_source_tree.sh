@@ -4,7 +4,7 @@
 # removed, scanned as a user would. Text, code and configs are `text`/`json`; `.git` is skipped
 # and counted, and --scan-git walks it (its objects hold the history of corpus/ and tests/data/,
 # so only the walk is checked there). Skips (77) when git is absent or the source is not a git
-# checkout.
+# checkout. Also: every script in tools/ is executable in git.
 set -u
 if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
     echo "skip: no CLI binary (STGUARD_CLI)"
@@ -17,8 +17,18 @@ PY=/usr/bin/python3
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 git clone -q --no-hardlinks "$SRC" "$T/src" || { echo "FAIL: git clone"; exit 1; }
-rm -rf "$T/src/corpus" "$T/src/tests/data"
 FAILS=0
+
+# Every script in tools/ and .ci/ (a file starting with #!) is executable in git, so a fresh
+# clone runs tools/run-tests.sh and the rest as the README writes them.
+while read -r mode _ _ path; do
+    if [ "$(head -c 2 "$T/src/$path")" = "#!" ] && [ "$mode" != 100755 ]; then
+        echo "FAIL: $path is a script with mode $mode in git (want 100755)"
+        FAILS=$((FAILS + 1))
+    fi
+done < <(git -C "$T/src" ls-files -s -- tools .ci)
+[ -x "$T/src/tools/run-tests.sh" ] || { echo "FAIL: tools/run-tests.sh not executable in a clone"; FAILS=$((FAILS + 1)); }
+rm -rf "$T/src/corpus" "$T/src/tests/data"
 
 for opt in "" --scan-git; do
     # shellcheck disable=SC2086 # opt is one word or none

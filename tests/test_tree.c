@@ -8,6 +8,7 @@
  * in the scan options they embed; reserved space never read), the summary written whole (also
  * on misuse), and the public digest helpers. */
 #include <check.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -242,15 +243,63 @@ START_TEST(test_tree_cancel)
     c.cancel_after_first = &stop;
     const char *paths[1] = {dir};
     ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, &sum), STG_OK);
-    ck_assert_uint_eq(c.count, 1);
-    ck_assert_str_eq(c.r[0].path, at("a.txt"));
-    ck_assert(sum.interrupted);
-    ck_assert_uint_eq(sum.records, 1);
+    /* the scans running when the flag was set end and are handed out, in walk order */
+    static const char *const order[] = {"a.txt", "b/link.safetensors", "b/model.safetensors",
+                                        "c.bin", "fifo"};
+    ck_assert_uint_ge(c.count, 1);
+    for (size_t i = 0; i < c.count; i++) {
+        ck_assert_str_eq(c.r[i].path, at(order[i]));
+    }
+    ck_assert_uint_eq(sum.records, c.count);
     ck_assert_uint_eq(sum.records_total, 5);
-    /* a flag already set: nothing is handed out */
+    ck_assert(sum.interrupted == (c.count < 5));
+    /* a flag already set: nothing is started, nothing handed out */
     memset(&c, 0, sizeof c);
     ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, &sum), STG_OK);
     ck_assert_uint_eq(c.count, 0);
+    ck_assert_uint_eq(sum.bytes, 0);
+    ck_assert(sum.interrupted);
+}
+END_TEST
+
+/* Cancelled while a file is being scanned: that scan ends and its record is handed out, no
+ * later file is started. */
+static volatile int progress_stop;
+
+/* Cancels once the first file is being read (its bytes move), not before its scan began. */
+static void cancel_on_progress(void *user, const stg_tree_progress *p)
+{
+    (void)user;
+    if (p->files_done == 0 && p->bytes_done > 0) {
+        progress_stop = 1;
+    }
+}
+
+START_TEST(test_tree_cancel_running)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/a.big", dir);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)64 << 20), 0); /* sparse: hashing it takes a while */
+    close(fd);
+    put("b.txt", "hello\n", 6);
+    progress_stop = 0;
+    stg_tree_options o;
+    stg_tree_options_default(&o);
+    o.threads = 1;
+    o.cancel = &progress_stop;
+    o.on_progress = cancel_on_progress;
+    o.progress_ms = 1;
+    collected c;
+    stg_tree_summary sum;
+    memset(&c, 0, sizeof c);
+    const char *paths[1] = {dir};
+    ck_assert_int_eq(stg_scan_tree(paths, 1, &o, collect, &c, &sum), STG_OK);
+    ck_assert_uint_eq(c.count, 1);
+    ck_assert_str_eq(c.r[0].path, at("a.big"));
+    ck_assert_uint_eq(sum.records, 1);
+    ck_assert_uint_eq(sum.bytes, (uint64_t)64 << 20);
     ck_assert(sum.interrupted);
 }
 END_TEST
@@ -391,6 +440,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_tree_records_and_summary);
     tcase_add_test(tc, test_tree_cancel);
+    tcase_add_test(tc, test_tree_cancel_running);
     tcase_add_test(tc, test_tree_hf_cache);
     tcase_add_test(tc, test_tree_sizes_and_misuse);
     tcase_add_test(tc, test_digest_helpers);

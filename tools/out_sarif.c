@@ -1,7 +1,7 @@
 /* SARIF 2.1.0 output for code-scanning dashboards (GitHub code scanning among them): one run;
  * one result per finding (ruleId = the finding's code, level from its severity, a region with
- * startLine 1 and the byte offset, a partial fingerprint stable across runs); one artifact per
- * scanned file (length, SHA-256); the rules array lists the codes used, in order of first use,
+ * startLine 1 and the byte offset and length, a partial fingerprint stable across runs); one
+ * artifact per scanned file (length, SHA-256); the rules array lists the codes used, in order of first use,
  * so ruleIndex can be given while results are streamed, each with its help text and a
  * security-severity from the worst severity seen. Paths below the working directory are
  * relative to the base %SRCROOT%; others are absolute file:// URIs of their real path. */
@@ -95,10 +95,11 @@ const char *cli_code_remedy(stg_code code)
                "leaving the scanned folder, or changed while it was read). Scan it again once "
                "it is stable; never load what was not checked.";
     }
-    return "The file does not follow the safetensors format, or its header describes its data "
-           "inaccurately: readers that trust the header can read out of bounds, and different "
-           "readers load different tensors. Do not load it; obtain it again from a trusted "
-           "source or write it again with the reference writer (safetensors save_file).";
+    return "The file does not follow its format (safetensors, or the format its content "
+           "has), or its header describes its data inaccurately: readers that trust the header "
+           "can read out of bounds, and different readers load different tensors. Do not load "
+           "it; obtain it again from a trusted source or write it again with the format's "
+           "reference writer (for safetensors: safetensors save_file).";
 }
 
 static const char *level_of(stg_severity s)
@@ -328,10 +329,12 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
          * the offset is in the member's bytes: the region then points at the member's local
          * header, the inner offset goes to the properties. */
         fputs(",\"region\":{\"startLine\":1", out);
+        /* A finding names one byte (it has no length): byteLength 1, not SARIF's default 0,
+         * which would be a point between two bytes. */
         if (f->member != NULL && f->has_member_offset) {
-            fprintf(out, ",\"byteOffset\":%" PRIu64, f->member_offset);
+            fprintf(out, ",\"byteOffset\":%" PRIu64 ",\"byteLength\":1", f->member_offset);
         } else if (f->member == NULL && f->has_offset) {
-            fprintf(out, ",\"byteOffset\":%" PRIu64, f->offset);
+            fprintf(out, ",\"byteOffset\":%" PRIu64 ",\"byteLength\":1", f->offset);
         }
         fprintf(out, "}}}],\"partialFingerprints\":{\"stguardFinding/v1\":\"%016" PRIx64 "\"}",
                 fingerprint(a->uri, f));

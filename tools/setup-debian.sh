@@ -23,8 +23,8 @@ full=(
     python3 python3-torch python3-numpy python3-joblib
     # ONNX fixtures (tests/gen_onnx.py: onnx.save_model, external data)
     python3-onnx
-    # the SARIF and JSON Lines schema tests
-    python3-jsonschema
+    # the SARIF and JSON Lines schema tests; the README workflow test (tests/script_workflow.sh)
+    python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, pip install, its tests, the Dask helper
     python3-dev python3-setuptools python3-pip python3-pytest python3-distributed
     # bench/run_speed.sh: simdjson's On-Demand walk as a baseline (C++, built by the script only)

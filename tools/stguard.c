@@ -110,7 +110,8 @@ static const char usage_text[] =
     "  --scan-git                 also walk .git folders (skipped and counted by default)\n"
     "  -j, --jobs N               scan with N threads (output order does not change)\n"
     "  -q, --quiet                print only files that are not ok, and the summary\n"
-    "  --progress auto|always|never  progress line on stderr (default auto: a terminal)\n"
+    "  --progress auto|always|never  progress line on stderr (default auto: a terminal,\n"
+    "                             not with --quiet)\n"
     "  --files-from FILE          also scan the paths listed in FILE, one per line (- : stdin)\n"
     "  --null                     --files-from and --check lists are NUL-separated\n"
     "  --shard K/N                scan only shard K of N (1 <= K <= N), chosen by path: N runs\n"
@@ -739,7 +740,9 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     scan_state s;
     memset(&s, 0, sizeof s);
     s.cfg = c;
-    s.progress_enabled = c->progress > 0 || (c->progress == 0 && isatty(STDERR_FILENO));
+    /* auto: a terminal, and not --quiet (which asks for the files that matter only) */
+    s.progress_enabled = c->progress > 0 ||
+                         (c->progress == 0 && !c->quiet && isatty(STDERR_FILENO));
     s.start = now_seconds();
     if (c->format == OUT_SARIF) {
         s.sarif = cli_sarif_begin(stdout);

@@ -521,9 +521,10 @@ typedef struct stg_tree_options {
                                   modulo shard_count) to shard_index are scanned and handed out */
     uint32_t shard_count;   /**< 0: no sharding */
     uint64_t skip_dev, skip_ino;
-    /** When not NULL and *cancel becomes non-zero (e.g. from a signal handler), no more records
-     *  are handed out, running scans end, and the call returns STG_OK with
-     *  summary->interrupted set. Checked at least every progress_ms. */
+    /** When not NULL and *cancel becomes non-zero (e.g. from a signal handler), no more files
+     *  are started; the scans running end and their records are handed out, in order, with
+     *  the records before them; then the call returns STG_OK with summary->interrupted set.
+     *  Set before the call: no record. Checked at least every progress_ms. */
     const volatile int *cancel;
     uint32_t progress_ms; /**< period of on_progress calls while a scan is waited for (0: 250) */
     /** Called from the calling thread after each record and periodically while waiting; NULL:

@@ -5,8 +5,8 @@ _stguard()
     _init_completion || return
     local scan_opts="--format --profile --fail-on --allow-global --policy --include --exclude
         --max-header-len --max-tensors --max-rank --max-json-depth --max-memory --max-findings
-        --limit --sha256 --stdin-name --no-digest --jobs --quiet --progress --files-from --null
-        --shard --check --help"
+        --limit --sha256 --stdin-name --no-digest --scan-git --jobs --quiet --progress
+        --files-from --null --shard --check --help"
     local limits="max_header_len= max_tensors= max_rank= max_json_depth= max_name_len=
         max_metadata_entries= max_memory= max_findings= max_pickle_stack= max_pickle_memo=
         max_pickle_string= max_nesting= max_inflate_bytes= max_inflate_ratio= profile="
@@ -23,7 +23,7 @@ _stguard()
             fi
             return ;;
         --profile) COMPREPLY=($(compgen -W "strict compat" -- "$cur")); return ;;
-        --fail-on) COMPREPLY=($(compgen -W "warning error" -- "$cur")); return ;;
+        --fail-on) COMPREPLY=($(compgen -W "warning error unsafe" -- "$cur")); return ;;
         --progress) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --limit) compopt -o nospace; COMPREPLY=($(compgen -W "$limits" -- "$cur")); return ;;
         --policy | --files-from | --check) _filedir; return ;;
@@ -38,8 +38,9 @@ _stguard()
                 COMPREPLY=($(compgen -W "--select --force --drop-aliases --strict-leaves
                     --sha256 --help" -- "$cur"))
             elif [ "${words[1]}" = inspect ]; then
-                COMPREPLY=($(compgen -W "--format --tensor-sha256 --max-header-len --max-tensors
-                    --max-rank --max-json-depth --max-memory --limit --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--format --tensor-sha256 --profile --max-header-len
+                    --max-tensors --max-rank --max-json-depth --max-memory --max-findings --limit
+                    --help" -- "$cur"))
             else
                 COMPREPLY=($(compgen -W "$scan_opts" -- "$cur"))
             fi ;;
