@@ -24,20 +24,26 @@ static void check_table(const stg_st_header *h, uint64_t data_len)
     uint64_t covered = 0;
     for (size_t i = 0; i < h->tensor_count; i++) {
         const stg_st_tensor *t = &h->tensors[i];
+        const stg_tensor *v = &h->pub[i];
         if (i > 0) {
             const stg_st_tensor *p = &h->tensors[i - 1];
-            if (p->pub.begin > t->pub.begin ||
-                (p->pub.begin == t->pub.begin && p->pub.end > t->pub.end)) {
+            if (p->begin > t->begin || (p->begin == t->begin && p->end > t->end)) {
                 abort(); /* not sorted */
             }
         }
-        if (t->pub.begin != covered || t->pub.end < t->pub.begin || t->pub.end > data_len) {
+        if (t->begin != covered || t->end < t->begin || t->end > data_len) {
             abort(); /* gap, overlap or out of range in an accepted file */
         }
-        if (t->pub.end - t->pub.begin != t->byte_size) {
+        /* the public view agrees with the record, and its shape and dtype give the size */
+        uint64_t count = 1;
+        for (uint32_t d = 0; d < v->rank; d++) {
+            count *= v->shape[d];
+        }
+        if (v->begin != t->begin || v->end != t->end || v->dtype != stg_st_dtype(t) ||
+            count * stg_dtype_bits(v->dtype) != (t->end - t->begin) * 8) {
             abort();
         }
-        covered = t->pub.end;
+        covered = t->end;
     }
     if (covered != data_len) {
         abort(); /* data section not tiled exactly */
@@ -52,6 +58,7 @@ static stg_report *run(const uint8_t *data, size_t size, const stg_limits *lim, 
     }
     stg_st_header h;
     stg_st_header_init(&h);
+    h.want_public = true; /* check_table compares the public views too */
     stg_st_validate(data, size, lim, r, &h);
     stg_report_finish(r);
     stg_verdict v = stg_report_verdict(r);

@@ -90,8 +90,8 @@ static int cmp_name_bytes(const stg_tensor *a, const stg_tensor *b)
 
 static int name_index_cmp(size_t a, size_t b, void *ctx)
 {
-    const stg_st_tensor *t = ctx;
-    return cmp_name_bytes(&t[a].pub, &t[b].pub);
+    const stg_tensor *t = ctx;
+    return cmp_name_bytes(&t[a], &t[b]);
 }
 
 static bool build_name_index(stg_file *f)
@@ -104,7 +104,7 @@ static bool build_name_index(stg_file *f)
     for (size_t i = 0; i < n; i++) {
         f->by_name[i] = i;
     }
-    stg_sort_index(f->by_name, n, name_index_cmp, f->h.tensors); /* heapsort: no allocation */
+    stg_sort_index(f->by_name, n, name_index_cmp, f->h.pub); /* heapsort: no allocation */
     return true;
 }
 
@@ -216,6 +216,7 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
     }
     f->fd = -1;
     stg_st_header_init(&f->h);
+    f->h.want_public = true; /* stg_file_tensor_at hands out stg_tensor views */
     f->path = stg_mem_strndup(path, strlen(path));
     if (f->path == NULL) {
         file_free(f);
@@ -348,7 +349,7 @@ const stg_tensor *stg_file_tensor_at(const stg_file *f, size_t i)
     if (f == NULL || !f->h.schema_ok || i >= f->h.tensor_count) {
         return NULL;
     }
-    return &f->h.tensors[i].pub;
+    return &f->h.pub[i];
 }
 
 const stg_tensor *stg_file_tensor_find(const stg_file *f, const char *name, size_t name_len)
@@ -363,9 +364,9 @@ const stg_tensor *stg_file_tensor_find(const stg_file *f, const char *name, size
     size_t lo = 0, hi = f->h.tensor_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = cmp_name_bytes(&f->h.tensors[f->by_name[mid]].pub, &key);
+        int c = cmp_name_bytes(&f->h.pub[f->by_name[mid]], &key);
         if (c == 0) {
-            return &f->h.tensors[f->by_name[mid]].pub;
+            return &f->h.pub[f->by_name[mid]];
         }
         if (c < 0) {
             lo = mid + 1;
@@ -377,18 +378,18 @@ const stg_tensor *stg_file_tensor_find(const stg_file *f, const char *name, size
 }
 
 /* The tensor t as one of f's own entries, or NULL when it belongs to something else. */
-static const stg_st_tensor *own_tensor(const stg_file *f, const stg_tensor *t)
+static const stg_tensor *own_tensor(const stg_file *f, const stg_tensor *t)
 {
     if (f == NULL || t == NULL || !f->h.schema_ok || f->h.tensor_count == 0) {
         return NULL;
     }
-    uintptr_t base = (uintptr_t)f->h.tensors;
+    uintptr_t base = (uintptr_t)f->h.pub;
     uintptr_t p = (uintptr_t)t;
-    uintptr_t span = (uintptr_t)(f->h.tensor_count * sizeof(stg_st_tensor));
-    if (p < base || p - base >= span || (p - base) % sizeof(stg_st_tensor) != 0) {
+    uintptr_t span = (uintptr_t)(f->h.tensor_count * sizeof(stg_tensor));
+    if (p < base || p - base >= span || (p - base) % sizeof(stg_tensor) != 0) {
         return NULL;
     }
-    return &f->h.tensors[(p - base) / sizeof(stg_st_tensor)];
+    return &f->h.pub[(p - base) / sizeof(stg_tensor)];
 }
 
 stg_status stg_file_read_tensor_range(const stg_file *f, const stg_tensor *t, uint64_t offset,

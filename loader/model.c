@@ -163,12 +163,12 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
             continue;
         }
         for (size_t k = 0; k < nt; k++) {
-            stg_st_tensor *t = &f->h.tensors[k];
-            t->pub.shard = (uint32_t)i;
-            owned[i][k].name = t->pub.name;
-            owned[i][k].name_len = t->pub.name_len;
-            owned[i][k].name_offset = t->name_offset;
-            owned[i][k].byte_size = t->pub.end - t->pub.begin;
+            stg_tensor *t = &f->h.pub[k];
+            t->shard = (uint32_t)i;
+            owned[i][k].name = t->name;
+            owned[i][k].name_len = t->name_len;
+            owned[i][k].name_offset = stg_st_name_offset(&f->h.tensors[k]);
+            owned[i][k].byte_size = t->end - t->begin;
         }
         tables[i].available = true;
         tables[i].tensors = owned[i];
@@ -243,7 +243,7 @@ static bool build_table(stg_model *m)
     for (size_t i = 0; i < m->ix.shard_count; i++) {
         const stg_file *f = m->files[i];
         for (size_t t = 0; f != NULL && t < f->h.tensor_count; t++) {
-            m->table[k] = &f->h.tensors[t].pub;
+            m->table[k] = &f->h.pub[t];
             m->by_name[k] = k;
             k++;
         }

@@ -143,6 +143,7 @@ stg_status stg_stream_new(const stg_limits *lim, const stg_stream_options *opt, 
         s->expected_bad = !stg_sha256_parse_hex(o.expected_sha256, s->expected);
     }
     stg_st_header_init(&s->h);
+    s->h.want_public = true; /* stg_stream_tensor_at hands out stg_tensor views */
     s->state = ST_FRAME;
     s->report = stg_report_new(&s->lim);
     s->tail = stg_mem_alloc(STG_STREAM_TAIL);
@@ -201,7 +202,7 @@ static void tail_push(stg_stream *s, const uint8_t *p, size_t len)
 static int range_index_cmp(size_t ia, size_t ib, void *ctx)
 {
     const stg_st_tensor *t = ctx;
-    const stg_tensor *a = &t[ia].pub, *b = &t[ib].pub;
+    const stg_st_tensor *a = &t[ia], *b = &t[ib];
     if (a->begin != b->begin) {
         return a->begin < b->begin ? -1 : 1;
     }
@@ -227,8 +228,8 @@ static void plan_tensor_digests(stg_stream *s)
     stg_sort_index(order, n, range_index_cmp, s->h.tensors);
     /* Copies, not indices: the layout stage later sorts h.tensors in place. */
     for (size_t k = 0; k < n; k++) {
-        s->ranges[k][0] = s->h.tensors[order[k]].pub.begin;
-        s->ranges[k][1] = s->h.tensors[order[k]].pub.end;
+        s->ranges[k][0] = s->h.tensors[order[k]].begin;
+        s->ranges[k][1] = s->h.tensors[order[k]].end;
     }
     stg_mem_free(order);
     uint64_t covered = 0;
@@ -544,7 +545,7 @@ const stg_tensor *stg_stream_tensor_at(const stg_stream *s, size_t i)
     if (i >= stg_stream_tensor_count(s)) {
         return NULL;
     }
-    return &s->h.tensors[i].pub;
+    return &s->h.pub[i];
 }
 
 stg_status stg_stream_tensor_sha256(const stg_stream *s, size_t i, uint8_t out[32])
@@ -565,7 +566,7 @@ stg_status stg_stream_tensor_sha256(const stg_stream *s, size_t i, uint8_t out[3
      * non-empty ranges are distinct, so the sorted positions agree except among zero-size
      * tensors sharing an offset, whose digests are all the digest of nothing. ranges holds
      * every tensor's (begin, end), so the first entry not below t's is t's own: lo < count. */
-    const stg_tensor *t = &s->h.tensors[i].pub;
+    const stg_tensor *t = &s->h.pub[i];
     size_t lo = 0, hi = s->h.tensor_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -585,7 +586,7 @@ size_t stg_stream_memory_peak(const stg_stream *s)
     if (s == NULL) {
         return 0;
     }
-    size_t n = sizeof *s + 2 * STG_STREAM_TAIL + s->h.arena.peak;
+    size_t n = sizeof *s + 2 * STG_STREAM_TAIL + s->h.arena.peak + s->h.pub_arena.peak;
     if (s->hdr != NULL) {
         n += s->hdr_cap;
     }

@@ -68,6 +68,9 @@ static stg_status copy_range(stg_image *img, size_t from, size_t to, int *err)
     if (img->held + (to - from) > img->cap) {
         return STG_E_LIMIT;
     }
+    /* Large ranges in huge pages where the kernel gives them (only the 2 MiB pages wholly
+     * inside the range: nothing past it becomes resident): one fault per 2 MiB instead of 512. */
+    stg_mem_advise_huge(img->bytes + from, to - from);
     size_t done = from;
     while (done < to) {
         size_t want = to - done;

@@ -13,18 +13,26 @@
 #include "text.h"
 #include "util.h"
 
+/* 8 bytes per key (inputs are at most STG_JSON_MAX_LEN bytes, so positions fit 32 bits): at
+ * a million keys in one object this is the largest buffer after the input itself. */
 struct stg_json_key {
     /* While its object has at most SMALL_OBJECT_KEYS keys: the raw body length << 1 | has
-     * escapes (pairwise checks need no hash). From the key after that on, every record of the
-     * object holds stg_json_key_hash of the decoded key. */
-    uint64_t hash;
-    size_t offset; /* the key's opening quote; its end is found again when needed */
+     * escapes (pairwise checks need no hash), or SMALL_LONG (odd: compared in full) for a body
+     * too long for that. From the key after that on, every record of the object holds the top
+     * 32 bits of stg_json_key_hash of the decoded key (record_hash). */
+    uint32_t hash;
+    uint32_t offset; /* the key's opening quote; its end is found again when needed */
 };
 
 struct stg_json_dup {
-    size_t offset;      /* the repeat's opening quote */
-    size_t prev_offset; /* the occurrence before it */
+    uint32_t offset;      /* the repeat's opening quote */
+    uint32_t prev_offset; /* the occurrence before it */
 };
+
+/* Bytes ahead of each compact object whose cache line is asked for early (a hint only). */
+#define PREFETCH_AHEAD 1024u
+/* The small form of a body of 2^31 bytes or more. */
+#define SMALL_LONG UINT32_MAX
 
 /* Objects with up to this many keys are checked pairwise, without sorting. */
 #define SMALL_OBJECT_KEYS 8u
@@ -556,7 +564,7 @@ static inline bool small_records_equal(const stg_json_parser *p, const stg_json_
         if (a->hash != b->hash) {
             return false; /* different raw lengths */
         }
-        size_t len = (size_t)(a->hash >> 1);
+        size_t len = (size_t)(a->hash >> 1u);
         size_t n = p->len;
         size_t oa = a->offset + 1, ob = b->offset + 1;
         if (len > 0 && n - oa >= 8 && n - ob >= 8) {
@@ -577,13 +585,14 @@ static inline bool small_records_equal(const stg_json_parser *p, const stg_json_
     return key_compare(p->buf, p->len, a->offset, b->offset) == 0;
 }
 
-/* The record of the key at b[offset] (opening quote), body length len, in hashed form. */
-static uint64_t record_hash(const stg_json_parser *p, size_t offset, size_t len, bool esc)
+/* The record of the key at b[offset] (opening quote), body length len, in hashed form: the
+ * hash's top 32 bits (sort_key takes its top bits, the set its low ones). */
+static uint32_t record_hash(const stg_json_parser *p, size_t offset, size_t len, bool esc)
 {
     if (esc) {
-        return hash_escaped(p->buf + offset + 1, len);
+        return (uint32_t)(hash_escaped(p->buf + offset + 1, len) >> 32);
     }
-    return hash_body(p->buf, p->len, offset + 1, len);
+    return (uint32_t)(hash_body(p->buf, p->len, offset + 1, len) >> 32);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -606,9 +615,9 @@ static int dup_sort_cmp(const void *pa, const void *pb, void *ctx)
  * (and, for realistic key counts, little else), and runs that share those bits are then checked
  * pairwise or heap-sorted by the full order. Fewer bits mean fewer radix passes. */
 #define SORT_KEY_BITS 16u
-static inline uint64_t sort_key(uint64_t hash)
+static inline uint32_t sort_key(uint32_t hash)
 {
-    return hash >> (64u - SORT_KEY_BITS);
+    return hash >> (32u - SORT_KEY_BITS);
 }
 
 /* Stable insertion sort by sort_key (small objects only: k <= 32). */
@@ -616,7 +625,7 @@ static void insertion_sort_records(stg_json_key *r, size_t count)
 {
     for (size_t i = 1; i < count; i++) {
         stg_json_key t = r[i];
-        uint64_t key = sort_key(t.hash);
+        uint32_t key = sort_key(t.hash);
         size_t j = i;
         while (j > 0 && sort_key(r[j - 1].hash) > key) {
             r[j] = r[j - 1];
@@ -696,7 +705,7 @@ static void sort_records(stg_json_key *r, size_t count)
 
 /* Appends one duplicate to the pending list (in sort_tmp, sized for the object's `count` keys
  * when the first one is found: there are fewer duplicates than keys). */
-static int push_dup(stg_json_parser *p, size_t count, size_t *ndup, size_t offset, size_t prev)
+static int push_dup(stg_json_parser *p, size_t count, size_t *ndup, uint32_t offset, uint32_t prev)
 {
     if (*ndup == 0 && ensure_tmp(p, count) != 0) {
         return -1;
@@ -742,10 +751,12 @@ static int dups_pairwise(stg_json_parser *p, const stg_json_key *r, size_t run, 
 /* Probe ceilings of the hash-set pass below: one insert, and all of them together (per key). */
 #define SET_PROBE_CEILING 256u
 #define SET_PROBES_PER_KEY 16u
+/* Keys ahead whose set slot is asked for early (large sets do not fit any cache). */
+#define SET_PREFETCH_KEYS 16u
 
 /* The fast path of the duplicate check for objects of more than SMALL_OBJECT_KEYS keys (whose
  * records already hold their hashes): one pass inserting every record's index into an
- * open-addressing set (linear probing, load <= 1/2, 32-bit slots holding index + 1 in the low
+ * open-addressing set (linear probing, load 3/5, 32-bit slots holding index + 1 in the low
  * `bits` bits and hash bits above them as a tag, so most probes never read a record), in the
  * object's scratch buffer. Returns true when the object has no repeated key. Any doubt returns
  * false and leaves the answer to the sort below, which finds and orders every duplicate
@@ -755,14 +766,16 @@ static int dups_pairwise(stg_json_parser *p, const stg_json_key *r, size_t run, 
  * the sort needs no memory). */
 static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size_t count)
 {
-    unsigned bits = 1;
-    while (bits < 31 && ((size_t)1 << (bits - 1)) < count) {
+    unsigned bits = 1; /* index bits: index + 1 <= count < 2^bits */
+    while (bits < 31 && ((size_t)1 << bits) <= count) {
         bits++;
     }
-    if (((size_t)1 << (bits - 1)) < count) {
+    if (((size_t)1 << bits) <= count) {
         return false; /* more keys than 32-bit slots can index */
     }
-    size_t slots = (size_t)1 << bits;
+    /* load 3/5: a million keys take 6.7 MB (the largest buffer at that size after the key
+     * records); slots are picked from the hash's high bits by multiplication, not a mask */
+    size_t slots = count + count * 2 / 3 + 1;
     int failed = p->arena->failed, oom = p->arena->out_of_memory;
     void *buf = p->sort_tmp;
     if (stg_arena_grow_buffer(p->arena, &buf, &p->sort_tmp_cap_bytes, slots * sizeof(uint32_t)) !=
@@ -774,14 +787,18 @@ static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size
     p->sort_tmp = buf;
     uint32_t *set = buf;
     memset(set, 0, slots * sizeof(uint32_t));
-    const uint32_t mask = (uint32_t)(slots - 1);
-    const unsigned tag_shift = 64u - (32u - bits);
+    const uint32_t mask = (uint32_t)(((size_t)1 << bits) - 1);
+    const uint64_t range = (uint64_t)slots;
     size_t budget = count * SET_PROBES_PER_KEY;
     for (size_t i = 0; i < count; i++) {
-        uint64_t h = r[i].hash;
-        uint32_t tag = bits < 32 ? (uint32_t)(h >> tag_shift) << bits : 0;
+        if (count - i > SET_PREFETCH_KEYS) { /* the slot of a key further on: a hint only */
+            __builtin_prefetch(&set[((uint64_t)r[i + SET_PREFETCH_KEYS].hash * range) >> 32]);
+        }
+        uint32_t h = r[i].hash;
+        /* the tag: the hash's low bits above the index bits (its high bits pick the slot) */
+        uint32_t tag = h << bits;
         uint32_t want = tag | (uint32_t)(i + 1);
-        uint32_t at = (uint32_t)h & mask;
+        size_t at = (size_t)(((uint64_t)h * range) >> 32);
         unsigned probes = 0;
         for (;;) {
             uint32_t v = set[at];
@@ -799,7 +816,7 @@ static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size
                 return false;
             }
             budget--;
-            at = (at + 1) & mask;
+            at = at + 1 == slots ? 0 : at + 1;
         }
     }
     return true;
@@ -842,7 +859,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
     sort_records(r, count);
     size_t s = 0;
     while (s < count) {
-        uint64_t h = sort_key(r[s].hash);
+        uint32_t h = sort_key(r[s].hash);
         size_t e = s + 1;
         while (e < count && sort_key(r[e].hash) == h) {
             e++;
@@ -892,6 +909,10 @@ void stg_json_init(stg_json_parser *p, const uint8_t *buf, size_t len, uint32_t 
     p->buf = buf;
     p->len = buf == NULL ? 0 : len;
     p->arena = arena;
+    if (p->len > STG_JSON_MAX_LEN) {
+        set_error(p, STG_JSON_E_MEMORY, 0); /* key records hold 32-bit positions */
+        return;
+    }
     if (max_depth == 0) {
         max_depth = 1;
     }
@@ -1272,15 +1293,20 @@ HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
     size_t base = p->key_base[d];
     size_t have = p->keys_count - base;
     stg_json_key *k = &p->keys[p->keys_count++];
-    k->offset = i;
+    k->offset = (uint32_t)i; /* i < len <= STG_JSON_MAX_LEN */
     if (have < SMALL_OBJECT_KEYS) {
-        k->hash = ((uint64_t)body << 1) | (esc ? 1u : 0u);
+        k->hash = body < ((size_t)1 << 31) ? ((uint32_t)body << 1) | (esc ? 1u : 0u) : SMALL_LONG;
     } else {
         if (have == SMALL_OBJECT_KEYS) {
             /* the object outgrew the pairwise check: its first keys get their hashes now */
             for (size_t r = base; r < base + SMALL_OBJECT_KEYS; r++) {
                 stg_json_key *o = &p->keys[r];
-                o->hash = record_hash(p, o->offset, (size_t)(o->hash >> 1), (o->hash & 1u) != 0);
+                bool oe = (o->hash & 1u) != 0;
+                size_t ol = (size_t)(o->hash >> 1u);
+                if (o->hash == SMALL_LONG) {
+                    ol = string_end(p->buf, p->len, o->offset, &oe) - o->offset - 1;
+                }
+                o->hash = record_hash(p, o->offset, ol, oe);
             }
         }
         k->hash = record_hash(p, i, body, esc);
@@ -1576,6 +1602,9 @@ bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f,
     const uint8_t *buf = p->buf;
     size_t n = p->len;
     size_t i = p->pos;
+    if (n - i > PREFETCH_AHEAD) {
+        __builtin_prefetch(buf + i + PREFETCH_AHEAD);
+    }
     if (n - i < f->glue_len[0] || !glue_at(buf, i, f->glue[0], f->glue_len[0])) {
         return false;
     }

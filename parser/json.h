@@ -28,6 +28,9 @@
 #include "arena.h"
 
 #define STG_JSON_DEPTH_CEILING 4096u /* max_depth values above this are clamped */
+/* Inputs longer than this fail at once with STG_JSON_E_MEMORY at offset 0 (key records keep
+ * 32-bit positions; a safetensors header is below it by its ceiling). */
+#define STG_JSON_MAX_LEN ((size_t)UINT32_MAX)
 
 typedef enum stg_json_type {
     STG_JSON_NONE = 0,

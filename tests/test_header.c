@@ -223,29 +223,33 @@ START_TEST(test_table_contents)
     stg_report *r = stg_report_new(&lim);
     stg_st_header h;
     stg_st_header_init(&h);
+    h.want_public = true; /* the shapes too, as the loaders ask */
     stg_st_validate(b, len, &lim, r, &h);
     ck_assert(h.schema_ok);
     ck_assert(h.layout_ok);
     ck_assert_uint_eq(h.header_len, strlen(hdr));
     ck_assert_uint_eq(h.data_start, 8 + strlen(hdr));
     ck_assert_uint_eq(h.tensor_count, 2);
-    const stg_st_tensor *t = &h.tensors[0];
-    ck_assert_uint_eq(t->pub.name_len, 2);
-    ck_assert_int_eq(memcmp(t->pub.name, "bb", 2), 0);
-    ck_assert_int_eq(t->pub.dtype, STG_DTYPE_F16);
-    ck_assert_uint_eq(t->pub.rank, 2);
-    ck_assert_uint_eq(t->pub.shape[0], 2);
-    ck_assert_uint_eq(t->pub.shape[1], 3);
-    ck_assert_uint_eq(t->pub.begin, 0);
-    ck_assert_uint_eq(t->pub.end, 12);
-    ck_assert_uint_eq(t->byte_size, 12);
-    ck_assert_uint_eq(t->name_offset, st_at(hdr, "\"b\\u"));
-    ck_assert_uint_eq(t->offsets_offset, st_at(hdr, "[0,12]"));
-    t = &h.tensors[1];
-    ck_assert_uint_eq(t->pub.name_len, 1);
-    ck_assert_int_eq(t->pub.name[0], 'a');
-    ck_assert_uint_eq(t->pub.rank, 0);
-    ck_assert_uint_eq(t->byte_size, 1);
+    /* the compact records: the escaped name in its side record, offsets found again */
+    ck_assert_uint_eq(stg_st_name_offset(&h.tensors[0]), st_at(hdr, "\"b\\u"));
+    ck_assert_uint_eq(stg_st_offsets_offset(&h, &h.tensors[0]), st_at(hdr, "[0,12]"));
+    ck_assert_uint_eq(stg_st_offsets_offset(&h, &h.tensors[1]), st_at(hdr, "[12,13]"));
+    ck_assert_ptr_nonnull(stg_st_rare_of(&h, &h.tensors[0]));
+    ck_assert_ptr_null(stg_st_rare_of(&h, &h.tensors[1]));
+    const stg_tensor *t = &h.pub[0];
+    ck_assert_uint_eq(t->name_len, 2);
+    ck_assert_int_eq(memcmp(t->name, "bb", 2), 0);
+    ck_assert_int_eq(t->dtype, STG_DTYPE_F16);
+    ck_assert_uint_eq(t->rank, 2);
+    ck_assert_uint_eq(t->shape[0], 2);
+    ck_assert_uint_eq(t->shape[1], 3);
+    ck_assert_uint_eq(t->begin, 0);
+    ck_assert_uint_eq(t->end, 12);
+    t = &h.pub[1];
+    ck_assert_uint_eq(t->name_len, 1);
+    ck_assert_int_eq(t->name[0], 'a');
+    ck_assert_uint_eq(t->rank, 0);
+    ck_assert_uint_eq(t->end - t->begin, 1);
     ck_assert_uint_eq(h.metadata_count, 2);
     ck_assert_uint_eq(h.metadata[0].key_len, 6);
     ck_assert_int_eq(memcmp(h.metadata[0].key, "format", 6), 0);
@@ -281,8 +285,8 @@ START_TEST(test_compat_last_wins_table)
     st_expect_verdict(r, STG_VERDICT_WARN);
     ck_assert_uint_eq(tu_count(r, STG_JSON_DUPLICATE_KEY), 2);
     ck_assert_uint_eq(h.tensor_count, 1);
-    ck_assert_int_eq(h.tensors[0].pub.dtype, STG_DTYPE_I16);
-    ck_assert_uint_eq(h.tensors[0].pub.end, 2);
+    ck_assert_int_eq(stg_st_dtype(&h.tensors[0]), STG_DTYPE_I16);
+    ck_assert_uint_eq(h.tensors[0].end, 2);
     ck_assert_uint_eq(h.metadata_count, 2);
     ck_assert_int_eq(memcmp(h.metadata[0].key, "j", 1), 0);
     ck_assert_int_eq(memcmp(h.metadata[1].key, "k", 1), 0);
@@ -562,7 +566,7 @@ END_TEST
 /* A table of more than 4 MiB (huge-page advice on Linux) behaves as any other. */
 START_TEST(test_large_table)
 {
-    enum { N = 60000, BAD = 31234 };
+    enum { N = 180000, BAD = 31234 };
     hbuf b = {0};
     hb_add(&b, "{");
     char bad_marker[64] = "";
@@ -615,8 +619,9 @@ START_TEST(test_large_table)
 }
 END_TEST
 
-/* A header full of '{' inside strings: the table is not reserved from the brace count (that
- * would take most of the budget) but grows as entries come. */
+/* A header full of '{' inside strings: the table's space is reserved from the header length
+ * (one record per 48 bytes, the shortest entry), not from the brace count, and the budget is
+ * charged only for the records there are. */
 START_TEST(test_brace_flood)
 {
     hbuf b = {0};
@@ -638,6 +643,9 @@ START_TEST(test_brace_flood)
     stg_report_finish(r);
     ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
     ck_assert_uint_eq(h.tensor_count, 2);
+    /* space reserved from the header length, not the brace count (200,000), and charged only
+     * as records fill it */
+    ck_assert_uint_le(h.tensors_space_bytes, (b.len / 48 + 1) * sizeof(stg_st_tensor));
     ck_assert_uint_lt(h.tensors_cap_bytes, 1000 * sizeof(stg_st_tensor));
     ck_assert_uint_eq(h.metadata_count, 1);
     ck_assert_uint_eq(h.metadata[0].value_len, 200000);

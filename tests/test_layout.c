@@ -9,6 +9,18 @@
 #define W STG_SEV_WARNING
 
 /* "name":{"dtype":DT,"shape":[SH],"data_offsets":[B,E]} */
+/* The name of record i (stg_st_name) and its length. */
+static const char *rec_name(const stg_st_header *h, size_t i, size_t *len)
+{
+    const char *name;
+    size_t l;
+    stg_st_name(h, &h->tensors[i], &name, &l);
+    if (len != NULL) {
+        *len = l;
+    }
+    return name;
+}
+
 static char *entry(char *p, const char *name, const char *dt, const char *shape,
                    unsigned long long b, unsigned long long e)
 {
@@ -182,13 +194,13 @@ START_TEST(test_sorted_table)
     ck_assert_msg(stg_report_verdict(r) <= STG_VERDICT_WARN, "%s", tu_describe(r));
     ck_assert(h.layout_ok);
     ck_assert_uint_eq(h.tensor_count, N + 2);
-    ck_assert_int_eq(h.tensors[0].pub.name[0], 'y');
-    ck_assert_int_eq(h.tensors[1].pub.name[0], 'z');
+    ck_assert_int_eq(rec_name(&h, 0, NULL)[0], 'y');
+    ck_assert_int_eq(rec_name(&h, 1, NULL)[0], 'z');
     for (size_t i = 2; i < h.tensor_count; i++) {
-        ck_assert_uint_eq(h.tensors[i].pub.begin, (i - 2) * 2);
-        ck_assert_uint_eq(h.tensors[i].byte_size, 2);
+        ck_assert_uint_eq(h.tensors[i].begin, (i - 2) * 2);
+        ck_assert_uint_eq(h.tensors[i].end - h.tensors[i].begin, 2);
     }
-    ck_assert_uint_eq(h.tensors[h.tensor_count - 1].pub.end, (uint64_t)N * 2);
+    ck_assert_uint_eq(h.tensors[h.tensor_count - 1].end, (uint64_t)N * 2);
     stg_st_header_release(&h);
     stg_report_free(r);
     free(b);
@@ -249,11 +261,11 @@ START_TEST(test_data_order_noted)
         ck_assert_msg(h.data_order == (variant == 0), "variant %d", variant);
         if (variant == 1) {
             ck_assert(h.layout_ok);
-            ck_assert_int_eq(h.tensors[2].pub.name[0], 'y');
-            ck_assert_int_eq(h.tensors[3].pub.name[0], 'z');
+            ck_assert_int_eq(rec_name(&h, 2, NULL)[0], 'y');
+            ck_assert_int_eq(rec_name(&h, 3, NULL)[0], 'z');
         } else if (variant == 2) {
             /* c (zero-size at 0) is sorted first, before a, and overlaps nothing */
-            ck_assert_int_eq(h.tensors[0].pub.name[0], 'c');
+            ck_assert_int_eq(rec_name(&h, 0, NULL)[0], 'c');
             ck_assert_msg(h.layout_ok, "%s", tu_describe(r));
         } else {
             ck_assert(h.layout_ok);
@@ -288,8 +300,10 @@ START_TEST(test_sort_ties_by_name)
     ck_assert_uint_eq(h.tensor_count, 4);
     static const char *const order[] = {"", "a", "ab", "b"};
     for (size_t i = 0; i < 4; i++) {
-        ck_assert_uint_eq(h.tensors[i].pub.name_len, strlen(order[i]));
-        ck_assert_int_eq(memcmp(h.tensors[i].pub.name, order[i], strlen(order[i])), 0);
+        size_t nl;
+        const char *name = rec_name(&h, i, &nl);
+        ck_assert_uint_eq(nl, strlen(order[i]));
+        ck_assert_int_eq(memcmp(name, order[i], strlen(order[i])), 0);
     }
     /* compat: the empty name is a warning, the layout is fine */
     st_expect_verdict(r, STG_VERDICT_WARN);
@@ -320,30 +334,33 @@ END_TEST
 
 /* Stage 3 called directly: it needs a table that passed stage 2, and its sort index is charged
  * to the same memory budget. */
-static stg_st_tensor make_tensor(const char *name, uint64_t begin, uint64_t end, uint64_t at)
+static const char direct_names[] = "\"c\" \"a\" \"b\"";
+
+/* A record of direct_names' key at key_pos, its data_offsets token at file offset `at`. */
+static stg_st_tensor make_tensor(uint32_t key_pos, uint64_t begin, uint64_t end, uint64_t at)
 {
     stg_st_tensor t;
     memset(&t, 0, sizeof t);
-    t.pub.name = name;
-    t.pub.name_len = strlen(name);
-    t.pub.dtype = STG_DTYPE_U8;
-    t.pub.begin = begin;
-    t.pub.end = end;
-    t.offsets_offset = at;
-    t.byte_size = end - begin;
+    t.key_pos = key_pos;
+    t.info = (uint32_t)STG_DTYPE_U8 | (uint32_t)(at - 8 - key_pos) << STG_ST_DELTA_SHIFT;
+    t.begin = begin;
+    t.end = end;
     return t;
 }
 
 START_TEST(test_layout_direct)
 {
     stg_limits lim = st_limits(STG_PROFILE_STRICT);
-    stg_st_tensor table[3] = {make_tensor("c", 2, 3, 300), make_tensor("a", 0, 1, 100),
-                              make_tensor("b", 1, 2, 200)};
+    stg_st_tensor table[3] = {make_tensor(0, 2, 3, 300), make_tensor(4, 0, 1, 100),
+                              make_tensor(8, 1, 2, 200)};
     stg_st_header h;
     stg_st_header_init(&h);
+    h.hdr = (const uint8_t *)direct_names;
+    h.header_len = strlen(direct_names);
     h.tensors = table;
     h.tensor_count = 3;
     h.data_start = 64;
+    ck_assert_uint_eq(stg_st_offsets_offset(&h, &table[0]), 300);
 
     /* schema not ok: nothing is checked, nothing reported */
     stg_report *r = stg_report_new(&lim);
@@ -368,7 +385,7 @@ START_TEST(test_layout_direct)
     ck_assert_uint_eq(f->offset, 64); /* the data section start */
     ck_assert_str_eq(f->message, "the configured limit max_memory (3) was exceeded");
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_INVALID); /* the budget, not the system */
-    ck_assert_str_eq(table[0].pub.name, "c");                     /* left as it was */
+    ck_assert_int_eq(rec_name(&h, 0, NULL)[0], 'c');              /* left as it was */
     stg_report_free(r);
 
     /* with room for it: sorted, and a clean layout */
@@ -378,9 +395,11 @@ START_TEST(test_layout_direct)
     stg_report_finish(r);
     ck_assert(h.layout_ok);
     ck_assert_uint_eq(stg_report_count(r), 0);
-    ck_assert_str_eq(table[0].pub.name, "a");
-    ck_assert_str_eq(table[1].pub.name, "b");
-    ck_assert_str_eq(table[2].pub.name, "c");
+    size_t nl;
+    ck_assert_int_eq(rec_name(&h, 0, &nl)[0], 'a');
+    ck_assert_uint_eq(nl, 1);
+    ck_assert_int_eq(rec_name(&h, 1, NULL)[0], 'b');
+    ck_assert_int_eq(rec_name(&h, 2, NULL)[0], 'c');
     stg_report_free(r);
     stg_arena_release(&h.arena); /* the table is the test's, not the arena's */
 }

@@ -35,6 +35,9 @@
 #define ST_SUPERSEDED UINT32_MAX
 /* Shapes up to this rank are read by the parser's fast path (stg_json_uint_array). */
 #define ST_QUICK_RANK 8u
+/* The shortest object-form tensor entry with its separator, in header bytes (reserve_table):
+ * "":{"dtype":"U8","shape":[],"data_offsets":[0,0]}, */
+#define ST_MIN_ENTRY 48u
 /* dtype strings up to this length are remembered: the next equal string needs no lookup. */
 #define ST_DTYPE_SEEN 16u
 
@@ -62,6 +65,7 @@ void stg_st_header_init(stg_st_header *h)
 {
     memset(h, 0, sizeof *h);
     stg_arena_init(&h->arena, 0);
+    stg_arena_init(&h->pub_arena, SIZE_MAX); /* O(records): the records are budgeted */
 }
 
 void stg_st_header_release(stg_st_header *h)
@@ -74,8 +78,62 @@ void stg_st_header_release(stg_st_header *h)
         void *p = h->metadata;
         stg_arena_free_buffer(&h->arena, &p, &h->metadata_cap_bytes);
     }
+    void *bufs[3] = {h->rare, h->shapes, h->pub};
+    size_t *caps[3] = {&h->rare_cap_bytes, &h->shapes_cap_bytes, &h->pub_cap_bytes};
+    for (int i = 0; i < 3; i++) {
+        if (bufs[i] != NULL) {
+            stg_arena_free_buffer(i == 0 ? &h->arena : &h->pub_arena, &bufs[i], caps[i]);
+        }
+    }
+    stg_arena_release(&h->pub_arena);
+    bool want_public = h->want_public;
     stg_arena_release(&h->arena);
     stg_st_header_init(h);
+    h->want_public = want_public;
+}
+
+/* ------------------------------------------------------------------------------ records */
+
+const stg_st_rare *stg_st_rare_of(const stg_st_header *h, const stg_st_tensor *t)
+{
+    if ((t->info & STG_ST_RARE) == 0) {
+        return NULL;
+    }
+    size_t lo = 0, hi = h->rare_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->rare[mid].key_pos < t->key_pos) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < h->rare_count && h->rare[lo].key_pos == t->key_pos ? &h->rare[lo] : NULL;
+}
+
+void stg_st_name(const stg_st_header *h, const stg_st_tensor *t, const char **name, size_t *len)
+{
+    const stg_st_rare *x = stg_st_rare_of(h, t);
+    if (x != NULL && x->name != NULL) {
+        *name = x->name;
+        *len = x->name_len;
+        return;
+    }
+    /* no escapes: the key token's content up to its closing quote, which the parser found */
+    size_t from = (size_t)t->key_pos + 1;
+    const uint8_t *q = memchr(h->hdr + from, '"', (size_t)h->header_len - from);
+    *name = (const char *)(h->hdr + from);
+    *len = q != NULL ? (size_t)(q - (h->hdr + from)) : 0;
+}
+
+uint64_t stg_st_offsets_offset(const stg_st_header *h, const stg_st_tensor *t)
+{
+    uint32_t delta = t->info >> STG_ST_DELTA_SHIFT;
+    if (delta == 0) {
+        const stg_st_rare *x = stg_st_rare_of(h, t);
+        return x != NULL ? (uint64_t)x->offsets_pos + 8u : 0;
+    }
+    return (uint64_t)t->key_pos + delta + 8u;
 }
 
 /* ------------------------------------------------------------------------------ stage 1 */
@@ -158,10 +216,13 @@ typedef struct st_entry {
     size_t key_pos;   /* header position of the name token */
     size_t value_pos; /* header position of the entry value */
     bool has_dtype, has_shape, has_offsets;
-    bool bad; /* a field was present but invalid: no record */
+    bool bad;          /* a field was present but invalid: no record */
+    bool name_escaped; /* name is a decoded copy in the arena */
     stg_dtype dtype;
-    uint64_t *shape;
+    const uint64_t *shape; /* the kept copy (want_public), else NULL */
     uint32_t rank;
+    uint64_t count;      /* element count of the shape, folded left to right */
+    bool count_overflow; /* ... which overflowed 64 bits at some step */
     size_t shape_pos;
     uint64_t begin, end;
     size_t offsets_pos;
@@ -173,6 +234,7 @@ static void entry_init(st_entry *e, size_t key_pos)
 {
     e->name = NULL;
     e->name_len = 0;
+    e->name_escaped = false;
     e->key_pos = key_pos;
     e->value_pos = 0;
     e->has_dtype = false;
@@ -182,6 +244,8 @@ static void entry_init(st_entry *e, size_t key_pos)
     e->dtype = STG_DTYPE_BOOL; /* 0, as a memset left it; set when has_dtype */
     e->shape = NULL;
     e->rank = 0;
+    e->count = 1;
+    e->count_overflow = false;
     e->shape_pos = 0;
     e->begin = 0;
     e->end = 0;
@@ -269,6 +333,17 @@ static void fatal_memory(st_ctx *c, size_t pos)
     if (c->h->arena.out_of_memory) {
         c->out->out_of_memory = true; /* the system refused, not the budget: fail closed */
     }
+}
+
+/* The system refused memory outside the budget (the public views): fail closed. */
+static void fatal_system_memory(st_ctx *c, size_t pos)
+{
+    if (c->fatal) {
+        return;
+    }
+    c->fatal = true;
+    stg_report_limit(c->out, file_off(pos), "max_memory", (uint64_t)c->h->arena.cap);
+    c->out->out_of_memory = true;
 }
 
 static void parser_failed(st_ctx *c)
@@ -650,18 +725,27 @@ static size_t read_uint_array(st_ctx *c, st_entry *e, stg_code bad_code, const c
     }
 }
 
-/* Copies a shape of `rank` (<= max_rank) dimensions into the arena. */
+/* Takes a shape of `rank` (<= max_rank) dimensions: its element count now, and a copy in the
+ * arena only when the door wants public views (dims is scratch that the next array reuses). */
 static void set_shape(st_ctx *c, st_entry *e, size_t pos, const uint64_t *dims, size_t rank)
 {
     e->rank = (uint32_t)rank; /* rank <= max_rank, a uint32_t */
     e->shape = NULL;
-    if (rank > 0) {
-        e->shape = stg_arena_alloc(&c->h->arena, rank * sizeof(uint64_t), 8);
-        if (e->shape == NULL) {
-            fatal_memory(c, pos);
+    uint64_t count = 1;
+    bool overflow = false;
+    for (size_t d = 0; d < rank && !overflow; d++) {
+        overflow = stg_mul_u64(count, dims[d], &count);
+    }
+    e->count = count;
+    e->count_overflow = overflow;
+    if (rank > 0 && c->h->want_public) {
+        uint64_t *kept = stg_arena_alloc(&c->h->pub_arena, rank * sizeof(uint64_t), 8);
+        if (kept == NULL) {
+            fatal_system_memory(c, pos);
             return;
         }
-        memcpy(e->shape, dims, rank * sizeof(uint64_t));
+        memcpy(kept, dims, rank * sizeof(uint64_t));
+        e->shape = kept;
     }
 }
 
@@ -772,70 +856,133 @@ static int field_index(const stg_json_event *k)
     return -1;
 }
 
-/* The byte size of a record's shape and dtype, as the reference computes it: false when the
- * offsets are reversed, the element count times the bits overflows (folded left to right: an
- * overflow at any step counts, even if a later dimension is 0), the bits are not whole bytes,
- * or the size is not the offsets' span. *count and *bits say which when false. */
-static bool record_size_ok(const stg_st_tensor *t, uint64_t *count, uint64_t *bits, bool *overflow)
+/* Which size check of an entry failed, as the reference makes them: the offsets are reversed,
+ * the element count times the bits overflows (folded left to right: an overflow at any step
+ * counts, even if a later dimension is 0), the bits are not whole bytes, or the size is not the
+ * offsets' span. */
+enum { ST_SIZE_OK = 0, ST_SIZE_REVERSED, ST_SIZE_OVERFLOW, ST_SIZE_SUBBYTE, ST_SIZE_MISMATCH };
+
+/* The entry's size check; *value: the element count (sub-byte) or the byte size (mismatch). */
+static uint8_t entry_size_issue(const st_entry *e, uint64_t *value)
 {
-    *count = 1;
-    *bits = 0;
-    *overflow = false;
-    if (t->pub.begin > t->pub.end) {
+    *value = 0;
+    if (e->begin > e->end) {
+        return ST_SIZE_REVERSED;
+    }
+    uint64_t bits;
+    if (e->count_overflow || stg_mul_u64(e->count, stg_dtype_bits(e->dtype), &bits)) {
+        return ST_SIZE_OVERFLOW;
+    }
+    if (bits % 8 != 0) {
+        *value = e->count;
+        return ST_SIZE_SUBBYTE;
+    }
+    *value = bits / 8;
+    return e->end - e->begin == bits / 8 ? ST_SIZE_OK : ST_SIZE_MISMATCH;
+}
+
+/* Grows one of the header's tables to hold `count` + 1 elements of `size` bytes. */
+static bool table_room(st_ctx *c, void **buf, size_t *cap_bytes, size_t count, size_t size,
+                       size_t pos)
+{
+    size_t need = (count + 1) * size;
+    if (need > *cap_bytes && !grow_exact(&c->h->arena, buf, cap_bytes, grown(*cap_bytes, need))) {
+        fatal_memory(c, pos);
         return false;
     }
-    for (uint32_t d = 0; d < t->pub.rank && !*overflow; d++) {
-        *overflow = stg_mul_u64(*count, t->pub.shape[d], count);
-    }
-    if (!*overflow) {
-        *overflow = stg_mul_u64(*count, stg_dtype_bits(t->pub.dtype), bits);
-    }
-    return !*overflow && *bits % 8 == 0 && t->pub.end - t->pub.begin == *bits / 8;
+    return true;
 }
 
 static void append_record(st_ctx *c, const st_entry *e)
 {
     stg_st_header *h = c->h;
     size_t need = (h->tensor_count + 1) * sizeof(stg_st_tensor);
-    if (need > h->tensors_cap_bytes) {
-        void *buf = h->tensors;
-        if (!grow_exact(&h->arena, &buf, &h->tensors_cap_bytes,
-                        grown(h->tensors_cap_bytes, need))) {
+    void *buf = h->tensors;
+    if (need > h->tensors_cap_bytes && need <= h->tensors_space_bytes) {
+        /* inside the reserved space: charged as growth would charge it (reserve_table) */
+        size_t want = grown(h->tensors_cap_bytes, need);
+        if (want > h->tensors_space_bytes) {
+            want = h->tensors_space_bytes;
+        }
+        stg_arena *a = &h->arena;
+        size_t others = a->reserved - h->tensors_cap_bytes;
+        if (others > a->cap || want > a->cap - others) {
+            a->failed = 1;
             fatal_memory(c, e->key_pos);
             return;
         }
+        a->reserved = others + want;
+        if (a->reserved > a->peak) {
+            a->peak = a->reserved;
+        }
+        h->tensors_cap_bytes = want;
+    } else if (need > h->tensors_space_bytes) {
+        if (!table_room(c, &buf, &h->tensors_cap_bytes, h->tensor_count, sizeof(stg_st_tensor),
+                        e->key_pos)) {
+            return;
+        }
         h->tensors = buf;
+        h->tensors_space_bytes = h->tensors_cap_bytes;
+    }
+    if (h->want_public) {
+        size_t need_shapes = (h->tensor_count + 1) * sizeof(stg_st_shape);
+        buf = h->shapes;
+        if (need_shapes > h->shapes_cap_bytes &&
+            !grow_exact(&h->pub_arena, &buf, &h->shapes_cap_bytes,
+                        grown(h->shapes_cap_bytes, need_shapes))) {
+            fatal_system_memory(c, e->key_pos);
+            return;
+        }
+        h->shapes = buf;
+        h->shapes[h->tensor_count].dims = e->shape;
+        h->shapes[h->tensor_count].rank = e->rank;
     }
     /* Records in strictly increasing (begin, end) are in stage 3's order whatever their names;
      * ties or any step back leave the check to stage 3. Dropping superseded records later keeps
      * an ordered table ordered. */
     if (h->tensor_count > 0) {
         const stg_st_tensor *last = &h->tensors[h->tensor_count - 1];
-        h->data_order = h->data_order && (last->pub.begin < e->begin ||
-                                          (last->pub.begin == e->begin && last->pub.end < e->end));
+        h->data_order = h->data_order &&
+                        (last->begin < e->begin || (last->begin == e->begin && last->end < e->end));
     }
-    stg_st_tensor *t = &h->tensors[h->tensor_count++];
-    /* Every field written once (no memset first: the table is the largest write of the pass). */
-    t->pub.name = e->name;
-    t->pub.name_len = e->name_len;
-    t->pub.dtype = e->dtype;
-    t->pub.rank = e->rank;
-    t->pub.shape = e->shape;
-    t->pub.begin = e->begin;
-    t->pub.end = e->end;
-    t->pub.shard = 0;
-    t->name_offset = file_off(e->key_pos);
-    t->offsets_offset = file_off(e->offsets_pos);
-    /* Sized now, while the record is in cache; a record that fails holds its shape token's
-     * offset until check_records reports it (only if no later entry of its name replaces it). */
-    uint64_t count, bits;
-    bool overflow;
-    if (record_size_ok(t, &count, &bits, &overflow)) {
-        t->byte_size = bits / 8;
-    } else {
-        t->byte_size = file_off(e->shape_pos);
+    /* Sized now, while the entry is at hand; a record that fails is reported by check_records
+     * (only if no later entry of its name replaces it). Positions are below 2^32 (the header
+     * ceiling). */
+    uint64_t value;
+    uint8_t issue = entry_size_issue(e, &value);
+    size_t delta = e->offsets_pos - e->key_pos; /* the offsets come after the key */
+    bool far = delta == 0 || delta > STG_ST_DELTA_MAX;
+    uint32_t info = (uint32_t)e->dtype;
+    if (issue != ST_SIZE_OK) {
+        info |= STG_ST_SIZE_ISSUE;
         c->size_issues++;
     }
+    if (issue != ST_SIZE_OK || far || e->name_escaped) {
+        buf = h->rare;
+        if (!table_room(c, &buf, &h->rare_cap_bytes, h->rare_count, sizeof(stg_st_rare),
+                        e->key_pos)) {
+            return;
+        }
+        h->rare = buf;
+        stg_st_rare *x = &h->rare[h->rare_count++];
+        x->key_pos = (uint32_t)e->key_pos;
+        x->offsets_pos = (uint32_t)e->offsets_pos;
+        x->shape_pos = (uint32_t)e->shape_pos;
+        x->issue = issue;
+        x->value = value;
+        x->name = e->name_escaped ? e->name : NULL;
+        x->name_len = e->name_len;
+        info |= STG_ST_RARE;
+    }
+    if (!far) {
+        info |= (uint32_t)delta << STG_ST_DELTA_SHIFT;
+    }
+    /* Every field written once (no memset first: the table is the largest write of the pass). */
+    stg_st_tensor *t = &h->tensors[h->tensor_count++];
+    t->begin = e->begin;
+    t->end = e->end;
+    t->key_pos = (uint32_t)e->key_pos;
+    t->info = info;
 }
 
 /* An entry in the writer's compact form, read in one call (stg_json_compact_object): the same
@@ -1077,19 +1224,27 @@ static void parse_metadata(st_ctx *c)
 
 /* ---- top level ---- */
 
-static stg_st_tensor *record_at(stg_st_header *h, uint64_t name_offset)
+/* The record whose key token is at header position key_pos (records are in file order). */
+static stg_st_tensor *record_at(stg_st_header *h, size_t key_pos)
 {
     size_t lo = 0, hi = h->tensor_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (h->tensors[mid].name_offset < name_offset) {
+        if (h->tensors[mid].key_pos < key_pos) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    return lo < h->tensor_count && h->tensors[lo].name_offset == name_offset ? &h->tensors[lo]
-                                                                             : NULL;
+    return lo < h->tensor_count && h->tensors[lo].key_pos == key_pos ? &h->tensors[lo] : NULL;
+}
+
+static void set_record_tensor(st_ctx *c, stg_finding *f, const stg_st_tensor *t)
+{
+    const char *name;
+    size_t len;
+    stg_st_name(c->h, t, &name, &len);
+    stg_report_set_tensor(c->tmp, f, name, len);
 }
 
 static void top_duplicate(st_ctx *c, const stg_json_event *k)
@@ -1099,17 +1254,17 @@ static void top_duplicate(st_ctx *c, const stg_json_event *k)
                  "__metadata__ appears more than once");
         return;
     }
-    stg_st_tensor *prev = record_at(c->h, file_off(k->prev_offset));
-    stg_st_tensor *cur = record_at(c->h, file_off(k->offset));
+    stg_st_tensor *prev = record_at(c->h, k->prev_offset);
+    stg_st_tensor *cur = record_at(c->h, k->offset);
     stg_finding *f = note(c, STG_JSON_DUPLICATE_KEY, k->offset,
                           "a tensor name is repeated (the reference keeps the last entry)");
     if (cur != NULL) {
-        stg_report_set_tensor(c->tmp, f, cur->pub.name, cur->pub.name_len);
+        set_record_tensor(c, f, cur);
     } else if (prev != NULL) {
-        stg_report_set_tensor(c->tmp, f, prev->pub.name, prev->pub.name_len);
+        set_record_tensor(c, f, prev);
     }
-    if (prev != NULL && prev->pub.shard != ST_SUPERSEDED) {
-        prev->pub.shard = ST_SUPERSEDED;
+    if (prev != NULL && (prev->info & STG_ST_SUPERSEDED) == 0) {
+        prev->info |= STG_ST_SUPERSEDED;
         c->superseded++;
     }
 }
@@ -1130,6 +1285,7 @@ static void top_key(st_ctx *c, const stg_json_event *k)
     if (!decoded_string(c, k, &e.name, &e.name_len)) {
         return;
     }
+    e.name_escaped = k->has_escapes;
     if (e.name_len > c->lim->max_name_len) {
         fatal_limit(c, k->offset, "max_name_len", c->lim->max_name_len);
         return;
@@ -1153,54 +1309,52 @@ static void check_records(st_ctx *c)
     if (c->superseded > 0) { /* the table is walked only when something moves */
         kept = 0;
         for (size_t i = 0; i < h->tensor_count; i++) {
-            if (h->tensors[i].pub.shard == ST_SUPERSEDED) {
+            if ((h->tensors[i].info & STG_ST_SUPERSEDED) != 0) {
                 continue;
             }
             if (kept != i) { /* nothing moves until the first dropped record */
                 h->tensors[kept] = h->tensors[i];
+                if (h->shapes != NULL) {
+                    h->shapes[kept] = h->shapes[i];
+                }
             }
             kept++;
         }
         h->tensor_count = kept;
     }
     for (size_t i = 0; i < kept && c->size_issues > 0; i++) {
-        stg_st_tensor *t = &h->tensors[i];
-        uint64_t count, bits;
-        bool overflow;
-        if (record_size_ok(t, &count, &bits, &overflow)) {
+        const stg_st_tensor *t = &h->tensors[i];
+        if ((t->info & STG_ST_SIZE_ISSUE) == 0) {
             continue; /* sized by append_record */
         }
-        size_t opos = (size_t)(t->offsets_offset - 8);
-        stg_finding *f;
-        if (t->pub.begin > t->pub.end) {
-            f = note(c, STG_OFFSETS_INVALID, opos, "data_offsets begin %llu is after end %llu",
-                     (unsigned long long)t->pub.begin, (unsigned long long)t->pub.end);
-            stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
+        const stg_st_rare *x = stg_st_rare_of(h, t); /* a size issue always has one */
+        if (x == NULL) {
             continue;
         }
-        size_t npos = (size_t)(t->byte_size - 8); /* the shape token (see append_record) */
-        t->byte_size = 0;
-        if (overflow) {
+        size_t opos = x->offsets_pos;
+        size_t npos = x->shape_pos;
+        stg_finding *f;
+        switch (x->issue) {
+        case ST_SIZE_REVERSED:
+            f = note(c, STG_OFFSETS_INVALID, opos, "data_offsets begin %llu is after end %llu",
+                     (unsigned long long)t->begin, (unsigned long long)t->end);
+            break;
+        case ST_SIZE_OVERFLOW:
             f = note(c, STG_SHAPE_OVERFLOW, npos,
                      "the element count times bits per element overflows 64 bits");
-            stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
-            continue;
-        }
-        if (bits % 8 != 0) {
+            break;
+        case ST_SIZE_SUBBYTE:
             f = note(c, STG_SUBBYTE_MISALIGNED, npos,
                      "%llu elements of %u bits are not a whole number of bytes",
-                     (unsigned long long)count, stg_dtype_bits(t->pub.dtype));
-            stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
-            continue;
-        }
-        t->byte_size = bits / 8;
-        if (t->pub.end - t->pub.begin != t->byte_size) {
+                     (unsigned long long)x->value, stg_dtype_bits(stg_st_dtype(t)));
+            break;
+        default:
             f = note(c, STG_SIZE_MISMATCH, opos,
                      "data_offsets span %llu bytes but the shape and dtype need %llu",
-                     (unsigned long long)(t->pub.end - t->pub.begin),
-                     (unsigned long long)t->byte_size);
-            stg_report_set_tensor(c->tmp, f, t->pub.name, t->pub.name_len);
+                     (unsigned long long)(t->end - t->begin), (unsigned long long)x->value);
+            break;
         }
+        set_record_tensor(c, f, t);
     }
     /* Metadata entries dropped by a later key of the same name. */
     size_t mk = 0;
@@ -1271,49 +1425,27 @@ static void parse_top(st_ctx *c)
     check_records(c);
 }
 
-/* Upper estimate of the entry count from the '{' bytes (one per object-form entry), so that
- * real headers get their table in one allocation instead of repeated growth. */
+/* Reserves address space for the table: as many records as the header could hold object-form
+ * entries (each takes at least ST_MIN_ENTRY bytes), so that real headers get their table in one
+ * allocation instead of repeated growth. Only what records fill is ever touched (large buffers
+ * come as fresh pages), and only that is charged to the budget, as growth by 1.5 would charge
+ * it (append_record): the reservation changes neither the budget's peak nor where a limit
+ * stops. It was once sized from a count of '{' bytes, a second pass over the whole header that
+ * cost ~8% at 900,000 tensors. When the system refuses the space, the table grows instead. */
 static void reserve_table(st_ctx *c)
 {
-    size_t braces = 0;
-    const uint8_t *p = c->hdr;
-    size_t left = c->n;
-    /* One counting pass (a memchr per '{' was ~6% of a validation): blocks of at most 255 bytes
-     * counted in an 8-bit total, a loop compilers vectorise. */
-    while (left > 0) {
-        size_t block = left < 255 ? left : 255;
-        uint8_t in_block = 0;
-        for (size_t i = 0; i < block; i++) {
-            in_block = (uint8_t)(in_block + (p[i] == '{'));
-        }
-        braces += in_block;
-        p += block;
-        left -= block;
-    }
-    if (braces <= 1) {
-        return;
-    }
+    size_t entries = c->n / ST_MIN_ENTRY;
     size_t want;
-    if (__builtin_mul_overflow(braces, sizeof(stg_st_tensor), &want)) {
+    if (entries <= 1 || __builtin_mul_overflow(entries, sizeof(stg_st_tensor), &want) ||
+        c->h->tensors != NULL) {
         return;
     }
-    /* Only when it leaves room for the rest under the default budget (crafted headers full of
-     * '{' fall back to growth). Judged on the default budget, not the cap, so the decision and the
-     * peak do not depend on max_memory: a cap equal to an uncapped run's peak is always enough. */
-    stg_limits derived = *c->lim;
-    derived.max_memory = 0;
-    if (want / 2 > stg_st_memory_budget(&derived, (uint64_t)c->n) / 3) {
-        return;
-    }
-    void *buf = c->h->tensors;
-    int failed = c->h->arena.failed, oom = c->h->arena.out_of_memory;
-    if (grow_exact(&c->h->arena, &buf, &c->h->tensors_cap_bytes, want)) {
+    void *buf = stg_mem_alloc(want);
+    if (buf != NULL) {
         c->h->tensors = buf;
+        c->h->tensors_space_bytes = want;
+        c->h->tensors_cap_bytes = 0;
         stg_mem_advise_huge(buf, want); /* written once, front to back */
-    } else {
-        /* only an estimate: the table then grows as entries come, which reports for real */
-        c->h->arena.failed = failed;
-        c->h->arena.out_of_memory = oom;
     }
 }
 
@@ -1324,6 +1456,7 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
     h->layout_ok = false;
     h->data_order = true; /* until append_record sees a record out of order */
     h->header_len = n;
+    h->hdr = hdr;
     h->data_start = n + 8u; /* n <= 2^32 - 1 after framing */
     if (n > ST_HEADER_CEILING) {
         stg_finding *f = stg_report_add(
@@ -1379,10 +1512,22 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
         void *p = c.meta_keyoff;
         stg_arena_free_buffer(&h->arena, &p, &c.meta_keyoff_cap_bytes);
     }
+    if (!c.fatal && h->want_public && h->tensor_count > 0) {
+        /* the views stage 3 fills, reserved now: a stream's memory stays what it was once the
+         * header is in */
+        void *pb = h->pub;
+        if (stg_arena_grow_buffer(&h->pub_arena, &pb, &h->pub_cap_bytes,
+                                  h->tensor_count * sizeof(stg_tensor)) != 0) {
+            fatal_system_memory(&c, 0);
+        } else {
+            h->pub = pb;
+        }
+    }
     if (!c.fatal) {
         stg_report_merge(r, c.tmp, NULL, STG_NO_OFFSET);
     } else {
         h->tensor_count = 0;
+        h->rare_count = 0;
         h->metadata_count = 0;
     }
     stg_report_free(c.tmp);

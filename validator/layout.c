@@ -19,36 +19,41 @@
 #include "safetensors.h"
 
 /* (begin, end, name bytes) order: < 0, 0, > 0. */
-static int tensor_cmp(const stg_st_tensor *a, const stg_st_tensor *b)
+static int tensor_cmp(const stg_st_header *h, const stg_st_tensor *a, const stg_st_tensor *b)
 {
-    if (a->pub.begin != b->pub.begin) {
-        return a->pub.begin < b->pub.begin ? -1 : 1;
+    if (a->begin != b->begin) {
+        return a->begin < b->begin ? -1 : 1;
     }
-    if (a->pub.end != b->pub.end) {
-        return a->pub.end < b->pub.end ? -1 : 1;
+    if (a->end != b->end) {
+        return a->end < b->end ? -1 : 1;
     }
-    size_t m = a->pub.name_len < b->pub.name_len ? a->pub.name_len : b->pub.name_len;
-    int c = m > 0 ? memcmp(a->pub.name, b->pub.name, m) : 0;
+    const char *an, *bn;
+    size_t al, bl;
+    stg_st_name(h, a, &an, &al);
+    stg_st_name(h, b, &bn, &bl);
+    size_t m = al < bl ? al : bl;
+    int c = m > 0 ? memcmp(an, bn, m) : 0;
     if (c != 0) {
         return c;
     }
-    return a->pub.name_len < b->pub.name_len ? -1 : (a->pub.name_len > b->pub.name_len ? 1 : 0);
+    return al < bl ? -1 : (al > bl ? 1 : 0);
 }
 
 static int tensor_index_cmp(size_t a, size_t b, void *ctx)
 {
-    const stg_st_tensor *t = ctx;
-    return tensor_cmp(&t[a], &t[b]);
+    const stg_st_header *h = ctx;
+    return tensor_cmp(h, &h->tensors[a], &h->tensors[b]);
 }
 
-/* Sorts h->tensors; false when the index array did not fit the memory budget. A table stage 2
- * found in strictly increasing (begin, end) (data_order) is sorted already. */
+/* Sorts h->tensors (and the shapes beside them); false when the index array did not fit the
+ * memory budget. A table stage 2 found in strictly increasing (begin, end) (data_order) is
+ * sorted already. */
 static bool sort_tensors(stg_st_header *h)
 {
     size_t n = h->tensor_count;
     bool sorted = true;
     for (size_t i = 1; i < n && sorted && !h->data_order; i++) {
-        sorted = tensor_cmp(&h->tensors[i], &h->tensors[i - 1]) >= 0;
+        sorted = tensor_cmp(h, &h->tensors[i], &h->tensors[i - 1]) >= 0;
     }
     if (sorted) {
         return true;
@@ -63,30 +68,71 @@ static bool sort_tensors(stg_st_header *h)
     for (size_t i = 0; i < n; i++) {
         idx[i] = (uint32_t)i;
     }
-    stg_sort_index32(idx, n, tensor_index_cmp, h->tensors);
+    stg_sort_index32(idx, n, tensor_index_cmp, h);
     /* Position i must receive record idx[i]: follow each cycle once. */
+    stg_st_shape *sh = h->shapes;
     for (size_t i = 0; i < n; i++) {
         if (idx[i] == i) {
             continue;
         }
         stg_st_tensor saved = h->tensors[i];
+        stg_st_shape saved_shape = {NULL, 0};
+        if (sh != NULL) {
+            saved_shape = sh[i];
+        }
         size_t j = i;
         while (idx[j] != i) {
             size_t from = idx[j];
             h->tensors[j] = h->tensors[from];
+            if (sh != NULL) {
+                sh[j] = sh[from];
+            }
             idx[j] = (uint32_t)j;
             j = from;
         }
         h->tensors[j] = saved;
+        if (sh != NULL) {
+            sh[j] = saved_shape;
+        }
         idx[j] = (uint32_t)j;
     }
     return true;
 }
 
-static stg_finding *tensor_finding(stg_report *r, const stg_st_tensor *t, stg_finding *f)
+static stg_finding *tensor_finding(const stg_st_header *h, stg_report *r, const stg_st_tensor *t,
+                                   stg_finding *f)
 {
-    stg_report_set_tensor(r, f, t->pub.name, t->pub.name_len);
+    const char *name;
+    size_t len;
+    stg_st_name(h, t, &name, &len);
+    stg_report_set_tensor(r, f, name, len);
     return f;
+}
+
+/* The public views of a door that asked for them (want_public), in the table's order. */
+static bool publish(stg_st_header *h)
+{
+    if (!h->want_public || h->tensor_count == 0) {
+        return true;
+    }
+    void *buf = h->pub; /* reserved by stage 2 */
+    if (stg_arena_grow_buffer(&h->pub_arena, &buf, &h->pub_cap_bytes,
+                              h->tensor_count * sizeof(stg_tensor)) != 0) {
+        return false;
+    }
+    h->pub = buf;
+    for (size_t i = 0; i < h->tensor_count; i++) {
+        const stg_st_tensor *t = &h->tensors[i];
+        stg_tensor *p = &h->pub[i];
+        stg_st_name(h, t, &p->name, &p->name_len);
+        p->dtype = stg_st_dtype(t);
+        p->rank = h->shapes[i].rank;
+        p->shape = h->shapes[i].dims;
+        p->begin = t->begin;
+        p->end = t->end;
+        p->shard = 0;
+    }
+    return true;
 }
 
 void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *lim, stg_report *r)
@@ -102,31 +148,41 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
                        "the data section starts at byte %llu, not a multiple of 8",
                        (unsigned long long)h->data_start);
     }
-    if (!sort_tensors(h)) {
+    if (!sort_tensors(h) || !publish(h)) {
         stg_report_limit(r, h->data_start, "max_memory", (uint64_t)h->arena.cap);
         if (h->arena.out_of_memory) {
             r->out_of_memory = true;
         }
+        if (h->want_public) {
+            h->tensor_count = 0; /* no views to hand out: the door exposes no table */
+        }
         return;
+    }
+    uint32_t elem_bits[STG_ST_DTYPE_MASK + 1]; /* stg_dtype_bits, looked up once */
+    for (uint32_t d = 0; d <= STG_ST_DTYPE_MASK; d++) {
+        elem_bits[d] = stg_dtype_bits((stg_dtype)d);
     }
     uint64_t covered = 0;              /* bytes [0, covered) are accounted for */
     const stg_st_tensor *owner = NULL; /* the tensor whose end is `covered` */
     uint64_t start = h->data_start;
     for (size_t i = 0; i < h->tensor_count; i++) {
         const stg_st_tensor *t = &h->tensors[i];
-        uint64_t b = t->pub.begin, e = t->pub.end; /* b <= e after stage 2 */
-        uint32_t bits = stg_dtype_bits(t->pub.dtype);
-        if (bits >= 16 && e > b && b % (bits / 8) != 0) { /* zero-size tensors have no bytes */
-            tensor_finding(r, t,
-                           stg_report_add(r, STG_TENSOR_MISALIGNED, t->offsets_offset,
+        uint64_t b = t->begin, e = t->end; /* b <= e after stage 2 */
+        uint32_t bits = elem_bits[stg_st_dtype(t)];
+        uint64_t size = bits / 8;
+        /* elements of 16 bits and more are 2, 4 or 8 bytes: a mask, not a division */
+        uint64_t rem = (size & (size - 1)) == 0 ? (b & (size - 1)) : b % (size == 0 ? 1 : size);
+        if (bits >= 16 && e > b && rem != 0) { /* zero-size tensors have no bytes */
+            tensor_finding(h, r, t,
+                           stg_report_add(r, STG_TENSOR_MISALIGNED, stg_st_offsets_offset(h, t),
                                           "the tensor begins at data byte %llu, not a multiple "
                                           "of its %u-byte element",
                                           (unsigned long long)b, bits / 8));
         }
         if (e > data_len) {
             errors = true;
-            tensor_finding(r, t,
-                           stg_report_add(r, STG_OFFSETS_OUT_OF_RANGE, t->offsets_offset,
+            tensor_finding(h, r, t,
+                           stg_report_add(r, STG_OFFSETS_OUT_OF_RANGE, stg_st_offsets_offset(h, t),
                                           "the tensor ends at data byte %llu but the data "
                                           "section has %llu bytes",
                                           (unsigned long long)e, (unsigned long long)data_len));
@@ -142,12 +198,12 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
         }
         if (b < covered) { /* covered > 0: owner is the tensor that ends there */
             errors = true;
-            tensor_finding(r, t,
-                           stg_report_add(r, STG_OFFSETS_OVERLAP, t->offsets_offset,
+            tensor_finding(h, r, t,
+                           stg_report_add(r, STG_OFFSETS_OVERLAP, stg_st_offsets_offset(h, t),
                                           "the tensor's range [%llu, %llu) overlaps the tensor "
                                           "whose data_offsets are at byte %llu",
                                           (unsigned long long)b, (unsigned long long)e,
-                                          (unsigned long long)owner->offsets_offset));
+                                          (unsigned long long)stg_st_offsets_offset(h, owner)));
             if (e > covered) {
                 covered = e;
                 owner = t;

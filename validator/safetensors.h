@@ -16,12 +16,42 @@
 #include "report.h"
 #include "stguard/stguard.h"
 
+/* One tensor record, 24 bytes: what the layout stage needs, and where to find the rest in the
+ * header bytes (which outlive the table). The name is the key token's content when it has no
+ * escapes (found again from key_pos); escaped names, data_offsets tokens far from their key and
+ * entries whose size check failed have a side record (stg_st_rare, flag STG_ST_RARE). Shapes
+ * are kept only when a door asks for public views (stg_st_header.want_public). */
 typedef struct stg_st_tensor {
-    stg_tensor pub;          /* name and shape live in the header's arena */
-    uint64_t name_offset;    /* absolute file offset of the tensor's key token */
-    uint64_t offsets_offset; /* absolute file offset of its data_offsets token */
-    uint64_t byte_size;      /* elements x bits / 8, valid when the entry passed schema */
+    uint64_t begin, end; /* data_offsets */
+    uint32_t key_pos;    /* header position of the tensor's key token (its opening quote) */
+    uint32_t info;       /* dtype (STG_ST_DTYPE_MASK), flags, and above STG_ST_DELTA_SHIFT the
+                            data_offsets token's position minus key_pos (0: in the side record) */
 } stg_st_tensor;
+
+#define STG_ST_DTYPE_MASK 0x1fu /* stg_dtype values 0..21 */
+#define STG_ST_RARE 0x20u       /* a side record exists (by key_pos) */
+#define STG_ST_SUPERSEDED 0x40u /* a later entry of the same name replaced it (compat: last wins) */
+#define STG_ST_SIZE_ISSUE 0x80u /* offsets, shape and dtype disagree (reported by stage 2) */
+#define STG_ST_DELTA_SHIFT 8u
+#define STG_ST_DELTA_MAX 0xffffffu
+
+/* Side record of a tensor with an escaped name, a far data_offsets token or a size issue, in
+ * key_pos order (file order). */
+typedef struct stg_st_rare {
+    uint32_t key_pos;
+    uint32_t offsets_pos; /* header position of the data_offsets token */
+    uint32_t shape_pos;   /* header position of the shape token (size issues) */
+    uint8_t issue;        /* 0, or which size check failed (header.c) */
+    uint64_t value;       /* element count (sub-byte issue) or the byte size (mismatch) */
+    const char *name;     /* decoded name in the arena, NULL when the name has no escapes */
+    size_t name_len;
+} stg_st_rare;
+
+/* A tensor's shape, kept when want_public (parallel to `tensors`). */
+typedef struct stg_st_shape {
+    const uint64_t *dims; /* in the arena */
+    uint32_t rank;
+} stg_st_shape;
 
 typedef struct stg_st_meta {
     const char *key;
@@ -34,16 +64,29 @@ typedef struct stg_st_header {
     stg_arena arena;        /* everything below lives here; capped by max_memory */
     uint64_t header_len;    /* n */
     uint64_t data_start;    /* 8 + n */
+    const uint8_t *hdr;     /* the n header bytes the records point into */
     stg_st_tensor *tensors; /* file order after stage 2; (begin, end) order after stage 3 */
     size_t tensor_count;
+    stg_st_rare *rare; /* side records, key_pos order */
+    size_t rare_count;
+    bool want_public;      /* set before stage 2: keep shapes and publish `pub` after stage 3 */
+    stg_arena pub_arena;   /* want_public: shapes and views, apart from `arena` so that every
+                             door's budgeted use (and so every limit finding) is the buffer's */
+    stg_st_shape *shapes;  /* want_public: parallel to `tensors` */
+    stg_tensor *pub;       /* want_public: public views in `tensors` order, built by stage 3 */
     stg_st_meta *metadata; /* `__metadata__` entries in file order */
     size_t metadata_count;
-    bool schema_ok;            /* stages 1-2 found no error: stage 3 may run */
-    bool layout_ok;            /* stage 3 found no error */
-    bool data_order;           /* stage 2 saw every record's (begin, end) strictly above the one
+    bool schema_ok;             /* stages 1-2 found no error: stage 3 may run */
+    bool layout_ok;             /* stage 3 found no error */
+    bool data_order;            /* stage 2 saw every record's (begin, end) strictly above the one
                                   before (writers' order): stage 3 need not check the order */
-    size_t tensors_cap_bytes;  /* bytes reserved for `tensors` (charged to `arena`) */
-    size_t metadata_cap_bytes; /* bytes reserved for `metadata` (charged to `arena`) */
+    size_t tensors_cap_bytes;   /* bytes of `tensors` charged to `arena` */
+    size_t tensors_space_bytes; /* bytes allocated for `tensors` (>= the charge: address space
+                                   reserved by stage 2, touched only as records fill it) */
+    size_t metadata_cap_bytes;  /* bytes reserved for `metadata` (charged to `arena`) */
+    size_t rare_cap_bytes;      /* the same for `rare`, `shapes` and `pub` */
+    size_t shapes_cap_bytes;
+    size_t pub_cap_bytes;
 } stg_st_header;
 
 /* Result of framing. */
@@ -103,6 +146,21 @@ void stg_st_validate(const uint8_t *buf, size_t len, const stg_limits *lim, stg_
 
 void stg_st_header_init(stg_st_header *h);
 void stg_st_header_release(stg_st_header *h);
+
+/* A record's fields that live elsewhere: its name (in the header bytes or decoded in the
+ * arena), dtype, and the file offsets of its key and data_offsets tokens. */
+void stg_st_name(const stg_st_header *h, const stg_st_tensor *t, const char **name, size_t *len);
+static inline stg_dtype stg_st_dtype(const stg_st_tensor *t)
+{
+    return (stg_dtype)(t->info & STG_ST_DTYPE_MASK);
+}
+static inline uint64_t stg_st_name_offset(const stg_st_tensor *t)
+{
+    return (uint64_t)t->key_pos + 8u;
+}
+uint64_t stg_st_offsets_offset(const stg_st_header *h, const stg_st_tensor *t);
+/* The side record of t (t->info has STG_ST_RARE), else NULL. */
+const stg_st_rare *stg_st_rare_of(const stg_st_header *h, const stg_st_tensor *t);
 
 /* Memory budget for a header of n bytes: max_memory, or 16n + 8 MiB when it is 0. */
 uint64_t stg_st_memory_budget(const stg_limits *lim, uint64_t n);
