@@ -26,6 +26,30 @@ fi
 "$STGUARD_CLI" convert only-one-arg >/dev/null 2>&1
 [ $? = 2 ] || { echo "FAIL: usage error is not exit 2"; fail=1; }
 
+# --max-output and the scan's limits: a bound too small refuses (exit 1, nothing written, the
+# limit named); one large enough converts; bad values are usage errors (exit 2)
+lim="$tmp/work/limits.safetensors"
+"$STGUARD_CLI" convert --max-output 64 "$tmp/fx/linear.pt" "$lim" 2>"$tmp/lim.err"
+rc=$?
+if [ $rc != 1 ] || [ -e "$lim" ] || ! grep -q "limit max_output" "$tmp/lim.err"; then
+    echo "FAIL: --max-output 64 (exit $rc)"; cat "$tmp/lim.err"; fail=1
+fi
+"$STGUARD_CLI" convert --max-output 100000000 --profile compat --max-findings 50 \
+    "$tmp/fx/linear.pt" "$lim" 2>/dev/null || { echo "FAIL: generous limits refused"; fail=1; }
+rm -f "$lim"
+"$STGUARD_CLI" convert --limit max_pickle_memo=1 "$tmp/fx/linear.pt" "$lim" 2>"$tmp/lim.err"
+rc=$?
+if [ $rc != 1 ] || [ -e "$lim" ] || ! grep -q "limit max_pickle_memo" "$tmp/lim.err"; then
+    echo "FAIL: --limit max_pickle_memo=1 (exit $rc)"; cat "$tmp/lim.err"; fail=1
+fi
+for bad in "--max-output 0" "--max-output 12k" "--limit nosuch=1" "--max-memory x" \
+    "--profile lax"; do
+    # shellcheck disable=SC2086
+    "$STGUARD_CLI" convert $bad "$tmp/fx/linear.pt" "$lim" >/dev/null 2>&1
+    rc=$?
+    if [ $rc != 2 ] || [ -e "$lim" ]; then echo "FAIL: convert $bad: exit $rc"; fail=1; fi
+done
+
 # every file of the corpus and the test data
 n=0; converted=0; refused=0
 while IFS= read -r -d '' f; do

@@ -111,4 +111,10 @@ const char *cli_code_remedy(stg_code code);
 /* `stguard convert` (argv[0] is "convert"): 0 converted, 1 refused, 2 error. */
 int cli_convert(int argc, char **argv);
 
+/* stg_limits_set(lim, name, value) with the CLI's messages for an unknown limit and a bad
+ * value (opt names the option given): 0, or the usage exit status. */
+int cli_set_limit(stg_limits *lim, const char *name, const char *value, const char *opt);
+/* "NAME=VALUE" of --limit through cli_set_limit. */
+int cli_set_limit_pair(stg_limits *lim, const char *pair);
+
 #endif

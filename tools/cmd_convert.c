@@ -1,22 +1,23 @@
 /* `stguard convert INPUT OUTPUT`: a client of stg_convert (docs/convert.md, docs/cli.md). It
  * prints the report's findings to stderr, the output's digest with --sha256, and exits 0
  * (converted), 1 (refused: nothing written) or 2 (error: usage, I/O). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
 static const char convert_usage[] =
     "usage: stguard convert INPUT OUTPUT [--select KEY] [--force] [--drop-aliases]\n"
-    "                       [--strict-leaves] [--sha256]\n"
+    "                       [--strict-leaves] [--sha256] [--max-output N] [limits]\n"
     "\n"
     "Converts a PyTorch checkpoint (torch.save zip, or the legacy format) or a NumPy\n"
-    ".npy / .npz to safetensors\n"
-    "without running its pickle: the file is scanned first (a file the scan calls invalid or\n"
-    "unsafe is never converted), the pickle is read by a restricted evaluator that rebuilds\n"
-    "only tensors, storages, dicts, lists and scalars, and the output is validated by the\n"
-    "strict validator before it is renamed into place.\n"
+    ".npy / .npz to safetensors without running its pickle: the file is scanned first (a\n"
+    "file the scan calls invalid or unsafe is never converted), the pickle is read by a\n"
+    "restricted evaluator that rebuilds only tensors, storages, dicts, lists and scalars,\n"
+    "and the output is validated by the strict validator before it is renamed into place.\n"
     "\n"
     "  --select KEY      convert the dict under KEY of a checkpoint dict (state_dict, model)\n"
     "  --force           replace an existing OUTPUT\n"
@@ -24,10 +25,30 @@ static const char convert_usage[] =
     "  --strict-leaves   refuse when the mapping holds values that are not tensors\n"
     "                    (default: they are reported and left out)\n"
     "  --sha256          print the output's SHA-256\n"
+    "  --max-output N    most bytes of output (header and data; default: no bound)\n"
+    "  --profile strict|compat, --max-memory N, --max-findings N, --limit NAME=VALUE\n"
+    "                    the limits of the scan that runs first, as for stguard scan\n"
+    "                    (the output is always checked by the strict validator)\n"
     "  -h, --help        this text\n"
     "\n"
     "Exit status: 0 converted, 1 refused (nothing written), 2 error (usage, I/O).\n"
-    "See docs/convert.md.\n";
+    "manual: man stguard; convert.md in share/doc/stguard/\n";
+
+/* A byte count: decimal digits only, no sign, no suffix. */
+static bool parse_count(const char *s, uint64_t *out)
+{
+    if (*s < '0' || *s > '9') {
+        return false;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0') {
+        return false;
+    }
+    *out = (uint64_t)v;
+    return true;
+}
 
 /* Bytes of a name from the file, printable ASCII as is and the rest as \xNN. */
 static void put_escaped(FILE *f, const char *s, size_t n)
@@ -84,22 +105,42 @@ int cli_convert(int argc, char **argv)
                                              {"drop-aliases", no_argument, NULL, 'a'},
                                              {"strict-leaves", no_argument, NULL, 'l'},
                                              {"sha256", no_argument, NULL, 'd'},
+                                             {"max-output", required_argument, NULL, 'o'},
+                                             {"profile", required_argument, NULL, 'p'},
+                                             {"max-memory", required_argument, NULL, 'm'},
+                                             {"max-findings", required_argument, NULL, 'n'},
+                                             {"limit", required_argument, NULL, 'L'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     stg_convert_options o;
     stg_convert_options_default(&o);
     optind = 1;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    int ch, rc = 0;
+    while (rc == 0 && (ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (ch) {
         case 's': o.select = optarg; break;
         case 'f': o.force = true; break;
         case 'a': o.drop_aliases = true; break;
         case 'l': o.strict_leaves = true; break;
         case 'd': o.sha256 = true; break;
+        case 'o':
+            if (!parse_count(optarg, &o.max_output) || o.max_output == 0) {
+                fprintf(stderr, "stguard convert: --max-output expects a byte count above 0\n");
+                rc = 2;
+            }
+            break;
+        case 'p': rc = cli_set_limit(&o.scan.limits, "profile", optarg, "--profile"); break;
+        case 'm': rc = cli_set_limit(&o.scan.limits, "max_memory", optarg, "--max-memory"); break;
+        case 'n':
+            rc = cli_set_limit(&o.scan.limits, "max_findings", optarg, "--max-findings");
+            break;
+        case 'L': rc = cli_set_limit_pair(&o.scan.limits, optarg); break;
         case 'h': fputs(convert_usage, stdout); return 0;
         default: fputs(convert_usage, stderr); return 2;
         }
+    }
+    if (rc != 0) {
+        return rc;
     }
     if (argc - optind != 2) {
         fputs("stguard convert: takes exactly INPUT and OUTPUT\n", stderr);

@@ -185,7 +185,7 @@ static void say_path(const char *before, const char *path, const char *after)
     fprintf(stderr, "%s\n", after);
 }
 
-static int set_limit(stg_limits *lim, const char *name, const char *value, const char *opt)
+int cli_set_limit(stg_limits *lim, const char *name, const char *value, const char *opt)
 {
     stg_status st = stg_limits_set(lim, name, value);
     if (st == STG_E_NOT_FOUND) {
@@ -198,6 +198,22 @@ static int set_limit(stg_limits *lim, const char *name, const char *value, const
         return EXIT_USAGE;
     }
     return 0;
+}
+
+int cli_set_limit_pair(stg_limits *lim, const char *pair)
+{
+    const char *eq = strchr(pair, '=');
+    if (eq == NULL || eq == pair) {
+        return usage_error("--limit expects NAME=VALUE, got '%s'", pair);
+    }
+    char name[64];
+    size_t n = (size_t)(eq - pair);
+    if (n >= sizeof name) {
+        return usage_error("unknown limit in '%s'", pair);
+    }
+    memcpy(name, pair, n);
+    name[n] = '\0';
+    return cli_set_limit(lim, name, eq + 1, "--limit");
 }
 
 static stg_policy *need_policy(cli_config *c)
@@ -311,7 +327,7 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             if (strcmp(optarg, "strict") != 0 && strcmp(optarg, "compat") != 0) {
                 return usage_error("unknown --profile '%s' (strict or compat)", optarg);
             }
-            rc = set_limit(lim, "profile", optarg, "--profile");
+            rc = cli_set_limit(lim, "profile", optarg, "--profile");
             break;
         case OPT_FAIL_ON:
             if (strcmp(optarg, "warning") == 0) {
@@ -347,44 +363,32 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
         case OPT_EXCLUDE: rc = push_glob(&c->exclude, &c->exclude_count, optarg); break;
         case OPT_MAX_HEADER_LEN:
             scan_only = false;
-            rc = set_limit(lim, "max_header_len", optarg, "--max-header-len");
+            rc = cli_set_limit(lim, "max_header_len", optarg, "--max-header-len");
             break;
         case OPT_MAX_TENSORS:
             scan_only = false;
-            rc = set_limit(lim, "max_tensors", optarg, "--max-tensors");
+            rc = cli_set_limit(lim, "max_tensors", optarg, "--max-tensors");
             break;
         case OPT_MAX_RANK:
             scan_only = false;
-            rc = set_limit(lim, "max_rank", optarg, "--max-rank");
+            rc = cli_set_limit(lim, "max_rank", optarg, "--max-rank");
             break;
         case OPT_MAX_JSON_DEPTH:
             scan_only = false;
-            rc = set_limit(lim, "max_json_depth", optarg, "--max-json-depth");
+            rc = cli_set_limit(lim, "max_json_depth", optarg, "--max-json-depth");
             break;
         case OPT_MAX_MEMORY:
             scan_only = false;
-            rc = set_limit(lim, "max_memory", optarg, "--max-memory");
+            rc = cli_set_limit(lim, "max_memory", optarg, "--max-memory");
             break;
         case OPT_MAX_FINDINGS:
             scan_only = false;
-            rc = set_limit(lim, "max_findings", optarg, "--max-findings");
+            rc = cli_set_limit(lim, "max_findings", optarg, "--max-findings");
             break;
-        case OPT_LIMIT: {
+        case OPT_LIMIT:
             scan_only = false;
-            const char *eq = strchr(optarg, '=');
-            if (eq == NULL || eq == optarg) {
-                return usage_error("--limit expects NAME=VALUE, got '%s'", optarg);
-            }
-            char name[64];
-            size_t n = (size_t)(eq - optarg);
-            if (n >= sizeof name) {
-                return usage_error("unknown limit in '%s'", optarg);
-            }
-            memcpy(name, optarg, n);
-            name[n] = '\0';
-            rc = set_limit(lim, name, eq + 1, "--limit");
+            rc = cli_set_limit_pair(lim, optarg);
             break;
-        }
         case OPT_SHA256: {
             if (!stg_sha256_hex_normalize(optarg, NULL)) {
                 return usage_error("--sha256 expects 64 hex digits, got '%s'", optarg);

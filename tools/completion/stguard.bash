@@ -30,13 +30,14 @@ _stguard()
         --select) return ;;
         --allow-global | --include | --exclude | --sha256 | --stdin-name | -j | --jobs | --shard | \
         --max-header-len | --max-tensors | --max-rank | --max-json-depth | --max-memory | \
-        --max-findings) return ;;
+        --max-findings | --max-output) return ;;
     esac
     case $cur in
         -*)
             if [ "${words[1]}" = convert ]; then
                 COMPREPLY=($(compgen -W "--select --force --drop-aliases --strict-leaves
-                    --sha256 --help" -- "$cur"))
+                    --sha256 --max-output --profile --max-memory --max-findings --limit
+                    --help" -- "$cur"))
             elif [ "${words[1]}" = inspect ]; then
                 COMPREPLY=($(compgen -W "--format --tensor-sha256 --profile --max-header-len
                     --max-tensors --max-rank --max-json-depth --max-memory --max-findings --limit
