@@ -223,7 +223,8 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
             return;
         case STG_INFLATE_UNAVAILABLE:
             entry_finding(ctx, STG_FORMAT_UNSCANNABLE, e->local_offset, path,
-                          "deflated member, but this build has no zlib: not scanned");
+                          "deflated member, but zlib is not available (not built in or not "
+                          "loadable): not scanned");
             return;
         }
         data = out.data;
@@ -720,7 +721,9 @@ static stg_member_result scan_stream(const uint8_t *buf, size_t len, uint64_t ba
         return res;
     case STG_INFLATE_UNAVAILABLE:
         stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, base,
-                       "%s stream, but this build cannot decompress it: not scanned", label);
+                       "%s stream, but its library is not available (not built in or not "
+                       "loadable): not scanned",
+                       label);
         return res;
     }
     uint64_t budget = lim->max_inflate_bytes - out.len;

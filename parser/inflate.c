@@ -5,18 +5,9 @@
 
 #include <string.h>
 
+#include "codec_libs.h"
 #include "cursor.h"
 #include "mem.h"
-
-#ifdef STG_WITH_ZLIB
-#include <zlib.h>
-#endif
-#ifdef STG_WITH_LZMA
-#include <lzma.h>
-#endif
-#ifdef STG_WITH_BZIP2
-#include <bzlib.h>
-#endif
 
 void stg_inflate_free(stg_inflate_out *out)
 {
@@ -26,24 +17,25 @@ void stg_inflate_free(stg_inflate_out *out)
 
 bool stg_inflate_format_available(stg_inflate_format fmt)
 {
+    /* Built with the library and able to load it (codec_libs.h: loaded on this first ask). */
     switch (fmt) {
     case STG_INFLATE_RAW:
     case STG_INFLATE_ZLIB:
     case STG_INFLATE_GZIP:
 #ifdef STG_WITH_ZLIB
-        return true;
+        return stg_zlib() != NULL;
 #else
         return false;
 #endif
     case STG_INFLATE_LZMA:
 #ifdef STG_WITH_LZMA
-        return true;
+        return stg_lzma() != NULL;
 #else
         return false;
 #endif
     case STG_INFLATE_BZIP2:
 #ifdef STG_WITH_BZIP2
-        return true;
+        return stg_bz2() != NULL;
 #else
         return false;
 #endif
@@ -196,7 +188,7 @@ static stg_inflate_result dec_begin(decoder *d)
         d->zs.zalloc = zlib_alloc;
         d->zs.zfree = zlib_free;
         int wbits = d->fmt == STG_INFLATE_RAW ? -15 : d->fmt == STG_INFLATE_GZIP ? 15 + 16 : 15;
-        if (inflateInit2(&d->zs, wbits) != Z_OK) {
+        if (stg_zlib()->inflate_init2(&d->zs, wbits, ZLIB_VERSION, (int)sizeof d->zs) != Z_OK) {
             return STG_INFLATE_NOMEM;
         }
         d->open = true;
@@ -214,7 +206,7 @@ static stg_inflate_result dec_begin(decoder *d)
         d->lalloc.opaque = NULL;
         d->ls.allocator = &d->lalloc;
         /* Auto-detects xz and lzma-alone per stream, as Python's FORMAT_AUTO does. */
-        lzma_ret rc = lzma_auto_decoder(&d->ls, STG_INFLATE_LZMA_MEMLIMIT, 0);
+        lzma_ret rc = stg_lzma()->auto_decoder(&d->ls, STG_INFLATE_LZMA_MEMLIMIT, 0);
         if (rc != LZMA_OK) {
             return lzma_status(rc);
         }
@@ -229,7 +221,7 @@ static stg_inflate_result dec_begin(decoder *d)
         memset(&d->bs, 0, sizeof d->bs);
         d->bs.bzalloc = bz_alloc;
         d->bs.bzfree = bz_free;
-        int rc = BZ2_bzDecompressInit(&d->bs, 0, 0);
+        int rc = stg_bz2()->decompress_init(&d->bs, 0, 0);
         if (rc != BZ_OK) {
             return rc == BZ_MEM_ERROR ? STG_INFLATE_NOMEM : STG_INFLATE_CORRUPT;
         }
@@ -254,17 +246,17 @@ static void dec_end(decoder *d)
     case STG_INFLATE_ZLIB:
     case STG_INFLATE_GZIP:
 #ifdef STG_WITH_ZLIB
-        inflateEnd(&d->zs);
+        stg_zlib()->inflate_end(&d->zs);
 #endif
         break;
     case STG_INFLATE_LZMA:
 #ifdef STG_WITH_LZMA
-        lzma_end(&d->ls);
+        stg_lzma()->end(&d->ls);
 #endif
         break;
     case STG_INFLATE_BZIP2:
 #ifdef STG_WITH_BZIP2
-        (void)BZ2_bzDecompressEnd(&d->bs);
+        (void)stg_bz2()->decompress_end(&d->bs);
 #endif
         break;
     }
@@ -287,7 +279,7 @@ static step_kind dec_step(decoder *d, const uint8_t *in, size_t in_n, uint8_t *o
         d->zs.avail_in = (uInt)in_n;
         d->zs.next_out = out;
         d->zs.avail_out = (uInt)out_n;
-        int rc = inflate(&d->zs, Z_NO_FLUSH);
+        int rc = stg_zlib()->inflate(&d->zs, Z_NO_FLUSH);
         *used = in_n - d->zs.avail_in;
         *made = out_n - d->zs.avail_out;
         if (rc == Z_STREAM_END) {
@@ -306,7 +298,7 @@ static step_kind dec_step(decoder *d, const uint8_t *in, size_t in_n, uint8_t *o
         d->ls.avail_in = in_n;
         d->ls.next_out = out;
         d->ls.avail_out = out_n;
-        lzma_ret rc = lzma_code(&d->ls, finish ? LZMA_FINISH : LZMA_RUN);
+        lzma_ret rc = stg_lzma()->code(&d->ls, finish ? LZMA_FINISH : LZMA_RUN);
         *used = in_n - d->ls.avail_in;
         *made = out_n - d->ls.avail_out;
         if (rc == LZMA_STREAM_END) {
@@ -326,7 +318,7 @@ static step_kind dec_step(decoder *d, const uint8_t *in, size_t in_n, uint8_t *o
         d->bs.avail_in = (unsigned)in_n;
         d->bs.next_out = (char *)out;
         d->bs.avail_out = (unsigned)out_n;
-        int rc = BZ2_bzDecompress(&d->bs);
+        int rc = stg_bz2()->decompress(&d->bs);
         *used = in_n - d->bs.avail_in;
         *made = out_n - d->bs.avail_out;
         if (rc == BZ_STREAM_END) {

@@ -537,6 +537,56 @@ static void check_concatenation(stg_inflate_format fmt, const uint8_t *one, size
     stg_inflate_free(&out);
 }
 
+/* Whether a library whose file name holds needle is mapped into this process. */
+static bool library_mapped(const char *needle)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[4096];
+    bool found = false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strstr(line, needle) != NULL) {
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* zlib, liblzma and libbz2 are loaded when a stream of theirs is first decompressed
+ * (parser/codec_libs.h), not at start-up; this test runs first, so nothing has decompressed
+ * before it. Near miss: each first use loads its library only, and decompresses right. */
+START_TEST(test_libraries_loaded_on_first_use)
+{
+    static const struct {
+        stg_inflate_format fmt;
+        const char *lib;
+        const uint8_t *p;
+        size_t n;
+    } uses[] = {{STG_INFLATE_LZMA, "/liblzma.so", xz_msg, sizeof xz_msg},
+                {STG_INFLATE_BZIP2, "/libbz2.so", bz2_msg, sizeof bz2_msg}};
+    ck_assert_msg(!library_mapped("/libz.so"), "zlib is mapped before any stream");
+    for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
+        ck_assert_msg(!library_mapped(uses[i].lib), "%s mapped before any stream", uses[i].lib);
+    }
+    for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
+        if (!need_format(uses[i].fmt, uses[i].p, uses[i].n)) {
+            continue; /* a build without it: never loaded */
+        }
+        ck_assert(library_mapped(uses[i].lib));
+        stg_inflate_out out;
+        ck_assert_int_eq(stg_inflate(uses[i].p, uses[i].n, uses[i].fmt, 1 << 20, 0, &out),
+                         STG_INFLATE_OK);
+        ck_assert(memcmp(out.data, MSG, sizeof MSG - 1) == 0);
+        stg_inflate_free(&out);
+    }
+    ck_assert(!library_mapped("/libz.so"));
+    if (stg_inflate_available()) {
+        ck_assert(library_mapped("/libz.so"));
+    }
+}
+END_TEST
+
 START_TEST(test_lzma_and_bzip2_streams)
 {
     static const vector cases[] = {
@@ -656,6 +706,7 @@ static Suite *inflate_suite(void)
 {
     Suite *s = suite_create("inflate");
     TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_libraries_loaded_on_first_use);
     tcase_add_test(tc, test_stored_streams_all_formats);
     tcase_add_test(tc, test_empty_and_truncated);
     tcase_add_test(tc, test_corrupt_and_where);

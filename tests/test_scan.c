@@ -191,6 +191,7 @@ static void check_digest_of(const char *name, const uint8_t *b, size_t len)
     stg_report_free(rb);
     free(p);
     tu_rmtree(dir);
+    free(dir);
 }
 
 START_TEST(test_path_digest_while_copied)

@@ -484,6 +484,7 @@ START_TEST(test_whole_image_digest)
     free(z);
     free(member);
     tu_rmtree(tmp);
+    free(tmp);
 }
 END_TEST
 
