@@ -38,7 +38,8 @@ setup(
             "stguard._stguard",
             sources=["src/_stguard.c"],
             include_dirs=[str(ROOT / "include")],
-            libraries=["crypto", "z", "lzma", "bz2", "pthread"],
+            # libcrypto, zlib, liblzma and libbz2 are loaded by the library on first use (dlopen)
+            libraries=["dl", "pthread"],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
             # the library's symbols stay inside the extension
             extra_link_args=["-Wl,--exclude-libs,ALL", "-Wl,-z,relro,-z,now"],
