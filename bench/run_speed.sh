@@ -27,9 +27,14 @@
 #   COMPLEXITY=0     skip part 4 (as PARTS without complexity)
 #   WORK_DIR=...     builds and generated files (default build/speed; kept between runs)
 #   PYTHON=...       interpreter (default /usr/bin/python3)
-# Needs: the release toolchain, g++ and Debian's libsimdjson-dev (tools/setup-debian.sh).
-# The reference implementation (huggingface/safetensors' Rust read_metadata) is not installed
-# on the project's machines and is not measured here.
+#   REF_SRC=...      the reference implementation (huggingface/safetensors: a checkout or its
+#                    git directory; REF_COMMIT picks the commit, default HEAD): built by
+#                    bench/reference/build.sh (cargo, offline, Debian's Rust crates) and
+#                    measured beside stguard: SafeTensors::read_metadata in process (part 1)
+#                    and a process mapping each file and deserializing it (part 2). Unset: its
+#                    columns say "-".
+# Needs: the release toolchain, g++ and Debian's libsimdjson-dev (tools/setup-debian.sh); for
+# REF_SRC also cargo and the crates bench/reference/build.sh names.
 set -euo pipefail
 
 src_dir=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,6 +78,12 @@ if [[ ! -x $simd || $src_dir/bench/simdjson_baseline.cpp -nt $simd ]]; then
         { echo "run_speed.sh: needs g++ and libsimdjson-dev" >&2; exit 2; }
 fi
 
+ref_bin=""
+if [[ -n ${REF_SRC:-} ]]; then
+    ref_bin=$("$src_dir/bench/reference/build.sh" "$REF_SRC" "$work/reference" 2>>"$log") ||
+        { echo "run_speed.sh: the reference did not build (see $log)" >&2; exit 2; }
+fi
+
 # ---- inputs
 gen() { # name, count, extra flags
     local file=$work/$1.safetensors
@@ -94,8 +105,12 @@ kv() { tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }
 for name in "${inputs_header[@]}"; do
     file=$work/$name.safetensors
     for ((r = 0; r < repeat; r++)); do
-        for tool in stguard base simd_any simd_order json; do
+        for tool in stguard base simd_any simd_order json reference; do
             case $tool in
+            reference)
+                [[ -n $ref_bin ]] || continue
+                out=$("$ref_bin" metadata "$file" --seconds "$seconds")
+                ;;
             stguard) out=$("$cur_bench" "$file" --seconds "$seconds") ;;
             base) out=$("$base_bench" "$file" --seconds "$seconds") ;;
             simd_any) out=$("$simd" "$file" any --seconds "$seconds") ;;
@@ -122,6 +137,9 @@ for ((round = 0; round < repeat && ${#cli_inputs[@]} > 0; round++)); do
         [[ $name == hf_900000 ]] && r=1
         echo "part=cli input=$name tool=stguard $("${timer[@]}" "$r" -- "$cur_cli" scan --no-digest "$file")" >>"$results"
         echo "part=cli input=$name tool=base $("${timer[@]}" "$r" -- "$base_cli" scan --no-digest "$file")" >>"$results"
+        if [[ -n $ref_bin ]]; then
+            echo "part=cli input=$name tool=reference $("${timer[@]}" "$r" -- "$ref_bin" load "$file")" >>"$results"
+        fi
         if [[ $name == hf_900000 ]]; then
             echo "part=cli input=$name tool=json $("${timer[@]}" "$r" -- "$python" -c \
                 'import json,struct,sys; f=open(sys.argv[1],"rb"); n=struct.unpack("<Q",f.read(8))[0]; json.loads(f.read(n))' \
@@ -169,12 +187,21 @@ EOF
 fi
 
 # ---- tables
-"$python" - "$results" "$base_rev" "$(git -C "$src_dir" rev-parse --short HEAD)" "$small_files" <<'EOF'
+ref_rev=-
+[[ -n $ref_bin ]] && ref_rev=$(sed -n 's/^reference=//p' "$work/reference/revision")
+"$python" - "$results" "$base_rev" "$(git -C "$src_dir" rev-parse --short HEAD)" "$small_files" \
+    "$ref_rev" <<'EOF'
 import sys
 rows = []
 for line in open(sys.argv[1]):
     rows.append(dict(item.split("=", 1) for item in line.split()))
-base, head, small = sys.argv[2], sys.argv[3], int(sys.argv[4])
+base, head, small, ref = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+
+def num(v, fmt="%.0f"):
+    return "-" if v is None else fmt % v
+
+def ratio(a, b):
+    return "-" if a is None or b is None else "%.1fx" % (a / b)
 
 def best(part, inp, tool, key, fn=max):
     vals = [float(r[key]) for r in rows
@@ -182,12 +209,12 @@ def best(part, inp, tool, key, fn=max):
     return fn(vals) if vals else None
 
 print("Header validation, MB/s of header bytes by process CPU time (best of the processes); "
-      "this tree %s, BASE %s:" % (head, base))
+      "this tree %s, BASE %s, reference %s:" % (head, base, ref))
 print()
 print("| header | tensors | MB | stguard | stguard at %s | simdjson On-Demand, any order | "
-      "simdjson, writer's order | json.loads | stguard / json.loads | stguard / simdjson any |"
-      % base)
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "simdjson, writer's order | json.loads | reference read_metadata | stguard / json.loads | "
+      "stguard / simdjson any | stguard / reference |" % base)
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 seen = []
 for r in rows:
     if r["part"] == "header" and r["input"] not in seen:
@@ -199,15 +226,18 @@ for inp in seen:
     sa = best("header", inp, "simd_any", "cpu_best_MBps")
     so = best("header", inp, "simd_order", "cpu_best_MBps")
     j = best("header", inp, "json", "cpu_best_MBps")
+    rf = best("header", inp, "reference", "cpu_best_MBps")
     kind = "tiny [1,1]" if inp.startswith("tiny") else "realistic"
-    print("| %s | %s | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1fx | %.2fx |"
-          % (kind, one["tensors"], int(one["header_bytes"]) / 1e6, s, b, sa, so, j, s / j, s / sa))
+    print("| %s | %s | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %.1fx | %.2fx | %s |"
+          % (kind, one["tensors"], int(one["header_bytes"]) / 1e6, s, b, sa, so, j, num(rf),
+             s / j, s / sa, ratio(s, rf)))
 print()
 print("The CLI as a process (`scan --no-digest`): CPU time (user + system) per run, best of the "
       "runs, ms; peak RSS MiB:")
 print()
-print("| file | stguard | stguard at %s | json.loads process | empty process |" % base)
-print("|---|---:|---:|---:|---:|")
+print("| file | stguard | stguard at %s | json.loads process | reference process (map + "
+      "deserialize) | empty process | reference / stguard |" % base)
+print("|---|---:|---:|---:|---:|---:|---:|")
 empty = best("cli", "empty", "true", "cpu_best_s", min) or 0.0
 for inp in sorted({r["input"] for r in rows if r["part"] == "cli" and r["input"] != "empty"},
                   key=lambda x: int(x.split("_")[1])):
@@ -215,8 +245,11 @@ for inp in sorted({r["input"] for r in rows if r["part"] == "cli" and r["input"]
         t = best("cli", inp, tool, "cpu_best_s", min)
         m = best("cli", inp, tool, "max_rss_kib")
         return "-" if t is None else "%.2f (%.1f MiB)" % (t * 1e3, m / 1024)
-    print("| %s | %s | %s | %s | %.2f |" % (inp, cell("stguard"), cell("base"), cell("json"),
-                                            empty * 1e3))
+    st = best("cli", inp, "stguard", "cpu_best_s", min)
+    rf = best("cli", inp, "reference", "cpu_best_s", min)
+    print("| %s | %s | %s | %s | %s | %.2f | %s |" % (inp, cell("stguard"), cell("base"),
+                                                      cell("json"), cell("reference"),
+                                                      empty * 1e3, ratio(rf, st)))
 if small and any(r["part"] == "small" for r in rows):
     print()
     print("Many small files (%d: half safetensors, half pickles), wall time best of the runs "
