@@ -390,7 +390,7 @@ enum { NAME_FIRST_COUNT = 2 };
 
 static bool name_matches(const stg_format_entry *e, const char *name)
 {
-    for (size_t i = 0; e->names != NULL && e->names[i] != NULL; i++) {
+    for (size_t i = 0; e != NULL && e->names != NULL && e->names[i] != NULL; i++) {
         if (stg_name_hint_has_suffix(name, e->names[i])) {
             return true;
         }

@@ -359,7 +359,7 @@ static stg_inflate_result run(const uint8_t *in, size_t in_len, stg_inflate_form
     stg_inflate_result res = dec_begin(&d);
     stg_cursor c = stg_cur_make(in, in_len); /* c.pos: the next byte the decoder gets */
     size_t cap = 0, stream_start = 0, stream_out = 0;
-    const uint8_t *next_in;
+    const uint8_t *next_in = in;
     while (res == STG_INFLATE_OK) {
         if (out->len == cap) {
             res = grow(out, &cap, max_out);

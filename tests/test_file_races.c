@@ -239,14 +239,14 @@ static void mutate_once(const fixture *f, unsigned seed)
     int fd = open(p, O_WRONLY);
     if (fd >= 0) {
         off_t cut = (off_t)(f->len / (2 + seed % 5));
-        (void)ftruncate(fd, cut);
+        (void)!ftruncate(fd, cut);
         usleep(200); /* long enough for a scan to run into the cut */
-        (void)ftruncate(fd, 0);
-        (void)ftruncate(fd, (off_t)f->len);
+        (void)!ftruncate(fd, 0);
+        (void)!ftruncate(fd, (off_t)f->len);
         (void)!pwrite(fd, f->bytes, f->len, 0);
         static const uint8_t junk[4096];
         (void)!pwrite(fd, junk, sizeof junk, (off_t)f->len); /* extended */
-        (void)ftruncate(fd, (off_t)f->len);
+        (void)!ftruncate(fd, (off_t)f->len);
         close(fd);
     }
     /* replaced: another fixture's bytes renamed over the path, then its own again */
