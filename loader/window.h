@@ -46,10 +46,13 @@ typedef struct stg_image {
                            they come, so a whole image's digest costs no second pass and the
                            progress count moves while it is computed; owned by the image */
     size_t hashed;      /* [0, hashed) went through hash */
+    bool heap;          /* bytes come from stg_mem (a small file), not a private mapping */
     bool hash_failed;   /* an update failed: stg_image_digest says so */
 } stg_image;
 
 #define STG_IMAGE_PAGE ((uint64_t)4096)
+/* Images of at most this many bytes live on the heap (zeroed like a fresh mapping). */
+#define STG_IMAGE_HEAP_MAX ((size_t)64 * 1024)
 
 /* Maps an image of size bytes for fd. STG_OK, or STG_E_IO with *err when the address space
  * refuses it (reported as io_error, like the file mapping it replaces). */
