@@ -1,10 +1,10 @@
 /* libcrypto loaded on first use (see evp.h). */
 #include "evp.h"
 
-#include <dlfcn.h>
 #include <openssl/opensslv.h>
 #include <pthread.h>
-#include <string.h>
+
+#include "../parser/dl.h"
 
 /* The soname of the libcrypto the library was built against. */
 #define STG_STR2(x) #x
@@ -27,24 +27,12 @@ static struct {
 static bool loaded;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
-/* dlsym into a function pointer without the object-to-function pointer cast ISO C lacks. */
-static bool sym(void *lib, const char *name, void *fn_ptr, size_t fn_size)
-{
-    void *p = dlsym(lib, name);
-    if (p == NULL || fn_size != sizeof p) {
-        return false;
-    }
-    memcpy(fn_ptr, &p, sizeof p);
-    return true;
-}
-
-#define SYM(lib, name, field) sym((lib), (name), &fns.field, sizeof fns.field)
+#define SYM(lib, name, field) stg_dl_sym((lib), (name), &fns.field, sizeof fns.field)
 
 static void load(void)
 {
-    /* The same search as the dynamic linker's for a DT_NEEDED entry; bound at once (RTLD_NOW)
-     * and kept for the life of the process. */
-    void *lib = dlopen(STG_LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    static const char *const names[] = {STG_LIBCRYPTO_SONAME, NULL};
+    void *lib = stg_dl_open_first(names);
     if (lib == NULL) {
         return;
     }

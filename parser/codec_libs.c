@@ -3,36 +3,12 @@
 
 #if defined(STG_WITH_ZLIB) || defined(STG_WITH_LZMA) || defined(STG_WITH_BZIP2)
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <string.h>
 
-/* The library by the sonames a dynamic linker would look for, bound at once (RTLD_NOW) and
- * kept for the life of the process; NULL when none loads. */
-static void *open_first(const char *const *sonames)
-{
-    for (; *sonames != NULL; sonames++) {
-        void *lib = dlopen(*sonames, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-        if (lib != NULL) {
-            return lib;
-        }
-    }
-    return NULL;
-}
+#include "dl.h"
 
-/* dlsym into a function pointer without the object-to-function pointer cast ISO C lacks. */
-static bool sym(void *lib, const char *name, void *fn_ptr, size_t fn_size)
-{
-    void *p = lib != NULL ? dlsym(lib, name) : NULL;
-    if (p == NULL || fn_size != sizeof p) {
-        return false;
-    }
-    memcpy(fn_ptr, &p, sizeof p);
-    return true;
-}
-
-#define SYM(lib, name, calls, field) sym((lib), (name), &(calls).field, sizeof(calls).field)
+#define SYM(lib, name, calls, field) stg_dl_sym((lib), (name), &(calls).field, sizeof(calls).field)
 
 #endif
 
@@ -44,7 +20,7 @@ static pthread_once_t zlib_once = PTHREAD_ONCE_INIT;
 static void load_zlib(void)
 {
     static const char *const names[] = {"libz.so.1", NULL};
-    void *lib = open_first(names);
+    void *lib = stg_dl_open_first(names);
     zlib_loaded = SYM(lib, "inflateInit2_", zlib_calls, inflate_init2) &&
                   SYM(lib, "inflate", zlib_calls, inflate) &&
                   SYM(lib, "inflateEnd", zlib_calls, inflate_end);
@@ -64,7 +40,7 @@ static pthread_once_t lzma_once = PTHREAD_ONCE_INIT;
 static void load_lzma(void)
 {
     static const char *const names[] = {"liblzma.so.5", NULL};
-    void *lib = open_first(names);
+    void *lib = stg_dl_open_first(names);
     lzma_loaded = SYM(lib, "lzma_auto_decoder", lzma_calls, auto_decoder) &&
                   SYM(lib, "lzma_code", lzma_calls, code) && SYM(lib, "lzma_end", lzma_calls, end);
 }
@@ -84,7 +60,7 @@ static void load_bz2(void)
 {
     /* Debian and Fedora name it libbz2.so.1.0 and libbz2.so.1; both are the same ABI. */
     static const char *const names[] = {"libbz2.so.1.0", "libbz2.so.1", NULL};
-    void *lib = open_first(names);
+    void *lib = stg_dl_open_first(names);
     bz2_loaded = SYM(lib, "BZ2_bzDecompressInit", bz2_calls, decompress_init) &&
                  SYM(lib, "BZ2_bzDecompress", bz2_calls, decompress) &&
                  SYM(lib, "BZ2_bzDecompressEnd", bz2_calls, decompress_end);

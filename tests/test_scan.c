@@ -138,17 +138,23 @@ START_TEST(test_buffer_expected_digest)
 }
 END_TEST
 
-static void check_file_of_size(size_t data_len)
+/* A valid file of one U8 tensor of data_len bytes (malloc'd, *len bytes). */
+static uint8_t *one_tensor_file(size_t data_len, size_t *len)
 {
-    char *dir = tu_tempdir();
-    char *p = path_in(dir, "big.safetensors");
     char header[128];
     snprintf(header, sizeof header,
              "{\"w\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}", data_len,
              data_len);
     size_t pad = (8 - (8 + strlen(header)) % 8) % 8;
+    return tu_st_file(header, pad, NULL, data_len, len);
+}
+
+static void check_file_of_size(size_t data_len)
+{
+    char *dir = tu_tempdir();
+    char *p = path_in(dir, "big.safetensors");
     size_t len;
-    uint8_t *b = tu_st_file(header, pad, NULL, data_len, &len);
+    uint8_t *b = one_tensor_file(data_len, &len);
     ck_assert_int_eq(tu_write_file(p, b, len), 0);
     stg_report *r = NULL, *rb = NULL;
     ck_assert_int_eq(stg_scan_path(p, NULL, &r), STG_OK);
@@ -208,13 +214,8 @@ START_TEST(test_path_digest_while_copied)
     free(b);
     /* small safetensors files: header window, then the tail, then the rest */
     for (size_t data_len = 8; data_len <= 300000; data_len *= 7) {
-        char header[128];
-        snprintf(header, sizeof header,
-                 "{\"w\":{\"dtype\":\"U8\",\"shape\":[%zu],\"data_offsets\":[0,%zu]}}", data_len,
-                 data_len);
-        size_t pad = (8 - (8 + strlen(header)) % 8) % 8;
         size_t len;
-        uint8_t *st = tu_st_file(header, pad, NULL, data_len, &len);
+        uint8_t *st = one_tensor_file(data_len, &len);
         check_digest_of("w.safetensors", st, len);
         check_digest_of("w.bin", st, len);
         free(st);
