@@ -201,15 +201,17 @@ grep -q "MiB" "$tmp/prog.out" && bad "progress written to stdout"
 "$B" scan --format json "$tmp/big" 2>"$tmp/prog2.err" >/dev/null
 [ -s "$tmp/prog2.err" ] && bad "progress shown on a pipe without --progress always"
 
-# ---- progress within one large file: the bytes move before the file is done
-truncate -s 1G "$tmp/one.safetensors"
+# ---- progress within one large file: the bytes move before the file is done. A single file's
+# line is drawn once the scan has run a second; 4 GiB keeps the digest past that on a fast
+# machine (1 GiB was hashed in under a second now and then: no line, a flaky failure).
+truncate -s 4G "$tmp/one.safetensors"
 "$B" scan --progress always --format json "$tmp/one.safetensors" >/dev/null 2>"$tmp/prog3.err"
 "$PY" - "$tmp/prog3.err" <<'PYEOF' || fail=1
 import re, sys
 lines = open(sys.argv[1], "rb").read().decode("utf-8", "replace").replace("\r", "\n").split("\n")
 within = [float(m.group(1)) for l in lines
-          for m in [re.search(r"0/1 files, ([0-9.]+)/1024.0 MiB", l)] if m]
-if not any(0.0 < x < 1024.0 for x in within):
+          for m in [re.search(r"0/1 files, ([0-9.]+)/4096.0 MiB", l)] if m]
+if not any(0.0 < x < 4096.0 for x in within):
     sys.exit("no progress within the file: %r" % within[:5])
 PYEOF
 rm -f "$tmp/one.safetensors"
