@@ -1285,9 +1285,7 @@ HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
                                   (p->keys_count + 1) * sizeof(stg_json_key)) != 0) {
             return fail(p, ev, STG_JSON_E_MEMORY, i);
         }
-        p->keys = kb;
-        /* from ~250,000 keys in one object (STG_MEM_HUGE_MIN): huge pages */
-        stg_mem_advise_huge(kb, p->keys_cap_bytes);
+        p->keys = kb; /* large ones are huge-page mappings (parser/mem.c) */
     }
     uint32_t d = p->depth;
     size_t base = p->key_base[d];

@@ -3,6 +3,7 @@
 #ifndef STG_PARSER_MEM_H
 #define STG_PARSER_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void *stg_mem_alloc(size_t n);
@@ -14,6 +15,32 @@ char *stg_mem_strndup(const char *s, size_t n);
 
 /* Buffers of at least this many bytes are worth backing with huge pages. */
 #define STG_MEM_HUGE_MIN ((size_t)4 << 20)
+/* On Linux (outside sanitizer builds) blocks of at least this many bytes are mapped by
+ * parser/mem.c itself, at a 2 MiB boundary with huge-page advice, instead of coming from malloc;
+ * the four functions above hide the difference. glibc maps blocks from its own threshold (128 KiB
+ * by default) up fresh on every call, and trims its heap; these mappings are kept for reuse. */
+#define STG_MEM_MAP_MIN ((size_t)128 << 10)
+/* Mappings live or kept at once (beyond: malloc), and the bytes of freed mappings kept for
+ * reuse by later calls, process-wide (as much as glibc's malloc may keep at the top of its heap
+ * by its own rules). */
+#define STG_MEM_MAP_SLOTS 256u
+/* Defined where blocks are never mapped: off Linux, and in sanitizer builds (ASan and MSan must
+ * see every block to guard it). */
+#if !defined(__linux__)
+#define STG_MEM_NO_MAPS 1
+#elif defined(__SANITIZE_ADDRESS__)
+#define STG_MEM_NO_MAPS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define STG_MEM_NO_MAPS 1
+#endif
+#endif
+#define STG_MEM_KEEP_BYTES ((size_t)64 << 20)
+/* Whether this build maps large blocks; the number of live and of kept mappings and the bytes
+ * kept (any pointer may be NULL). */
+bool stg_mem_maps(size_t *live, size_t *kept, size_t *kept_total);
+/* Unmaps every kept mapping now. */
+void stg_mem_release_kept(void);
 /* Advice for a large buffer from these functions that is about to be written front to back: on
  * Linux, transparent huge pages over its whole 2 MiB pages, so that first touches fault 2 MiB at a
  * time instead of 4 KiB (first-touch faults are the largest cost of big headers). Does nothing

@@ -2,8 +2,16 @@
  * alignment, the cap at exactly N bytes and at N + 1 (block bookkeeping included), block growth
  * and clamping to what is left, requests too big to represent, growable buffers charged to the
  * same budget, the peak the memory formula is checked against, release; and the wrappers'
- * handling of zero sizes and of a length that cannot be NUL-terminated. */
+ * handling of zero sizes and of a length that cannot be NUL-terminated, and their large blocks:
+ * mapped at 2 MiB boundaries, grown in place or moved with their contents, kept for reuse
+ * (zeroed again for calloc) up to the keep ceiling, and served by malloc when the table of
+ * mappings is full. The mapping tests run where the build maps (Linux outside sanitizer builds;
+ * the sanitizer builds check that malloc serves every size). */
 #include <check.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +352,249 @@ START_TEST(test_mem_strndup)
 }
 END_TEST
 
+/* Fills n bytes with a pattern that depends on the position and `seed`. */
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (uint8_t)(i * 131u + seed + (i >> 12));
+    }
+}
+
+static bool filled(const uint8_t *p, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != (uint8_t)(i * 131u + seed + (i >> 12))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#define MIB ((size_t)1 << 20)
+
+#ifdef __linux__
+/* mremap as parser/mem.c sees it (tests/CMakeLists.txt links the test with --wrap=mremap): each
+ * call with flags in fail_mremap_flags fails (0 = in place, or MREMAP_MAYMOVE | MREMAP_FIXED). */
+static int fail_mremap_flags = -1;
+static unsigned mremap_failed;
+void *__real_mremap(void *old, size_t old_len, size_t new_len, int flags, ...);
+void *__wrap_mremap(void *old, size_t old_len, size_t new_len, int flags, ...);
+void *__wrap_mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+    void *to = NULL;
+    if ((flags & MREMAP_FIXED) != 0) {
+        va_list ap;
+        va_start(ap, flags);
+        to = va_arg(ap, void *);
+        va_end(ap);
+    }
+    if (flags == fail_mremap_flags || (fail_mremap_flags > 0 && flags == 0)) {
+        mremap_failed++;
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    return __real_mremap(old, old_len, new_len, flags, to);
+}
+#endif
+
+START_TEST(test_mem_large_blocks_mapped)
+{
+    stg_mem_release_kept();
+    size_t live0, kept0, bytes0;
+    bool maps = stg_mem_maps(&live0, &kept0, &bytes0);
+#ifdef STG_MEM_NO_MAPS
+    ck_assert(!maps);
+#else
+    ck_assert(maps);
+#endif
+    if (!maps) {
+        ck_assert_uint_eq(live0 + kept0 + bytes0, 0);
+    }
+    ck_assert_uint_eq(kept0, 0);
+    uint8_t *p = stg_mem_alloc(MIB + 5);
+    ck_assert_ptr_nonnull(p);
+    fill(p, MIB + 5, 1);
+    size_t live, kept, bytes;
+    stg_mem_maps(&live, &kept, &bytes);
+    if (maps) {
+        ck_assert_uint_eq((uintptr_t)p % (2 * MIB), 0);
+        ck_assert_uint_eq(live, live0 + 1);
+    }
+    /* below the threshold: malloc, never a mapping */
+    uint8_t *small = stg_mem_alloc(STG_MEM_MAP_MIN - 1);
+    ck_assert_ptr_nonnull(small);
+    stg_mem_maps(&live, NULL, NULL);
+    ck_assert_uint_eq(live, maps ? live0 + 1 : 0);
+    stg_mem_free(small);
+    /* freed: kept, and the next request that fits gets the same pages back, as they were
+     * for alloc and zeroed for calloc */
+    stg_mem_free(p);
+    stg_mem_maps(&live, &kept, &bytes);
+    if (maps) {
+        ck_assert_uint_eq(live, live0);
+        ck_assert_uint_eq(kept, 1);
+        ck_assert_uint_eq(bytes, MIB + 4096);
+    }
+    uint8_t *q = stg_mem_alloc(MIB);
+    ck_assert_ptr_nonnull(q);
+    if (maps) {
+        ck_assert_ptr_eq(q, p);
+        ck_assert(filled(q, MIB, 1));
+    }
+    fill(q, MIB, 2);
+    stg_mem_free(q);
+    uint8_t *z = stg_mem_calloc(MIB / 8, 8);
+    ck_assert_ptr_nonnull(z);
+    if (maps) {
+        ck_assert_ptr_eq(z, p);
+    }
+    for (size_t i = 0; i < MIB; i++) {
+        ck_assert_uint_eq(z[i], 0);
+    }
+    stg_mem_free(z);
+    stg_mem_release_kept();
+    stg_mem_maps(&live, &kept, &bytes);
+    ck_assert_uint_eq(kept + bytes, 0);
+    ck_assert_uint_eq(live, live0);
+}
+END_TEST
+
+START_TEST(test_mem_large_realloc)
+{
+    stg_mem_release_kept();
+    bool maps = stg_mem_maps(NULL, NULL, NULL);
+    /* from malloc to a mapping: the contents come along */
+    uint8_t *p = stg_mem_alloc(1000);
+    ck_assert_ptr_nonnull(p);
+    fill(p, 1000, 3);
+    p = stg_mem_realloc(p, 3 * MIB);
+    ck_assert_ptr_nonnull(p);
+    ck_assert(filled(p, 1000, 3));
+    if (maps) {
+        ck_assert_uint_eq((uintptr_t)p % (2 * MIB), 0);
+    }
+    fill(p, 3 * MIB, 4);
+    /* shrinking keeps the mapping where it is */
+    uint8_t *same = stg_mem_realloc(p, MIB);
+    ck_assert_ptr_nonnull(same);
+    if (maps) {
+        ck_assert_ptr_eq(same, p);
+    }
+    p = same; /* holds MIB bytes now (the mapping stays 3 MiB long) */
+    ck_assert(filled(p, MIB, 4));
+    /* growth where the address space after it is taken: the pages move, contents intact */
+    uint8_t *guard = MAP_FAILED;
+    if (maps) {
+        guard = mmap(p + 3 * MIB, 4096, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (guard != MAP_FAILED && guard != p + 3 * MIB) {
+            munmap(guard, 4096); /* an old kernel took the address as a hint */
+            guard = MAP_FAILED;
+        }
+    }
+    uint8_t *moved = stg_mem_realloc(p, 9 * MIB);
+    ck_assert_ptr_nonnull(moved);
+    if (guard != MAP_FAILED) {
+        ck_assert_ptr_ne(moved, p);
+        ck_assert_int_eq(munmap(guard, 4096), 0);
+    }
+    ck_assert(filled(moved, MIB, 4));
+    fill(moved, 9 * MIB, 5);
+    /* growth again: contents intact */
+    uint8_t *grown = stg_mem_realloc(moved, 17 * MIB);
+    ck_assert_ptr_nonnull(grown);
+    ck_assert(filled(grown, 9 * MIB, 5));
+    memset(grown + 9 * MIB, 0x77, 8 * MIB);
+    stg_mem_free(grown);
+    /* growth of a fresh mapping into the free space right after it (what its 2 MiB alignment
+     * left unmapped, at least a page): in place */
+    stg_mem_release_kept();
+    uint8_t *f = stg_mem_alloc(3 * MIB);
+    ck_assert_ptr_nonnull(f);
+    fill(f, 3 * MIB, 6);
+    bool space_free = false;
+    if (maps) {
+        uint8_t *probe = mmap(f + 3 * MIB, 4096, PROT_NONE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        space_free = probe == f + 3 * MIB;
+        ck_assert(space_free);
+        ck_assert_int_eq(munmap(probe, 4096), 0);
+    }
+    uint8_t *g = stg_mem_realloc(f, 3 * MIB + 4096);
+    ck_assert_ptr_nonnull(g);
+    if (space_free) {
+        ck_assert_ptr_eq(g, f);
+    }
+    ck_assert(filled(g, 3 * MIB, 6));
+    g[3 * MIB + 4095] = 1;
+#ifdef __linux__
+    /* neither in place nor by moving pages (an older kernel refuses to move a mapping of two
+     * parts): copied, contents intact; and when no mapping is left, malloc takes the copy */
+    fail_mremap_flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+    mremap_failed = 0;
+    uint8_t *copied = stg_mem_realloc(g, 5 * MIB);
+    ck_assert_ptr_nonnull(copied);
+    ck_assert(filled(copied, 3 * MIB, 6));
+    if (maps) {
+        ck_assert_uint_eq(mremap_failed, 2); /* in place, then the move */
+        ck_assert_uint_eq((uintptr_t)copied % (2 * MIB), 0);
+    }
+    fail_mremap_flags = -1;
+    g = copied;
+    memset(g + 3 * MIB, 0x11, 2 * MIB);
+#endif
+    stg_mem_free(g);
+    /* from nothing */
+    uint8_t *fresh = stg_mem_realloc(NULL, 2 * MIB);
+    ck_assert_ptr_nonnull(fresh);
+    if (maps) {
+        ck_assert_uint_eq((uintptr_t)fresh % (2 * MIB), 0);
+    }
+    memset(fresh, 1, 2 * MIB);
+    stg_mem_free(fresh);
+    stg_mem_release_kept();
+}
+END_TEST
+
+START_TEST(test_mem_keep_ceiling_and_full_table)
+{
+    stg_mem_release_kept();
+    bool maps = stg_mem_maps(NULL, NULL, NULL);
+    /* more live blocks than the table has slots: every one is served (malloc past the table),
+     * and freeing them all keeps no more than the ceiling */
+    enum { N = STG_MEM_MAP_SLOTS + 16 };
+    static uint8_t *blocks[N];
+    for (size_t i = 0; i < N; i++) {
+        blocks[i] = stg_mem_alloc(STG_MEM_MAP_MIN);
+        ck_assert_ptr_nonnull(blocks[i]);
+        memset(blocks[i], (int)i, STG_MEM_MAP_MIN);
+    }
+    size_t live, kept, bytes;
+    stg_mem_maps(&live, &kept, &bytes);
+    ck_assert_uint_le(live, STG_MEM_MAP_SLOTS);
+    if (maps) {
+        ck_assert_uint_ge(live, STG_MEM_MAP_SLOTS - 8); /* what other tests left live aside */
+    }
+    for (size_t i = 0; i < N; i++) {
+        ck_assert_uint_eq(blocks[i][STG_MEM_MAP_MIN - 1], (uint8_t)i);
+        stg_mem_free(blocks[i]);
+    }
+    /* a block bigger than the ceiling is never kept; smaller ones only up to it */
+    uint8_t *big = stg_mem_alloc(STG_MEM_KEEP_BYTES + 1);
+    ck_assert_ptr_nonnull(big);
+    big[STG_MEM_KEEP_BYTES] = 1;
+    stg_mem_free(big);
+    stg_mem_maps(&live, &kept, &bytes);
+    ck_assert_uint_le(bytes, STG_MEM_KEEP_BYTES);
+    if (maps) {
+        ck_assert_uint_eq(bytes, kept * STG_MEM_MAP_MIN); /* the big one was unmapped */
+    }
+    stg_mem_release_kept();
+    stg_mem_maps(NULL, &kept, &bytes);
+    ck_assert_uint_eq(kept + bytes, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("arena");
@@ -361,6 +612,9 @@ int main(void)
     tcase_add_test(tc, test_zero_buffer);
     tcase_add_test(tc, test_mem_zero_sizes);
     tcase_add_test(tc, test_mem_strndup);
+    tcase_add_test(tc, test_mem_large_blocks_mapped);
+    tcase_add_test(tc, test_mem_large_realloc);
+    tcase_add_test(tc, test_mem_keep_ceiling_and_full_table);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

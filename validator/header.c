@@ -1445,7 +1445,6 @@ static void reserve_table(st_ctx *c)
         c->h->tensors = buf;
         c->h->tensors_space_bytes = want;
         c->h->tensors_cap_bytes = 0;
-        stg_mem_advise_huge(buf, want); /* written once, front to back */
     }
 }
 
