@@ -35,6 +35,30 @@ typedef struct map_slot {
 static map_slot map_table[STG_MEM_MAP_SLOTS];
 static size_t kept_bytes; /* sum of the kept mappings' lengths, <= STG_MEM_KEEP_BYTES */
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t map_fork_once = PTHREAD_ONCE_INIT;
+
+/* A fork while another thread holds the lock must not leave the child's copy locked for ever:
+ * the lock is taken around fork and released on both sides, as glibc's malloc does with its own. */
+static void map_lock_before_fork(void)
+{
+    pthread_mutex_lock(&map_lock);
+}
+
+static void map_lock_after_fork(void)
+{
+    pthread_mutex_unlock(&map_lock);
+}
+
+static void map_fork_register(void)
+{
+    (void)pthread_atfork(map_lock_before_fork, map_lock_after_fork, map_lock_after_fork);
+}
+
+static void map_lock_take(void)
+{
+    (void)pthread_once(&map_fork_once, map_fork_register);
+    pthread_mutex_lock(&map_lock);
+}
 
 static size_t page_round(size_t n)
 {
@@ -59,7 +83,7 @@ static size_t map_len(const void *p)
     if (p == NULL || (a & (HUGE_PAGE - 1)) != 0) {
         return 0; /* mappings start at 2 MiB boundaries; malloc's blocks almost never do */
     }
-    pthread_mutex_lock(&map_lock);
+    map_lock_take();
     const map_slot *m = live_slot(a);
     size_t len = m == NULL ? 0 : m->len;
     pthread_mutex_unlock(&map_lock);
@@ -70,7 +94,7 @@ static size_t map_len(const void *p)
  * zeroes when it must), or NULL. */
 static void *take_kept(size_t len)
 {
-    pthread_mutex_lock(&map_lock);
+    map_lock_take();
     map_slot *best = NULL;
     for (unsigned i = 0; i < STG_MEM_MAP_SLOTS; i++) {
         map_slot *m = &map_table[i];
@@ -109,7 +133,7 @@ static void *map_fresh(size_t len)
     }
     (void)madvise(at, len, MADV_HUGEPAGE);
     bool recorded = false;
-    pthread_mutex_lock(&map_lock);
+    map_lock_take();
     for (unsigned i = 0; i < STG_MEM_MAP_SLOTS && !recorded; i++) {
         if (map_table[i].addr == 0) {
             map_table[i] = (map_slot){(uintptr_t)at, len, false};
@@ -147,7 +171,7 @@ static void *map_new(size_t n, bool zero)
 static void map_free(void *p, size_t len)
 {
     bool keep = false;
-    pthread_mutex_lock(&map_lock);
+    map_lock_take();
     map_slot *m = live_slot((uintptr_t)p);
     if (m != NULL && len <= STG_MEM_KEEP_BYTES - kept_bytes) {
         m->kept = true;
@@ -173,7 +197,7 @@ static void *map_grow(void *p, size_t len, size_t n)
     }
     if (mremap(p, len, want, 0) != MAP_FAILED) {
         (void)madvise(p, want, MADV_HUGEPAGE);
-        pthread_mutex_lock(&map_lock);
+        map_lock_take();
         map_slot *m = live_slot((uintptr_t)p);
         if (m != NULL) {
             m->len = want;
@@ -189,7 +213,7 @@ static void *map_grow(void *p, size_t len, size_t n)
     if (!moved) {
         memcpy(q, p, len);
     }
-    pthread_mutex_lock(&map_lock);
+    map_lock_take();
     map_slot *m = live_slot((uintptr_t)p);
     if (m != NULL) {
         m->addr = 0;
@@ -350,7 +374,7 @@ bool stg_mem_maps(size_t *live, size_t *kept, size_t *kept_total)
     bool on = false;
 #ifndef STG_MEM_NO_MAPS
     on = true;
-    pthread_mutex_lock(&map_lock);
+    map_lock_take();
     for (unsigned i = 0; i < STG_MEM_MAP_SLOTS; i++) {
         if (map_table[i].addr != 0) {
             nl += map_table[i].kept ? 0 : 1;
@@ -378,7 +402,7 @@ void stg_mem_release_kept(void)
     for (;;) {
         void *p = NULL;
         size_t len = 0;
-        pthread_mutex_lock(&map_lock);
+        map_lock_take();
         for (unsigned i = 0; i < STG_MEM_MAP_SLOTS && p == NULL; i++) {
             if (map_table[i].addr != 0 && map_table[i].kept) {
                 p = (void *)map_table[i].addr;

@@ -5,12 +5,16 @@
  * handling of zero sizes and of a length that cannot be NUL-terminated, and their large blocks:
  * mapped at 2 MiB boundaries, grown in place or moved with their contents, kept for reuse
  * (zeroed again for calloc) up to the keep ceiling, and served by malloc when the table of
- * mappings is full. The mapping tests run where the build maps (Linux outside sanitizer builds;
+ * mappings is full, and a fork while another thread allocates. The mapping tests run where the build maps (Linux outside sanitizer builds;
  * the sanitizer builds check that malloc serves every size). */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -595,6 +599,52 @@ START_TEST(test_mem_keep_ceiling_and_full_table)
 }
 END_TEST
 
+#ifndef STG_MEM_NO_MAPS
+static atomic_bool churn_stop;
+
+static void *churn(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&churn_stop)) {
+        void *b = stg_mem_alloc(STG_MEM_MAP_MIN * 2);
+        ck_assert_ptr_nonnull(b);
+        stg_mem_free(b);
+    }
+    return NULL;
+}
+
+/* A fork while another thread allocates large blocks: the child's allocator still works (the
+ * table's lock is held across fork and released on both sides). Builds without mappings have
+ * no such lock (and a sanitizer's own allocator is not this test's subject). */
+START_TEST(test_mem_fork_while_allocating)
+{
+    pthread_t t;
+    atomic_store(&churn_stop, false);
+    ck_assert_int_eq(pthread_create(&t, NULL, churn, NULL), 0);
+    for (int i = 0; i < 50; i++) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            alarm(10); /* a child stuck on a lock its parent's other thread held dies */
+            void *b = stg_mem_alloc(3 * MIB);
+            if (b == NULL) {
+                _exit(2);
+            }
+            memset(b, 1, 3 * MIB);
+            stg_mem_free(b);
+            _exit(0);
+        }
+        int status = 0;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0);
+    }
+    atomic_store(&churn_stop, true);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+}
+END_TEST
+#endif
+
 int main(void)
 {
     Suite *s = suite_create("arena");
@@ -615,6 +665,9 @@ int main(void)
     tcase_add_test(tc, test_mem_large_blocks_mapped);
     tcase_add_test(tc, test_mem_large_realloc);
     tcase_add_test(tc, test_mem_keep_ceiling_and_full_table);
+#ifndef STG_MEM_NO_MAPS
+    tcase_add_test(tc, test_mem_fork_while_allocating);
+#endif
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
