@@ -1451,6 +1451,52 @@ START_TEST(digests_survive_evp_faults)
 }
 END_TEST
 
+static void ignore_progress(void *user, const stg_walk_progress *p)
+{
+    (void)user;
+    (void)p;
+}
+
+/* One file with no progress to report is scanned on the calling thread; with progress, or more
+ * files, workers start as before. The records are the same either way. */
+START_TEST(one_file_walk_starts_no_thread)
+{
+    make_fixture();
+    stg_walk_options wo;
+    stg_walk_options_default(&wo);
+    wo.threads = 2;
+    const char *one[1] = {fx.small};
+    const char *two[2] = {fx.small, fx.big};
+    struct {
+        const char *const *paths;
+        size_t count;
+        stg_walk_progress_fn progress;
+        unsigned long threads;
+    } runs[] = {{one, 1, NULL, 0}, {one, 1, ignore_progress, 1}, {two, 2, NULL, 2}};
+    char *first = NULL;
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        outcome out;
+        memset(&out, 0, sizeof out);
+        walk_collect c = {&out};
+        stg_walk_result res;
+        arm();
+        stg_status st = stg_walk(runs[i].paths, runs[i].count, &wo, on_record, runs[i].progress, &c,
+                                 &res);
+        disarm();
+        ck_assert_int_eq(st, STG_OK);
+        ck_assert_uint_eq(out.nreports, runs[i].count);
+        ck_assert_uint_eq(atomic_load(&inj.calls[IO_THREAD]), runs[i].threads);
+        if (first == NULL) {
+            first = strdup(out.names[0]);
+        }
+        ck_assert_str_eq(out.names[0], first);
+        outcome_free(&out);
+    }
+    free(first);
+    finish_fixture();
+}
+END_TEST
+
 /* Without this, a build whose --wrap options were lost would pass every sweep above with no
  * fault injected at all. */
 START_TEST(every_wrapped_function_was_disturbed)
@@ -1486,6 +1532,7 @@ int main(void)
     tcase_add_test(tc, model_open_survives_io_faults);
     tcase_add_test(tc, walk_survives_io_faults);
     tcase_add_test(tc, digests_survive_evp_faults);
+    tcase_add_test(tc, one_file_walk_starts_no_thread);
     tcase_add_test(tc, every_wrapped_function_was_disturbed);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -89,6 +89,14 @@ static const rec *find_rec(const collected *c, const char *suffix)
     return NULL;
 }
 
+/* The record that must be there (the test fails here when it is not). */
+static const rec *must_rec(const collected *c, const char *suffix)
+{
+    const rec *r = find_rec(c, suffix);
+    ck_assert_msg(r != NULL, "no record ends with %s", suffix);
+    return r;
+}
+
 static stg_status walk1(const char *path, const stg_walk_options *wo, collected *c,
                         stg_walk_result *res)
 {
@@ -249,20 +257,20 @@ START_TEST(test_links_judged_by_own_name)
             stg_report_free(alone);
         }
     }
-    ck_assert_int_eq(find_rec(&col, "/t/model.safetensors")->verdict, STG_VERDICT_INVALID);
-    ck_assert_int_eq(find_rec(&col, "/t/e.safetensors")->verdict, STG_VERDICT_INVALID);
-    ck_assert_int_eq(find_rec(&col, "/t/b.bin")->verdict, STG_VERDICT_INVALID);
-    ck_assert_ptr_nonnull(strstr(find_rec(&col, "/t/b.bin")->findings, "format_mismatch"));
+    ck_assert_int_eq(must_rec(&col, "/t/model.safetensors")->verdict, STG_VERDICT_INVALID);
+    ck_assert_int_eq(must_rec(&col, "/t/e.safetensors")->verdict, STG_VERDICT_INVALID);
+    ck_assert_int_eq(must_rec(&col, "/t/b.bin")->verdict, STG_VERDICT_INVALID);
+    ck_assert_ptr_nonnull(strstr(must_rec(&col, "/t/b.bin")->findings, "format_mismatch"));
     /* judged by its own name: ONNX rules on bytes that are no ModelProto */
-    ck_assert_ptr_nonnull(strstr(find_rec(&col, "/t/d.onnx")->findings, "onnx_malformed"));
-    ck_assert_int_eq(find_rec(&col, "/t/a")->verdict, STG_VERDICT_WARN);
-    const rec *one = find_rec(&col, "/t/one/m.safetensors.index.json");
+    ck_assert_ptr_nonnull(strstr(must_rec(&col, "/t/d.onnx")->findings, "onnx_malformed"));
+    ck_assert_int_eq(must_rec(&col, "/t/a")->verdict, STG_VERDICT_WARN);
+    const rec *one = must_rec(&col, "/t/one/m.safetensors.index.json");
     ck_assert_msg(one->verdict == STG_VERDICT_OK, "%s", one->findings);
-    const rec *two = find_rec(&col, "/t/two/m.safetensors.index.json");
+    const rec *two = must_rec(&col, "/t/two/m.safetensors.index.json");
     ck_assert_int_eq(two->verdict, STG_VERDICT_INVALID);
     ck_assert_ptr_nonnull(strstr(two->findings, "index_shard_missing"));
     ck_assert_ptr_nonnull(
-        strstr(find_rec(&col, "/t/two/n.safetensors.index.json")->findings, "index_shard_missing"));
+        strstr(must_rec(&col, "/t/two/n.safetensors.index.json")->findings, "index_shard_missing"));
 }
 END_TEST
 

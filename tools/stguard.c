@@ -767,7 +767,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         c->walk.skip_ino = (uint64_t)out_st.st_ino;
     }
     c->walk.cancel = &interrupt_signal;
-    c->walk.on_progress = on_progress;
+    c->walk.on_progress = s.progress_enabled ? on_progress : NULL; /* NULL: one file, no thread */
     install_signal_handlers();
     stg_status st = STG_OK;
     bool interrupted = false;

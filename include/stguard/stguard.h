@@ -504,7 +504,8 @@ typedef struct stg_tree_options {
     const char *const *exclude; /**< globs: a match skips the file, or the folder and all in it */
     size_t exclude_count;
     uint32_t threads;       /**< worker threads, 1..STG_TREE_MAX_THREADS (0 means 1); the
-                                  records come in the same order whatever the number */
+                                  records come in the same order whatever the number. One
+                                  file and no on_progress: scanned on the calling thread */
     int32_t stdin_fd;       /**< read for the path "-" (default 0) */
     const char *stdin_name; /**< shown instead of "-" and used as its name hint; NULL */
     bool follow_links;      /**< follow symbolic links whose target lies inside the argument's
