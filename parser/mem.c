@@ -31,9 +31,11 @@ typedef struct map_slot {
     uintptr_t addr; /* 0: free slot */
     size_t len;     /* mapped bytes, a multiple of the page size */
     bool kept;
+    uint64_t freed; /* kept: when it was freed (kept_clock), so the oldest goes first */
 } map_slot;
 static map_slot map_table[STG_MEM_MAP_SLOTS];
 static size_t kept_bytes; /* sum of the kept mappings' lengths, <= STG_MEM_KEEP_BYTES */
+static uint64_t kept_clock;
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t map_fork_once = PTHREAD_ONCE_INIT;
 
@@ -113,7 +115,7 @@ static void *take_kept(size_t len)
 }
 
 /* A new mapping of len bytes (page multiple) at a 2 MiB boundary, recorded in the table; NULL
- * when the system or the table refuses (the caller then uses malloc). */
+ * when the system refuses or every slot holds a live mapping (the caller then uses malloc). */
 static void *map_fresh(size_t len)
 {
     if (len > SIZE_MAX - HUGE_PAGE) {
@@ -132,16 +134,31 @@ static void *map_fresh(size_t len)
         (void)munmap(at + len, (size_t)(base + len + HUGE_PAGE - (at + len)));
     }
     (void)madvise(at, len, MADV_HUGEPAGE);
-    bool recorded = false;
+    /* a free slot, else the slot of the oldest kept mapping (unmapped for it) */
+    map_slot *slot = NULL, old = {0, 0, false, 0};
     map_lock_take();
-    for (unsigned i = 0; i < STG_MEM_MAP_SLOTS && !recorded; i++) {
-        if (map_table[i].addr == 0) {
-            map_table[i] = (map_slot){(uintptr_t)at, len, false};
-            recorded = true;
+    for (unsigned i = 0; i < STG_MEM_MAP_SLOTS; i++) {
+        map_slot *k = &map_table[i];
+        if (k->addr == 0) {
+            slot = k;
+            break;
+        }
+        if (k->kept && (slot == NULL || k->freed < slot->freed)) {
+            slot = k;
         }
     }
+    if (slot != NULL) {
+        if (slot->addr != 0) {
+            old = *slot;
+            kept_bytes -= old.len;
+        }
+        *slot = (map_slot){(uintptr_t)at, len, false, 0};
+    }
     pthread_mutex_unlock(&map_lock);
-    if (!recorded) {
+    if (old.addr != 0) {
+        (void)munmap((void *)old.addr, old.len);
+    }
+    if (slot == NULL) { /* every slot holds a live mapping */
         (void)munmap(at, len);
         return NULL;
     }
@@ -165,24 +182,57 @@ static void *map_new(size_t n, bool zero)
     return map_fresh(len); /* fresh pages are zero */
 }
 
-/* Frees live mapping p of len bytes: kept for reuse while the kept mappings stay within
- * STG_MEM_KEEP_BYTES, else unmapped. Kept pages are not handed back lazily (MADV_FREE): a page
- * written again after that advice costs about what a fresh one does, and the reuse is the point. */
+/* Frees live mapping p of len bytes: kept for reuse, the oldest kept mappings unmapped as far
+ * as the kept ones would pass STG_MEM_KEEP_BYTES (what a process used last is what it is likely
+ * to ask for again); a mapping larger than the ceiling is unmapped at once. Kept pages are not
+ * handed back lazily (MADV_FREE): a page written again after that advice costs about what a
+ * fresh one does, and the reuse is the point. */
 static void map_free(void *p, size_t len)
 {
-    bool keep = false;
-    map_lock_take();
-    map_slot *m = live_slot((uintptr_t)p);
-    if (m != NULL && len <= STG_MEM_KEEP_BYTES - kept_bytes) {
-        m->kept = true;
-        kept_bytes += len;
-        keep = true;
-    } else if (m != NULL) {
-        m->addr = 0;
-    }
-    pthread_mutex_unlock(&map_lock);
-    if (!keep) {
-        (void)munmap(p, len);
+    enum { EVICT_BATCH = 16 };
+    bool done = false;
+    while (!done) {
+        map_slot evicted[EVICT_BATCH];
+        unsigned n_evicted = 0;
+        bool unmap = false;
+        map_lock_take();
+        map_slot *m = live_slot((uintptr_t)p);
+        if (m == NULL || len > STG_MEM_KEEP_BYTES) {
+            unmap = m != NULL;
+            if (m != NULL) {
+                m->addr = 0;
+            }
+            done = true; /* nothing more to do but the unmap */
+        } else {
+            while (len > STG_MEM_KEEP_BYTES - kept_bytes && n_evicted < EVICT_BATCH) {
+                map_slot *oldest = NULL;
+                for (unsigned i = 0; i < STG_MEM_MAP_SLOTS; i++) {
+                    map_slot *k = &map_table[i];
+                    if (k->addr != 0 && k->kept && (oldest == NULL || k->freed < oldest->freed)) {
+                        oldest = k;
+                    }
+                }
+                if (oldest == NULL) {
+                    break; /* not reached: kept_bytes > 0 means one is kept */
+                }
+                evicted[n_evicted++] = *oldest;
+                kept_bytes -= oldest->len;
+                *oldest = (map_slot){0, 0, false, 0};
+            }
+            if (len <= STG_MEM_KEEP_BYTES - kept_bytes) {
+                m->kept = true;
+                m->freed = ++kept_clock;
+                kept_bytes += len;
+                done = true;
+            } /* else: more to evict than one batch, another round */
+        }
+        pthread_mutex_unlock(&map_lock);
+        for (unsigned i = 0; i < n_evicted; i++) {
+            (void)munmap((void *)evicted[i].addr, evicted[i].len);
+        }
+        if (unmap) {
+            (void)munmap(p, len);
+        }
     }
 }
 
@@ -407,7 +457,7 @@ void stg_mem_release_kept(void)
             if (map_table[i].addr != 0 && map_table[i].kept) {
                 p = (void *)map_table[i].addr;
                 len = map_table[i].len;
-                map_table[i] = (map_slot){0, 0, false};
+                map_table[i] = (map_slot){0, 0, false, 0};
                 kept_bytes -= len;
             }
         }

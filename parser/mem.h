@@ -20,9 +20,9 @@ char *stg_mem_strndup(const char *s, size_t n);
  * the four functions above hide the difference. glibc maps blocks from its own threshold (128 KiB
  * by default) up fresh on every call, and trims its heap; these mappings are kept for reuse. */
 #define STG_MEM_MAP_MIN ((size_t)128 << 10)
-/* Mappings live or kept at once (beyond: malloc), and the bytes of freed mappings kept for
- * reuse by later calls, process-wide (as much as glibc's malloc may keep at the top of its heap
- * by its own rules). */
+/* Mappings live or kept at once (a kept one makes room for a new one; beyond live ones:
+ * malloc), and the bytes of freed mappings kept for reuse by later calls, process-wide (as much
+ * as glibc's malloc may keep at the top of its heap by its own rules; the oldest go first). */
 #define STG_MEM_MAP_SLOTS 256u
 /* Defined where blocks are never mapped: off Linux, and in sanitizer builds (ASan and MSan must
  * see every block to guard it). */

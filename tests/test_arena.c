@@ -593,6 +593,24 @@ START_TEST(test_mem_keep_ceiling_and_full_table)
     if (maps) {
         ck_assert_uint_eq(bytes, kept * STG_MEM_MAP_MIN); /* the big one was unmapped */
     }
+    /* one that fits under the ceiling only without the oldest kept ones: they go, it stays,
+     * and the next request of its size gets it back */
+    size_t kept_before = kept;
+    uint8_t *large = stg_mem_alloc(STG_MEM_KEEP_BYTES - 8 * STG_MEM_MAP_MIN);
+    ck_assert_ptr_nonnull(large);
+    large[0] = 7;
+    stg_mem_free(large);
+    stg_mem_maps(NULL, &kept, &bytes);
+    ck_assert_uint_le(bytes, STG_MEM_KEEP_BYTES);
+    if (maps) {
+        ck_assert_uint_eq(bytes, STG_MEM_KEEP_BYTES); /* 8 small ones stayed beside it */
+        ck_assert_uint_eq(kept, 9);
+        ck_assert_uint_gt(kept_before, 9);
+        uint8_t *again = stg_mem_alloc(STG_MEM_KEEP_BYTES - 8 * STG_MEM_MAP_MIN);
+        ck_assert_ptr_eq(again, large);
+        ck_assert_uint_eq(again[0], 7);
+        stg_mem_free(again);
+    }
     stg_mem_release_kept();
     stg_mem_maps(NULL, &kept, &bytes);
     ck_assert_uint_eq(kept + bytes, 0);
