@@ -78,6 +78,19 @@ static map_slot *live_slot(uintptr_t p)
     return NULL;
 }
 
+/* The kept mapping freed longest ago, or NULL; under map_lock. */
+static map_slot *oldest_kept(void)
+{
+    map_slot *oldest = NULL;
+    for (unsigned i = 0; i < STG_MEM_MAP_SLOTS; i++) {
+        map_slot *k = &map_table[i];
+        if (k->addr != 0 && k->kept && (oldest == NULL || k->freed < oldest->freed)) {
+            oldest = k;
+        }
+    }
+    return oldest;
+}
+
 /* The mapped length of p, or 0 when p is not a live mapping. */
 static size_t map_len(const void *p)
 {
@@ -137,15 +150,13 @@ static void *map_fresh(size_t len)
     /* a free slot, else the slot of the oldest kept mapping (unmapped for it) */
     map_slot *slot = NULL, old = {0, 0, false, 0};
     map_lock_take();
-    for (unsigned i = 0; i < STG_MEM_MAP_SLOTS; i++) {
-        map_slot *k = &map_table[i];
-        if (k->addr == 0) {
-            slot = k;
-            break;
+    for (unsigned i = 0; i < STG_MEM_MAP_SLOTS && slot == NULL; i++) {
+        if (map_table[i].addr == 0) {
+            slot = &map_table[i];
         }
-        if (k->kept && (slot == NULL || k->freed < slot->freed)) {
-            slot = k;
-        }
+    }
+    if (slot == NULL) {
+        slot = oldest_kept();
     }
     if (slot != NULL) {
         if (slot->addr != 0) {
@@ -205,13 +216,7 @@ static void map_free(void *p, size_t len)
             done = true; /* nothing more to do but the unmap */
         } else {
             while (len > STG_MEM_KEEP_BYTES - kept_bytes && n_evicted < EVICT_BATCH) {
-                map_slot *oldest = NULL;
-                for (unsigned i = 0; i < STG_MEM_MAP_SLOTS; i++) {
-                    map_slot *k = &map_table[i];
-                    if (k->addr != 0 && k->kept && (oldest == NULL || k->freed < oldest->freed)) {
-                        oldest = k;
-                    }
-                }
+                map_slot *oldest = oldest_kept();
                 if (oldest == NULL) {
                     break; /* not reached: kept_bytes > 0 means one is kept */
                 }
