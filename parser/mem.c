@@ -264,17 +264,16 @@ static void *map_grow(void *p, size_t len, size_t n)
     if (q == NULL) {
         return NULL;
     }
-    bool moved = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, q) != MAP_FAILED;
-    if (!moved) {
-        memcpy(q, p, len);
-    }
+    /* p leaves the table before its pages move: once they have, another thread may be given a
+     * new mapping at p, and clearing p's slot then could clear that thread's. */
     map_lock_take();
     map_slot *m = live_slot((uintptr_t)p);
     if (m != NULL) {
         m->addr = 0;
     }
     pthread_mutex_unlock(&map_lock);
-    if (!moved) {
+    if (mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, q) == MAP_FAILED) {
+        memcpy(q, p, len);
         (void)munmap(p, len);
     }
     return q;
