@@ -143,13 +143,14 @@ static bool scan_torch_legacy(const stg_format_entry *e, const uint8_t *buf, siz
     return true;
 }
 
-/* Pickle rules over the whole buffer; the label is joblib per the rule above. Only a member's
- * full walk (or an import) makes it a pickle: a PROTO-like first byte in tensor data is not
- * enough. */
+/* Pickle rules over the whole buffer; the label is joblib per the rule above. An archive member
+ * no loader unpickles by its name is a pickle only when its walk imports something: a PROTO-like
+ * first byte, or a short import-free pickle such as ")2." (EMPTY_TUPLE, DUP, STOP) at the start
+ * of tensor data, is chance, and an import-free pickle runs nothing. */
 static bool scan_pickle(const stg_format_entry *e, const uint8_t *buf, size_t len,
                         const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
-    if (!a->top_level && !stg_pickle_sniff_acts(buf, len, &ctx->report->out_of_memory)) {
+    if (!a->top_level && !stg_pickle_sniff_imports(buf, len, &ctx->report->out_of_memory)) {
         return false;
     }
     size_t globals_before = ctx->report->global_count;

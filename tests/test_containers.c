@@ -310,6 +310,44 @@ START_TEST(test_member_pickle_without_stop)
 }
 END_TEST
 
+/* Tensor data that starts, by chance, with a short pickle that imports nothing: ")2." (EMPTY_TUPLE,
+ * DUP, STOP), an EXT1 or EXT2 code before STOP, PROTO 2 then ")." (each seen in random float bytes of
+ * real torch.save archives, about one member in 4,000). torch.load reads data/N as raw bytes and
+ * an import-free pickle runs nothing: no pickle_malformed, no unresolved global, the archive
+ * stays warn. Near miss: a member whose pickle imports os.system and stops cleanly is unsafe. */
+START_TEST(test_member_chance_pickle_is_data)
+{
+    static const char empty_tuple[] = ")2.\xbd\x5c\x1c\x63\xbe";
+    static const char ext1[] = "\x82\x47.\x4b\x9b\x13\x96\xbd\x03\x9b\x6a\xc1\x8b";
+    static const char ext2[] = "\x83\x6b\x42.\x7f\xd4\xc5\xff";
+    static const char proto[] = "\x80\x02).\xff\xfe";
+    static const char imports[] = "\x80\x02"
+                                  "cos\nsystem\nq\x00)R.\xff";
+    const char *member[] = {empty_tuple, ext1, ext2, proto, imports};
+    size_t member_len[] = {sizeof empty_tuple - 1, sizeof ext1 - 1, sizeof ext2 - 1,
+                           sizeof proto - 1, sizeof imports - 1};
+    for (size_t i = 0; i < sizeof member / sizeof member[0]; i++) {
+        zb_entry e[3] = {zb_file("archive/data.pkl", BENIGN, sizeof BENIGN - 1),
+                         zb_file("archive/data/0", member[i], member_len[i]),
+                         zb_file("archive/version", "3\n", 2)};
+        size_t len;
+        uint64_t offs[3];
+        uint8_t *z = zb_build(e, 3, NULL, &len, offs);
+        stg_report *r = check(z, len, "model.pt");
+        if (member[i] == imports) {
+            assert_member(first(r, STG_PICKLE_GLOBAL_DANGEROUS), "archive/data/0", offs[1]);
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        } else {
+            ck_assert_int_eq(tu_find(r, STG_PICKLE_MALFORMED), -1);
+            ck_assert_int_eq(tu_find(r, STG_PICKLE_GLOBAL_UNRESOLVED), -1);
+            ck_assert_int_le(stg_report_verdict(r), STG_VERDICT_WARN);
+        }
+        stg_report_free(r);
+        free(z);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------- zip codes */
 
 START_TEST(test_zip_malformed)
@@ -1178,6 +1216,7 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_format_unknown);
     tcase_add_test(tc, test_member_compressed_by_chance);
     tcase_add_test(tc, test_member_pickle_without_stop);
+    tcase_add_test(tc, test_member_chance_pickle_is_data);
     tcase_add_test(tc, test_format_mismatch);
     tcase_add_test(tc, test_gguf_onnx_validated);
     tcase_add_test(tc, test_torchscript_program);

@@ -1182,30 +1182,40 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *ou
 }
 
 static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
-                       bool *out_of_memory, bool *acted);
+                       bool *out_of_memory, bool *acted, bool *undecided);
 
 bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
                              bool *out_of_memory)
 {
-    bool acted;
-    return sniff_walk(buf, len, stop_end, ran_out, out_of_memory, &acted);
+    bool acted, undecided;
+    return sniff_walk(buf, len, stop_end, ran_out, out_of_memory, &acted, &undecided);
 }
 
 bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     size_t stop_end;
-    bool acted = false;
-    bool ok = sniff_walk(buf, len, &stop_end, NULL, out_of_memory, &acted);
+    bool acted = false, undecided = false;
+    bool ok = sniff_walk(buf, len, &stop_end, NULL, out_of_memory, &acted, &undecided);
     return ok || acted;
+}
+
+bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memory)
+{
+    size_t stop_end;
+    bool acted = false, undecided = false;
+    (void)sniff_walk(buf, len, &stop_end, NULL, out_of_memory, &acted, &undecided);
+    return acted || undecided;
 }
 
 /* The sniffing walk; *acted: it reached a named global (an import) before it ended, however it
  * ended. An unresolvable one (EXT1 is two bytes: tensor data holds it by chance) does not
- * count: without STOP only a real name makes random bytes a pickle. */
+ * count: without STOP only a real name makes random bytes a pickle. *undecided: a limit cut
+ * the walk short (the answer is then true). */
 static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
-                       bool *out_of_memory, bool *acted)
+                       bool *out_of_memory, bool *acted, bool *undecided)
 {
     *acted = false;
+    *undecided = false;
     if (ran_out != NULL) {
         *ran_out = false;
     }
@@ -1242,6 +1252,7 @@ static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *r
          * closed) instead of calling the file unknown. */
         ok = true;
         end = len;
+        *undecided = true;
     }
     if (!ok && (res == STG_PW_NOMEM || s.failed_alloc) && out_of_memory != NULL) {
         *out_of_memory = true;

@@ -37,13 +37,18 @@ bool stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_che
 bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *out_of_memory);
 /* stg_pickle_sniff over a window (the first len bytes of something longer); *ran_out (may be
  * NULL) is true when bytes past the window could change the answer (stg_pickle_ran_out). */
+bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
+                             bool *out_of_memory);
 /* true when a pickle reader starting at buf[0] would import or call something before it stops,
  * however it stops: it reaches STOP, or reaches a GLOBAL/INST/STACK_GLOBAL with a real name
  * before the stream breaks off. Such bytes run code on load even without a STOP, so they are a
  * pickle for every reader (docs/pickle.md). */
 bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory);
-bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
-                             bool *out_of_memory);
+/* true when the walk from buf[0] imports a named global before it stops, or a limit leaves it
+ * undecided: the test for bytes no loader reads as a pickle by their name (archive members).
+ * A clean STOP alone does not count there: a pickle that imports nothing runs nothing, and
+ * tensor data starts with one by chance (")2." is EMPTY_TUPLE, DUP, STOP). */
+bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memory);
 
 /* Policy lists' version (also public as stg_policy_version). */
 #endif
