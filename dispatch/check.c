@@ -21,8 +21,12 @@
 
 /* The generic fallback for content no rule recognised but that a loader may still unpickle (a
  * stream without STOP still runs every opcode before the missing one): walk it as pickles into
- * a scratch report. true (and the findings merged) when it imports any global. */
-static bool fallback_pickle_scan(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
+ * a scratch report. true (and the findings merged) when it imports a named global. An EXT code
+ * (a global by number, which no reader resolves without a registry the program filled) counts
+ * only under a name that claims a pickle: two bytes such as 0x82 0xa6 are how msgpack starts a
+ * two-key map ({"params", "batch_stats"}: a Flax checkpoint), and such a file is no pickle. */
+static bool fallback_pickle_scan(const uint8_t *buf, size_t len, bool claims_pickle,
+                                 stg_check_ctx *ctx)
 {
     stg_report *scratch = stg_report_new(ctx->lim);
     if (scratch == NULL) {
@@ -35,7 +39,7 @@ static bool fallback_pickle_scan(const uint8_t *buf, size_t len, stg_check_ctx *
     /* A limit the walk hit leaves the content undecided: a loader has no such limit, so the
      * limit is reported (fails closed) rather than the content called unknown. */
     bool found = scratch->global_count > 0 ||
-                 stg_report_has(scratch, STG_PICKLE_GLOBAL_UNRESOLVED) ||
+                 (claims_pickle && stg_report_has(scratch, STG_PICKLE_GLOBAL_UNRESOLVED)) ||
                  stg_report_has(scratch, STG_LIMIT_EXCEEDED);
     if (found) {
         stg_report_merge(ctx->report, scratch, NULL, STG_NO_OFFSET);
@@ -88,7 +92,7 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
         }
         return res;
     }
-    if (fallback_pickle_scan(buf, len, ctx)) {
+    if (fallback_pickle_scan(buf, len, a->hint.claims_pickle, ctx)) {
         res.format = a->hint.joblib ? STG_FMT_JOBLIB : STG_FMT_PICKLE;
         res.pickle_based = true;
         return res;

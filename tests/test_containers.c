@@ -348,6 +348,34 @@ START_TEST(test_member_chance_pickle_is_data)
 }
 END_TEST
 
+/* A Flax checkpoint (msgpack) of two top-level keys starts 0x82 0xa6 "params": EXT1 with code
+ * 166 to a pickle reader, which then breaks. An EXT code names a global by number, resolvable
+ * only through a registry the program filled: under a name that claims no pickle the file is
+ * unknown content (warn), not an unsafe pickle. Near miss: the same bytes named model.pkl or
+ * pytorch_model.bin, which a loader unpickles, are unsafe. */
+START_TEST(test_ext_code_without_pickle_name)
+{
+    static const char flax[] = "\x82\xa6params\x81\xa7"
+                               "Dense_0\x82\xa6kernel\xc4\x04\0\0\x80?\xa4"
+                               "bias\xc4\x04\0\0\0\0\xab"
+                               "batch_stats\x80";
+    static const char *const names[] = {"flax_model.msgpack", NULL, "model.pkl",
+                                        "pytorch_model.bin"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        stg_report *r = check(flax, sizeof flax - 1, names[i]);
+        if (i < 2) {
+            ck_assert_int_eq(tu_find(r, STG_PICKLE_GLOBAL_UNRESOLVED), -1);
+            ck_assert_int_ge(tu_find(r, STG_FORMAT_UNKNOWN), 0);
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+        } else {
+            ck_assert_uint_eq(first(r, STG_PICKLE_GLOBAL_UNRESOLVED)->offset, 0);
+            ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        }
+        stg_report_free(r);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------- zip codes */
 
 START_TEST(test_zip_malformed)
@@ -1217,6 +1245,7 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_member_compressed_by_chance);
     tcase_add_test(tc, test_member_pickle_without_stop);
     tcase_add_test(tc, test_member_chance_pickle_is_data);
+    tcase_add_test(tc, test_ext_code_without_pickle_name);
     tcase_add_test(tc, test_format_mismatch);
     tcase_add_test(tc, test_gguf_onnx_validated);
     tcase_add_test(tc, test_torchscript_program);
