@@ -1,4 +1,5 @@
-/* Target: stg_check_pickles / stg_check_npy / stg_pickle_sniff (validator/pickle_scan.c over
+/* Target: stg_check_pickles / stg_check_npy / stg_pickle_sniff, stg_pickle_sniff_acts and
+ * stg_pickle_sniff_imports (validator/pickle_scan.c over
  * parser/pickle.c). Seeds: corpus/pickle/. Dict: fuzz/pickle.dict.
  *
  * Input: 4 configuration bytes, then the bytes scanned.
@@ -8,6 +9,7 @@
  * Properties checked (abort on failure):
  *   - the same bytes give the same findings (code, severity, offset) and globals, twice;
  *   - a buffer the sniffer says is no complete pickle never scans ok or warn (raw flavor);
+ *   - bytes the member sniff takes (an import, or a limit) are taken by the file sniff too;
  *   - a dangerous or unknown global always makes the verdict unsafe;
  *   - every finding outside a nested member has an offset inside the buffer. */
 #include <stdint.h>
@@ -100,6 +102,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (f->member == NULL && f->has_offset && f->offset > len) {
             abort();
         }
+    }
+    if (stg_pickle_sniff_imports(buf, len, NULL) && !stg_pickle_sniff_acts(buf, len, NULL)) {
+        abort();
     }
     (void)stg_torch_legacy_magic(buf, len);
     stg_report_free(a);
