@@ -24,16 +24,18 @@ char *stg_mem_strndup(const char *s, size_t n);
  * malloc), and the bytes of freed mappings kept for reuse by later calls, process-wide (as much
  * as glibc's malloc may keep at the top of its heap by its own rules; the oldest go first). */
 #define STG_MEM_MAP_SLOTS 256u
-/* Defined where blocks are never mapped: off Linux, and in sanitizer builds (ASan and MSan must
- * see every block to guard it). */
-#if !defined(__linux__)
-#define STG_MEM_NO_MAPS 1
-#elif defined(__SANITIZE_ADDRESS__)
-#define STG_MEM_NO_MAPS 1
+/* Defined in ASan and MSan builds (gcc says so by __SANITIZE_ADDRESS__, clang by __has_feature). */
+#if defined(__SANITIZE_ADDRESS__)
+#define STG_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define STG_MEM_NO_MAPS 1
+#define STG_SANITIZED 1
 #endif
+#endif
+/* Defined where blocks are never mapped: off Linux, and in sanitizer builds (ASan and MSan must
+ * see every block to guard it). */
+#if !defined(__linux__) || defined(STG_SANITIZED)
+#define STG_MEM_NO_MAPS 1
 #endif
 #define STG_MEM_KEEP_BYTES ((size_t)64 << 20)
 /* Whether this build maps large blocks; the number of live and of kept mappings and the bytes

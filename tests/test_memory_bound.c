@@ -12,18 +12,8 @@
 #include "testutil.h"
 #include "validator/report.h"
 #include "loader/stream.h"
+#include "parser/mem.h"
 #include "validator/safetensors.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define STG_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define STG_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef STG_TEST_SANITIZED
-#define STG_TEST_SANITIZED 0
-#endif
 
 static const size_t issue_counts[4] = {113509, 76046, 170300, 262386};
 
@@ -78,7 +68,7 @@ START_TEST(test_memory_budget_minimal_entries)
 }
 END_TEST
 
-#if !STG_TEST_SANITIZED
+#ifndef STG_SANITIZED
 /* Four times the issue's sizes (2.7 to 7.4 MB headers): the cost per byte does not grow. */
 START_TEST(test_memory_budget_minimal_entries_scaled)
 {
@@ -124,7 +114,7 @@ static Suite *bound_suite(void)
     TCase *tc = tcase_create("memory_bound");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_memory_budget_minimal_entries, 0, 4);
-#if !STG_TEST_SANITIZED
+#ifndef STG_SANITIZED
     /* The bound is a property of the arena, the same in every build; the 2.7-7.4 MB headers
      * take minutes under ASan on a slow CI machine and reach no code the issue's sizes do not. */
     tcase_add_loop_test(tc, test_memory_budget_minimal_entries_scaled, 0, 4);

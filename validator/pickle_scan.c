@@ -1193,17 +1193,15 @@ bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, b
 
 bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
-    size_t stop_end;
     bool acted = false, undecided = false;
-    bool ok = sniff_walk(buf, len, &stop_end, NULL, out_of_memory, &acted, &undecided);
+    bool ok = sniff_walk(buf, len, NULL, NULL, out_of_memory, &acted, &undecided);
     return ok || acted;
 }
 
 bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
-    size_t stop_end;
     bool acted = false, undecided = false;
-    (void)sniff_walk(buf, len, &stop_end, NULL, out_of_memory, &acted, &undecided);
+    (void)sniff_walk(buf, len, NULL, NULL, out_of_memory, &acted, &undecided);
     return acted || undecided;
 }
 
