@@ -24,6 +24,7 @@
 #include "../dispatch/safetensors.h"
 #include "../parser/sort.h"
 #include "../validator/limits.h"
+#include "open_file.h"
 #include "seed.h"
 #include "window.h"
 
@@ -34,23 +35,21 @@ static void report_io(stg_report *r, const char *what, int err)
 
 int stg_open_regular(const char *path, stg_report *r, struct stat *st)
 {
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        report_io(r, "open", errno);
+    int fd = -1, err = 0;
+    switch (stg_open_file(path, 0, &fd, st, &err)) {
+    case STG_OPENED: break;
+    case STG_OPEN_FAILED: report_io(r, "open", err); return -1;
+    case STG_OPEN_NOT_REGULAR:
+        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET, "a %s, not a regular file: not read",
+                       stg_file_kind(st->st_mode));
         return -1;
     }
-    if (fstat(fd, st) != 0) {
-        report_io(r, "fstat", errno);
-    } else if (!S_ISREG(st->st_mode)) {
-        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET, "not a regular file: not read");
-    } else if (st->st_size < 0 || (uint64_t)st->st_size > (uint64_t)SIZE_MAX) {
+    if (st->st_size < 0 || (uint64_t)st->st_size > (uint64_t)SIZE_MAX) {
         report_io(r, "mapping (file too large for the address space)", EFBIG);
-    } else {
-        return fd;
+        close(fd);
+        return -1;
     }
-    close(fd);
-    return -1;
+    return fd;
 }
 
 static void file_changed(stg_report *r)

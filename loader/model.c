@@ -21,6 +21,7 @@
 #include "../validator/index.h"
 #include "../validator/limits.h"
 #include "mmap.h"
+#include "open_file.h"
 #include "scan.h"
 #include "within.h"
 
@@ -259,22 +260,18 @@ static stg_status read_index(const char *path, uint64_t cap, uint8_t **out, size
 {
     *out = NULL;
     *out_len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index could not be opened (errno %d)",
-                       errno);
-        return STG_E_IO;
-    }
+    int fd = -1, oerr = 0;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index could not be examined (errno %d)",
-                       errno);
-        close(fd);
+    stg_open_result o = stg_open_file(path, 0, &fd, &st, &oerr);
+    if (o == STG_OPEN_FAILED) {
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index could not be opened (errno %d)",
+                       oerr);
         return STG_E_IO;
     }
-    if (!S_ISREG(st.st_mode)) {
-        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the index is not a readable regular file");
-        close(fd);
+    if (o == STG_OPEN_NOT_REGULAR) {
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET,
+                       "the index is a %s, not a readable regular file",
+                       stg_file_kind(st.st_mode));
         return STG_E_IO;
     }
     if (st.st_size < 0 || (uint64_t)st.st_size > cap || (uint64_t)st.st_size > SIZE_MAX - 1) {

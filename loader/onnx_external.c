@@ -15,6 +15,7 @@
 #include "../parser/mem.h"
 #include "../parser/util.h"
 #include "model.h"
+#include "open_file.h"
 #include "within.h"
 
 static stg_finding *entry_finding(stg_report *r, const stg_onnx_external *e, const char *loc,
@@ -25,6 +26,18 @@ static stg_finding *entry_finding(stg_report *r, const stg_onnx_external *e, con
     }
     stg_report_set_member(r, f, loc, STG_NO_OFFSET);
     return f;
+}
+
+/* A runtime would block on it (FIFO), read a device or fail: the model's data is not a file,
+ * so the model is invalid, whatever not_regular_file means for a walked path. */
+static void not_regular(stg_report *r, const stg_onnx_external *e, const char *loc,
+                        const struct stat *st)
+{
+    entry_finding(r, e, loc,
+                  stg_report_add_sev(r, STG_NOT_REGULAR_FILE, STG_SEV_ERROR, e->offset,
+                                     "an external-data location is a %s, not a regular file: "
+                                     "not opened",
+                                     stg_file_kind(st->st_mode)));
 }
 
 static void check_one(const char *dir, const char *root, const stg_onnx_external *e, stg_report *r)
@@ -69,25 +82,31 @@ static void check_one(const char *dir, const char *root, const stg_onnx_external
                                      "folder (through a link): it is not opened"));
         goto done;
     }
+    if (!S_ISREG(st.st_mode)) {
+        not_regular(r, e, loc, &st);
+        goto done;
+    }
+    /* Opened without blocking and refused unless a regular file before a byte is read
+     * (loader/open_file.h): a FIFO named here would otherwise hang the scan for good. */
     char real[PATH_MAX];
-    int fd = realpath(path, real) != NULL ? open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        int err = errno;
+    int fd = -1, err = 0;
+    stg_open_result o = STG_OPEN_FAILED;
+    if (realpath(path, real) == NULL) {
+        err = errno;
+    } else {
+        o = stg_open_file(real, O_NOFOLLOW, &fd, &st, &err);
+    }
+    if (o == STG_OPEN_FAILED) {
         entry_finding(r, e, loc,
                       stg_report_add(r, STG_IO_ERROR, e->offset,
                                      "an external-data file could not be opened (errno %d)", err));
-        if (fd >= 0) {
-            close(fd);
-        }
+        goto done;
+    }
+    if (o == STG_OPEN_NOT_REGULAR) {
+        not_regular(r, e, loc, &st); /* it was swapped since the stat */
         goto done;
     }
     close(fd);
-    if (!S_ISREG(st.st_mode)) {
-        entry_finding(r, e, loc,
-                      stg_report_add(r, STG_ONNX_EXTERNAL_MISSING, e->offset,
-                                     "an external-data location is not a regular file"));
-        goto done;
-    }
     uint64_t size = (uint64_t)st.st_size;
     uint64_t need = e->data_offset;
     if (e->has_length && stg_add_u64(e->data_offset, e->data_length, &need)) {

@@ -23,6 +23,7 @@
 #include "joblib_side.h"
 #include "model.h"
 #include "onnx_external.h"
+#include "open_file.h"
 #include "seed.h"
 #include "window.h"
 #include "within.h"
@@ -413,26 +414,22 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
                        "not a regular file (FIFO, device, socket or link): not opened");
         return;
     }
-    /* O_NONBLOCK: if the path was swapped for a FIFO since lstat, open does not wait. */
-    int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
-    int fd = open(open_path, flags);
-    if (fd < 0) {
-        if (errno == ELOOP && nofollow) {
+    /* O_NONBLOCK (loader/open_file.h): if the path was swapped for a FIFO since lstat, open
+     * does not wait, and the descriptor is refused before any read. */
+    int fd = -1, oerr = 0;
+    switch (stg_open_file(open_path, nofollow ? O_NOFOLLOW : 0, &fd, &opened, &oerr)) {
+    case STG_OPENED: break;
+    case STG_OPEN_FAILED:
+        if (oerr == ELOOP && nofollow) {
             add_changed(r);
         } else {
-            stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be opened", errno);
+            stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be opened", oerr);
         }
         return;
-    }
-    if (fstat(fd, &opened) != 0) {
-        stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", errno);
-        close(fd);
-        return;
-    }
-    if (!S_ISREG(opened.st_mode)) {
+    case STG_OPEN_NOT_REGULAR:
         stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET,
-                       "not a regular file once opened: not read");
-        close(fd);
+                       "not a regular file once opened (a %s): not read",
+                       stg_file_kind(opened.st_mode));
         return;
     }
     if (opened.st_dev != before.st_dev || opened.st_ino != before.st_ino) {

@@ -9,12 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "dispatch/check.h"
 #include "dispatch/formats.h"
 #include "loader/onnx_external.h"
+#include "loader/open_file.h"
 #include "parser/protobuf.h"
 #include "stguard/stguard.h"
 #include "codetest.h"
@@ -784,7 +788,9 @@ START_TEST(test_external_links)
     ck_assert_int_eq(unlink(path), 0);
     ck_assert_int_eq(mkdir(path, 0700), 0);
     r = check_file(model_dir, NULL);
-    ck_assert_int_ge(tu_find(r, STG_ONNX_EXTERNAL_MISSING), 0);
+    at = tu_find(r, STG_NOT_REGULAR_FILE);
+    ck_assert_msg(at >= 0, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_at(r, (size_t)at)->severity, E);
     stg_report_free(r);
     /* one byte short of offset + length */
     ck_assert_int_eq(rmdir(path), 0);
@@ -822,6 +828,112 @@ static stg_report *scan_case(const char *name, bool by_path, const char *root)
     ck_assert_int_eq(stg_report_format(r), STG_FMT_ONNX);
     return r;
 }
+
+/* Issue 23 item 1: an external-data location naming a FIFO, a socket, a directory, a device
+ * (through a link, with a root that holds it) or a link loop. Each is a finding, at once: the
+ * FIFO used to be opened without O_NONBLOCK and hung the scan for good (SIGALRM ends the test
+ * if it comes back). stg_scan_path is the route `stguard scan` takes. */
+static int make_socket(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    ck_assert_uint_lt(strlen(path), sizeof sa.sun_path);
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int rc = fd >= 0 ? bind(fd, (const struct sockaddr *)&sa, sizeof sa) : -1;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return rc;
+}
+
+static stg_report *scan_model_in(const char *dir, const char *root)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.root = root;
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_path(path, &opt, &r), STG_OK);
+    return r;
+}
+
+START_TEST(test_external_not_regular)
+{
+    char *tmp = tu_tempdir();
+    char dir[2048], path[4096];
+    snprintf(dir, sizeof dir, "%s/m", tmp);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    pb t = ext_tensor("w.bin", "0", "16", 1);
+    pb m = model_with(NULL, "Relu", NULL, &t);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    ck_assert_int_eq(tu_write_file(path, m.p, m.n), 0);
+    free(m.p);
+    snprintf(path, sizeof path, "%s/w.bin", dir);
+    alarm(20);
+    static const char *const kinds[] = {"fifo", "socket", "dir", "device", "loop"};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        const char *root = NULL;
+        stg_code want = STG_NOT_REGULAR_FILE;
+        int made = 0;
+        if (strcmp(kinds[k], "fifo") == 0) {
+            made = mkfifo(path, 0600);
+        } else if (strcmp(kinds[k], "socket") == 0) {
+            made = make_socket(path);
+        } else if (strcmp(kinds[k], "dir") == 0) {
+            made = mkdir(path, 0700);
+        } else if (strcmp(kinds[k], "device") == 0) {
+            made = symlink("/dev/zero", path);
+            root = "/"; /* inside the root: the link is followed and the device refused */
+        } else {
+            made = symlink("w.bin", path);
+            want = STG_IO_ERROR; /* ELOOP: nothing to open */
+        }
+        ck_assert_msg(made == 0, "%s", kinds[k]);
+        stg_report *r = scan_model_in(dir, root);
+        long at = tu_find(r, want);
+        ck_assert_msg(at >= 0, "%s: %s", kinds[k], tu_describe(r));
+        /* never passed: invalid, or error for the loop (io_error: nothing could be read) */
+        stg_verdict v = stg_report_verdict(r);
+        ck_assert_msg(v == (want == STG_IO_ERROR ? STG_VERDICT_ERROR : STG_VERDICT_INVALID),
+                      "%s: %s", kinds[k], tu_describe(r));
+        ck_assert_str_eq(stg_report_at(r, (size_t)at)->member, "w.bin");
+        stg_report_free(r);
+        if (strcmp(kinds[k], "device") == 0) {
+            /* near miss of the root: without one the link leaves the folder */
+            r = scan_model_in(dir, NULL);
+            ck_assert_msg(tu_find(r, STG_ONNX_EXTERNAL_PATH_UNSAFE) >= 0, "%s", tu_describe(r));
+            ck_assert_int_lt(tu_find(r, STG_NOT_REGULAR_FILE), 0);
+            stg_report_free(r);
+        }
+        ck_assert_int_eq(strcmp(kinds[k], "dir") == 0 ? rmdir(path) : unlink(path), 0);
+    }
+    /* the open itself, as a race would reach it (the path checked, then swapped for a FIFO):
+     * it returns at once and refuses the descriptor */
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    int fd = -1, err = 0;
+    struct stat st;
+    ck_assert_int_eq(stg_open_file(path, O_NOFOLLOW, &fd, &st, &err), STG_OPEN_NOT_REGULAR);
+    ck_assert(S_ISFIFO(st.st_mode));
+    ck_assert_int_eq(fd, -1);
+    ck_assert_int_eq(unlink(path), 0);
+    /* near miss: a regular file of the size the entry names */
+    ck_assert_int_eq(tu_write_file(path, "0123456789abcdef", 16), 0);
+    ck_assert_int_eq(stg_open_file(path, O_NOFOLLOW, &fd, &st, &err), STG_OPENED);
+    ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0); /* cleared once known regular */
+    close(fd);
+    stg_report *r = scan_model_in(dir, NULL);
+    ck_assert_msg(tu_find(r, STG_NOT_REGULAR_FILE) < 0 && tu_find(r, STG_IO_ERROR) < 0, "%s",
+                  tu_describe(r));
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_OK);
+    stg_report_free(r);
+    alarm(0);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
 
 START_TEST(test_scan_entries)
 {
@@ -1331,6 +1443,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_memory_caps);
     tcase_add_test(tc, test_fixtures);
     tcase_add_test(tc, test_external_links);
+    tcase_add_test(tc, test_external_not_regular);
     tcase_add_test(tc, test_scan_entries);
     tcase_add_test(tc, test_sniff);
     tcase_add_test(tc, test_renamed);
