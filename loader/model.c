@@ -270,8 +270,7 @@ static stg_status read_index(const char *path, uint64_t cap, uint8_t **out, size
     }
     if (o == STG_OPEN_NOT_REGULAR) {
         stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET,
-                       "the index is a %s, not a readable regular file",
-                       stg_file_kind(st.st_mode));
+                       "the index is a %s, not a readable regular file", stg_file_kind(st.st_mode));
         return STG_E_IO;
     }
     if (st.st_size < 0 || (uint64_t)st.st_size > cap || (uint64_t)st.st_size > SIZE_MAX - 1) {

@@ -5,8 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-stg_open_result stg_open_file(const char *path, int extra_flags, int *fd, struct stat *st,
-                              int *err)
+stg_open_result stg_open_file(const char *path, int extra_flags, int *fd, struct stat *st, int *err)
 {
     *fd = -1;
     *err = 0;
