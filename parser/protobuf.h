@@ -50,6 +50,30 @@ typedef struct stg_pb_field {
 /* Reads one varint (at most 10 bytes; bits past 64 are dropped as protobuf drops them). */
 stg_pb_status stg_pb_varint(stg_cursor *c, uint64_t *out);
 
+/* A varint field's value as protobuf gives it to its declared type (the wire carries 64 bits
+ * whatever the type; a reader keeps what its type holds):
+ *   int32, enum: the low 32 bits as two's complement (2^32 + 1 is 1; a negative int32 is
+ *                written as a 10-byte sign-extended varint, 0xFFFFFFFF00000001 is 1 too);
+ *   int64:       all 64 bits as two's complement;  uint64: all 64 bits;
+ *   bool:        any nonzero value is true.
+ * A proto2 enum (ONNX's schema is proto2) is closed as well: a value its enum does not name
+ * goes to the unknown fields and leaves the field as it was; the caller checks the range. */
+static inline int32_t stg_pb_int32(uint64_t v)
+{
+    uint32_t low = (uint32_t)v;
+    return low <= (uint32_t)INT32_MAX ? (int32_t)low : -(int32_t)(~low) - 1;
+}
+
+static inline int64_t stg_pb_int64(uint64_t v)
+{
+    return v <= (uint64_t)INT64_MAX ? (int64_t)v : -(int64_t)(~v) - 1;
+}
+
+static inline bool stg_pb_bool(uint64_t v)
+{
+    return v != 0;
+}
+
 /* Reads the next field of the message c covers. On an error, *err_at is the offset of the
  * byte that made it malformed and c is left where it was. */
 stg_pb_status stg_pb_next(stg_cursor *c, stg_pb_field *f, uint64_t *err_at);

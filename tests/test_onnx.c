@@ -357,6 +357,50 @@ START_TEST(test_external_path_unsafe)
 }
 END_TEST
 
+/* Issue 23 item 2: data_location read as protobuf reads an enum: the low 32 bits of the varint
+ * (2^32 + 1 and 0xFFFFFFFF00000001 are EXTERNAL, which onnx.load follows), and a value the
+ * closed proto2 enum does not name leaves the field as it was (so 1 then 5 is EXTERNAL, 5 alone
+ * is DEFAULT). Both used to read the whole 64 bits and call the traversal clean. */
+START_TEST(test_data_location_widths)
+{
+    static const struct {
+        uint64_t first, second; /* second 0 with `twice` false: one field */
+        bool twice, external;
+    } cases[] = {
+        {((uint64_t)1 << 32) + 1, 0, false, true},
+        {0xFFFFFFFF00000001u, 0, false, true},
+        {0x7FFFFFFF00000001u, 0, false, true}, /* low 32 bits 1, high bits mixed */
+        {1, 5, true, true},                                  /* 5: unknown, EXTERNAL stays */
+        {1, ((uint64_t)1 << 32) + 2, true, true},            /* 2 after truncation: unknown */
+        {1, (uint64_t)1 << 32, true, false},                 /* 0 after truncation: DEFAULT */
+        {((uint64_t)1 << 32) + 2, 0, false, false},          /* near misses: never EXTERNAL */
+        {(uint64_t)1 << 32, 0, false, false},
+        {0xFFFFFFFFFFFFFFFFu, 0, false, false}, /* -1 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pb t = ext_tensor("../outside/secret.bin", "0", "16", cases[i].first);
+        if (cases[i].twice) {
+            vfield(&t, 14, cases[i].second);
+        }
+        pb m = model_with(NULL, "Relu", NULL, &t);
+        stg_report *r = run(&m, STG_PROFILE_COMPAT);
+        bool unsafe = tu_find(r, STG_ONNX_EXTERNAL_PATH_UNSAFE) >= 0;
+        ck_assert_msg(unsafe == cases[i].external, "case %zu: %s", i, tu_describe(r));
+        ck_assert_int_eq(stg_report_verdict(r),
+                         cases[i].external ? STG_VERDICT_UNSAFE : STG_VERDICT_OK);
+        stg_report_free(r);
+        free(m.p);
+    }
+    /* the other widths protobuf gives: int32 keeps the low 32 bits, int64 all 64 */
+    ck_assert_int_eq(stg_pb_int32(((uint64_t)1 << 32) + 7), 7);
+    ck_assert_int_eq(stg_pb_int32(0xFFFFFFFFFFFFFFFFu), -1);
+    ck_assert_int_eq(stg_pb_int32(0x80000000u), INT32_MIN);
+    ck_assert(stg_pb_int64(0xFFFFFFFFFFFFFFFEu) == -2);
+    ck_assert(stg_pb_int64(0x8000000000000000u) == INT64_MIN);
+    ck_assert(stg_pb_bool(2) && stg_pb_bool((uint64_t)1 << 40) && !stg_pb_bool(0));
+}
+END_TEST
+
 START_TEST(test_external_malformed)
 {
     const char *bad[][2] = {{"12abc", "16"},
@@ -1435,6 +1479,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_location_rules);
     tcase_add_test(tc, test_external_path_unsafe);
+    tcase_add_test(tc, test_data_location_widths);
     tcase_add_test(tc, test_external_malformed);
     tcase_add_test(tc, test_custom_domain);
     tcase_add_test(tc, test_opset_invalid);

@@ -271,12 +271,18 @@ static bool read_entry(onnx_walk *w, stg_cursor c, const uint8_t **key, size_t *
     return !w->failed;
 }
 
+int32_t stg_onnx_data_location(uint64_t wire_value, int32_t before)
+{
+    int32_t v = stg_pb_int32(wire_value);
+    return v == 0 || v == DATA_LOCATION_EXTERNAL ? v : before;
+}
+
 static void read_tensor(onnx_walk *w, stg_cursor c, uint64_t start)
 {
     const uint8_t *name = NULL, *loc = NULL, *off = NULL, *len = NULL;
     size_t name_n = 0, loc_n = 0, off_n = 0, len_n = 0;
     uint64_t loc_at = start, off_at = start, len_at = start;
-    uint64_t location = 0;
+    int32_t location = 0;
     bool has_loc = false, has_off = false, has_len = false;
     stg_pb_field f;
     bool end = false;
@@ -284,7 +290,7 @@ static void read_tensor(onnx_walk *w, stg_cursor c, uint64_t start)
         if (f.number == TENSOR_NAME && f.wire == STG_PB_LEN) {
             name = payload(&f, &name_n);
         } else if (f.number == TENSOR_DATA_LOCATION && f.wire == STG_PB_VARINT) {
-            location = f.value;
+            location = stg_onnx_data_location(f.value, location);
         } else if (f.number == TENSOR_EXTERNAL_DATA && f.wire == STG_PB_LEN) {
             const uint8_t *k, *v;
             size_t kn, vn;
@@ -387,7 +393,7 @@ static void read_opset(onnx_walk *w, stg_cursor c, uint64_t start, bool model)
     if (w->failed) {
         return;
     }
-    o.version = (int64_t)version; /* int64 fields are two's complement varints */
+    o.version = stg_pb_int64(version);
     if (model) {
         stg_onnx_opset *slot = append(w, (void **)&w->m->opsets, &w->m->opsets_cap_bytes,
                                       w->m->nopsets, sizeof o, start);
@@ -566,7 +572,7 @@ static void on_field(onnx_walk *w, frame *st, uint32_t *sp, const stg_pb_field *
     case K_MODEL:
         if (f->number == MODEL_IR_VERSION && f->wire == STG_PB_VARINT) {
             w->m->has_ir_version = true;
-            w->m->ir_version = (int64_t)f->value;
+            w->m->ir_version = stg_pb_int64(f->value);
         } else if (len && f->number == MODEL_GRAPH) {
             push(w, st, sp, K_GRAPH, f);
         } else if (len && f->number == MODEL_OPSET_IMPORT) {

@@ -69,6 +69,11 @@ bool stg_onnx_sniff(const uint8_t *buf, size_t len);
  * writes them so). */
 bool stg_onnx_decimal(const uint8_t *s, size_t n, uint64_t *out);
 
+/* TensorProto.data_location after a varint of wire_value: the low 32 bits (an enum is an
+ * int32 to protobuf, so 2^32 + 1 is EXTERNAL), and, the enum being closed (proto2), a value
+ * it does not name (0 DEFAULT, 1 EXTERNAL) leaves `before` as it was. */
+int32_t stg_onnx_data_location(uint64_t wire_value, int32_t before);
+
 /* true when loc[0..n) is a location an external-data reader may open: not empty, relative (no
  * leading '/' or '\\', no drive letter), no NUL, no ".." component ('/' and '\\' both
  * separate components, as on Windows). */

@@ -188,11 +188,11 @@ static void read_tensor(reader *r, stg_cursor c)
     stg_onnx_init_rec t;
     memset(&t, 0, sizeof t);
     t.dims_at = in->ntdims;
-    uint64_t location = 0;
+    int32_t location = 0;
     stg_pb_field f;
     while (next(r, &c, &f)) {
         if (f.number == T_DIMS && f.wire == STG_PB_VARINT) {
-            t.rank += push_tdim(r, (int64_t)f.value);
+            t.rank += push_tdim(r, stg_pb_int64(f.value));
         } else if (f.number == T_DIMS && f.wire == STG_PB_LEN) { /* packed */
             stg_cursor p = f.sub;
             uint64_t v = 0;
@@ -202,10 +202,10 @@ static void read_tensor(reader *r, stg_cursor c)
                     r->at = f.offset;
                     break;
                 }
-                t.rank += push_tdim(r, (int64_t)v);
+                t.rank += push_tdim(r, stg_pb_int64(v));
             }
         } else if (f.number == T_DATA_TYPE && f.wire == STG_PB_VARINT) {
-            t.data_type = (int32_t)f.value;
+            t.data_type = stg_pb_int32(f.value);
         } else if (f.number == T_NAME && f.wire == STG_PB_LEN) {
             t.name = payload(&f, &t.name_len);
         } else if (f.number == T_STRING_DATA && f.wire == STG_PB_LEN) {
@@ -215,7 +215,7 @@ static void read_tensor(reader *r, stg_cursor c)
         } else if (f.number == T_EXTERNAL_DATA && f.wire == STG_PB_LEN) {
             read_entry(r, f.sub, &t);
         } else if (f.number == T_DATA_LOCATION && f.wire == STG_PB_VARINT) {
-            location = f.value;
+            location = stg_onnx_data_location(f.value, location);
         }
     }
     if (r->status != STG_OK) {
@@ -260,7 +260,7 @@ static void read_shape(reader *r, stg_cursor c, stg_onnx_value_rec *v)
         stg_pb_field g;
         while (next(r, &dc, &g)) {
             if (g.number == D_VALUE && g.wire == STG_PB_VARINT) {
-                d.value = (int64_t)g.value;
+                d.value = stg_pb_int64(g.value);
                 d.param = NULL;
                 d.param_len = 0;
             } else if (g.number == D_PARAM && g.wire == STG_PB_LEN) {
@@ -283,7 +283,7 @@ static void read_tensor_type(reader *r, stg_cursor c, stg_onnx_value_rec *v)
     stg_pb_field f;
     while (next(r, &c, &f)) {
         if (f.number == TT_ELEM_TYPE && f.wire == STG_PB_VARINT) {
-            v->elem_type = (int32_t)f.value;
+            v->elem_type = stg_pb_int32(f.value);
         } else if (f.number == TT_SHAPE && f.wire == STG_PB_LEN) {
             v->rank = 0; /* a repeated shape field: protobuf merges; the dims are kept */
             v->dims_at = r->info->nvdims;
@@ -515,9 +515,9 @@ stg_status stg_onnx_info_read(const uint8_t *buf, size_t len, const stg_limits *
     stg_pb_field f;
     while (next(&r, &c, &f)) {
         if (f.wire == STG_PB_VARINT && f.number == M_IR_VERSION) {
-            info->ir_version = (int64_t)f.value;
+            info->ir_version = stg_pb_int64(f.value);
         } else if (f.wire == STG_PB_VARINT && f.number == M_MODEL_VERSION) {
-            info->model_version = (int64_t)f.value;
+            info->model_version = stg_pb_int64(f.value);
         } else if (f.wire == STG_PB_LEN && f.number == M_PRODUCER) {
             info->producer = payload(&f, &info->producer_len);
         } else if (f.wire == STG_PB_LEN && f.number == M_PRODUCER_VERSION) {

@@ -1,0 +1,13 @@
+#!/bin/bash
+# ONNX varints as protobuf reads them (issue 23 item 2): every varint field stguard's ONNX walker
+# reads, written with the high bits its declared type drops (int32/enum: above bit 31), in
+# non-minimal encodings and with a 10th byte's dropped bits, plus data_location values its closed
+# enum does not name; onnx.load (python3-onnx, C++ protobuf) and `stguard inspect` must read the
+# same values, and a data_location onnx reads as EXTERNAL with a location outside the folder
+# must be onnx_external_path_unsafe to `stguard scan` (tests/onnx_varint_differential.py).
+# Seeded: STG_ONNX_SEED to replay, STG_ONNX_MUTANTS for more. Skips (77) without python3-onnx.
+. "$(dirname "$0")/support/script_prelude.sh"
+stg_script_needs "onnx"
+seed=${STG_ONNX_SEED:-$((RANDOM % 100000))}
+"$PY" "$SRC/tests/onnx_varint_differential.py" "$STGUARD_CLI" "$tmp" "$seed" \
+    "${STG_ONNX_MUTANTS:-250}" && echo "PASS (seed $seed)"
