@@ -369,11 +369,11 @@ START_TEST(test_data_location_widths)
     } cases[] = {
         {((uint64_t)1 << 32) + 1, 0, false, true},
         {0xFFFFFFFF00000001u, 0, false, true},
-        {0x7FFFFFFF00000001u, 0, false, true}, /* low 32 bits 1, high bits mixed */
-        {1, 5, true, true},                                  /* 5: unknown, EXTERNAL stays */
-        {1, ((uint64_t)1 << 32) + 2, true, true},            /* 2 after truncation: unknown */
-        {1, (uint64_t)1 << 32, true, false},                 /* 0 after truncation: DEFAULT */
-        {((uint64_t)1 << 32) + 2, 0, false, false},          /* near misses: never EXTERNAL */
+        {0x7FFFFFFF00000001u, 0, false, true},      /* low 32 bits 1, high bits mixed */
+        {1, 5, true, true},                         /* 5: unknown, EXTERNAL stays */
+        {1, ((uint64_t)1 << 32) + 2, true, true},   /* 2 after truncation: unknown */
+        {1, (uint64_t)1 << 32, true, false},        /* 0 after truncation: DEFAULT */
+        {((uint64_t)1 << 32) + 2, 0, false, false}, /* near misses: never EXTERNAL */
         {(uint64_t)1 << 32, 0, false, false},
         {0xFFFFFFFFFFFFFFFFu, 0, false, false}, /* -1 */
     };
