@@ -215,6 +215,24 @@ static bool check_array(gguf_reader *r, uint32_t etype, uint64_t count, uint64_t
     return true;
 }
 
+/* Records in kv the offset of the first of the next n bool bytes (all present) that is
+ * neither 0 nor 1, the only values the specification gives a bool. */
+static void note_bad_bool(const gguf_reader *r, stg_gguf_kv *kv, size_t n)
+{
+    if (kv->bad_bool != UINT64_MAX) {
+        return;
+    }
+    stg_cursor b = r->c;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t v = 0;
+        (void)stg_cur_u8(&b, &v);
+        if (v > 1) {
+            kv->bad_bool = r->c.pos + i;
+            return;
+        }
+    }
+}
+
 typedef struct array_level {
     uint32_t etype;
     uint64_t left;
@@ -279,6 +297,9 @@ static bool walk_array(gguf_reader *r, stg_gguf_kv *kv, uint64_t type_at, uint64
         } else {
             /* fixed size: left x size <= avail was checked when the level was pushed */
             size_t n = (size_t)(t->left * stg_gguf_type_size(t->etype));
+            if (t->etype == STG_GGUF_BOOL) {
+                note_bad_bool(r, kv, n);
+            }
             (void)stg_cur_skip(&r->c, n);
             t->left = 0;
         }
@@ -291,6 +312,7 @@ static bool read_kv(gguf_reader *r, stg_gguf_kv *kv)
     memset(kv, 0, sizeof *kv);
     kv->offset = r->c.pos;
     kv->bad_utf8 = UINT64_MAX;
+    kv->bad_bool = UINT64_MAX;
     kv->dup_of = STG_GGUF_NONE;
     kv->count = 1;
     if (!rd_string(r, r->lim->max_key_len, "max_gguf_key", &kv->key, &kv->key_len)) {
@@ -333,6 +355,9 @@ static bool read_kv(gguf_reader *r, stg_gguf_kv *kv)
             return fail(r, STG_GGUF_E_VALUE_TYPE, kv->type_offset, kv->type);
         }
         kv->value_offset = r->c.pos;
+        if (kv->type == STG_GGUF_BOOL && stg_cur_avail(&r->c) >= size) {
+            note_bad_bool(r, kv, size);
+        }
         if (stg_cur_skip(&r->c, size) != STG_OK) {
             return fail(r, STG_GGUF_E_TRUNCATED, kv->value_offset, size);
         }
@@ -399,7 +424,7 @@ static const uint8_t *kv_bytes(const void *base, size_t i, size_t *n, uint64_t *
                                uint32_t **dup_of)
 {
     stg_gguf_kv *kv = (stg_gguf_kv *)(uintptr_t)base + i;
-    *n = kv->key_len;
+    *n = stg_gguf_key_cstr_len(kv); /* ggml compares keys as C strings */
     *hash = &kv->hash;
     *dup_of = &kv->dup_of;
     return kv->key;
@@ -611,12 +636,18 @@ bool stg_gguf_parse(const uint8_t *buf, size_t len, const stg_gguf_limits *lim, 
     return ok && marked;
 }
 
+size_t stg_gguf_key_cstr_len(const stg_gguf_kv *kv)
+{
+    const uint8_t *nul = kv->key_len > 0 ? memchr(kv->key, 0, kv->key_len) : NULL;
+    return nul != NULL ? (size_t)(nul - kv->key) : kv->key_len;
+}
+
 uint32_t stg_gguf_find_key(const stg_gguf_file *f, const char *key)
 {
     size_t n = strlen(key);
     for (size_t i = 0; i < f->nkv; i++) {
         const stg_gguf_kv *kv = &f->kvs[i];
-        if (kv->key_len == n && memcmp(kv->key, key, n) == 0 && kv->dup_of == STG_GGUF_NONE) {
+        if (stg_gguf_key_cstr_len(kv) == n && memcmp(kv->key, key, n) == 0) {
             return (uint32_t)i;
         }
     }

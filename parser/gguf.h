@@ -102,7 +102,9 @@ typedef struct stg_gguf_kv {
     bool key_utf8;         /* the key is valid UTF-8 */
     bool key_nul;          /* the key holds a NUL byte */
     uint64_t bad_utf8;     /* offset of the first string value that is not UTF-8, or UINT64_MAX */
-    uint32_t dup_of;       /* earlier record with the same key bytes, or STG_GGUF_NONE */
+    uint64_t bad_bool;     /* offset of the first bool byte that is not 0 or 1, or UINT64_MAX */
+    uint32_t dup_of;       /* earlier record with the same key up to its first NUL (as ggml
+                            * compares keys: C strings), or STG_GGUF_NONE */
     uint64_t hash;         /* keyed hash of the key (duplicate check) */
 } stg_gguf_kv;
 
@@ -146,8 +148,13 @@ void stg_gguf_file_release(stg_gguf_file *f);
  * the failure kept. Duplicates are marked (dup_of) for every record read. */
 bool stg_gguf_parse(const uint8_t *buf, size_t len, const stg_gguf_limits *lim, stg_gguf_file *f);
 
-/* Index of the first record whose key is exactly key[0..n), or STG_GGUF_NONE. Linear: for the
- * few well-known keys the validator looks up. */
+/* The key's bytes before its first NUL (all of them when it holds none): the key as ggml's
+ * gguf_find_key sees it (strcmp of C strings). */
+size_t stg_gguf_key_cstr_len(const stg_gguf_kv *kv);
+
+/* Index of the first record whose key, read as a C string, is key (as ggml's gguf_find_key
+ * finds it: "general.alignment\0x" shadows a later "general.alignment"), or STG_GGUF_NONE.
+ * Linear: for the few well-known keys the validator looks up. */
 uint32_t stg_gguf_find_key(const stg_gguf_file *f, const char *key);
 
 /* ggml tensor types: block size in elements and bytes per block. */

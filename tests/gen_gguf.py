@@ -61,8 +61,12 @@ def nbytes(dims, t):
     return ne[0] // blk * size * n
 
 
-def gguf(kvs=(), tensors=(), version=3, alignment=None, trailing=b"", override=None):
-    """tensors: (name, dims, type[, offset]); offsets default to the aligned running end."""
+def gguf(kvs=(), tensors=(), version=3, alignment=None, trailing=b"", override=None,
+         writer_pad=False):
+    """tensors: (name, dims, type[, offset]); offsets default to the aligned running end.
+    writer_pad: pad after the tensor infos even without tensors, as ggml's writer does
+    (gguf_write_out in src/gguf.cpp pads to the alignment whatever the tensor count; its
+    reader seeks past that padding only when there are tensors)."""
     a = alignment if alignment is not None else 32
     meta = list(kvs)
     if alignment is not None:
@@ -82,7 +86,7 @@ def gguf(kvs=(), tensors=(), version=3, alignment=None, trailing=b"", override=N
         off += size + pad_to(size, a)
     head = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(meta))
     body = head + b"".join(meta) + infos
-    if tensors:
+    if tensors or writer_pad:
         body += b"\0" * pad_to(len(body), a)
     out = body + data + trailing
     if override:
@@ -119,6 +123,17 @@ def main():
                               kv("tokenizer.ggml.token_type", ARR, (I32, [1] * len(vocab)))],
                              [("token_embd.weight", [64, len(vocab)], 8)])
 
+    # what writers emit for a model without tensors (a vocabulary-only conversion): the
+    # metadata padded to the alignment
+    files["ok-writer-metadata-only"] = gguf([arch, kv("general.name", STR, "tiny")],
+                                            writer_pad=True)
+    files["ok-writer-vocab-only"] = gguf(
+        [arch, kv("tokenizer.ggml.model", STR, "llama"),
+         kv("tokenizer.ggml.tokens", ARR, (STR, vocab[:40])),
+         kv("tokenizer.ggml.scores", ARR, (F32, [0.0] * 40)),
+         kv("tokenizer.ggml.token_type", ARR, (I32, [1] * 40))], writer_pad=True)
+    files["ok-align-2mib"] = gguf([arch], alignment=1 << 21)  # any power of two (no tensors)
+
     def at(pos, b):
         return lambda d: d[:pos] + b + d[pos + len(b):]
 
@@ -134,6 +149,14 @@ def main():
     files["bad-gguf_string_invalid-keylen"] = at(24, struct.pack("<Q", 1 << 40))(good)
     files["bad-gguf_key_invalid-empty"] = gguf([kv("", U8, 0)])
     files["bad-gguf_key_duplicate"] = gguf([arch, kv("general.architecture", STR, "gpt2")])
+    # ggml's gguf_find_key compares C strings and takes the first: the shadow's 64
+    files["bad-gguf_key_duplicate-nul-shadow"] = gguf(
+        [kv(b"general.alignment\0", U32, 64), kv("general.alignment", U32, 32)],
+        [("a", [8], 0)])
+    files["bad-gguf_metadata_type_mismatch-token_type-u8"] = gguf(
+        [arch, kv("tokenizer.ggml.tokens", ARR, (STR, ["a", "b"])),
+         kv("tokenizer.ggml.token_type", ARR, (U8, [1, 1]))])
+    files["bad-gguf_value_type_invalid-bool2"] = gguf([arch, kv("v.flag", BOOL, 2)])
     files["bad-gguf_value_type_invalid-13"] = gguf(
         [gstr("x") + struct.pack("<II", 13, 0)])
     files["bad-gguf_value_type_invalid-nested"] = gguf(

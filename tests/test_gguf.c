@@ -500,12 +500,187 @@ START_TEST(test_metadata_type_mismatch)
 }
 END_TEST
 
+/* Issue 23 item 3: the vocabulary arrays with every element type and the right count. A type
+ * llama.cpp's vocabulary loader casts without checking (older releases: past the array, or an
+ * abort in gguf_get_arr_str) is an error in both profiles; i32 scores, which newer releases
+ * take, an error in strict and a warning in compat; the declared type is clean. */
+static void vocab_elem(gb *b, uint32_t etype, uint32_t i)
+{
+    static const uint32_t size[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    if (etype == STG_GGUF_STRING) {
+        char t[8];
+        snprintf(t, sizeof t, "t%u", i);
+        str(b, t);
+    } else if (etype == STG_GGUF_ARRAY) {
+        u32(b, STG_GGUF_UINT8);
+        u64(b, 0);
+    } else {
+        zeros(b, size[etype]);
+    }
+}
+
+static gb vocab(const char *key, uint32_t etype)
+{
+    bool tokens = strcmp(key, "tokenizer.ggml.tokens") == 0;
+    gb b = head(3, 0, tokens ? 1 : 2);
+    if (!tokens) {
+        str(&b, "tokenizer.ggml.tokens");
+        u32(&b, STG_GGUF_ARRAY);
+        u32(&b, STG_GGUF_STRING);
+        u64(&b, 3);
+        for (uint32_t i = 0; i < 3; i++) {
+            vocab_elem(&b, STG_GGUF_STRING, i);
+        }
+    }
+    str(&b, key);
+    u32(&b, STG_GGUF_ARRAY);
+    u32(&b, etype);
+    u64(&b, 3);
+    for (uint32_t i = 0; i < 3; i++) {
+        vocab_elem(&b, etype, i);
+    }
+    return b;
+}
+
+START_TEST(test_vocabulary_types)
+{
+    static const struct {
+        const char *key;
+        uint32_t want, alt;
+    } keys[] = {
+        {"tokenizer.ggml.scores", STG_GGUF_FLOAT32, STG_GGUF_INT32},
+        {"tokenizer.ggml.token_type", STG_GGUF_INT32, UINT32_MAX},
+        {"tokenizer.ggml.tokens", STG_GGUF_STRING, UINT32_MAX},
+        {"tokenizer.ggml.merges", STG_GGUF_STRING, UINT32_MAX},
+    };
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        for (uint32_t e = 0; e < STG_GGUF_TYPE_COUNT; e++) {
+            gb b = vocab(keys[k].key, e);
+            if (e == keys[k].want) {
+                expect_clean(&b);
+            } else if (e == STG_GGUF_ARRAY) {
+                /* arrays of arrays: refused before the key's type is looked at */
+                expect(&b, STG_GGUF_VALUE_TYPE_INVALID, E, E, STG_NO_OFFSET);
+            } else {
+                stg_severity c = e == keys[k].alt ? W : E;
+                expect(&b, STG_GGUF_METADATA_TYPE_MISMATCH, E, c, STG_NO_OFFSET);
+            }
+            free(b.p);
+        }
+    }
+}
+END_TEST
+
+/* Issue 23 item 4: keys equal up to a NUL. ggml's duplicate check compares whole strings, its
+ * gguf_find_key compares C strings and returns the first: the shadow wins. Invalid in both. */
+START_TEST(test_key_nul_shadow)
+{
+    static const struct {
+        const char *key;
+        size_t n;
+    } shadows[] = {
+        {"general.alignment\0", 18},
+        {"general.architecture\0", 21},
+        {"tokenizer.ggml.scores\0x", 23},
+    };
+    for (size_t i = 0; i < sizeof shadows / sizeof shadows[0]; i++) {
+        const char *real = shadows[i].key;
+        gb b = head(3, 0, 2);
+        strn(&b, shadows[i].key, shadows[i].n);
+        u32(&b, STG_GGUF_UINT32);
+        u32(&b, 64);
+        size_t at = b.n;
+        str(&b, real);
+        u32(&b, STG_GGUF_UINT32);
+        u32(&b, 32);
+        expect(&b, STG_GGUF_KEY_DUPLICATE, E, E, at);
+        free(b.p);
+        /* near miss: the NUL key alone shadows nothing (a key_invalid, not a duplicate) */
+        gb n = head(3, 0, 1);
+        strn(&n, shadows[i].key, shadows[i].n);
+        u32(&n, STG_GGUF_UINT32);
+        u32(&n, 32);
+        expect_none(&n, STG_GGUF_KEY_DUPLICATE);
+        expect(&n, STG_GGUF_KEY_INVALID, E, W, 24);
+        free(n.p);
+    }
+    /* two shadows of one key: "a\0x" and "a\0y" are both "a" to ggml */
+    gb t = head(3, 0, 2);
+    strn(&t, "a\0x", 3);
+    u32(&t, STG_GGUF_UINT8);
+    zeros(&t, 1);
+    size_t at = t.n;
+    strn(&t, "a\0y", 3);
+    u32(&t, STG_GGUF_UINT8);
+    zeros(&t, 1);
+    expect(&t, STG_GGUF_KEY_DUPLICATE, E, E, at);
+    free(t.p);
+    /* the alignment ggml uses is the shadow's: stguard reports the same data start */
+    gb d = head(3, 1, 2);
+    strn(&d, "general.alignment\0", 18);
+    u32(&d, STG_GGUF_UINT32);
+    u32(&d, 64);
+    kv_u32(&d, "general.alignment", 32);
+    uint64_t ne[1] = {8};
+    tinfo(&d, "w", 1, ne, 0, 0);
+    size_t infos_end = d.n;
+    pad(&d, 64);
+    zeros(&d, 32);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    stg_gguf_result res;
+    ck_assert_int_eq(stg_gguf_check(d.p, d.n, &lim, 0, r, NULL, &res), STG_OK);
+    ck_assert_uint_eq(res.alignment, 64);
+    ck_assert_uint_eq(res.data_start, (infos_end + 63) / 64 * 64);
+    stg_report_free(r);
+    free(d.p);
+}
+END_TEST
+
+/* Issue 24 item 9: the specification gives a bool the values 0 and 1 only. */
+START_TEST(test_bool_value)
+{
+    for (uint32_t v = 0; v<256; v += v> 4 ? 50u : 1u) {
+        gb b = head(3, 0, 1);
+        str(&b, "tokenizer.ggml.add_bos_token");
+        u32(&b, STG_GGUF_BOOL);
+        size_t at = b.n;
+        uint8_t x = (uint8_t)v;
+        put(&b, &x, 1);
+        if (v <= 1) {
+            expect_clean(&b);
+        } else {
+            expect(&b, STG_GGUF_VALUE_TYPE_INVALID, E, E, at);
+        }
+        free(b.p);
+    }
+    /* in an array: the offset of the first bad element; near miss 1, 0, 1, 0 */
+    static const char *const elems[] = {"\1\0\2\3", "\1\0\1\0"};
+    for (size_t i = 0; i < 2; i++) {
+        gb a = head(3, 0, 1);
+        str(&a, "flags");
+        u32(&a, STG_GGUF_ARRAY);
+        u32(&a, STG_GGUF_BOOL);
+        u64(&a, 4);
+        size_t at = a.n;
+        put(&a, elems[i], 4);
+        if (i == 0) {
+            expect(&a, STG_GGUF_VALUE_TYPE_INVALID, E, E, at + 2);
+        } else {
+            expect_clean(&a);
+        }
+        free(a.p);
+    }
+}
+END_TEST
+
 START_TEST(test_alignment_invalid)
 {
     static const struct {
         uint32_t a;
         stg_severity s, c;
-    } cases[] = {{0, E, E}, {48, E, E}, {(uint32_t)1 << 21, E, E}, {4, E, W}, {1, E, W}};
+    } cases[] = {{0, E, E}, {48, E, E}, {((uint32_t)1 << 21) + 8, E, E}, {4, E, W}, {1, E, W}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gb b = head(3, 0, 1);
         str(&b, "general.alignment");
@@ -524,6 +699,14 @@ START_TEST(test_alignment_invalid)
         pad(&b, good[i]);
         zeros(&b, 16);
         pad(&b, good[i]);
+        expect_clean(&b);
+        free(b.p);
+    }
+    /* no upper bound (it was 1 MiB): ggml takes any power of two (issue 23 item 5) */
+    uint32_t big[] = {(uint32_t)1 << 21, (uint32_t)1 << 31};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        gb b = head(3, 0, 1);
+        kv_u32(&b, "general.alignment", big[i]);
         expect_clean(&b);
         free(b.p);
     }
@@ -718,11 +901,25 @@ START_TEST(test_layout)
     gb tr = two_tensors(32, 65);
     expect(&tr, STG_DATA_TRAILING, E, W, STG_NO_OFFSET);
     free(tr.p);
-    /* no tensors: anything after the metadata is trailing */
+    /* no tensors: ggml's writer (gguf_write_out) pads the metadata to the alignment even so
+     * (issue 23 item 5: its output was called data_trailing); past that padding is trailing */
     gb z = head(3, 0, 0);
     zeros(&z, 8);
-    expect(&z, STG_DATA_TRAILING, E, W, 24);
+    expect_clean(&z);
+    zeros(&z, 1);
+    expect(&z, STG_DATA_TRAILING, E, W, 32);
     free(z.p);
+    gb z2 = head(3, 0, 0);
+    zeros(&z2, 3); /* cut inside the padding: ggml reads no padding without tensors */
+    expect_clean(&z2);
+    free(z2.p);
+    gb z3 = head(3, 0, 1);
+    kv_u32(&z3, "general.alignment", 64);
+    pad(&z3, 64);
+    expect_clean(&z3);
+    zeros(&z3, 64);
+    expect(&z3, STG_DATA_TRAILING, E, W, 64);
+    free(z3.p);
     /* the data section starts at the aligned end of the infos: data placed unaligned */
     gb u = head(3, 1, 0);
     uint64_t ne[1] = {8};
@@ -1154,6 +1351,9 @@ static Suite *suite(void)
     tcase_add_test(tc, test_value_type_invalid);
     tcase_add_test(tc, test_array_invalid);
     tcase_add_test(tc, test_metadata_type_mismatch);
+    tcase_add_test(tc, test_vocabulary_types);
+    tcase_add_test(tc, test_key_nul_shadow);
+    tcase_add_test(tc, test_bool_value);
     tcase_add_test(tc, test_alignment_invalid);
     tcase_add_test(tc, test_tensor_name_invalid);
     tcase_add_test(tc, test_tensor_duplicate);

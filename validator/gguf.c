@@ -163,23 +163,43 @@ static void report_fail(gguf_ctx *c, size_t len)
 
 /* ---------------------------------------------------------------- pass 2: metadata */
 
-/* Well-known keys and the value type loaders read them as (docs/gguf.md). */
+/* Well-known keys and the value type loaders read them as (docs/gguf.md). `fails`: a real
+ * loader aborts or reads out of bounds on any other type, so another type is an error in both
+ * profiles; `alt` (NO_ALT: none) is one other element type the newest loader accepts (an error
+ * in strict, a warning in compat). */
+#define NO_ALT UINT32_MAX
 static const struct known_key {
     const char *key;
-    uint32_t type;      /* STG_GGUF_ARRAY: an array of elem */
-    uint32_t elem;      /* element type of an array */
-    bool loader_aborts; /* ggml asserts on the type: error in both profiles */
+    uint32_t type; /* STG_GGUF_ARRAY: an array of elem */
+    uint32_t elem; /* element type of an array */
+    bool fails;
+    uint32_t alt;
+    const char *why; /* what a loader does with another type (fails only) */
 } known_keys[] = {
-    {"general.alignment", STG_GGUF_UINT32, STG_GGUF_UINT32, true},
-    {"general.architecture", STG_GGUF_STRING, STG_GGUF_STRING, false},
-    {"general.name", STG_GGUF_STRING, STG_GGUF_STRING, false},
-    {"general.quantization_version", STG_GGUF_UINT32, STG_GGUF_UINT32, false},
-    {"general.file_type", STG_GGUF_UINT32, STG_GGUF_UINT32, false},
-    {"tokenizer.ggml.model", STG_GGUF_STRING, STG_GGUF_STRING, false},
-    {"tokenizer.ggml.tokens", STG_GGUF_ARRAY, STG_GGUF_STRING, false},
-    {"tokenizer.ggml.scores", STG_GGUF_ARRAY, STG_GGUF_FLOAT32, false},
-    {"tokenizer.ggml.token_type", STG_GGUF_ARRAY, STG_GGUF_INT32, false},
-    {"tokenizer.ggml.merges", STG_GGUF_ARRAY, STG_GGUF_STRING, false},
+    /* ggml (src/gguf.cpp, gguf_init_from_reader): before v0.20.0 (c2cdd2b2) gguf_get_val_u32
+     * asserted on the type (an abort); from v0.20.0 the file is refused */
+    {"general.alignment", STG_GGUF_UINT32, STG_GGUF_UINT32, true, NO_ALT,
+     "ggml before v0.20.0 aborts on it, later versions refuse the file"},
+    {"general.architecture", STG_GGUF_STRING, STG_GGUF_STRING, false, NO_ALT, NULL},
+    {"general.name", STG_GGUF_STRING, STG_GGUF_STRING, false, NO_ALT, NULL},
+    {"general.quantization_version", STG_GGUF_UINT32, STG_GGUF_UINT32, false, NO_ALT, NULL},
+    {"general.file_type", STG_GGUF_UINT32, STG_GGUF_UINT32, false, NO_ALT, NULL},
+    {"tokenizer.ggml.model", STG_GGUF_STRING, STG_GGUF_STRING, false, NO_ALT, NULL},
+    /* llama.cpp's vocabulary loader (src/llama-vocab.cpp, llama_vocab::impl::load): releases
+     * before its type checks cast scores to float * and token_type to int * and index them by
+     * token id (elements narrower than 4 bytes: reads past the array), and read tokens and
+     * merges with gguf_get_arr_str, which asserts a string array (abort); newer releases throw
+     * on these types and take i32 scores as well as f32 */
+    {"tokenizer.ggml.tokens", STG_GGUF_ARRAY, STG_GGUF_STRING, true, NO_ALT,
+     "llama.cpp's vocabulary loader aborts on it (gguf_get_arr_str asserts a string array)"},
+    {"tokenizer.ggml.scores", STG_GGUF_ARRAY, STG_GGUF_FLOAT32, true, STG_GGUF_INT32,
+     "llama.cpp's vocabulary loader reads it as 4-byte floats by token id: past the array, or "
+     "an abort on strings"},
+    {"tokenizer.ggml.token_type", STG_GGUF_ARRAY, STG_GGUF_INT32, true, NO_ALT,
+     "llama.cpp's vocabulary loader reads it as 4-byte ints by token id: past the array, or an "
+     "abort on strings"},
+    {"tokenizer.ggml.merges", STG_GGUF_ARRAY, STG_GGUF_STRING, true, NO_ALT,
+     "llama.cpp's vocabulary loader aborts on it (gguf_get_arr_str asserts a string array)"},
 };
 
 static bool ascii_only(const uint8_t *s, size_t n)
@@ -209,8 +229,18 @@ static void check_key(gguf_ctx *c, const stg_gguf_kv *kv)
                 "a metadata key is not ASCII, as the spec requires");
     }
     if (kv->dup_of != STG_GGUF_NONE) {
-        add(c, STG_GGUF_KEY_DUPLICATE, kv->offset, "the metadata key at byte %llu is given again",
-            (unsigned long long)c->f->kvs[kv->dup_of].offset);
+        const stg_gguf_kv *first = &c->f->kvs[kv->dup_of];
+        if (first->key_len == kv->key_len && memcmp(first->key, kv->key, kv->key_len) == 0) {
+            add(c, STG_GGUF_KEY_DUPLICATE, kv->offset,
+                "the metadata key at byte %llu is given again", (unsigned long long)first->offset);
+        } else {
+            /* ggml's own duplicate check compares whole strings and lets it through, then
+             * gguf_find_key (strcmp) returns the first: one key shadows the other */
+            add(c, STG_GGUF_KEY_DUPLICATE, kv->offset,
+                "the metadata key equals the one at byte %llu up to a NUL byte: ggml compares "
+                "keys as C strings, so the first of the two is the one loaders read",
+                (unsigned long long)first->offset);
+        }
     }
 }
 
@@ -221,6 +251,13 @@ static void check_value(gguf_ctx *c, const stg_gguf_kv *kv)
          * them: a file that holds one loads nowhere. */
         add(c, STG_GGUF_VALUE_TYPE_INVALID, kv->type_offset,
             "an array holds arrays (%u levels): ggml's loader refuses nested arrays", kv->depth);
+    }
+    if (kv->bad_bool != UINT64_MAX) {
+        /* the spec gives a bool the values 0 and 1 only; ggml reads any nonzero byte as true,
+         * a reader that compares with 1 reads false: the readings differ */
+        add_sev(c, STG_GGUF_VALUE_TYPE_INVALID, STG_SEV_ERROR, kv->bad_bool,
+                "a bool value is neither 0 nor 1, the only values the GGUF specification gives "
+                "a bool");
     }
     if (kv->bad_utf8 != UINT64_MAX && c->lim->profile == STG_PROFILE_STRICT) {
         add_sev(c, STG_GGUF_STRING_INVALID, STG_SEV_WARNING, kv->bad_utf8,
@@ -256,13 +293,17 @@ static void check_known_keys(gguf_ctx *c)
         const stg_gguf_kv *kv = &c->f->kvs[i];
         const char *outer, *inner;
         describe_type(kv, &outer, &inner);
-        stg_severity s = kk->loader_aborts ? STG_SEV_ERROR
-                                           : stg_sev(c->lim, STG_SEV_WARNING, STG_SEV_WARNING);
+        bool alt = kk->alt != NO_ALT && kv->type == STG_GGUF_ARRAY && kv->depth == 1 &&
+                   kv->elem_type == kk->alt;
+        stg_severity s = alt         ? stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING)
+                         : kk->fails ? STG_SEV_ERROR
+                                     : STG_SEV_WARNING;
         add_sev(c, STG_GGUF_METADATA_TYPE_MISMATCH, s, kv->type_offset,
-                "%s is of type %s%s%s, not %s%s%s%s", kk->key, outer, *inner ? " of " : "", inner,
-                stg_gguf_type_name(kk->type), kk->type == STG_GGUF_ARRAY ? " of " : "",
+                "%s is of type %s%s%s, not %s%s%s%s%s%s", kk->key, outer, *inner ? " of " : "",
+                inner, stg_gguf_type_name(kk->type), kk->type == STG_GGUF_ARRAY ? " of " : "",
                 kk->type == STG_GGUF_ARRAY ? stg_gguf_type_name(kk->elem) : "",
-                kk->loader_aborts ? " (ggml's loader aborts on it)" : "");
+                alt ? " (newer llama.cpp reads it, older ones take its bits as floats)" : "",
+                kk->fails && !alt ? ": " : "", kk->fails && !alt ? kk->why : "");
     }
     /* The vocabulary's per-token arrays are indexed by token id. */
     uint32_t tok = stg_gguf_find_key(c->f, "tokenizer.ggml.tokens");
@@ -303,11 +344,8 @@ static uint32_t check_alignment(gguf_ctx *c, const uint8_t *buf)
             "general.alignment is %u, not a power of two", a);
         return 0;
     }
-    if (a > STG_GGUF_MAX_ALIGNMENT) {
-        add(c, STG_GGUF_ALIGNMENT_INVALID, kv->value_offset,
-            "general.alignment is %u: loaders accept at most %u", a, STG_GGUF_MAX_ALIGNMENT);
-        return 0;
-    }
+    /* no upper bound: ggml (gguf_init_from_reader, v0.20.x) takes any power of two, and the
+     * padding it implies is checked against the file like any other */
     if (a < 8) {
         /* the spec asks for a multiple of 8; ggml accepts any power of two */
         add_sev(c, STG_GGUF_ALIGNMENT_INVALID, stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING),
@@ -353,8 +391,11 @@ static bool check_tensor(gguf_ctx *c, const stg_gguf_tensor *t, uint64_t *bytes)
                       (unsigned long long)c->f->tensors[t->dup_of].offset),
                   t);
     }
-    /* ggml's element-count guard divides by dimensions 2 to 4: a 0 there is a division by
-     * zero in the loader. A 0 first dimension it accepts (an empty tensor). */
+    /* ggml's element-count guard divides by dimensions 2 to 4: before v0.20.0 (commit
+     * c2cdd2b2, August 2026; llama.cpp and every runtime that vendors an older ggml) a 0 there
+     * is a division by zero (SIGFPE) in the loader; from v0.20.0 the guard skips tensors of no
+     * elements. Those loaders are deployed, so it stays an error. A 0 first dimension every
+     * version accepts (an empty tensor). */
     for (uint32_t i = 0; i < t->n_dims; i++) {
         if (t->ne[i] != 0) {
             continue;
@@ -363,7 +404,9 @@ static bool check_tensor(gguf_ctx *c, const stg_gguf_tensor *t, uint64_t *bytes)
         on_tensor(c,
                   add_sev(c, STG_GGUF_TENSOR_SHAPE_INVALID, s, t->dims_offset + 8u * i,
                           "dimension %u of the tensor is 0%s", i + 1,
-                          i == 0 ? "" : ": ggml's loader divides by it"),
+                          i == 0 ? ""
+                                 : ": ggml before v0.20.0 divides by it (SIGFPE; later "
+                                   "versions accept it)"),
                   t);
         break;
     }
@@ -406,6 +449,20 @@ static bool check_tensor(gguf_ctx *c, const stg_gguf_tensor *t, uint64_t *bytes)
 }
 
 /* ---------------------------------------------------------------- pass 3 */
+
+/* Without tensors ggml reads no padding (its data section starts right after the metadata),
+ * but its writer (gguf_write_out in src/gguf.cpp) pads the metadata to the alignment all the
+ * same: up to that padded end the bytes are the writer's, not trailing data. */
+static void check_no_tensor_tail(gguf_ctx *c, uint64_t start, uint32_t align, uint64_t data_len)
+{
+    uint64_t padded = 0;
+    uint64_t pad_len = stg_gguf_pad(start, align, &padded) ? padded - start : UINT64_MAX;
+    if (data_len > pad_len) {
+        add_sev(c, STG_DATA_TRAILING, stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING),
+                start + pad_len, "%llu byte(s) follow the metadata and its padding",
+                (unsigned long long)(data_len - pad_len));
+    }
+}
 
 static void check_layout(gguf_ctx *c, const uint64_t *sizes, uint32_t align, size_t len,
                          stg_gguf_result *res)
@@ -472,7 +529,11 @@ static void check_layout(gguf_ctx *c, const uint64_t *sizes, uint32_t align, siz
     if (!in_range) {
         return;
     }
-    /* expected: the padded end of the last tensor (0 without tensors) */
+    if (f->ntensors == 0) {
+        check_no_tensor_tail(c, start, align, data_len);
+        return;
+    }
+    /* expected: the padded end of the last tensor, relative to the data section */
     if (data_len > expected) {
         add_sev(c, STG_DATA_TRAILING, stg_sev(c->lim, STG_SEV_ERROR, STG_SEV_WARNING),
                 start + expected, "%llu byte(s) follow the last tensor's data",

@@ -12,11 +12,10 @@
 
 /* The GGUF limits that stg_limits has no field for (a static table for now; docs/gguf.md):
  * 64 MiB per string and 64 Mi elements per array (ggml's own caps), arrays nested at most 8
- * deep, alignment at most 1 MiB (ggml's cap). */
+ * deep. general.alignment has no cap: ggml takes any power of two. */
 #define STG_GGUF_MAX_STRING ((uint64_t)64 << 20)
 #define STG_GGUF_MAX_ARRAY ((uint64_t)64 << 20)
 #define STG_GGUF_MAX_ARRAY_DEPTH 8u
-#define STG_GGUF_MAX_ALIGNMENT ((uint32_t)1 << 20)
 #define STG_GGUF_MAX_KEY_LEN 65535u  /* the spec: keys of at most 2^16 - 1 bytes */
 #define STG_GGUF_MAX_TENSOR_NAME 63u /* ggml keeps names in 64 bytes with their NUL */
 
