@@ -451,10 +451,14 @@ static bool check_tensor(gguf_ctx *c, const stg_gguf_tensor *t, uint64_t *bytes)
 /* ---------------------------------------------------------------- pass 3 */
 
 /* Without tensors ggml reads no padding (its data section starts right after the metadata),
- * but its writer (gguf_write_out in src/gguf.cpp) pads the metadata to the alignment all the
- * same: up to that padded end the bytes are the writer's, not trailing data. */
+ * but writers pad the metadata all the same: gguf-py to general.alignment, ggml's writer
+ * (gguf_write_out in src/gguf.cpp) to its context's alignment, which stays 32 when the key is
+ * merely set. Up to the larger padded end the bytes are the writer's, not trailing data. */
 static void check_no_tensor_tail(gguf_ctx *c, uint64_t start, uint32_t align, uint64_t data_len)
 {
+    if (align < STG_GGUF_DEFAULT_ALIGNMENT) {
+        align = STG_GGUF_DEFAULT_ALIGNMENT;
+    }
     uint64_t padded = 0;
     uint64_t pad_len = stg_gguf_pad(start, align, &padded) ? padded - start : UINT64_MAX;
     if (data_len > pad_len) {
