@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "../parser/mem.h"
+#include "open_file.h"
 #include "scan.h"
 
 /* "outer!name" when the naming pickle sits inside a member (e.g. "(decompressed)"), else the
@@ -129,7 +130,8 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
     memcpy(path + fl + 1, sf->name, sf->name_len + 1);
     char resolved[PATH_MAX];
     struct stat st;
-    if (stat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    int got = stat(path, &st);
+    if (got != 0 && (errno == ENOENT || errno == ENOTDIR)) {
         side_finding(r, sf, member, STG_JOBLIB_SIDE_FILE_MISSING,
                      "a side file joblib.load would open is absent: joblib.load "
                      "raises, and a file put there later is not checked");
@@ -140,6 +142,14 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
         side_finding(r, sf, member, STG_JOBLIB_SIDE_FILE_ESCAPE,
                      "a side file joblib.load would open resolves outside the scan root (a "
                      "link): not followed, not scanned");
+    } else if (got == 0 && !S_ISREG(st.st_mode)) {
+        /* np.load would block on a FIFO or read a device: the side file is not one, and it is
+         * never opened here (stg_scan_file_into would refuse it too, without blocking) */
+        stg_finding *f = stg_report_add_sev(r, STG_NOT_REGULAR_FILE, STG_SEV_ERROR, sf->offset,
+                                            "a side file joblib.load would open is a %s, not a "
+                                            "regular file: not opened",
+                                            stg_file_kind(st.st_mode));
+        stg_report_set_member(r, f, member, STG_NO_OFFSET);
     } else if (seen_before(seen, resolved, sf->zfile, &r->out_of_memory)) {
         /* the same file read the same way: scanned once */
     } else {

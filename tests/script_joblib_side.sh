@@ -43,6 +43,25 @@ expect evil_abs INVALID 'joblib_side_file_escape @'
 expect evil_dotdot INVALID 'joblib_side_file_escape @'
 expect evil_link INVALID 'joblib_side_file_escape @78: a side file joblib.load would open resolves outside the scan root'
 expect missing INVALID 'joblib_side_file_missing @78:' '[member "model.pkl_01.npy"]'
+# A side file that is a FIFO (joblib.load would block on it), a directory or a device through a
+# link inside the folder: a finding at once, never a hang (issue 23 item 1).
+for kind in fifo dir; do
+    rm -rf "$tmp/special_$kind"
+    cp -r "$tmp/benign" "$tmp/special_$kind"
+    rm -f "$tmp/special_$kind/model.pkl_01.npy"
+    case $kind in
+    fifo) mkfifo "$tmp/special_$kind/model.pkl_01.npy" ;;
+    dir) mkdir "$tmp/special_$kind/model.pkl_01.npy" ;;
+    esac
+    timeout 20 "$STGUARD_CLI" scan --no-digest "$tmp/special_$kind/model.pkl" >"$tmp/out.txt" 2>&1
+    rc=$?
+    if [ $rc -eq 124 ] || ! grep -q ": INVALID (joblib)" "$tmp/out.txt" ||
+        ! grep -q "not_regular_file" "$tmp/out.txt"; then
+        echo "FAIL: side file that is a $kind (rc $rc)"
+        cat "$tmp/out.txt"
+        fail=1
+    fi
+done
 for c in benign subdir link_inside; do
     if grep -q "joblib_side_file" <("$STGUARD_CLI" scan --no-digest "$c/model.pkl" 2>&1); then
         echo "FAIL: near miss $c has a side-file finding"
