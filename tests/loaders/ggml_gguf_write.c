@@ -38,7 +38,8 @@ int main(int argc, char **argv)
     if (argc != 2) {
         return 2;
     }
-    bool ok = write_one(argv[1], "ggml-meta", 0, false) && write_one(argv[1], "ggml-vocab", 0, true) &&
+    bool ok = write_one(argv[1], "ggml-meta", 0, false) &&
+              write_one(argv[1], "ggml-vocab", 0, true) &&
               write_one(argv[1], "ggml-vocab-align64", 64, true) &&
               write_one(argv[1], "ggml-align-8", 8, false) &&
               write_one(argv[1], "ggml-align-2mib", 1u << 21, false);
