@@ -192,6 +192,61 @@ START_TEST(test_gguf_onnx_validated)
 }
 END_TEST
 
+/* Zip method 12 (bzip2), which Python's zipfile and so numpy.load read: the member is
+ * decompressed with the caps of deflated ones and scanned (the pickle inside an evil member is
+ * found); a broken stream is zip_malformed, a ratio past the cap zip_bomb. */
+START_TEST(test_zip_bzip2_member)
+{
+    if (!stg_inflate_format_available(STG_INFLATE_BZIP2)) {
+        return; /* a build without libbz2: test_format_unscannable covers it */
+    }
+    size_t bl;
+    uint8_t *bz = fixture("evil.pkl.bz2", &bl);
+    stg_inflate_out out;
+    ck_assert_int_eq(stg_inflate(bz, bl, STG_INFLATE_BZIP2, 1u << 20, 0, &out), STG_INFLATE_OK);
+    zb_entry e = zb_file("evil.npy", bz, bl);
+    e.method = 12;
+    e.uncomp_size = out.len;
+    size_t len;
+    uint64_t offs[1];
+    uint8_t *z = zb_build(&e, 1, NULL, &len, offs);
+    stg_report *r = check(z, len, "model.npz");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
+    const stg_finding *f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    assert_member(f, "evil.npy", offs[0]);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    free(z);
+    /* near miss: the same stream cut short is malformed, not unscannable */
+    e.len = bl / 2;
+    z = zb_build(&e, 1, NULL, &len, offs);
+    r = check(z, len, "model.npz");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
+    f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_uint_eq(f->offset, offs[0]);
+    stg_report_free(r);
+    free(z);
+    /* the ratio cap of deflated members holds for bzip2 ones */
+    stg_limits lim;
+    stg_limits_default(&lim);
+    lim.max_inflate_ratio = 1;
+    lim.max_inflate_bytes = out.len;
+    e.len = bl;
+    z = zb_build(&e, 1, NULL, &len, offs);
+    r = check_with(z, len, "model.npz", &lim);
+    ck_assert_int_eq(tu_find(r, STG_ZIP_BOMB), -1); /* output under the 1 MiB ratio floor */
+    stg_report_free(r);
+    lim.max_inflate_bytes = out.len - 1;
+    r = check_with(z, len, "model.npz", &lim);
+    f = first(r, STG_ZIP_BOMB);
+    ck_assert_str_eq(f->limit, "max_inflate_bytes");
+    stg_report_free(r);
+    free(z);
+    stg_inflate_free(&out);
+    free(bz);
+}
+END_TEST
+
 START_TEST(test_format_unscannable)
 {
     /* bzip2, xz and lzma-alone are opened when the build has libbz2 and liblzma (then the
@@ -226,9 +281,9 @@ START_TEST(test_format_unscannable)
     r = check(B("\x04\x22\x4d\x18\x64\x40\xa7"), NULL);
     first(r, STG_FORMAT_UNSCANNABLE);
     stg_report_free(r);
-    /* A zip member compressed with a method we cannot open (12 = bzip2). */
-    zb_entry e = zb_file("archive/data.pkl", "BZh91AY&SY", 10);
-    e.method = 12;
+    /* A zip member compressed with a method we cannot open (14 = LZMA). */
+    zb_entry e = zb_file("archive/data.pkl", "\x09\x14\x05\x00]\x00\x00\x80\x00", 9);
+    e.method = 14;
     size_t len;
     uint64_t offs[1];
     uint8_t *z = zb_build(&e, 1, NULL, &len, offs);
@@ -1250,6 +1305,7 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_gguf_onnx_validated);
     tcase_add_test(tc, test_torchscript_program);
     tcase_add_test(tc, test_format_unscannable);
+    tcase_add_test(tc, test_zip_bzip2_member);
     tcase_add_test(tc, test_zip_malformed);
     tcase_add_test(tc, test_zip_header_mismatch_both_names);
     tcase_add_test(tc, test_zip_encrypted_flag);

@@ -170,6 +170,58 @@ START_TEST(test_eval_values)
 }
 END_TEST
 
+/* INT and LONG, the text integers of protocols 0 and 1 (torch.save(pickle_protocol=1) writes
+ * "I00\n" for requires_grad=False): bools, plain decimals, a LONG past 64 bits kept as a big
+ * integer; what strtol and int(s, 0) would read otherwise (octal, spaces, '+') is refused. */
+static const struct {
+    const char *op;
+    int kind; /* -1: refused */
+    int64_t value;
+} text_ints[] = {
+    {"I00\n", STG_CV_BOOL, 0},
+    {"I01\n", STG_CV_BOOL, 1},
+    {"I1\n", STG_CV_INT, 1},
+    {"I0\n", STG_CV_INT, 0},
+    {"I-17\n", STG_CV_INT, -17},
+    {"I9223372036854775807\n", STG_CV_INT, INT64_MAX},
+    {"I-9223372036854775808\n", STG_CV_INT, INT64_MIN},
+    {"L5L\n", STG_CV_INT, 5},
+    {"L-5\n", STG_CV_INT, -5},
+    {"L119547037146038801333356L\n", STG_CV_BYTES, 0}, /* the legacy magic number */
+    {"I9223372036854775808\n", -1, 0},
+    {"I007\n", -1, 0}, /* strtol reads octal 7, int('007', 0) fails */
+    {"I 7\n", -1, 0},
+    {"I+7\n", -1, 0},
+    {"I0x7\n", -1, 0},
+    {"I\n", -1, 0},
+    {"L01L\n", -1, 0},
+    {"I-\n", -1, 0},
+};
+
+START_TEST(test_eval_text_ints)
+{
+    tu_buf b = {0};
+    put(&b, "\x80\x01");
+    put(&b, text_ints[_i].op);
+    put(&b, ".");
+    stg_cv *root;
+    bool ok = eval(&b, &root, NULL);
+    if (text_ints[_i].kind < 0) {
+        ck_assert_msg(!ok, "%s read", text_ints[_i].op);
+        ck_assert_int_eq(ev.err.code, STG_CONVERT_UNSUPPORTED);
+        ck_assert_uint_eq(ev.err.offset, 2);
+    } else {
+        ck_assert_msg(ok, "%s: %s", text_ints[_i].op, ev.err.what);
+        ck_assert_int_eq(root->kind, text_ints[_i].kind);
+        if (root->kind != STG_CV_BYTES) {
+            ck_assert_int_eq(root->u.i, text_ints[_i].value);
+        }
+    }
+    stg_cv_free(&ev);
+    free(b.p);
+}
+END_TEST
+
 START_TEST(test_eval_tensor)
 {
     uint64_t shape[2] = {2, 3}, stride[2] = {1, 2};
@@ -214,7 +266,7 @@ START_TEST(test_eval_refusals)
         put(&b, "}b");
         at += 1;
         break;
-    case R_TEXT_OPCODE: put(&b, "I1\n"); break;
+    case R_TEXT_OPCODE: put(&b, "F1.0\n"); break; /* FLOAT: torch.save never writes it */
     case R_GET:
         put(&b, "h\x07");
         want = STG_PICKLE_MALFORMED;
@@ -712,6 +764,7 @@ static Suite *convert_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_eval_values);
     tcase_add_test(tc, test_eval_tensor);
+    tcase_add_loop_test(tc, test_eval_text_ints, 0, (int)(sizeof text_ints / sizeof text_ints[0]));
     tcase_add_loop_test(tc, test_eval_refusals, 0, R_NR);
     tcase_add_test(tc, test_eval_view_fits);
     tcase_add_test(tc, test_eval_stack_limit);
