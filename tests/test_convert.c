@@ -698,6 +698,62 @@ END_TEST
 /* End to end: the scan names the ratio cap first (default 1000:1); with 1100:1 the deflated
  * UntypedStorage converts to a U8 tensor of 2 MiB zeros. A storage member shorter than the
  * UntypedStorage's byte count is refused; exactly as long converts. */
+/* Names torch's reader (a C string in a 512-byte buffer) or zipfile (cut at a NUL) read as
+ * another name are refused before anything is read: 512 bytes and a NUL are, 511 bytes is not
+ * (the archive then fails later, as no torch archive or .npz). */
+START_TEST(test_input_names_cut)
+{
+    static const struct {
+        size_t len;
+        bool nul;
+        bool refused;
+    } cases[] = {{512, false, true}, {511, false, false}, {20, true, true}, {20, false, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[600];
+        memset(name, 'a', sizeof name);
+        memcpy(name, "archive/", 8);
+        name[cases[i].len] = '\0';
+        if (cases[i].nul) {
+            name[12] = '\0';
+        }
+        zb_entry e = zb_file("x", "x", 1);
+        e.name = name;
+        zb_entry ents[2] = {zb_file("archive/version", "3\n", 2), e};
+        size_t len;
+        uint64_t offs[2];
+        uint8_t *z = cases[i].nul ? NULL : zb_build(ents, 2, NULL, &len, offs);
+        if (cases[i].nul) {
+            /* zb_build takes C strings: build with 'Z' and put the NUL in both headers */
+            name[12] = 'Z';
+            z = zb_build(ents, 2, NULL, &len, offs);
+            size_t n = 0;
+            for (size_t k = 0; k + 20 <= len; k++) {
+                if (memcmp(z + k, name, 20) == 0) {
+                    z[k + 12] = '\0';
+                    n++;
+                }
+            }
+            ck_assert_uint_eq(n, 2); /* the local and the central name */
+        }
+        stg_cv_limits cl;
+        stg_cv_limits_from(NULL, &cl);
+        stg_cv_init(&ev, &cl);
+        stg_limits lim;
+        stg_limits_default(&lim);
+        stg_report *rep = stg_report_new(&lim);
+        stg_cv *root = NULL;
+        ck_assert(!stg_cv_read_input(z, len, &ev, &root, rep));
+        long at = tu_find(rep, STG_CONVERT_UNSUPPORTED);
+        const stg_finding *f = at >= 0 ? stg_report_at(rep, (size_t)at) : NULL;
+        bool said = f != NULL && strstr(f->message, "NUL byte or passes 511") != NULL;
+        ck_assert_msg(said == cases[i].refused, "case %zu: %s", i, tu_describe(rep));
+        stg_report_free(rep);
+        stg_cv_free(&ev);
+        free(z);
+    }
+}
+END_TEST
+
 START_TEST(test_buffer_deflated_untyped)
 {
     if (!stg_inflate_available()) {
@@ -777,6 +833,7 @@ static Suite *convert_suite(void)
     tcase_add_test(tc, test_eval_untyped_storage);
     tcase_add_test(tc, test_input_inflate_caps);
     tcase_add_test(tc, test_buffer_deflated_untyped);
+    tcase_add_test(tc, test_input_names_cut);
     tcase_add_test(tc, test_buffer_bad_args);
     suite_add_tcase(s, tc);
     return s;
