@@ -266,9 +266,10 @@ for proto in (1, 2, 3, 4, 5):
 
 # Archives torch.load hands to torch.jit.load (torch 1.13 serialization.py: load() calls
 # _is_torchscript_zip, true when the reader's get_all_records() lists "constants.pkl"): a real
-# torch.jit.save (tests/data/torchscript/scripted.pt: tests/gen_torchscript.py), and torch.save zips with a constants.pkl member added (no code/ folder), under
-# a name the C reader cuts at 511 bytes, and under a name with a NUL. Each is checked here with
-# torch.load itself (torch.jit.load replaced by a recorder). Near miss: constants.pkl.bak.
+# torch.jit.save (tests/data/torchscript/scripted.pt, from tests/gen_torchscript.py), and
+# torch.save zips with a constants.pkl member added (with and without code/), under a name the
+# C reader cuts at 511 bytes, and under a name with a NUL. Each is checked here with torch.load
+# itself (torch.jit.load replaced by a recorder). Near miss: constants.pkl.bak.
 def routes_to_torchscript(path):
     seen = []
     real = torch.jit.load
