@@ -90,14 +90,14 @@ static bool member_bytes(const uint8_t *buf, const stg_zip_entry *en, stg_zip_re
         return true;
     }
     stg_inflate_format fmt;
-    /* torch's miniz inflates deflate only; numpy's zipfile bzip2 too */
+    /* torch's miniz inflates deflate only; numpy's zipfile bzip2 and LZMA too */
     if (!stg_zip_method_format(en->method, &fmt) ||
         (reader == STG_ZIP_READER_MINIZ && fmt != STG_INFLATE_RAW)) {
         return refuse(rep, STG_CONVERT_UNSUPPORTED, en->local_offset,
                       reader == STG_ZIP_READER_MINIZ
                           ? "a member compressed by a method other than deflate (torch.load "
                             "cannot read it)"
-                          : "a member compressed by a method other than deflate or bzip2");
+                          : "a member compressed by a method other than deflate, bzip2 or LZMA");
     }
     uint64_t left = e->lim.max_inflate_bytes > e->inflated ? e->lim.max_inflate_bytes - e->inflated
                                                            : 0;
@@ -135,7 +135,8 @@ static bool member_bytes(const uint8_t *buf, const stg_zip_entry *en, stg_zip_re
         return refuse(rep, STG_LIMIT_EXCEEDED, en->local_offset, "the system refused memory");
     case STG_INFLATE_UNAVAILABLE:
         return refuse(rep, STG_CONVERT_UNSUPPORTED, en->local_offset,
-                      "a compressed member, and its library (zlib, libbz2) is not available");
+                      "a compressed member, and its library (zlib, libbz2, liblzma) is not "
+                      "available");
     }
     static const uint8_t empty[1] = {0};
     e->inflated += out.len;
@@ -157,8 +158,7 @@ static bool member_bytes(const uint8_t *buf, const stg_zip_entry *en, stg_zip_re
  * getAllRecords) and zipfile cuts a name at its first NUL (ZipInfo): a name that holds a NUL or
  * passes 511 bytes reads as another name to them than to us, e.g. `<folder>/constants.pkl`,
  * which makes torch.load hand the archive to torch.jit.load. Such archives are refused. */
-static bool names_read_alike(const uint8_t *buf, size_t len, stg_zip_reader reader,
-                             stg_report *rep)
+static bool names_read_alike(const uint8_t *buf, size_t len, stg_zip_reader reader, stg_report *rep)
 {
     stg_zip z;
     stg_zip_error zerr;
@@ -549,8 +549,8 @@ static bool read_npy(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
     return d != NULL;
 }
 
-/* .npz (numpy.savez, numpy.savez_compressed): every member NAME.npy, stored, deflated or bzip2,
- * becomes the tensor NAME; zipfile's reading, as numpy.load's. */
+/* .npz (numpy.savez, numpy.savez_compressed): every member NAME.npy, stored or compressed
+ * (deflate, bzip2, LZMA), becomes the tensor NAME; zipfile's reading, as numpy.load's. */
 static bool read_npz(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root, stg_report *rep)
 {
     stg_zip z;

@@ -233,9 +233,10 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
             stg_inflate_free(&out);
             return;
         case STG_INFLATE_UNAVAILABLE:
-            entry_finding(ctx, STG_FORMAT_UNSCANNABLE, e->local_offset, path,
-                          "compressed member, but its library (zlib, libbz2) is not available "
-                          "(not built in or not loadable): not scanned");
+            entry_finding(
+                ctx, STG_FORMAT_UNSCANNABLE, e->local_offset, path,
+                "compressed member, but its library (zlib, libbz2, liblzma) is not available "
+                "(not built in or not loadable): not scanned");
             return;
         }
         data = out.data;

@@ -700,6 +700,7 @@ bool stg_zip_method_format(uint16_t method, stg_inflate_format *fmt)
     switch (method) {
     case 8: *fmt = STG_INFLATE_RAW; return true;
     case 12: *fmt = STG_INFLATE_BZIP2; return true;
+    case 14: *fmt = STG_INFLATE_ZIP_LZMA; return true;
     default: return false;
     }
 }

@@ -87,8 +87,9 @@ typedef struct stg_zip {
 } stg_zip;
 
 /* The codec of a zip compression method that stguard reads (parser/inflate.h): 8 deflate (every
- * reader), 12 bzip2 (Python's zipfile, so numpy.load, through bz2.BZ2Decompressor: one stream;
- * miniz, so torch.load, refuses it). false for 0 (stored) and for every other method. */
+ * reader); 12 bzip2 and 14 LZMA, which Python's zipfile (so numpy.load) reads through
+ * bz2.BZ2Decompressor (one stream) and its _LZMADecompressor, and miniz (so torch.load) refuses.
+ * false for 0 (stored) and for every other method. */
 bool stg_zip_method_format(uint16_t method, stg_inflate_format *fmt);
 
 typedef struct stg_zip_entry {
