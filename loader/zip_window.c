@@ -125,7 +125,7 @@ static stg_status fetch_data(stg_image *img, const stg_zip_entry *e, const char 
          * never read */
         stg_inflate_format fmt;
         return stg_zip_method_format(method, &fmt) ? stg_image_copy_span(img, from, to, err)
-                                                    : STG_OK;
+                                                   : STG_OK;
     }
     stg_name_hint hint = stg_name_hint_of(name);
     if (force_pickle || hint.safetensors || hint.safetensors_index) {

@@ -284,6 +284,18 @@ END_TEST
 
 /* Each member below must be read whole for the rules to see it; the reports stay equal and
  * the payloads are found. */
+/* Writes the archive, asserts the same report both ways (through the windows) and an unsafe
+ * verdict; the report (*path: the file). */
+static stg_report *unsafe_both_ways(const char *name, const uint8_t *z, size_t len, char **path)
+{
+    *path = write_tmp(name, z, len);
+    ck_assert(same_both_ways(*path));
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_path(*path, NULL, &r), STG_OK);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    return r;
+}
+
 START_TEST(test_members_read_whole)
 {
     uint8_t *s = storage(BIG);
@@ -324,11 +336,8 @@ START_TEST(test_members_read_whole)
     e[5].uncomp_size = BIG;
     size_t len;
     uint8_t *z = zb_build(e, 7, NULL, &len, NULL);
-    char *p = write_tmp("model.pt", z, len);
-    ck_assert(same_both_ways(p));
-    stg_report *r = NULL;
-    ck_assert_int_eq(stg_scan_path(p, NULL, &r), STG_OK);
-    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    char *p = NULL;
+    stg_report *r = unsafe_both_ways("model.pt", z, len, &p);
     /* os.system from data/0, x.pkl in data/2 and the inflated data/4 */
     size_t system = 0;
     for (size_t i = 0; i < stg_report_global_count(r); i++) {
@@ -388,11 +397,8 @@ START_TEST(test_bzip2_lzma_members_read_whole)
     e[2].uncomp_size = 31;
     size_t len;
     uint8_t *z = zb_build(e, 4, NULL, &len, NULL);
-    char *p = write_tmp("model.npz", z, len);
-    ck_assert(same_both_ways(p));
-    stg_report *r = NULL;
-    ck_assert_int_eq(stg_scan_path(p, NULL, &r), STG_OK);
-    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    char *p = NULL;
+    stg_report *r = unsafe_both_ways("model.npz", z, len, &p);
     ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
     stg_report_free(r);
     free(p);
