@@ -441,6 +441,59 @@ static bool push_int(run *r, int64_t x)
     return push(r, v);
 }
 
+/* INT and LONG (protocols 0 and 1: torch.save(pickle_protocol=1) writes INT for False):
+ * a text line. "00" and "01" on INT are False and True (pickle's load_int); otherwise only a
+ * plain decimal is read ('-', then digits without a leading zero; LONG's 'L' suffix): what
+ * CPython's strtol and int(s, 0) agree on. Octal, hex, spaces and underscores are refused. */
+static bool op_text_int(run *r, bool is_long)
+{
+    const uint8_t *start = r->c.base + r->c.pos;
+    const uint8_t *nl = memchr(start, '\n', stg_cur_avail(&r->c));
+    if (nl == NULL) {
+        return malformed(r, "an INT or LONG line has no end");
+    }
+    size_t n = (size_t)(nl - start);
+    r->c.pos += n + 1;
+    if (!is_long && n == 2 && start[0] == '0' && (start[1] == '0' || start[1] == '1')) {
+        stg_cv *v = new_value(r, STG_CV_BOOL);
+        if (v != NULL) {
+            v->u.i = start[1] == '1';
+        }
+        return push(r, v);
+    }
+    if (is_long && n > 0 && start[n - 1] == 'L') {
+        n--;
+    }
+    size_t i = n > 0 && start[0] == '-' ? 1 : 0;
+    if (i == n || (start[i] == '0' && n - i > 1)) {
+        return unsupported(r, "an INT or LONG that is not a plain decimal");
+    }
+    uint64_t v = 0;
+    bool big = false;
+    for (; i < n; i++) {
+        if (start[i] < '0' || start[i] > '9') {
+            return unsupported(r, "an INT or LONG that is not a plain decimal");
+        }
+        big = big || v > (UINT64_MAX - 9) / 10;
+        v = v * 10 + (uint64_t)(start[i] - '0');
+    }
+    bool neg = start[0] == '-';
+    if (big || v > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX)) {
+        if (!is_long) {
+            return unsupported(r, "an INT past 64 bits");
+        }
+        /* as LONG1 past 8 bytes (the legacy magic number): a big integer, never a size */
+        stg_cv *b = new_value(r, STG_CV_BYTES);
+        if (b != NULL) {
+            b->u.s.p = start;
+            b->u.s.len = n;
+            b->ordered = true;
+        }
+        return push(r, b);
+    }
+    return push_int(r, neg ? (int64_t)(0 - v) : (int64_t)v);
+}
+
 static bool op_long1(run *r)
 {
     uint8_t n;
@@ -933,6 +986,8 @@ static bool step(run *r, uint8_t op, bool *stop)
         }
         return push_int(r, b2);
     case 0x8a: return op_long1(r);
+    case 'I': return op_text_int(r, false);
+    case 'L': return op_text_int(r, true);
     case 'G': return op_binfloat(r);
     case 'X': return op_string(r, 4, STG_CV_STR, true);
     case 0x8c: return op_string(r, 1, STG_CV_STR, true);
@@ -981,8 +1036,8 @@ static bool step(run *r, uint8_t op, bool *stop)
     case 'b': return op_build(r);
     case 'Q': return op_persid(r);
     default:
-        return unsupported(r, "an opcode torch.save does not write (the converter reads only "
-                              "the binary opcodes of weights files)");
+        return unsupported(r, "an opcode the converter does not read (it reads what torch.save "
+                              "writes under pickle protocols 1 to 5, checked with torch 1.13)");
     }
 }
 

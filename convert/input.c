@@ -75,8 +75,9 @@ static bool has_prefix(const stg_zip_entry *en, const uint8_t *p, size_t pl, con
  * max_inflate_bytes, each within max_inflate_ratio. *base: the file offset findings inside the
  * bytes are reported against (the data for stored members; the local header for deflated ones,
  * whose inner offsets are not file offsets). */
-static bool member_bytes(const uint8_t *buf, const stg_zip_entry *en, stg_cv_eval *e,
-                         stg_report *rep, const uint8_t **p, uint64_t *n, uint64_t *base)
+static bool member_bytes(const uint8_t *buf, const stg_zip_entry *en, stg_zip_reader reader,
+                         stg_cv_eval *e, stg_report *rep, const uint8_t **p, uint64_t *n,
+                         uint64_t *base)
 {
     if (en->method == 0) {
         if (en->comp_size != en->uncomp_size) {
@@ -88,15 +89,21 @@ static bool member_bytes(const uint8_t *buf, const stg_zip_entry *en, stg_cv_eva
         *base = en->data_offset;
         return true;
     }
-    if (en->method != 8) {
+    stg_inflate_format fmt;
+    /* torch's miniz inflates deflate only; numpy's zipfile bzip2 and LZMA too */
+    if (!stg_zip_method_format(en->method, &fmt) ||
+        (reader == STG_ZIP_READER_MINIZ && fmt != STG_INFLATE_RAW)) {
         return refuse(rep, STG_CONVERT_UNSUPPORTED, en->local_offset,
-                      "a member compressed by a method other than deflate");
+                      reader == STG_ZIP_READER_MINIZ
+                          ? "a member compressed by a method other than deflate (torch.load "
+                            "cannot read it)"
+                          : "a member compressed by a method other than deflate, bzip2 or LZMA");
     }
     uint64_t left = e->lim.max_inflate_bytes > e->inflated ? e->lim.max_inflate_bytes - e->inflated
                                                            : 0;
     stg_inflate_out out;
-    stg_inflate_result ir = stg_inflate(buf + en->data_offset, (size_t)en->data_len,
-                                        STG_INFLATE_RAW, left, e->lim.max_inflate_ratio, &out);
+    stg_inflate_result ir = stg_inflate(buf + en->data_offset, (size_t)en->data_len, fmt, left,
+                                        e->lim.max_inflate_ratio, &out);
     if (ir == STG_INFLATE_OK && (uint64_t)out.len != en->uncomp_size) {
         stg_inflate_free(&out);
         return refuse(rep, STG_ZIP_MALFORMED, en->local_offset,
@@ -120,15 +127,16 @@ static bool member_bytes(const uint8_t *buf, const stg_zip_entry *en, stg_cv_eva
         uint64_t at = en->data_offset + out.error_offset;
         stg_inflate_free(&out);
         return refuse(rep, STG_ZIP_MALFORMED, at,
-                      ir == STG_INFLATE_CORRUPT ? "invalid deflate data in a member"
-                                                : "the deflate data of a member is truncated");
+                      ir == STG_INFLATE_CORRUPT ? "invalid compressed data in a member"
+                                                : "the compressed data of a member is truncated");
     }
     case STG_INFLATE_NOMEM:
         stg_inflate_free(&out);
         return refuse(rep, STG_LIMIT_EXCEEDED, en->local_offset, "the system refused memory");
     case STG_INFLATE_UNAVAILABLE:
         return refuse(rep, STG_CONVERT_UNSUPPORTED, en->local_offset,
-                      "a deflated member, and this build has no zlib");
+                      "a compressed member, and its library (zlib, libbz2, liblzma) is not "
+                      "available");
     }
     static const uint8_t empty[1] = {0};
     e->inflated += out.len;
@@ -145,30 +153,98 @@ static bool member_bytes(const uint8_t *buf, const stg_zip_entry *en, stg_cv_eva
     return true;
 }
 
-static bool read_zip(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root, stg_report *rep)
+/* torch's reader copies each name into a 512-byte buffer as a C string (miniz's
+ * mz_zip_reader_get_filename with MZ_ZIP_MAX_ARCHIVE_FILENAME_SIZE, in PyTorchStreamReader's
+ * getAllRecords) and zipfile cuts a name at its first NUL (ZipInfo): a name that holds a NUL or
+ * passes 511 bytes reads as another name to them than to us, e.g. `<folder>/constants.pkl`,
+ * which makes torch.load hand the archive to torch.jit.load. Such archives are refused. */
+static bool names_read_alike(const uint8_t *buf, size_t len, stg_zip_reader reader, stg_report *rep)
 {
     stg_zip z;
     stg_zip_error zerr;
     stg_zip_entry en;
-    if (stg_zip_open_as(&z, buf, len, STG_ZIP_READER_MINIZ, &zerr) != STG_ZIPR_OK) {
-        return refuse(rep, STG_ZIP_MALFORMED, zerr.offset, "torch's zip reader refuses it");
+    if (stg_zip_open_as(&z, buf, len, reader, &zerr) != STG_ZIPR_OK) {
+        return true; /* that reader loads nothing from it */
     }
-    /* torch.load: the archive's folder is the first entry's name up to its first '/'. */
-    stg_zip_result zr = stg_zip_next(&z, &en, &zerr);
-    if (zr != STG_ZIPR_OK) {
-        return refuse(rep, STG_ZIP_MALFORMED, zerr.offset, "the archive has no usable entry");
+    while (stg_zip_next(&z, &en, &zerr) == STG_ZIPR_OK) {
+        if (en.name_len > 511 || memchr(en.name, 0, en.name_len) != NULL ||
+            en.local_name_len > 511 || memchr(en.local_name, 0, en.local_name_len) != NULL) {
+            return refuse(rep, STG_CONVERT_UNSUPPORTED, en.cd_offset,
+                          "a member name that holds a NUL byte or passes 511 bytes (torch's and "
+                          "zipfile's readers cut it, and read another name)");
+        }
+    }
+    return true;
+}
+
+/* The torch archive's folder (the first entry's name up to its first '/', as torch.load takes
+ * it) when the archive has `<folder>/data.pkl`; false when torch.load would not read it as a
+ * checkpoint. */
+static bool torch_folder(const uint8_t *buf, size_t len, const uint8_t **prefix, size_t *pl)
+{
+    stg_zip z;
+    stg_zip_error zerr;
+    stg_zip_entry en;
+    if (stg_zip_open_as(&z, buf, len, STG_ZIP_READER_MINIZ, &zerr) != STG_ZIPR_OK ||
+        stg_zip_next(&z, &en, &zerr) != STG_ZIPR_OK) {
+        return false;
     }
     const void *slash = memchr(en.name, '/', en.name_len);
     if (slash == NULL) {
-        /* numpy.savez writes NAME.npy at the top; torch archives have a folder */
+        return false;
+    }
+    *prefix = en.name;
+    *pl = (size_t)((const uint8_t *)slash - en.name) + 1;
+    do {
+        size_t at;
+        if (has_prefix(&en, *prefix, *pl, "data.pkl", &at) && at == en.name_len) {
+            return true;
+        }
+    } while (stg_zip_next(&z, &en, &zerr) == STG_ZIPR_OK);
+    return false;
+}
+
+/* numpy.load reads any zip as an .npz (NpzFile): its members NAME.npy are the arrays NAME,
+ * whatever their names hold ('params/Dense_0/kernel.npy', as Flax exports write). */
+static bool has_npy_member(const uint8_t *buf, size_t len)
+{
+    stg_zip z;
+    stg_zip_error zerr;
+    stg_zip_entry en;
+    if (stg_zip_open_as(&z, buf, len, STG_ZIP_READER_ZIPFILE, &zerr) != STG_ZIPR_OK) {
+        return false;
+    }
+    while (stg_zip_next(&z, &en, &zerr) == STG_ZIPR_OK) {
         if (en.name_len > 4 && memcmp(en.name + en.name_len - 4, ".npy", 4) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A zip is a torch archive when torch.load reads it as one (`<folder>/data.pkl`), else an
+ * .npz when numpy.load finds arrays in it. */
+static bool read_zip(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root, stg_report *rep)
+{
+    if (!names_read_alike(buf, len, STG_ZIP_READER_MINIZ, rep) ||
+        !names_read_alike(buf, len, STG_ZIP_READER_ZIPFILE, rep)) {
+        return false;
+    }
+    const uint8_t *prefix = NULL;
+    size_t pl = 0;
+    if (!torch_folder(buf, len, &prefix, &pl)) {
+        if (has_npy_member(buf, len)) {
             return read_npz(buf, len, e, root, rep);
         }
-        return refuse(rep, STG_CONVERT_INPUT_UNKNOWN, en.cd_offset,
-                      "a zip whose first entry is not in a folder: not a torch archive");
+        return refuse(rep, STG_CONVERT_INPUT_UNKNOWN, 0,
+                      "a zip that is neither a torch archive (<folder>/data.pkl) nor an .npz "
+                      "(members NAME.npy)");
     }
-    const uint8_t *prefix = en.name;
-    size_t pl = (size_t)((const uint8_t *)slash - en.name) + 1;
+    stg_zip z;
+    stg_zip_error zerr;
+    stg_zip_entry en;
+    (void)stg_zip_open_as(&z, buf, len, STG_ZIP_READER_MINIZ, &zerr);
+    stg_zip_result zr;
     const stg_zip_entry *pkl = NULL;
     stg_zip_entry pkl_en, order_en;
     bool big = false, have_order = false;
@@ -199,7 +275,7 @@ static bool read_zip(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
     const uint8_t *p;
     uint64_t n, base;
     if (have_order) {
-        if (!member_bytes(buf, &order_en, e, rep, &p, &n, &base)) {
+        if (!member_bytes(buf, &order_en, STG_ZIP_READER_MINIZ, e, rep, &p, &n, &base)) {
             return false;
         }
         if (n == 3 && memcmp(p, "big", 3) == 0) {
@@ -209,7 +285,7 @@ static bool read_zip(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
                           "the byteorder member is neither 'little' nor 'big'");
         }
     }
-    if (!member_bytes(buf, pkl, e, rep, &p, &n, &base)) {
+    if (!member_bytes(buf, pkl, STG_ZIP_READER_MINIZ, e, rep, &p, &n, &base)) {
         return false;
     }
     size_t end;
@@ -236,7 +312,7 @@ static bool read_zip(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
             return refuse(rep, STG_CONVERT_UNSUPPORTED, en.cd_offset,
                           "a storage member is listed twice");
         }
-        if (!member_bytes(buf, &en, e, rep, &p, &n, &base)) {
+        if (!member_bytes(buf, &en, STG_ZIP_READER_MINIZ, e, rep, &p, &n, &base)) {
             return false;
         }
         s->data = p;
@@ -473,8 +549,8 @@ static bool read_npy(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
     return d != NULL;
 }
 
-/* .npz (numpy.savez, numpy.savez_compressed): every member NAME.npy, stored or deflated,
- * becomes the tensor NAME; zipfile's reading, as numpy.load's. */
+/* .npz (numpy.savez, numpy.savez_compressed): every member NAME.npy, stored or compressed
+ * (deflate, bzip2, LZMA), becomes the tensor NAME; zipfile's reading, as numpy.load's. */
 static bool read_npz(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root, stg_report *rep)
 {
     stg_zip z;
@@ -498,7 +574,7 @@ static bool read_npz(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
         }
         const uint8_t *p;
         uint64_t n, base;
-        if (!member_bytes(buf, &en, e, rep, &p, &n, &base)) {
+        if (!member_bytes(buf, &en, STG_ZIP_READER_ZIPFILE, e, rep, &p, &n, &base)) {
             return false;
         }
         stg_cv *t = npy_tensor(p, (size_t)n, base, e, rep);

@@ -116,8 +116,18 @@ static ts_part torchscript_part(const char *name, size_t *at)
     return TS_NONE;
 }
 
-static void torchscript_note(ts_seen *ts, const char *name, uint64_t offset)
+/* torch's reader lists a record under the first 511 bytes of its name (miniz's
+ * mz_zip_reader_get_filename into a buffer of MZ_ZIP_MAX_ARCHIVE_FILENAME_SIZE, 512, in
+ * PyTorchStreamReader::getAllRecords): `<folder>/constants.pkl` followed by more bytes is
+ * `constants.pkl` to torch.load when the cut falls after it. */
+#define STG_TORCH_RECORD_NAME_MAX 511
+
+static void torchscript_note(ts_seen *ts, const char *full_name, uint64_t offset)
 {
+    char name[STG_TORCH_RECORD_NAME_MAX + 1];
+    size_t cut = strnlen(full_name, STG_TORCH_RECORD_NAME_MAX);
+    memcpy(name, full_name, cut);
+    name[cut] = '\0';
     size_t at = 0;
     ts_part part = torchscript_part(name, &at);
     if (part == TS_NONE) {
@@ -180,13 +190,14 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
     size_t data_len = (size_t)comp_size;
     stg_inflate_out out;
     memset(&out, 0, sizeof out);
-    if (method == 8) {
+    stg_inflate_format fmt;
+    if (method != 0 && stg_zip_method_format(method, &fmt)) {
         if (zs->budget_spent) {
             return; /* zip_bomb already reported for this archive */
         }
         uint64_t left = lim->max_inflate_bytes - zs->inflated_total;
-        stg_inflate_result ir = stg_inflate(data, data_len, STG_INFLATE_RAW, left,
-                                            lim->max_inflate_ratio, &out);
+        stg_inflate_result ir = stg_inflate(data, data_len, fmt, left, lim->max_inflate_ratio,
+                                            &out);
         zs->inflated_total += out.len;
         switch (ir) {
         case STG_INFLATE_OK:
@@ -214,17 +225,18 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
         case STG_INFLATE_CORRUPT:
         case STG_INFLATE_TRUNCATED:
             entry_finding(ctx, STG_ZIP_MALFORMED, e->local_offset, path,
-                          ir == STG_INFLATE_CORRUPT ? "invalid deflate data in member"
-                                                    : "deflate data of member truncated");
+                          ir == STG_INFLATE_CORRUPT ? "invalid compressed data in member"
+                                                    : "compressed data of member truncated");
             break;
         case STG_INFLATE_NOMEM:
             ctx->report->out_of_memory = true;
             stg_inflate_free(&out);
             return;
         case STG_INFLATE_UNAVAILABLE:
-            entry_finding(ctx, STG_FORMAT_UNSCANNABLE, e->local_offset, path,
-                          "deflated member, but zlib is not available (not built in or not "
-                          "loadable): not scanned");
+            entry_finding(
+                ctx, STG_FORMAT_UNSCANNABLE, e->local_offset, path,
+                "compressed member, but its library (zlib, libbz2, liblzma) is not available "
+                "(not built in or not loadable): not scanned");
             return;
         }
         data = out.data;

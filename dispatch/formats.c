@@ -224,8 +224,14 @@ static bool scan_compressed(const stg_format_entry *e, const uint8_t *buf, size_
 static bool scan_joblib_zf(const stg_format_entry *e, const uint8_t *buf, size_t len,
                            const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
-    (void)a;
+    size_t from = ctx->report->count;
     stg_member_result inner = stg_containers_scan_zfile(buf, len, ctx);
+    /* joblib < 0.10 names a ZF side file `<dump>_NN.npy.z` (numpy_pickle_compat's
+     * ZNDArrayWrapper): raw array bytes, read on their own as the side-file route reads them */
+    if (!inner.pickle_based && a->name_hint != NULL &&
+        stg_name_hint_has_suffix(a->name_hint, ".npy.z")) {
+        stg_report_drop_raw_unknown(ctx->report, from);
+    }
     res->pickle_based = inner.pickle_based;
     res->inflated = inner.inflated;
     res->format = e->label;

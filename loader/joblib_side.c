@@ -51,42 +51,6 @@ void stg_joblib_side_unresolved(stg_report *r)
     }
 }
 
-/* Drops what scanning a ZF side file's raw array bytes says about their format: they have
- * none (joblib hands them to ndarray.__setstate__, never to a reader). */
-static void drop_raw_format_unknown(stg_report *sub)
-{
-    size_t w = 0;
-    for (size_t i = 0; i < sub->count; i++) {
-        stg_finding *f = &sub->findings[i];
-        bool raw = f->code == STG_FORMAT_UNKNOWN && f->member != NULL &&
-                   strcmp(f->member, "(decompressed)") == 0;
-        if (raw) {
-            stg_mem_free((void *)(uintptr_t)f->message);
-            stg_mem_free((void *)(uintptr_t)f->member);
-            continue;
-        }
-        sub->findings[w++] = *f;
-    }
-    sub->count = w;
-    sub->seen_codes[STG_FORMAT_UNKNOWN / 64] &= ~((uint64_t)1 << (STG_FORMAT_UNKNOWN % 64));
-    for (size_t i = 0; i < w; i++) {
-        if (sub->findings[i].code == STG_FORMAT_UNKNOWN) {
-            sub->seen_codes[STG_FORMAT_UNKNOWN / 64] |= (uint64_t)1 << (STG_FORMAT_UNKNOWN % 64);
-        }
-    }
-    /* worst and any are recomputed from what is left (nothing was truncated in a ZF scan
-     * that found only this) */
-    if (sub->truncated == 0) {
-        sub->any = w > 0;
-        sub->worst = STG_SEV_INFO;
-        for (size_t i = 0; i < w; i++) {
-            if (sub->findings[i].severity > sub->worst) {
-                sub->worst = sub->findings[i].severity;
-            }
-        }
-    }
-}
-
 /* Real paths already scanned (with how: np.load or ZF), so names that differ but lead to one
  * file ("a.npy", "./a.npy", "sub/../a.npy" is refused earlier) read it once. */
 typedef struct side_seen {
@@ -165,7 +129,7 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
              * put there after the containment check is file_changed, not followed. */
             stg_scan_file_into(resolved, NULL, true, NULL, &sub_opt, sub, &bytes, NULL);
             if (sf->zfile && sub->format == STG_FMT_JOBLIB) {
-                drop_raw_format_unknown(sub);
+                stg_report_drop_raw_unknown(sub, 0);
             }
             stg_report_merge(r, sub, member, STG_NO_OFFSET);
             stg_report_free(sub);

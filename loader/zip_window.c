@@ -121,8 +121,11 @@ static stg_status fetch_data(stg_image *img, const stg_zip_entry *e, const char 
     }
     uint64_t from = e->data_offset, to = from + csize;
     if (method != 0) {
-        /* deflate is inflated whole; other methods are format_unscannable, never read */
-        return method == 8 ? stg_image_copy_span(img, from, to, err) : STG_OK;
+        /* deflate, bzip2 and LZMA are decompressed whole; other methods are format_unscannable,
+         * never read */
+        stg_inflate_format fmt;
+        return stg_zip_method_format(method, &fmt) ? stg_image_copy_span(img, from, to, err)
+                                                   : STG_OK;
     }
     stg_name_hint hint = stg_name_hint_of(name);
     if (force_pickle || hint.safetensors || hint.safetensors_index) {

@@ -42,7 +42,9 @@ static void load_lzma(void)
     static const char *const names[] = {"liblzma.so.5", NULL};
     void *lib = stg_dl_open_first(names);
     lzma_loaded = SYM(lib, "lzma_auto_decoder", lzma_calls, auto_decoder) &&
-                  SYM(lib, "lzma_code", lzma_calls, code) && SYM(lib, "lzma_end", lzma_calls, end);
+                  SYM(lib, "lzma_code", lzma_calls, code) &&
+                  SYM(lib, "lzma_end", lzma_calls, end) &&
+                  SYM(lib, "lzma_raw_decoder", lzma_calls, raw_decoder);
 }
 
 const stg_lzma_calls *stg_lzma(void)

@@ -23,6 +23,7 @@ typedef struct stg_lzma_calls {
     lzma_ret (*auto_decoder)(lzma_stream *, uint64_t, uint32_t);
     lzma_ret (*code)(lzma_stream *, lzma_action);
     void (*end)(lzma_stream *);
+    lzma_ret (*raw_decoder)(lzma_stream *, const lzma_filter *);
 } stg_lzma_calls;
 const stg_lzma_calls *stg_lzma(void);
 #endif

@@ -28,6 +28,7 @@ bool stg_inflate_format_available(stg_inflate_format fmt)
         return false;
 #endif
     case STG_INFLATE_LZMA:
+    case STG_INFLATE_ZIP_LZMA:
 #ifdef STG_WITH_LZMA
         return stg_lzma() != NULL;
 #else
@@ -108,7 +109,9 @@ typedef struct decoder {
 #ifdef STG_WITH_LZMA
     lzma_stream ls;
     lzma_allocator lalloc;
+    lzma_options_lzma lzma1; /* STG_INFLATE_ZIP_LZMA: the member's properties */
 #endif
+    const uint8_t *props; /* STG_INFLATE_ZIP_LZMA: its 5 property bytes */
 #ifdef STG_WITH_BZIP2
     bz_stream bs;
 #endif
@@ -175,6 +178,32 @@ static void bz_free(void *opaque, void *p)
 }
 #endif
 
+#ifdef STG_WITH_LZMA
+/* A raw LZMA1 decoder over the member's properties, as liblzma's lzma_properties_decode reads
+ * them for zipfile: one byte (pb * 5 + lp) * 9 + lc, then the dictionary size (little-endian).
+ * liblzma itself refuses lc + lp > 4. A raw decoder has no memory limit: the dictionary it would
+ * allocate is capped here as the xz and lzma-alone decoders are. */
+static lzma_ret zip_lzma_begin(decoder *d)
+{
+    uint8_t b = d->props[0];
+    uint32_t dict = (uint32_t)d->props[1] | (uint32_t)d->props[2] << 8 |
+                    (uint32_t)d->props[3] << 16 | (uint32_t)d->props[4] << 24;
+    if (b > (4 * 5 + 4) * 9 + 8) {
+        return LZMA_OPTIONS_ERROR;
+    }
+    if (dict > STG_INFLATE_LZMA_MEMLIMIT) {
+        return LZMA_MEMLIMIT_ERROR;
+    }
+    memset(&d->lzma1, 0, sizeof d->lzma1);
+    d->lzma1.dict_size = dict;
+    d->lzma1.pb = b / 45u;
+    d->lzma1.lp = b % 45u / 9u;
+    d->lzma1.lc = b % 9u;
+    const lzma_filter filters[2] = {{LZMA_FILTER_LZMA1, &d->lzma1}, {LZMA_VLI_UNKNOWN, NULL}};
+    return stg_lzma()->raw_decoder(&d->ls, filters);
+}
+#endif
+
 /* Starts one stream. */
 static stg_inflate_result dec_begin(decoder *d)
 {
@@ -197,7 +226,8 @@ static stg_inflate_result dec_begin(decoder *d)
         break;
 #endif
     }
-    case STG_INFLATE_LZMA: {
+    case STG_INFLATE_LZMA:
+    case STG_INFLATE_ZIP_LZMA: {
 #ifdef STG_WITH_LZMA
         lzma_stream init = LZMA_STREAM_INIT;
         d->ls = init;
@@ -205,8 +235,13 @@ static stg_inflate_result dec_begin(decoder *d)
         d->lalloc.free = lzma_mem_free;
         d->lalloc.opaque = NULL;
         d->ls.allocator = &d->lalloc;
-        /* Auto-detects xz and lzma-alone per stream, as Python's FORMAT_AUTO does. */
-        lzma_ret rc = stg_lzma()->auto_decoder(&d->ls, STG_INFLATE_LZMA_MEMLIMIT, 0);
+        lzma_ret rc;
+        if (d->fmt == STG_INFLATE_ZIP_LZMA) {
+            rc = zip_lzma_begin(d);
+        } else {
+            /* Auto-detects xz and lzma-alone per stream, as Python's FORMAT_AUTO does. */
+            rc = stg_lzma()->auto_decoder(&d->ls, STG_INFLATE_LZMA_MEMLIMIT, 0);
+        }
         if (rc != LZMA_OK) {
             return lzma_status(rc);
         }
@@ -250,6 +285,7 @@ static void dec_end(decoder *d)
 #endif
         break;
     case STG_INFLATE_LZMA:
+    case STG_INFLATE_ZIP_LZMA:
 #ifdef STG_WITH_LZMA
         stg_lzma()->end(&d->ls);
 #endif
@@ -292,7 +328,8 @@ static step_kind dec_step(decoder *d, const uint8_t *in, size_t in_n, uint8_t *o
 #endif
         return STEP_FAIL;
     }
-    case STG_INFLATE_LZMA: {
+    case STG_INFLATE_LZMA:
+    case STG_INFLATE_ZIP_LZMA: {
 #ifdef STG_WITH_LZMA
         d->ls.next_in = in;
         d->ls.avail_in = in_n;
@@ -345,17 +382,20 @@ static bool next_stream(stg_inflate_format fmt, const uint8_t *rest, size_t n)
     case STG_INFLATE_LZMA:
     case STG_INFLATE_BZIP2: return n > 0;
     case STG_INFLATE_RAW:
-    case STG_INFLATE_ZLIB: return false;
+    case STG_INFLATE_ZLIB:
+    case STG_INFLATE_ZIP_LZMA: return false;
     }
     return false;
 }
 
 static stg_inflate_result run(const uint8_t *in, size_t in_len, stg_inflate_format fmt,
-                              uint64_t max_out, uint32_t max_ratio, stg_inflate_out *out)
+                              const uint8_t *props, uint64_t max_out, uint32_t max_ratio,
+                              stg_inflate_out *out)
 {
     decoder d;
     memset(&d, 0, sizeof d);
     d.fmt = fmt;
+    d.props = props;
     stg_inflate_result res = dec_begin(&d);
     stg_cursor c = stg_cur_make(in, in_len); /* c.pos: the next byte the decoder gets */
     size_t cap = 0, stream_start = 0, stream_out = 0;
@@ -426,7 +466,19 @@ stg_inflate_result stg_inflate(const uint8_t *in, size_t in_len, stg_inflate_for
         return STG_INFLATE_UNAVAILABLE;
     }
 #if defined(STG_WITH_ZLIB) || defined(STG_WITH_LZMA) || defined(STG_WITH_BZIP2)
-    return run(in, in_len, fmt, max_out, max_ratio, out);
+    if (fmt == STG_INFLATE_ZIP_LZMA) {
+        /* version (2 bytes, not checked: zipfile does not), properties size, properties */
+        enum { HEAD = 4 + 5 };
+        if (in_len < HEAD || in[2] != 5 || in[3] != 0) {
+            out->error_offset = in_len < 4 ? in_len : 2;
+            return in_len < HEAD ? STG_INFLATE_TRUNCATED : STG_INFLATE_CORRUPT;
+        }
+        stg_inflate_result r = run(in + HEAD, in_len - HEAD, fmt, in + 4, max_out, max_ratio, out);
+        out->consumed += HEAD;
+        out->error_offset += HEAD;
+        return r;
+    }
+    return run(in, in_len, fmt, NULL, max_out, max_ratio, out);
 #else
     (void)in;
     (void)in_len;

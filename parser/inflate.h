@@ -17,7 +17,12 @@ typedef enum stg_inflate_format {
      * each stream's format is detected, concatenated streams are followed, bytes after the last
      * stream that do not start another one are ignored. */
     STG_INFLATE_LZMA = 3,
-    STG_INFLATE_BZIP2 = 4 /* joblib compress='bz2'; streams followed like Python's bz2.BZ2File */
+    STG_INFLATE_BZIP2 = 4, /* joblib compress='bz2'; streams followed like Python's bz2.BZ2File */
+    /* zip method 14, read like Python's zipfile (_LZMADecompressor): a 4-byte header (version,
+     * then the properties' size, which must be 5), the 5 LZMA1 properties (lc/lp/pb, dictionary
+     * size), then one raw LZMA1 stream; nothing after its end marker is read. A dictionary past
+     * STG_INFLATE_LZMA_MEMLIMIT is STG_INFLATE_TOO_BIG. */
+    STG_INFLATE_ZIP_LZMA = 5
 } stg_inflate_format;
 
 typedef enum stg_inflate_result {

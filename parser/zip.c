@@ -694,3 +694,13 @@ size_t stg_zip_sort_overlaps(stg_zip_range *v, size_t n, size_t *first_overlap)
     }
     return overlaps;
 }
+
+bool stg_zip_method_format(uint16_t method, stg_inflate_format *fmt)
+{
+    switch (method) {
+    case 8: *fmt = STG_INFLATE_RAW; return true;
+    case 12: *fmt = STG_INFLATE_BZIP2; return true;
+    case 14: *fmt = STG_INFLATE_ZIP_LZMA; return true;
+    default: return false;
+    }
+}

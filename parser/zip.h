@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inflate.h"
+
 #define STG_ZIP_EOCD_SEARCH 65557u /* 22-byte end record + 65,535-byte comment */
 
 /* How far from the end each reader looks for the end record's signature. zipfile reads the
@@ -83,6 +85,12 @@ typedef struct stg_zip {
     stg_zip_have_fn have; /* NULL: every byte of buf is there */
     void *have_ctx;
 } stg_zip;
+
+/* The codec of a zip compression method that stguard reads (parser/inflate.h): 8 deflate (every
+ * reader); 12 bzip2 and 14 LZMA, which Python's zipfile (so numpy.load) reads through
+ * bz2.BZ2Decompressor (one stream) and its _LZMADecompressor, and miniz (so torch.load) refuses.
+ * false for 0 (stored) and for every other method. */
+bool stg_zip_method_format(uint16_t method, stg_inflate_format *fmt);
 
 typedef struct stg_zip_entry {
     uint64_t index;

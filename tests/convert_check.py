@@ -10,7 +10,7 @@ For every record of FIXTURES_DIR/manifest.json (tests/gen_convert_fixtures.py):
   with --drop-aliases the dropped names are in __metadata__ (name -> kept name), and --sha256
   prints the output's real digest;
 - expect "refused": exit 1, one of the expected codes reported (and the limit named, when the
-  record has "limit"), and no output file.
+  record has "limit"; the text of "stderr", when it has one), and no output file.
 The safetensors file is read here with a few lines of Python (the format is small), so the
 check does not depend on the safetensors package.
 """
@@ -65,6 +65,8 @@ def check(rec):
             return "a refused conversion left a file"
         if not any(c in p.stderr for c in rec["codes"]):
             return "none of %r reported: %s" % (rec["codes"], p.stderr)
+        if "stderr" in rec and rec["stderr"] not in p.stderr:
+            return "%r is not said: %s" % (rec["stderr"], p.stderr)
         if "limit" in rec and ("[limit %s]" % rec["limit"]) not in p.stderr:
             return "the limit %s is not named: %s" % (rec["limit"], p.stderr)
         return None

@@ -17,6 +17,7 @@ import collections
 import io
 import json
 import os
+import shutil
 import sys
 import zipfile
 
@@ -250,5 +251,112 @@ save("untyped_float_src", {"f": torch.randn(2, 3)})
 untyped_copy(os.path.join(out, "untyped_float_src.pt"), os.path.join(out, "untyped_float.pt"),
              b"FloatStorage")
 manifest.append({"file": "untyped_float.pt", "args": [], "expect": "ok"})
+
+
+# every pickle protocol torch.save takes (1 writes INT for False, 4 and 5 FRAME and MEMOIZE), in
+# both layouts; protocol 0 writes a text persistent id that torch.load itself fails on
+for proto in (1, 2, 3, 4, 5):
+    sd = {"w": torch.randn(3, 4), "b": torch.arange(4), "big": torch.zeros(2, dtype=torch.int64)}
+    for legacy in (False, True):
+        name = "proto%d%s" % (proto, "_legacy" if legacy else "")
+        path = os.path.join(out, name + ".pt")
+        torch.save(sd, path, pickle_protocol=proto, _use_new_zipfile_serialization=not legacy)
+        manifest.append({"file": name + ".pt", "args": [], "expect": "ok"})
+
+
+# Archives torch.load hands to torch.jit.load (torch 1.13 serialization.py: load() calls
+# _is_torchscript_zip, true when the reader's get_all_records() lists "constants.pkl"): a real
+# torch.jit.save (tests/data/torchscript/scripted.pt, from tests/gen_torchscript.py), and
+# torch.save zips with a constants.pkl member added (with and without code/), under a name the
+# C reader cuts at 511 bytes, and under a name with a NUL. Each is checked here with torch.load
+# itself (torch.jit.load replaced by a recorder). Near miss: constants.pkl.bak.
+def routes_to_torchscript(path):
+    seen = []
+    real = torch.jit.load
+    torch.jit.load = lambda f, map_location=None, **kw: seen.append(f)
+    try:
+        torch.load(path)
+    except Exception:
+        pass
+    finally:
+        torch.jit.load = real
+    return bool(seen)
+
+
+def refolder(src, dst, folder, extra, patch=None):
+    """src's members under `folder`, then `extra` (name, bytes) members; patch: (old, new) bytes
+    replaced in the written archive (names zipfile cannot write, e.g. with a NUL)."""
+    with zipfile.ZipFile(src) as zin:
+        old = zin.namelist()[0].split("/")[0]
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zout:
+            for n in zin.namelist():
+                zout.writestr(folder + n[len(old):], zin.read(n))
+            for n, b in extra:
+                zout.writestr(n, b)
+    data = buf.getvalue()
+    if patch is not None:
+        assert data.count(patch[0]) == 2  # the local and the central name
+        data = data.replace(*patch)
+    open(dst, "wb").write(data)
+
+
+import warnings  # noqa: E402
+
+warnings.simplefilter("ignore")  # torch.load's "looks like a TorchScript archive" warning
+shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "torchscript",
+                         "scripted.pt"), os.path.join(out, "ts_scripted.pt"))
+ts_src = save("ts_src", nn.Linear(2, 2).state_dict())
+EMPTY = b"\x80\x02)."  # a constants.pkl that unpickles (an empty tuple), so the scan passes it
+long_folder = "a" * 497  # "<folder>/constants.pkl" is exactly 511 bytes
+torchscript = {
+    "ts_constants.pt": ("archive", [("archive/constants.pkl", EMPTY)], None),
+    "ts_constants_code.pt": ("archive", [("archive/constants.pkl", EMPTY),
+                                         ("archive/code/__torch__.py", b"")], None),
+    "ts_long_name.pt": (long_folder, [(long_folder + "/constants.pklXYZ", EMPTY)], None),
+    "ts_nul_name.pt": ("archive", [("archive/constants.pklZabc", EMPTY)],
+                       (b"constants.pklZabc", b"constants.pkl\0abc")),
+    "ts_near_miss.pt": ("archive", [("archive/constants.pkl.bak", EMPTY)], None),
+}
+for name, (folder, extra, patch) in torchscript.items():
+    refolder(ts_src, os.path.join(out, name), folder, extra, patch)
+for name in ["ts_scripted.pt"] + list(torchscript):
+    routed = routes_to_torchscript(os.path.join(out, name))
+    assert routed == (name != "ts_near_miss.pt"), name
+    if routed:
+        # the real program is unsafe by its pickles too; the others are refused for routing
+        manifest.append({"file": name, "args": [], "expect": "refused",
+                         "codes": ["torchscript_program"],
+                         "stderr": "" if name == "ts_scripted.pt"
+                         else "loading the file runs code (torchscript_program)"})
+    else:
+        manifest.append({"file": name, "args": [], "expect": "ok"})
+
+
+# .npz by its members: np.savez keys holding '/' (Flax's params/Dense_0/kernel), stored and
+# deflated; members compressed with bzip2 (zip method 12) and LZMA (method 14), which numpy.load
+# reads through zipfile
+flax = {"params/Dense_0/kernel": rng.standard_normal((3, 4)).astype(np.float32),
+        "params/Dense_0/bias": np.zeros(4, dtype=np.float32),
+        "params/Dense_1/kernel": np.arange(8, dtype=np.int64).reshape(4, 2)}
+np.savez(os.path.join(out, "flax.npz"), **flax)
+np.savez_compressed(os.path.join(out, "flax_compressed.npz"), **flax)
+
+
+def npz_with(path, method):
+    with zipfile.ZipFile(path, "w", method) as z:
+        for k, a in flax.items():
+            b = io.BytesIO()
+            np.save(b, a)
+            z.writestr(k + ".npy", b.getvalue())
+
+
+npz_with(os.path.join(out, "bzip2.npz"), zipfile.ZIP_BZIP2)
+npz_with(os.path.join(out, "lzma.npz"), zipfile.ZIP_LZMA)
+for name in ("flax.npz", "flax_compressed.npz", "bzip2.npz", "lzma.npz"):
+    with np.load(os.path.join(out, name)) as z:
+        assert sorted(z.files) == sorted(flax), name
+manifest += [{"file": n, "args": [], "expect": "ok", "numpy": True}
+             for n in ("flax.npz", "flax_compressed.npz", "bzip2.npz", "lzma.npz")]
 
 json.dump(manifest, open(os.path.join(out, "manifest.json"), "w"), indent=1)

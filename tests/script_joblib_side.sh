@@ -97,5 +97,34 @@ if [ -n "$zf" ] && [ -f "$zf" ]; then
         fail=1
     fi
 fi
+# The ZF side files (*.npy.z: raw array bytes) scanned on their own are read as the side-file
+# route reads them: ok, no format_unknown. Near miss: the same bytes under another name keep
+# format_unknown (a ZF file joblib.load reads directly unpickles its content); a ZF .npy.z
+# holding a pickle is still walked as one (os.system: unsafe).
+side=$(dpkg -L python3-joblib 2>/dev/null | grep '_np19.gz_01.npy.z$' | head -1)
+if [ -n "$side" ] && [ -f "$side" ]; then
+    "$STGUARD_CLI" scan --no-digest "$side" >"$tmp/out.txt" 2>&1
+    if ! grep -q ": OK (joblib)" "$tmp/out.txt" || grep -q format_unknown "$tmp/out.txt"; then
+        echo "FAIL: a .npy.z side file on its own"; cat "$tmp/out.txt"; fail=1
+    fi
+    cp "$side" "$tmp/renamed.z"
+    "$STGUARD_CLI" scan --no-digest "$tmp/renamed.z" >"$tmp/out.txt" 2>&1
+    if ! grep -q ": WARN (joblib)" "$tmp/out.txt" || ! grep -q format_unknown "$tmp/out.txt"; then
+        echo "FAIL: near miss: ZF raw bytes not named .npy.z"; cat "$tmp/out.txt"; fail=1
+    fi
+fi
+"$PY" - "$tmp/evil_01.npy.z" <<'PYEOF' || { echo "FAIL: writing a ZF pickle"; fail=1; }
+import os, pickle, sys
+from joblib.numpy_pickle_compat import write_zfile
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("true",))
+with open(sys.argv[1], "wb") as f:
+    write_zfile(f, pickle.dumps(Evil(), 2))
+PYEOF
+"$STGUARD_CLI" scan --no-digest "$tmp/evil_01.npy.z" >"$tmp/out.txt" 2>&1
+if ! grep -q ": UNSAFE (joblib)" "$tmp/out.txt"; then
+    echo "FAIL: a ZF .npy.z holding a pickle"; cat "$tmp/out.txt"; fail=1
+fi
 [ $fail -eq 0 ] && echo PASS
 exit $fail

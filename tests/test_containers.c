@@ -192,6 +192,80 @@ START_TEST(test_gguf_onnx_validated)
 }
 END_TEST
 
+/* Zip methods 12 (bzip2) and 14 (LZMA), which Python's zipfile and so numpy.load read: the
+ * member is decompressed with the caps of deflated ones and scanned (the pickle inside an evil
+ * member is found); a broken stream is zip_malformed, the size cap zip_bomb. The LZMA member is
+ * made from the lzma-alone fixture as zipfile writes one: version 9.20, properties size 5, the
+ * 5 property bytes, then the raw stream (an lzma-alone file's bytes after its 13-byte header). */
+START_TEST(test_zip_bzip2_lzma_member)
+{
+    static const struct {
+        uint16_t method;
+        const char *fixture;
+        stg_inflate_format fmt;
+    } cases[] = {{12, "evil.pkl.bz2", STG_INFLATE_BZIP2}, {14, "evil.pkl.lzma", STG_INFLATE_LZMA}};
+    if (!stg_inflate_format_available(cases[_i].fmt)) {
+        return; /* a build without the library: test_format_unscannable covers it */
+    }
+    size_t bl;
+    uint8_t *raw = fixture(cases[_i].fixture, &bl);
+    stg_inflate_out out;
+    ck_assert_int_eq(stg_inflate(raw, bl, cases[_i].fmt, 1u << 20, 0, &out), STG_INFLATE_OK);
+    uint8_t *member = raw;
+    if (cases[_i].method == 14) {
+        ck_assert_uint_ge(bl, 14);
+        member = malloc(bl - 4); /* 4 + 5 + (bl - 13) */
+        ck_assert_ptr_nonnull(member);
+        memcpy(member, "\x09\x14\x05\x00", 4);
+        memcpy(member + 4, raw, 5);
+        memcpy(member + 9, raw + 13, bl - 13);
+        bl -= 4;
+    }
+    zb_entry e = zb_file("evil.npy", member, bl);
+    e.method = cases[_i].method;
+    e.uncomp_size = out.len;
+    size_t len;
+    uint64_t offs[1];
+    uint8_t *z = zb_build(&e, 1, NULL, &len, offs);
+    stg_report *r = check(z, len, "model.npz");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
+    const stg_finding *f = first(r, STG_PICKLE_GLOBAL_DANGEROUS);
+    assert_member(f, "evil.npy", offs[0]);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    free(z);
+    /* near miss: the same stream cut short is malformed, not unscannable */
+    e.len = bl / 2;
+    z = zb_build(&e, 1, NULL, &len, offs);
+    r = check(z, len, "model.npz");
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
+    f = first(r, STG_ZIP_MALFORMED);
+    ck_assert_uint_eq(f->offset, offs[0]);
+    stg_report_free(r);
+    free(z);
+    /* the size cap of deflated members holds: exactly the output passes, one byte less not */
+    stg_limits lim;
+    stg_limits_default(&lim);
+    e.len = bl;
+    z = zb_build(&e, 1, NULL, &len, offs);
+    for (int less = 0; less < 2; less++) {
+        lim.max_inflate_bytes = out.len - (size_t)less;
+        r = check_with(z, len, "model.npz", &lim);
+        ck_assert_int_eq(tu_find(r, STG_ZIP_BOMB) >= 0, less == 1);
+        if (less == 1) {
+            ck_assert_str_eq(first(r, STG_ZIP_BOMB)->limit, "max_inflate_bytes");
+        }
+        stg_report_free(r);
+    }
+    free(z);
+    stg_inflate_free(&out);
+    if (member != raw) {
+        free(member);
+    }
+    free(raw);
+}
+END_TEST
+
 START_TEST(test_format_unscannable)
 {
     /* bzip2, xz and lzma-alone are opened when the build has libbz2 and liblzma (then the
@@ -226,9 +300,9 @@ START_TEST(test_format_unscannable)
     r = check(B("\x04\x22\x4d\x18\x64\x40\xa7"), NULL);
     first(r, STG_FORMAT_UNSCANNABLE);
     stg_report_free(r);
-    /* A zip member compressed with a method we cannot open (12 = bzip2). */
-    zb_entry e = zb_file("archive/data.pkl", "BZh91AY&SY", 10);
-    e.method = 12;
+    /* A zip member compressed with a method we cannot open (93 = Zstandard). */
+    zb_entry e = zb_file("archive/data.pkl", "\x28\xb5\x2f\xfd\x24\x00\x00", 7);
+    e.method = 93;
     size_t len;
     uint64_t offs[1];
     uint8_t *z = zb_build(&e, 1, NULL, &len, offs);
@@ -1250,6 +1324,7 @@ static Suite *containers_suite(void)
     tcase_add_test(tc, test_gguf_onnx_validated);
     tcase_add_test(tc, test_torchscript_program);
     tcase_add_test(tc, test_format_unscannable);
+    tcase_add_loop_test(tc, test_zip_bzip2_lzma_member, 0, 2);
     tcase_add_test(tc, test_zip_malformed);
     tcase_add_test(tc, test_zip_header_mismatch_both_names);
     tcase_add_test(tc, test_zip_encrypted_flag);

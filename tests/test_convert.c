@@ -170,6 +170,58 @@ START_TEST(test_eval_values)
 }
 END_TEST
 
+/* INT and LONG, the text integers of protocols 0 and 1 (torch.save(pickle_protocol=1) writes
+ * "I00\n" for requires_grad=False): bools, plain decimals, a LONG past 64 bits kept as a big
+ * integer; what strtol and int(s, 0) would read otherwise (octal, spaces, '+') is refused. */
+static const struct {
+    const char *op;
+    int kind; /* -1: refused */
+    int64_t value;
+} text_ints[] = {
+    {"I00\n", STG_CV_BOOL, 0},
+    {"I01\n", STG_CV_BOOL, 1},
+    {"I1\n", STG_CV_INT, 1},
+    {"I0\n", STG_CV_INT, 0},
+    {"I-17\n", STG_CV_INT, -17},
+    {"I9223372036854775807\n", STG_CV_INT, INT64_MAX},
+    {"I-9223372036854775808\n", STG_CV_INT, INT64_MIN},
+    {"L5L\n", STG_CV_INT, 5},
+    {"L-5\n", STG_CV_INT, -5},
+    {"L119547037146038801333356L\n", STG_CV_BYTES, 0}, /* the legacy magic number */
+    {"I9223372036854775808\n", -1, 0},
+    {"I007\n", -1, 0}, /* strtol reads octal 7, int('007', 0) fails */
+    {"I 7\n", -1, 0},
+    {"I+7\n", -1, 0},
+    {"I0x7\n", -1, 0},
+    {"I\n", -1, 0},
+    {"L01L\n", -1, 0},
+    {"I-\n", -1, 0},
+};
+
+START_TEST(test_eval_text_ints)
+{
+    tu_buf b = {0};
+    put(&b, "\x80\x01");
+    put(&b, text_ints[_i].op);
+    put(&b, ".");
+    stg_cv *root;
+    bool ok = eval(&b, &root, NULL);
+    if (text_ints[_i].kind < 0) {
+        ck_assert_msg(!ok, "%s read", text_ints[_i].op);
+        ck_assert_int_eq(ev.err.code, STG_CONVERT_UNSUPPORTED);
+        ck_assert_uint_eq(ev.err.offset, 2);
+    } else {
+        ck_assert_msg(ok, "%s: %s", text_ints[_i].op, ev.err.what);
+        ck_assert_int_eq(root->kind, text_ints[_i].kind);
+        if (root->kind != STG_CV_BYTES) {
+            ck_assert_int_eq(root->u.i, text_ints[_i].value);
+        }
+    }
+    stg_cv_free(&ev);
+    free(b.p);
+}
+END_TEST
+
 START_TEST(test_eval_tensor)
 {
     uint64_t shape[2] = {2, 3}, stride[2] = {1, 2};
@@ -214,7 +266,7 @@ START_TEST(test_eval_refusals)
         put(&b, "}b");
         at += 1;
         break;
-    case R_TEXT_OPCODE: put(&b, "I1\n"); break;
+    case R_TEXT_OPCODE: put(&b, "F1.0\n"); break; /* FLOAT: torch.save never writes it */
     case R_GET:
         put(&b, "h\x07");
         want = STG_PICKLE_MALFORMED;
@@ -646,6 +698,62 @@ END_TEST
 /* End to end: the scan names the ratio cap first (default 1000:1); with 1100:1 the deflated
  * UntypedStorage converts to a U8 tensor of 2 MiB zeros. A storage member shorter than the
  * UntypedStorage's byte count is refused; exactly as long converts. */
+/* Names torch's reader (a C string in a 512-byte buffer) or zipfile (cut at a NUL) read as
+ * another name are refused before anything is read: 512 bytes and a NUL are, 511 bytes is not
+ * (the archive then fails later, as no torch archive or .npz). */
+START_TEST(test_input_names_cut)
+{
+    static const struct {
+        size_t len;
+        bool nul;
+        bool refused;
+    } cases[] = {{512, false, true}, {511, false, false}, {20, true, true}, {20, false, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[600];
+        memset(name, 'a', sizeof name);
+        memcpy(name, "archive/", 8);
+        name[cases[i].len] = '\0';
+        if (cases[i].nul) {
+            name[12] = '\0';
+        }
+        zb_entry e = zb_file("x", "x", 1);
+        e.name = name;
+        zb_entry ents[2] = {zb_file("archive/version", "3\n", 2), e};
+        size_t len;
+        uint64_t offs[2];
+        uint8_t *z = cases[i].nul ? NULL : zb_build(ents, 2, NULL, &len, offs);
+        if (cases[i].nul) {
+            /* zb_build takes C strings: build with 'Z' and put the NUL in both headers */
+            name[12] = 'Z';
+            z = zb_build(ents, 2, NULL, &len, offs);
+            size_t n = 0;
+            for (size_t k = 0; k + 20 <= len; k++) {
+                if (memcmp(z + k, name, 20) == 0) {
+                    z[k + 12] = '\0';
+                    n++;
+                }
+            }
+            ck_assert_uint_eq(n, 2); /* the local and the central name */
+        }
+        stg_cv_limits cl;
+        stg_cv_limits_from(NULL, &cl);
+        stg_cv_init(&ev, &cl);
+        stg_limits lim;
+        stg_limits_default(&lim);
+        stg_report *rep = stg_report_new(&lim);
+        stg_cv *root = NULL;
+        ck_assert(!stg_cv_read_input(z, len, &ev, &root, rep));
+        long at = tu_find(rep, STG_CONVERT_UNSUPPORTED);
+        const stg_finding *f = at >= 0 ? stg_report_at(rep, (size_t)at) : NULL;
+        bool said = f != NULL && strstr(f->message, "NUL byte or passes 511") != NULL;
+        ck_assert_msg(said == cases[i].refused, "case %zu: %s", i, tu_describe(rep));
+        stg_report_free(rep);
+        stg_cv_free(&ev);
+        free(z);
+    }
+}
+END_TEST
+
 START_TEST(test_buffer_deflated_untyped)
 {
     if (!stg_inflate_available()) {
@@ -712,6 +820,7 @@ static Suite *convert_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_eval_values);
     tcase_add_test(tc, test_eval_tensor);
+    tcase_add_loop_test(tc, test_eval_text_ints, 0, (int)(sizeof text_ints / sizeof text_ints[0]));
     tcase_add_loop_test(tc, test_eval_refusals, 0, R_NR);
     tcase_add_test(tc, test_eval_view_fits);
     tcase_add_test(tc, test_eval_stack_limit);
@@ -724,6 +833,7 @@ static Suite *convert_suite(void)
     tcase_add_test(tc, test_eval_untyped_storage);
     tcase_add_test(tc, test_input_inflate_caps);
     tcase_add_test(tc, test_buffer_deflated_untyped);
+    tcase_add_test(tc, test_input_names_cut);
     tcase_add_test(tc, test_buffer_bad_args);
     suite_add_tcase(s, tc);
     return s;

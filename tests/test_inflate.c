@@ -702,6 +702,60 @@ START_TEST(test_lzma_dictionary_limit)
 }
 END_TEST
 
+/* Zip method 14 as zipfile writes it (version 9.20, properties size 5, the properties, the raw
+ * LZMA1 stream: an lzma-alone file without its 8-byte size): read as zipfile reads it; the
+ * header's properties size must be 5, lc + lp at most 4, the dictionary within
+ * STG_INFLATE_LZMA_MEMLIMIT; bytes after the end marker are not read. */
+START_TEST(test_zip_lzma_member)
+{
+    if (!need_format(STG_INFLATE_ZIP_LZMA, alone_msg, sizeof alone_msg)) {
+        return;
+    }
+    uint8_t m[sizeof alone_msg + 8];
+    size_t n = sizeof alone_msg - 4; /* 4 + 5 + (sizeof alone_msg - 13) */
+    memcpy(m, "\x09\x14\x05\x00", 4);
+    memcpy(m + 4, alone_msg, 5);
+    memcpy(m + 9, alone_msg + 13, sizeof alone_msg - 13);
+    memcpy(m + n, "trailing", 8);
+    stg_inflate_out out;
+    for (int trail = 0; trail < 2; trail++) {
+        ck_assert_int_eq(
+            stg_inflate(m, n + (trail ? 8u : 0u), STG_INFLATE_ZIP_LZMA, 1 << 20, 0, &out),
+            STG_INFLATE_OK);
+        ck_assert_uint_eq(out.len, sizeof MSG - 1);
+        ck_assert(memcmp(out.data, MSG, sizeof MSG - 1) == 0);
+        ck_assert_uint_eq(out.consumed, n);
+        stg_inflate_free(&out);
+    }
+    static const struct {
+        size_t at;
+        uint8_t byte;
+        size_t len;
+        stg_inflate_result want;
+    } bad[] = {
+        {2, 4, 0, STG_INFLATE_CORRUPT},    /* properties size 4 */
+        {3, 1, 0, STG_INFLATE_CORRUPT},    /* properties size 261 */
+        {4, 225, 0, STG_INFLATE_CORRUPT},  /* past (4 * 5 + 4) * 9 + 8 */
+        {4, 13, 0, STG_INFLATE_CORRUPT},   /* lc 4, lp 1: lc + lp > 4 */
+        {8, 0x40, 0, STG_INFLATE_TOO_BIG}, /* a 1 GiB dictionary */
+        {8, 0x04, 0, STG_INFLATE_OK},      /* 64 MiB: fine */
+        {0, 0, 8, STG_INFLATE_TRUNCATED},  /* the header cut short */
+        {0, 0, 20, STG_INFLATE_TRUNCATED}, /* the stream cut short */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint8_t c[sizeof m];
+        memcpy(c, m, n);
+        if (bad[i].len == 0) {
+            c[bad[i].at] = bad[i].byte;
+        }
+        stg_inflate_result ir = stg_inflate(c, bad[i].len != 0 ? bad[i].len : n,
+                                            STG_INFLATE_ZIP_LZMA, 1 << 20, 0, &out);
+        ck_assert_msg(ir == bad[i].want, "case %zu: %d", i, ir);
+        stg_inflate_free(&out);
+    }
+}
+END_TEST
+
 static Suite *inflate_suite(void)
 {
     Suite *s = suite_create("inflate");
@@ -718,6 +772,7 @@ static Suite *inflate_suite(void)
     tcase_add_test(tc, test_lzma_and_bzip2_streams);
     tcase_add_test(tc, test_lzma_and_bzip2_caps);
     tcase_add_test(tc, test_lzma_dictionary_limit);
+    tcase_add_test(tc, test_zip_lzma_member);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -50,6 +50,54 @@ static const struct {
     {"joblib.numpy_pickle", "NDArrayWrapper", STG_GLOBAL_ALLOWED, false},
     {"joblib.numpy_pickle_compat", "ZNDArrayWrapper", STG_GLOBAL_ALLOWED, false},
     {"joblib.numpy_pickle", "ZipNumpyUnpickler", STG_GLOBAL_DANGEROUS, false},
+    /* harmless builtin functions and constants (docs/policy.md), both spellings */
+    {"builtins", "len", STG_GLOBAL_ALLOWED, false},
+    {"__builtin__", "len", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "abs", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "divmod", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "hash", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "repr", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "ascii", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "chr", STG_GLOBAL_ALLOWED, false},
+    {"__builtin__", "unichr", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "ord", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "bin", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "oct", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "hex", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "isinstance", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "issubclass", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "callable", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "zip", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "enumerate", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "reversed", STG_GLOBAL_ALLOWED, false},
+    {"builtins", "Ellipsis", STG_GLOBAL_ALLOWED, false},
+    {"__builtin__", "NotImplemented", STG_GLOBAL_ALLOWED, false},
+    /* near misses: builtins left out (docs/policy.md says why for each) */
+    {"builtins", "pow", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "round", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "format", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "sum", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "max", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "sorted", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "iter", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "next", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "filter", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "print", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "hasattr", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "dir", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "id", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "memoryview", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "super", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "property", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "__build_class__", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "exit", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "license", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "anext", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "getattr", STG_GLOBAL_DANGEROUS, true},
+    {"builtins", "vars", STG_GLOBAL_DANGEROUS, true},
+    {"builtins", "help", STG_GLOBAL_DANGEROUS, true},
+    {"builtins", "len.__self__", STG_GLOBAL_DANGEROUS, false},
+    {"builtins", "Len", STG_GLOBAL_DANGEROUS, false},
     /* near misses: builtins that call, import or reach attributes stay blocked */
     {"builtins", "object", STG_GLOBAL_DANGEROUS, false},
     {"builtins", "type", STG_GLOBAL_DANGEROUS, false},
@@ -144,7 +192,7 @@ END_TEST
 
 START_TEST(version_string)
 {
-    ck_assert_str_eq(stg_policy_version(), "2026.12.1");
+    ck_assert_str_eq(stg_policy_version(), "2026.12.2");
     ck_assert_str_eq(stg_policy_version(), STG_POLICY_VERSION);
 }
 END_TEST
@@ -298,6 +346,37 @@ START_TEST(scanner_uses_policy)
 }
 END_TEST
 
+/* pickle.dumps of an object whose __reduce__ is (len, ([1, 2, 3],)), protocol 2 (Python 3
+ * writes __builtin__ there): the whole file is ok, weights-only; the same call of pow (left out:
+ * pow(2, 1 << 40) runs for hours) stays unsafe. */
+START_TEST(harmless_builtin_call_is_ok)
+{
+    static const uint8_t len_pk[] = "\x80\x02"
+                                    "c__builtin__\nlen\nq\x00]q\x01(K\x01K\x02K\x03"
+                                    "e\x85q\x02Rq\x03.";
+    static const uint8_t pow_pk[] = "\x80\x02"
+                                    "c__builtin__\npow\nq\x00K\x02K\n\x86q\x01Rq\x02.";
+    stg_limits lim;
+    stg_limits_default(&lim);
+    for (int k = 0; k < 2; k++) {
+        stg_report *r = stg_report_new(&lim);
+        stg_check_ctx ctx;
+        stg_check_ctx_init(&ctx, &lim, r);
+        if (k == 0) {
+            stg_check_buffer(len_pk, sizeof len_pk - 1, "len.pkl", &ctx);
+        } else {
+            stg_check_buffer(pow_pk, sizeof pow_pk - 1, "pow.pkl", &ctx);
+        }
+        stg_report_finish(r);
+        stg_verdict want = k == 0 ? STG_VERDICT_OK : STG_VERDICT_UNSAFE;
+        ck_assert_msg(stg_report_verdict(r) == want, "%d: %s", k, tu_describe(r));
+        ck_assert_int_eq(stg_report_global_at(r, 0)->klass,
+                         k == 0 ? STG_GLOBAL_ALLOWED : STG_GLOBAL_DANGEROUS);
+        stg_report_free(r);
+    }
+}
+END_TEST
+
 /* A benign class is a warning (listed as benign), never ok and never unsafe. */
 START_TEST(benign_is_warning)
 {
@@ -428,6 +507,7 @@ int main(void)
     tcase_add_test(tc, policy_file_format);
     tcase_add_test(tc, scanner_uses_policy);
     tcase_add_test(tc, benign_is_warning);
+    tcase_add_test(tc, harmless_builtin_call_is_ok);
     tcase_add_test(tc, policy_entry_limits);
     tcase_add_test(tc, policy_load_arguments);
     suite_add_tcase(s, tc);

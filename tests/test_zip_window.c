@@ -284,6 +284,18 @@ END_TEST
 
 /* Each member below must be read whole for the rules to see it; the reports stay equal and
  * the payloads are found. */
+/* Writes the archive, asserts the same report both ways (through the windows) and an unsafe
+ * verdict; the report (*path: the file). */
+static stg_report *unsafe_both_ways(const char *name, const uint8_t *z, size_t len, char **path)
+{
+    *path = write_tmp(name, z, len);
+    ck_assert(same_both_ways(*path));
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_path(*path, NULL, &r), STG_OK);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    return r;
+}
+
 START_TEST(test_members_read_whole)
 {
     uint8_t *s = storage(BIG);
@@ -324,11 +336,8 @@ START_TEST(test_members_read_whole)
     e[5].uncomp_size = BIG;
     size_t len;
     uint8_t *z = zb_build(e, 7, NULL, &len, NULL);
-    char *p = write_tmp("model.pt", z, len);
-    ck_assert(same_both_ways(p));
-    stg_report *r = NULL;
-    ck_assert_int_eq(stg_scan_path(p, NULL, &r), STG_OK);
-    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    char *p = NULL;
+    stg_report *r = unsafe_both_ways("model.pt", z, len, &p);
     /* os.system from data/0, x.pkl in data/2 and the inflated data/4 */
     size_t system = 0;
     for (size_t i = 0; i < stg_report_global_count(r); i++) {
@@ -353,6 +362,52 @@ START_TEST(test_members_read_whole)
     free(inner_zip);
     free(st);
     free(def);
+}
+END_TEST
+
+/* bzip2 and LZMA members (zip methods 12 and 14, which numpy.load's zipfile reads) are read
+ * whole through the windows, as deflated ones: the pickle inside is found both ways. The LZMA
+ * member is the lzma-alone fixture as zipfile writes it (docs/containers.md). */
+START_TEST(test_bzip2_lzma_members_read_whole)
+{
+    size_t bl, al;
+    uint8_t *bz = tu_read_file(tu_src("tests/data/containers/evil.pkl.bz2"), &bl);
+    uint8_t *alone = tu_read_file(tu_src("tests/data/containers/evil.pkl.lzma"), &al);
+    ck_assert(bz != NULL && alone != NULL && al > 13);
+    uint8_t *zl = malloc(al - 4);
+    ck_assert_ptr_nonnull(zl);
+    memcpy(zl, "\x09\x14\x05\x00", 4);
+    memcpy(zl + 4, alone, 5);
+    memcpy(zl + 9, alone + 13, al - 13);
+    uint8_t *s = storage(BIG);
+    /* the bzip2 member: the stream 1000 times (~80 KB; streams are followed as bz2.BZ2File
+     * does), more than the window around a local header holds */
+    enum { REPEAT = 1000 };
+    uint8_t *bzs = malloc(bl * REPEAT);
+    ck_assert_ptr_nonnull(bzs);
+    for (size_t k = 0; k < REPEAT; k++) {
+        memcpy(bzs + k * bl, bz, bl);
+    }
+    /* between two big stored members: neither the head nor the tail the windows hold */
+    zb_entry e[4] = {zb_file("pad.npy", s, BIG), zb_file("b.npy", bzs, bl * REPEAT),
+                     zb_file("l.npy", zl, al - 4), zb_file("pad2.npy", s, BIG)};
+    e[1].method = 12;
+    e[2].method = 14;
+    e[1].uncomp_size = 31 * REPEAT; /* both fixtures hold one 31-byte pickle */
+    e[2].uncomp_size = 31;
+    size_t len;
+    uint8_t *z = zb_build(e, 4, NULL, &len, NULL);
+    char *p = NULL;
+    stg_report *r = unsafe_both_ways("model.npz", z, len, &p);
+    ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
+    stg_report_free(r);
+    free(p);
+    free(z);
+    free(s);
+    free(zl);
+    free(alone);
+    free(bzs);
+    free(bz);
 }
 END_TEST
 
@@ -497,6 +552,7 @@ static Suite *zip_window_suite(void)
     tcase_add_test(tc, test_corpus_same_both_ways);
     tcase_add_test(tc, test_torch_like_storage_left_out);
     tcase_add_test(tc, test_members_read_whole);
+    tcase_add_test(tc, test_bzip2_lzma_members_read_whole);
     tcase_add_test(tc, test_whole_image_digest);
     tcase_add_test(tc, test_odd_archives_same_both_ways);
     tcase_add_test(tc, test_cap_falls_back_to_whole);

@@ -172,6 +172,20 @@ static const char *const allow_list[][2] = {
     }
     STG_PLAIN_BUILTINS("builtins"),
     STG_PLAIN_BUILTINS("__builtin__"),
+/* Builtin functions and constants that compute a value from their arguments and nothing else
+     * (docs/policy.md, each one and each builtin left out): no import, attribute by name, I/O,
+     * call of a callable they are given, nor work beyond what the arguments' size bounds. */
+#define STG_HARMLESS_BUILTINS(prefix)                                                          \
+    {prefix, "len"}, {prefix, "abs"}, {prefix, "divmod"}, {prefix, "hash"}, {prefix, "repr"},  \
+        {prefix, "ascii"}, {prefix, "chr"}, {prefix, "ord"}, {prefix, "bin"}, {prefix, "oct"}, \
+        {prefix, "hex"}, {prefix, "isinstance"}, {prefix, "issubclass"}, {prefix, "callable"}, \
+        {prefix, "zip"}, {prefix, "enumerate"}, {prefix, "reversed"}, {prefix, "Ellipsis"},    \
+    {                                                                                          \
+        prefix, "NotImplemented"                                                               \
+    }
+    STG_HARMLESS_BUILTINS("builtins"),
+    STG_HARMLESS_BUILTINS("__builtin__"),
+    {"__builtin__", "unichr"}, /* Python 2's chr: _compat_pickle maps it to builtins.chr */
     /* Python 2 names _compat_pickle maps to the types above. */
     {"__builtin__", "xrange"},
     {"__builtin__", "unicode"},

@@ -9,7 +9,7 @@
 
 #include "stguard/stguard.h"
 
-#define STG_POLICY_VERSION "2026.12.1"
+#define STG_POLICY_VERSION "2026.12.2"
 
 /* Why a global got its class (constant text for messages). */
 typedef struct stg_policy_verdict {

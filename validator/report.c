@@ -486,3 +486,41 @@ void stg_report_free(stg_report *r)
     stg_mem_free(r->blob);
     stg_mem_free(r);
 }
+
+/* Drops the format_unknown findings of member "(decompressed)" among findings [from, count):
+ * what scanning a joblib ZF side file's raw array bytes says about their format. They have none:
+ * joblib hands them to ndarray.__setstate__, never to a reader (loader/joblib_side.c, and a
+ * `*.npy.z` file scanned on its own: dispatch/formats.c). */
+void stg_report_drop_raw_unknown(stg_report *r, size_t from)
+{
+    size_t w = from;
+    for (size_t i = from; i < r->count; i++) {
+        stg_finding *f = &r->findings[i];
+        bool raw = f->code == STG_FORMAT_UNKNOWN && f->member != NULL &&
+                   strcmp(f->member, "(decompressed)") == 0;
+        if (raw) {
+            stg_mem_free((void *)(uintptr_t)f->message);
+            stg_mem_free((void *)(uintptr_t)f->member);
+            continue;
+        }
+        r->findings[w++] = *f;
+    }
+    r->count = w;
+    r->seen_codes[STG_FORMAT_UNKNOWN / 64] &= ~((uint64_t)1 << (STG_FORMAT_UNKNOWN % 64));
+    for (size_t i = 0; i < w; i++) {
+        if (r->findings[i].code == STG_FORMAT_UNKNOWN) {
+            r->seen_codes[STG_FORMAT_UNKNOWN / 64] |= (uint64_t)1 << (STG_FORMAT_UNKNOWN % 64);
+        }
+    }
+    /* worst and any are recomputed from what is left when nothing was truncated (else a
+     * finding that was counted but not stored may be the worst) */
+    if (r->truncated == 0) {
+        r->any = w > 0;
+        r->worst = STG_SEV_INFO;
+        for (size_t i = 0; i < w; i++) {
+            if (r->findings[i].severity > r->worst) {
+                r->worst = r->findings[i].severity;
+            }
+        }
+    }
+}

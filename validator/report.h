@@ -104,6 +104,10 @@ void stg_report_set_blob(stg_report *r, const char *blob);
 void stg_report_merge(stg_report *dst, const stg_report *src, const char *member,
                       uint64_t member_offset);
 
+/* Drops the format_unknown findings of member "(decompressed)" among findings [from, count)
+ * (a joblib ZF side file's raw array bytes: report.c). */
+void stg_report_drop_raw_unknown(stg_report *r, size_t from);
+
 /* true when a finding with this code was added (stored or not). */
 bool stg_report_has(const stg_report *r, stg_code code);
 
