@@ -1367,6 +1367,9 @@ static stg_pickle_status read_text_arg(stg_pickle_walker *w, stg_cursor *c, uint
 
 /* Persistent ids: PERSID (a text line), BINPERSID (a stack value). */
 
+static const char NO_PERSISTENT_LOAD[] =
+    "a persistent id, and the reader sets no persistent_load (it raises UnpicklingError)";
+
 static stg_pickle_status persistent_result(stg_pickle_walker *w, const stg_pv *pid, uint64_t op_off)
 {
     if (w->hooks->persid != NULL) {
@@ -1380,6 +1383,8 @@ static stg_pickle_status load_persid(stg_pickle_walker *w, stg_cursor *c, uint8_
                                      uint64_t op_off)
 {
     (void)op;
+    /* The C unpickler raises before it reads the line, so no byte after the opcode matters. */
+    NEED(!w->no_persistent_load, NO_PERSISTENT_LOAD);
     stg_text_arg t;
     CHECK(read_text_arg(w, c, op_off, &t));
     for (size_t i = 0; i < t.n; i++) {
@@ -1394,6 +1399,7 @@ static stg_pickle_status load_binpersid(stg_pickle_walker *w, stg_cursor *c, uin
 {
     (void)c;
     (void)op;
+    NEED(!w->no_persistent_load, NO_PERSISTENT_LOAD);
     stg_pv pid;
     NEED(pop(w, &pid), UNDERFLOW);
     return persistent_result(w, &pid, op_off);

@@ -183,6 +183,10 @@ struct stg_pickle_walker {
     const char *err_limit;
     uint64_t err_value;
     uint64_t opcodes; /* opcodes walked, all walks */
+    /* Set after stg_pickle_init when the reader sets no persistent_load (a file's first
+     * pickle as torch.load, pickle.load, numpy.load and joblib.load read it): PERSID and
+     * BINPERSID then end the walk as an error, as they end those loads. */
+    bool no_persistent_load;
 };
 
 /* Prepares a walker (no allocation yet). hooks may be NULL. */
