@@ -24,7 +24,7 @@ typedef struct cli_summary {
 } cli_summary;
 
 /* Version of the JSON Lines record shapes (the "schema" field; docs/cli.schema.json). */
-#define CLI_JSON_SCHEMA 1
+#define CLI_JSON_SCHEMA STG_REPORT_JSON_SCHEMA
 
 /* One tensor of `inspect`. */
 typedef struct cli_inspect_tensor {
@@ -83,6 +83,7 @@ void cli_text_inspect_onnx(FILE *out, const char *path, const stg_onnx *m);
 bool cli_json_string(FILE *out, const char *s, size_t len);
 /* true when s[0..len) is valid UTF-8. */
 bool cli_utf8_valid(const char *s, size_t len);
+/* The file record: stg_report_to_json and a newline. */
 void cli_json_record(FILE *out, const stg_report *r, const char *path);
 void cli_json_summary(FILE *out, const cli_summary *s);
 void cli_json_inspect(FILE *out, const cli_inspect *in);
