@@ -267,6 +267,7 @@ static const char PAST_END_STOP[] = "the data ends before a STOP opcode";
 static const char PAST_END_INLINE[] = "an inline array runs past the end";
 static const char PAST_END_FRAME[] = "a FRAME runs past the end of the data";
 static const char PAST_END_ARG[] = "the argument runs past the end of the data";
+static const char PAST_END_LINES[] = "a GLOBAL/INST argument is not two complete lines";
 
 #define FAIL(w, off, msg)        \
     do {                         \
@@ -1115,7 +1116,7 @@ static stg_pickle_status read_global_lines(stg_pickle_walker *w, stg_cursor *c, 
     const uint8_t *m, *nm;
     size_t ml, nl;
     if (!read_line(c, &m, &ml) || !read_line(c, &nm, &nl)) {
-        FAIL(w, off, "a GLOBAL/INST argument is not two complete lines");
+        FAIL(w, off, PAST_END_LINES);
     }
     if (!stg_utf8_valid(m, ml, false, NULL) || !stg_utf8_valid(nm, nl, false, NULL)) {
         FAIL(w, off, "a GLOBAL/INST module or name is not valid UTF-8");
@@ -2005,5 +2006,5 @@ bool stg_pickle_ran_out(const stg_pickle_walker *w, stg_pickle_status st)
     }
     const char *m = w->err_msg;
     return m == PAST_END_STRING || m == PAST_END_STOP || m == PAST_END_INLINE ||
-           m == PAST_END_FRAME || m == PAST_END_ARG;
+           m == PAST_END_FRAME || m == PAST_END_ARG || m == PAST_END_LINES;
 }

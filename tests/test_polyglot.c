@@ -10,6 +10,7 @@
 #include "testutil.h"
 #include "dispatch/check.h"
 #include "dispatch/polyglot.h"
+#include "validator/pickle_scan.h"
 #include "validator/report.h"
 #include "zipbuild.h"
 
@@ -434,12 +435,12 @@ START_TEST(test_persid_first_byte_sparse_file_ok)
 END_TEST
 
 /* The same with 0x56 (UNICODE, a text line that zero bytes do not end): the zeros are read
- * through a small buffer, never held. Under 1 MiB held the 1 GiB file still passes (warn: the
+ * through a small buffer, never held. Under 1 MiB held the 256 MiB file still passes (warn: the
  * header length 0x56 is not a multiple of 8). */
 START_TEST(test_text_line_over_zero_data_held_bounded)
 {
     char *dir = tu_tempdir();
-    char *path = sparse_safetensors(dir, 0x56, (uint64_t)1 << 30, NULL, 0);
+    char *path = sparse_safetensors(dir, 0x56, (uint64_t)256 << 20, NULL, 0);
     stg_report *r = scan_capped(path, (uint64_t)1 << 20);
     ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "%s", tu_describe(r));
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
@@ -481,6 +482,53 @@ START_TEST(test_text_line_ends_after_zero_run)
 }
 END_TEST
 
+/* The probe of loader/window.c stops copying once a walk of the prefix settles: every cut of a
+ * pickle that runs to STOP at its end must say the walk ran out, wherever the cut falls (a
+ * GLOBAL cut between or inside its two lines was taken as settled, so a GLOBAL straddling a
+ * window's end hid the rest of a polyglot pickle). PERSID and BINPERSID settle at once: a
+ * file's first pickle has no persistent_load. */
+START_TEST(test_sniff_file_cut_anywhere_runs_out)
+{
+#define PK(lit)                                 \
+    {                                           \
+        (const uint8_t *)(lit), sizeof(lit) - 1 \
+    }
+    static const struct {
+        const uint8_t *b;
+        size_t len;
+    } pickles[] = {
+        PK("\x80\x02"
+           "cos\nsystem\nX\x02\x00\x00\x00id\x85R."),
+        PK("(ios\nsystem\nS'id'\np0\n."),
+        PK("Vheader\x00\x00zeros\n(lp0\nI1\naF2.5\na."),
+    };
+#undef PK
+    for (size_t p = 0; p < sizeof pickles / sizeof pickles[0]; p++) {
+        const uint8_t *b = pickles[p].b;
+        size_t len = pickles[p].len, end = 0;
+        bool ran_out = true, oom = false;
+        ck_assert_msg(stg_pickle_sniff_file(b, len, &end, &ran_out, &oom), "pickle %zu", p);
+        ck_assert_uint_eq(end, len);
+        ck_assert(!ran_out);
+        for (size_t k = 1; k < len; k++) {
+            ck_assert_msg(!stg_pickle_sniff_file(b, k, &end, &ran_out, &oom) && ran_out,
+                          "pickle %zu cut at %zu did not run out", p, k);
+        }
+    }
+    static const char persid[] = "P0\n.", binpersid[] = "Vx\nQ.";
+    bool ran_out = true, oom = false;
+    size_t end = 0;
+    ck_assert(stg_pickle_sniff((const uint8_t *)persid, 4, &end, &oom)); /* any reader */
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 4, &end, &ran_out, &oom));
+    ck_assert(!ran_out);
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 1, &end, &ran_out, &oom));
+    ck_assert(!ran_out); /* settled at byte 0: nothing after PERSID is read */
+    ck_assert(stg_pickle_sniff((const uint8_t *)binpersid, 5, &end, &oom));
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)binpersid, 5, &end, &ran_out, &oom));
+    ck_assert(!ran_out);
+}
+END_TEST
+
 static Suite *polyglot_suite(void)
 {
     Suite *s = suite_create("polyglot");
@@ -498,6 +546,7 @@ static Suite *polyglot_suite(void)
     tcase_add_test(tc, test_persid_first_byte_sparse_file_ok);
     tcase_add_test(tc, test_text_line_over_zero_data_held_bounded);
     tcase_add_test(tc, test_text_line_ends_after_zero_run);
+    tcase_add_test(tc, test_sniff_file_cut_anywhere_runs_out);
     suite_add_tcase(s, tc);
     return s;
 }
