@@ -403,13 +403,13 @@ static char *sparse_safetensors(const char *dir, uint8_t low_byte, uint64_t data
     return path;
 }
 
-/* Scans path with no digest and at most cap bytes held (max_inflate_bytes bounds the image:
- * more would be limit_exceeded). */
-static stg_report *scan_capped(const char *path, uint64_t cap)
+/* Scans path with at most cap bytes held (max_inflate_bytes bounds the image: more would be
+ * limit_exceeded). */
+static stg_report *scan_capped(const char *path, uint64_t cap, bool digest)
 {
     stg_scan_options opt;
     stg_scan_options_default(&opt);
-    opt.digest = false;
+    opt.digest = digest;
     opt.limits.max_inflate_bytes = cap;
     stg_report *r = NULL;
     ck_assert_int_eq(stg_scan_path(path, &opt, &r), STG_OK);
@@ -424,7 +424,7 @@ START_TEST(test_persid_first_byte_sparse_file_ok)
 {
     char *dir = tu_tempdir();
     char *path = sparse_safetensors(dir, 0x50, (uint64_t)3 << 30, NULL, 0);
-    stg_report *r = scan_capped(path, (uint64_t)1 << 20);
+    stg_report *r = scan_capped(path, (uint64_t)1 << 20, false);
     ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
     ck_assert_uint_eq(stg_report_size(r), ((uint64_t)3 << 30) + 8 + 0x50);
     stg_report_free(r);
@@ -435,13 +435,21 @@ START_TEST(test_persid_first_byte_sparse_file_ok)
 END_TEST
 
 /* The same with 0x56 (UNICODE, a text line that zero bytes do not end): the zeros are read
- * through a small buffer, never held. Under 1 MiB held the 256 MiB file still passes (warn: the
- * header length 0x56 is not a multiple of 8). */
+ * through a small buffer, never held. Under 1 MiB held the 64 MiB file still passes (warn: the
+ * header length 0x56 is not a multiple of 8), and its digest (the zeros passed over are hashed
+ * as they are read) is the file's. */
 START_TEST(test_text_line_over_zero_data_held_bounded)
 {
     char *dir = tu_tempdir();
-    char *path = sparse_safetensors(dir, 0x56, (uint64_t)256 << 20, NULL, 0);
-    stg_report *r = scan_capped(path, (uint64_t)1 << 20);
+    char *path = sparse_safetensors(dir, 0x56, (uint64_t)64 << 20, NULL, 0);
+    stg_report *r = scan_capped(path, (uint64_t)1 << 20, true);
+    size_t len;
+    uint8_t *buf = tu_read_file(path, &len);
+    char want[65];
+    ck_assert_int_eq(stg_sha256_hex(buf, len, want), STG_OK);
+    free(buf);
+    ck_assert_ptr_nonnull(stg_report_sha256(r));
+    ck_assert_str_eq(stg_report_sha256(r), want);
     ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "%s", tu_describe(r));
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
     ck_assert_uint_eq(stg_report_count(r), 1);
@@ -463,7 +471,7 @@ START_TEST(test_text_line_ends_after_zero_run)
     for (int persid = 0; persid <= 1; persid++) {
         char *path = sparse_safetensors(dir, persid ? 0x50 : 0x56, data_len, "\n.",
                                         (uint64_t)32 << 20);
-        stg_report *r = scan_capped(path, (uint64_t)1 << 20);
+        stg_report *r = scan_capped(path, (uint64_t)1 << 20, true);
         ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "%s", tu_describe(r));
         ck_assert_msg((tu_find(r, STG_POLYGLOT_PICKLE) >= 0) == !persid, "%s", tu_describe(r));
         size_t len;
@@ -472,6 +480,7 @@ START_TEST(test_text_line_ends_after_zero_run)
         ck_assert_int_eq(stg_scan_buffer(buf, len, "sparse.safetensors", NULL, &b), STG_OK);
         ck_assert_msg((tu_find(b, STG_POLYGLOT_PICKLE) >= 0) == !persid, "%s", tu_describe(b));
         ck_assert_int_eq(stg_report_verdict(b), stg_report_verdict(r));
+        ck_assert_str_eq(stg_report_sha256(b), stg_report_sha256(r));
         stg_report_free(b);
         free(buf);
         stg_report_free(r);
