@@ -884,15 +884,29 @@ static bool decode_escaped(const uint8_t *s, size_t n, uint8_t *out, size_t *out
 /* raw-unicode-escape as CPython decodes it (protocol 0 UNICODE), output as UTF-8: a run of k
  * backslashes followed by u/U is an escape when k is odd (k - 1 stay literal); \u takes exactly
  * 4 hex digits, \U exactly 8 (at most 0x10FFFF); every other byte is the code point of the same
- * value. out may be NULL to validate; it needs 2 * n bytes. */
+ * value. out may be NULL to validate; it needs 2 * n bytes. out_len (may be NULL when out is)
+ * gets the output's length. */
 static bool decode_rawuni(const uint8_t *s, size_t n, uint8_t *out, size_t *out_len)
 {
     size_t o = 0;
     uint8_t tmp[4];
     for (size_t i = 0; i < n;) {
         uint8_t ch = s[i];
+        if (ch != '\\' && out == NULL) {
+            /* validating: up to the next backslash every byte is one code point below U+0100,
+             * one UTF-8 byte or two; without out_len only escapes matter (a line of megabytes
+             * of tensor data costs a memchr) */
+            const uint8_t *bs = memchr(s + i, '\\', n - i);
+            size_t end = bs != NULL ? (size_t)(bs - s) : n, high = 0;
+            for (size_t j = i; out_len != NULL && j < end; j++) {
+                high += (size_t)(s[j] >> 7);
+            }
+            o += end - i + high;
+            i = end;
+            continue;
+        }
         if (ch != '\\') {
-            size_t k = stg_utf8_put(out != NULL ? out + o : tmp, ch);
+            size_t k = stg_utf8_put(out + o, ch);
             o += k;
             i++;
             continue;
@@ -931,7 +945,9 @@ static bool decode_rawuni(const uint8_t *s, size_t n, uint8_t *out, size_t *out_
         i += count;
         o += stg_utf8_put(out != NULL ? out + o : tmp, cp);
     }
-    *out_len = o;
+    if (out_len != NULL) {
+        *out_len = o;
+    }
     return true;
 }
 
@@ -1440,8 +1456,7 @@ static stg_pickle_status load_unicode(stg_pickle_walker *w, stg_cursor *c, uint8
     (void)op;
     stg_text_arg t;
     CHECK(read_text_arg(w, c, op_off, &t));
-    size_t dl;
-    NEED(decode_rawuni(t.p, t.n, NULL, &dl), "a UNICODE argument has a bad \\u escape");
+    NEED(decode_rawuni(t.p, t.n, NULL, NULL), "a UNICODE argument has a bad \\u escape");
     return push_text_arg(w, STG_ENC_RAWUNI, t.at, t.n, op_off);
 }
 
