@@ -286,16 +286,17 @@ stg_status stg_image_fill_safetensors(stg_image *img, bool name_says_safetensors
     }
     /* The polyglot pickle check walks from offset 0 over the whole buffer as a file's first
      * pickle (stg_pickle_sniff_file): grow the prefix until a walk of it settles (its outcome
-     * then is the whole file's, stg_pickle_ran_out). The walk can run on only inside an
-     * argument: a counted one ends within 16 MiB of the start (the length's bytes 4 to 7 are
-     * zero), a text line at the next '\n'. Zero bytes end no line and are no opcode, so a run
-     * of them is passed over, read but never held (the image reads as zeros there): only the
-     * bytes copied grow, by doubling. */
+     * then is the whole file's, stg_pickle_ran_out_of). The walk gets past the length's bytes
+     * 4 to 7 (zero: a header is under 2^32 bytes, and a zero byte is no opcode) only inside an
+     * argument: a counted one, whose end is known (past the file's end, the walk is settled),
+     * or a text line, which runs to the next '\n'. Zero bytes end no line and are no opcode,
+     * so a run of them after the prefix is passed over, read but never held (the image reads
+     * as zeros there): only the bytes copied grow, by doubling. */
     size_t copied = img->prefix;
     for (;;) {
         bool ran_out = false, oom = false;
         size_t stop_end = 0;
-        (void)stg_pickle_sniff_file(img->bytes, img->prefix, &stop_end, &ran_out, &oom);
+        (void)stg_pickle_sniff_file(img->bytes, img->prefix, img->size, &stop_end, &ran_out, &oom);
         if (oom) {
             return STG_E_NOMEM;
         }

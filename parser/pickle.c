@@ -1040,6 +1040,7 @@ static stg_pickle_status push_string(stg_pickle_walker *w, stg_cursor *c, stg_pv
                                      uint64_t n, bool check_utf8, uint64_t op_off)
 {
     if (n > stg_cur_avail(c)) {
+        w->need_end = n > UINT64_MAX - c->pos ? UINT64_MAX : c->pos + n;
         FAIL(w, op_off, PAST_END_STRING);
     }
     if (n > w->lim.max_string && w->hooks->string_limit != NULL) {
@@ -1833,7 +1834,10 @@ static stg_pickle_status load_frame(stg_pickle_walker *w, stg_cursor *c, uint8_t
     NEED(stg_cur_take(c, 8, &p) == STG_OK, TRUNC);
     uint64_t u64 = stg_le64(p);
     NEED(u64 <= STG_SSIZE_MAX, "a FRAME length exceeds the largest Python size");
-    NEED(u64 <= stg_cur_avail(c), PAST_END_FRAME);
+    if (u64 > stg_cur_avail(c)) {
+        w->need_end = c->pos + u64; /* u64 <= 2^63 - 1: no overflow */
+        FAIL(w, op_off, PAST_END_FRAME);
+    }
     if (w->frame_end != 0 && w->hooks->frame_divergence != NULL) {
         w->hooks->frame_divergence(w->hooks->ctx, op_off); /* op_off < frame_end */
     }
@@ -1942,6 +1946,7 @@ static void walk_reset(stg_pickle_walker *w, const uint8_t *buf, size_t len)
 {
     w->buf = buf;
     w->len = len;
+    w->need_end = 0;
     w->sp = 0;
     w->nmarks = 0;
     w->npool = 0;
@@ -2009,6 +2014,11 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             w->frame_end = 0;
         }
     }
+}
+
+bool stg_pickle_ran_out_of(const stg_pickle_walker *w, stg_pickle_status st, uint64_t total)
+{
+    return stg_pickle_ran_out(w, st) && !(w->need_end > total);
 }
 
 bool stg_pickle_ran_out(const stg_pickle_walker *w, stg_pickle_status st)

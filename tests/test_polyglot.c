@@ -516,11 +516,11 @@ START_TEST(test_sniff_file_cut_anywhere_runs_out)
         const uint8_t *b = pickles[p].b;
         size_t len = pickles[p].len, end = 0;
         bool ran_out = true, oom = false;
-        ck_assert_msg(stg_pickle_sniff_file(b, len, &end, &ran_out, &oom), "pickle %zu", p);
+        ck_assert_msg(stg_pickle_sniff_file(b, len, len, &end, &ran_out, &oom), "pickle %zu", p);
         ck_assert_uint_eq(end, len);
         ck_assert(!ran_out);
         for (size_t k = 1; k < len; k++) {
-            ck_assert_msg(!stg_pickle_sniff_file(b, k, &end, &ran_out, &oom) && ran_out,
+            ck_assert_msg(!stg_pickle_sniff_file(b, k, len, &end, &ran_out, &oom) && ran_out,
                           "pickle %zu cut at %zu did not run out", p, k);
         }
     }
@@ -528,13 +528,35 @@ START_TEST(test_sniff_file_cut_anywhere_runs_out)
     bool ran_out = true, oom = false;
     size_t end = 0;
     ck_assert(stg_pickle_sniff((const uint8_t *)persid, 4, &end, &oom)); /* any reader */
-    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 4, &end, &ran_out, &oom));
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 4, 4, &end, &ran_out, &oom));
     ck_assert(!ran_out);
-    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 1, &end, &ran_out, &oom));
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 1, 4, &end, &ran_out, &oom));
     ck_assert(!ran_out); /* settled at byte 0: nothing after PERSID is read */
     ck_assert(stg_pickle_sniff((const uint8_t *)binpersid, 5, &end, &oom));
-    ck_assert(!stg_pickle_sniff_file((const uint8_t *)binpersid, 5, &end, &ran_out, &oom));
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)binpersid, 5, 5, &end, &ran_out, &oom));
     ck_assert(!ran_out);
+}
+END_TEST
+
+/* A counted argument (FRAME, BINUNICODE, ...) ending past the file's end settles the walk: no
+ * longer prefix can hold it (a safetensors length starting 0x95 is a FRAME whose 8-byte length
+ * takes the header's '{': 0x7b << 56 bytes). One ending inside the file does not. */
+START_TEST(test_sniff_file_counted_past_file_end_settles)
+{
+    static const uint8_t frame[16] = {0x95, 0x50, 0,   0,   0,   0,   0,   0,
+                                      '{',  '"',  'a', '"', ':', ' ', ' ', ' '};
+    static const uint8_t binuni[16] = {'X', 100, 0,   0,   0,   'a', 'b', 'c',
+                                       'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'};
+    bool ran_out = false, oom = false;
+    size_t end = 0;
+    ck_assert(!stg_pickle_sniff_file(frame, 16, (uint64_t)6 << 30, &end, &ran_out, &oom));
+    ck_assert(!ran_out);
+    ck_assert(!stg_pickle_sniff_file(binuni, 16, 104, &end, &ran_out, &oom));
+    ck_assert(!ran_out); /* 5 + 100 bytes needed, 104 in the file */
+    ck_assert(!stg_pickle_sniff_file(binuni, 16, 105, &end, &ran_out, &oom));
+    ck_assert(ran_out); /* near miss: the string may end inside the file */
+    ck_assert(!stg_pickle_sniff_window(binuni, 16, &end, &ran_out, &oom));
+    ck_assert(ran_out); /* the file's size unknown */
 }
 END_TEST
 
@@ -556,6 +578,7 @@ static Suite *polyglot_suite(void)
     tcase_add_test(tc, test_text_line_over_zero_data_held_bounded);
     tcase_add_test(tc, test_text_line_ends_after_zero_run);
     tcase_add_test(tc, test_sniff_file_cut_anywhere_runs_out);
+    tcase_add_test(tc, test_sniff_file_counted_past_file_end_settles);
     suite_add_tcase(s, tc);
     return s;
 }
