@@ -1,5 +1,5 @@
-/* Target: stg_check_pickles / stg_check_npy / stg_pickle_sniff, stg_pickle_sniff_acts and
- * stg_pickle_sniff_imports (validator/pickle_scan.c over
+/* Target: stg_check_pickles / stg_check_npy / stg_pickle_sniff, stg_pickle_sniff_acts,
+ * stg_pickle_sniff_imports and stg_pickle_sniff_file (validator/pickle_scan.c over
  * parser/pickle.c). Seeds: corpus/pickle/. Dict: fuzz/pickle.dict.
  *
  * Input: 4 configuration bytes, then the bytes scanned.
@@ -10,6 +10,8 @@
  *   - the same bytes give the same findings (code, severity, offset) and globals, twice;
  *   - a buffer the sniffer says is no complete pickle never scans ok or warn (raw flavor);
  *   - bytes the member sniff takes (an import, or a limit) are taken by the file sniff too;
+ *   - the first-pickle sniff takes a subset of the file sniff's, and its settled window walk
+ *     answers for the whole buffer;
  *   - a dangerous or unknown global always makes the verdict unsafe;
  *   - every finding outside a nested member has an offset inside the buffer. */
 #include <stdint.h>
@@ -61,6 +63,27 @@ static void same(const stg_report *a, const stg_report *b)
     }
 }
 
+/* The first-pickle sniff (no persistent_load): what it takes the any-reader sniff takes too,
+ * ending at the same STOP; and a walk of the first half that settles (not ran_out) gives the
+ * whole buffer's answer, which loader/window.c relies on to stop copying. */
+static void first_pickle_properties(const uint8_t *buf, size_t len)
+{
+    size_t end_file = 0, end_any = 0, end_half = 0;
+    bool ran_out = false, oom = false;
+    bool file = stg_pickle_sniff_file(buf, len, len, &end_file, NULL, &oom);
+    bool any = stg_pickle_sniff(buf, len, &end_any, &oom);
+    if (oom) {
+        return;
+    }
+    if (file && (!any || end_file != end_any)) {
+        abort();
+    }
+    bool half = stg_pickle_sniff_file(buf, len / 2, len, &end_half, &ran_out, &oom);
+    if (!oom && !ran_out && (half != file || (half && end_half != end_file))) {
+        abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 4) {
@@ -106,6 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (stg_pickle_sniff_imports(buf, len, NULL) && !stg_pickle_sniff_acts(buf, len, NULL)) {
         abort();
     }
+    first_pickle_properties(buf, len);
     (void)stg_torch_legacy_magic(buf, len);
     stg_report_free(a);
     stg_report_free(b);

@@ -3,7 +3,7 @@
  * bytes. The first three input bytes pick the profile, small limits and a name hint; the rest
  * is the file. Properties: no crash, no leak; the same bytes give the same findings (code,
  * severity, offset, member) and format; the verdict is never ok (or warn) when an error or
- * critical finding exists, and is unsafe exactly when a critical one does. Seeds:
+ * critical finding exists, and is unsafe exactly when a critical one does; its JSON record (stg_report_to_json) parses whole. Seeds:
  * corpus/scan/. Dict: fuzz/scan.dict. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +11,8 @@
 
 #include "dispatch/check.h"
 #include "fuzz/compare.h"
+#include "parser/arena.h"
+#include "parser/json.h"
 #include "validator/report.h"
 
 static const char *const names[] = {
@@ -45,6 +47,45 @@ static stg_report *run(const uint8_t *data, size_t size, const stg_limits *lim, 
     stg_check_buffer(data, size, name, &ctx);
     stg_report_finish(r);
     return r;
+}
+
+/* The report's JSON record (stg_report_to_json): as long as said, one JSON value the project's
+ * strict parser reads to its end, whatever names the file carried; a short buffer gets its
+ * prefix. */
+static void check_json_record(const stg_report *r, const char *name)
+{
+    size_t n = 0, again = 0;
+    if (stg_report_to_json(r, name, NULL, 0, &n) != STG_OK) {
+        abort();
+    }
+    char *json = malloc(n + 1);
+    if (json == NULL) {
+        return;
+    }
+    if (stg_report_to_json(r, name, json, n + 1, &again) != STG_OK || again != n ||
+        strlen(json) != n) {
+        abort();
+    }
+    char small[8];
+    if (stg_report_to_json(r, name, small, sizeof small, &again) != STG_OK || again != n ||
+        strncmp(small, json, sizeof small - 1) != 0) {
+        abort();
+    }
+    stg_arena arena;
+    stg_arena_init(&arena, (size_t)64 << 20);
+    stg_json_parser p;
+    stg_json_init(&p, (const uint8_t *)json, n, 64, &arena);
+    stg_json_event ev;
+    stg_json_type t;
+    do {
+        t = stg_json_next(&p, &ev);
+    } while (t != STG_JSON_END && t != STG_JSON_ERROR);
+    if (t != STG_JSON_END || ev.offset != n) {
+        abort();
+    }
+    stg_json_release(&p);
+    stg_arena_release(&arena);
+    free(json);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -97,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (stg_report_count(a) == 0 && v != STG_VERDICT_OK) {
         abort();
     }
+    check_json_record(a, name);
     stg_report_free(a);
     stg_report_free(b);
     return 0;

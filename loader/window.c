@@ -184,6 +184,66 @@ static bool has_eocd_signature(const uint8_t *p, size_t n)
 #endif
 }
 
+/* Moves the prefix past the zero bytes that follow it in the file (up to the first other byte
+ * or the copied tail), reading them through a small buffer: the image already holds zeros
+ * there, so nothing is copied or held. The bytes read count for progress and the hash. */
+static stg_status pass_zero_run(stg_image *img, int *err)
+{
+    enum { CHUNK = 1 << 20 };
+    uint8_t *buf = stg_mem_alloc(CHUNK);
+    if (buf == NULL) {
+        return STG_E_NOMEM;
+    }
+    stg_status st = STG_OK;
+    size_t at = img->prefix;
+    while (at < img->tail) {
+        size_t want = img->tail - at < CHUNK ? img->tail - at : CHUNK;
+        ssize_t n = pread(img->fd, buf, want, (off_t)at);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            *err = n < 0 ? errno : 0;
+            st = n < 0 ? STG_E_IO : STG_FILE_CHANGED;
+            break;
+        }
+        /* zero prefix of what was read: buf[0] == 0 and each byte equals the next */
+        size_t zeros = 0;
+        if (buf[0] == 0) {
+            zeros = (size_t)n;
+            if (n > 1 && memcmp(buf, buf + 1, (size_t)n - 1) != 0) {
+                zeros = 1;
+                while (buf[zeros] == 0) {
+                    zeros++;
+                }
+            }
+        }
+        if (img->hash != NULL && !img->hash_failed && img->hashed == at && zeros > 0) {
+            if (stg_sha256_update(img->hash, buf, zeros) == STG_OK) {
+                img->hashed += zeros;
+            } else {
+                img->hash_failed = true;
+            }
+        }
+        if (img->progress != NULL) {
+            __atomic_fetch_add(img->progress, (uint64_t)zeros, __ATOMIC_RELAXED);
+        }
+        at += zeros;
+        if (zeros < (size_t)n) {
+            break;
+        }
+    }
+    stg_mem_free(buf);
+    if (st == STG_OK) {
+        img->prefix = at;
+        if (at >= img->tail) {
+            img->prefix = img->size;
+            img->tail = img->size;
+        }
+    }
+    return st;
+}
+
 stg_status stg_image_fill_safetensors(stg_image *img, bool name_says_safetensors,
                                       bool *is_safetensors, int *err)
 {
@@ -224,19 +284,31 @@ stg_status stg_image_fill_safetensors(stg_image *img, bool name_says_safetensors
     if (has_eocd_signature(img->bytes + img->tail, img->size - img->tail)) {
         return stg_image_fill_all(img, err);
     }
-    /* The polyglot pickle check walks from offset 0 over the whole buffer: double the prefix
-     * until a walk of it settles (its outcome then is the whole file's, stg_pickle_ran_out). */
+    /* The polyglot pickle check walks from offset 0 over the whole buffer as a file's first
+     * pickle (stg_pickle_sniff_file): grow the prefix until a walk of it settles (its outcome
+     * then is the whole file's, stg_pickle_ran_out_of). The walk gets past the length's bytes
+     * 4 to 7 (zero: a header is under 2^32 bytes, and a zero byte is no opcode) only inside an
+     * argument: a counted one, whose end is known (past the file's end, the walk is settled),
+     * or a text line, which runs to the next '\n'. Zero bytes end no line and are no opcode,
+     * so a run of them after the prefix is passed over, read but never held (the image reads
+     * as zeros there): only the bytes copied grow, by doubling. */
+    size_t copied = img->prefix;
     for (;;) {
         bool ran_out = false, oom = false;
         size_t stop_end = 0;
-        (void)stg_pickle_sniff_window(img->bytes, img->prefix, &stop_end, &ran_out, &oom);
+        (void)stg_pickle_sniff_file(img->bytes, img->prefix, img->size, &stop_end, &ran_out, &oom);
         if (oom) {
             return STG_E_NOMEM;
         }
         if (!ran_out || stg_image_whole(img)) {
             return STG_OK;
         }
-        size_t next = img->prefix > img->size / 2 ? img->size : img->prefix * 2;
+        st = pass_zero_run(img, err);
+        if (st != STG_OK || stg_image_whole(img)) {
+            return st;
+        }
+        size_t next = copied > img->size - img->prefix ? img->size : img->prefix + copied;
+        copied *= 2;
         st = grow_prefix(img, next, err);
         if (st != STG_OK) {
             return st;

@@ -10,8 +10,10 @@
  *  - stg_image_fill_all: the whole file (every format but safetensors needs all of its bytes);
  *  - stg_image_fill_safetensors: what the safetensors rules and their polyglot checks read
  *    (dispatch/polyglot.h): the first 8 + n bytes (length and header) plus 64 KiB, and the
- *    last 65,557 bytes (where a zip end record may sit). Then the prefix is doubled while a
- *    pickle walk from offset 0 could still read past it (stg_pickle_sniff_window), and the
+ *    last 65,557 bytes (where a zip end record may sit). Then the prefix grows while a
+ *    pickle walk from offset 0 could still read past it (stg_pickle_sniff_file): a run of
+ *    zero bytes after it is read through a small buffer and passed over (the image holds
+ *    zeros there already), other bytes are copied, doubling what is copied; and the
  *    whole file is copied when the last 65,557 bytes hold a zip end-record signature (an
  *    appended archive's directory and members may be anywhere). A benign safetensors file is
  *    thus held as its header plus about 129 KiB, whatever its size.

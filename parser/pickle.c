@@ -267,6 +267,7 @@ static const char PAST_END_STOP[] = "the data ends before a STOP opcode";
 static const char PAST_END_INLINE[] = "an inline array runs past the end";
 static const char PAST_END_FRAME[] = "a FRAME runs past the end of the data";
 static const char PAST_END_ARG[] = "the argument runs past the end of the data";
+static const char PAST_END_LINES[] = "a GLOBAL/INST argument is not two complete lines";
 
 #define FAIL(w, off, msg)        \
     do {                         \
@@ -883,15 +884,29 @@ static bool decode_escaped(const uint8_t *s, size_t n, uint8_t *out, size_t *out
 /* raw-unicode-escape as CPython decodes it (protocol 0 UNICODE), output as UTF-8: a run of k
  * backslashes followed by u/U is an escape when k is odd (k - 1 stay literal); \u takes exactly
  * 4 hex digits, \U exactly 8 (at most 0x10FFFF); every other byte is the code point of the same
- * value. out may be NULL to validate; it needs 2 * n bytes. */
+ * value. out may be NULL to validate; it needs 2 * n bytes. out_len (may be NULL when out is)
+ * gets the output's length. */
 static bool decode_rawuni(const uint8_t *s, size_t n, uint8_t *out, size_t *out_len)
 {
     size_t o = 0;
     uint8_t tmp[4];
     for (size_t i = 0; i < n;) {
         uint8_t ch = s[i];
+        if (ch != '\\' && out == NULL) {
+            /* validating: up to the next backslash every byte is one code point below U+0100,
+             * one UTF-8 byte or two; without out_len only escapes matter (a line of megabytes
+             * of tensor data costs a memchr) */
+            const uint8_t *bs = memchr(s + i, '\\', n - i);
+            size_t end = bs != NULL ? (size_t)(bs - s) : n, high = 0;
+            for (size_t j = i; out_len != NULL && j < end; j++) {
+                high += (size_t)(s[j] >> 7);
+            }
+            o += end - i + high;
+            i = end;
+            continue;
+        }
         if (ch != '\\') {
-            size_t k = stg_utf8_put(out != NULL ? out + o : tmp, ch);
+            size_t k = stg_utf8_put(out + o, ch);
             o += k;
             i++;
             continue;
@@ -930,7 +945,9 @@ static bool decode_rawuni(const uint8_t *s, size_t n, uint8_t *out, size_t *out_
         i += count;
         o += stg_utf8_put(out != NULL ? out + o : tmp, cp);
     }
-    *out_len = o;
+    if (out_len != NULL) {
+        *out_len = o;
+    }
     return true;
 }
 
@@ -1023,6 +1040,7 @@ static stg_pickle_status push_string(stg_pickle_walker *w, stg_cursor *c, stg_pv
                                      uint64_t n, bool check_utf8, uint64_t op_off)
 {
     if (n > stg_cur_avail(c)) {
+        w->need_end = n > UINT64_MAX - c->pos ? UINT64_MAX : c->pos + n;
         FAIL(w, op_off, PAST_END_STRING);
     }
     if (n > w->lim.max_string && w->hooks->string_limit != NULL) {
@@ -1115,7 +1133,7 @@ static stg_pickle_status read_global_lines(stg_pickle_walker *w, stg_cursor *c, 
     const uint8_t *m, *nm;
     size_t ml, nl;
     if (!read_line(c, &m, &ml) || !read_line(c, &nm, &nl)) {
-        FAIL(w, off, "a GLOBAL/INST argument is not two complete lines");
+        FAIL(w, off, PAST_END_LINES);
     }
     if (!stg_utf8_valid(m, ml, false, NULL) || !stg_utf8_valid(nm, nl, false, NULL)) {
         FAIL(w, off, "a GLOBAL/INST module or name is not valid UTF-8");
@@ -1367,6 +1385,9 @@ static stg_pickle_status read_text_arg(stg_pickle_walker *w, stg_cursor *c, uint
 
 /* Persistent ids: PERSID (a text line), BINPERSID (a stack value). */
 
+static const char NO_PERSISTENT_LOAD[] =
+    "a persistent id, and the reader sets no persistent_load (it raises UnpicklingError)";
+
 static stg_pickle_status persistent_result(stg_pickle_walker *w, const stg_pv *pid, uint64_t op_off)
 {
     if (w->hooks->persid != NULL) {
@@ -1380,6 +1401,8 @@ static stg_pickle_status load_persid(stg_pickle_walker *w, stg_cursor *c, uint8_
                                      uint64_t op_off)
 {
     (void)op;
+    /* The C unpickler raises before it reads the line, so no byte after the opcode matters. */
+    NEED(!w->no_persistent_load, NO_PERSISTENT_LOAD);
     stg_text_arg t;
     CHECK(read_text_arg(w, c, op_off, &t));
     for (size_t i = 0; i < t.n; i++) {
@@ -1394,6 +1417,7 @@ static stg_pickle_status load_binpersid(stg_pickle_walker *w, stg_cursor *c, uin
 {
     (void)c;
     (void)op;
+    NEED(!w->no_persistent_load, NO_PERSISTENT_LOAD);
     stg_pv pid;
     NEED(pop(w, &pid), UNDERFLOW);
     return persistent_result(w, &pid, op_off);
@@ -1433,8 +1457,7 @@ static stg_pickle_status load_unicode(stg_pickle_walker *w, stg_cursor *c, uint8
     (void)op;
     stg_text_arg t;
     CHECK(read_text_arg(w, c, op_off, &t));
-    size_t dl;
-    NEED(decode_rawuni(t.p, t.n, NULL, &dl), "a UNICODE argument has a bad \\u escape");
+    NEED(decode_rawuni(t.p, t.n, NULL, NULL), "a UNICODE argument has a bad \\u escape");
     return push_text_arg(w, STG_ENC_RAWUNI, t.at, t.n, op_off);
 }
 
@@ -1811,7 +1834,10 @@ static stg_pickle_status load_frame(stg_pickle_walker *w, stg_cursor *c, uint8_t
     NEED(stg_cur_take(c, 8, &p) == STG_OK, TRUNC);
     uint64_t u64 = stg_le64(p);
     NEED(u64 <= STG_SSIZE_MAX, "a FRAME length exceeds the largest Python size");
-    NEED(u64 <= stg_cur_avail(c), PAST_END_FRAME);
+    if (u64 > stg_cur_avail(c)) {
+        w->need_end = c->pos + u64; /* u64 <= 2^63 - 1: no overflow */
+        FAIL(w, op_off, PAST_END_FRAME);
+    }
     if (w->frame_end != 0 && w->hooks->frame_divergence != NULL) {
         w->hooks->frame_divergence(w->hooks->ctx, op_off); /* op_off < frame_end */
     }
@@ -1920,6 +1946,7 @@ static void walk_reset(stg_pickle_walker *w, const uint8_t *buf, size_t len)
 {
     w->buf = buf;
     w->len = len;
+    w->need_end = 0;
     w->sp = 0;
     w->nmarks = 0;
     w->npool = 0;
@@ -1989,6 +2016,11 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
     }
 }
 
+bool stg_pickle_ran_out_of(const stg_pickle_walker *w, stg_pickle_status st, uint64_t total)
+{
+    return stg_pickle_ran_out(w, st) && !(w->need_end > total);
+}
+
 bool stg_pickle_ran_out(const stg_pickle_walker *w, stg_pickle_status st)
 {
     if (st == STG_PW_STOP) {
@@ -1999,5 +2031,5 @@ bool stg_pickle_ran_out(const stg_pickle_walker *w, stg_pickle_status st)
     }
     const char *m = w->err_msg;
     return m == PAST_END_STRING || m == PAST_END_STOP || m == PAST_END_INLINE ||
-           m == PAST_END_FRAME || m == PAST_END_ARG;
+           m == PAST_END_FRAME || m == PAST_END_ARG || m == PAST_END_LINES;
 }

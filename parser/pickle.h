@@ -183,6 +183,13 @@ struct stg_pickle_walker {
     const char *err_limit;
     uint64_t err_value;
     uint64_t opcodes; /* opcodes walked, all walks */
+    /* Set after stg_pickle_init when the reader sets no persistent_load (a file's first
+     * pickle as torch.load, pickle.load, numpy.load and joblib.load read it): PERSID and
+     * BINPERSID then end the walk as an error, as they end those loads. */
+    bool no_persistent_load;
+    /* The walk failed on a counted argument (string, bytes, FRAME) that needs the data to
+     * reach this offset (UINT64_MAX: beyond any size); 0 otherwise. */
+    uint64_t need_end;
 };
 
 /* Prepares a walker (no allocation yet). hooks may be NULL. */
@@ -209,6 +216,9 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
  * the same first len bytes ends the same way: loader/window.c reads files in growing windows
  * on that promise. */
 bool stg_pickle_ran_out(const stg_pickle_walker *w, stg_pickle_status st);
+/* stg_pickle_ran_out for a walk of the first bytes of data that is total bytes long: false also
+ * when the walk failed on a counted argument ending past total (no longer prefix helps). */
+bool stg_pickle_ran_out_of(const stg_pickle_walker *w, stg_pickle_status st, uint64_t total);
 
 /* Accessors for hooks. */
 /* Element i of a tracked TUPLE (false when untracked or out of range). */

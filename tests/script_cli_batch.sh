@@ -3,7 +3,9 @@
 #  - SARIF output validates against the official SARIF 2.1.0 schema (tests/data/sarif) and has the
 #    fields GitHub code scanning reads (rule help text and markdown, security-severity and tags,
 #    region.startLine, partialFingerprints stable across runs, relative URIs under %SRCROOT%,
-#    artifacts with SHA-256), and never lists its own output file;
+#    artifacts with SHA-256), and never lists its own output file; a passing file raises no
+#    alert (info findings only with --sarif-info), rules rank per code, messages name what
+#    they are about;
 #  - JSON Lines records validate against docs/cli.schema.json (file, summary, inspect);
 #  - --shard K/N: the union of the shards is the whole scan, with no overlap;
 #  - --files-from (newline and --null lists, - for stdin) and --check (sha256sum lists).
@@ -106,6 +108,56 @@ if errs:
     sys.exit("sarif: " + "; ".join(errs[:8]))
 PYEOF
 rm -f models/out.sarif
+
+# ---- SARIF alerts (issue 24): a passing file raises none (its info findings are left out unless
+# --sarif-info); a rule's security-severity is its code's, whatever else the run found; the
+# message text names the global or tensor.
+"$B" scan --format sarif models/torch/pytorch_model.bin > "$tmp/pass.sarif"
+rc=$?
+[ $rc -eq 0 ] || bad "sarif of a weights-only pytorch_model.bin: exit $rc, want 0"
+"$B" scan --format sarif --sarif-info models/torch/pytorch_model.bin > "$tmp/pass-info.sarif"
+"$B" scan --format sarif --sarif-info models/torch models/unsafe models/broken > "$tmp/mixed.sarif"
+"$B" scan --format sarif --sarif-info models/unsafe/os_system.pkl > "$tmp/unsafe.sarif"
+"$PY" - "$SRC/tests/data/sarif/sarif-schema-2.1.0.json" "$tmp/pass.sarif" "$tmp/pass-info.sarif" \
+    "$tmp/mixed.sarif" "$tmp/unsafe.sarif" <<'PYEOF' || fail=1
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+docs = [json.load(open(p)) for p in sys.argv[2:]]
+for d in docs:
+    jsonschema.Draft4Validator(schema).validate(d)
+runs = [d["runs"][0] for d in docs]
+errs = []
+# 1. the passing file: no result, no rule, but its artifact
+if runs[0]["results"] or runs[0]["tool"]["driver"]["rules"] or len(runs[0]["artifacts"]) != 1:
+    errs.append("a passing file raised results: %r" % runs[0]["results"])
+# --sarif-info: its pickle_file info finding is a note
+info = runs[1]["results"]
+if [(r["ruleId"], r["level"]) for r in info] != [("pickle_file", "note")]:
+    errs.append("--sarif-info: %r" % [(r["ruleId"], r["level"]) for r in info])
+# 2. security-severity per code: pickle_file ranks the same alone, next to an unsafe pickle
+# (whose pickle_file is a warning) and in the unsafe file's run
+def sev(run, rule):
+    return [r["properties"]["security-severity"] for r in run["tool"]["driver"]["rules"]
+            if r["id"] == rule]
+pf = [sev(r, "pickle_file") for r in runs[1:]]
+if any(len(x) != 1 for x in pf) or len({x[0] for x in pf}) != 1:
+    errs.append("pickle_file security-severity differs between runs: %r" % pf)
+if sev(runs[2], "pickle_global_dangerous") != ["9.5"] or sev(runs[2], "offsets_overlap") != ["7.0"]:
+    errs.append("per-code severities: %r %r" % (sev(runs[2], "pickle_global_dangerous"),
+                                                sev(runs[2], "offsets_overlap")))
+levels = {(r["ruleId"], r["level"]) for r in runs[2]["results"]}
+if ("pickle_file", "note") not in levels or ("pickle_file", "warning") not in levels:
+    errs.append("a result's level is its finding's severity: %r" % sorted(levels))
+# 3. message.text names the global and the tensor
+texts = {r["ruleId"]: r["message"]["text"] for r in runs[2]["results"]}
+if "[global posix.system]" not in texts.get("pickle_global_dangerous", "") and \
+        "[global os.system]" not in texts.get("pickle_global_dangerous", ""):
+    errs.append("global not in message: %r" % texts.get("pickle_global_dangerous"))
+if '[tensor "' not in texts.get("offsets_overlap", ""):
+    errs.append("tensor not in message: %r" % texts.get("offsets_overlap"))
+if errs:
+    sys.exit("sarif alerts: " + "; ".join(errs))
+PYEOF
 # Links: a link in the tree is its own artifact (the path a user sees), with its resolved target
 # as properties.blob and the target's digest; a path with ".." is resolved and made relative.
 ln -s model.safetensors models/link.safetensors

@@ -72,6 +72,13 @@ pcfile=$(find "$prefix" -name stguard.pc | head -1)
 config=$(find "$prefix" -name stguardConfig.cmake | head -1)
 [ -n "$pcfile" ] || { echo "FAIL: stguard.pc not installed" >&2; exit 1; }
 [ -n "$config" ] || { echo "FAIL: stguardConfig.cmake not installed" >&2; exit 1; }
+# Nothing is linked against libcrypto (it is loaded at run time): the installed CMake files
+# must not ask a consumer for OpenSSL (issue 24).
+if grep -rn "OpenSSL" "$(dirname "$config")" >/dev/null; then
+    echo "FAIL: the installed CMake files name OpenSSL:" >&2
+    grep -rn "OpenSSL" "$(dirname "$config")" >&2
+    exit 1
+fi
 libdir=$(dirname "$(find "$prefix" -name 'libstguard.so.1' | head -1)")
 [ -f "$libdir/libstguard.a" ] || { echo "FAIL: static library not installed" >&2; exit 1; }
 
@@ -102,11 +109,29 @@ if [ "$(cache_get STG_BUILD_TOOLS)" != "OFF" ]; then
 fi
 
 mkdir -p "$tmp/src"
-cat >"$tmp/src/consumer.c" <<'C'
+# The README's first C example (the upload gate), compiled as the body of gate(): it must build
+# against the installed header and give 0 for a valid file, -1 for a pickle calling os.system.
+readme_gate=$(awk '/^## Using the library/ {on = 1} on && /^```c/ {inside = 1; next}
+                   inside && /^```/ {exit} inside && !/^#include/ {print}' "$STG_SOURCE_DIR/README.md")
+[ -n "$readme_gate" ] || { echo "FAIL: no C example under README's 'Using the library'" >&2; exit 1; }
+{
+cat <<'C'
 #include <stdio.h>
 #include <string.h>
 
 #include <stguard/stguard.h>
+
+static void log_line(const char *json)
+{
+    printf("gate record: %.60s...\n", json);
+}
+
+static int gate(const void *buf, size_t len, const char *name)
+{
+C
+echo "$readme_gate"
+echo "}"
+cat <<'C'
 
 /* Builds "<u64 n><header padded with spaces to 8 + n = 0 mod 8><2 data bytes>". */
 static size_t make_file(unsigned char *out, size_t cap)
@@ -156,6 +181,12 @@ int main(void)
         return 1;
     }
     int bad = expect(buf, len, STG_VERDICT_OK, "valid file");
+    static const unsigned char os_system[] = "\x80\x02\x63os\nsystem\nX\x02\x00\x00\x00id\x85R.";
+    if (gate(buf, len, "model.safetensors") != 0 ||
+        gate(os_system, sizeof os_system - 1, "model.bin") != -1) {
+        fprintf(stderr, "the README's upload gate lets the wrong file through\n");
+        bad = 1;
+    }
     memset(buf, 0, 8); /* header length 0: header_length_invalid */
     bad |= expect(buf, len, STG_VERDICT_INVALID, "zero header length");
     if (strcmp(stg_version(), STG_VERSION_STRING) != 0) {
@@ -169,6 +200,7 @@ int main(void)
     return bad;
 }
 C
+} >"$tmp/src/consumer.c"
 cat >"$tmp/src/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.16)
 project(stguard_consumer LANGUAGES C)

@@ -513,6 +513,16 @@ static const struct range_case {
     {"1.7976931348623157e308", false},
     {"1.7976931348623158e308", false}, /* finite; serde_json 1.0.87 overflows it (docs/json.md) */
     {"17976931348623158e292", false},
+    /* issue 24: at or above the midpoint, 18 significant digits scaled by 10^291: serde_json
+     * 1.0.87 rounds them to DBL_MAX and accepts them; each rounds to infinity (docs/json.md) */
+    {"1.79769313486231581e308", true},
+    {"1.79769313486231599e308", true},
+    {"-179769313486231590e291", true},
+    {"0.0179769313486231581e310", true},
+    {"1.797693134862315808e308", true},
+    {"1.79769313486231580e308", false}, /* below the midpoint: finite */
+    {"179769313486231580e291", false},
+    {"1.797693134862315807e308", false},
     {"1e308", false},
     {"0.00001e313", false},
     {"0e99999999", false},

@@ -383,6 +383,8 @@ static const struct {
     {"STRING bad \\x digit", "S'\\xg0'\n.", 9, 0, "a STRING argument has a bad escape"},
     {"UNICODE bad hex", "V\\u00g0\n.", 9, 0, "a UNICODE argument has a bad \\u escape"},
     {"UNICODE \\U short", "V\\U0001\n.", 9, 0, "a UNICODE argument has a bad \\u escape"},
+    {"UNICODE bad hex after text", "Vab\xe9\\u00g0\n.", 12, 0,
+     "a UNICODE argument has a bad \\u escape"},
     {"BINUNICODE8 bad UTF-8", "\x8d\x01\x00\x00\x00\x00\x00\x00\x00\xff.", 11, 0,
      "a BINUNICODE argument is not valid UTF-8"},
     {"SHORT_BINUNICODE 4-byte over U+10FFFF", "\x8c\x04\xf4\x90\x80\x80.", 7, 0,
@@ -517,6 +519,10 @@ static const struct {
     {"V\\U0001F600\n", 12, STG_PV_STR, "\xf0\x9f\x98\x80", 4},
     {"V\\u20ac\n", 8, STG_PV_STR, "\xe2\x82\xac", 3},
     {"V\xe9\n", 3, STG_PV_STR, "\xc3\xa9", 2},
+    {"Vab\xe9\\u0041cd\n", 13, STG_PV_STR,
+     "ab\xc3\xa9"
+     "Acd",
+     7},
     {"V\\x\n", 4, STG_PV_STR, "\\x", 2},
     {"X\x02\x00\x00\x00\xc3\xa9", 7, STG_PV_STR, "\xc3\xa9", 2},
     {"U\x03"

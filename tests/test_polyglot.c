@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "dispatch/check.h"
 #include "dispatch/polyglot.h"
+#include "validator/pickle_scan.h"
 #include "validator/report.h"
 #include "zipbuild.h"
 
@@ -364,6 +366,200 @@ START_TEST(test_zip_end_record_that_is_a_tar)
 }
 END_TEST
 
+/* A sparse safetensors file: one U8 tensor over data_len zero bytes, the header padded with
+ * spaces until its length's low byte is low_byte; `extra` (when not NULL) is written at
+ * data offset extra_at. Returns the path (in dir; free it). */
+static char *sparse_safetensors(const char *dir, uint8_t low_byte, uint64_t data_len,
+                                const char *extra, uint64_t extra_at)
+{
+    char json[160];
+    int jl = snprintf(json, sizeof json,
+                      "{\"w\":{\"dtype\":\"U8\",\"shape\":[%llu],\"data_offsets\":[0,%llu]}}",
+                      (unsigned long long)data_len, (unsigned long long)data_len);
+    size_t n = (size_t)jl;
+    while ((n & 0xff) != low_byte) {
+        n++;
+    }
+    uint8_t *head = malloc(8 + n);
+    ck_assert_ptr_nonnull(head);
+    for (int i = 0; i < 8; i++) {
+        head[i] = (uint8_t)((uint64_t)n >> (8 * i));
+    }
+    memset(head + 8, ' ', n);
+    memcpy(head + 8, json, (size_t)jl);
+    char *path = malloc(strlen(dir) + 32);
+    ck_assert_ptr_nonnull(path);
+    sprintf(path, "%s/sparse.safetensors", dir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(head, 1, 8 + n, f), 8 + n);
+    if (extra != NULL) {
+        ck_assert_int_eq(fseeko(f, (off_t)(8 + n + extra_at), SEEK_SET), 0);
+        ck_assert_uint_eq(fwrite(extra, 1, strlen(extra), f), strlen(extra));
+    }
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(truncate(path, (off_t)(8 + n + data_len)), 0);
+    free(head);
+    return path;
+}
+
+/* Scans path with at most cap bytes held (max_inflate_bytes bounds the image: more would be
+ * limit_exceeded). */
+static stg_report *scan_capped(const char *path, uint64_t cap, bool digest)
+{
+    stg_scan_options opt;
+    stg_scan_options_default(&opt);
+    opt.digest = digest;
+    opt.limits.max_inflate_bytes = cap;
+    stg_report *r = NULL;
+    ck_assert_int_eq(stg_scan_path(path, &opt, &r), STG_OK);
+    return r;
+}
+
+/* Issue 24: a 3 GiB file whose header length's low byte is 0x50 (PERSID) and whose data is
+ * zeros was copied whole by the pickle probe (limit_exceeded past max_inflate_bytes). The
+ * readers of a file's first pickle set no persistent_load: the probe settles at byte 0, so the
+ * file is ok with 1 MiB held (the header plus the two 64 KiB windows). */
+START_TEST(test_persid_first_byte_sparse_file_ok)
+{
+    char *dir = tu_tempdir();
+    char *path = sparse_safetensors(dir, 0x50, (uint64_t)3 << 30, NULL, 0);
+    stg_report *r = scan_capped(path, (uint64_t)1 << 20, false);
+    ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
+    ck_assert_uint_eq(stg_report_size(r), ((uint64_t)3 << 30) + 8 + 0x50);
+    stg_report_free(r);
+    free(path);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The same with 0x56 (UNICODE, a text line that zero bytes do not end): the zeros are read
+ * through a small buffer, never held. Under 1 MiB held the 64 MiB file still passes (warn: the
+ * header length 0x56 is not a multiple of 8), and its digest (the zeros passed over are hashed
+ * as they are read) is the file's. */
+START_TEST(test_text_line_over_zero_data_held_bounded)
+{
+    char *dir = tu_tempdir();
+    char *path = sparse_safetensors(dir, 0x56, (uint64_t)64 << 20, NULL, 0);
+    stg_report *r = scan_capped(path, (uint64_t)1 << 20, true);
+    size_t len;
+    uint8_t *buf = tu_read_file(path, &len);
+    char want[65];
+    ck_assert_int_eq(stg_sha256_hex(buf, len, want), STG_OK);
+    free(buf);
+    ck_assert_ptr_nonnull(stg_report_sha256(r));
+    ck_assert_str_eq(stg_report_sha256(r), want);
+    ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
+    ck_assert_uint_eq(stg_report_count(r), 1);
+    ck_assert_int_eq(stg_report_at(r, 0)->code, STG_HEADER_NOT_PADDED);
+    stg_report_free(r);
+    free(path);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Near miss: the line ends after 32 MiB of zeros and a STOP follows: pickle.load returns the
+ * string, so it is a polyglot pickle, found by the file scan (zeros passed over, 1 MiB held)
+ * as by the buffer scan over the same bytes; with PERSID first (0x50) no reader runs it. */
+START_TEST(test_text_line_ends_after_zero_run)
+{
+    char *dir = tu_tempdir();
+    uint64_t data_len = ((uint64_t)32 << 20) + (1u << 20);
+    for (int persid = 0; persid <= 1; persid++) {
+        char *path = sparse_safetensors(dir, persid ? 0x50 : 0x56, data_len, "\n.",
+                                        (uint64_t)32 << 20);
+        stg_report *r = scan_capped(path, (uint64_t)1 << 20, true);
+        ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "%s", tu_describe(r));
+        ck_assert_msg((tu_find(r, STG_POLYGLOT_PICKLE) >= 0) == !persid, "%s", tu_describe(r));
+        size_t len;
+        uint8_t *buf = tu_read_file(path, &len);
+        stg_report *b = NULL;
+        ck_assert_int_eq(stg_scan_buffer(buf, len, "sparse.safetensors", NULL, &b), STG_OK);
+        ck_assert_msg((tu_find(b, STG_POLYGLOT_PICKLE) >= 0) == !persid, "%s", tu_describe(b));
+        ck_assert_int_eq(stg_report_verdict(b), stg_report_verdict(r));
+        ck_assert_str_eq(stg_report_sha256(b), stg_report_sha256(r));
+        stg_report_free(b);
+        free(buf);
+        stg_report_free(r);
+        free(path);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The probe of loader/window.c stops copying once a walk of the prefix settles: every cut of a
+ * pickle that runs to STOP at its end must say the walk ran out, wherever the cut falls (a
+ * GLOBAL cut between or inside its two lines was taken as settled, so a GLOBAL straddling a
+ * window's end hid the rest of a polyglot pickle). PERSID and BINPERSID settle at once: a
+ * file's first pickle has no persistent_load. */
+START_TEST(test_sniff_file_cut_anywhere_runs_out)
+{
+#define PK(lit)                                 \
+    {                                           \
+        (const uint8_t *)(lit), sizeof(lit) - 1 \
+    }
+    static const struct {
+        const uint8_t *b;
+        size_t len;
+    } pickles[] = {
+        PK("\x80\x02"
+           "cos\nsystem\nX\x02\x00\x00\x00id\x85R."),
+        PK("(ios\nsystem\nS'id'\np0\n."),
+        PK("Vheader\x00\x00zeros\n(lp0\nI1\naF2.5\na."),
+    };
+#undef PK
+    for (size_t p = 0; p < sizeof pickles / sizeof pickles[0]; p++) {
+        const uint8_t *b = pickles[p].b;
+        size_t len = pickles[p].len, end = 0;
+        bool ran_out = true, oom = false;
+        ck_assert_msg(stg_pickle_sniff_file(b, len, len, &end, &ran_out, &oom), "pickle %zu", p);
+        ck_assert_uint_eq(end, len);
+        ck_assert(!ran_out);
+        for (size_t k = 1; k < len; k++) {
+            ck_assert_msg(!stg_pickle_sniff_file(b, k, len, &end, &ran_out, &oom) && ran_out,
+                          "pickle %zu cut at %zu did not run out", p, k);
+        }
+    }
+    static const char persid[] = "P0\n.", binpersid[] = "Vx\nQ.";
+    bool ran_out = true, oom = false;
+    size_t end = 0;
+    ck_assert(stg_pickle_sniff((const uint8_t *)persid, 4, &end, &oom)); /* any reader */
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 4, 4, &end, &ran_out, &oom));
+    ck_assert(!ran_out);
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 1, 4, &end, &ran_out, &oom));
+    ck_assert(!ran_out); /* settled at byte 0: nothing after PERSID is read */
+    ck_assert(stg_pickle_sniff((const uint8_t *)binpersid, 5, &end, &oom));
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)binpersid, 5, 5, &end, &ran_out, &oom));
+    ck_assert(!ran_out);
+}
+END_TEST
+
+/* A counted argument (FRAME, BINUNICODE, ...) ending past the file's end settles the walk: no
+ * longer prefix can hold it (a safetensors length starting 0x95 is a FRAME whose 8-byte length
+ * takes the header's '{': 0x7b << 56 bytes). One ending inside the file does not. */
+START_TEST(test_sniff_file_counted_past_file_end_settles)
+{
+    static const uint8_t frame[16] = {0x95, 0x50, 0,   0,   0,   0,   0,   0,
+                                      '{',  '"',  'a', '"', ':', ' ', ' ', ' '};
+    static const uint8_t binuni[16] = {'X', 100, 0,   0,   0,   'a', 'b', 'c',
+                                       'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'};
+    bool ran_out = false, oom = false;
+    size_t end = 0;
+    ck_assert(!stg_pickle_sniff_file(frame, 16, (uint64_t)6 << 30, &end, &ran_out, &oom));
+    ck_assert(!ran_out);
+    ck_assert(!stg_pickle_sniff_file(binuni, 16, 104, &end, &ran_out, &oom));
+    ck_assert(!ran_out); /* 5 + 100 bytes needed, 104 in the file */
+    ck_assert(!stg_pickle_sniff_file(binuni, 16, 105, &end, &ran_out, &oom));
+    ck_assert(ran_out); /* near miss: the string may end inside the file */
+    ck_assert(!stg_pickle_sniff_window(binuni, 16, &end, &ran_out, &oom));
+    ck_assert(ran_out); /* the file's size unknown */
+}
+END_TEST
+
 static Suite *polyglot_suite(void)
 {
     Suite *s = suite_create("polyglot");
@@ -378,6 +574,11 @@ static Suite *polyglot_suite(void)
     tcase_add_test(tc, test_zip_offset_overflow_not_first_byte);
     tcase_add_test(tc, test_zip64_placeholder_without_extra_not_first_byte);
     tcase_add_test(tc, test_zip_end_record_that_is_a_tar);
+    tcase_add_test(tc, test_persid_first_byte_sparse_file_ok);
+    tcase_add_test(tc, test_text_line_over_zero_data_held_bounded);
+    tcase_add_test(tc, test_text_line_ends_after_zero_run);
+    tcase_add_test(tc, test_sniff_file_cut_anywhere_runs_out);
+    tcase_add_test(tc, test_sniff_file_counted_past_file_end_settles);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,7 +24,7 @@ typedef struct cli_summary {
 } cli_summary;
 
 /* Version of the JSON Lines record shapes (the "schema" field; docs/cli.schema.json). */
-#define CLI_JSON_SCHEMA 1
+#define CLI_JSON_SCHEMA STG_REPORT_JSON_SCHEMA
 
 /* One tensor of `inspect`. */
 typedef struct cli_inspect_tensor {
@@ -64,6 +64,9 @@ size_t cli_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
  * characters, invalid UTF-8 and bidirectional formatting characters as escapes; with quoted,
  * also `"` and `\` are escaped. */
 void cli_text_escape(FILE *out, const char *s, size_t len, bool quoted);
+/* What a finding names, as the text output writes it after the message: [tensor "..."],
+ * [global module.name], [member "..." @offset], [limit ...] (each when present). */
+void cli_text_finding_names(FILE *out, const stg_finding *f);
 /* `path: VERDICT (format)` then one indented line per finding. path overrides the report's. */
 void cli_text_record(FILE *out, const stg_report *r, const char *path);
 void cli_text_summary(FILE *out, const cli_summary *s);
@@ -83,6 +86,7 @@ void cli_text_inspect_onnx(FILE *out, const char *path, const stg_onnx *m);
 bool cli_json_string(FILE *out, const char *s, size_t len);
 /* true when s[0..len) is valid UTF-8. */
 bool cli_utf8_valid(const char *s, size_t len);
+/* The file record: stg_report_to_json and a newline. */
 void cli_json_record(FILE *out, const stg_report *r, const char *path);
 void cli_json_summary(FILE *out, const cli_summary *s);
 void cli_json_inspect(FILE *out, const cli_inspect *in);
@@ -95,7 +99,10 @@ const char *cli_gguf_type_name(uint32_t type);
 /* ---- SARIF 2.1.0 (out_sarif.c): one run, results streamed, rules written at the end ---- */
 
 typedef struct cli_sarif cli_sarif;
-cli_sarif *cli_sarif_begin(FILE *out);
+/* include_info: info findings become `note` results too (--sarif-info); by default they are
+ * left out, so a file that passes raises no alert. */
+cli_sarif *cli_sarif_begin(FILE *out, bool include_info);
+/* The results of r's findings (info ones only with include_info), and its artifact. */
 void cli_sarif_record(cli_sarif *s, const stg_report *r);
 /* Writes the tool (with the rules used), the artifacts, the invocation (exit code; a run stopped
  * by a signal is not successful and says so) and closes the document; frees s. */

@@ -79,90 +79,30 @@ static void json_path_field(FILE *out, const char *key, const char *value)
     }
 }
 
-static void json_finding(FILE *out, const stg_finding *f)
-{
-    fprintf(out, "{\"code\":\"%s\",\"severity\":\"%s\",\"offset\":", stg_code_name(f->code),
-            stg_severity_name(f->severity));
-    if (f->has_offset) {
-        fprintf(out, "%" PRIu64, f->offset);
-    } else {
-        fputs("null", out);
-    }
-    fputs(",\"message\":", out);
-    json_cstr(out, f->message);
-    if (f->tensor != NULL) {
-        fputs(",\"tensor\":", out);
-        cli_json_string(out, f->tensor, f->tensor_len);
-    }
-    if (f->module != NULL && f->name != NULL) {
-        /* the exact bytes (an embedded NUL is \u0000), so display and policy agree */
-        size_t ml = f->module_len, nl = f->name_len;
-        fputs(",\"module\":", out);
-        cli_json_string(out, f->module, ml);
-        fputs(",\"name\":", out);
-        cli_json_string(out, f->name, nl);
-        /* module + "." + name, escaped as one string */
-        char stackbuf[256];
-        char *joined = ml + nl + 2 <= sizeof stackbuf ? stackbuf : malloc(ml + nl + 2);
-        if (joined != NULL) {
-            memcpy(joined, f->module, ml);
-            joined[ml] = '.';
-            memcpy(joined + ml + 1, f->name, nl);
-            fputs(",\"global\":", out);
-            cli_json_string(out, joined, ml + 1 + nl);
-            if (joined != stackbuf) {
-                free(joined);
-            }
-        }
-    }
-    if (f->member != NULL) {
-        fputs(",\"member\":", out);
-        json_cstr(out, f->member);
-        if (f->has_member_offset) {
-            fprintf(out, ",\"member_offset\":%" PRIu64, f->member_offset);
-        }
-    }
-    if (f->limit != NULL) {
-        fputs(",\"limit\":", out);
-        json_cstr(out, f->limit);
-    }
-    fputc('}', out);
-}
-
 void cli_json_record(FILE *out, const stg_report *r, const char *path)
 {
-    if (path == NULL) {
-        path = stg_report_path(r) != NULL ? stg_report_path(r) : "-";
+    /* the library writes the record (stg_report_to_json): one definition for the CLI and for
+     * library users */
+    char stackbuf[4096];
+    size_t n = 0;
+    if (stg_report_to_json(r, path, stackbuf, sizeof stackbuf, &n) != STG_OK) {
+        return;
     }
-    fprintf(out, "{\"type\":\"file\",\"schema\":%d,", CLI_JSON_SCHEMA);
-    json_path_field(out, "path", path);
-    fputc(',', out);
-    json_path_field(out, "blob", stg_report_blob(r));
-    fprintf(out, ",\"format\":\"%s\",\"size\":%" PRIu64 ",\"sha256\":",
-            stg_format_name(stg_report_format(r)), stg_report_size(r));
-    json_cstr(out, stg_report_sha256(r));
-    fprintf(out, ",\"verdict\":\"%s\",\"findings\":[", stg_verdict_name(stg_report_verdict(r)));
-    for (size_t i = 0; i < stg_report_count(r); i++) {
-        if (i > 0) {
-            fputc(',', out);
+    char *json = stackbuf;
+    if (n >= sizeof stackbuf) {
+        json = malloc(n + 1);
+        if (json == NULL || stg_report_to_json(r, path, json, n + 1, &n) != STG_OK) {
+            free(json);
+            fprintf(stderr, "stguard: out of memory writing the record of %s\n",
+                    path != NULL ? path : "-");
+            return;
         }
-        json_finding(out, stg_report_at(r, i));
     }
-    fputs("],\"globals\":[", out);
-    for (size_t i = 0; i < stg_report_global_count(r); i++) {
-        const stg_global *g = stg_report_global_at(r, i);
-        if (i > 0) {
-            fputc(',', out);
-        }
-        fputs("{\"module\":", out);
-        cli_json_string(out, g->module, g->module_len);
-        fputs(",\"name\":", out);
-        cli_json_string(out, g->name, g->name_len);
-        fprintf(out, ",\"offset\":%" PRIu64 ",\"member\":", g->offset);
-        json_cstr(out, g->member);
-        fprintf(out, ",\"class\":\"%s\"}", stg_global_class_name(g->klass));
+    fwrite(json, 1, n, out);
+    fputc('\n', out);
+    if (json != stackbuf) {
+        free(json);
     }
-    fputs("]}\n", out);
 }
 
 void cli_json_summary(FILE *out, const cli_summary *s)

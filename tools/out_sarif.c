@@ -3,8 +3,10 @@
  * startLine 1 and the byte offset and length, a partial fingerprint stable across runs); one
  * artifact per scanned file (length, SHA-256); the rules array lists the codes used, in order of first use,
  * so ruleIndex can be given while results are streamed, each with its help text and a
- * security-severity from the worst severity seen. Paths below the working directory are
- * relative to the base %SRCROOT%; others are absolute file:// URIs of their real path. */
+ * security-severity fixed per code (its default severity, validator/codes.def), never by what
+ * else the run found. Info findings are left out unless asked for (--sarif-info): a file that
+ * passes raises no alert. Paths below the working directory are relative to the base
+ * %SRCROOT%; others are absolute file:// URIs of their real path. */
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -26,10 +28,10 @@ struct cli_sarif {
     size_t results;
     int rule_index[STG_CODE_MAX + 1]; /* -1: not used yet */
     stg_code rules[STG_CODE_MAX + 1];
-    stg_severity rule_worst[STG_CODE_MAX + 1];
     size_t rule_count;
     bool opened;
-    char *srcroot; /* real path of the working directory, with a trailing '/' */
+    bool include_info; /* info findings become note results too */
+    char *srcroot;     /* real path of the working directory, with a trailing '/' */
     sarif_artifact *artifacts;
     size_t artifact_count, artifact_cap;
 };
@@ -172,13 +174,14 @@ static char *artifact_uri(const cli_sarif *s, const char *path, bool *relative)
     return uri_encode(p[0] == '/' ? "file://" : "", p);
 }
 
-cli_sarif *cli_sarif_begin(FILE *out)
+cli_sarif *cli_sarif_begin(FILE *out, bool include_info)
 {
     cli_sarif *s = calloc(1, sizeof *s);
     if (s == NULL) {
         return NULL;
     }
     s->out = out;
+    s->include_info = include_info;
     for (size_t i = 0; i <= STG_CODE_MAX; i++) {
         s->rule_index[i] = -1;
     }
@@ -227,7 +230,7 @@ void cli_sarif_discard(cli_sarif *s)
     free_sarif(s);
 }
 
-static int rule_for(cli_sarif *s, stg_code code, stg_severity sev)
+static int rule_for(cli_sarif *s, stg_code code)
 {
     unsigned c = (unsigned)code;
     if (c > STG_CODE_MAX) {
@@ -236,11 +239,30 @@ static int rule_for(cli_sarif *s, stg_code code, stg_severity sev)
     if (s->rule_index[c] < 0) {
         s->rule_index[c] = (int)s->rule_count;
         s->rules[s->rule_count++] = code;
-        s->rule_worst[c] = sev;
-    } else if (sev > s->rule_worst[c]) {
-        s->rule_worst[c] = sev;
     }
     return s->rule_index[c];
+}
+
+/* message.text: the finding's message, then what it names as the text output writes it
+ * (cli_text_finding_names): dashboards show the text, not the properties. Names are escaped
+ * for display (control and bidirectional characters as escapes), then the whole as JSON. */
+static void write_message(FILE *out, const stg_finding *f)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (m == NULL) {
+        cli_json_string(out, f->message, strlen(f->message));
+        return;
+    }
+    fputs(f->message, m);
+    cli_text_finding_names(m, f);
+    if (fclose(m) == 0 && text != NULL) {
+        cli_json_string(out, text, len);
+    } else {
+        cli_json_string(out, f->message, strlen(f->message));
+    }
+    free(text);
 }
 
 /* FNV-1a over the fields that identify a finding (code, file, member, place), so the same
@@ -310,6 +332,9 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
     s->artifact_count++;
     for (size_t i = 0; i < stg_report_count(r); i++) {
         const stg_finding *f = stg_report_at(r, i);
+        if (f->severity == STG_SEV_INFO && !s->include_info) {
+            continue;
+        }
         if (s->results++ > 0) {
             fputc(',', out);
         }
@@ -317,12 +342,12 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
         fputs("{\"ruleId\":", out);
         cli_json_string(out, name != NULL ? name : "unknown",
                         strlen(name != NULL ? name : "unknown"));
-        int idx = rule_for(s, f->code, f->severity);
+        int idx = rule_for(s, f->code);
         if (idx >= 0) {
             fprintf(out, ",\"ruleIndex\":%d", idx);
         }
         fprintf(out, ",\"level\":\"%s\",\"message\":{\"text\":", level_of(f->severity));
-        cli_json_string(out, f->message, strlen(f->message));
+        write_message(out, f);
         fputs("},\"locations\":[{\"physicalLocation\":{\"artifactLocation\":", out);
         write_location(out, a, ai);
         /* Binary files have no lines: line 1 with the byte offset. Inside an archive member
@@ -365,8 +390,11 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r)
     }
 }
 
-static void write_rule(FILE *out, stg_code c, stg_severity worst)
+/* A rule's level and security-severity come from its code's default severity (strict), so a
+ * rule ranks the same in every run whatever else was found. */
+static void write_rule(FILE *out, stg_code c)
 {
+    stg_severity sev = stg_code_severity(c, STG_PROFILE_STRICT);
     const char *name = stg_code_name(c);
     const char *desc = stg_code_description(c); /* the code table, validator/codes.def */
     if (desc == NULL) {
@@ -407,8 +435,8 @@ static void write_rule(FILE *out, stg_code c, stg_severity worst)
             "},\"defaultConfiguration\":{\"level\":\"%s\"},\"properties\":{\"tags\":"
             "[\"security\",\"supply-chain\",\"%s\"],\"precision\":\"very-high\","
             "\"security-severity\":\"%s\"}}",
-            level_of(worst), strncmp(name, "pickle_", 7) == 0 ? "code-execution" : "model-file",
-            security_severity(worst));
+            level_of(sev), strncmp(name, "pickle_", 7) == 0 ? "code-execution" : "model-file",
+            security_severity(sev));
 }
 
 void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code)
@@ -425,7 +453,7 @@ void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code)
         if (i > 0) {
             fputc(',', out);
         }
-        write_rule(out, s->rules[i], s->rule_worst[s->rules[i]]);
+        write_rule(out, s->rules[i]);
     }
     fputs("]}}", out);
     if (s->srcroot != NULL) {

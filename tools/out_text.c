@@ -84,6 +84,34 @@ static void upper(FILE *out, const char *s)
     }
 }
 
+void cli_text_finding_names(FILE *out, const stg_finding *f)
+{
+    if (f->tensor != NULL) {
+        fputs(" [tensor \"", out);
+        cli_text_escape(out, f->tensor, f->tensor_len, true);
+        fputs("\"]", out);
+    }
+    if (f->module != NULL && f->name != NULL) {
+        fputs(" [global ", out);
+        cli_text_escape(out, f->module, f->module_len, false);
+        fputc('.', out);
+        cli_text_escape(out, f->name, f->name_len, false);
+        fputc(']', out);
+    }
+    if (f->member != NULL) {
+        fputs(" [member \"", out);
+        cli_text_escape(out, f->member, strlen(f->member), true);
+        fputc('"', out);
+        if (f->has_member_offset) {
+            fprintf(out, " @%" PRIu64, f->member_offset);
+        }
+        fputc(']', out);
+    }
+    if (f->limit != NULL) {
+        fprintf(out, " [limit %s]", f->limit);
+    }
+}
+
 void cli_text_record(FILE *out, const stg_report *r, const char *path)
 {
     if (path == NULL) {
@@ -107,30 +135,7 @@ void cli_text_record(FILE *out, const stg_report *r, const char *path)
         }
         fputs(": ", out);
         cli_text_escape(out, f->message, strlen(f->message), false);
-        if (f->tensor != NULL) {
-            fputs(" [tensor \"", out);
-            cli_text_escape(out, f->tensor, f->tensor_len, true);
-            fputs("\"]", out);
-        }
-        if (f->module != NULL && f->name != NULL) {
-            fputs(" [global ", out);
-            cli_text_escape(out, f->module, f->module_len, false);
-            fputc('.', out);
-            cli_text_escape(out, f->name, f->name_len, false);
-            fputc(']', out);
-        }
-        if (f->member != NULL) {
-            fputs(" [member \"", out);
-            cli_text_escape(out, f->member, strlen(f->member), true);
-            fputc('"', out);
-            if (f->has_member_offset) {
-                fprintf(out, " @%" PRIu64, f->member_offset);
-            }
-            fputc(']', out);
-        }
-        if (f->limit != NULL) {
-            fprintf(out, " [limit %s]", f->limit);
-        }
+        cli_text_finding_names(out, f);
         fputc('\n', out);
     }
     size_t globals = stg_report_global_count(r);

@@ -53,7 +53,8 @@ enum long_only {
     OPT_FILES_FROM,
     OPT_NULL,
     OPT_SHARD,
-    OPT_CHECK
+    OPT_CHECK,
+    OPT_SARIF_INFO
 };
 
 static const struct option scan_options[] = {
@@ -83,6 +84,7 @@ static const struct option scan_options[] = {
     {"null", no_argument, NULL, OPT_NULL},
     {"shard", required_argument, NULL, OPT_SHARD},
     {"check", required_argument, NULL, OPT_CHECK},
+    {"sarif-info", no_argument, NULL, OPT_SARIF_INFO},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -96,6 +98,7 @@ static const char usage_text[] =
     "\n"
     "scan options:\n"
     "  --format text|json|sarif   output format (default text; json is JSON Lines)\n"
+    "  --sarif-info               SARIF: also write info findings (note results)\n"
     "  --profile strict|compat    rule profile (default strict)\n"
     "  --fail-on warning|error|unsafe  lowest verdict that makes the exit status 1:\n"
     "                             warn, invalid (the default) or unsafe\n"
@@ -154,6 +157,7 @@ typedef struct cli_config {
     const char *files_from; /* --files-from FILE */
     const char *check;      /* --check FILE */
     bool null_separated;
+    bool sarif_info; /* --sarif-info: info findings become SARIF results too */
 } cli_config;
 
 /* Set by the SIGINT/SIGTERM handler; the walk polls it. */
@@ -405,6 +409,7 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
         case OPT_STDIN_NAME: c->walk.stdin_name = optarg; break;
         case OPT_NO_DIGEST: c->walk.scan.digest = false; break;
         case OPT_SCAN_GIT: c->walk.scan_git = true; break;
+        case OPT_SARIF_INFO: c->sarif_info = true; break;
         case 'j': {
             char *end = NULL;
             errno = 0;
@@ -750,7 +755,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
                          (c->progress == 0 && !c->quiet && isatty(STDERR_FILENO));
     s.start = now_seconds();
     if (c->format == OUT_SARIF) {
-        s.sarif = cli_sarif_begin(stdout);
+        s.sarif = cli_sarif_begin(stdout, c->sarif_info);
         if (s.sarif == NULL) {
             free(paths);
             free_list(&listed);

@@ -1515,8 +1515,16 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
         /* the views stage 3 fills, reserved now: a stream's memory stays what it was once the
          * header is in */
         void *pb = h->pub;
+        size_t names = 0;
+        for (size_t t = 0; t < h->tensor_count; t++) {
+            const char *name;
+            size_t name_len;
+            stg_st_name(h, &h->tensors[t], &name, &name_len);
+            names += name_len + 1;
+        }
         if (stg_arena_grow_buffer(&h->pub_arena, &pb, &h->pub_cap_bytes,
-                                  h->tensor_count * sizeof(stg_tensor)) != 0) {
+                                  h->tensor_count * sizeof(stg_tensor)) != 0 ||
+            (h->pub_names = stg_arena_alloc(&h->pub_arena, names, 1)) == NULL) {
             fatal_system_memory(&c, 0);
         } else {
             h->pub = pb;

@@ -121,10 +121,24 @@ static bool publish(stg_st_header *h)
         return false;
     }
     h->pub = buf;
+    /* Names point into the header, where the closing quote follows them: each view gets a
+     * NUL-terminated copy in the room stage 2 reserved (so a stream holds no more once its
+     * header is in). */
+    char *names = h->pub_names;
+    if (names == NULL) {
+        return false;
+    }
     for (size_t i = 0; i < h->tensor_count; i++) {
         const stg_st_tensor *t = &h->tensors[i];
         stg_tensor *p = &h->pub[i];
-        stg_st_name(h, t, &p->name, &p->name_len);
+        const char *name;
+        stg_st_name(h, t, &name, &p->name_len);
+        if (p->name_len > 0) {
+            memcpy(names, name, p->name_len);
+        }
+        names[p->name_len] = '\0';
+        p->name = names;
+        names += p->name_len + 1;
         p->dtype = stg_st_dtype(t);
         p->rank = h->shapes[i].rank;
         p->shape = h->shapes[i].dims;

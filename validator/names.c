@@ -97,6 +97,38 @@ const char *stg_status_name(stg_status s)
     return "STG_E_UNKNOWN_STATUS";
 }
 
+const char *stg_status_message(stg_status s)
+{
+    switch (s) {
+    case STG_OK: return "success";
+    case STG_E_TRUNCATED: return "the input ends too early";
+    case STG_E_HEADER_LEN: return "the header length is invalid";
+    case STG_E_JSON_SYNTAX: return "the header is not valid JSON";
+    case STG_E_JSON_DUP_KEY: return "the header repeats a key";
+    case STG_E_INT_OVERFLOW: return "a number in the input overflows";
+    case STG_E_OFFSET_RANGE: return "an offset in the input is out of range";
+    case STG_E_UTF8: return "the input holds invalid UTF-8";
+    case STG_E_INVALID: return "the input was rejected: the report's findings say why";
+    case STG_E_LIMIT_DEPTH: return "the nesting depth limit was exceeded";
+    case STG_E_LIMIT_MEMORY: return "the memory limit was exceeded";
+    case STG_E_LIMIT_TENSORS: return "the tensor count limit was exceeded";
+    case STG_E_LIMIT: return "a configured limit was exceeded";
+    case STG_E_BAD_ARG: return "an argument is invalid (NULL, or out of its range)";
+    case STG_E_INCOMPLETE: return "more input is needed, or the object is not finished";
+    case STG_E_STATE: return "the call is out of order for this object";
+    case STG_E_NOT_FOUND: return "not found";
+    case STG_E_RANGE: return "an index or range is out of bounds, or the buffer is too small";
+    case STG_E_STRUCT_VERSION:
+        return "a struct's struct_version is 0 (not initialised with its _default function) or "
+               "newer than this library";
+    case STG_E_IO: return "an I/O error: the file could not be read or written";
+    case STG_E_CRYPTO: return "SHA-256 failed (libcrypto could not be loaded or failed)";
+    case STG_E_NOMEM: return "out of memory";
+    case STG_FILE_CHANGED: return "the file changed (shrank or was replaced) while it was read";
+    }
+    return "an unknown status (newer than this library)";
+}
+
 const char *stg_severity_name(stg_severity s)
 {
     switch (s) {

@@ -1181,27 +1181,42 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *ou
     return stg_pickle_sniff_window(buf, len, stop_end, NULL, out_of_memory);
 }
 
-static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
-                       bool *out_of_memory, bool *acted, bool *undecided);
+/* How the reader the sniff stands for takes persistent ids. */
+typedef enum { SNIFF_ANY_READER, SNIFF_FILE_START } sniff_reader;
+
+static bool sniff_walk(const uint8_t *buf, size_t len, sniff_reader reader, uint64_t total,
+                       size_t *stop_end, bool *ran_out, bool *out_of_memory, bool *acted,
+                       bool *undecided);
 
 bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
                              bool *out_of_memory)
 {
     bool acted, undecided;
-    return sniff_walk(buf, len, stop_end, ran_out, out_of_memory, &acted, &undecided);
+    return sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, stop_end, ran_out, out_of_memory,
+                      &acted, &undecided);
+}
+
+bool stg_pickle_sniff_file(const uint8_t *buf, size_t len, uint64_t file_size, size_t *stop_end,
+                           bool *ran_out, bool *out_of_memory)
+{
+    bool acted, undecided;
+    return sniff_walk(buf, len, SNIFF_FILE_START, file_size, stop_end, ran_out, out_of_memory,
+                      &acted, &undecided);
 }
 
 bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     bool acted = false, undecided = false;
-    bool ok = sniff_walk(buf, len, NULL, NULL, out_of_memory, &acted, &undecided);
+    bool ok = sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, out_of_memory, &acted,
+                         &undecided);
     return ok || acted;
 }
 
 bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     bool acted = false, undecided = false;
-    (void)sniff_walk(buf, len, NULL, NULL, out_of_memory, &acted, &undecided);
+    (void)sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, out_of_memory, &acted,
+                     &undecided);
     return acted || undecided;
 }
 
@@ -1209,8 +1224,9 @@ bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memor
  * ended. An unresolvable one (EXT1 is two bytes: tensor data holds it by chance) does not
  * count: without STOP only a real name makes random bytes a pickle. *undecided: a limit cut
  * the walk short (the answer is then true). */
-static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
-                       bool *out_of_memory, bool *acted, bool *undecided)
+static bool sniff_walk(const uint8_t *buf, size_t len, sniff_reader reader, uint64_t total,
+                       size_t *stop_end, bool *ran_out, bool *out_of_memory, bool *acted,
+                       bool *undecided)
 {
     *acted = false;
     *undecided = false;
@@ -1237,12 +1253,13 @@ static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *r
     hooks.ctx = &s;
     stg_pickle_walker w;
     stg_pickle_init(&w, &pl, &hooks);
+    w.no_persistent_load = reader == SNIFF_FILE_START;
     s.w = &w;
     size_t end = 0;
     stg_pickle_status res = stg_pickle_walk(&w, buf, len, 0, &end);
     bool ok = res == STG_PW_STOP;
     if (ran_out != NULL) {
-        *ran_out = stg_pickle_ran_out(&w, res);
+        *ran_out = stg_pickle_ran_out_of(&w, res, total);
     }
     if (res == STG_PW_LIMIT) {
         /* Undecided: a limit cut the walk short where a loader, which has none, goes on. It

@@ -74,6 +74,8 @@ typedef struct stg_st_header {
                              door's budgeted use (and so every limit finding) is the buffer's */
     stg_st_shape *shapes;  /* want_public: parallel to `tensors` */
     stg_tensor *pub;       /* want_public: public views in `tensors` order, built by stage 3 */
+    char *pub_names;       /* want_public: the views' NUL-terminated names, reserved by stage 2
+                              (a name plus one byte each: at most the header's length) */
     stg_st_meta *metadata; /* `__metadata__` entries in file order */
     size_t metadata_count;
     bool schema_ok;             /* stages 1-2 found no error: stage 3 may run */

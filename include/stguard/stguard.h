@@ -82,6 +82,10 @@ typedef enum stg_status {
 
 /** Stable name of a status ("STG_E_IO"), never NULL. */
 STG_API const char *stg_status_name(stg_status s);
+/** What a status means, in one sentence for a person ("an I/O error: the file could not be
+ *  read"), never NULL; a number this library does not know gets a sentence saying so. The text
+ *  may change between versions: compare statuses, not messages. */
+STG_API const char *stg_status_message(stg_status s);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Finding codes (docs/findings.md). Explicit numbers, never reused; strings are stable.     */
@@ -394,6 +398,30 @@ STG_API size_t stg_report_global_count(const stg_report *r);
 STG_API const stg_global *stg_report_global_at(const stg_report *r, size_t i);
 STG_API void stg_report_free(stg_report *r);
 
+/** Value of the "schema" field of the JSON records (docs/cli.schema.json). */
+#define STG_REPORT_JSON_SCHEMA 1
+
+/**
+ * The report as one JSON object: the `{"type":"file",...}` record that `stguard scan --format
+ * json` writes for it (docs/cli.md, docs/cli.schema.json), byte for byte, without the newline
+ * that ends a JSON Lines record. Strings are escaped so the record parses whatever the file
+ * named (invalid UTF-8 becomes U+FFFD; a path that is not UTF-8 also gets `path_hex`).
+ * Written like snprintf, without allocating: at most cap - 1 bytes and a NUL go to buf.
+ * @param path    the record's "path"; NULL: stg_report_path(r), or "-" when that is NULL.
+ * @param buf     may be NULL when cap is 0 (to learn the length first).
+ * @param needed  receives the record's length without the NUL: the record is whole in buf when
+ *                *needed < cap.
+ * @return STG_OK; STG_E_BAD_ARG when r or needed is NULL, or buf is NULL with cap > 0.
+ *
+ *     size_t n;
+ *     stg_report_to_json(r, NULL, NULL, 0, &n);
+ *     char *json = malloc(n + 1);
+ *     if (json != NULL && stg_report_to_json(r, NULL, json, n + 1, &n) == STG_OK)
+ *         puts(json);
+ */
+STG_API stg_status stg_report_to_json(const stg_report *r, const char *path, char *buf, size_t cap,
+                                      size_t *needed);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Validation of one buffer as safetensors (pure: no I/O).                                      */
 
@@ -698,7 +726,8 @@ STG_API uint32_t stg_dtype_bits(stg_dtype d);
 
 /** A validated tensor. begin/end are relative to the data section. */
 typedef struct stg_tensor {
-    const char *name; /**< NUL-terminated, but may also contain NUL: use name_len */
+    const char *name; /**< NUL-terminated copy (valid until the file, stream or model is
+                           closed); a name may also contain NUL: name_len is its length */
     size_t name_len;
     stg_dtype dtype;
     uint32_t rank;

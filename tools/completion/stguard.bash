@@ -6,7 +6,7 @@ _stguard()
     local scan_opts="--format --profile --fail-on --allow-global --policy --include --exclude
         --max-header-len --max-tensors --max-rank --max-json-depth --max-memory --max-findings
         --limit --sha256 --stdin-name --no-digest --scan-git --jobs --quiet --progress
-        --files-from --null --shard --check --help"
+        --files-from --null --shard --check --sarif-info --help"
     local limits="max_header_len= max_tensors= max_rank= max_json_depth= max_name_len=
         max_metadata_entries= max_memory= max_findings= max_pickle_stack= max_pickle_memo=
         max_pickle_string= max_nesting= max_inflate_bytes= max_inflate_ratio= profile="
