@@ -37,7 +37,8 @@ setup(
         Extension(
             "stguard._stguard",
             sources=["src/_stguard.c"],
-            include_dirs=[str(ROOT / "include")],
+            # ROOT: convert/load.h (load_pickle), linked from the same static library
+            include_dirs=[str(ROOT / "include"), str(ROOT)],
             # libcrypto, zlib, liblzma and libbz2 are loaded by the library on first use (dlopen)
             libraries=["dl", "pthread"],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
