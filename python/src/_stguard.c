@@ -10,6 +10,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -990,8 +991,31 @@ static PyObject *storage_of(value_walk *w, const stg_cv_storage *s)
     return o;
 }
 
+/* true when every element of the view lies inside its storage's numel elements: the evaluator
+ * checks this (docs/convert.md, "Check tensors"); checked again here because numpy's as_strided
+ * would read outside the buffer without a word. */
+static bool view_inside(const stg_cv_tensor *t)
+{
+    uint64_t last = t->storage_offset;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        if (t->shape[i] == 0) {
+            return true; /* no element */
+        }
+        uint64_t step;
+        if (__builtin_mul_overflow(t->shape[i] - 1, t->stride[i], &step) ||
+            __builtin_add_overflow(last, step, &last)) {
+            return false;
+        }
+    }
+    return last < t->storage->numel;
+}
+
 static PyObject *tensor_of(value_walk *w, const stg_cv_tensor *t)
 {
+    if (!view_inside(t)) {
+        PyErr_SetString(PyExc_ValueError, "a tensor view reaches outside its storage");
+        return NULL;
+    }
     PyObject *st = storage_of(w, t->storage);
     if (st == NULL) {
         return NULL;

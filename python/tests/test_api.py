@@ -451,3 +451,84 @@ def test_guard_torch_load(tmp_path):
         guard.remove()
     guard.remove()  # twice is fine
     assert torch.load is original and not marker.exists()
+
+
+@needs_torch
+def test_load_pickle_hostile_values(tmp_path):
+    """Values the evaluator rebuilds that a naive walk would loop on or recurse through."""
+    import zipfile
+
+    base = tmp_path / "base.pt"
+    torch.save({"w": torch.zeros(1)}, base)
+
+    def with_pickle(name, pkl):
+        out = tmp_path / name
+        with zipfile.ZipFile(base) as src, zipfile.ZipFile(out, "w") as dst:
+            for info in src.infolist():
+                data = pkl if info.filename.endswith("/data.pkl") else src.read(info)
+                dst.writestr(info.filename, data)
+        return out
+
+    # a list holding itself, a dict holding itself (memo references): the same object again
+    got = stguard.load_pickle(with_pickle("l.pt", b"\x80\x02]q\x00h\x00a."))
+    assert isinstance(got, list) and got[0] is got
+    got = stguard.load_pickle(with_pickle("d.pt", b"\x80\x02}q\x00X\x01\x00\x00\x00kq\x01h\x00s."))
+    assert got["k"] is got
+    # nesting past the walk's depth: refused, not a crash
+    deep = with_pickle("deep.pt", b"\x80\x02" + b"]" * 300 + b"a" * 299 + b".")
+    with pytest.raises(ValueError, match="deeper"):
+        stguard.load_pickle(deep)
+    shallow = stguard.load_pickle(with_pickle("ok.pt", b"\x80\x02" + b"]" * 150 + b"a" * 149 + b"."))
+    depth = 0
+    while shallow:
+        shallow, depth = shallow[0], depth + 1
+    assert depth == 149
+
+
+def test_threads_load_and_save(tmp_path):
+    import threading
+
+    arrays = {f"a{i}": numpy.arange(1000, dtype="<f4") * i for i in range(8)}
+    numpy.savez(tmp_path / "x.npz", **arrays)
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(20):
+                got = stguard.load_pickle(tmp_path / "x.npz", framework="np")
+                assert all(numpy.array_equal(got[n], arrays[n]) for n in arrays)
+                path = tmp_path / f"out{k}.safetensors"
+                stguard.save_file(got, path)
+                assert all(numpy.array_equal(v, arrays[n]) for n, v in stguard.load_file(path).items())
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_a_caller_mapping_truncated_meanwhile_is_the_callers_risk(tmp_path):
+    """docs/python.md, "Mappings": scan_bytes reads a caller's mmap in place, so a file truncated
+    under that mapping raises SIGBUS in the reading process, as for any reader of the mapping;
+    stguard.scan(path) reads with pread and reports the file as it now is."""
+    import signal
+    import subprocess
+
+    path = tmp_path / "m.bin"
+    path.write_bytes(b"\x80\x02" + b"x" * (1 << 20))
+    code = f"""
+import mmap, os, stguard
+fh = open({str(path)!r}, "rb")
+m = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+os.truncate({str(path)!r}, 0)  # what another process may do at any moment
+print(stguard.scan({str(path)!r}).verdict, flush=True)
+stguard.scan_bytes(m)
+print("not reached", flush=True)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == -signal.SIGBUS, (run.returncode, run.stdout, run.stderr)
+    assert run.stdout.split() == ["invalid"], run.stdout
