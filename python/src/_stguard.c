@@ -941,7 +941,8 @@ static PyObject *py_validate_buffer(PyObject *self, PyObject *args)
 
 typedef struct value_walk {
     PyObject *make_storage; /* make_storage(bytearray, dtype name, big_endian) */
-    PyObject *make_tensor;  /* make_tensor(storage, storage_offset, shape, stride) */
+    PyObject *make_tensor;  /* make_tensor(storage, offset, shape, stride, requires_grad,
+                             * parameter) */
     PyObject *seen;         /* {address of a stg_cv or stg_cv_storage: the object made for it} */
 } value_walk;
 
@@ -974,8 +975,9 @@ static PyObject *storage_of(value_walk *w, const stg_cv_storage *s)
         return o;
     }
     uint64_t n = s->numel * s->elsize;
-    PyObject *bytes = n > (uint64_t)PY_SSIZE_T_MAX ? PyErr_NoMemory()
-                                                   : PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)n);
+    PyObject *bytes = n > (uint64_t)PY_SSIZE_T_MAX
+                          ? PyErr_NoMemory()
+                          : PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)n);
     if (bytes != NULL) {
         char *dst = PyByteArray_AS_STRING(bytes);
         Py_BEGIN_ALLOW_THREADS memcpy(dst, s->data, (size_t)n);
@@ -1020,9 +1022,10 @@ static PyObject *tensor_of(value_walk *w, const stg_cv_tensor *t)
     if (st == NULL) {
         return NULL;
     }
-    PyObject *o = PyObject_CallFunction(w->make_tensor, "OKNN", st,
-                                        (unsigned long long)t->storage_offset,
-                                        u64_tuple(t->shape, t->rank), u64_tuple(t->stride, t->rank));
+    PyObject *o = PyObject_CallFunction(
+        w->make_tensor, "OKNNOO", st, (unsigned long long)t->storage_offset,
+        u64_tuple(t->shape, t->rank), u64_tuple(t->stride, t->rank),
+        t->requires_grad ? Py_True : Py_False, t->parameter ? Py_True : Py_False);
     Py_DECREF(st);
     return o;
 }
@@ -1108,7 +1111,9 @@ static PyObject *value_of(value_walk *w, const stg_cv *v, unsigned depth)
     case STG_CV_STR: /* as pickle decodes BINUNICODE */
         o = PyUnicode_DecodeUTF8((const char *)v->u.s.p, (Py_ssize_t)v->u.s.len, "surrogatepass");
         break;
-    case STG_CV_BYTES: o = PyBytes_FromStringAndSize((const char *)v->u.s.p, (Py_ssize_t)v->u.s.len); break;
+    case STG_CV_BYTES:
+        o = PyBytes_FromStringAndSize((const char *)v->u.s.p, (Py_ssize_t)v->u.s.len);
+        break;
     case STG_CV_TUPLE:
     case STG_CV_LIST:
     case STG_CV_DICT: o = container_of(w, v, key, depth); break;

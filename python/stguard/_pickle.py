@@ -29,7 +29,8 @@ def _make_storage_numpy(buf: bytearray, dtype: str, big_endian: bool) -> Any:
     return arr
 
 
-def _make_tensor_numpy(base: Any, offset: int, shape: tuple, stride: tuple) -> Any:
+def _make_tensor_numpy(base: Any, offset: int, shape: tuple, stride: tuple, requires_grad: bool,
+                       parameter: bool) -> Any:
     from numpy.lib.stride_tricks import as_strided
 
     size = base.itemsize
@@ -46,8 +47,16 @@ def _make_storage_torch(buf: bytearray, dtype: str, big_endian: bool) -> Any:
     return torch.frombuffer(buf, dtype=tdtype)
 
 
-def _make_tensor_torch(base: Any, offset: int, shape: tuple, stride: tuple) -> Any:
-    return base.as_strided(shape, stride, offset)
+def _make_tensor_torch(base: Any, offset: int, shape: tuple, stride: tuple, requires_grad: bool,
+                       parameter: bool) -> Any:
+    import torch
+
+    t = base.as_strided(shape, stride, offset)  # a leaf: base requires no grad
+    if parameter:  # as torch._utils._rebuild_parameter
+        return torch.nn.Parameter(t, requires_grad=requires_grad)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def load_pickle(

@@ -320,7 +320,7 @@ def _torch_reference(path):
 
 def _assert_same(got, want, where=""):
     if torch.is_tensor(want):
-        assert torch.is_tensor(got), where
+        assert type(got) is type(want) and got.requires_grad == want.requires_grad, where
         assert got.dtype == want.dtype and got.shape == want.shape, where
         assert got.stride() == want.stride() and got.storage_offset() == want.storage_offset(), where
         assert torch.equal(got, want), where
@@ -348,13 +348,14 @@ def test_load_pickle_equals_torch_load(tmp_path, zipped):
          ("i64", torch.arange(-3, 3)), ("u8", torch.arange(250, 256, dtype=torch.uint8)),
          ("b", torch.tensor([True, False])), ("scalar", torch.tensor(7)),
          ("empty", torch.zeros(0, 3)), ("c64", torch.randn(2, dtype=torch.complex64)),
-         ("param", torch.nn.Parameter(torch.ones(2)))])
+         ("param", torch.nn.Parameter(torch.ones(2))),
+         ("frozen", torch.nn.Parameter(torch.ones(3), requires_grad=False)),
+         ("leaf_grad", torch.zeros(2, requires_grad=True))])
     ck = {"state_dict": sd, "epoch": 12, "names": ["a", "b"], "pair": (1, None), "flag": True}
     path = tmp_path / "ck.pt"
     torch.save(ck, path, _use_new_zipfile_serialization=zipped)
     want = _torch_reference(path)
     got = stguard.load_pickle(path)
-    want["state_dict"]["param"] = want["state_dict"]["param"].detach()  # see docs/python.md
     _assert_same(got, want)
     g = got["state_dict"]
     assert g["tied"] is g["w"] and g["wt"].data_ptr() == g["w"].data_ptr()
@@ -371,6 +372,7 @@ def test_load_pickle_equals_torch_load(tmp_path, zipped):
             assert torch.equal(torch.from_numpy(a.view("<i2").copy()).view(torch.bfloat16), t)
         else:
             assert numpy.array_equal(a, t.detach().numpy()) and a.shape == tuple(t.shape), name
+    assert isinstance(g["param"], torch.nn.Parameter) and g["param"].requires_grad
     with pytest.raises(KeyError):
         stguard.load_pickle(path, select="absent")
 
