@@ -534,3 +534,36 @@ print("not reached", flush=True)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == -signal.SIGBUS, (run.returncode, run.stdout, run.stderr)
     assert run.stdout.split() == ["invalid"], run.stdout
+
+
+def _rss_kib():
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def test_no_leak_in_the_new_calls(tmp_path):
+    numpy.savez(tmp_path / "x.npz", a=numpy.arange(65536, dtype="<f4"), b=numpy.eye(8))  # 256 KiB
+    text = tmp_path / "text.pkl"
+    text.write_bytes(pickle.dumps([1, 2], protocol=0))
+    arrays = {"a": numpy.arange(65536, dtype="<f4"), "s": numpy.float64(1.0)}
+    sliced = tmp_path / "s.safetensors"
+    stguard.save_file({"m": numpy.arange(600, dtype="<i2").reshape(20, 30)}, sliced)
+
+    def round_():
+        stguard.load_pickle(tmp_path / "x.npz", framework="np")
+        for bad in (text, EXAMPLES / "unsafe" / "os_system.pkl"):
+            with pytest.raises(stguard.UnsafeFileError):
+                stguard.load_pickle(bad, framework="np")
+        data = stguard.save(arrays, {"k": "v"})
+        stguard.load(data)
+        stguard.save_file(arrays, tmp_path / "o.safetensors")
+        with stguard.safe_open(sliced) as f:
+            f.get_slice("m")[::-3, None, 5]
+
+    for _ in range(20):
+        round_()
+    before = _rss_kib()
+    for _ in range(200):
+        round_()
+    grown = _rss_kib() - before
+    assert grown < 4096, f"RSS grew by {grown} KiB over 200 rounds"
