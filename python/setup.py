@@ -1,7 +1,8 @@
 """Builds stguard._stguard against libstguard's static library, which CMake builds first from the
 repository this folder lives in (python/..), so the installed package needs no libstguard.so.
 
-    /usr/bin/python3 -m pip install --no-build-isolation ./python
+    python3 -m venv --system-site-packages VENV      # Debian 12's pip refuses outside a venv
+    VENV/bin/pip install --no-build-isolation ./python
 
 Environment: STGUARD_CMAKE (cmake binary, default "cmake"), STGUARD_BUILD_DIR (where the library
 is built, default python/build/libstguard)."""
