@@ -9,11 +9,22 @@ become Python objects here: one buffer per storage, every tensor a strided view 
 from __future__ import annotations
 
 import os
+import stat
+import tempfile
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _stguard
-from ._core import Limits, PathLike, Policy, Report, UnsafeFileError, _limit_spec, _policy_c
+from ._core import (
+    Limits,
+    PathLike,
+    Policy,
+    Report,
+    UnsafeFileError,
+    _limit_spec,
+    _policy_c,
+    scan,
+)
 from ._open import _NUMPY_DTYPES, _check_framework, _torch_dtype
 
 
@@ -140,16 +151,43 @@ class TorchLoadGuard:
 _GUARD_LOCK = threading.Lock()
 
 
-def _scan_sources(f: Any, options: dict) -> List[Report]:
-    """Reports on what torch.load(f) reads. A path is scanned as a file. A file-like object is
-    scanned from its bytes at the current position (the position is put back), which is where
-    torch.load reads a legacy file or a pickle; when those bytes start as a zip (torch's
-    _is_zipfile looks at the same four bytes), torch's zip reader seeks to absolute offsets in
-    the whole stream, so the whole stream is scanned as well."""
-    from ._core import scan, scan_bytes
+def _open_regular(path: Any) -> Optional[Any]:
+    """The file torch.load will read, opened once, without blocking (a FIFO would block); None
+    when it is not a regular file (which the scan refuses to read)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
-    if isinstance(f, (str, bytes, os.PathLike)):
-        return [scan(f, **options)]
+
+def _scan_open_file(path: Any, fh: Any, options: dict) -> Report:
+    """Scans the very file fh is open on (so a file renamed over path after the scan is not
+    what torch reads), under path's own name (the name a format is claimed by): through a link
+    of that name to /proc/self/fd/N. Without /proc, the path itself is scanned."""
+    from ._core import scan
+
+    proc = f"/proc/self/fd/{fh.fileno()}"
+    if not os.path.exists(proc):  # pragma: no cover - Linux has /proc
+        return scan(path, **options)
+    with tempfile.TemporaryDirectory(prefix="stguard-guard-") as d:
+        link = os.path.join(d, os.path.basename(os.fsdecode(path)) or "file")
+        os.symlink(proc, link)
+        return scan(link, **options)
+
+
+def _scan_stream(f: Any, options: dict) -> List[Report]:
+    """Reports on what torch.load(f) reads from a file-like object: its bytes at the current
+    position (the position is put back), which is where torch.load reads a legacy file or a
+    pickle; when those bytes start as a zip (torch's _is_zipfile looks at the same four bytes),
+    torch's zip reader seeks to absolute offsets in the whole stream, so the whole stream is
+    scanned as well."""
+    from ._core import scan_bytes
+
     pos = f.tell()
     f.seek(0)
     whole = f.read()
@@ -185,14 +223,26 @@ def guard_torch_load(
         def guarded_load(f, *args, **kwargs):
             if getattr(guarded_load, "__stguard_removed__", False):
                 return original(f, *args, **kwargs)
-            report = max(_scan_sources(f, options), key=lambda r: r.verdict)
-            if int(report.verdict) > worst:
+            if not isinstance(f, (str, bytes, os.PathLike)):
+                refuse(f, max(_scan_stream(f, options), key=lambda r: r.verdict))
+                return original(f, *args, **kwargs)
+            if kwargs.get("mmap"):  # torch maps the path itself: scanned by path
+                refuse(f, scan(f, **options))
+                return original(f, *args, **kwargs)
+            fh = _open_regular(f)
+            if fh is None:
+                refuse(f, scan(f, **options), always=True)
+            with fh:  # torch reads the very file that was scanned
+                refuse(f, _scan_open_file(f, fh, options))
+                return original(fh, *args, **kwargs)
+
+        def refuse(f, report: Report, always: bool = False) -> None:
+            if always or int(report.verdict) > worst:
                 codes = ", ".join(c for c in report.codes() if c != "pickle_file")
-                shown = f if isinstance(f, (str, bytes, os.PathLike)) else repr(f)
+                shown = os.fsdecode(f) if isinstance(f, (str, bytes, os.PathLike)) else repr(f)
                 raise UnsafeFileError(
-                    f"torch.load({shown!s}) refused by stguard: {report.verdict.label} "
-                    f"({codes})", report)
-            return original(f, *args, **kwargs)
+                    f"torch.load({shown}) refused by stguard: {report.verdict.label} ({codes})",
+                    report)
 
         guarded_load.__wrapped__ = original  # type: ignore[attr-defined]
         guarded_load.__doc__ = original.__doc__

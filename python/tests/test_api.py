@@ -567,3 +567,35 @@ def test_no_leak_in_the_new_calls(tmp_path):
         round_()
     grown = _rss_kib() - before
     assert grown < 4096, f"RSS grew by {grown} KiB over 200 rounds"
+
+
+@needs_torch
+def test_guard_loads_the_file_it_scanned(tmp_path, monkeypatch):
+    from stguard import _pickle
+
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.bin"
+    evil.write_bytes(b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR.")
+    path = tmp_path / "pytorch_model.bin"
+    torch.save({"w": torch.arange(3)}, path)
+    real = _pickle._scan_open_file
+    seen = []
+
+    def scan_then_swap(p, fh, options):  # the file is renamed over right after its scan
+        report = real(p, fh, options)
+        seen.append(report.format)
+        if evil.exists():
+            os.replace(evil, path)
+        return report
+
+    monkeypatch.setattr(_pickle, "_scan_open_file", scan_then_swap)
+    with stguard.guard_torch_load():
+        assert torch.equal(torch.load(path)["w"], torch.arange(3))  # the scanned file's data
+        with pytest.raises(stguard.UnsafeFileError):  # the next load scans what is there now
+            torch.load(path)
+    assert seen == ["torch-zip", "pickle"] and not marker.exists()
+    fifo = tmp_path / "fifo.bin"
+    os.mkfifo(fifo)
+    with stguard.guard_torch_load():  # never opened for reading by torch (it would block)
+        with pytest.raises(stguard.UnsafeFileError, match="not_regular_file"):
+            torch.load(fifo)
