@@ -390,10 +390,16 @@ def test_load_pickle_numpy_files(tmp_path):
             assert numpy.array_equal(got[k], want[k]) and got[k].shape == want[k].shape
 
 
-def test_load_pickle_refuses_what_is_not_weights_only(tmp_path):
-    marker = tmp_path / "ran"
-    evil = tmp_path / "evil.pt"
+def _command_pickle(folder, name):
+    """A pickle that would create folder/ran when loaded: (its path, the marker's path)."""
+    marker = folder / "ran"
+    evil = folder / name
     evil.write_bytes(b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR.")
+    return evil, marker
+
+
+def test_load_pickle_refuses_what_is_not_weights_only(tmp_path):
+    evil, marker = _command_pickle(tmp_path, "evil.pt")
     with pytest.raises(stguard.UnsafeFileError) as e:
         stguard.load_pickle(evil)
     assert e.value.report.verdict == stguard.Verdict.UNSAFE and not marker.exists()
@@ -414,9 +420,7 @@ def test_load_pickle_refuses_what_is_not_weights_only(tmp_path):
 
 @needs_torch
 def test_guard_torch_load(tmp_path):
-    marker = tmp_path / "ran"
-    evil = tmp_path / "pytorch_model.bin"
-    evil.write_bytes(b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR.")
+    evil, marker = _command_pickle(tmp_path, "pytorch_model.bin")
     good = tmp_path / "good.pt"
     torch.save({"w": torch.arange(4)}, good)
     original = torch.load
@@ -573,9 +577,7 @@ def test_no_leak_in_the_new_calls(tmp_path):
 def test_guard_loads_the_file_it_scanned(tmp_path, monkeypatch):
     from stguard import _pickle
 
-    marker = tmp_path / "ran"
-    evil = tmp_path / "evil.bin"
-    evil.write_bytes(b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR.")
+    evil, marker = _command_pickle(tmp_path, "evil.bin")
     path = tmp_path / "pytorch_model.bin"
     torch.save({"w": torch.arange(3)}, path)
     real = _pickle._scan_open_file
