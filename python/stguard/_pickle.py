@@ -101,8 +101,9 @@ def _load_bytes(data, where, framework, profile, limits, policy) -> Any:
     fw = _check_framework(framework)
     make = (_make_storage_torch, _make_tensor_torch) if fw == "pt" else (
         _make_storage_numpy, _make_tensor_numpy)
+    spec = _limit_spec(limits, profile)
     raw, value = _stguard.load_pickle(
-        data, os.path.basename(where), _limit_spec(limits, profile), _policy_c(policy), make[0], make[1]
+        data, os.path.basename(where), spec, _policy_c(policy), make[0], make[1]
     )
     report = Report._from_raw(raw)
     if value is None:

@@ -113,7 +113,8 @@ def test_get_slice_torch(sliced):
     with stguard.safe_open(path, framework="torch") as f:
         got = f.get_slice("t6")[::-2, None, 1:]
         assert isinstance(got, torch.Tensor)
-        assert torch.equal(got, torch.from_numpy(numpy.ascontiguousarray(tensors["t6"][::-2, None, 1:])))
+        want = numpy.ascontiguousarray(tensors["t6"][::-2, None, 1:])
+        assert torch.equal(got, torch.from_numpy(want))
         assert f.get_slice("t0")[...].shape == ()
 
 
@@ -322,7 +323,8 @@ def _assert_same(got, want, where=""):
     if torch.is_tensor(want):
         assert type(got) is type(want) and got.requires_grad == want.requires_grad, where
         assert got.dtype == want.dtype and got.shape == want.shape, where
-        assert got.stride() == want.stride() and got.storage_offset() == want.storage_offset(), where
+        assert got.stride() == want.stride(), where
+        assert got.storage_offset() == want.storage_offset(), where
         assert torch.equal(got, want), where
     elif isinstance(want, dict):
         assert type(got) is type(want) and list(got) == list(want), where
@@ -381,7 +383,8 @@ def test_load_pickle_numpy_files(tmp_path):
     a = numpy.arange(12, dtype=">i4").reshape(3, 4)
     numpy.save(tmp_path / "a.npy", a)
     got = stguard.load_pickle(tmp_path / "a.npy", framework="np")
-    assert list(got) == ["array"] and numpy.array_equal(got["array"], numpy.load(tmp_path / "a.npy"))
+    assert list(got) == ["array"]
+    assert numpy.array_equal(got["array"], numpy.load(tmp_path / "a.npy"))
     numpy.savez(tmp_path / "b.npz", x=numpy.eye(3), y=numpy.asfortranarray(a))
     got = stguard.load_pickle(tmp_path / "b.npz", framework="np")
     with numpy.load(tmp_path / "b.npz") as want:
@@ -484,7 +487,8 @@ def test_load_pickle_hostile_values(tmp_path):
     deep = with_pickle("deep.pt", b"\x80\x02" + b"]" * 300 + b"a" * 299 + b".")
     with pytest.raises(ValueError, match="deeper"):
         stguard.load_pickle(deep)
-    shallow = stguard.load_pickle(with_pickle("ok.pt", b"\x80\x02" + b"]" * 150 + b"a" * 149 + b"."))
+    nested = b"\x80\x02" + b"]" * 150 + b"a" * 149 + b"."
+    shallow = stguard.load_pickle(with_pickle("ok.pt", nested))
     depth = 0
     while shallow:
         shallow, depth = shallow[0], depth + 1
@@ -505,7 +509,8 @@ def test_threads_load_and_save(tmp_path):
                 assert all(numpy.array_equal(got[n], arrays[n]) for n in arrays)
                 path = tmp_path / f"out{k}.safetensors"
                 stguard.save_file(got, path)
-                assert all(numpy.array_equal(v, arrays[n]) for n, v in stguard.load_file(path).items())
+                back = stguard.load_file(path)
+                assert all(numpy.array_equal(v, arrays[n]) for n, v in back.items())
         except Exception as e:  # reported below
             errors.append(e)
 
