@@ -833,6 +833,7 @@ static bool rebuild_tensor(run *r, const stg_cv *args, bool v2)
     t->storage = a[0]->u.st;
     t->storage_offset = (uint64_t)a[1]->u.i;
     t->offset = r->op_at;
+    t->requires_grad = v2 && a[4]->u.i != 0;
     /* The view's element range must lie inside the storage (checked arithmetic). */
     uint64_t count = 1, last = t->storage_offset;
     for (uint32_t i = 0; i < t->rank; i++) {
@@ -858,6 +859,21 @@ static bool rebuild_tensor(run *r, const stg_cv *args, bool v2)
         v->u.t = t;
     }
     return push(r, v);
+}
+
+/* _rebuild_parameter(tensor, requires_grad, hooks): torch.nn.Parameter(tensor, requires_grad),
+ * a new object over the same data (the tensor itself, referenced elsewhere, stays as it is). */
+static stg_cv *parameter_of(run *r, const stg_cv *tensor, bool requires_grad)
+{
+    stg_cv_tensor *t = alloc(r, sizeof *t);
+    stg_cv *v = t != NULL ? new_value(r, STG_CV_TENSOR) : NULL;
+    if (v != NULL) {
+        *t = *tensor->u.t;
+        t->parameter = true;
+        t->requires_grad = requires_grad;
+        v->u.t = t;
+    }
+    return v;
 }
 
 static bool op_reduce(run *r)
@@ -897,7 +913,7 @@ static bool op_reduce(run *r)
             return unsupported(r, "a parameter rebuild call with arguments (or state) torch "
                                   "does not write for a plain parameter");
         }
-        return push(r, a[0]);
+        return push(r, parameter_of(r, a[0], a[1]->u.i != 0));
     }
     case STG_CVG_DEVICE:
         if (args->n < 1 || args->n > 2 || a[0]->kind != STG_CV_STR ||

@@ -76,6 +76,9 @@ typedef struct stg_cv_tensor {
     uint64_t *shape;
     uint64_t *stride; /* elements; never negative (torch.save writes none) */
     uint64_t offset;  /* of the rebuild call */
+    /* as torch.load sets them (the converter writes neither; load_pickle hands them on) */
+    bool requires_grad; /* _rebuild_tensor_v2's argument, or the parameter's */
+    bool parameter;     /* made by _rebuild_parameter: a torch.nn.Parameter */
 } stg_cv_tensor;
 
 struct stg_cv {

@@ -1,7 +1,8 @@
 """Builds stguard._stguard against libstguard's static library, which CMake builds first from the
 repository this folder lives in (python/..), so the installed package needs no libstguard.so.
 
-    /usr/bin/python3 -m pip install --no-build-isolation ./python
+    python3 -m venv --system-site-packages VENV      # Debian 12's pip refuses outside a venv
+    VENV/bin/pip install --no-build-isolation ./python
 
 Environment: STGUARD_CMAKE (cmake binary, default "cmake"), STGUARD_BUILD_DIR (where the library
 is built, default python/build/libstguard)."""
@@ -37,7 +38,8 @@ setup(
         Extension(
             "stguard._stguard",
             sources=["src/_stguard.c"],
-            include_dirs=[str(ROOT / "include")],
+            # ROOT: convert/load.h (load_pickle), linked from the same static library
+            include_dirs=[str(ROOT / "include"), str(ROOT)],
             # libcrypto, zlib, liblzma and libbz2 are loaded by the library on first use (dlopen)
             libraries=["dl", "pthread"],
             extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],

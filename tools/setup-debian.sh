@@ -25,8 +25,9 @@ full=(
     python3-onnx
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/script_workflow.sh)
     python3-jsonschema python3-yaml
-    # the Python package (python/): headers, build, pip install, its tests, the Dask helper
-    python3-dev python3-setuptools python3-pip python3-pytest python3-distributed
+    # the Python package (python/): headers, build, the venv install route (docs/python.md),
+    # its tests, the Dask helper
+    python3-dev python3-setuptools python3-pip python3-venv python3-pytest python3-distributed
     # bench/run_speed.sh: simdjson's On-Demand walk as a baseline (C++, built by the script only)
     g++ libsimdjson-dev
 )

@@ -10,11 +10,16 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <stguard/stguard.h>
+
+/* The converter's evaluator, for load_pickle: linked from the same static library, so its
+ * internal structures are this build's (convert/load.h). */
+#include "convert/load.h"
 
 static PyObject *stguard_error;      /* StguardError(Exception): .status is the status name */
 static PyObject *file_changed_error; /* FileChangedError(StguardError) */
@@ -868,6 +873,319 @@ static PyObject *py_open_model(PyObject *self, PyObject *args)
     return open_common(args, true);
 }
 
+/* validate_buffer(buffer, limits) -> (report tuple, tensors tuple, data start): safetensors
+ * bytes validated in place (stg_stream, one chunk; the GIL released), and the validated tensor
+ * table (empty when the header is invalid) with the data section's start, for stguard.load and
+ * for save's check of its own output. */
+static PyObject *py_validate_buffer(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer b;
+    PyObject *limits;
+    if (!PyArg_ParseTuple(args, "y*O", &b, &limits)) {
+        return NULL;
+    }
+    stg_limits lim;
+    stg_stream_options so;
+    stg_stream_options_default(&so);
+    so.digest = false;
+    stg_stream *st = NULL;
+    stg_status s = limits_from(limits, &lim) < 0 ? STG_E_BAD_ARG : stg_stream_new(&lim, &so, &st);
+    if (s != STG_OK) {
+        PyBuffer_Release(&b);
+        return PyErr_Occurred() ? NULL : raise_status(s, "stg_stream_new");
+    }
+    stg_report *r = NULL;
+    Py_BEGIN_ALLOW_THREADS s = stg_stream_feed(st, b.buf, (size_t)b.len);
+    if (s == STG_OK || s == STG_E_INVALID) { /* a bad header: finish has the report */
+        s = stg_stream_finish(st, &r);
+    }
+    Py_END_ALLOW_THREADS uint64_t header_len = 0;
+    if (b.len >= 8) {
+        const unsigned char *p = b.buf;
+        for (int i = 7; i >= 0; i--) {
+            header_len = header_len << 8 | p[i];
+        }
+    }
+    PyBuffer_Release(&b);
+    PyObject *result = NULL;
+    if (r == NULL) { /* an invalid input still has its report (STG_E_INVALID) */
+        raise_status(s, "stg_stream_finish");
+    } else {
+        size_t n = stg_stream_tensor_count(st);
+        PyObject *tensors = PyTuple_New((Py_ssize_t)n);
+        for (size_t i = 0; tensors != NULL && i < n; i++) {
+            PyObject *t = tensor_tuple(stg_stream_tensor_at(st, i), i);
+            if (t == NULL) {
+                Py_CLEAR(tensors);
+                break;
+            }
+            PyTuple_SET_ITEM(tensors, (Py_ssize_t)i, t);
+        }
+        PyObject *rep = report_result(r);
+        if (tensors != NULL && rep != NULL) {
+            result = Py_BuildValue("(NNK)", rep, tensors, (unsigned long long)(8 + header_len));
+        } else {
+            Py_XDECREF(tensors);
+            Py_XDECREF(rep);
+        }
+    }
+    stg_stream_free(st);
+    return result;
+}
+
+/* --------------------------------------------------------------------------- load_pickle */
+
+/* Deeper nesting than this is refused rather than walked (the walk recurses). */
+#define STG_PY_VALUE_DEPTH 200
+
+typedef struct value_walk {
+    PyObject *make_storage; /* make_storage(bytearray, dtype name, big_endian) */
+    PyObject *make_tensor;  /* make_tensor(storage, offset, shape, stride, requires_grad,
+                             * parameter) */
+    PyObject *seen;         /* {address of a stg_cv or stg_cv_storage: the object made for it} */
+} value_walk;
+
+static PyObject *value_of(value_walk *w, const stg_cv *v, unsigned depth);
+
+static PyObject *u64_tuple(const uint64_t *p, uint32_t n)
+{
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (uint32_t i = 0; t != NULL && i < n; i++) {
+        PyObject *d = PyLong_FromUnsignedLongLong(p[i]);
+        if (d == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, (Py_ssize_t)i, d);
+    }
+    return t;
+}
+
+/* The object for a storage, made once (its bytes copied out of the input, so the result
+ * outlives it): a storage of the persistent-id table or a .npy member's own. Its bytes were
+ * checked by the evaluator: at least numel x elsize of them, numel x elsize not overflowing. */
+static PyObject *storage_of(value_walk *w, const stg_cv_storage *s)
+{
+    PyObject *key = PyLong_FromVoidPtr((void *)s);
+    PyObject *o = key == NULL ? NULL : PyDict_GetItemWithError(w->seen, key);
+    if (o != NULL || key == NULL || PyErr_Occurred()) {
+        Py_XDECREF(key);
+        Py_XINCREF(o);
+        return o;
+    }
+    uint64_t n = s->numel * s->elsize;
+    PyObject *bytes = n > (uint64_t)PY_SSIZE_T_MAX
+                          ? PyErr_NoMemory()
+                          : PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)n);
+    if (bytes != NULL) {
+        char *dst = PyByteArray_AS_STRING(bytes);
+        Py_BEGIN_ALLOW_THREADS memcpy(dst, s->data, (size_t)n);
+        Py_END_ALLOW_THREADS o = PyObject_CallFunction(w->make_storage, "OsO", bytes,
+                                                       stg_dtype_name(s->dtype),
+                                                       s->big_endian ? Py_True : Py_False);
+        Py_DECREF(bytes);
+    }
+    if (o != NULL && PyDict_SetItem(w->seen, key, o) < 0) {
+        Py_CLEAR(o);
+    }
+    Py_DECREF(key);
+    return o;
+}
+
+/* true when every element of the view lies inside its storage's numel elements: the evaluator
+ * checks this (docs/convert.md, "Check tensors"); checked again here because numpy's as_strided
+ * would read outside the buffer without a word. */
+static bool view_inside(const stg_cv_tensor *t)
+{
+    uint64_t last = t->storage_offset;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        if (t->shape[i] == 0) {
+            return true; /* no element */
+        }
+        uint64_t step;
+        if (__builtin_mul_overflow(t->shape[i] - 1, t->stride[i], &step) ||
+            __builtin_add_overflow(last, step, &last)) {
+            return false;
+        }
+    }
+    return last < t->storage->numel;
+}
+
+static PyObject *tensor_of(value_walk *w, const stg_cv_tensor *t)
+{
+    if (!view_inside(t)) {
+        PyErr_SetString(PyExc_ValueError, "a tensor view reaches outside its storage");
+        return NULL;
+    }
+    PyObject *st = storage_of(w, t->storage);
+    if (st == NULL) {
+        return NULL;
+    }
+    PyObject *o = PyObject_CallFunction(
+        w->make_tensor, "OKNNOO", st, (unsigned long long)t->storage_offset,
+        u64_tuple(t->shape, t->rank), u64_tuple(t->stride, t->rank),
+        t->requires_grad ? Py_True : Py_False, t->parameter ? Py_True : Py_False);
+    Py_DECREF(st);
+    return o;
+}
+
+/* Items of a tuple, list or dict into a new tuple (for tuples) or into an existing container
+ * already registered in w->seen (lists and dicts may hold themselves through the memo). */
+static int fill_container(value_walk *w, const stg_cv *v, PyObject *into, unsigned depth)
+{
+    uint32_t n = v->kind == STG_CV_DICT ? 2 * v->n : v->n;
+    for (uint32_t i = 0; i < n; i += v->kind == STG_CV_DICT ? 2 : 1) {
+        PyObject *a = value_of(w, v->u.items[i], depth + 1);
+        if (a == NULL) {
+            return -1;
+        }
+        int rc;
+        if (v->kind == STG_CV_DICT) {
+            PyObject *b = value_of(w, v->u.items[i + 1], depth + 1);
+            rc = b == NULL ? -1 : PyObject_SetItem(into, a, b);
+            Py_XDECREF(b);
+            Py_DECREF(a);
+        } else if (v->kind == STG_CV_LIST) {
+            rc = PyList_Append(into, a);
+            Py_DECREF(a);
+        } else {
+            PyTuple_SET_ITEM(into, (Py_ssize_t)i, a);
+            rc = 0;
+        }
+        if (rc < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *container_of(value_walk *w, const stg_cv *v, PyObject *key, unsigned depth)
+{
+    PyObject *o;
+    if (v->kind == STG_CV_TUPLE) {
+        o = PyTuple_New((Py_ssize_t)v->n);
+        if (o != NULL && fill_container(w, v, o, depth) < 0) {
+            Py_CLEAR(o);
+        }
+        return o;
+    }
+    if (v->kind == STG_CV_LIST) {
+        o = PyList_New(0);
+    } else if (v->ordered) {
+        PyObject *collections = PyImport_ImportModule("collections");
+        o = collections == NULL ? NULL : PyObject_CallMethod(collections, "OrderedDict", NULL);
+        Py_XDECREF(collections);
+    } else {
+        o = PyDict_New();
+    }
+    if (o == NULL || PyDict_SetItem(w->seen, key, o) < 0 || fill_container(w, v, o, depth) < 0) {
+        Py_XDECREF(o);
+        return NULL;
+    }
+    return o;
+}
+
+static PyObject *value_of(value_walk *w, const stg_cv *v, unsigned depth)
+{
+    if (depth > STG_PY_VALUE_DEPTH) {
+        PyErr_Format(PyExc_ValueError, "the checkpoint nests values deeper than %d levels",
+                     STG_PY_VALUE_DEPTH);
+        return NULL;
+    }
+    PyObject *key = PyLong_FromVoidPtr((void *)v);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyObject *o = PyDict_GetItemWithError(w->seen, key);
+    if (o != NULL || PyErr_Occurred()) {
+        Py_DECREF(key);
+        Py_XINCREF(o);
+        return o;
+    }
+    switch ((stg_cv_kind)v->kind) {
+    case STG_CV_NONE: o = Py_NewRef(Py_None); break;
+    case STG_CV_BOOL: o = PyBool_FromLong(v->u.i != 0); break;
+    case STG_CV_INT: o = PyLong_FromLongLong(v->u.i); break;
+    case STG_CV_FLOAT: o = PyFloat_FromDouble(v->u.f); break;
+    case STG_CV_STR: /* as pickle decodes BINUNICODE */
+        o = PyUnicode_DecodeUTF8((const char *)v->u.s.p, (Py_ssize_t)v->u.s.len, "surrogatepass");
+        break;
+    case STG_CV_BYTES:
+        o = PyBytes_FromStringAndSize((const char *)v->u.s.p, (Py_ssize_t)v->u.s.len);
+        break;
+    case STG_CV_TUPLE:
+    case STG_CV_LIST:
+    case STG_CV_DICT: o = container_of(w, v, key, depth); break;
+    case STG_CV_TENSOR: o = tensor_of(w, v->u.t); break;
+    case STG_CV_GLOBAL:
+    case STG_CV_STORAGE:
+        PyErr_SetString(PyExc_ValueError, "the checkpoint holds a bare class or storage as a "
+                                          "value, which load_pickle does not hand out");
+        break;
+    }
+    if (o != NULL && v->kind != STG_CV_LIST && v->kind != STG_CV_DICT &&
+        PyDict_SetItem(w->seen, key, o) < 0) {
+        Py_CLEAR(o);
+    }
+    Py_DECREF(key);
+    return o;
+}
+
+/* load_pickle(buffer, name_hint, limits, policy, make_storage, make_tensor)
+ *   -> (report tuple, value or None): the checkpoint's top value rebuilt from the restricted
+ * evaluator's values (None when the scan or the evaluator refused it: the report says why). */
+static PyObject *py_load_pickle(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer b;
+    const char *hint;
+    PyObject *limits, *policy, *make_storage, *make_tensor;
+    if (!PyArg_ParseTuple(args, "y*zOOOO", &b, &hint, &limits, &policy, &make_storage,
+                          &make_tensor)) {
+        return NULL;
+    }
+    stg_scan_options opt;
+    if (scan_options_from(limits, policy, 0, NULL, &opt) < 0) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    stg_cv_eval ev;
+    stg_cv *root = NULL;
+    stg_report *r = NULL;
+    stg_status s;
+    Py_INCREF(policy);
+    Py_BEGIN_ALLOW_THREADS s = stg_cv_load_buffer(b.buf, (size_t)b.len, hint, &opt, &ev, &root, &r);
+    Py_END_ALLOW_THREADS Py_DECREF(policy);
+    PyObject *result = NULL;
+    if (r == NULL) {
+        raise_status(s, "load_pickle");
+    } else {
+        PyObject *value = NULL;
+        if (s == STG_OK) {
+            value_walk w = {make_storage, make_tensor, PyDict_New()};
+            if (w.seen != NULL) {
+                value = value_of(&w, root, 0);
+            }
+            Py_XDECREF(w.seen);
+        } else if (s == STG_E_INVALID) {
+            value = Py_NewRef(Py_None);
+        } else {
+            raise_status(s, "load_pickle");
+        }
+        PyObject *rep = report_result(r);
+        if (value != NULL && rep != NULL) {
+            result = Py_BuildValue("(NN)", rep, value);
+        } else {
+            Py_XDECREF(value);
+            Py_XDECREF(rep);
+        }
+    }
+    stg_cv_free(&ev);
+    PyBuffer_Release(&b);
+    return result;
+}
+
 /* --------------------------------------------------------------------------- module */
 
 static PyObject *py_versions(PyObject *self, PyObject *noargs)
@@ -883,6 +1201,8 @@ static PyMethodDef module_methods[] = {
     {"scan_tree", py_scan_tree, METH_VARARGS, "walk and scan paths as stguard scan does"},
     {"open_file", py_open_file, METH_VARARGS, "validate and open a safetensors file"},
     {"open_model", py_open_model, METH_VARARGS, "validate and open a sharded model"},
+    {"validate_buffer", py_validate_buffer, METH_VARARGS, "validate safetensors bytes in place"},
+    {"load_pickle", py_load_pickle, METH_VARARGS, "evaluate a weights-only checkpoint"},
     {"limit_defaults", py_limit_defaults, METH_NOARGS, "the documented limit defaults"},
     {"versions", py_versions, METH_NOARGS, "(library version, policy version)"},
     {NULL, NULL, 0, NULL},

@@ -27,7 +27,18 @@ from ._core import (
     scan_tree,
     versions,
 )
-from ._open import RAW_VIEW_DTYPES, Model, SafeOpen, TensorSlice, load_file, open_model, safe_open
+from ._open import (
+    RAW_VIEW_DTYPES,
+    Model,
+    SafeOpen,
+    TensorSlice,
+    load,
+    load_file,
+    open_model,
+    safe_open,
+)
+from ._pickle import TorchLoadGuard, guard_torch_load, load_pickle
+from ._save import save, save_file
 
 __version__ = versions()["library"]
 
@@ -49,9 +60,15 @@ __all__ = [
     "TreeScan",
     "UnsafeFileError",
     "Verdict",
+    "TorchLoadGuard",
+    "guard_torch_load",
+    "load",
     "load_file",
+    "load_pickle",
     "open_model",
     "safe_open",
+    "save",
+    "save_file",
     "scan",
     "scan_bytes",
     "scan_tree",

@@ -10,8 +10,8 @@ import math
 import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from . import _stguard
-from ._core import Limits, PathLike, ReadError, Report, UnsafeFileError, Verdict, _limit_spec
+from . import _slice, _stguard
+from ._core import Limits, PathLike, ReadError, Report, UnsafeFileError, Verdict, _limit_spec, scan
 
 # safetensors dtype -> (numpy dtype string, itemsize). Types numpy has no dtype for are handed
 # out as raw unsigned views of the same width (bf16 as uint16, the F8 types as uint8); the
@@ -68,9 +68,18 @@ _TORCH_NAMES = {
 _FRAMEWORKS = ("numpy", "np", "pt", "torch")
 
 
+def _check_device(device: Any) -> None:
+    """Only the CPU: "cpu", torch.device("cpu"); CUDA devices, indexes and "meta" are refused."""
+    if str(device) != "cpu" or isinstance(device, int):
+        raise ValueError(
+            f"device={device!r}: stguard hands out CPU tensors only (device='cpu'); move them "
+            "with .to(device) after loading"
+        )
+
+
 def _check_framework(framework: str) -> str:
     if framework not in _FRAMEWORKS:
-        raise ValueError(f"framework must be one of {_FRAMEWORKS}")
+        raise ValueError(f"framework must be one of {_FRAMEWORKS}, not {framework!r}")
     if framework in ("pt", "torch"):
         try:
             import torch  # noqa: F401
@@ -84,10 +93,7 @@ def _to_array(buf: bytearray, dtype: str, shape: Tuple[int, ...], framework: str
     if framework == "pt":
         import torch
 
-        name = _TORCH_NAMES.get(dtype)
-        tdtype = getattr(torch, name, None) if name is not None else None
-        if tdtype is None:
-            raise TypeError(f"torch {torch.__version__} has no dtype for {dtype}")
+        tdtype = _torch_dtype(dtype)
         if len(buf) == 0:
             return torch.empty(shape, dtype=tdtype)
         return torch.frombuffer(buf, dtype=tdtype).reshape(shape)
@@ -185,8 +191,9 @@ class Model(_Opened):
 
 
 class TensorSlice:
-    """get_slice(name)[rows, ...]: rows (the first dimension) are read alone through the safe
-    copying path; the remaining indexes are applied to those rows in memory."""
+    """get_slice(name)[key]: numpy's basic indexing (stguard/_slice.py). Only the rows of the
+    first dimension the key touches are read, through the safe copying path; the rest of the
+    key is applied by numpy to those rows, so the result equals numpy's on the whole tensor."""
 
     def __init__(self, owner: _Opened, t: _Tensor):
         self._owner = owner
@@ -199,40 +206,54 @@ class TensorSlice:
         return self._t.dtype
 
     def __getitem__(self, key: Any) -> Any:
+        import numpy
+
         t = self._t
-        rest: Tuple[Any, ...] = ()
-        if isinstance(key, tuple):
-            key, rest = (key[0], key[1:]) if key else (slice(None), ())
-        if len(t.shape) == 0:
-            if key not in (Ellipsis, slice(None)) or rest:
-                raise IndexError("a scalar tensor takes [...] or [:] only")
-            return self._owner.get_tensor(t.name)
-        if key is Ellipsis:
-            key, rest = slice(None), (Ellipsis,) + rest
-        rows = t.shape[0]
-        if isinstance(key, int):
-            index = key + rows if key < 0 else key
-            if not 0 <= index < rows:
-                raise IndexError("row index out of range")
-            start, stop, squeeze = index, index + 1, True
-        elif isinstance(key, slice):
-            start, stop, step = key.indices(rows)
-            if step != 1:
-                raise ValueError("row slices take step 1")
-            stop = max(stop, start)
-            squeeze = False
-        else:
-            raise TypeError("index rows with an int or a slice")
         entry = _NUMPY_DTYPES.get(t.dtype)
         if entry is None:
             raise TypeError(f"{t.dtype} has no whole-byte element")
-        row_bytes = entry[1] * math.prod(t.shape[1:])
-        buf = self._owner._h.read(t.index, start * row_bytes, (stop - start) * row_bytes)
-        shape = (stop - start,) + tuple(t.shape[1:])
-        out = _to_array(buf, t.dtype, shape, self._owner._framework)
-        if squeeze:
-            return out[0][rest] if rest else out[0]
-        return out[(slice(None),) + rest] if rest else out
+        shape = tuple(t.shape)
+        lo, hi, rebased = _slice.plan(key, shape)
+        row_bytes = entry[1] * math.prod(shape[1:])
+        if shape:
+            buf = self._owner._h.read(t.index, lo * row_bytes, (hi - lo) * row_bytes)
+            rows = numpy.frombuffer(buf, dtype=numpy.dtype(entry[0])).reshape(
+                (hi - lo,) + shape[1:]
+            )
+        else:
+            rows = numpy.frombuffer(self._owner._h.read(t.index), dtype=numpy.dtype(entry[0]))
+            rows = rows.reshape(())
+        out = rows[rebased]  # an array, or a numpy scalar when every dimension took an int
+        if self._owner._framework == "pt":
+            arr = numpy.asarray(out)  # (not ascontiguousarray: it makes 0-d arrays 1-d)
+            return _numpy_to_torch(arr if arr.flags.c_contiguous else arr.copy(order="C"), t.dtype)
+        return out
+
+
+# numpy arrays of these dtypes become torch tensors with torch.from_numpy as they are; the
+# others (bf16, float8, the unsigned types torch may lack) are reinterpreted from a signed view
+# of the same width
+_FROM_NUMPY_AS_IS = frozenset({"BOOL", "U8", "I8", "I16", "F16", "I32", "F32", "C64", "F64", "I64"})
+
+
+def _numpy_to_torch(arr: Any, dtype: str) -> Any:
+    import torch
+
+    tdtype = _torch_dtype(dtype)
+    if dtype in _FROM_NUMPY_AS_IS:
+        return torch.from_numpy(arr)
+    signed = {1: "u1", 2: "<i2", 4: "<i4", 8: "<i8"}[arr.dtype.itemsize]
+    return torch.from_numpy(arr.view(signed)).view(tdtype)
+
+
+def _torch_dtype(dtype: str) -> Any:
+    import torch
+
+    name = _TORCH_NAMES.get(dtype)
+    tdtype = getattr(torch, name, None) if name is not None else None
+    if tdtype is None:
+        raise TypeError(f"torch {torch.__version__} has no dtype for {dtype}")
+    return tdtype
 
 
 def _raise_unless_passes(report: Optional[Report], status: str, allow_warn: bool, what: str):
@@ -247,6 +268,34 @@ def _raise_unless_passes(report: Optional[Report], status: str, allow_warn: bool
         raise UnsafeFileError(f"{what}: {report.verdict.label} ({codes})", report)
 
 
+_NOT_SAFETENSORS_HINT = (
+    "a weights-only PyTorch or NumPy checkpoint loads with stguard.load_pickle(path) (nothing in "
+    "it runs) or converts with `stguard convert`; stguard.scan(path) says what is in it"
+)
+
+
+def _refuse_other_format(path: PathLike, refusal: UnsafeFileError) -> None:
+    """safe_open refused the file as safetensors: when its content is another format (a torch
+    zip, a pickle, GGUF ...), say that, rather than the safetensors findings, which read like an
+    attack on a file that is only not safetensors (header_too_large, polyglot_zip)."""
+    try:
+        content = scan(path, digest=False)
+    except Exception:  # the refusal stands as it is
+        return
+    if content.format in ("safetensors", "unknown"):
+        return
+    judged = content.verdict.label
+    hint = _NOT_SAFETENSORS_HINT
+    if content.verdict >= Verdict.INVALID:
+        judged += " (" + ", ".join(c for c in content.codes() if c != "pickle_file") + ")"
+        hint = "do not load it; stguard.scan(path) has the findings"
+    raise UnsafeFileError(
+        f"{os.fspath(path)}: not a safetensors file: its content is {content.format}, which "
+        f"stguard.scan calls {judged}; {hint}",
+        refusal.report,
+    ) from None
+
+
 def safe_open(
     path: PathLike,
     framework: str = "numpy",
@@ -259,19 +308,23 @@ def safe_open(
     """Validates a safetensors file, then opens it like safetensors.safe_open. Raises
     UnsafeFileError (carrying the report) when its verdict is worse than warn (or than ok with
     allow_warn=False)."""
-    if device != "cpu":
-        raise ValueError("stguard hands out CPU tensors only; move them with .to(device)")
+    _check_device(device)
     fw = _check_framework(framework)
     handle, raw, status = _stguard.open_file(os.fspath(path), _limit_spec(limits, profile))
     report = None if raw is None else Report._from_raw(raw)
-    if handle is None:
-        _raise_unless_passes(report, status, allow_warn, os.fspath(path))
-        raise _stguard.StguardError(f"{os.fspath(path)}: {status}")  # pragma: no cover
     try:
         _raise_unless_passes(report, status, allow_warn, os.fspath(path))
-    except BaseException:
-        handle.close()
+    except UnsafeFileError as e:
+        if handle is not None:
+            handle.close()
+        _refuse_other_format(path, e)
         raise
+    except BaseException:
+        if handle is not None:
+            handle.close()
+        raise
+    if handle is None:  # pragma: no cover - a refusal always has a report that fails
+        raise _stguard.StguardError(f"{os.fspath(path)}: {status}")
     return SafeOpen(handle, report, fw)
 
 
@@ -300,7 +353,35 @@ def open_model(
     return Model(handle, report, fw)
 
 
-def load_file(path: PathLike, framework: str = "numpy", **kwargs: Any) -> Dict[str, Any]:
-    """Every tensor of a validated safetensors file, like safetensors.numpy.load_file."""
-    with safe_open(path, framework, **kwargs) as f:
+def load_file(
+    path: PathLike, device: str = "cpu", *, framework: str = "numpy", **kwargs: Any
+) -> Dict[str, Any]:
+    """Every tensor of a validated safetensors file, like safetensors' load_file(path, device)
+    (numpy arrays by default, torch tensors with framework="pt")."""
+    if device in _FRAMEWORKS:  # the older load_file(path, framework) call
+        device, framework = "cpu", device
+    with safe_open(path, framework, device, **kwargs) as f:
         return {name: f.get_tensor(name) for name in f.keys()}
+
+
+def load(
+    data: Any,
+    framework: str = "numpy",
+    *,
+    allow_warn: bool = True,
+    profile: str = "strict",
+    limits: Optional[Limits] = None,
+) -> Dict[str, Any]:
+    """Every tensor of safetensors bytes (bytes, bytearray, memoryview), validated first like
+    safe_open, as safetensors' load(data). Tensors are copies: they do not keep data alive."""
+    fw = _check_framework(framework)
+    view = memoryview(data).cast("B")  # held: the exporter cannot resize data meanwhile
+    raw, tensors, data_start = _stguard.validate_buffer(view, _limit_spec(limits, profile))
+    report = Report._from_raw(raw)
+    _raise_unless_passes(report, "STG_E_INVALID", allow_warn, "safetensors bytes")
+    out: Dict[str, Any] = {}
+    for raw_t in tensors:
+        t = _Tensor(raw_t)
+        buf = bytearray(view[data_start + t.begin : data_start + t.end])
+        out[t.name] = _to_array(buf, t.dtype, t.shape, fw)
+    return out

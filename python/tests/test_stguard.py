@@ -278,8 +278,7 @@ def test_get_slice_reads_rows(all_dtypes):
         assert s[4:2].shape == (0, 4)
         with pytest.raises(IndexError):
             s[6]
-        with pytest.raises(ValueError):
-            s[::2]
+        assert numpy.array_equal(s[::2], rows[::2])  # steps: test_api.py compares them all
 
 
 @pytest.mark.skipif(torch is None, reason="torch is not installed")
