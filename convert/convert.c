@@ -15,6 +15,7 @@
 #include "../validator/limits.h"
 #include "../validator/report.h"
 #include "input.h"
+#include "load.h"
 #include "write.h"
 
 #define STG_CV_BUFFER_OUTPUT_DEFAULT ((uint64_t)4 << 30)
@@ -88,31 +89,6 @@ static stg_status job_start(job *j, const stg_convert_options *opt, stg_report *
     return STG_OK;
 }
 
-/* Findings that mean loading the file runs code, whatever severity the profile or a caller's
- * policy gave them (torchscript_program is a warning: torch.load hands such an archive to
- * torch.jit.load). The converter turns only plain data into tensors; a file whose loader would
- * run something is never presented as its weights. */
-static const stg_code code_runs[] = {
-    STG_TORCHSCRIPT_PROGRAM,      STG_PICKLE_GLOBAL_BENIGN,    STG_PICKLE_GLOBAL_DANGEROUS,
-    STG_PICKLE_GLOBAL_UNKNOWN,    STG_PICKLE_GLOBAL_UNRESOLVED, STG_PICKLE_NESTED,
-    STG_PICKLE_BUILD_ON_GLOBAL,   STG_PICKLE_FRAME_DIVERGENCE,
-};
-
-/* true (and an error finding in rep) when the scan has a finding of code_runs. */
-static bool refuse_code_runs(const stg_report *scan, stg_report *rep)
-{
-    for (size_t i = 0; i < sizeof code_runs / sizeof code_runs[0]; i++) {
-        if (stg_report_has(scan, code_runs[i])) {
-            (void)stg_report_add(rep, STG_CONVERT_UNSUPPORTED, STG_NO_OFFSET,
-                                 "the scan found that loading the file runs code (%s): not "
-                                 "converted",
-                                 stg_code_name(code_runs[i]));
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Scan, evaluate, plan. STG_OK: job->plan is ready; else rep says why. */
 static stg_status prepare(job *j, const uint8_t *buf, size_t len, const char *name_hint,
                           uint64_t max_output)
@@ -128,7 +104,7 @@ static stg_status prepare(job *j, const uint8_t *buf, size_t len, const char *na
     stg_report_merge(j->rep, scan, NULL, 0);
     stg_report_set_format(j->rep, stg_report_format(scan));
     stg_verdict v = stg_report_verdict(scan);
-    bool runs = v <= STG_VERDICT_WARN && refuse_code_runs(scan, j->rep);
+    bool runs = v <= STG_VERDICT_WARN && stg_cv_refuse_code_runs(scan, j->rep);
     stg_report_free(scan);
     if (v > STG_VERDICT_WARN || runs) {
         return STG_E_INVALID; /* the scan's findings say why */

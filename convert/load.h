@@ -4,6 +4,7 @@
 #ifndef STG_CONVERT_LOAD_H
 #define STG_CONVERT_LOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,5 +21,10 @@
 stg_status stg_cv_load_buffer(const uint8_t *buf, size_t len, const char *name_hint,
                               const stg_scan_options *opt, stg_cv_eval *ev, stg_cv **root,
                               stg_report **rep);
+
+/* true, with a convert_unsupported error in rep, when the scan report has a finding that means
+ * loading the file runs code, whatever severity the profile or policy gave it (a TorchScript
+ * archive, a pickle global outside the weights-only allowlist, a nested loader, ...). */
+bool stg_cv_refuse_code_runs(const stg_report *scan, stg_report *rep);
 
 #endif

@@ -418,6 +418,26 @@ def test_load_pickle_refuses_what_is_not_weights_only(tmp_path):
         stguard.load_pickle(tmp_path / "absent.pt")
 
 
+@needs_torch
+def test_load_pickle_refuses_torchscript_routes(tmp_path):
+    """torch.load hands a zip holding <folder>/constants.pkl to torch.jit.load: load_pickle refuses
+    it as convert does (the scan's torchscript_program means code runs), also without code/."""
+    import zipfile
+
+    plain = tmp_path / "plain.pt"
+    torch.save({"w": torch.arange(4.0)}, plain)
+    assert set(stguard.load_pickle(plain)) == {"w"}  # the near miss: a plain torch.save zip
+    routed = tmp_path / "routed.pt"
+    with zipfile.ZipFile(plain) as src, zipfile.ZipFile(routed, "w") as dst:
+        folder = src.namelist()[0].split("/")[0]
+        for info in src.infolist():
+            dst.writestr(info, src.read(info))
+        dst.writestr(folder + "/constants.pkl", pickle.dumps((), protocol=2))
+    with pytest.raises(stguard.UnsafeFileError) as e:
+        stguard.load_pickle(routed)
+    assert "convert_unsupported" in e.value.report.codes(), e.value.report
+
+
 # ------------------------------------------------------------------------------------ the guard
 
 
