@@ -153,7 +153,7 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
             uint64_t bytes = 0;
             /* The resolved path has no links left: opened without following any, so a link
              * put there after the containment check is file_changed, not followed. */
-            stg_scan_file_into(resolved, NULL, true, NULL, &sub_opt, sub, &bytes, NULL);
+            stg_scan_file_into(resolved, NULL, true, NULL, &sub_opt, sub, &bytes, NULL, NULL);
             if (sf->zfile && sub->format == STG_FMT_JOBLIB) {
                 drop_raw_format_unknown(sub);
             }

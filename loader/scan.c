@@ -341,7 +341,7 @@ static void add_changed(stg_report *r)
 /* SHA-256 of the first size bytes of fd, read with pread in chunks; with git (not NULL) also the
  * Git blob id of those bytes, from the same reads. */
 static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool *short_read,
-                      int *err, uint64_t *progress)
+                      int *err, uint64_t *progress, const volatile int *cancel)
 {
     *short_read = false;
     stg_sha256 *h = NULL;
@@ -358,6 +358,11 @@ static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool
     for (uint64_t done = 0; ok && done < size;) {
         uint64_t left = size - done;
         size_t want = left < READ_CHUNK * 16 ? (size_t)left : READ_CHUNK * 16;
+        if (cancel != NULL && *cancel != 0) {
+            *err = ECANCELED;
+            ok = false;
+            break;
+        }
         ssize_t n = pread(fd, chunk, want, (off_t)done);
         if (n < 0 && errno == EINTR) {
             continue;
@@ -391,27 +396,27 @@ static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool
 
 /* Scans one regular file into r (not finished). open_path is opened (without following a final
  * link when nofollow); hint is the name used as a format hint; index_path as in check_content;
- * *bytes gets the size read. */
-void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
+ * *bytes gets the size read. false: *cancel stopped the read (r is then not a verdict). */
+bool stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
                         const char *blob_hex, const stg_scan_options *opt, stg_report *r,
-                        uint64_t *bytes, uint64_t *progress)
+                        uint64_t *bytes, uint64_t *progress, const volatile int *cancel)
 {
     struct stat before, opened, after;
     *bytes = 0;
     int rc = nofollow ? lstat(open_path, &before) : stat(open_path, &before);
     if (rc != 0) {
         stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", errno);
-        return;
+        return true;
     }
     if (S_ISDIR(before.st_mode)) {
         stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the path is a directory, not a file");
-        return;
+        return true;
     }
     if (!S_ISREG(before.st_mode)) {
         /* FIFOs, devices and sockets: never opened (opening a FIFO could block). */
         stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET,
                        "not a regular file (FIFO, device, socket or link): not opened");
-        return;
+        return true;
     }
     /* O_NONBLOCK: if the path was swapped for a FIFO since lstat, open does not wait. */
     int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
@@ -422,30 +427,30 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         } else {
             stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be opened", errno);
         }
-        return;
+        return true;
     }
     if (fstat(fd, &opened) != 0) {
         stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", errno);
         close(fd);
-        return;
+        return true;
     }
     if (!S_ISREG(opened.st_mode)) {
         stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET,
                        "not a regular file once opened: not read");
         close(fd);
-        return;
+        return true;
     }
     if (opened.st_dev != before.st_dev || opened.st_ino != before.st_ino) {
         add_changed(r);
         close(fd);
-        return;
+        return true;
     }
     uint64_t size = (uint64_t)opened.st_size;
     if (size > SIZE_MAX || opened.st_size < 0) {
         stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET,
                        "the file is too large to be read on this host");
         close(fd);
-        return;
+        return true;
     }
     /* The file is read into an image (loader/window.h): safetensors in windows (header,
      * tail), zip archives in windows too (directory, local headers, the members the rules read
@@ -460,9 +465,10 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     if (stg_image_open(&img, fd, size, cap, &err) != STG_OK) {
         stg_scan_add_errno(r, STG_IO_ERROR, "the file's image could not be mapped", err);
         close(fd);
-        return;
+        return true;
     }
     img.progress = progress;
+    img.cancel = cancel;
     /* Bytes read in file order are hashed as they arrive; an image that ends up whole has its
      * digest then (no second pass), one held in part is digested with pread below. */
     if (want_digest(opt, blob_hex) && stg_sha256_new(&img.hash) != STG_OK) {
@@ -501,13 +507,19 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     bool whole = stg_image_whole(&img);
     if (st == STG_OK && !whole && want_digest(opt, blob_hex)) {
         bool short_read = false;
-        if (!digest_fd(fd, size, digest, git_blob ? git_id : NULL, &short_read, &err, progress)) {
+        if (!digest_fd(fd, size, digest, git_blob ? git_id : NULL, &short_read, &err, progress,
+                       cancel)) {
             st = short_read ? STG_FILE_CHANGED : STG_E_IO;
         }
         precomputed = digest;
     } else if (st == STG_OK && whole && img.hash != NULL &&
                stg_image_digest(&img, digest) == STG_OK) {
         precomputed = digest;
+    }
+    if (st == STG_E_IO && err == ECANCELED) {
+        stg_image_close(&img);
+        close(fd);
+        return false;
     }
     if (st != STG_OK) {
         if (st == STG_FILE_CHANGED) {
@@ -527,7 +539,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         }
         stg_image_close(&img);
         close(fd);
-        return;
+        return true;
     }
     static const uint8_t empty[1] = {0};
     scan_bytes(img.bytes != NULL ? img.bytes : empty, img.size, hint, hint, blob_hex, precomputed,
@@ -548,6 +560,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     }
     stg_image_close(&img);
     close(fd);
+    return true;
 }
 
 stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_report **out)
@@ -617,7 +630,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
         blob_hex = stg_path_base(resolved);
     }
     uint64_t bytes;
-    stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL);
+    stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL, NULL);
     stg_joblib_side_scan(path, opt, r);
     stg_report_finish(r);
     *out = r;

@@ -44,6 +44,7 @@ typedef struct walk_target {
     stg_report *report; /* set by a worker */
     stg_status status;  /* set with it: why report is NULL */
     bool done;
+    bool cut;           /* the walk's cancel stopped its read: no report, no record */
     uint64_t live;      /* bytes read so far while it is scanned (atomic; progress only) */
     size_t last_record; /* report is freed after this record is handed out */
 } walk_target;
@@ -717,6 +718,8 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static bool cancelled(const stg_walk_options *opt);
+
 static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_status *status)
 {
     stg_scan_options rooted = w->opt->scan;
@@ -744,8 +747,13 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
     *status = STG_OK;
     /* The shown path is the name hint and, for an index, where its shards are looked up: it
      * is a walked path (file or link), so the shards' links next to it are found. */
-    stg_scan_file_into(f->open_path, t->hint != NULL ? t->hint : f->open_path, f->nofollow,
-                       f->blob_hex[0] != '\0' ? f->blob_hex : NULL, opt, r, bytes, &t->live);
+    if (!stg_scan_file_into(f->open_path, t->hint != NULL ? t->hint : f->open_path, f->nofollow,
+                            f->blob_hex[0] != '\0' ? f->blob_hex : NULL, opt, r, bytes, &t->live,
+                            w->opt->cancel)) {
+        stg_report_free(r); /* cut by the cancel: half a read is no verdict */
+        t->cut = true;
+        return NULL;
+    }
     /* joblib side files are looked up next to the shown path, as joblib.load does */
     stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, r);
     stg_report_finish(r);
@@ -759,6 +767,11 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&w->lock);
         size_t i = w->next_job;
         if (i >= w->target_count) {
+            pthread_mutex_unlock(&w->lock);
+            return NULL;
+        }
+        if (cancelled(w->opt)) {
+            w->next_job = w->target_count; /* interrupted: no file is started any more */
             pthread_mutex_unlock(&w->lock);
             return NULL;
         }
@@ -1155,8 +1168,10 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
                 stop_workers(&w, tids, &started); /* t's scan, if it began, ends here */
                 pthread_mutex_lock(&w.lock);
             }
-            if (!t->done) {
-                pthread_mutex_unlock(&w.lock); /* never started: the walk ends here */
+            if (!t->done || t->cut) {
+                /* never started, or its read was cut: the walk ends here */
+                interrupted = true;
+                pthread_mutex_unlock(&w.lock);
                 break;
             }
             r = t->report;

@@ -40,6 +40,8 @@ typedef struct stg_image {
     int fd;
     uint64_t *progress; /* not NULL: bytes copied are added to it as they come (atomically),
                            for a progress display; set after stg_image_open */
+    const volatile int *cancel; /* not NULL: once *cancel is non-zero a read stops between two
+                                   chunks with STG_E_IO and ECANCELED (an interrupted walk) */
     uint8_t *pages;     /* paged mode (stg_image_pages_begin): bit i set when page i is copied;
                            prefix and tail are then unused */
     stg_sha256 *hash;   /* not NULL: bytes copied in file order from offset 0 are hashed as
