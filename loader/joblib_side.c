@@ -171,6 +171,7 @@ void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, 
     if (n == 0) {
         return;
     }
+    r->neighbours = true;
     char *folder = stg_path_dir(joblib_path);
     if (folder == NULL) {
         r->out_of_memory = true;

@@ -169,6 +169,7 @@ typedef struct onnx_place {
 static void onnx_external_files(void *arg, const stg_onnx_external *ext, size_t n, stg_report *r)
 {
     const onnx_place *place = arg;
+    r->neighbours = r->neighbours || n > 0;
     char *dir = stg_path_dir(place->path);
     if (dir == NULL) {
         r->out_of_memory = true;
@@ -185,6 +186,7 @@ static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
 {
     if (index_path != NULL && ends_with(index_path, INDEX_SUFFIX)) {
         stg_index_scan_file(index_path, buf, len, opt, r);
+        r->neighbours = true;
         stg_report_set_size(r, (uint64_t)len);
         return;
     }
