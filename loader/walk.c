@@ -34,7 +34,7 @@ typedef struct walk_file {
     bool linked;        /* some record reached it through a symbolic link */
     char blob_hex[65];  /* expected digest from a blob name, "" when none */
     uint64_t size_hint; /* st_size when it was walked (progress only) */
-    bool counted;       /* its bytes are in bytes_done already (a file read under two names) */
+    bool counted;       /* its bytes are in bytes_done already (read under two name classes) */
 } walk_file;
 
 /* One scan: a file read under one name class (walk_record's note). */
@@ -45,11 +45,11 @@ typedef struct walk_target {
     stg_report *report; /* set by a worker */
     stg_status status;  /* set with it: why report is NULL */
     bool done;
-    bool cut;           /* the walk's cancel stopped its read: no report, no record */
+    bool cut; /* the walk's cancel stopped its read: no report, no record */
     /* The first target of the same file, name class and root in another folder, or SIZE_MAX.
      * When that one's result depends on no neighbour file, this target is not read: reuse. */
     size_t leader;
-    bool reuse; /* its records take targets[leader].report */
+    bool reuse;         /* its records take targets[leader].report */
     uint64_t live;      /* bytes read so far while it is scanned (atomic; progress only) */
     size_t last_record; /* report is freed after this record is handed out */
 } walk_target;
@@ -841,17 +841,18 @@ static void *worker_main(void *arg)
         w->targets[i].status = st;
         w->targets[i].done = true;
         /* bytes counts what is on disk: a blob judged under two name classes counts once */
-        if (!w->files[w->targets[i].file].counted) {
+        if (!w->targets[i].cut && !w->files[w->targets[i].file].counted) {
             w->files[w->targets[i].file].counted = true;
             w->bytes_done += bytes;
-            w->distinct++;
         }
+        w->distinct += w->targets[i].cut ? 0 : 1;
         pthread_cond_broadcast(&w->changed);
         pthread_mutex_unlock(&w->lock);
     }
 }
 
-/* No job is handed out any more; the scans running end and the workers are joined. */
+/* No job is handed out any more; the scans running end (a read stops at the cancel) and the
+ * workers are joined. */
 static void stop_workers(walk *w, pthread_t *tids, unsigned *started)
 {
     pthread_mutex_lock(&w->lock);
@@ -1222,15 +1223,15 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
     memset(&prog, 0, sizeof prog);
     prog.files_total = shown;
     for (size_t i = 0; i < w.target_count; i++) {
-        /* a file read under two name classes is one file on disk; a follower is read at most
-         * once more (its leader's result looked at neighbours): the total counts it once */
+        /* a follower's file is its leader's: counted once (read again only when the leader's
+         * result looked at neighbours) */
         if (w.targets[i].leader == SIZE_MAX) {
             prog.bytes_total += w.files[w.targets[i].file].size_hint;
         }
     }
-    /* Cancelled: no file is started any more, the scans running end (their records are
-     * reported, in order, as the records before them), and the walk stops at the first record
-     * whose file was never started. */
+    /* Cancelled: no file is started any more, the reads running stop (stg_scan_file_into polls
+     * the cancel between chunks; a scan that finished first keeps its record), and the walk
+     * stops at the first record whose file was never started or whose read was cut. */
     bool interrupted = false;
     for (size_t i = 0; i < w.record_count; i++) {
         walk_record *rec = &w.records[i];

@@ -26,10 +26,10 @@
 
 #include "cli.h"
 
-#define EXIT_FAIL 1     /* a file at or above the --fail-on verdict */
-#define EXIT_USAGE 2    /* the command line (or a list or policy file it names) is wrong */
-#define EXIT_ERROR 3    /* a file could not be scanned (verdict error), or the scan stopped */
-#define EXIT_NOTHING 4  /* no file was checked: the paths hold nothing the filters select */
+#define EXIT_FAIL 1    /* a file at or above the --fail-on verdict */
+#define EXIT_USAGE 2   /* the command line (or a list or policy file it names) is wrong */
+#define EXIT_ERROR 3   /* a file could not be scanned (verdict error), or the scan stopped */
+#define EXIT_NOTHING 4 /* no file was checked: the paths hold nothing the filters select */
 /* A policy file is read whole; this caps what a typo (a model file) could make us read. */
 #define POLICY_FILE_MAX ((size_t)16 << 20)
 
@@ -162,7 +162,7 @@ typedef struct cli_config {
     bool verbose;
     bool tensor_sha256;
     const char *output; /* -o FILE, NULL: standard output */
-    int progress; /* -1 never, 0 auto, 1 always */
+    int progress;       /* -1 never, 0 auto, 1 always */
     stg_tree_options walk;
     stg_policy *policy;
     const char **include, **exclude;
@@ -326,9 +326,9 @@ static bool fail_on_verdict(const char *name, stg_verdict *out)
         const char *name;
         stg_verdict verdict;
     } names[] = {
-        {"ok", STG_VERDICT_OK},           {"warn", STG_VERDICT_WARN},
-        {"warning", STG_VERDICT_WARN},    {"invalid", STG_VERDICT_INVALID},
-        {"error", STG_VERDICT_INVALID},   {"unsafe", STG_VERDICT_UNSAFE},
+        {"ok", STG_VERDICT_OK},         {"warn", STG_VERDICT_WARN},
+        {"warning", STG_VERDICT_WARN},  {"invalid", STG_VERDICT_INVALID},
+        {"error", STG_VERDICT_INVALID}, {"unsafe", STG_VERDICT_UNSAFE},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(name, names[i].name) == 0) {
@@ -1224,7 +1224,8 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
     char *snapshot = NULL;
     if (stat(argv[optind], &dir_st) == 0 && S_ISDIR(dir_st.st_mode) &&
         hf_snapshot(argv[optind], 0, &snapshot)) {
-        rc = cmd_inspect_path(snapshot, c); /* what scan reads of it: the snapshot refs/main names */
+        rc = cmd_inspect_path(snapshot,
+                              c); /* what scan reads of it: the snapshot refs/main names */
         free(snapshot);
         return rc;
     }
