@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -641,12 +642,37 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
 
 /* ------------------------------------------------------------------------------ a stream */
 
+/* read(2) that a walk's cancel stops: with cancel, the input is polled every 250 ms until it has
+ * bytes, so an idle pipe does not keep an interrupted walk waiting (the signal may have gone to
+ * another thread); -1 with errno ECANCELED once *cancel is set. EINTR is retried. */
+static ssize_t read_cancellable(int fd, void *buf, size_t len, const volatile int *cancel)
+{
+    for (;;) {
+        if (cancel != NULL && *cancel != 0) {
+            errno = ECANCELED;
+            return -1;
+        }
+        if (cancel != NULL) {
+            struct pollfd p = {fd, POLLIN, 0};
+            int ready = poll(&p, 1, 250);
+            if (ready == 0 || (ready < 0 && errno == EINTR)) {
+                continue;
+            }
+        }
+        ssize_t n = read(fd, buf, len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        return n;
+    }
+}
+
 /* Reads up to len bytes (fewer only at end of input). */
-static ssize_t read_full(int fd, uint8_t *buf, size_t len)
+static ssize_t read_full(int fd, uint8_t *buf, size_t len, const volatile int *cancel)
 {
     size_t done = 0;
     while (done < len) {
-        ssize_t n = read(fd, buf + done, len - done);
+        ssize_t n = read_cancellable(fd, buf + done, len - done, cancel);
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
@@ -673,7 +699,8 @@ static bool stream_broken(stg_status st)
  * the first chunk it says of the whole input). The streaming validator gives the answer
  * stg_validate_buffer gives on the whole input, in memory bounded by the header. */
 static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
-                                 const stg_scan_options *opt, stg_report **out, int *read_err)
+                                 const stg_scan_options *opt, stg_report **out, int *read_err,
+                                 const volatile int *cancel)
 {
     stg_stream_options so;
     stg_stream_options_default(&so);
@@ -690,10 +717,7 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
         st = STG_E_NOMEM;
     }
     while (!stream_broken(st)) {
-        ssize_t n = read(fd, chunk, READ_CHUNK);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
+        ssize_t n = read_cancellable(fd, chunk, READ_CHUNK, cancel);
         if (n < 0) {
             *read_err = errno;
             break;
@@ -721,7 +745,8 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
 
 /* Content that is not safetensors: buffered up to the cap, digested as it arrives. */
 static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, const char *name_hint,
-                                   const stg_scan_options *opt, stg_report **out, int *read_err)
+                                   const stg_scan_options *opt, stg_report **out, int *read_err,
+                                   const volatile int *cancel)
 {
     uint64_t cap = buffer_cap(&opt->limits);
     stg_sha256 *h = NULL;
@@ -739,10 +764,7 @@ static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, con
         st = STG_E_NOMEM;
     }
     while (st == STG_OK) {
-        ssize_t n = read(fd, chunk, READ_CHUNK);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
+        ssize_t n = read_cancellable(fd, chunk, READ_CHUNK, cancel);
         if (n < 0) {
             *read_err = errno;
             break;
@@ -809,6 +831,16 @@ static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, con
 stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
                        const stg_scan_options *opt, stg_report **out)
 {
+    return stg_scan_fd_cancellable(fd, display, name_hint, opt, NULL, NULL, out);
+}
+
+stg_status stg_scan_fd_cancellable(int fd, const char *display, const char *name_hint,
+                                   const stg_scan_options *opt, const volatile int *cancel,
+                                   bool *cut, stg_report **out)
+{
+    if (cut != NULL) {
+        *cut = false;
+    }
     if (out == NULL) {
         return STG_E_BAD_ARG;
     }
@@ -824,7 +856,7 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
         return STG_E_NOMEM;
     }
     int read_err = 0;
-    ssize_t got = read_full(fd, first, READ_CHUNK);
+    ssize_t got = read_full(fd, first, READ_CHUNK, cancel);
     if (got < 0) {
         read_err = errno;
         got = 0;
@@ -839,10 +871,10 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     stg_lfs_pointer ptr;
     bool pointer = read_err == 0 && stg_sniff_lfs_pointer(first, first_len, &ptr);
     if (read_err == 0 && !pointer && (by_name || stg_sniff_is_safetensors(first, first_len))) {
-        st = scan_fd_stream(fd, first, first_len, opt, &r, &read_err);
+        st = scan_fd_stream(fd, first, first_len, opt, &r, &read_err, cancel);
         stg_mem_free(first);
     } else if (read_err == 0) {
-        st = scan_fd_buffered(fd, first, first_len, name_hint, opt, &r, &read_err);
+        st = scan_fd_buffered(fd, first, first_len, name_hint, opt, &r, &read_err, cancel);
     } else {
         stg_mem_free(first);
         r = stg_report_new(&opt->limits);
@@ -850,6 +882,11 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     }
     if (st != STG_OK) {
         return st;
+    }
+    if (read_err == ECANCELED && cut != NULL) {
+        stg_report_free(r); /* half an input is no verdict */
+        *cut = true;
+        return STG_OK;
     }
     if (read_err != 0) {
         stg_scan_add_errno(r, STG_IO_ERROR, "the input could not be read", read_err);

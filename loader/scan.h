@@ -133,6 +133,12 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
  * display becomes the report's path; name_hint may be NULL. A read error is io_error. */
 stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
                        const stg_scan_options *opt, stg_report **out);
+/* The same, stopped by a walk's cancel (NULL: never): once *cancel is set the reads stop (an idle
+ * pipe is polled every 250 ms), *cut becomes true and *out stays NULL (half an input is no
+ * verdict); the call still returns STG_OK. */
+stg_status stg_scan_fd_cancellable(int fd, const char *display, const char *name_hint,
+                                   const stg_scan_options *opt, const volatile int *cancel,
+                                   bool *cut, stg_report **out);
 
 /* true when name (a base name) is a Hugging Face blob name: 64 hex digits (a Git LFS file, named
  * by its SHA-256) or 40 (a file kept in Git, named by its Git blob id, the SHA-1 of

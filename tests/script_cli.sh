@@ -734,6 +734,24 @@ EOF
     done
 done
 rm -f last.safetensors last2.safetensors
+# ... and while standard input is an idle pipe (a writer holds it open, sends nothing): the read
+# stops too, with and without a progress thread
+mkfifo idle.fifo
+exec 9<>idle.fifo
+for prog in never always; do
+    start=$(date +%s%N)
+    "$CLI" scan --format json --progress $prog - <idle.fifo >int.out 2>int.err &
+    pid=$!
+    sleep 0.5
+    kill -INT $pid
+    wait $pid
+    rc=$?
+    ms=$((($(date +%s%N) - start) / 1000000))
+    [ $rc -eq 130 ] && [ $ms -lt 3000 ] && grep -q '"files":0,.*"interrupted":true' int.out && ok ||
+        fail "SIGINT while stdin is idle (progress $prog): exit $rc after ${ms} ms: $(cat int.out)"
+done
+exec 9>&-
+rm -f idle.fifo
 
 # ------------------------------------------------------------------ inspect
 expect_rc 0 "inspect text" -- "$CLI" inspect ok.safetensors
