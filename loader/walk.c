@@ -765,8 +765,8 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
     if (f->is_stdin) {
         stg_report *r = NULL;
         const char *hint = w->opt->stdin_name;
-        *status = stg_scan_fd_cancellable(w->opt->stdin_fd, hint != NULL ? hint : "-", hint,
-                                          opt, w->opt->cancel, &t->cut, &r);
+        *status = stg_scan_fd_cancellable(w->opt->stdin_fd, hint != NULL ? hint : "-", hint, opt,
+                                          w->opt->cancel, &t->cut, &r);
         if (*status != STG_OK || t->cut) {
             return NULL;
         }
