@@ -36,6 +36,17 @@ expect_rc() {
     fi
 }
 # py DESCRIPTION SCRIPT [args]: a python3 assertion script reading out.txt
+# wait_started FILE: until FILE (a scan's stderr with --progress always, removed before the scan
+# starts) is not empty, at most 20 s: the scan has begun reading and its signal handlers are in
+# place (a signal sent while the shell's child has not yet run stguard can be lost)
+wait_started() {
+    local i
+    for i in $(seq 200); do
+        [ -s "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
 py() {
     local what=$1
     shift
@@ -664,9 +675,10 @@ mkdir -p huge
 for i in $(seq 1 30); do truncate -s 256M "huge/f$i.dat"; done
 for sig in INT TERM; do
     for fmt in text json sarif; do
+        rm -f int.err # wait_started must not see the last run's line
         "$CLI" scan --progress always --format $fmt huge >int.out 2>int.err &
         pid=$!
-        sleep 0.5
+        wait_started int.err
         kill -$sig $pid
         wait $pid
         rc=$?
@@ -706,18 +718,20 @@ EOF
     done
 done
 rm -rf huge
-# The signal during the last (here the only) file: the read in progress stops at once (a 16 GiB
-# sparse file takes seconds to hash), the file gets no record, the output says interrupted and
-# the status is 130 / 143; with -j 2 and two such files too.
+# The signal during the last (here the only) file, sent once its progress line shows (a second
+# into the file): the read in progress stops at once (a 16 GiB sparse file takes seconds to
+# hash), the file gets no record, the output says interrupted and the status is 130 / 143; with
+# -j 2 and two such files too.
 truncate -s 16G last.safetensors
 truncate -s 16G last2.safetensors
 for sig in INT TERM; do
     for args in "last.safetensors" "-j 2 last.safetensors last2.safetensors"; do
-        start=$(date +%s%N)
+        rm -f int.err
         # shellcheck disable=SC2086
-        "$CLI" scan --format json $args >int.out 2>int.err &
+        "$CLI" scan --progress always --format json $args >int.out 2>int.err &
         pid=$!
-        sleep 0.5
+        wait_started int.err
+        start=$(date +%s%N)
         kill -$sig $pid
         wait $pid
         rc=$?
@@ -739,10 +753,13 @@ rm -f last.safetensors last2.safetensors
 mkfifo idle.fifo
 exec 9<>idle.fifo
 for prog in never always; do
-    start=$(date +%s%N)
+    rm -f int.err
     "$CLI" scan --format json --progress $prog - <idle.fifo >int.out 2>int.err &
     pid=$!
-    sleep 0.5
+    # with a progress line: once it shows; without: a second, and a signal before the walk
+    # begins stops it as well (the handlers are set first)
+    if [ $prog = always ]; then wait_started int.err; else sleep 1; fi
+    start=$(date +%s%N)
     kill -INT $pid
     wait $pid
     rc=$?

@@ -755,6 +755,8 @@ static stg_status run_walk(scan_state *s, const char *const *paths, size_t n,
 
 static int cmd_scan(int argc, char **argv, cli_config *c)
 {
+    /* From the start: a signal before the walk begins stops it before any file (valid output). */
+    install_signal_handlers();
     int rc = parse_options(argc, argv, c, false);
     if (rc != 0) {
         return rc < 0 ? 0 : rc;
@@ -835,7 +837,6 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     }
     c->walk.cancel = &interrupt_signal;
     c->walk.on_progress = s.progress_enabled ? on_progress : NULL; /* NULL: one file, no thread */
-    install_signal_handlers();
     stg_status st = STG_OK;
     bool interrupted = false;
     size_t bad_lines = 0;
