@@ -724,8 +724,9 @@ rm -rf huge
 # -j 2 and two such files too.
 truncate -s 16G last.safetensors
 truncate -s 16G last2.safetensors
-for sig in INT TERM; do
-    for args in "last.safetensors" "-j 2 last.safetensors last2.safetensors"; do
+for run in "INT last.safetensors" "TERM last.safetensors" "INT -j 2 last.safetensors last2.safetensors"; do
+    sig=${run%% *}
+    for args in "${run#* }"; do
         rm -f int.err
         # shellcheck disable=SC2086
         "$CLI" scan --progress always --format json $args >int.out 2>int.err &
