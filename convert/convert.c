@@ -344,7 +344,10 @@ stg_status stg_convert(const char *in, const char *out, const stg_convert_option
     stg_report_set_path(j.rep, in);
     struct stat sb;
     if (!j.o.force && lstat(out, &sb) == 0) {
-        st = io_fail(j.rep, "the output exists (force to replace it):", "output", EEXIST);
+        stg_report_add(j.rep, STG_IO_ERROR, STG_NO_OFFSET,
+                       "the output file exists and was kept: the force option (stguard convert "
+                       "--force) replaces it");
+        st = STG_E_IO;
         stg_report_finish(j.rep);
         return st;
     }

@@ -114,6 +114,15 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
                        "known format");
         return res;
     }
+    /* A name the format table lists (.gguf here: the names that decide a format and ONNX's
+     * never reach this point) claims its format as the pickle suffixes do. */
+    const stg_format_entry *claimed = stg_format_claimed(a->name_hint);
+    if (claimed != NULL) {
+        stg_report_add(r, STG_FORMAT_MISMATCH, STG_NO_OFFSET,
+                       "the name claims a %s file but the content is no known format",
+                       claimed->name);
+        return res;
+    }
     /* Text that no rule above claimed, not even as a pickle (a protocol-0 pickle is ASCII):
      * README, configs, code, tokenizer files. Nothing loads it as a model: no finding. */
     if (stg_sniff_is_text(buf, len)) {

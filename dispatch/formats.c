@@ -347,6 +347,9 @@ static stg_format quick_label_tar(const uint8_t *buf, size_t len)
 static const char *const safetensors_index_names[] = {".safetensors.index.json", NULL};
 static const char *const safetensors_names[] = {".safetensors", NULL};
 static const char *const onnx_names[] = {".onnx", NULL};
+/* A GGUF name decides nothing (the magic does) but claims the format: other content under it
+ * is format_mismatch, as for the pickle suffixes (ggml's gguf_init_from_file refuses it). */
+static const char *const gguf_names[] = {".gguf", NULL};
 
 /* Name-decided entries first (in this order), then content in loader order. */
 static const stg_format_entry formats[] = {
@@ -358,8 +361,8 @@ static const stg_format_entry formats[] = {
      NULL, false},
     {STG_SNIFF_NPY, "npy", sniff_npy, scan_npy, STG_FMT_NUMPY, NULL, NULL, STG_INFLATE_RAW, NULL,
      false},
-    {STG_SNIFF_GGUF, "GGUF", sniff_gguf, scan_gguf, STG_FMT_GGUF, NULL, NULL, STG_INFLATE_RAW, NULL,
-     false},
+    {STG_SNIFF_GGUF, "GGUF", sniff_gguf, scan_gguf, STG_FMT_GGUF, NULL, gguf_names, STG_INFLATE_RAW,
+     NULL, false},
     {STG_SNIFF_TAR, "tar", sniff_tar, scan_tar, STG_FMT_TAR, quick_label_tar, NULL, STG_INFLATE_RAW,
      NULL, false},
     {STG_SNIFF_TORCH_LEGACY, "legacy torch", sniff_torch_legacy, scan_torch_legacy,
@@ -413,6 +416,16 @@ const stg_format_entry *stg_format_by_name(const char *name)
     for (size_t i = 0; i < FORMAT_COUNT; i++) {
         if (name_matches(&formats[i], name)) {
             return i < NAME_FIRST_COUNT ? &formats[i] : NULL;
+        }
+    }
+    return NULL;
+}
+
+const stg_format_entry *stg_format_claimed(const char *name)
+{
+    for (size_t i = 0; name != NULL && i < FORMAT_COUNT; i++) {
+        if (name_matches(&formats[i], name)) {
+            return &formats[i];
         }
     }
     return NULL;
@@ -496,7 +509,7 @@ stg_format stg_format_quick_label(const uint8_t *buf, size_t len, const char *na
     if (e != NULL) {
         return e->label;
     }
-    if (h.claims_pickle || !stg_sniff_is_text(buf, len)) {
+    if (h.claims_pickle || stg_format_claimed(name_hint) != NULL || !stg_sniff_is_text(buf, len)) {
         return STG_FMT_UNKNOWN;
     }
     return stg_sniff_is_json(buf, len, 127, 0) ? STG_FMT_JSON : STG_FMT_TEXT;

@@ -77,6 +77,9 @@ struct stg_format_entry {
 
 /* The entry a name decides (`names`), NULL when none does. */
 const stg_format_entry *stg_format_by_name(const char *name);
+/* The entry whose names include name's suffix, whether or not the name decides the format
+ * (.gguf claims GGUF: the magic decides); NULL for none or a NULL name. */
+const stg_format_entry *stg_format_claimed(const char *name);
 
 /* The first entry whose sniff accepts buf, NULL when none does. */
 const stg_format_entry *stg_format_sniff(const uint8_t *buf, size_t len, bool *out_of_memory);

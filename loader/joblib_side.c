@@ -127,7 +127,7 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
             uint64_t bytes = 0;
             /* The resolved path has no links left: opened without following any, so a link
              * put there after the containment check is file_changed, not followed. */
-            stg_scan_file_into(resolved, NULL, true, NULL, &sub_opt, sub, &bytes, NULL);
+            stg_scan_file_into(resolved, NULL, true, NULL, &sub_opt, sub, &bytes, NULL, NULL);
             if (sf->zfile && sub->format == STG_FMT_JOBLIB) {
                 stg_report_drop_raw_unknown(sub, 0);
             }
@@ -145,6 +145,7 @@ void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, 
     if (n == 0) {
         return;
     }
+    r->neighbours = true;
     char *folder = stg_path_dir(joblib_path);
     if (folder == NULL) {
         r->out_of_memory = true;

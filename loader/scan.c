@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -170,6 +171,7 @@ typedef struct onnx_place {
 static void onnx_external_files(void *arg, const stg_onnx_external *ext, size_t n, stg_report *r)
 {
     const onnx_place *place = arg;
+    r->neighbours = r->neighbours || n > 0;
     char *dir = stg_path_dir(place->path);
     if (dir == NULL) {
         r->out_of_memory = true;
@@ -186,6 +188,7 @@ static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
 {
     if (index_path != NULL && ends_with(index_path, INDEX_SUFFIX)) {
         stg_index_scan_file(index_path, buf, len, opt, r);
+        r->neighbours = true;
         stg_report_set_size(r, (uint64_t)len);
         return;
     }
@@ -342,7 +345,7 @@ static void add_changed(stg_report *r)
 /* SHA-256 of the first size bytes of fd, read with pread in chunks; with git (not NULL) also the
  * Git blob id of those bytes, from the same reads. */
 static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool *short_read,
-                      int *err, uint64_t *progress)
+                      int *err, uint64_t *progress, const volatile int *cancel)
 {
     *short_read = false;
     stg_sha256 *h = NULL;
@@ -359,6 +362,11 @@ static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool
     for (uint64_t done = 0; ok && done < size;) {
         uint64_t left = size - done;
         size_t want = left < READ_CHUNK * 16 ? (size_t)left : READ_CHUNK * 16;
+        if (cancel != NULL && *cancel != 0) {
+            *err = ECANCELED;
+            ok = false;
+            break;
+        }
         ssize_t n = pread(fd, chunk, want, (off_t)done);
         if (n < 0 && errno == EINTR) {
             continue;
@@ -392,27 +400,27 @@ static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool
 
 /* Scans one regular file into r (not finished). open_path is opened (without following a final
  * link when nofollow); hint is the name used as a format hint; index_path as in check_content;
- * *bytes gets the size read. */
-void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
+ * *bytes gets the size read. false: *cancel stopped the read (r is then not a verdict). */
+bool stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
                         const char *blob_hex, const stg_scan_options *opt, stg_report *r,
-                        uint64_t *bytes, uint64_t *progress)
+                        uint64_t *bytes, uint64_t *progress, const volatile int *cancel)
 {
     struct stat before, opened, after;
     *bytes = 0;
     int rc = nofollow ? lstat(open_path, &before) : stat(open_path, &before);
     if (rc != 0) {
         stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", errno);
-        return;
+        return true;
     }
     if (S_ISDIR(before.st_mode)) {
         stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the path is a directory, not a file");
-        return;
+        return true;
     }
     if (!S_ISREG(before.st_mode)) {
         /* FIFOs, devices and sockets: never opened (opening a FIFO could block). */
         stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET,
                        "not a regular file (FIFO, device, socket or link): not opened");
-        return;
+        return true;
     }
     /* O_NONBLOCK (loader/open_file.h): if the path was swapped for a FIFO since lstat, open
      * does not wait, and the descriptor is refused before any read. */
@@ -425,24 +433,24 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         } else {
             stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be opened", oerr);
         }
-        return;
+        return true;
     case STG_OPEN_NOT_REGULAR:
         stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET,
                        "not a regular file once opened (a %s): not read",
                        stg_file_kind(opened.st_mode));
-        return;
+        return true;
     }
     if (opened.st_dev != before.st_dev || opened.st_ino != before.st_ino) {
         add_changed(r);
         close(fd);
-        return;
+        return true;
     }
     uint64_t size = (uint64_t)opened.st_size;
     if (size > SIZE_MAX || opened.st_size < 0) {
         stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET,
                        "the file is too large to be read on this host");
         close(fd);
-        return;
+        return true;
     }
     /* The file is read into an image (loader/window.h): safetensors in windows (header,
      * tail), zip archives in windows too (directory, local headers, the members the rules read
@@ -457,9 +465,10 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     if (stg_image_open(&img, fd, size, cap, &err) != STG_OK) {
         stg_scan_add_errno(r, STG_IO_ERROR, "the file's image could not be mapped", err);
         close(fd);
-        return;
+        return true;
     }
     img.progress = progress;
+    img.cancel = cancel;
     /* Bytes read in file order are hashed as they arrive; an image that ends up whole has its
      * digest then (no second pass), one held in part is digested with pread below. */
     if (want_digest(opt, blob_hex) && stg_sha256_new(&img.hash) != STG_OK) {
@@ -498,13 +507,19 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     bool whole = stg_image_whole(&img);
     if (st == STG_OK && !whole && want_digest(opt, blob_hex)) {
         bool short_read = false;
-        if (!digest_fd(fd, size, digest, git_blob ? git_id : NULL, &short_read, &err, progress)) {
+        if (!digest_fd(fd, size, digest, git_blob ? git_id : NULL, &short_read, &err, progress,
+                       cancel)) {
             st = short_read ? STG_FILE_CHANGED : STG_E_IO;
         }
         precomputed = digest;
     } else if (st == STG_OK && whole && img.hash != NULL &&
                stg_image_digest(&img, digest) == STG_OK) {
         precomputed = digest;
+    }
+    if (st == STG_E_IO && err == ECANCELED) {
+        stg_image_close(&img);
+        close(fd);
+        return false;
     }
     if (st != STG_OK) {
         if (st == STG_FILE_CHANGED) {
@@ -524,7 +539,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         }
         stg_image_close(&img);
         close(fd);
-        return;
+        return true;
     }
     static const uint8_t empty[1] = {0};
     scan_bytes(img.bytes != NULL ? img.bytes : empty, img.size, hint, hint, blob_hex, precomputed,
@@ -545,6 +560,7 @@ void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     }
     stg_image_close(&img);
     close(fd);
+    return true;
 }
 
 stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_report **out)
@@ -614,7 +630,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
         blob_hex = stg_path_base(resolved);
     }
     uint64_t bytes;
-    stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL);
+    stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL, NULL);
     stg_joblib_side_scan(path, opt, r);
     stg_report_finish(r);
     *out = r;
@@ -623,12 +639,37 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
 
 /* ------------------------------------------------------------------------------ a stream */
 
+/* read(2) that a walk's cancel stops: with cancel, the input is polled every 250 ms until it has
+ * bytes, so an idle pipe does not keep an interrupted walk waiting (the signal may have gone to
+ * another thread); -1 with errno ECANCELED once *cancel is set. EINTR is retried. */
+static ssize_t read_cancellable(int fd, void *buf, size_t len, const volatile int *cancel)
+{
+    for (;;) {
+        if (cancel != NULL && *cancel != 0) {
+            errno = ECANCELED;
+            return -1;
+        }
+        if (cancel != NULL) {
+            struct pollfd p = {fd, POLLIN, 0};
+            int ready = poll(&p, 1, 250);
+            if (ready == 0 || (ready < 0 && errno == EINTR)) {
+                continue;
+            }
+        }
+        ssize_t n = read(fd, buf, len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        return n;
+    }
+}
+
 /* Reads up to len bytes (fewer only at end of input). */
-static ssize_t read_full(int fd, uint8_t *buf, size_t len)
+static ssize_t read_full(int fd, uint8_t *buf, size_t len, const volatile int *cancel)
 {
     size_t done = 0;
     while (done < len) {
-        ssize_t n = read(fd, buf + done, len - done);
+        ssize_t n = read_cancellable(fd, buf + done, len - done, cancel);
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
@@ -655,7 +696,8 @@ static bool stream_broken(stg_status st)
  * the first chunk it says of the whole input). The streaming validator gives the answer
  * stg_validate_buffer gives on the whole input, in memory bounded by the header. */
 static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
-                                 const stg_scan_options *opt, stg_report **out, int *read_err)
+                                 const stg_scan_options *opt, stg_report **out, int *read_err,
+                                 const volatile int *cancel)
 {
     stg_stream_options so;
     stg_stream_options_default(&so);
@@ -672,10 +714,7 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
         st = STG_E_NOMEM;
     }
     while (!stream_broken(st)) {
-        ssize_t n = read(fd, chunk, READ_CHUNK);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
+        ssize_t n = read_cancellable(fd, chunk, READ_CHUNK, cancel);
         if (n < 0) {
             *read_err = errno;
             break;
@@ -703,7 +742,8 @@ static stg_status scan_fd_stream(int fd, const uint8_t *first, size_t first_len,
 
 /* Content that is not safetensors: buffered up to the cap, digested as it arrives. */
 static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, const char *name_hint,
-                                   const stg_scan_options *opt, stg_report **out, int *read_err)
+                                   const stg_scan_options *opt, stg_report **out, int *read_err,
+                                   const volatile int *cancel)
 {
     uint64_t cap = buffer_cap(&opt->limits);
     stg_sha256 *h = NULL;
@@ -721,10 +761,7 @@ static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, con
         st = STG_E_NOMEM;
     }
     while (st == STG_OK) {
-        ssize_t n = read(fd, chunk, READ_CHUNK);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
+        ssize_t n = read_cancellable(fd, chunk, READ_CHUNK, cancel);
         if (n < 0) {
             *read_err = errno;
             break;
@@ -791,6 +828,16 @@ static stg_status scan_fd_buffered(int fd, uint8_t *first, size_t first_len, con
 stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
                        const stg_scan_options *opt, stg_report **out)
 {
+    return stg_scan_fd_cancellable(fd, display, name_hint, opt, NULL, NULL, out);
+}
+
+stg_status stg_scan_fd_cancellable(int fd, const char *display, const char *name_hint,
+                                   const stg_scan_options *opt, const volatile int *cancel,
+                                   bool *cut, stg_report **out)
+{
+    if (cut != NULL) {
+        *cut = false;
+    }
     if (out == NULL) {
         return STG_E_BAD_ARG;
     }
@@ -806,7 +853,7 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
         return STG_E_NOMEM;
     }
     int read_err = 0;
-    ssize_t got = read_full(fd, first, READ_CHUNK);
+    ssize_t got = read_full(fd, first, READ_CHUNK, cancel);
     if (got < 0) {
         read_err = errno;
         got = 0;
@@ -821,10 +868,10 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     stg_lfs_pointer ptr;
     bool pointer = read_err == 0 && stg_sniff_lfs_pointer(first, first_len, &ptr);
     if (read_err == 0 && !pointer && (by_name || stg_sniff_is_safetensors(first, first_len))) {
-        st = scan_fd_stream(fd, first, first_len, opt, &r, &read_err);
+        st = scan_fd_stream(fd, first, first_len, opt, &r, &read_err, cancel);
         stg_mem_free(first);
     } else if (read_err == 0) {
-        st = scan_fd_buffered(fd, first, first_len, name_hint, opt, &r, &read_err);
+        st = scan_fd_buffered(fd, first, first_len, name_hint, opt, &r, &read_err, cancel);
     } else {
         stg_mem_free(first);
         r = stg_report_new(&opt->limits);
@@ -832,6 +879,11 @@ stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
     }
     if (st != STG_OK) {
         return st;
+    }
+    if (read_err == ECANCELED && cut != NULL) {
+        stg_report_free(r); /* half an input is no verdict */
+        *cut = true;
+        return STG_OK;
     }
     if (read_err != 0) {
         stg_scan_add_errno(r, STG_IO_ERROR, "the input could not be read", read_err);

@@ -61,8 +61,9 @@ typedef struct stg_walk_options {
     const char *stdin_name; /* shown instead of "-" and used as its name hint; NULL */
     uint32_t progress_ms;   /* period of progress calls while waiting (0: 250 ms) */
     /* When not NULL and *cancel becomes non-zero (e.g. from a signal handler), the walk hands
-     * out no more records, lets the scans already running end, and returns STG_OK with
-     * result->interrupted set. Checked at least every progress period. */
+     * out no more records, stops the reads in progress (between two chunks of at most 16 MiB:
+     * those files get no record) and returns STG_OK with result->interrupted set. Checked at
+     * least every progress period. */
     const volatile int *cancel;
     /* A file to leave out of the walk (the CLI's own output file, so that
      * `stguard scan . > out.sarif` does not scan out.sarif): skip_set with its device and inode.
@@ -132,6 +133,12 @@ stg_status stg_walk(const char *const *paths, size_t count, const stg_walk_optio
  * display becomes the report's path; name_hint may be NULL. A read error is io_error. */
 stg_status stg_scan_fd(int fd, const char *display, const char *name_hint,
                        const stg_scan_options *opt, stg_report **out);
+/* The same, stopped by a walk's cancel (NULL: never): once *cancel is set the reads stop (an idle
+ * pipe is polled every 250 ms), *cut becomes true and *out stays NULL (half an input is no
+ * verdict); the call still returns STG_OK. */
+stg_status stg_scan_fd_cancellable(int fd, const char *display, const char *name_hint,
+                                   const stg_scan_options *opt, const volatile int *cancel,
+                                   bool *cut, stg_report **out);
 
 /* true when name (a base name) is a Hugging Face blob name: 64 hex digits (a Git LFS file, named
  * by its SHA-256) or 40 (a file kept in Git, named by its Git blob id, the SHA-1 of
@@ -160,9 +167,11 @@ stg_report *stg_scan_fixed_report(const stg_limits *lim, stg_code code, stg_seve
  * link when nofollow), checked with fstat before and after, read or mapped, digested; hint is the
  * name hint and, for `*.safetensors.index.json`, the path next to which shards are looked up;
  * blob_hex (or NULL) is the digest a blob's name promises. *bytes gets the size read. progress
- * (or NULL) gets the bytes read added as they are read (atomically: another thread may show it). */
-void stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
+ * (or NULL) gets the bytes read added as they are read (atomically: another thread may show it).
+ * cancel (or NULL): once *cancel is non-zero the reads stop between two chunks (16 MiB at most)
+ * and the call returns false: r is then no verdict, to be dropped; true otherwise. */
+bool stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
                         const char *blob_hex, const stg_scan_options *opt, stg_report *r,
-                        uint64_t *bytes, uint64_t *progress);
+                        uint64_t *bytes, uint64_t *progress, const volatile int *cancel);
 
 #endif

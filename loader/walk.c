@@ -34,6 +34,7 @@ typedef struct walk_file {
     bool linked;        /* some record reached it through a symbolic link */
     char blob_hex[65];  /* expected digest from a blob name, "" when none */
     uint64_t size_hint; /* st_size when it was walked (progress only) */
+    bool counted;       /* its bytes are in bytes_done already (read under two name classes) */
 } walk_file;
 
 /* One scan: a file read under one name class (walk_record's note). */
@@ -44,6 +45,11 @@ typedef struct walk_target {
     stg_report *report; /* set by a worker */
     stg_status status;  /* set with it: why report is NULL */
     bool done;
+    bool cut; /* the walk's cancel stopped its read: no report, no record */
+    /* The first target of the same file, name class and root in another folder, or SIZE_MAX.
+     * When that one's result depends on no neighbour file, this target is not read: reuse. */
+    size_t leader;
+    bool reuse;         /* its records take targets[leader].report */
     uint64_t live;      /* bytes read so far while it is scanned (atomic; progress only) */
     size_t last_record; /* report is freed after this record is handed out */
 } walk_target;
@@ -64,6 +70,7 @@ typedef struct walk_record {
     bool hf_blob_direct; /* a file walked directly inside a Hugging Face `blobs` folder */
     bool hf_incomplete;  /* ... named `<blob>.incomplete`: a download that did not finish */
     bool suppressed;     /* not handed out: its blob is reported under a link's path */
+    size_t family;       /* settle_records: first record of its file, name class and root */
 } walk_record;
 
 typedef struct dir_frame {
@@ -658,8 +665,37 @@ static bool set_root(walk *w, const char *arg)
     return true;
 }
 
+/* An empty file under a Hugging Face repo folder's `.no_exist` (by its real path): a marker
+ * huggingface_hub writes for a file the Hub lacks, which nothing loads. Named as an argument
+ * (find ... | stguard scan --files-from -) it is skipped and counted like the folder; a file
+ * there with content is scanned (whoever names it may load it). */
+static bool is_no_exist_marker(const char *arg)
+{
+    struct stat st;
+    char real[PATH_MAX];
+    if (stat(arg, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0 ||
+        realpath(arg, real) == NULL) {
+        return false;
+    }
+    const char *prev = NULL;
+    char *save = NULL;
+    for (char *part = strtok_r(real, "/", &save); part != NULL; part = strtok_r(NULL, "/", &save)) {
+        if (prev != NULL && strcmp(part, ".no_exist") == 0 &&
+            (strncmp(prev, "models--", 8) == 0 || strncmp(prev, "datasets--", 10) == 0 ||
+             strncmp(prev, "spaces--", 8) == 0)) {
+            return true;
+        }
+        prev = part;
+    }
+    return false;
+}
+
 static void walk_argument(walk *w, const char *arg)
 {
+    if (w->opt->hf_cache && is_no_exist_marker(arg)) {
+        w->skipped_no_exist++;
+        return;
+    }
     stg_idmap_free(&w->dirs_seen);
     if (!set_root(w, arg)) {
         return;
@@ -729,8 +765,9 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
     if (f->is_stdin) {
         stg_report *r = NULL;
         const char *hint = w->opt->stdin_name;
-        *status = stg_scan_fd(w->opt->stdin_fd, hint != NULL ? hint : "-", hint, opt, &r);
-        if (*status != STG_OK) {
+        *status = stg_scan_fd_cancellable(w->opt->stdin_fd, hint != NULL ? hint : "-", hint, opt,
+                                          w->opt->cancel, &t->cut, &r);
+        if (*status != STG_OK || t->cut) {
             return NULL;
         }
         *bytes = stg_report_size(r);
@@ -744,12 +781,33 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
     *status = STG_OK;
     /* The shown path is the name hint and, for an index, where its shards are looked up: it
      * is a walked path (file or link), so the shards' links next to it are found. */
-    stg_scan_file_into(f->open_path, t->hint != NULL ? t->hint : f->open_path, f->nofollow,
-                       f->blob_hex[0] != '\0' ? f->blob_hex : NULL, opt, r, bytes, &t->live);
+    if (!stg_scan_file_into(f->open_path, t->hint != NULL ? t->hint : f->open_path, f->nofollow,
+                            f->blob_hex[0] != '\0' ? f->blob_hex : NULL, opt, r, bytes, &t->live,
+                            w->opt->cancel)) {
+        stg_report_free(r); /* cut by the cancel: half a read is no verdict */
+        t->cut = true;
+        return NULL;
+    }
     /* joblib side files are looked up next to the shown path, as joblib.load does */
     stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, r);
     stg_report_finish(r);
     return r;
+}
+
+/* Under w->lock: waits for target i's leader (handed out before i, so running or done) and
+ * says whether its report stands for i too: the same bytes under the same name class, and a
+ * result that looked at no file next to it. */
+static bool follows_leader(walk *w, size_t i)
+{
+    size_t l = w->targets[i].leader;
+    if (l == SIZE_MAX) {
+        return false;
+    }
+    while (!w->targets[l].done) {
+        pthread_cond_wait(&w->changed, &w->lock);
+    }
+    const stg_report *lr = w->targets[l].report;
+    return lr != NULL && !w->targets[l].cut && !lr->neighbours;
 }
 
 static void *worker_main(void *arg)
@@ -762,7 +820,19 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&w->lock);
             return NULL;
         }
+        if (cancelled(w->opt)) {
+            w->next_job = w->target_count; /* interrupted: no file is started any more */
+            pthread_mutex_unlock(&w->lock);
+            return NULL;
+        }
         w->next_job++;
+        if (follows_leader(w, i)) {
+            w->targets[i].reuse = true;
+            w->targets[i].done = true;
+            pthread_cond_broadcast(&w->changed);
+            pthread_mutex_unlock(&w->lock);
+            continue;
+        }
         pthread_mutex_unlock(&w->lock);
         uint64_t bytes = 0;
         stg_status st = STG_OK;
@@ -771,14 +841,19 @@ static void *worker_main(void *arg)
         w->targets[i].report = r;
         w->targets[i].status = st;
         w->targets[i].done = true;
-        w->bytes_done += bytes;
-        w->distinct++;
+        /* bytes counts what is on disk: a blob judged under two name classes counts once */
+        if (!w->targets[i].cut && !w->files[w->targets[i].file].counted) {
+            w->files[w->targets[i].file].counted = true;
+            w->bytes_done += bytes;
+        }
+        w->distinct += w->targets[i].cut ? 0 : 1;
         pthread_cond_broadcast(&w->changed);
         pthread_mutex_unlock(&w->lock);
     }
 }
 
-/* No job is handed out any more; the scans running end and the workers are joined. */
+/* No job is handed out any more; the scans running end (a read stops at the cancel) and the
+ * workers are joined. */
 static void stop_workers(walk *w, pthread_t *tids, unsigned *started)
 {
     pthread_mutex_lock(&w->lock);
@@ -865,19 +940,27 @@ static int cmp_share_keys(const void *pa, const void *pb, void *ctx)
         return a->file < b->file ? -1 : 1;
     }
     int c = memcmp(&a->hint, &b->hint, sizeof a->hint);
+    if (c == 0) {
+        c = cmp_roots(a->root, b->root);
+    }
     if (c == 0 && a->dir_len != b->dir_len) {
         c = a->dir_len < b->dir_len ? -1 : 1;
     }
     if (c == 0) {
         c = memcmp(a->dir, b->dir, a->dir_len);
     }
-    if (c == 0) {
-        c = cmp_roots(a->root, b->root);
-    }
     if (c == 0 && a->record != b->record) {
         c = a->record < b->record ? -1 : 1;
     }
     return c;
+}
+
+/* The same bytes under the same name class and root, in any folder. An index always reads its
+ * shards next to it: its folders never share. */
+static bool same_family(const share_key *a, const share_key *b)
+{
+    return a->file == b->file && memcmp(&a->hint, &b->hint, sizeof a->hint) == 0 &&
+           cmp_roots(a->root, b->root) == 0 && !a->hint.safetensors_index;
 }
 
 static bool same_share(const share_key *a, const share_key *b)
@@ -901,6 +984,7 @@ static size_t new_target(walk *w, size_t file, const char *hint, const char *roo
     }
     walk_target *t = &w->targets[w->target_count];
     memset(t, 0, sizeof *t);
+    t->leader = SIZE_MAX;
     t->file = file;
     t->root = root;
     if (!w->files[file].is_stdin) {
@@ -976,13 +1060,36 @@ static size_t settle_records(walk *w)
     if (files > 1) {
         stg_sort(keys, files, sizeof *keys, cmp_share_keys, NULL); /* total: record last */
     }
-    /* The group of each record: its first key's record number, stored in rec->target. */
+    /* The group of each record: its first key's record number, stored in rec->target; its
+     * family (same_family: the groups of one file in several folders): the family's lowest
+     * record number, in rec->family (the family's first target is made from it). */
+    size_t *fam_start = files > 0 ? stg_mem_calloc(files, sizeof *fam_start) : NULL;
+    if (files > 0 && fam_start == NULL) {
+        stg_mem_free(keys);
+        w->nomem = true;
+        return 0;
+    }
     for (size_t g = 0; g < files; g++) {
         size_t leader = g > 0 && same_share(&keys[g - 1], &keys[g])
                             ? w->records[keys[g - 1].record].target
                             : keys[g].record;
         w->records[keys[g].record].target = leader;
+        fam_start[g] = g > 0 && same_family(&keys[g - 1], &keys[g]) ? fam_start[g - 1] : g;
     }
+    /* keys[start].record becomes the family's lowest record: read only through fam_start below */
+    for (size_t g = 0; g < files; g++) {
+        w->records[keys[g].record].family = keys[g].record;
+    }
+    for (size_t g = 0; g < files; g++) {
+        walk_record *first = &w->records[keys[fam_start[g]].record];
+        if (keys[g].record < first->family) {
+            first->family = keys[g].record;
+        }
+    }
+    for (size_t g = 0; g < files; g++) {
+        w->records[keys[g].record].family = w->records[keys[fam_start[g]].record].family;
+    }
+    stg_mem_free(fam_start);
     stg_mem_free(keys);
     for (size_t i = 0; i < w->record_count && !w->nomem; i++) {
         walk_record *rec = &w->records[i];
@@ -996,10 +1103,21 @@ static size_t settle_records(walk *w)
                 return 0;
             }
             rec->target = t;
+            /* another folder's group of the family came first: this one may reuse its read */
+            if (rec->family != i) {
+                w->targets[t].leader = w->records[rec->family].target;
+            }
         } else {
             rec->target = w->records[rec->target].target;
         }
         w->targets[rec->target].last_record = i;
+    }
+    /* a leader's report is kept until its followers' records are out */
+    for (size_t t = 0; t < w->target_count; t++) {
+        size_t l = w->targets[t].leader;
+        if (l != SIZE_MAX && w->targets[l].last_record < w->targets[t].last_record) {
+            w->targets[l].last_record = w->targets[t].last_record;
+        }
     }
     return shown;
 }
@@ -1106,11 +1224,15 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
     memset(&prog, 0, sizeof prog);
     prog.files_total = shown;
     for (size_t i = 0; i < w.target_count; i++) {
-        prog.bytes_total += w.files[w.targets[i].file].size_hint;
+        /* a follower's file is its leader's: counted once (read again only when the leader's
+         * result looked at neighbours) */
+        if (w.targets[i].leader == SIZE_MAX) {
+            prog.bytes_total += w.files[w.targets[i].file].size_hint;
+        }
     }
-    /* Cancelled: no file is started any more, the scans running end (their records are
-     * reported, in order, as the records before them), and the walk stops at the first record
-     * whose file was never started. */
+    /* Cancelled: no file is started any more, the reads running stop (stg_scan_file_into polls
+     * the cancel between chunks; a scan that finished first keeps its record), and the walk
+     * stops at the first record whose file was never started or whose read was cut. */
     bool interrupted = false;
     for (size_t i = 0; i < w.record_count; i++) {
         walk_record *rec = &w.records[i];
@@ -1155,11 +1277,13 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
                 stop_workers(&w, tids, &started); /* t's scan, if it began, ends here */
                 pthread_mutex_lock(&w.lock);
             }
-            if (!t->done) {
-                pthread_mutex_unlock(&w.lock); /* never started: the walk ends here */
+            if (!t->done || t->cut) {
+                /* never started, or its read was cut: the walk ends here */
+                interrupted = true;
+                pthread_mutex_unlock(&w.lock);
                 break;
             }
-            r = t->report;
+            r = t->reuse ? w.targets[t->leader].report : t->report;
             pthread_mutex_unlock(&w.lock);
             if (r == NULL) {
                 /* the scan's own status: out of memory, or OpenSSL failing on standard input */
@@ -1171,10 +1295,17 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
         stg_report_set_path(r, rec->display);
         on_record(user, r, record_kind(&w, rec), rec->fixed == NULL ? rec->blob : NULL);
         prog.files_done++;
+        size_t lead = rec->fixed == NULL ? w.targets[rec->target].leader : SIZE_MAX;
         if (rec->fixed == NULL && w.targets[rec->target].last_record == i) {
             pthread_mutex_lock(&w.lock);
             stg_report_free(w.targets[rec->target].report);
             w.targets[rec->target].report = NULL;
+            pthread_mutex_unlock(&w.lock);
+        }
+        if (lead != SIZE_MAX && w.targets[lead].last_record == i) {
+            pthread_mutex_lock(&w.lock);
+            stg_report_free(w.targets[lead].report);
+            w.targets[lead].report = NULL;
             pthread_mutex_unlock(&w.lock);
         }
         if (on_progress != NULL) {

@@ -91,6 +91,10 @@ static stg_status copy_range(stg_image *img, size_t from, size_t to, int *err)
         if (want > ((size_t)16 << 20)) {
             want = (size_t)16 << 20; /* progress moves every 16 MiB */
         }
+        if (img->cancel != NULL && *img->cancel != 0) {
+            *err = ECANCELED;
+            return STG_E_IO;
+        }
         ssize_t n = pread(img->fd, img->bytes + done, want, (off_t)done);
         if (n < 0 && errno == EINTR) {
             continue;

@@ -40,16 +40,18 @@ typedef struct stg_image {
     size_t tail;   /* [tail, size) is copied (tail == size: nothing) */
     uint64_t cap;
     int fd;
-    uint64_t *progress; /* not NULL: bytes copied are added to it as they come (atomically),
+    uint64_t *progress;         /* not NULL: bytes copied are added to it as they come (atomically),
                            for a progress display; set after stg_image_open */
-    uint8_t *pages;     /* paged mode (stg_image_pages_begin): bit i set when page i is copied;
+    const volatile int *cancel; /* not NULL: once *cancel is non-zero a read stops between two
+                                   chunks with STG_E_IO and ECANCELED (an interrupted walk) */
+    uint8_t *pages;   /* paged mode (stg_image_pages_begin): bit i set when page i is copied;
                            prefix and tail are then unused */
-    stg_sha256 *hash;   /* not NULL: bytes copied in file order from offset 0 are hashed as
+    stg_sha256 *hash; /* not NULL: bytes copied in file order from offset 0 are hashed as
                            they come, so a whole image's digest costs no second pass and the
                            progress count moves while it is computed; owned by the image */
-    size_t hashed;      /* [0, hashed) went through hash */
-    bool heap;          /* bytes come from stg_mem (a small file), not a private mapping */
-    bool hash_failed;   /* an update failed: stg_image_digest says so */
+    size_t hashed;    /* [0, hashed) went through hash */
+    bool heap;        /* bytes come from stg_mem (a small file), not a private mapping */
+    bool hash_failed; /* an update failed: stg_image_digest says so */
 } stg_image;
 
 #define STG_IMAGE_PAGE ((uint64_t)4096)

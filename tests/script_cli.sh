@@ -36,6 +36,17 @@ expect_rc() {
     fi
 }
 # py DESCRIPTION SCRIPT [args]: a python3 assertion script reading out.txt
+# wait_started FILE: until FILE (a scan's stderr with --progress always, removed before the scan
+# starts) is not empty, at most 20 s: the scan has begun reading and its signal handlers are in
+# place (a signal sent while the shell's child has not yet run stguard can be lost)
+wait_started() {
+    local i
+    for i in $(seq 200); do
+        [ -s "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
 py() {
     local what=$1
     shift
@@ -124,6 +135,10 @@ expect_rc 2 "--tensor-sha256 is not a scan option" -- "$CLI" scan --tensor-sha25
 
 # ------------------------------------------------------------------ exit statuses and text output
 expect_rc 0 "ok file" -- "$CLI" scan ok.safetensors
+# text lists what needs a look: an ok file is counted, not listed, unless -v
+grep -q 'ok.safetensors' out.txt && fail "ok file listed without -v: $(cat out.txt)" || ok
+grep -qx '(1 ok file not listed: -v lists every file)' out.txt && ok || fail "unlisted count: $(cat out.txt)"
+expect_rc 0 "ok file, -v" -- "$CLI" scan -v ok.safetensors
 grep -qx 'ok.safetensors: OK (safetensors)' out.txt && ok || fail "text record line: $(cat out.txt)"
 grep -q "^1 file: 1 ok, 0 warn, 0 invalid, 0 unsafe, 0 error; $(stat -c %s ok.safetensors) bytes in " out.txt && ok ||
     fail "text summary: $(cat out.txt)"
@@ -133,14 +148,30 @@ grep -q '^  header_not_padded @[0-9]*: ' out.txt && ok || fail "finding line: $(
 expect_rc 1 "warn with --fail-on warning" -- "$CLI" scan --fail-on warning warn.safetensors
 expect_rc 0 "ok with --fail-on warning" -- "$CLI" scan --fail-on warning ok.safetensors
 expect_rc 0 "--fail-on error (the default) with a warn file" -- "$CLI" scan --fail-on error warn.safetensors
+# every verdict name: ok, warn, invalid, unsafe (warning and error are the older names)
+expect_rc 1 "--fail-on warn" -- "$CLI" scan --fail-on warn warn.safetensors
+expect_rc 1 "--fail-on invalid with an invalid file" -- "$CLI" scan --fail-on invalid invalid.safetensors
+expect_rc 0 "--fail-on invalid with a warn file" -- "$CLI" scan --fail-on invalid warn.safetensors
+expect_rc 1 "--fail-on ok with an ok file" -- "$CLI" scan --fail-on ok ok.safetensors
 expect_rc 0 "--fail-on unsafe with an invalid file" -- "$CLI" scan --fail-on unsafe invalid.safetensors
 expect_rc 0 "--fail-on unsafe with a warn file" -- "$CLI" scan --fail-on unsafe warn.safetensors
 expect_rc 1 "--fail-on unsafe with an unsafe file" -- "$CLI" scan --fail-on unsafe invalid.safetensors pickle/os_system.pkl
 expect_rc 1 "invalid file" -- "$CLI" scan invalid.safetensors
 grep -q '^  offsets_overlap @[0-9]*: .* \[tensor "b"\]$' out.txt && ok || fail "tensor in text: $(cat out.txt)"
-expect_rc 2 "missing path" -- "$CLI" scan "$T/does-not-exist.safetensors"
+expect_rc 3 "missing path" -- "$CLI" scan "$T/does-not-exist.safetensors"
 grep -q 'io_error' out.txt && ok || fail "io_error record: $(cat out.txt)"
-expect_rc 2 "invalid plus missing" -- "$CLI" scan invalid.safetensors "$T/does-not-exist"
+expect_rc 3 "invalid plus missing" -- "$CLI" scan invalid.safetensors "$T/does-not-exist"
+# -o FILE: the report goes to FILE (and FILE is not scanned); stdout stays empty
+expect_rc 1 "-o FILE" -- "$CLI" scan --format json -o report.jsonl invalid.safetensors .
+[ ! -s out.txt ] && grep -q '"path":"invalid.safetensors"' report.jsonl &&
+    ! grep -q '"path":"./report.jsonl"' report.jsonl && ok || fail "-o: $(head -c 300 report.jsonl)"
+expect_rc 2 "-o into a missing folder" -- "$CLI" scan -o "$T/nowhere/r.txt" ok.safetensors
+grep -q 'cannot write the output file' err.txt && ok || fail "-o error: $(cat err.txt)"
+rm -f report.jsonl
+# stguard PATH is stguard scan PATH; an unknown word that is no path stays a usage error
+expect_rc 1 "stguard PATH" -- "$CLI" invalid.safetensors --format json
+grep -q '"path":"invalid.safetensors","blob":null,"format":"safetensors"' out.txt && ok ||
+    fail "stguard PATH: $(cat out.txt)"
 expect_rc 1 "ctrl name" -- "$CLI" scan ctrl.safetensors
 py "no raw control bytes in text output" <<'EOF'
 data = open("out.txt", "rb").read()
@@ -185,7 +216,7 @@ grep -q 'WARN' out.txt && ok || fail "compat verdict: $(cat out.txt)"
 expect_rc 1 "--limit profile=strict" -- "$CLI" scan --limit profile=strict leading_ws.safetensors
 
 # ------------------------------------------------------------------ JSON Lines
-expect_rc 2 "json over a mixed set" -- "$CLI" scan --format json ok.safetensors warn.safetensors \
+expect_rc 3 "json over a mixed set" -- "$CLI" scan --format json ok.safetensors warn.safetensors \
     invalid.safetensors ctrl.safetensors plain.txt "$T/missing.bin"
 py "JSON Lines records" "$OKSHA" "$POLICY_VERSION" <<'EOF'
 import json, os, sys
@@ -243,11 +274,11 @@ r = json.loads(open("out.txt", encoding="utf-8").readline())
 assert r["path"] == "bad\ufffdname.dat", r
 assert r["path_hex"] == b"bad\xffname.dat".hex(), r
 EOF
-expect_rc 0 "invalid UTF-8 path in text" -- "$CLI" scan "$BADNAME"
+expect_rc 0 "invalid UTF-8 path in text" -- "$CLI" scan -v "$BADNAME"
 grep -q '^bad\\xffname.dat: OK (text)$' out.txt && ok || fail "escaped path: $(cat out.txt)"
 
 # ------------------------------------------------------------------ SARIF
-expect_rc 2 "sarif" -- "$CLI" scan --format sarif ok.safetensors warn.safetensors invalid.safetensors \
+expect_rc 3 "sarif" -- "$CLI" scan --format sarif ok.safetensors warn.safetensors invalid.safetensors \
     ctrl.safetensors "$T/missing.bin"
 cp out.txt sarif.json
 "$CLI" scan --format json ok.safetensors warn.safetensors invalid.safetensors ctrl.safetensors \
@@ -344,7 +375,7 @@ ln -s loop_a tree/loop_b
 mkfifo tree/fifo.safetensors
 timeout 20 "$CLI" scan --format json tree >out.txt 2>err.txt
 rc=$?
-[ "$rc" -eq 2 ] && ok || fail "tree scan exit $rc (want 2: dangling link is io_error)"
+[ "$rc" -eq 3 ] && ok || fail "tree scan exit $rc (want 3: dangling link is io_error)"
 py "links and FIFO records" <<'EOF'
 import json
 recs = [json.loads(l) for l in open("out.txt")]
@@ -370,31 +401,31 @@ EOF
 # whatever --fail-on says; inside a tree it stays a warning (above)
 timeout 20 "$CLI" scan tree/fifo.safetensors >out.txt 2>&1
 rc=$?
-[ "$rc" -eq 2 ] && grep -q 'not_regular_file' out.txt && grep -q 'ERROR' out.txt && ok ||
+[ "$rc" -eq 3 ] && grep -q 'not_regular_file' out.txt && grep -q 'ERROR' out.txt && ok ||
     fail "FIFO argument: rc $rc $(cat out.txt)"
 timeout 20 "$CLI" scan --fail-on unsafe tree/fifo.safetensors >out.txt 2>&1
-[ $? -eq 2 ] && ok || fail "FIFO argument with --fail-on unsafe: $(cat out.txt)"
-expect_rc 2 "a device named on the command line" -- "$CLI" scan /dev/zero
+[ $? -eq 3 ] && ok || fail "FIFO argument with --fail-on unsafe: $(cat out.txt)"
+expect_rc 3 "a device named on the command line" -- "$CLI" scan /dev/zero
 grep -q 'not_regular_file' out.txt && ok || fail "/dev/zero: $(cat out.txt)"
 ln -s fifo.safetensors tree/link_to_fifo_arg
-expect_rc 2 "a link to a FIFO named on the command line" -- "$CLI" scan tree/link_to_fifo_arg
+expect_rc 3 "a link to a FIFO named on the command line" -- "$CLI" scan tree/link_to_fifo_arg
 rm tree/link_to_fifo_arg
 ln -s nowhere dangling_arg
-expect_rc 2 "a dangling link named on the command line" -- "$CLI" scan dangling_arg
+expect_rc 3 "a dangling link named on the command line" -- "$CLI" scan dangling_arg
 grep -q 'io_error' out.txt && ok || fail "dangling argument: $(cat out.txt)"
 rm dangling_arg
 # nothing checked is no pass: an empty folder, an --include that matches nothing
 mkdir empty_dir
-expect_rc 2 "an empty directory" -- "$CLI" scan empty_dir
+expect_rc 4 "an empty directory" -- "$CLI" scan empty_dir
 grep -q 'no file was checked' err.txt && ok || fail "empty directory message: $(cat err.txt)"
-expect_rc 2 "an --include matching nothing" -- "$CLI" scan --include '*.nothing' tree
+expect_rc 4 "an --include matching nothing" -- "$CLI" scan --include '*.nothing' tree
 grep -q 'no file was checked' err.txt && ok || fail "--include message: $(cat err.txt)"
-expect_rc 2 "--format json, nothing checked" -- "$CLI" scan --format json empty_dir
+expect_rc 4 "--format json, nothing checked" -- "$CLI" scan --format json empty_dir
 grep -q '"type":"summary","schema":1,"files":0' out.txt && ok || fail "empty json summary: $(cat out.txt)"
 rmdir empty_dir
 timeout 20 "$CLI" inspect tree/fifo.safetensors >out.txt 2>&1
 rc=$?
-[ "$rc" -eq 2 ] && grep -q 'not_regular_file' out.txt && ok || fail "inspect FIFO: rc $rc $(cat out.txt)"
+[ "$rc" -eq 3 ] && grep -q 'not_regular_file' out.txt && ok || fail "inspect FIFO: rc $rc $(cat out.txt)"
 # a link named on the command line is followed (the user named it); blob is its target
 expect_rc 0 "link argument" -- "$CLI" scan --format json tree/out_link.safetensors
 py "link argument followed" <<'EOF'
@@ -523,7 +554,7 @@ grep -q '"path":"upload.safetensors"' out.txt && ok || fail "--stdin-name: $(cat
 printf 'plain words' | "$CLI" scan --format json --stdin-name model.pt - >out.txt 2>err.txt
 [ $? -eq 1 ] && grep -q '"code":"format_mismatch"' out.txt && ok || fail "stdin hint: $(cat out.txt)"
 # without the name: text (ok, exit 0); binary content is format_unknown (warn, exit 0)
-printf 'plain words' | "$CLI" scan - >out.txt 2>err.txt
+printf 'plain words' | "$CLI" scan -v - >out.txt 2>err.txt
 [ $? -eq 0 ] && grep -q '^-: OK (text)$' out.txt && ok || fail "stdin no hint: $(cat out.txt)"
 printf 'plain\001words' | "$CLI" scan - >out.txt 2>err.txt
 [ $? -eq 0 ] && grep -q '^-: WARN (unknown)$' out.txt && ok || fail "stdin binary: $(cat out.txt)"
@@ -606,7 +637,7 @@ cp ok.safetensors mixed/1.safetensors
 cp invalid.safetensors mixed/2.safetensors
 ln -s "$T/gone" mixed/3.safetensors
 cp warn.safetensors mixed/4.safetensors
-expect_rc 2 "scan goes past bad files" -- "$CLI" scan mixed
+expect_rc 3 "scan goes past bad files" -- "$CLI" scan -v mixed
 py "every file of the folder reported" <<'EOF'
 lines = open("out.txt").read().splitlines()
 heads = [l for l in lines if not l.startswith(" ")]
@@ -649,9 +680,10 @@ mkdir -p huge
 for i in $(seq 1 30); do truncate -s 256M "huge/f$i.dat"; done
 for sig in INT TERM; do
     for fmt in text json sarif; do
+        rm -f int.err # wait_started must not see the last run's line
         "$CLI" scan --progress always --format $fmt huge >int.out 2>int.err &
         pid=$!
-        sleep 0.5
+        wait_started int.err
         kill -$sig $pid
         wait $pid
         rc=$?
@@ -691,6 +723,58 @@ EOF
     done
 done
 rm -rf huge
+# The signal during the last (here the only) file, sent once its progress line shows (a second
+# into the file): the read in progress stops at once (a 16 GiB sparse file takes seconds to
+# hash), the file gets no record, the output says interrupted and the status is 130 / 143; with
+# -j 2 and two such files too.
+truncate -s 16G last.safetensors
+truncate -s 16G last2.safetensors
+for run in "INT last.safetensors" "TERM last.safetensors" "INT -j 2 last.safetensors last2.safetensors"; do
+    sig=${run%% *}
+    for args in "${run#* }"; do
+        rm -f int.err
+        # shellcheck disable=SC2086
+        "$CLI" scan --progress always --format json $args >int.out 2>int.err &
+        pid=$!
+        wait_started int.err
+        start=$(date +%s%N)
+        kill -$sig $pid
+        wait $pid
+        rc=$?
+        ms=$((($(date +%s%N) - start) / 1000000))
+        want=$([ $sig = INT ] && echo 130 || echo 143)
+        [ $rc -eq $want ] && ok || fail "SIG$sig during the last file ($args): exit $rc, want $want"
+        [ $ms -lt 3000 ] && ok || fail "SIG$sig during the last file ($args): ${ms} ms to stop"
+        py "output after SIG$sig during the last file" <<'EOF'
+import json
+recs = [json.loads(l) for l in open("int.out")]
+assert recs[-1]["type"] == "summary" and recs[-1]["interrupted"] is True, recs[-1]
+assert recs[-1]["files"] == len(recs) - 1 == 0, recs
+EOF
+    done
+done
+rm -f last.safetensors last2.safetensors
+# ... and while standard input is an idle pipe (a writer holds it open, sends nothing): the read
+# stops too, with and without a progress thread
+mkfifo idle.fifo
+exec 9<>idle.fifo
+for prog in never always; do
+    rm -f int.err
+    "$CLI" scan --format json --progress $prog - <idle.fifo >int.out 2>int.err &
+    pid=$!
+    # with a progress line: once it shows; without: a second, and a signal before the walk
+    # begins stops it as well (the handlers are set first)
+    if [ $prog = always ]; then wait_started int.err; else sleep 1; fi
+    start=$(date +%s%N)
+    kill -INT $pid
+    wait $pid
+    rc=$?
+    ms=$((($(date +%s%N) - start) / 1000000))
+    [ $rc -eq 130 ] && [ $ms -lt 3000 ] && grep -q '"files":0,.*"interrupted":true' int.out && ok ||
+        fail "SIGINT while stdin is idle (progress $prog): exit $rc after ${ms} ms: $(cat int.out)"
+done
+exec 9>&-
+rm -f idle.fifo
 
 # ------------------------------------------------------------------ inspect
 expect_rc 0 "inspect text" -- "$CLI" inspect ok.safetensors
@@ -735,7 +819,7 @@ expect_rc 1 "inspect strict: leading whitespace is invalid" -- "$CLI" inspect le
 expect_rc 0 "inspect --profile compat" -- "$CLI" inspect --profile compat leading_ws.safetensors
 grep -q '^  note: header_not_json_object: ' out.txt && grep -Eq '^  a +U8 +\[4\] +4  \[0, 4\)$' out.txt && ok ||
     fail "inspect compat warnings: $(cat out.txt)"
-expect_rc 2 "inspect a missing file" -- "$CLI" inspect "$T/nope.safetensors"
+expect_rc 3 "inspect a missing file" -- "$CLI" inspect "$T/nope.safetensors"
 expect_rc 0 "inspect with a limit option" -- "$CLI" inspect --max-rank 2 rank2.safetensors
 expect_rc 1 "inspect with a limit that is hit" -- "$CLI" inspect --max-rank 1 rank2.safetensors
 

@@ -12,13 +12,19 @@ mkdir -p "$tmp/work"
 fail=0
 "$PY" "$SRC/tests/convert_check.py" "$STGUARD_CLI" "$tmp/fx" "$tmp/work" || fail=1
 
-# --force: an existing output is kept (exit 2) unless --force replaces it
+# --force: an existing output is kept (exit 3, the output cannot be written) unless --force
+# replaces it; the messages name --force and say what happened, not a status name alone
 out="$tmp/work/force.safetensors"
 echo keep >"$out"
-"$STGUARD_CLI" convert "$tmp/fx/linear.pt" "$out" 2>/dev/null
+"$STGUARD_CLI" convert "$tmp/fx/linear.pt" "$out" 2>"$tmp/force.err"
 rc=$?
-if [ "$rc" != 2 ] || [ "$(cat "$out")" != keep ]; then
+if [ "$rc" != 3 ] || [ "$(cat "$out")" != keep ]; then
     echo "FAIL: an existing output was replaced without --force (exit $rc)"; fail=1
+fi
+if ! grep -q "the output file exists and was kept: .*--force" "$tmp/force.err" ||
+    ! grep -q "not converted: .*nothing was written" "$tmp/force.err" ||
+    grep -q "failed: STG_E_IO\|force to replace" "$tmp/force.err"; then
+    echo "FAIL: messages of a refused convert: $(cat "$tmp/force.err")"; fail=1
 fi
 "$STGUARD_CLI" convert --force "$tmp/fx/linear.pt" "$out" 2>/dev/null || { echo "FAIL: --force"; fail=1; }
 "$STGUARD_CLI" scan "$out" >/dev/null || { echo "FAIL: --force output not ok"; fail=1; }

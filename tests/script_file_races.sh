@@ -2,7 +2,7 @@
 # File races through the CLI: files of every format (safetensors, zip, pickle, tar, gzip, npy,
 # an index with its shard) are truncated, extended and replaced by another process while
 # `stguard scan -j2` scans their folder in a loop. Every run must end with exit status 0, 1
-# or 2 (a verdict, or an error such as file_changed/io_error), never a signal (exit >= 128,
+# or 3 (a verdict, or an error such as file_changed/io_error), never a signal (exit >= 128,
 # e.g. 135 for SIGBUS). tests/test_file_races.c does the same through the library.
 set -u
 PY=/usr/bin/python3
@@ -100,7 +100,7 @@ while [ "$SECONDS" -lt "$end" ]; do
     "$STGUARD_CLI" scan -j2 --format json "$tmp/fx" >"$tmp/out.jsonl" 2>"$tmp/err.txt"
     rc=$?
     runs=$((runs + 1))
-    if [ "$rc" -gt 2 ]; then
+    if [ "$rc" -gt 3 ]; then
         echo "FAIL: run $runs ended with exit status $rc (a signal or a crash)"
         head -5 "$tmp/err.txt"
         fail=1

@@ -135,8 +135,70 @@ scan clean 0 "models--org--single/$SNAP"
 check clean 'assert len(recs) == 4 and all(r["verdict"] == "ok" for r in recs.values()), recs'
 # text output: the summary says what was skipped
 (cd "$T/clean" && "$STGUARD_CLI" scan .) >"$T/text.txt" 2>&1
-grep -q '^skipped folders: 0 .git, 3 .no_exist, 1 .locks' "$T/text.txt" && ok ||
+grep -q '^skipped: 0 .git, 3 .no_exist, 1 .locks' "$T/text.txt" && ok ||
     fail "text summary: $(tail -3 "$T/text.txt")"
+# text on a cache is quiet about what passes: no ok file, no `->` blob line, the counts; -v
+# lists every file with the blob its link leads to
+grep -q ': OK (\|  -> ' "$T/text.txt" && fail "ok files or blob lines without -v: $(head -3 "$T/text.txt")" || ok
+grep -qx '(20 ok files not listed: -v lists every file)' "$T/text.txt" && ok ||
+    fail "unlisted count: $(tail -4 "$T/text.txt")"
+(cd "$T/clean" && "$STGUARD_CLI" scan -v .) >"$T/text.txt" 2>&1
+[ "$(grep -c ': OK (' "$T/text.txt")" = 20 ] && grep -q '^  -> ./models--org--torch/blobs/' "$T/text.txt" &&
+    ok || fail "-v on a cache: $(head -4 "$T/text.txt")"
+# inspect takes the repo folder (and a hub holding one repo): the snapshot refs/main names, its
+# shards numbered in file order from 1
+(cd "$T/clean" && "$STGUARD_CLI" inspect models--org--sharded) >"$T/insp.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -qx "models--org--sharded/$SNAP" "$T/insp.txt" &&
+    grep -qx '    1: model-00001-of-00002.safetensors' "$T/insp.txt" &&
+    grep -qx '    2: model-00002-of-00002.safetensors' "$T/insp.txt" &&
+    grep -Eq '^  embed.weight +F32 +\[2, 2\] +4  1: \[0, 16\)$' "$T/insp.txt" && ok ||
+    fail "inspect a repo folder: rc $rc $(cat "$T/insp.txt")"
+mkdir -p "$T/onehub" && cp -a "$T/clean/models--org--sharded" "$T/onehub/"
+"$STGUARD_CLI" inspect --format json "$T/onehub" >"$T/insp.json" 2>&1 && "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["shards"] == ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"], d
+assert [t["shard"] for t in d["tensors"]] == [0, 1], d["tensors"]
+' "$T/insp.json" && ok || fail "inspect a hub of one repo: $(head -c 400 "$T/insp.json")"
+# an explicit path under .no_exist (find ... | stguard scan --files-from -) is a marker: skipped
+# and counted, never file_too_small; with nothing else named, nothing was checked (exit 4)
+(cd "$T/clean" && find . -path '*/.no_exist/*' -type f | "$STGUARD_CLI" scan --format json --files-from -) \
+    >"$T/clean.json" 2>"$T/clean.err"
+rc=$?
+[ $rc -eq 4 ] && ok || fail "markers only: exit $rc, want 4: $(cat "$T/clean.json")"
+check clean 'assert not recs and summary["skipped_no_exist"] == 3, (recs, summary)'
+scan clean 0 "models--org--single/.no_exist/${SNAP#snapshots/}/adapter_config.json" "models--org--single/$SNAP/config.json"
+check clean 'assert len(recs) == 1 and summary["skipped_no_exist"] == 1, (recs, summary)'
+# a non-empty file there is no marker huggingface_hub wrote: scanned like any named file
+printf 'not a marker' >"$T/clean/models--org--single/.no_exist/${SNAP#snapshots/}/extra.bin"
+scan clean 1 "models--org--single/.no_exist/${SNAP#snapshots/}/extra.bin"
+check clean 'assert [r["verdict"] for r in recs.values()] == ["invalid"], recs'
+rm "$T/clean/models--org--single/.no_exist/${SNAP#snapshots/}/extra.bin"
+# a blob two snapshots link to is read once (one open) and counted once in bytes
+T2="$T/clean/models--org--torch"
+cp -a "$T2/$SNAP" "$T2/snapshots/$(printf '2%.0s' $(seq 40))"
+scan clean 0 models--org--torch
+check clean '
+import os
+files = sorted(set(os.path.realpath(os.path.join("'"$T"'/clean", p)) for p in recs))
+assert len(recs) == 9, sorted(recs)
+assert summary["bytes"] == sum(os.path.getsize(f) for f in files), (summary, files)
+'
+if command -v strace >/dev/null 2>&1; then
+    (cd "$T/clean" && strace -f -e trace=openat "$STGUARD_CLI" scan models--org--torch) 2>&1 >/dev/null |
+        grep -c 'blobs/[0-9a-f]*", O_RDONLY|O_NOCTTY' >"$T/opens.txt"
+    [ "$(cat "$T/opens.txt")" = 4 ] && ok || fail "blobs opened $(cat "$T/opens.txt") times (4 blobs)"
+fi
+rm -rf "$T2/snapshots/$(printf '2%.0s' $(seq 40))"
+# text named model.gguf claims GGUF as text named .bin claims a pickle: format_mismatch
+printf 'not a model\n' >"$T/clean/model.gguf"
+scan clean 1 model.gguf
+check clean 'assert codes("model.gguf") == ["format_mismatch"] and recs["model.gguf"]["verdict"] == "invalid", recs'
+printf 'not a model\n' >"$T/clean/model.txt"
+scan clean 0 model.txt
+check clean 'assert recs["model.txt"]["format"] == "text" and recs["model.txt"]["verdict"] == "ok", recs'
+rm "$T/clean/model.gguf" "$T/clean/model.txt"
 (cd "$T/clean" && "$STGUARD_CLI" scan --format sarif .) >"$T/sarif.json" 2>&1
 "$PY" -c '
 import json, sys
@@ -186,7 +248,7 @@ assert summary["skipped_incomplete"] == 1 and len(recs) == 21, summary
 rm "$R/$SNAP/odd.bin"
 # a snapshot link whose blob is missing (deleted, or never finished) is a dangling link
 ln -s "../../blobs/$(printf 'b%.0s' $(seq 64))" "$R/$SNAP/missing.safetensors"
-scan partial 2 .
+scan partial 3 .
 check partial '
 p = "./models--org--single/'"$SNAP"'/missing.safetensors"
 assert recs[p]["verdict"] == "error" and codes(p) == ["io_error"], recs[p]
@@ -357,6 +419,23 @@ mine = [r for r in lines if r["type"] == "file" and r["path"] == "plain/model/mo
 has = ["joblib_side_file_escape" in [f["code"] for f in r["findings"]] for r in mine]
 assert has == [False, True], mine
 '
+
+# the same pickle blob in two snapshots whose side files differ: each judged on its own (the
+# first one's result looked at its neighbours, so the second is read under its own folder)
+R="$T/side/hub/models--org--joblib"
+S2="snapshots/$(printf '2%.0s' $(seq 40))"
+mkdir -p "$R/$S2"
+cp -P "$R/$S/model.pkl" "$R/$S/model.pkl_02.npy" "$R/$S2/"
+ln -s "$T/side/outside/evil.npy" "$R/$S2/model.pkl_01.npy"
+side hub/models--org--joblib
+side_check "one pickle blob, two snapshots, other side files" '
+a = "hub/models--org--joblib/'"$S"'/model.pkl"
+b = "hub/models--org--joblib/'"$S2"'/model.pkl"
+assert recs[a]["verdict"] == "ok" and "joblib_side_file_escape" not in codes(a), recs[a]
+assert "joblib_side_file_escape" in codes(b) and recs[b]["verdict"] != "ok", recs[b]
+assert recs[a]["blob"] == recs[b]["blob"], (recs[a]["blob"], recs[b]["blob"])
+'
+rm -rf "${R:?}/$S2"
 
 echo "$CHECKS checks passed, $FAILS failed"
 [ "$FAILS" -eq 0 ]

@@ -34,6 +34,12 @@ for f in include/stguard/stguard.h share/man/man1/stguard.1 share/doc/stguard/RE
     share/bash-completion/completions/stguard share/zsh/site-functions/_stguard; do
     [ -f "$prefix/$f" ] || { echo "FAIL: $f not installed" >&2; exit 1; }
 done
+# The installed README's links to docs lead to the pages installed next to it (no docs/ there)
+doc="$prefix/share/doc/stguard"
+for link in $(grep -o '](\([A-Za-z0-9_.-]*\.\(md\|json\)\)' "$doc/README.md" | sed 's/^](//'); do
+    [ -f "$doc/$link" ] || { echo "FAIL: the installed README links $link, not installed" >&2; exit 1; }
+done
+grep -q '](docs/' "$doc/README.md" && { echo "FAIL: docs/ links in the installed README" >&2; exit 1; }
 # man finds the installed page (man -M PREFIX/share/man stguard) and it renders without warnings
 if command -v man >/dev/null 2>&1; then
     page=$(MANWIDTH=80 MANPAGER=cat man -M "$prefix/share/man" stguard 2>"$tmp/man.err") || {
@@ -46,7 +52,7 @@ if command -v man >/dev/null 2>&1; then
     echo "-- man -M $prefix/share/man stguard: ok"
 fi
 # The installed bash completion: every long option of `stguard --help` is completed (the
-# bash-completion helpers it calls are stubbed), and --fail-on offers its three levels.
+# bash-completion helpers it calls are stubbed), and --fail-on offers the verdict names.
 comp_out=$(bash -c '
     _init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]};
                          words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
@@ -65,7 +71,7 @@ for o in $scan_help; do
         grep -q -- "$o\[" "$prefix/share/zsh/site-functions/_stguard" ||
         { echo "FAIL: zsh completion lacks $o" >&2; exit 1; }
 done
-[ "$(echo "$comp_out" | sed -n 2p)" = "warning error unsafe" ] || {
+[ "$(echo "$comp_out" | sed -n 2p)" = "ok warn invalid unsafe" ] || {
     echo "FAIL: bash completion of --fail-on: $(echo "$comp_out" | sed -n 2p)" >&2; exit 1; }
 [ -n "$scan_help" ] && echo "-- completion: $(echo "$scan_help" | wc -l) scan options in bash and zsh"
 pcfile=$(find "$prefix" -name stguard.pc | head -1)
@@ -79,6 +85,7 @@ if grep -rn "OpenSSL" "$(dirname "$config")" >/dev/null; then
     grep -rn "OpenSSL" "$(dirname "$config")" >&2
     exit 1
 fi
+grep -q '^Description: .*GGUF, ONNX' "$pcfile" || { echo "FAIL: stale .pc description" >&2; exit 1; }
 libdir=$(dirname "$(find "$prefix" -name 'libstguard.so.1' | head -1)")
 [ -f "$libdir/libstguard.a" ] || { echo "FAIL: static library not installed" >&2; exit 1; }
 

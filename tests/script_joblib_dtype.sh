@@ -8,7 +8,7 @@ stg_script_needs "numpy, joblib"
 "$PY" "$SRC/tests/gen_joblib_dtype.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
 fail=0
 for f in "$tmp"/benign_*.joblib; do
-    "$STGUARD_CLI" scan --no-digest "$f" >"$tmp/out.txt" 2>&1
+    "$STGUARD_CLI" scan -v --no-digest "$f" >"$tmp/out.txt" 2>&1
     if ! grep -Eq ": (OK|WARN) \(joblib\)" "$tmp/out.txt"; then
         echo "FAIL: benign $(basename "$f")"
         cat "$tmp/out.txt"
@@ -23,7 +23,7 @@ bad=[x["file"] for x in r if not x["reached"]]
 print("reach: %d malicious fixtures" % len(r)); sys.exit(1 if bad or not r else 0)' \
     "$tmp/reach.jsonl" || fail=1
 for f in "$tmp"/evil_*.joblib; do
-    "$STGUARD_CLI" scan --no-digest "$f" >"$tmp/out.txt" 2>&1
+    "$STGUARD_CLI" scan -v --no-digest "$f" >"$tmp/out.txt" 2>&1
     if ! grep -q ": UNSAFE (joblib)" "$tmp/out.txt" || ! grep -q "os.system" "$tmp/out.txt"; then
         echo "FAIL: malicious $(basename "$f") not blocked"
         cat "$tmp/out.txt"

@@ -14,7 +14,7 @@ fail=0
 expect() { # CASE VERDICT [TEXT...]: the scan of CASE/model.pkl says VERDICT and every TEXT
     local c=$1 v=$2
     shift 2
-    "$STGUARD_CLI" scan --no-digest "$tmp/$c/model.pkl" >"$tmp/out.txt" 2>&1
+    "$STGUARD_CLI" scan -v --no-digest "$tmp/$c/model.pkl" >"$tmp/out.txt" 2>&1
     local ok=1
     grep -q ": $v (joblib)" "$tmp/out.txt" || ok=0
     for t in "$@"; do grep -qF -- "$t" "$tmp/out.txt" || ok=0; done
@@ -63,19 +63,19 @@ for kind in fifo dir; do
     fi
 done
 for c in benign subdir link_inside; do
-    if grep -q "joblib_side_file" <("$STGUARD_CLI" scan --no-digest "$c/model.pkl" 2>&1); then
+    if grep -q "joblib_side_file" <("$STGUARD_CLI" scan -v --no-digest "$c/model.pkl" 2>&1); then
         echo "FAIL: near miss $c has a side-file finding"
         fail=1
     fi
 done
 # No folder: standard input names side files it cannot resolve; a pickle naming none is clean.
-"$STGUARD_CLI" scan --no-digest - <benign/model.pkl >"$tmp/out.txt" 2>&1
+"$STGUARD_CLI" scan -v --no-digest - <benign/model.pkl >"$tmp/out.txt" 2>&1
 if [ "$(grep -c 'joblib_side_file_unresolved @' "$tmp/out.txt")" != 2 ]; then
     echo "FAIL: stdin side files not unresolved"
     cat "$tmp/out.txt"
     fail=1
 fi
-"$STGUARD_CLI" scan --no-digest - <outside/evil.npy >"$tmp/out.txt" 2>&1
+"$STGUARD_CLI" scan -v --no-digest - <outside/evil.npy >"$tmp/out.txt" 2>&1
 if grep -q joblib_side_file "$tmp/out.txt"; then
     echo "FAIL: a pickle without wrappers has side-file findings"
     fail=1
@@ -84,13 +84,13 @@ fi
 zf=$(dpkg -L python3-joblib 2>/dev/null | grep 'compressed_cache_size_pickle_py35_np19.gz$' | head -1)
 if [ -n "$zf" ] && [ -f "$zf" ]; then
     mkdir -p zf && cp "$zf" zf/
-    "$STGUARD_CLI" scan --no-digest zf/"$(basename "$zf")" >"$tmp/out.txt" 2>&1
+    "$STGUARD_CLI" scan -v --no-digest zf/"$(basename "$zf")" >"$tmp/out.txt" 2>&1
     if [ "$(grep -c 'joblib_side_file_missing' "$tmp/out.txt")" != 3 ]; then
         echo "FAIL: ZF without its side files"
         cat "$tmp/out.txt"
         fail=1
     fi
-    "$STGUARD_CLI" scan --no-digest "$zf" >"$tmp/out.txt" 2>&1
+    "$STGUARD_CLI" scan -v --no-digest "$zf" >"$tmp/out.txt" 2>&1
     if ! grep -q ": OK (joblib)" "$tmp/out.txt"; then
         echo "FAIL: ZF with its side files"
         cat "$tmp/out.txt"

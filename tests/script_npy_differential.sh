@@ -27,7 +27,7 @@ fail=0
 
 # Benign: numpy.save outputs never invalid or unsafe.
 for f in "$tmp"/d/save_*.npy; do
-    "$STGUARD_CLI" scan --no-digest "$f" >"$tmp/out.txt" 2>&1
+    "$STGUARD_CLI" scan -v --no-digest "$f" >"$tmp/out.txt" 2>&1
     rc=$?
     if [ $rc -ne 0 ] || ! grep -Eq ": (OK|WARN) \(numpy\)" "$tmp/out.txt"; then
         echo "FAIL: benign $(basename "$f") rc=$rc"
@@ -45,7 +45,7 @@ bad=[x["file"] for x in r if not x["reached"]]; print(len(r)); \
 sys.exit(1 if bad else 0)' "$tmp/reach.jsonl") || fail=1
 echo "reach: $n malicious fixtures checked"
 for f in "$tmp"/e/*.npy; do
-    "$STGUARD_CLI" scan --no-digest "$f" >"$tmp/out.txt" 2>&1
+    "$STGUARD_CLI" scan -v --no-digest "$f" >"$tmp/out.txt" 2>&1
     rc=$?
     if ! grep -q ": UNSAFE (numpy)" "$tmp/out.txt" || ! grep -q "os.system" "$tmp/out.txt"; then
         echo "FAIL: malicious $(basename "$f") not blocked (rc=$rc)"

@@ -275,6 +275,10 @@ START_TEST(test_text_json_lfs)
         {S(ptr), NULL, STG_FMT_GIT_LFS_POINTER, STG_VERDICT_INVALID, STG_LFS_POINTER},
         {S("just words\n"), "weights.bin", STG_FMT_UNKNOWN, STG_VERDICT_INVALID,
          STG_FORMAT_MISMATCH},
+        /* .gguf claims GGUF as the pickle suffixes claim a pickle; the near miss is .txt */
+        {S("just words\n"), "model.gguf", STG_FMT_UNKNOWN, STG_VERDICT_INVALID,
+         STG_FORMAT_MISMATCH},
+        {S("just words\n"), "model.gguf.txt", STG_FMT_TEXT, STG_VERDICT_OK, 0},
         {S("{\"a\": 1}"), "model.safetensors", STG_FMT_SAFETENSORS, STG_VERDICT_INVALID, 0},
         {S("\x01\x02\x03\xff"), "image.png", STG_FMT_UNKNOWN, STG_VERDICT_WARN, STG_FORMAT_UNKNOWN},
         {S("version https://git-lfs.github.com/spec/v1\noid sha256:" LFS_OID "\n"),

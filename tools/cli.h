@@ -21,6 +21,7 @@ typedef struct cli_summary {
     /* folders the walk skipped (docs/cli.md): .git, Hugging Face .no_exist and .locks */
     uint64_t skipped_git, skipped_no_exist, skipped_locks;
     uint64_t skipped_incomplete; /* Hugging Face partial downloads (blobs/<etag>.incomplete) */
+    uint64_t unlisted_ok;        /* text output: ok files counted but not listed (no -v) */
 } cli_summary;
 
 /* Version of the JSON Lines record shapes (the "schema" field; docs/cli.schema.json). */
@@ -29,6 +30,7 @@ typedef struct cli_summary {
 /* One tensor of `inspect`. */
 typedef struct cli_inspect_tensor {
     const stg_tensor *tensor;
+    uint32_t shard; /* a sharded model's: the shard's place in file order (cli_inspect.shards) */
     bool has_sha256;
     char sha256[65];
 } cli_inspect_tensor;
@@ -67,8 +69,9 @@ void cli_text_escape(FILE *out, const char *s, size_t len, bool quoted);
 /* What a finding names, as the text output writes it after the message: [tensor "..."],
  * [global module.name], [member "..." @offset], [limit ...] (each when present). */
 void cli_text_finding_names(FILE *out, const stg_finding *f);
-/* `path: VERDICT (format)` then one indented line per finding. path overrides the report's. */
-void cli_text_record(FILE *out, const stg_report *r, const char *path);
+/* `path: VERDICT (format)`, with show_blob the `  -> BLOB` line of a link, then one indented
+ * line per finding. path overrides the report's. */
+void cli_text_record(FILE *out, const stg_report *r, const char *path, bool show_blob);
 void cli_text_summary(FILE *out, const cli_summary *s);
 void cli_text_inspect(FILE *out, const cli_inspect *in);
 /* `inspect` of a GGUF file: version, alignment, metadata (arrays as their type and count),

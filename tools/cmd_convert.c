@@ -31,7 +31,8 @@ static const char convert_usage[] =
     "                    (the output is always checked by the strict validator)\n"
     "  -h, --help        this text\n"
     "\n"
-    "Exit status: 0 converted, 1 refused (nothing written), 2 error (usage, I/O).\n"
+    "Exit status: 0 converted, 1 refused (nothing written), 2 usage error, 3 the input could\n"
+    "not be read or the output not written (nothing written).\n"
     "manual: man stguard; convert.md in share/doc/stguard/\n";
 
 /* A byte count: decimal digits only, no sign, no suffix. */
@@ -61,6 +62,25 @@ static void put_escaped(FILE *f, const char *s, size_t n)
             fprintf(f, "\\x%02x", c);
         }
     }
+}
+
+/* Why a conversion did not happen, for a person (the status name follows for scripts). */
+static const char *convert_failure(stg_status st)
+{
+    if (st == STG_E_IO) {
+        return "the input could not be read or the output not written (see above)";
+    }
+    if (st == STG_E_NOMEM) {
+        return "out of memory";
+    }
+    if (st == STG_E_BAD_ARG) {
+        return "the options or paths are not usable";
+    }
+    if (st == STG_E_LIMIT || st == STG_E_LIMIT_MEMORY || st == STG_E_LIMIT_DEPTH ||
+        st == STG_E_LIMIT_TENSORS) {
+        return "a limit was reached (see above)";
+    }
+    return "the conversion stopped";
 }
 
 static void print_findings(const stg_report *r)
@@ -153,7 +173,7 @@ int cli_convert(int argc, char **argv)
     if (r != NULL) {
         print_findings(r);
     }
-    int status = 2;
+    int status = 3;
     if (st == STG_OK) {
         if (o.sha256 && stg_report_sha256(r) != NULL) {
             printf("%s  ", stg_report_sha256(r));
@@ -165,7 +185,9 @@ int cli_convert(int argc, char **argv)
         fputs("stguard convert: refused: nothing was written\n", stderr);
         status = 1;
     } else {
-        fprintf(stderr, "stguard convert: failed: %s\n", stg_status_name(st));
+        status = st == STG_E_BAD_ARG ? 2 : 3;
+        fprintf(stderr, "stguard convert: not converted: %s; nothing was written (%s)\n",
+                convert_failure(st), stg_status_name(st));
     }
     stg_report_free(r);
     return status;

@@ -172,7 +172,7 @@ void cli_json_inspect(FILE *out, const cli_inspect *in)
         fprintf(out, "],\"parameters\":%" PRIu64 ",\"begin\":%" PRIu64 ",\"end\":%" PRIu64,
                 cli_tensor_params(t), t->begin, t->end);
         if (in->model) {
-            fprintf(out, ",\"shard\":%u", t->shard);
+            fprintf(out, ",\"shard\":%u", in->tensors[i].shard);
         }
         if (in->tensors[i].has_sha256) {
             fprintf(out, ",\"sha256\":\"%s\"", in->tensors[i].sha256);

@@ -112,7 +112,7 @@ void cli_text_finding_names(FILE *out, const stg_finding *f)
     }
 }
 
-void cli_text_record(FILE *out, const stg_report *r, const char *path)
+void cli_text_record(FILE *out, const stg_report *r, const char *path, bool show_blob)
 {
     if (path == NULL) {
         path = stg_report_path(r) != NULL ? stg_report_path(r) : "-";
@@ -121,7 +121,7 @@ void cli_text_record(FILE *out, const stg_report *r, const char *path)
     fputs(": ", out);
     upper(out, stg_verdict_name(stg_report_verdict(r)));
     fprintf(out, " (%s)\n", stg_format_name(stg_report_format(r)));
-    const char *blob = stg_report_blob(r);
+    const char *blob = show_blob ? stg_report_blob(r) : NULL;
     if (blob != NULL) {
         fputs("  -> ", out);
         cli_text_escape(out, blob, strlen(blob), false);
@@ -155,6 +155,10 @@ void cli_text_record(FILE *out, const stg_report *r, const char *path)
 
 void cli_text_summary(FILE *out, const cli_summary *s)
 {
+    if (s->unlisted_ok > 0) {
+        fprintf(out, "(%" PRIu64 " ok file%s not listed: -v lists every file)\n", s->unlisted_ok,
+                s->unlisted_ok == 1 ? "" : "s");
+    }
     fprintf(out,
             "%" PRIu64 " file%s: %" PRIu64 " ok, %" PRIu64 " warn, %" PRIu64 " invalid, %" PRIu64
             " unsafe, %" PRIu64 " error; %" PRIu64 " bytes in %.2f s\n",
@@ -163,7 +167,7 @@ void cli_text_summary(FILE *out, const cli_summary *s)
             s->verdicts[STG_VERDICT_UNSAFE], s->verdicts[STG_VERDICT_ERROR], s->bytes, s->seconds);
     if (s->skipped_git + s->skipped_no_exist + s->skipped_locks > 0) {
         fprintf(out,
-                "skipped folders: %" PRIu64 " .git, %" PRIu64 " .no_exist, %" PRIu64
+                "skipped: %" PRIu64 " .git, %" PRIu64 " .no_exist, %" PRIu64
                 " .locks (nothing in them to check)\n",
                 s->skipped_git, s->skipped_no_exist, s->skipped_locks);
     }
@@ -230,7 +234,7 @@ void cli_text_inspect(FILE *out, const cli_inspect *in)
         fprintf(out, "  sharded model: %zu shard%s\n", in->shard_count,
                 in->shard_count == 1 ? "" : "s");
         for (size_t i = 0; i < in->shard_count; i++) {
-            fprintf(out, "    %zu: ", i);
+            fprintf(out, "    %zu: ", i + 1); /* numbered from 1, in file order */
             cli_text_escape(out, in->shards[i], strlen(in->shards[i]), false);
             fputc('\n', out);
         }
@@ -298,7 +302,7 @@ void cli_text_inspect(FILE *out, const cli_inspect *in)
         fprintf(out, "  %-11s  %-*s  %16s  ", dn != NULL ? dn : "?", (int)shape_w, sb,
                 grouped(cli_tensor_params(t), g1));
         if (in->model) {
-            fprintf(out, "%u: ", t->shard);
+            fprintf(out, "%u: ", in->tensors[i].shard + 1);
         }
         fprintf(out, "[%" PRIu64 ", %" PRIu64 ")", t->begin, t->end);
         if (in->tensors[i].has_sha256) {

@@ -2,7 +2,8 @@
 # README command (a): installs the Debian packages the tool needs (tools/setup-debian.sh
 # --minimal), builds the release preset (tool, shared and static library: everything
 # `cmake --install build/release` installs; no tests) and scans the example models in
-# corpus/examples/, printing each file's verdict and findings.
+# corpus/examples/, printing the files that need a look (verdict not ok) with their findings
+# and the counts (pass -v to list every file).
 #   tools/run-examples.sh [--no-setup] [stguard scan options...]
 # Exit status: 0 when the scan ran (the examples are meant to include invalid and unsafe files,
 # so the scan's own status 1 is expected), non-zero when the set-up, the build or the scan failed.

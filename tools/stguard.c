@@ -4,9 +4,12 @@
  *   stguard --version | --help
  * It parses no model bytes itself: the walk, the scan and the validation are the library's;
  * this file reads options, calls the library and renders what it returns.
- * Exit status: 2 usage error, any verdict `error`, or a scan that checked no file; else 1 any
- * verdict from --fail-on (warn, invalid = the default, unsafe) up; else 0; 128 + signal when
- * interrupted. */
+ *   stguard PATH...                    the same as `stguard scan PATH...` when PATH exists and is
+ *                                      not a command name
+ * Exit status (docs/cli.md): 130 / 143 interrupted; else 2 usage error; else 3 a file that could
+ * not be scanned (verdict error) or a scan that stopped; else 1 any verdict from --fail-on
+ * (warn, invalid = the default, unsafe) up; else 4 nothing was checked; else 0. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,7 +26,10 @@
 
 #include "cli.h"
 
-#define EXIT_USAGE 2
+#define EXIT_FAIL 1    /* a file at or above the --fail-on verdict */
+#define EXIT_USAGE 2   /* the command line (or a list or policy file it names) is wrong */
+#define EXIT_ERROR 3   /* a file could not be scanned (verdict error), or the scan stopped */
+#define EXIT_NOTHING 4 /* no file was checked: the paths hold nothing the filters select */
 /* A policy file is read whole; this caps what a typo (a model file) could make us read. */
 #define POLICY_FILE_MAX ((size_t)16 << 20)
 
@@ -54,7 +60,8 @@ enum long_only {
     OPT_NULL,
     OPT_SHARD,
     OPT_CHECK,
-    OPT_SARIF_INFO
+    OPT_SARIF_INFO,
+    OPT_OUTPUT
 };
 
 static const struct option scan_options[] = {
@@ -78,6 +85,8 @@ static const struct option scan_options[] = {
     {"scan-git", no_argument, NULL, OPT_SCAN_GIT},
     {"jobs", required_argument, NULL, 'j'},
     {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"output", required_argument, NULL, 'o'},
     {"progress", required_argument, NULL, OPT_PROGRESS},
     {"tensor-sha256", no_argument, NULL, OPT_TENSOR_SHA256},
     {"files-from", required_argument, NULL, OPT_FILES_FROM},
@@ -91,7 +100,9 @@ static const struct option scan_options[] = {
 
 static const char usage_text[] =
     "usage: stguard scan [options] PATH...   (a PATH of - reads standard input)\n"
-    "       stguard inspect [--format text|json] [--tensor-sha256] [limits] FILE|INDEX|FOLDER\n"
+    "       stguard PATH [options] [PATH...]    (scan, when PATH exists and is not a command)\n"
+    "       stguard inspect [--format text|json] [-o FILE] [--tensor-sha256] [limits]\n"
+    "                       FILE|INDEX|FOLDER|HF-REPO-FOLDER\n"
     "       stguard convert INPUT OUTPUT [--select KEY] [--force] [--drop-aliases]\n"
     "                       [--strict-leaves] [--sha256]   (stguard convert --help)\n"
     "       stguard --version | --help\n"
@@ -100,8 +111,10 @@ static const char usage_text[] =
     "  --format text|json|sarif   output format (default text; json is JSON Lines)\n"
     "  --sarif-info               SARIF: also write info findings (note results)\n"
     "  --profile strict|compat    rule profile (default strict)\n"
-    "  --fail-on warning|error|unsafe  lowest verdict that makes the exit status 1:\n"
-    "                             warn, invalid (the default) or unsafe\n"
+    "  --fail-on VERDICT          lowest verdict that makes the exit status 1: ok, warn,\n"
+    "                             invalid (the default) or unsafe (warning = warn and\n"
+    "                             error = invalid, the older names, are accepted)\n"
+    "  -o, --output FILE          write the report to FILE instead of standard output\n"
     "  --allow-global MODULE:NAME allow one pickle global (repeatable)\n"
     "  --policy FILE              allow/deny lists for pickle globals (format: policy.md)\n"
     "  --include GLOB             scan only files whose relative path or name matches\n"
@@ -113,7 +126,9 @@ static const char usage_text[] =
     "  --no-digest                do not compute SHA-256 digests\n"
     "  --scan-git                 also walk .git folders (skipped and counted by default)\n"
     "  -j, --jobs N               scan with N threads (output order does not change)\n"
-    "  -q, --quiet                print only files that are not ok, and the summary\n"
+    "  -v, --verbose              text: every file (ok ones too) and the blob a link leads to\n"
+    "  -q, --quiet                print only files that are not ok (json too), and the summary;\n"
+    "                             no progress line\n"
     "  --progress auto|always|never  progress line on stderr (default auto: a terminal,\n"
     "                             not with --quiet)\n"
     "  --files-from FILE          also scan the paths listed in FILE, one per line (- : stdin)\n"
@@ -122,11 +137,13 @@ static const char usage_text[] =
     "                             with K = 1..N cover every file exactly once\n"
     "  --check FILE               verify and scan the files a sha256sum list names (- : stdin)\n"
     "\n"
-    "exit status: 2 usage error, a file that could not be scanned (verdict error, e.g. a FIFO\n"
-    "               or dangling link named as PATH), or no file checked at all;\n"
-    "             1 a file at or above the --fail-on verdict (default: invalid or unsafe);\n"
-    "             130 / 143 interrupted by SIGINT / SIGTERM (the output is still complete);\n"
-    "             0 otherwise\n"
+    "text output lists the files that need a look (not ok) and the counts; -v lists every file\n"
+    "\n"
+    "exit status: 0 every file checked passed; 1 a file at or above the --fail-on verdict\n"
+    "             (default: invalid or unsafe); 2 usage error; 3 a file could not be scanned\n"
+    "             (verdict error, e.g. unreadable, a FIFO or a dangling link); 4 no file was\n"
+    "             checked at all; 130 / 143 interrupted by SIGINT / SIGTERM (the read in\n"
+    "             progress stops, the output is valid and says so)\n"
     "\n"
     "manual: man stguard; documents (findings.md, policy.md, ...): share/doc/stguard/\n";
 
@@ -145,8 +162,10 @@ typedef struct cli_config {
     enum out_format format;
     stg_verdict fail_on; /* lowest verdict giving exit 1 */
     bool quiet;
+    bool verbose;
     bool tensor_sha256;
-    int progress; /* -1 never, 0 auto, 1 always */
+    const char *output; /* -o FILE, NULL: standard output */
+    int progress;       /* -1 never, 0 auto, 1 always */
     stg_tree_options walk;
     stg_policy *policy;
     const char **include, **exclude;
@@ -303,6 +322,27 @@ static bool spec_shape_ok(const char *spec)
     return !start;
 }
 
+/* A --fail-on value: every verdict name that can fail a gate (verdict error always does, with its
+ * own status) and the older names warning (warn) and error (invalid). */
+static bool fail_on_verdict(const char *name, stg_verdict *out)
+{
+    static const struct {
+        const char *name;
+        stg_verdict verdict;
+    } names[] = {
+        {"ok", STG_VERDICT_OK},         {"warn", STG_VERDICT_WARN},
+        {"warning", STG_VERDICT_WARN},  {"invalid", STG_VERDICT_INVALID},
+        {"error", STG_VERDICT_INVALID}, {"unsafe", STG_VERDICT_UNSAFE},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(name, names[i].name) == 0) {
+            *out = names[i].verdict;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Parses options into c; returns 0, or the exit status of a usage error (or -1 after --help). */
 static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
 {
@@ -310,7 +350,7 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
     optind = 1;
     opterr = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, ":j:qh", scan_options, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":j:qvo:h", scan_options, NULL)) != -1) {
         int rc = 0;
         bool scan_only = true;
         switch (ch) {
@@ -334,14 +374,8 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             rc = cli_set_limit(lim, "profile", optarg, "--profile");
             break;
         case OPT_FAIL_ON:
-            if (strcmp(optarg, "warning") == 0) {
-                c->fail_on = STG_VERDICT_WARN;
-            } else if (strcmp(optarg, "error") == 0) {
-                c->fail_on = STG_VERDICT_INVALID;
-            } else if (strcmp(optarg, "unsafe") == 0) {
-                c->fail_on = STG_VERDICT_UNSAFE;
-            } else {
-                return usage_error("unknown --fail-on '%s' (warning, error or unsafe)", optarg);
+            if (!fail_on_verdict(optarg, &c->fail_on)) {
+                return usage_error("unknown --fail-on '%s' (ok, warn, invalid or unsafe)", optarg);
             }
             break;
         case OPT_ALLOW_GLOBAL: {
@@ -422,6 +456,11 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             break;
         }
         case 'q': c->quiet = true; break;
+        case 'v': c->verbose = true; break;
+        case 'o':
+            scan_only = false;
+            c->output = optarg;
+            break;
         case OPT_PROGRESS:
             if (strcmp(optarg, "auto") == 0) {
                 c->progress = 0;
@@ -509,11 +548,14 @@ static void on_record(void *user, const stg_tree_record *rec)
     s->sum.files++;
     s->sum.verdicts[v]++;
     clear_progress(s);
+    /* Text is for a person: what passes is counted, not listed, unless -v. */
     bool show = !(s->cfg->quiet && v == STG_VERDICT_OK);
     switch (s->cfg->format) {
     case OUT_TEXT:
-        if (show) {
-            cli_text_record(stdout, r, NULL);
+        if (s->cfg->verbose || v != STG_VERDICT_OK) {
+            cli_text_record(stdout, r, NULL, s->cfg->verbose);
+        } else {
+            s->sum.unlisted_ok++;
         }
         break;
     case OUT_JSON:
@@ -555,13 +597,35 @@ static void on_progress(void *user, const stg_tree_progress *p)
 static int exit_status(const cli_config *c, const cli_summary *s)
 {
     if (s->verdicts[STG_VERDICT_ERROR] > 0) {
-        return 2;
+        return EXIT_ERROR;
     }
     for (int v = (int)c->fail_on; v <= (int)STG_VERDICT_UNSAFE; v++) {
         if (s->verdicts[v] > 0) {
-            return 1;
+            return EXIT_FAIL;
         }
     }
+    return 0;
+}
+
+/* -o FILE: standard output becomes FILE (created or truncated), so the writers and the rule that
+ * the output file is never scanned see one stdout. 0, or the usage status after a message. */
+static int redirect_output(const char *path)
+{
+    if (path == NULL) {
+        return 0;
+    }
+    fflush(stdout);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+    if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+        int err = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        say_path("cannot write the output file ", path, "");
+        fprintf(stderr, "stguard: %s\n", strerror(err));
+        return EXIT_USAGE;
+    }
+    close(fd);
     return 0;
 }
 
@@ -696,6 +760,8 @@ static stg_status run_walk(scan_state *s, const char *const *paths, size_t n,
 
 static int cmd_scan(int argc, char **argv, cli_config *c)
 {
+    /* From the start: a signal before the walk begins stops it before any file (valid output). */
+    install_signal_handlers();
     int rc = parse_options(argc, argv, c, false);
     if (rc != 0) {
         return rc < 0 ? 0 : rc;
@@ -741,6 +807,9 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     } else if (c->expected != NULL && npaths != 1) {
         rc = usage_error("--sha256 names the digest of one file: give exactly one PATH");
     }
+    if (rc == 0) {
+        rc = redirect_output(c->output);
+    }
     if (rc != 0) {
         free(paths);
         free_list(&listed);
@@ -761,7 +830,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
             free_list(&listed);
             free_list(&checks);
             fputs("stguard: out of memory\n", stderr);
-            return EXIT_USAGE;
+            return EXIT_ERROR;
         }
     }
     /* The output file, when stdout is one, is never scanned (scan . > out.sarif). */
@@ -773,7 +842,6 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     }
     c->walk.cancel = &interrupt_signal;
     c->walk.on_progress = s.progress_enabled ? on_progress : NULL; /* NULL: one file, no thread */
-    install_signal_handlers();
     stg_status st = STG_OK;
     bool interrupted = false;
     size_t bad_lines = 0;
@@ -802,6 +870,8 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         st = run_walk(&s, paths, npaths, &c->walk, &interrupted);
     }
     s.sum.seconds = now_seconds() - s.start;
+    /* A signal after the last read still counts: the caller asked to stop, and is told. */
+    interrupted = interrupted || interrupt_signal != 0;
     s.sum.interrupted_signal = interrupted ? interrupt_signal : 0;
     if (st == STG_E_BAD_ARG && s.sum.files == 0) {
         if (s.sarif != NULL) {
@@ -819,17 +889,18 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     int status = exit_status(c, &s.sum);
     if (st != STG_OK) {
         fprintf(stderr, "stguard: the scan stopped: %s\n", stg_status_name(st));
-        status = 2;
-    } else if (s.distinct_scanned == 0 && s.sum.verdicts[STG_VERDICT_ERROR] == 0 && !interrupted) {
+        status = EXIT_ERROR;
+    } else if (s.distinct_scanned == 0 && s.sum.verdicts[STG_VERDICT_ERROR] == 0 && !interrupted &&
+               status == 0) {
         /* An empty folder or an --include that matches nothing proves nothing: a gate must not
          * read it as a pass. */
         fputs("stguard: no file was checked (the paths hold no regular file that the filters "
               "select)\n",
               stderr);
-        status = 2;
+        status = EXIT_NOTHING;
     }
-    if (bad_lines > 0) {
-        status = 2;
+    if (bad_lines > 0 && status != EXIT_ERROR) {
+        status = EXIT_USAGE; /* a --check line that is no sha256sum line: the list is wrong */
     }
     if (interrupted) {
         status = 128 + s.sum.interrupted_signal;
@@ -843,7 +914,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     free_list(&listed);
     free_list(&checks);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        return 2;
+        return EXIT_ERROR;
     }
     return status;
 }
@@ -855,9 +926,9 @@ static int print_failed_open(const cli_config *c, const char *path, stg_report *
     if (c->format == OUT_JSON) {
         cli_json_record(stdout, rep, path);
     } else {
-        cli_text_record(stdout, rep, path);
+        cli_text_record(stdout, rep, path, true);
     }
-    return stg_report_verdict(rep) == STG_VERDICT_ERROR ? 2 : 1;
+    return stg_report_verdict(rep) == STG_VERDICT_ERROR ? EXIT_ERROR : EXIT_FAIL;
 }
 
 static int inspect_onnx(const cli_config *c, const char *path);
@@ -895,6 +966,53 @@ static int not_safetensors(const cli_config *c, const char *path, stg_report **r
     return 1;
 }
 
+/* Shard names in file order (by their bytes, as model-00001-of-00003... sort) and the tensor
+ * rows shard by shard in that order, data order inside each. */
+static const char *const *sort_shard_names;
+
+static int cmp_shard_rank(const void *a, const void *b)
+{
+    return strcmp(sort_shard_names[*(const uint32_t *)a], sort_shard_names[*(const uint32_t *)b]);
+}
+
+static int cmp_tensor_rows(const void *pa, const void *pb)
+{
+    const cli_inspect_tensor *a = pa, *b = pb;
+    if (a->shard != b->shard) {
+        return a->shard < b->shard ? -1 : 1;
+    }
+    return a->tensor->begin < b->tensor->begin ? -1 : (a->tensor->begin > b->tensor->begin);
+}
+
+static bool number_shards(const stg_model *m, cli_inspect_tensor *tensors, size_t nt,
+                          const char **shards, size_t ns)
+{
+    uint32_t *order = calloc(ns + 1, sizeof *order), *rank = calloc(ns + 1, sizeof *rank);
+    const char **names = calloc(ns + 1, sizeof *names);
+    bool ok = order != NULL && rank != NULL && names != NULL;
+    for (size_t i = 0; ok && i < ns; i++) {
+        names[i] = stg_model_shard_name(m, i);
+        order[i] = (uint32_t)i;
+    }
+    if (ok) {
+        sort_shard_names = names;
+        qsort(order, ns, sizeof *order, cmp_shard_rank);
+        for (size_t k = 0; k < ns; k++) {
+            rank[order[k]] = (uint32_t)k;
+            shards[k] = names[order[k]];
+        }
+        for (size_t i = 0; i < nt; i++) {
+            uint32_t sh = tensors[i].tensor->shard;
+            tensors[i].shard = sh < ns ? rank[sh] : sh;
+        }
+        qsort(tensors, nt, sizeof *tensors, cmp_tensor_rows);
+    }
+    free(order);
+    free(rank);
+    free(names);
+    return ok;
+}
+
 /* An index file or a model folder: the sharded view of stg_model_open. */
 static int inspect_model(const cli_config *c, const char *path)
 {
@@ -902,7 +1020,7 @@ static int inspect_model(const cli_config *c, const char *path)
     stg_report *rep = NULL;
     stg_status st = stg_model_open(path, &c->walk.scan.limits, &m, &rep);
     if (m == NULL) {
-        int status = 2;
+        int status = EXIT_ERROR;
         if (rep != NULL) {
             status = print_failed_open(c, path, rep);
         } else {
@@ -918,14 +1036,17 @@ static int inspect_model(const cli_config *c, const char *path)
     int status = 0;
     if (tensors == NULL || shards == NULL) {
         fputs("stguard: out of memory\n", stderr);
-        status = 2;
+        status = EXIT_ERROR;
     } else {
         for (size_t i = 0; i < nt; i++) {
             tensors[i].tensor = stg_model_tensor_at(m, i);
         }
-        for (size_t i = 0; i < ns; i++) {
-            shards[i] = stg_model_shard_name(m, i);
+        if (!number_shards(m, tensors, nt, shards, ns)) {
+            fputs("stguard: out of memory\n", stderr);
+            status = EXIT_ERROR;
         }
+    }
+    if (status == 0) {
         cli_inspect in = {
             .path = path,
             .tensor_count = nt,
@@ -945,7 +1066,7 @@ static int inspect_model(const cli_config *c, const char *path)
     stg_model_close(m);
     stg_report_free(rep);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        return 2;
+        return EXIT_ERROR;
     }
     return status;
 }
@@ -953,7 +1074,7 @@ static int inspect_model(const cli_config *c, const char *path)
 /* A door (stg_gguf_open, stg_onnx_open) refused the file: its report, or why there is none. */
 static int door_refused(const cli_config *c, const char *path, stg_report *rep, stg_status st)
 {
-    int status = 2;
+    int status = EXIT_ERROR;
     if (rep != NULL) {
         status = print_failed_open(c, path, rep);
     } else {
@@ -1006,7 +1127,7 @@ static int inspect_gguf(const cli_config *c, const char *path)
     stg_gguf_close(g);
     stg_report_free(rep);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        return 2;
+        return EXIT_ERROR;
     }
     return 0;
 }
@@ -1030,10 +1151,68 @@ static int inspect_onnx(const cli_config *c, const char *path)
     stg_onnx_close(m);
     stg_report_free(rep);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        return 2;
+        return EXIT_ERROR;
     }
     return 0;
 }
+
+/* A Hugging Face repo folder (models--ORG--NAME: refs/main names the snapshot scan reads) or a
+ * hub cache holding exactly one repo folder: *out becomes the snapshot folder refs/main names
+ * (malloc'd). false when path is neither, or refs/main names no snapshot folder. */
+static bool hf_snapshot(const char *path, int depth, char **out)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s/refs/main", path);
+    FILE *f = fopen(buf, "rb");
+    if (f != NULL) {
+        char ref[128];
+        size_t n = fread(ref, 1, sizeof ref - 1, f);
+        fclose(f);
+        while (n > 0 && (ref[n - 1] == '\n' || ref[n - 1] == '\r')) {
+            n--;
+        }
+        ref[n] = '\0';
+        /* a commit hash: letters and digits only, so it names one folder in snapshots/ */
+        bool word = n > 0;
+        for (size_t i = 0; i < n; i++) {
+            word = word && ((ref[i] >= '0' && ref[i] <= '9') || (ref[i] >= 'a' && ref[i] <= 'z') ||
+                            (ref[i] >= 'A' && ref[i] <= 'Z'));
+        }
+        struct stat st;
+        int len = snprintf(buf, sizeof buf, "%s/snapshots/%s", path, ref);
+        if (!word || len < 0 || (size_t)len >= sizeof buf || stat(buf, &st) != 0 ||
+            !S_ISDIR(st.st_mode)) {
+            return false;
+        }
+        *out = strdup(buf);
+        return *out != NULL;
+    }
+    if (depth > 0) {
+        return false;
+    }
+    DIR *d = opendir(path);
+    if (d == NULL) {
+        return false;
+    }
+    char *only = NULL;
+    size_t repos = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, "models--", 8) == 0 || strncmp(e->d_name, "datasets--", 10) == 0 ||
+            strncmp(e->d_name, "spaces--", 8) == 0) {
+            repos++;
+            free(only);
+            only = NULL;
+            snprintf(buf, sizeof buf, "%s/%s", path, e->d_name);
+            only = repos == 1 ? strdup(buf) : NULL;
+        }
+    }
+    closedir(d);
+    bool found = only != NULL && hf_snapshot(only, depth + 1, out);
+    free(only);
+    return found;
+}
+
+static int cmd_inspect_path(const char *path, cli_config *c);
 
 static int cmd_inspect(int argc, char **argv, cli_config *c)
 {
@@ -1044,7 +1223,23 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
     if (argc - optind != 1) {
         return usage_error("inspect takes exactly one FILE");
     }
-    const char *path = argv[optind];
+    if ((rc = redirect_output(c->output)) != 0) {
+        return rc;
+    }
+    struct stat dir_st;
+    char *snapshot = NULL;
+    if (stat(argv[optind], &dir_st) == 0 && S_ISDIR(dir_st.st_mode) &&
+        hf_snapshot(argv[optind], 0, &snapshot)) {
+        rc = cmd_inspect_path(snapshot,
+                              c); /* what scan reads of it: the snapshot refs/main names */
+        free(snapshot);
+        return rc;
+    }
+    return cmd_inspect_path(argv[optind], c);
+}
+
+static int cmd_inspect_path(const char *path, cli_config *c)
+{
     /* Only regular files: a FIFO or device must not be opened (it could block or never end). */
     struct stat st;
     size_t plen = strlen(path);
@@ -1063,11 +1258,11 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
         so.digest = false;
         if (stg_scan_path(path, &so, &r) != STG_OK) {
             say_path("cannot inspect ", path, "");
-            return 2;
+            return EXIT_ERROR;
         }
         int status = print_failed_open(c, path, r);
         stg_report_free(r);
-        return status == 1 ? 2 : status;
+        return status == EXIT_FAIL ? EXIT_ERROR : status;
     }
     if (starts_gguf(path)) {
         if (c->tensor_sha256) {
@@ -1085,7 +1280,7 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
     stg_report *rep = NULL;
     stg_status st_open = stg_file_open(path, &c->walk.scan.limits, &f, &rep);
     if (f == NULL) {
-        int status = 2;
+        int status = EXIT_ERROR;
         int other = rep != NULL ? not_safetensors(c, path, &rep) : -1;
         if (other >= 0) {
             status = other;
@@ -1108,7 +1303,7 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
     if (tensors == NULL || keys == NULL || values == NULL || key_lens == NULL ||
         value_lens == NULL) {
         fputs("stguard: out of memory\n", stderr);
-        status = 2;
+        status = EXIT_ERROR;
     }
     for (size_t i = 0; status == 0 && i < nm; i++) {
         if (stg_file_metadata_at(f, i, &keys[i], &key_lens[i], &values[i], &value_lens[i]) !=
@@ -1128,7 +1323,7 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
         void *buf = n64 <= SIZE_MAX ? malloc(n == 0 ? 1 : n) : NULL;
         if (buf == NULL) {
             fputs("stguard: a tensor is too large to be read into memory\n", stderr);
-            status = 2;
+            status = EXIT_ERROR;
             break;
         }
         stg_status rs = stg_file_read_tensor(f, t, buf, n);
@@ -1137,10 +1332,10 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
         } else if (rs == STG_FILE_CHANGED) {
             /* The finding's name a scan gives, so a script sees one vocabulary. */
             say_path("file_changed: ", path, " changed while it was read");
-            status = 2;
+            status = EXIT_ERROR;
         } else {
             say_path("io_error: cannot read a tensor of ", path, "");
-            status = 2;
+            status = EXIT_ERROR;
         }
         free(buf);
     }
@@ -1177,7 +1372,7 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
     stg_file_close(f);
     stg_report_free(rep);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        return 2;
+        return EXIT_ERROR;
     }
     return status;
 }
@@ -1208,10 +1403,15 @@ int main(int argc, char **argv)
         return cli_convert(argc - 1, argv + 1);
     }
     int status;
+    struct stat path_st;
     if (strcmp(cmd, "scan") == 0) {
         status = cmd_scan(argc - 1, argv + 1, &c);
     } else if (strcmp(cmd, "inspect") == 0) {
         status = cmd_inspect(argc - 1, argv + 1, &c);
+    } else if (cmd[0] != '-' && lstat(cmd, &path_st) == 0) {
+        /* `stguard PATH ...` is `stguard scan PATH ...`: the first argument names something
+         * that exists and is no command (a file named scan or inspect needs ./scan). */
+        status = cmd_scan(argc, argv, &c);
     } else {
         status = usage_error("unknown command '%s' (scan, inspect, convert, --version, --help)",
                              cmd);

@@ -35,6 +35,9 @@ struct stg_report {
     /* joblib < 0.10 side files the pickles name (validator/joblib_side.h), in the order met */
     struct stg_side_file *sides;
     size_t side_count, side_cap;
+    /* the result depends on files next to the path (index shards, ONNX external data, joblib
+     * side files): the same bytes under another folder may be judged otherwise */
+    bool neighbours;
 };
 
 /* A side file a joblib NDArrayWrapper / ZNDArrayWrapper names: joblib.load opens

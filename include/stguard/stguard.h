@@ -551,9 +551,10 @@ typedef struct stg_tree_options {
     uint32_t shard_count;   /**< 0: no sharding */
     uint64_t skip_dev, skip_ino;
     /** When not NULL and *cancel becomes non-zero (e.g. from a signal handler), no more files
-     *  are started; the scans running end and their records are handed out, in order, with
-     *  the records before them; then the call returns STG_OK with summary->interrupted set.
-     *  Set before the call: no record. Checked at least every progress_ms. */
+     *  are started and the reads in progress stop between two chunks (16 MiB at most): those
+     *  files get no record; the records before them are handed out, in order; then the call
+     *  returns STG_OK with summary->interrupted set. Set before the call: no record. Checked at
+     *  least every progress_ms and before every chunk read. */
     const volatile int *cancel;
     uint32_t progress_ms; /**< period of on_progress calls while a scan is waited for (0: 250) */
     /** Called from the calling thread after each record and periodically while waiting; NULL:

@@ -53,7 +53,9 @@ def scan_on_dask(
     tasks (default: 2 x the workers the client has, at least 1). options: scan_tree's keyword
     arguments (jobs, include, exclude, profile, limits, policy, digest, ...).
     Returns (records, summary): the CLI's {"type": "file"} records in walk order and the summed
-    counts; with out, also writes the records there as JSON Lines."""
+    counts; with out, also writes the records there as JSON Lines, then a summary record with the
+    CLI's summary fields for these counts ({"type": "summary", "files", "ok", ..., "bytes",
+    "interrupted"})."""
     import dask.bag as db
 
     paths = [os.fspath(p) for p in paths]
@@ -67,6 +69,9 @@ def scan_on_dask(
     records = sorted((r for recs, _ in parts for r in recs), key=lambda r: _walk_key(r["path"]))
     summary = merge_summaries(s for _, s in parts)
     if out is not None:
-        for r in records:
+        last = {"type": "summary", "schema": 1, "files": summary["records"],
+                **summary["verdicts"], "bytes": summary["bytes"],
+                "interrupted": summary["interrupted"]}
+        for r in records + [last]:
             out.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
     return records, summary

@@ -115,6 +115,10 @@ def test_dask_local_cluster_same_records_as_one_scan(tmp_path):
         with open(out, "w") as fh:
             records, total = scan_on_dask([EXAMPLES], client=client, shards=4, out=fh)
     assert records == files
-    assert [json.loads(line) for line in out.read_text().splitlines()] == files
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines[:-1] == files
+    assert lines[-1]["type"] == "summary" and lines[-1]["files"] == summary["files"], lines[-1]
+    assert {k: lines[-1][k] for k in ("ok", "warn", "invalid", "unsafe", "error", "bytes")} == \
+        {k: summary[k] for k in ("ok", "warn", "invalid", "unsafe", "error", "bytes")}
     assert total["records"] == summary["files"]
     assert total["verdicts"]["unsafe"] == summary["unsafe"]
