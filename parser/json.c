@@ -754,17 +754,50 @@ static int dups_pairwise(stg_json_parser *p, const stg_json_key *r, size_t run, 
 /* Keys ahead whose set slot is asked for early (large sets do not fit any cache). */
 #define SET_PREFETCH_KEYS 16u
 
-/* The fast path of the duplicate check for objects of more than SMALL_OBJECT_KEYS keys (whose
- * records already hold their hashes): one pass inserting every record's index into an
- * open-addressing set (linear probing, load 3/5, 32-bit slots holding index + 1 in the low
- * `bits` bits and hash bits above them as a tag, so most probes never read a record), in the
- * object's scratch buffer. Returns true when the object has no repeated key. Any doubt returns
- * false and leaves the answer to the sort below, which finds and orders every duplicate
- * exactly: a repeated key, a probe sequence past SET_PROBE_CEILING or all probes past
- * SET_PROBES_PER_KEY per key (keys crafted to collide: the sort's cost is O(k log k) whatever
- * the hashes), or no room in the budget for the set (the budget's failure flags are restored:
- * the sort needs no memory). */
-static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size_t count)
+/* A record found to repeat an earlier key during the set pass below holds that key's previous
+ * occurrence in place of its hash (it is a stg_json_dup in waiting); a bit of `repeat` says so.
+ * Puts the hashes back (the sort needs them) when the pass gives up. */
+static void restore_repeat_hashes(const stg_json_parser *p, stg_json_key *r, size_t count,
+                                  const uint32_t *repeat)
+{
+    for (size_t i = 0; i < count; i++) {
+        if ((repeat[i / 32] >> (i % 32)) & 1u) {
+            bool esc = false;
+            size_t end = string_end(p->buf, p->len, r[i].offset, &esc);
+            r[i].hash = record_hash(p, r[i].offset, end - r[i].offset - 1, esc);
+        }
+    }
+}
+
+/* Moves the repeats, in position order, to the front of r as stg_json_dup entries (each
+ * written at or before the record it is read from); returns how many. */
+static size_t compact_repeats(stg_json_key *r, size_t count, const uint32_t *repeat)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < count; i++) {
+        if ((repeat[i / 32] >> (i % 32)) & 1u) {
+            stg_json_dup d = {r[i].offset, r[i].hash};
+            memcpy((uint8_t *)(void *)r + w * sizeof d, &d, sizeof d);
+            w++;
+        }
+    }
+    return w;
+}
+
+/* The duplicate check for objects of more than SMALL_OBJECT_KEYS keys (whose records already
+ * hold their hashes): one pass in position order over an open-addressing set of the distinct
+ * keys seen so far (linear probing, load <= 3/5 of the object's key count, 32-bit slots holding
+ * index + 1 in the low `bits` bits and hash bits above them as a tag, so most probes never
+ * read a record), in the object's scratch buffer. A key equal to one in the set is a repeat of
+ * its latest occurrence, which the slot then names instead: a million copies of one key cost
+ * one probe each, as distinct keys do. On success returns true with *ndup repeats left at the
+ * front of r as stg_json_dup entries in position order (each against the latest earlier equal
+ * key: what the sort below finds). Any doubt returns false with r as it was and leaves the
+ * answer to the sort, which finds and orders every duplicate exactly: a probe sequence past
+ * SET_PROBE_CEILING or all probes past SET_PROBES_PER_KEY per key (distinct keys crafted to
+ * collide: the sort's cost is O(k log k) whatever the hashes), or no room in the budget for
+ * the set (the budget's failure flags are restored: the sort needs no memory). */
+static bool dups_by_set(stg_json_parser *p, stg_json_key *r, size_t count, size_t *ndup)
 {
     unsigned bits = 1; /* index bits: index + 1 <= count < 2^bits */
     while (bits < 31 && ((size_t)1 << bits) <= count) {
@@ -774,22 +807,23 @@ static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size
         return false; /* more keys than 32-bit slots can index */
     }
     /* load 3/5: a million keys take 6.7 MB (the largest buffer at that size after the key
-     * records); slots are picked from the hash's high bits by multiplication, not a mask */
-    size_t slots = count + count * 2 / 3 + 1;
+     * records) and the repeat bits 0.125 MB; slots are picked from the hash's high bits by
+     * multiplication, not a mask */
+    size_t slots = count + count * 2 / 3 + 1, words = (count + 31) / 32;
     int failed = p->arena->failed, oom = p->arena->out_of_memory;
     void *buf = p->sort_tmp;
-    if (stg_arena_grow_buffer(p->arena, &buf, &p->sort_tmp_cap_bytes, slots * sizeof(uint32_t)) !=
-        0) {
+    if (stg_arena_grow_buffer(p->arena, &buf, &p->sort_tmp_cap_bytes,
+                              (slots + words) * sizeof(uint32_t)) != 0) {
         p->arena->failed = failed;
         p->arena->out_of_memory = oom;
         return false;
     }
     p->sort_tmp = buf;
-    uint32_t *set = buf;
-    memset(set, 0, slots * sizeof(uint32_t));
+    uint32_t *set = buf, *repeat = set + slots;
+    memset(set, 0, (slots + words) * sizeof(uint32_t));
     const uint32_t mask = (uint32_t)(((size_t)1 << bits) - 1);
     const uint64_t range = (uint64_t)slots;
-    size_t budget = count * SET_PROBES_PER_KEY;
+    size_t budget = count * SET_PROBES_PER_KEY, found = 0;
     for (size_t i = 0; i < count; i++) {
         if (count - i > SET_PREFETCH_KEYS) { /* the slot of a key further on: a hint only */
             __builtin_prefetch(&set[((uint64_t)r[i + SET_PREFETCH_KEYS].hash * range) >> 32]);
@@ -797,36 +831,44 @@ static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size
         uint32_t h = r[i].hash;
         /* the tag: the hash's low bits above the index bits (its high bits pick the slot) */
         uint32_t tag = h << bits;
-        uint32_t want = tag | (uint32_t)(i + 1);
         size_t at = (size_t)(((uint64_t)h * range) >> 32);
         unsigned probes = 0;
         for (;;) {
             uint32_t v = set[at];
             if (v == 0) {
-                set[at] = want;
+                set[at] = tag | (uint32_t)(i + 1);
                 break;
             }
             if ((v & ~mask) == tag) {
-                const stg_json_key *o = &r[(v & mask) - 1];
-                if (o->hash == h && key_compare(p->buf, p->len, o->offset, r[i].offset) == 0) {
-                    return false; /* a repeat: the sort reports it */
+                size_t j = (v & mask) - 1;
+                bool j_repeats = (repeat[j / 32] >> (j % 32)) & 1u; /* its hash is gone */
+                if ((j_repeats || r[j].hash == h) &&
+                    key_compare(p->buf, p->len, r[j].offset, r[i].offset) == 0) {
+                    r[i].hash = r[j].offset; /* the previous occurrence */
+                    repeat[i / 32] |= 1u << (i % 32);
+                    set[at] = tag | (uint32_t)(i + 1);
+                    found++;
+                    break;
                 }
             }
             if (++probes >= SET_PROBE_CEILING || budget == 0) {
+                restore_repeat_hashes(p, r, i, repeat);
                 return false;
             }
             budget--;
             at = at + 1 == slots ? 0 : at + 1;
         }
     }
+    *ndup = found == 0 ? 0 : compact_repeats(r, count, repeat);
     return true;
 }
 
 /* Finds the repeated keys among the `count` keys of the object closing now. On return the
  * pending duplicates (sorted by position) are in p->pending / p->pending_count. Objects of more
- * than SMALL_OBJECT_KEYS keys first go through the hash set (in the scratch buffer, at most 16
- * bytes per key); only when it cannot rule duplicates out are they sorted, in place in the key
- * stack, and the scratch buffer then holds the duplicates found. */
+ * than SMALL_OBJECT_KEYS keys first go through the hash set (in the scratch buffer, about 6.8
+ * bytes per key; the duplicates it finds are left in the key stack); only when it gives up are
+ * they sorted, in place in the key stack, and the scratch buffer then holds the duplicates
+ * found. */
 static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
 {
     stg_json_key *r = p->keys + base;
@@ -853,7 +895,9 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         p->pending_count = ndup;
         return 0;
     }
-    if (no_duplicates_by_set(p, r, count)) {
+    if (dups_by_set(p, r, count, &ndup)) {
+        p->pending = (stg_json_dup *)(void *)r; /* in the key stack, freed after them */
+        p->pending_count = ndup;
         return 0;
     }
     sort_records(r, count);

@@ -902,23 +902,17 @@ static uint64_t le64_of(const uint8_t *b)
     return v;
 }
 
-START_TEST(test_json_hash_flood)
+/* The next key of a flood: 16 decoded bytes (w1, w2) with one 64-bit hash, w1 8 letters from
+ * *ctr, w2 = s1(target) ^ w2(target) ^ s1(w1), kept when all its bytes are ASCII so it can be
+ * written as \u00XX escapes; written to raw (8 letters and 8 escapes, NUL-terminated). */
+static void flood_key(uint64_t *ctr, char raw[8 + 48 + 1])
 {
-    /* 16-byte decoded keys (w1, w2) with one 64-bit hash: w1 is 8 letters from a counter,
-     * w2 = s1(target) ^ w2(target) ^ s1(w1), kept when all its bytes are ASCII so it can be
-     * written as \u00XX escapes. */
-    const size_t want = 20000;
     const uint64_t seed = 0x243F6A8885A308D3ull;
-    uint8_t target[16] = "AAAAAAAAtarget!!";
-    uint64_t s1_target = test_hash_step(seed, le64_of(target));
-    uint64_t goal = s1_target ^ le64_of(target + 8);
-    uint64_t target_hash = stg_json_key_hash(target, 16);
-    gen g = {0};
-    gen_put(&g, "{");
-    size_t made = 0;
-    for (uint64_t ctr = 1; made < want; ctr++) {
+    static const uint8_t target[16] = "AAAAAAAAtarget!!";
+    uint64_t goal = test_hash_step(seed, le64_of(target)) ^ le64_of(target + 8);
+    for (;;) {
         uint8_t key[16];
-        uint64_t c = ctr;
+        uint64_t c = (*ctr)++;
         for (int i = 0; i < 8; i++) {
             key[i] = (uint8_t)('a' + c % 26);
             c /= 26;
@@ -930,12 +924,24 @@ START_TEST(test_json_hash_flood)
         for (int i = 0; i < 8; i++) {
             key[8 + i] = (uint8_t)(w2 >> (8 * i));
         }
-        REQ_CMP_EQ(stg_json_key_hash(key, 16), target_hash); /* precondition */
-        char raw[8 + 48 + 1];
+        REQ_CMP_EQ(stg_json_key_hash(key, 16), stg_json_key_hash(target, 16)); /* precondition */
         memcpy(raw, key, 8);
         for (int i = 0; i < 8; i++) {
             snprintf(raw + 8 + 6 * i, 7, "\\u%04x", key[8 + i]);
         }
+        return;
+    }
+}
+
+START_TEST(test_json_hash_flood)
+{
+    const size_t want = 20000;
+    gen g = {0};
+    gen_put(&g, "{");
+    uint64_t ctr = 1;
+    for (size_t made = 0; made < want;) {
+        char raw[8 + 48 + 1];
+        flood_key(&ctr, raw);
         gen_put(&g, made == 0 ? "\"" : ",\"");
         gen_put(&g, raw);
         gen_put(&g, "\":0");
@@ -954,6 +960,44 @@ START_TEST(test_json_hash_flood)
     REQ_CMP_EQ(dups, want / 5000);
     /* pairwise would be 2e8 comparisons of 56-byte escaped keys: minutes, not seconds */
     ck_assert_msg(secs < 20.0, "flood took %.1f s", secs);
+    free(g.s);
+}
+END_TEST
+
+/* Repeats first, a flood after them: the hash set has already turned many records into pending
+ * repeats when the flood makes it give up, and the sort it falls back to must see every record
+ * as it was (the same events as the reference). */
+START_TEST(test_json_flood_after_repeats)
+{
+    static const char *const spellings[] = {"a", "\\u0061", "b", "a", "c", "\\u0062"};
+    static const int key_of[] = {0, 0, 1, 0, 2, 1}; /* a, b, c */
+    size_t seen[3] = {0, 0, 0};
+    gen g = {0};
+    gen_put(&g, "{");
+    for (size_t i = 0; i < 3000; i++) {
+        gen_put(&g, i ? ",\"" : "\"");
+        gen_put(&g, i < 1000 ? "z" : spellings[i % 6]);
+        gen_put(&g, "\":0");
+        seen[key_of[i % 6]] += i >= 1000;
+    }
+    uint64_t ctr = 1;
+    char raw[8 + 48 + 1], first[8 + 48 + 1];
+    for (size_t i = 0; i < 400; i++) { /* past the set's probe ceiling of 256 */
+        flood_key(&ctr, raw);
+        if (i == 0) {
+            memcpy(first, raw, sizeof raw);
+        }
+        gen_put(&g, ",\"");
+        gen_put(&g, raw);
+        gen_put(&g, "\":1");
+    }
+    gen_put(&g, ",\"");
+    gen_put(&g, first);
+    gen_put(&g, "\":2,\"z\":3,\"c\":4}");
+    /* "z" 999 + 1, each of "a" "b" "c" all but its first (and "c" once more), the first flood
+     * key once */
+    REQ_CMP_EQ(check_dups_against_reference(g.s, g.len, 4),
+               1000 + (seen[0] - 1) + (seen[1] - 1) + seen[2] + 1);
     free(g.s);
 }
 END_TEST
@@ -1564,6 +1608,7 @@ Suite *json_suite(void)
     tcase_add_test(tc, test_json_dups_random);
     tcase_add_test(tc, test_json_dups_all_same);
     tcase_add_test(tc, test_json_hash_flood);
+    tcase_add_test(tc, test_json_flood_after_repeats);
     tcase_add_loop_test(tc, test_json_f64_range, 0,
                         (int)(sizeof range_cases / sizeof range_cases[0]));
     tcase_add_test(tc, test_json_skip);
