@@ -253,6 +253,49 @@ static uint64_t gen_last_byte_reverse(buf *h, size_t target)
     return named_tensors(h, target, 1);
 }
 
+/* 400 keys of one 64-bit JSON key hash (parser/json.c's hash is public: 8 letters, then the
+ * word that brings the state back to a fixed one, written as \u00XX escapes), then copies of
+ * one key: the hash set gives up on the flood and the fallback sort gets every copy. */
+static uint64_t hash_word(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 32);
+}
+
+static uint64_t gen_flood_then_dups(buf *h, size_t target)
+{
+    const uint64_t seed = 0x243F6A8885A308D3ull, target_w1 = 0x4141414141414141ull;
+    uint64_t goal = hash_word(seed, target_w1) ^ 0x2121746567726174ull;
+    bench_puts(h, "{" ONE_TENSOR ",\"x\":{\"\":0");
+    for (uint64_t ctr = 1, made = 0; made < 400; ctr++) {
+        uint64_t w1 = 0, c = ctr;
+        for (int i = 0; i < 8; i++, c /= 26) {
+            w1 |= (uint64_t)('a' + c % 26) << (8 * i);
+        }
+        uint64_t w2 = goal ^ hash_word(seed, w1);
+        if ((w2 & 0x8080808080808080ull) != 0) {
+            continue;
+        }
+        char key[80];
+        int at = snprintf(key, sizeof key, ",\"");
+        for (int i = 0; i < 8; i++) {
+            key[at++] = (char)(w1 >> (8 * i));
+        }
+        for (int i = 0; i < 8; i++) {
+            at += snprintf(key + at, sizeof key - (size_t)at, "\\u%04x",
+                           (unsigned)(w2 >> (8 * i)) & 0xFFu);
+        }
+        snprintf(key + at, sizeof key - (size_t)at, "\":0");
+        bench_puts(h, key);
+        made++;
+    }
+    while (h->len + 16 < target) {
+        bench_put(h, ",\"\":0", 5);
+    }
+    bench_puts(h, "}}}");
+    return 1;
+}
+
 /* A tiny header padded with spaces to the size (trailing whitespace is allowed). */
 static uint64_t gen_whitespace(buf *h, size_t target)
 {
@@ -286,6 +329,7 @@ static const header_shape header_shapes[] = {
     {"distinct keys, ignored field", gen_distinct_ignored, "warn", "invalid", 1},
     {"empty objects, ignored array", gen_empty_objects, "warn", "invalid", 1},
     {"whitespace padding", gen_whitespace, "ok", "ok", 1},
+    {"400 colliding keys, then dup keys", gen_flood_then_dups, "warn", "invalid", 1},
 };
 #define HEADER_SHAPES (sizeof header_shapes / sizeof header_shapes[0])
 

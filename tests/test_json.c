@@ -1002,6 +1002,34 @@ START_TEST(test_json_flood_after_repeats)
 }
 END_TEST
 
+/* A flood whose keys also repeat, thousands of times each: the fallback's sort puts each run of
+ * equal keys of one hash in position order by radix passes after a three-way partition; the
+ * events are still the reference's. Keys of distinct hashes between them keep the runs apart. */
+START_TEST(test_json_flood_with_copies)
+{
+    enum { FLOOD = 300, COPIED = 5, COPIES = 3000 };
+    char keys[FLOOD][8 + 48 + 1];
+    uint64_t ctr = 1;
+    gen g = {0};
+    gen_put(&g, "{");
+    for (size_t i = 0; i < FLOOD; i++) {
+        flood_key(&ctr, keys[i]);
+        gen_put(&g, i ? ",\"" : "\"");
+        gen_put(&g, keys[i]);
+        gen_put(&g, "\":0");
+    }
+    for (size_t i = 0; i < COPIES; i++) {
+        gen_put(&g, ",\"");
+        gen_put(&g, keys[(i * 7) % COPIED]);
+        gen_put(&g, i % 3 ? "\":1" : "\":1,\"\":2");
+    }
+    gen_put(&g, "}");
+    /* each copy repeats one of the five flood keys; "" appears COPIES / 3 times */
+    REQ_CMP_EQ(check_dups_against_reference(g.s, g.len, 4), COPIES + COPIES / 3 - 1);
+    free(g.s);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* skip and decode */
 
@@ -1609,6 +1637,7 @@ Suite *json_suite(void)
     tcase_add_test(tc, test_json_dups_all_same);
     tcase_add_test(tc, test_json_hash_flood);
     tcase_add_test(tc, test_json_flood_after_repeats);
+    tcase_add_test(tc, test_json_flood_with_copies);
     tcase_add_loop_test(tc, test_json_f64_range, 0,
                         (int)(sizeof range_cases / sizeof range_cases[0]));
     tcase_add_test(tc, test_json_skip);
