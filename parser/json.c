@@ -106,9 +106,25 @@ static inline uint64_t string_special(uint64_t w)
     return m & HIGHS;
 }
 
+/* Value + 1 of each hex digit byte; 0 for every other byte. */
+static const uint8_t hex_value1[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 /* Four hex digits at b[at..]: 1 with *cp set, 0 when a digit is not hex, -1 when cut short. */
-static int hex4(const uint8_t *b, size_t at, size_t n, uint32_t *cp)
+HOT int hex4(const uint8_t *b, size_t at, size_t n, uint32_t *cp)
 {
+    if (at < n && n - at >= 4) { /* all four there: one table lookup each, one test */
+        /* a non-hex byte's 0 - 1 sets every high bit */
+        uint32_t d0 = hex_value1[b[at]] - 1u, d1 = hex_value1[b[at + 1]] - 1u;
+        uint32_t d2 = hex_value1[b[at + 2]] - 1u, d3 = hex_value1[b[at + 3]] - 1u;
+        if (((d0 | d1 | d2 | d3) & ~0xFu) == 0) {
+            *cp = (d0 << 12) | (d1 << 8) | (d2 << 4) | d3;
+            return 1;
+        }
+    }
     uint32_t v = 0;
     for (size_t k = 0; k < 4; k++) {
         if (at >= n || n - at <= k) {
