@@ -1910,6 +1910,15 @@ stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, siz
     size_t seen = 0;
     stg_json_event ev;
     for (;;) {
+        size_t waiting = p->pending_count - p->pending_next;
+        if (seen > 0 && waiting > 0) {
+            /* only counted: taken at once, without an event (and a scan of its key) each */
+            seen += waiting;
+            if (dup_count != NULL) {
+                *dup_count += waiting;
+            }
+            p->pending_next = p->pending_count;
+        }
         stg_json_type t = stg_json_next(p, &ev);
         switch (t) {
         case STG_JSON_ERROR:

@@ -1203,6 +1203,53 @@ START_TEST(test_json_many_keys_repeats)
 }
 END_TEST
 
+/* stg_json_skip over objects of many repeats (it takes all but the first as a count): the
+ * same count, first duplicate and following event as walking the events one by one. */
+START_TEST(test_json_skip_many_repeats)
+{
+    gen g = {0};
+    gen_put(&g, "{\"v\":{");
+    for (int i = 0; i < 300; i++) {
+        gen_put(&g, i ? ",\"k\":" : "\"k\":");
+        gen_put(&g, i % 50 == 7 ? "{\"q\":0,\"q\":1,\"q\":2}" : "0");
+    }
+    gen_put(&g, ",\"\\u006b\":[{\"r\":1,\"r\":2}]},\"after\":1}");
+    size_t got_count[2] = {0, 0}, got_first[2] = {0, 0}, got_next[2] = {0, 0};
+    for (int walk = 0; walk < 2; walk++) {
+        stg_arena arena;
+        stg_arena_init(&arena, BIG_CAP);
+        stg_json_parser p;
+        stg_json_init(&p, (const uint8_t *)g.s, g.len, 16, &arena);
+        stg_json_event ev, first = {0};
+        REQ_CMP_EQ(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+        REQ_CMP_EQ(stg_json_next(&p, &ev), STG_JSON_KEY);
+        REQ_CMP_EQ(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+        if (walk == 0) {
+            REQ_CMP_EQ(stg_json_skip(&p, &ev, &got_count[0], &first), STG_JSON_OBJECT_END);
+        } else {
+            stg_json_type t;
+            while ((t = stg_json_next(&p, &ev)) != STG_JSON_OBJECT_END || ev.depth != 1) {
+                REQ((t) != STG_JSON_ERROR);
+                if (t == STG_JSON_DUPLICATE && got_count[1]++ == 0) {
+                    first = ev;
+                }
+            }
+        }
+        got_first[walk] = first.offset;
+        REQ_CMP_EQ(stg_json_next(&p, &ev), STG_JSON_KEY);
+        got_next[walk] = ev.offset;
+        stg_json_release(&p);
+        stg_arena_release(&arena);
+    }
+    /* 300 repeats of "k" (the last spelled with an escape), 2 of "q" in each of 6 objects, 1 of "r" */
+    ck_assert_uint_eq(got_count[1], 300 + 12 + 1);
+    ck_assert_uint_eq(got_count[0], got_count[1]);
+    ck_assert_uint_eq(got_first[0], got_first[1]);
+    ck_assert_uint_eq(got_next[0], got_next[1]);
+    free(g.s);
+}
+END_TEST
+
 START_TEST(test_json_skip)
 {
     const char *in = "{\"a\":{\"x\":[1,{\"y\":2,\"y\":3}],\"x\":4},\"b\":[[],{}],\"c\":5,\"d\":"
@@ -1641,6 +1688,7 @@ Suite *json_suite(void)
     tcase_add_loop_test(tc, test_json_f64_range, 0,
                         (int)(sizeof range_cases / sizeof range_cases[0]));
     tcase_add_test(tc, test_json_skip);
+    tcase_add_test(tc, test_json_skip_many_repeats);
     tcase_add_loop_test(tc, test_json_compact_object, 0,
                         (int)(sizeof compact_cases / sizeof compact_cases[0]));
     tcase_add_test(tc, test_json_compact_form_keys);
