@@ -224,19 +224,26 @@ static uint64_t gen_u_escapes(buf *h, size_t target)
 
 /* Tensors of one byte each named prefix + counter: ascending (shared prefix) or descending
  * (reverse order: each name sorts before the one written before it). */
+#define NAMED_FORM "%s\"%s%08zu\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%zu,%zu]}"
+
 static uint64_t named_tensors(buf *h, size_t target, int descending)
 {
     char prefix[201], entry[400];
     memset(prefix, 'p', 200);
     prefix[200] = '\0';
-    const size_t unit = 200 + 8 + 60;
-    size_t n = target > unit ? (target - 16) / unit : 1;
+    size_t n = 0;
+    /* how many fit (the counter's width is the same in both orders) */
+    for (size_t used = 2; n < 99999999; n++) {
+        size_t len = (size_t)snprintf(NULL, 0, NAMED_FORM, n ? "," : "", prefix, n, n, n + 1);
+        if (used + len > target) {
+            break;
+        }
+        used += len;
+    }
     bench_puts(h, "{");
     for (size_t i = 0; i < n; i++) {
         size_t id = descending ? n - 1 - i : i;
-        snprintf(entry, sizeof entry,
-                 "%s\"%s%08zu\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%zu,%zu]}",
-                 i ? "," : "", prefix, id, i, i + 1);
+        snprintf(entry, sizeof entry, NAMED_FORM, i ? "," : "", prefix, id, i, i + 1);
         bench_puts(h, entry);
     }
     bench_puts(h, "}");
