@@ -23,38 +23,7 @@
 #include "validator/index.h"
 #include "validator/report.h"
 
-typedef struct buf {
-    uint8_t *p;
-    size_t len, cap;
-} buf;
-
-static void put(buf *b, const void *s, size_t n)
-{
-    if (b->len + n > b->cap) {
-        b->cap = (b->len + n) * 2 + 4096;
-        b->p = realloc(b->p, b->cap);
-        if (b->p == NULL) {
-            fprintf(stderr, "out of memory\n");
-            exit(2);
-        }
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-}
-
-static void puts_(buf *b, const char *s)
-{
-    put(b, s, strlen(s));
-}
-
-static void put_le(buf *b, uint64_t v, int bytes)
-{
-    uint8_t t[8];
-    for (int i = 0; i < bytes; i++) {
-        t[i] = (uint8_t)(v >> (8 * i));
-    }
-    put(b, t, (size_t)bytes);
-}
+typedef bench_buf buf;
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
@@ -89,24 +58,24 @@ static void element_name(char *out, size_t cap, enum kind k, size_t i)
 static buf gen_header(enum kind k, size_t n)
 {
     buf h = {0};
-    puts_(&h, "{");
+    bench_puts(&h, "{");
     char name[256], entry[512];
     for (size_t i = 0; i < n; i++) {
         element_name(name, sizeof name, k, i);
         snprintf(entry, sizeof entry,
                  "%s\"%s\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%zu,%zu]}",
                  i == 0 ? "" : ",", name, i, i + 1);
-        puts_(&h, entry);
+        bench_puts(&h, entry);
     }
-    puts_(&h, "}");
+    bench_puts(&h, "}");
     while (h.len % 8 != 0) {
-        puts_(&h, " ");
+        bench_puts(&h, " ");
     }
     buf f = {0};
-    put_le(&f, h.len, 8);
-    put(&f, h.p, h.len);
+    bench_put_le(&f, h.len, 8);
+    bench_put(&f, h.p, h.len);
     for (size_t i = 0; i < n; i++) {
-        put(&f, "\0", 1);
+        bench_put(&f, "\0", 1);
     }
     free(h.p);
     return f;
@@ -127,7 +96,7 @@ static uint64_t inverse_odd(uint64_t a)
 static buf gen_memo(enum kind k, size_t n)
 {
     buf b = {0};
-    put(&b, "\x80\x02N", 3);
+    bench_put(&b, "\x80\x02N", 3);
     uint64_t inv = inverse_odd(OLD_MUL);
     char line[40];
     uint64_t j = 1;
@@ -141,9 +110,9 @@ static buf gen_memo(enum kind k, size_t n)
             } while (key > (uint64_t)INT64_MAX);
         }
         snprintf(line, sizeof line, "p%llu\n", (unsigned long long)key);
-        puts_(&b, line);
+        bench_puts(&b, line);
     }
-    put(&b, ".", 1);
+    bench_put(&b, ".", 1);
     return b;
 }
 
@@ -152,7 +121,7 @@ static buf gen_memo(enum kind k, size_t n)
 static buf gen_globals(enum kind k, size_t n)
 {
     buf b = {0};
-    put(&b, "\x80\x02", 2);
+    bench_put(&b, "\x80\x02", 2);
     const uint64_t prime = 0x100000001b3ull;
     uint64_t base = 0xcbf29ce484222325ull;
     for (const char *m = "mod"; *m != '\0'; m++) {
@@ -189,12 +158,12 @@ static buf gen_globals(enum kind k, size_t n)
             name[len++] = (char)b1;
             name[len++] = (char)b2;
         }
-        puts_(&b, "cmod\n");
-        put(&b, name, (size_t)len);
-        put(&b, "\n0", 2);
+        bench_puts(&b, "cmod\n");
+        bench_put(&b, name, (size_t)len);
+        bench_put(&b, "\n0", 2);
         made++;
     }
-    put(&b, "N.", 2);
+    bench_put(&b, "N.", 2);
     return b;
 }
 
@@ -211,45 +180,45 @@ static buf gen_zip(enum kind k, size_t n)
         }
         size_t nl = strlen(name);
         uint64_t local = z.len;
-        put_le(&z, 0x04034b50u, 4);
-        put_le(&z, 20, 2);
-        put_le(&z, 0, 2); /* flags */
-        put_le(&z, 0, 2); /* stored */
-        put_le(&z, 0, 4); /* time, date */
-        put_le(&z, 0, 4); /* crc */
-        put_le(&z, 0, 4);
-        put_le(&z, 0, 4);
-        put_le(&z, nl, 2);
-        put_le(&z, 0, 2);
-        put(&z, name, nl);
-        put_le(&cd, 0x02014b50u, 4);
-        put_le(&cd, 20, 2);
-        put_le(&cd, 20, 2);
-        put_le(&cd, 0, 2);
-        put_le(&cd, 0, 2);
-        put_le(&cd, 0, 4);
-        put_le(&cd, 0, 4);
-        put_le(&cd, 0, 4);
-        put_le(&cd, 0, 4);
-        put_le(&cd, nl, 2);
-        put_le(&cd, 0, 2);
-        put_le(&cd, 0, 2);
-        put_le(&cd, 0, 2);
-        put_le(&cd, 0, 2);
-        put_le(&cd, 0, 4);
-        put_le(&cd, local, 4);
-        put(&cd, name, nl);
+        bench_put_le(&z, 0x04034b50u, 4);
+        bench_put_le(&z, 20, 2);
+        bench_put_le(&z, 0, 2); /* flags */
+        bench_put_le(&z, 0, 2); /* stored */
+        bench_put_le(&z, 0, 4); /* time, date */
+        bench_put_le(&z, 0, 4); /* crc */
+        bench_put_le(&z, 0, 4);
+        bench_put_le(&z, 0, 4);
+        bench_put_le(&z, nl, 2);
+        bench_put_le(&z, 0, 2);
+        bench_put(&z, name, nl);
+        bench_put_le(&cd, 0x02014b50u, 4);
+        bench_put_le(&cd, 20, 2);
+        bench_put_le(&cd, 20, 2);
+        bench_put_le(&cd, 0, 2);
+        bench_put_le(&cd, 0, 2);
+        bench_put_le(&cd, 0, 4);
+        bench_put_le(&cd, 0, 4);
+        bench_put_le(&cd, 0, 4);
+        bench_put_le(&cd, 0, 4);
+        bench_put_le(&cd, nl, 2);
+        bench_put_le(&cd, 0, 2);
+        bench_put_le(&cd, 0, 2);
+        bench_put_le(&cd, 0, 2);
+        bench_put_le(&cd, 0, 2);
+        bench_put_le(&cd, 0, 4);
+        bench_put_le(&cd, local, 4);
+        bench_put(&cd, name, nl);
     }
     uint64_t cd_off = z.len;
-    put(&z, cd.p, cd.len);
-    put_le(&z, 0x06054b50u, 4);
-    put_le(&z, 0, 2);
-    put_le(&z, 0, 2);
-    put_le(&z, n, 2);
-    put_le(&z, n, 2);
-    put_le(&z, cd.len, 4);
-    put_le(&z, cd_off, 4);
-    put_le(&z, 0, 2);
+    bench_put(&z, cd.p, cd.len);
+    bench_put_le(&z, 0x06054b50u, 4);
+    bench_put_le(&z, 0, 2);
+    bench_put_le(&z, 0, 2);
+    bench_put_le(&z, n, 2);
+    bench_put_le(&z, n, 2);
+    bench_put_le(&z, cd.len, 4);
+    bench_put_le(&z, cd_off, 4);
+    bench_put_le(&z, 0, 2);
     free(cd.p);
     return z;
 }
@@ -285,11 +254,11 @@ static buf gen_tar(enum kind k, size_t n)
         }
         snprintf((char *)h + 148, 8, "%06o", sum);
         h[155] = ' ';
-        put(&t, h, sizeof h);
+        bench_put(&t, h, sizeof h);
     }
     uint8_t zero[1024];
     memset(zero, 0, sizeof zero);
-    put(&t, zero, sizeof zero);
+    bench_put(&t, zero, sizeof zero);
     return t;
 }
 
@@ -297,7 +266,7 @@ static buf gen_tar(enum kind k, size_t n)
 static buf gen_index(enum kind k, size_t n)
 {
     buf b = {0};
-    puts_(&b, "{\"metadata\":{\"total_size\":0},\"weight_map\":{");
+    bench_puts(&b, "{\"metadata\":{\"total_size\":0},\"weight_map\":{");
     char name[256], entry[600];
     for (size_t i = 0; i < n; i++) {
         element_name(name, sizeof name, k == ADVERSARIAL ? SEQUENTIAL : k, i);
@@ -308,9 +277,9 @@ static buf gen_index(enum kind k, size_t n)
             snprintf(shard, sizeof shard, "model-%05zu-of-00002.safetensors", i % 2 + 1);
         }
         snprintf(entry, sizeof entry, "%s\"%s\":\"%s\"", i == 0 ? "" : ",", name, shard);
-        puts_(&b, entry);
+        bench_puts(&b, entry);
     }
-    puts_(&b, "}}");
+    bench_puts(&b, "}}");
     return b;
 }
 

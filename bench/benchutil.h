@@ -76,4 +76,40 @@ static inline size_t bench_run_count(double warmup_seconds, size_t min_runs, siz
     return runs;
 }
 
+/* A growing byte buffer for the benchmarks that build their inputs in memory; exits on
+ * allocation failure (a benchmark has nothing to fall back to). */
+typedef struct bench_buf {
+    uint8_t *p;
+    size_t len, cap;
+} bench_buf;
+
+static inline void bench_put(bench_buf *b, const void *s, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2 + 4096;
+        b->p = realloc(b->p, b->cap);
+        if (b->p == NULL) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit(2);
+        }
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+static inline void bench_puts(bench_buf *b, const char *s)
+{
+    bench_put(b, s, strlen(s));
+}
+
+/* v as `bytes` little-endian bytes. */
+static inline void bench_put_le(bench_buf *b, uint64_t v, int bytes)
+{
+    uint8_t t[8];
+    for (int i = 0; i < bytes; i++) {
+        t[i] = (uint8_t)(v >> (8 * i));
+    }
+    bench_put(b, t, (size_t)bytes);
+}
+
 #endif

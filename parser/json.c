@@ -106,9 +106,25 @@ static inline uint64_t string_special(uint64_t w)
     return m & HIGHS;
 }
 
+/* Value + 1 of each hex digit byte; 0 for every other byte. */
+static const uint8_t hex_value1[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 /* Four hex digits at b[at..]: 1 with *cp set, 0 when a digit is not hex, -1 when cut short. */
-static int hex4(const uint8_t *b, size_t at, size_t n, uint32_t *cp)
+HOT int hex4(const uint8_t *b, size_t at, size_t n, uint32_t *cp)
 {
+    if (at < n && n - at >= 4) { /* all four there: one table lookup each, one test */
+        /* a non-hex byte's 0 - 1 sets every high bit */
+        uint32_t d0 = hex_value1[b[at]] - 1u, d1 = hex_value1[b[at + 1]] - 1u;
+        uint32_t d2 = hex_value1[b[at + 2]] - 1u, d3 = hex_value1[b[at + 3]] - 1u;
+        if (((d0 | d1 | d2 | d3) & ~0xFu) == 0) {
+            *cp = (d0 << 12) | (d1 << 8) | (d2 << 4) | d3;
+            return 1;
+        }
+    }
     uint32_t v = 0;
     for (size_t k = 0; k < 4; k++) {
         if (at >= n || n - at <= k) {
@@ -506,11 +522,17 @@ static uint64_t hash_escaped(const uint8_t *raw, size_t raw_len)
     return hash_final(h, total);
 }
 
-/* Orders two keys of the buffer by their decoded bytes. */
+/* Orders two keys of the buffer by their decoded bytes. Raw bytes equal up to and including
+ * a's closing quote mean equal keys: b's quote there closes b too, since the bytes before it
+ * are a's (repeated keys, the usual equal pair, cost one scan and one memcmp). */
 static int key_compare(const uint8_t *b, size_t n, size_t off_a, size_t off_b)
 {
     bool esc_a = false, esc_b = false;
     size_t end_a = string_end(b, n, off_a, &esc_a);
+    if (off_a == off_b || (end_a < n && n - off_b > end_a - off_a &&
+                           memcmp(b + off_a, b + off_b, end_a - off_a + 1) == 0)) {
+        return 0;
+    }
     size_t end_b = string_end(b, n, off_b, &esc_b);
     size_t len_a = end_a - off_a - 1, len_b = end_b - off_b - 1;
     if (!esc_a && !esc_b) {
@@ -604,13 +626,6 @@ static int record_sort_cmp(const void *a, const void *b, void *ctx)
     return record_compare(ctx, a, b);
 }
 
-static int dup_sort_cmp(const void *pa, const void *pb, void *ctx)
-{
-    (void)ctx;
-    const stg_json_dup *a = pa, *b = pb;
-    return a->offset < b->offset ? -1 : (a->offset > b->offset ? 1 : 0);
-}
-
 /* Objects are sorted by the top SORT_KEY_BITS bits of the hash only: that groups equal hashes
  * (and, for realistic key counts, little else), and runs that share those bits are then checked
  * pairwise or heap-sorted by the full order. Fewer bits mean fewer radix passes. */
@@ -646,15 +661,24 @@ static int ensure_tmp(stg_json_parser *p, size_t count)
     return 0;
 }
 
-/* One in-place (American flag) radix pass on the byte of sort_key at `shift`: afterwards r is
- * grouped by that byte in increasing order; bucket_end[d] is where byte value d's group ends.
- * No scratch memory: the permutation follows cycles within r. */
-static void flag_sort_pass(stg_json_key *r, size_t count, unsigned shift, size_t bucket_end[256])
+/* Which 32-bit value of a record a radix pass orders by. */
+typedef enum rec_field { FIELD_SORT_KEY, FIELD_HASH, FIELD_OFFSET } rec_field;
+
+static inline uint32_t field_value(const stg_json_key *k, rec_field f)
+{
+    return f == FIELD_OFFSET ? k->offset : (f == FIELD_HASH ? k->hash : sort_key(k->hash));
+}
+
+/* One in-place (American flag) radix pass on the byte at `shift` of a record's field: afterwards
+ * r is grouped by that byte in increasing order; bucket_end[d] is where byte value d's group
+ * ends. No scratch memory: the permutation follows cycles within r. */
+static void flag_sort_pass(stg_json_key *r, size_t count, unsigned shift, rec_field f,
+                           size_t bucket_end[256])
 {
     size_t cnt[256], next[256];
     memset(cnt, 0, sizeof cnt);
     for (size_t i = 0; i < count; i++) {
-        cnt[(sort_key(r[i].hash) >> shift) & 0xFFu]++;
+        cnt[(field_value(&r[i], f) >> shift) & 0xFFu]++;
     }
     size_t sum = 0;
     for (unsigned d = 0; d < 256; d++) {
@@ -665,12 +689,12 @@ static void flag_sort_pass(stg_json_key *r, size_t count, unsigned shift, size_t
     for (unsigned d = 0; d < 256; d++) {
         while (next[d] < bucket_end[d]) {
             stg_json_key v = r[next[d]];
-            unsigned dv = (unsigned)(sort_key(v.hash) >> shift) & 0xFFu;
+            unsigned dv = (unsigned)(field_value(&v, f) >> shift) & 0xFFu;
             while (dv != d) {
                 stg_json_key t = r[next[dv]];
                 r[next[dv]++] = v;
                 v = t;
-                dv = (unsigned)(sort_key(v.hash) >> shift) & 0xFFu;
+                dv = (unsigned)(field_value(&v, f) >> shift) & 0xFFu;
             }
             r[next[d]++] = v;
         }
@@ -689,17 +713,187 @@ static void sort_records(stg_json_key *r, size_t count)
         return;
     }
     size_t high_end[256];
-    flag_sort_pass(r, count, 8, high_end);
+    flag_sort_pass(r, count, 8, FIELD_SORT_KEY, high_end);
     size_t start = 0;
     for (unsigned d = 0; d < 256; d++) {
         size_t len = high_end[d] - start;
         if (len > BUCKET_INSERTION_KEYS) {
             size_t low_end[256];
-            flag_sort_pass(r + start, len, 0, low_end);
+            flag_sort_pass(r + start, len, 0, FIELD_SORT_KEY, low_end);
         } else {
             insertion_sort_records(r + start, len);
         }
         start = high_end[d];
+    }
+}
+
+/* Insertion sort of a small group by a field (its higher bytes, if any, are equal). */
+static void insertion_sort_field(stg_json_key *r, size_t count, rec_field f)
+{
+    for (size_t i = 1; i < count; i++) {
+        stg_json_key t = r[i];
+        uint32_t key = field_value(&t, f);
+        size_t j = i;
+        while (j > 0 && field_value(&r[j - 1], f) > key) {
+            r[j] = r[j - 1];
+            j--;
+        }
+        r[j] = t;
+    }
+}
+
+/* A segment of records waiting on an explicit sort stack, with its level (a byte's shift, or
+ * the depth left). */
+typedef struct sort_segment {
+    size_t lo, n;
+    unsigned level;
+} sort_segment;
+
+static inline void push_segment(sort_segment *st, size_t *sp, size_t lo, size_t n, unsigned level)
+{
+    st[*sp].lo = lo;
+    st[*sp].n = n;
+    st[*sp].level = level;
+    (*sp)++;
+}
+
+/* Sorts r by a field's bytes from `top_shift` down to the lowest (the bytes above are equal),
+ * in place: MSD flag-sort passes, depth first on an explicit stack (at most 255 siblings wait
+ * at each of the four levels), insertion sort for small buckets. O(count) per byte. */
+static void radix_sort_field(stg_json_key *r, size_t count, rec_field f, unsigned top_shift)
+{
+    sort_segment st[4 * 256 + 1];
+    size_t sp = 0;
+    push_segment(st, &sp, 0, count, top_shift);
+    while (sp > 0) {
+        sp--;
+        size_t lo = st[sp].lo, n = st[sp].n;
+        unsigned shift = st[sp].level;
+        if (n <= INSERTION_SORT_KEYS) {
+            insertion_sort_field(r + lo, n, f);
+            continue;
+        }
+        size_t end[256];
+        flag_sort_pass(r + lo, n, shift, f, end);
+        if (shift == 0) {
+            continue;
+        }
+        size_t from = 0;
+        for (unsigned d = 0; d < 256; d++) {
+            if (end[d] - from > 1) {
+                push_segment(st, &sp, lo + from, end[d] - from, shift - 8);
+            }
+            from = end[d];
+        }
+    }
+}
+
+/* Segments this small, or past the depth bound, go to the heap sort by the full order. */
+#define QUICK_SMALL_KEYS 16u
+
+static void swap_records(stg_json_key *a, stg_json_key *b)
+{
+    stg_json_key t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* The median of three records by key bytes. */
+static size_t median_of_three(const stg_json_parser *p, const stg_json_key *r, size_t a, size_t b,
+                              size_t c)
+{
+    const uint8_t *buf = p->buf;
+    size_t n = p->len;
+    if (key_compare(buf, n, r[a].offset, r[b].offset) > 0) {
+        size_t t = a;
+        a = b;
+        b = t;
+    }
+    if (key_compare(buf, n, r[b].offset, r[c].offset) <= 0) {
+        return b;
+    }
+    return key_compare(buf, n, r[a].offset, r[c].offset) > 0 ? a : c;
+}
+
+/* Sorts records of one hash into the full order (key bytes, then position) the heap sort
+ * gives, in O(count x log(distinct keys)) comparisons when nothing is crafted against the
+ * pivots: three-way partitions by key bytes (Dijkstra's), each run of equal keys put in
+ * position order by radix passes on the offset (a million copies of one key cost one
+ * partition pass and four radix passes, not a million log comparisons). A segment that is
+ * small, or still unsorted at depth 2 log2(count), gets the heap sort: O(k log k) whatever
+ * the keys. The stack holds at most one waiting sibling per level. */
+static void sort_equal_hash(stg_json_parser *p, stg_json_key *r, size_t count)
+{
+    sort_segment st[2 * 64 + 2];
+    unsigned depth = 2;
+    for (size_t c = count; c > 1; c >>= 1) {
+        depth += 2;
+    }
+    size_t sp = 0;
+    push_segment(st, &sp, 0, count, depth);
+    while (sp > 0) {
+        sp--;
+        size_t lo = st[sp].lo, n = st[sp].n;
+        unsigned d = st[sp].level;
+        if (n <= QUICK_SMALL_KEYS || d == 0) {
+            stg_sort(r + lo, n, sizeof *r, record_sort_cmp, (void *)p); /* flood-proof */
+            continue;
+        }
+        size_t m = median_of_three(p, r, lo, lo + n / 2, lo + n - 1);
+        uint32_t pivot = r[m].offset; /* the key's bytes stay where they are */
+        size_t lt = lo, i = lo, gt = lo + n;
+        while (i < gt) {
+            int c = key_compare(p->buf, p->len, r[i].offset, pivot);
+            if (c < 0) {
+                swap_records(&r[lt++], &r[i++]);
+            } else if (c > 0) {
+                swap_records(&r[i], &r[--gt]);
+            } else {
+                i++;
+            }
+        }
+        radix_sort_field(r + lt, gt - lt, FIELD_OFFSET, 24);
+        if (lt > lo) {
+            push_segment(st, &sp, lo, lt - lo, d - 1);
+        }
+        if (lo + n > gt) {
+            push_segment(st, &sp, gt, lo + n - gt, d - 1);
+        }
+    }
+}
+
+/* A run of records sharing sort_key into the full order (hash, key bytes, position): radix
+ * passes on the hash's two low bytes, then each group of one hash by sort_equal_hash. */
+static void sort_run(stg_json_parser *p, stg_json_key *r, size_t count)
+{
+    radix_sort_field(r, count, FIELD_HASH, 8);
+    size_t s = 0;
+    while (s < count) {
+        size_t e = s + 1;
+        while (e < count && r[e].hash == r[s].hash) {
+            e++;
+        }
+        if (e - s > 1) {
+            sort_equal_hash(p, r + s, e - s);
+        }
+        s = e;
+    }
+}
+
+/* Puts duplicates in position order (the sort found them by hash): as key records whose
+ * offset is the repeat's, by radix passes, and back (both are two 32-bit words). */
+_Static_assert(sizeof(stg_json_key) == sizeof(stg_json_dup), "both are two 32-bit words");
+static void sort_dups_by_offset(stg_json_dup *out, size_t ndup)
+{
+    for (size_t i = 0; i < ndup; i++) {
+        stg_json_key k = {out[i].prev_offset, out[i].offset};
+        memcpy(&out[i], &k, sizeof k);
+    }
+    stg_json_key *r = (stg_json_key *)(void *)out;
+    radix_sort_field(r, ndup, FIELD_OFFSET, 24);
+    for (size_t i = 0; i < ndup; i++) {
+        stg_json_dup d = {r[i].offset, r[i].hash};
+        memcpy(&r[i], &d, sizeof d);
     }
 }
 
@@ -754,17 +948,50 @@ static int dups_pairwise(stg_json_parser *p, const stg_json_key *r, size_t run, 
 /* Keys ahead whose set slot is asked for early (large sets do not fit any cache). */
 #define SET_PREFETCH_KEYS 16u
 
-/* The fast path of the duplicate check for objects of more than SMALL_OBJECT_KEYS keys (whose
- * records already hold their hashes): one pass inserting every record's index into an
- * open-addressing set (linear probing, load 3/5, 32-bit slots holding index + 1 in the low
- * `bits` bits and hash bits above them as a tag, so most probes never read a record), in the
- * object's scratch buffer. Returns true when the object has no repeated key. Any doubt returns
- * false and leaves the answer to the sort below, which finds and orders every duplicate
- * exactly: a repeated key, a probe sequence past SET_PROBE_CEILING or all probes past
- * SET_PROBES_PER_KEY per key (keys crafted to collide: the sort's cost is O(k log k) whatever
- * the hashes), or no room in the budget for the set (the budget's failure flags are restored:
- * the sort needs no memory). */
-static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size_t count)
+/* A record found to repeat an earlier key during the set pass below holds that key's previous
+ * occurrence in place of its hash (it is a stg_json_dup in waiting); a bit of `repeat` says so.
+ * Puts the hashes back (the sort needs them) when the pass gives up. */
+static void restore_repeat_hashes(const stg_json_parser *p, stg_json_key *r, size_t count,
+                                  const uint32_t *repeat)
+{
+    for (size_t i = 0; i < count; i++) {
+        if ((repeat[i / 32] >> (i % 32)) & 1u) {
+            bool esc = false;
+            size_t end = string_end(p->buf, p->len, r[i].offset, &esc);
+            r[i].hash = record_hash(p, r[i].offset, end - r[i].offset - 1, esc);
+        }
+    }
+}
+
+/* Moves the repeats, in position order, to the front of r as stg_json_dup entries (each
+ * written at or before the record it is read from); returns how many. */
+static size_t compact_repeats(stg_json_key *r, size_t count, const uint32_t *repeat)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < count; i++) {
+        if ((repeat[i / 32] >> (i % 32)) & 1u) {
+            stg_json_dup d = {r[i].offset, r[i].hash};
+            memcpy((uint8_t *)(void *)r + w * sizeof d, &d, sizeof d);
+            w++;
+        }
+    }
+    return w;
+}
+
+/* The duplicate check for objects of more than SMALL_OBJECT_KEYS keys (whose records already
+ * hold their hashes): one pass in position order over an open-addressing set of the distinct
+ * keys seen so far (linear probing, load <= 3/5 of the object's key count, 32-bit slots holding
+ * index + 1 in the low `bits` bits and hash bits above them as a tag, so most probes never
+ * read a record), in the object's scratch buffer. A key equal to one in the set is a repeat of
+ * its latest occurrence, which the slot then names instead: a million copies of one key cost
+ * one probe each, as distinct keys do. On success returns true with *ndup repeats left at the
+ * front of r as stg_json_dup entries in position order (each against the latest earlier equal
+ * key: what the sort below finds). Any doubt returns false with r as it was and leaves the
+ * answer to the sort, which finds and orders every duplicate exactly: a probe sequence past
+ * SET_PROBE_CEILING or all probes past SET_PROBES_PER_KEY per key (distinct keys crafted to
+ * collide: the sort's cost is O(k log k) whatever the hashes), or no room in the budget for
+ * the set (the budget's failure flags are restored: the sort needs no memory). */
+static bool dups_by_set(stg_json_parser *p, stg_json_key *r, size_t count, size_t *ndup)
 {
     unsigned bits = 1; /* index bits: index + 1 <= count < 2^bits */
     while (bits < 31 && ((size_t)1 << bits) <= count) {
@@ -774,22 +1001,23 @@ static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size
         return false; /* more keys than 32-bit slots can index */
     }
     /* load 3/5: a million keys take 6.7 MB (the largest buffer at that size after the key
-     * records); slots are picked from the hash's high bits by multiplication, not a mask */
-    size_t slots = count + count * 2 / 3 + 1;
+     * records) and the repeat bits 0.125 MB; slots are picked from the hash's high bits by
+     * multiplication, not a mask */
+    size_t slots = count + count * 2 / 3 + 1, words = (count + 31) / 32;
     int failed = p->arena->failed, oom = p->arena->out_of_memory;
     void *buf = p->sort_tmp;
-    if (stg_arena_grow_buffer(p->arena, &buf, &p->sort_tmp_cap_bytes, slots * sizeof(uint32_t)) !=
-        0) {
+    if (stg_arena_grow_buffer(p->arena, &buf, &p->sort_tmp_cap_bytes,
+                              (slots + words) * sizeof(uint32_t)) != 0) {
         p->arena->failed = failed;
         p->arena->out_of_memory = oom;
         return false;
     }
     p->sort_tmp = buf;
-    uint32_t *set = buf;
-    memset(set, 0, slots * sizeof(uint32_t));
+    uint32_t *set = buf, *repeat = set + slots;
+    memset(set, 0, (slots + words) * sizeof(uint32_t));
     const uint32_t mask = (uint32_t)(((size_t)1 << bits) - 1);
     const uint64_t range = (uint64_t)slots;
-    size_t budget = count * SET_PROBES_PER_KEY;
+    size_t budget = count * SET_PROBES_PER_KEY, found = 0;
     for (size_t i = 0; i < count; i++) {
         if (count - i > SET_PREFETCH_KEYS) { /* the slot of a key further on: a hint only */
             __builtin_prefetch(&set[((uint64_t)r[i + SET_PREFETCH_KEYS].hash * range) >> 32]);
@@ -797,36 +1025,44 @@ static bool no_duplicates_by_set(stg_json_parser *p, const stg_json_key *r, size
         uint32_t h = r[i].hash;
         /* the tag: the hash's low bits above the index bits (its high bits pick the slot) */
         uint32_t tag = h << bits;
-        uint32_t want = tag | (uint32_t)(i + 1);
         size_t at = (size_t)(((uint64_t)h * range) >> 32);
         unsigned probes = 0;
         for (;;) {
             uint32_t v = set[at];
             if (v == 0) {
-                set[at] = want;
+                set[at] = tag | (uint32_t)(i + 1);
                 break;
             }
             if ((v & ~mask) == tag) {
-                const stg_json_key *o = &r[(v & mask) - 1];
-                if (o->hash == h && key_compare(p->buf, p->len, o->offset, r[i].offset) == 0) {
-                    return false; /* a repeat: the sort reports it */
+                size_t j = (v & mask) - 1;
+                bool j_repeats = (repeat[j / 32] >> (j % 32)) & 1u; /* its hash is gone */
+                if ((j_repeats || r[j].hash == h) &&
+                    key_compare(p->buf, p->len, r[j].offset, r[i].offset) == 0) {
+                    r[i].hash = r[j].offset; /* the previous occurrence */
+                    repeat[i / 32] |= 1u << (i % 32);
+                    set[at] = tag | (uint32_t)(i + 1);
+                    found++;
+                    break;
                 }
             }
             if (++probes >= SET_PROBE_CEILING || budget == 0) {
+                restore_repeat_hashes(p, r, i, repeat);
                 return false;
             }
             budget--;
             at = at + 1 == slots ? 0 : at + 1;
         }
     }
+    *ndup = found == 0 ? 0 : compact_repeats(r, count, repeat);
     return true;
 }
 
 /* Finds the repeated keys among the `count` keys of the object closing now. On return the
  * pending duplicates (sorted by position) are in p->pending / p->pending_count. Objects of more
- * than SMALL_OBJECT_KEYS keys first go through the hash set (in the scratch buffer, at most 16
- * bytes per key); only when it cannot rule duplicates out are they sorted, in place in the key
- * stack, and the scratch buffer then holds the duplicates found. */
+ * than SMALL_OBJECT_KEYS keys first go through the hash set (in the scratch buffer, about 6.8
+ * bytes per key; the duplicates it finds are left in the key stack); only when it gives up are
+ * they sorted, in place in the key stack, and the scratch buffer then holds the duplicates
+ * found. */
 static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
 {
     stg_json_key *r = p->keys + base;
@@ -853,7 +1089,9 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         p->pending_count = ndup;
         return 0;
     }
-    if (no_duplicates_by_set(p, r, count)) {
+    if (dups_by_set(p, r, count, &ndup)) {
+        p->pending = (stg_json_dup *)(void *)r; /* in the key stack, freed after them */
+        p->pending_count = ndup;
         return 0;
     }
     sort_records(r, count);
@@ -873,7 +1111,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
                 }
             }
         } else {
-            stg_sort(r + s, run, sizeof *r, record_sort_cmp, (void *)p); /* flood-proof */
+            sort_run(p, r + s, run);
             for (size_t j = s + 1; j < e; j++) {
                 if (records_equal(p, &r[j - 1], &r[j]) &&
                     push_dup(p, count, &ndup, r[j].offset, r[j - 1].offset) != 0) {
@@ -892,7 +1130,7 @@ static int find_duplicates(stg_json_parser *p, size_t base, size_t count)
         ordered = out[i - 1].offset < out[i].offset;
     }
     if (!ordered) {
-        stg_sort(out, ndup, sizeof *out, dup_sort_cmp, NULL);
+        sort_dups_by_offset(out, ndup);
     }
     p->pending = out;
     p->pending_count = ndup;
@@ -1672,6 +1910,15 @@ stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, siz
     size_t seen = 0;
     stg_json_event ev;
     for (;;) {
+        size_t waiting = p->pending_count - p->pending_next;
+        if (seen > 0 && waiting > 0) {
+            /* only counted: taken at once, without an event (and a scan of its key) each */
+            seen += waiting;
+            if (dup_count != NULL) {
+                *dup_count += waiting;
+            }
+            p->pending_next = p->pending_count;
+        }
         stg_json_type t = stg_json_next(p, &ev);
         switch (t) {
         case STG_JSON_ERROR:

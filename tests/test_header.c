@@ -504,6 +504,66 @@ static size_t pad_for(size_t hlen)
     return (8 - hlen % 8) % 8;
 }
 
+/* Compat's last wins over many repeats at every distance (the earlier entry of each duplicate is
+ * found by a search outward from the last one's, forward and backward): the kept entries are
+ * each key's last value, in the order of those last occurrences. */
+START_TEST(test_metadata_repeats_last_wins)
+{
+    enum { ENTRIES = 6000, NAMES = 97 };
+    int last_at[NAMES];
+    for (int k = 0; k < NAMES; k++) {
+        last_at[k] = -1;
+    }
+    hbuf b = {0};
+    hb_add(&b, "{\"__metadata__\":{");
+    uint32_t x = 2463534242u;
+    for (int i = 0; i < ENTRIES; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        /* runs of one key, short cycles, and random picks */
+        int k = i < 1000 ? 7 : (i < 2000 ? i % 5 : (int)(x % NAMES));
+        char e[48];
+        snprintf(e, sizeof e, "%s\"m%d\":\"%d\"", i ? "," : "", k, i);
+        hb_add(&b, e);
+        last_at[k] = i;
+    }
+    hb_add(&b, "},\"a\":" U8_1 "}");
+    size_t len;
+    uint8_t *f = st_file(b.s, pad_for(b.len), 1, &len);
+    stg_limits lim = st_limits(STG_PROFILE_COMPAT);
+    stg_report *r = stg_report_new(&lim);
+    stg_st_header h;
+    stg_st_header_init(&h);
+    stg_st_validate(f, len, &lim, r, &h);
+    stg_report_finish(r);
+    st_expect_verdict(r, STG_VERDICT_WARN);
+    size_t kept = 0;
+    for (int i = 0; i < ENTRIES; i++) { /* expected entries in position order */
+        for (int k = 0; k < NAMES; k++) {
+            if (last_at[k] != i) {
+                continue;
+            }
+            char key[16], value[16];
+            snprintf(key, sizeof key, "m%d", k);
+            snprintf(value, sizeof value, "%d", i);
+            ck_assert_uint_lt(kept, h.metadata_count);
+            ck_assert_uint_eq(h.metadata[kept].key_len, strlen(key));
+            ck_assert_int_eq(memcmp(h.metadata[kept].key, key, strlen(key)), 0);
+            ck_assert_uint_eq(h.metadata[kept].value_len, strlen(value));
+            ck_assert_int_eq(memcmp(h.metadata[kept].value, value, strlen(value)), 0);
+            kept++;
+        }
+    }
+    ck_assert_uint_eq(h.metadata_count, kept);
+    ck_assert_uint_eq(kept, NAMES);
+    stg_st_header_release(&h);
+    stg_report_free(r);
+    free(f);
+    free(b.s);
+}
+END_TEST
+
 /* Regression: each __metadata__ entry used to grow the metadata array by half again whether it
  * was full or not, so ~60 entries exhausted the default budget (limit_exceeded max_memory on a
  * valid file). */
@@ -678,6 +738,7 @@ static Suite *header_suite(void)
     tcase_add_test(tc, test_parse_header_ceiling);
     tcase_add_test(tc, test_memory_budget);
     tcase_add_test(tc, test_many_metadata_entries);
+    tcase_add_test(tc, test_metadata_repeats_last_wins);
     tcase_add_test(tc, test_escaped_field_names);
     tcase_add_test(tc, test_long_escaped_duplicates);
     tcase_add_test(tc, test_large_table);

@@ -912,23 +912,17 @@ static uint64_t le64_of(const uint8_t *b)
     return v;
 }
 
-START_TEST(test_json_hash_flood)
+/* The next key of a flood: 16 decoded bytes (w1, w2) with one 64-bit hash, w1 8 letters from
+ * *ctr, w2 = s1(target) ^ w2(target) ^ s1(w1), kept when all its bytes are ASCII so it can be
+ * written as \u00XX escapes; written to raw (8 letters and 8 escapes, NUL-terminated). */
+static void flood_key(uint64_t *ctr, char raw[8 + 48 + 1])
 {
-    /* 16-byte decoded keys (w1, w2) with one 64-bit hash: w1 is 8 letters from a counter,
-     * w2 = s1(target) ^ w2(target) ^ s1(w1), kept when all its bytes are ASCII so it can be
-     * written as \u00XX escapes. */
-    const size_t want = 20000;
     const uint64_t seed = 0x243F6A8885A308D3ull;
-    uint8_t target[16] = "AAAAAAAAtarget!!";
-    uint64_t s1_target = test_hash_step(seed, le64_of(target));
-    uint64_t goal = s1_target ^ le64_of(target + 8);
-    uint64_t target_hash = stg_json_key_hash(target, 16);
-    gen g = {0};
-    gen_put(&g, "{");
-    size_t made = 0;
-    for (uint64_t ctr = 1; made < want; ctr++) {
+    static const uint8_t target[16] = "AAAAAAAAtarget!!";
+    uint64_t goal = test_hash_step(seed, le64_of(target)) ^ le64_of(target + 8);
+    for (;;) {
         uint8_t key[16];
-        uint64_t c = ctr;
+        uint64_t c = (*ctr)++;
         for (int i = 0; i < 8; i++) {
             key[i] = (uint8_t)('a' + c % 26);
             c /= 26;
@@ -940,12 +934,24 @@ START_TEST(test_json_hash_flood)
         for (int i = 0; i < 8; i++) {
             key[8 + i] = (uint8_t)(w2 >> (8 * i));
         }
-        REQ_CMP_EQ(stg_json_key_hash(key, 16), target_hash); /* precondition */
-        char raw[8 + 48 + 1];
+        REQ_CMP_EQ(stg_json_key_hash(key, 16), stg_json_key_hash(target, 16)); /* precondition */
         memcpy(raw, key, 8);
         for (int i = 0; i < 8; i++) {
             snprintf(raw + 8 + 6 * i, 7, "\\u%04x", key[8 + i]);
         }
+        return;
+    }
+}
+
+START_TEST(test_json_hash_flood)
+{
+    const size_t want = 20000;
+    gen g = {0};
+    gen_put(&g, "{");
+    uint64_t ctr = 1;
+    for (size_t made = 0; made < want;) {
+        char raw[8 + 48 + 1];
+        flood_key(&ctr, raw);
         gen_put(&g, made == 0 ? "\"" : ",\"");
         gen_put(&g, raw);
         gen_put(&g, "\":0");
@@ -964,6 +970,72 @@ START_TEST(test_json_hash_flood)
     REQ_CMP_EQ(dups, want / 5000);
     /* pairwise would be 2e8 comparisons of 56-byte escaped keys: minutes, not seconds */
     ck_assert_msg(secs < 20.0, "flood took %.1f s", secs);
+    free(g.s);
+}
+END_TEST
+
+/* Repeats first, a flood after them: the hash set has already turned many records into pending
+ * repeats when the flood makes it give up, and the sort it falls back to must see every record
+ * as it was (the same events as the reference). */
+START_TEST(test_json_flood_after_repeats)
+{
+    static const char *const spellings[] = {"a", "\\u0061", "b", "a", "c", "\\u0062"};
+    static const int key_of[] = {0, 0, 1, 0, 2, 1}; /* a, b, c */
+    size_t seen[3] = {0, 0, 0};
+    gen g = {0};
+    gen_put(&g, "{");
+    for (size_t i = 0; i < 3000; i++) {
+        gen_put(&g, i ? ",\"" : "\"");
+        gen_put(&g, i < 1000 ? "z" : spellings[i % 6]);
+        gen_put(&g, "\":0");
+        seen[key_of[i % 6]] += i >= 1000;
+    }
+    uint64_t ctr = 1;
+    char raw[8 + 48 + 1], first[8 + 48 + 1];
+    for (size_t i = 0; i < 400; i++) { /* past the set's probe ceiling of 256 */
+        flood_key(&ctr, raw);
+        if (i == 0) {
+            memcpy(first, raw, sizeof raw);
+        }
+        gen_put(&g, ",\"");
+        gen_put(&g, raw);
+        gen_put(&g, "\":1");
+    }
+    gen_put(&g, ",\"");
+    gen_put(&g, first);
+    gen_put(&g, "\":2,\"z\":3,\"c\":4}");
+    /* "z" 999 + 1, each of "a" "b" "c" all but its first (and "c" once more), the first flood
+     * key once */
+    REQ_CMP_EQ(check_dups_against_reference(g.s, g.len, 4),
+               1000 + (seen[0] - 1) + (seen[1] - 1) + seen[2] + 1);
+    free(g.s);
+}
+END_TEST
+
+/* A flood whose keys also repeat, thousands of times each: the fallback's sort puts each run of
+ * equal keys of one hash in position order by radix passes after a three-way partition; the
+ * events are still the reference's. Keys of distinct hashes between them keep the runs apart. */
+START_TEST(test_json_flood_with_copies)
+{
+    enum { FLOOD = 300, COPIED = 5, COPIES = 3000 };
+    char keys[FLOOD][8 + 48 + 1];
+    uint64_t ctr = 1;
+    gen g = {0};
+    gen_put(&g, "{");
+    for (size_t i = 0; i < FLOOD; i++) {
+        flood_key(&ctr, keys[i]);
+        gen_put(&g, i ? ",\"" : "\"");
+        gen_put(&g, keys[i]);
+        gen_put(&g, "\":0");
+    }
+    for (size_t i = 0; i < COPIES; i++) {
+        gen_put(&g, ",\"");
+        gen_put(&g, keys[(i * 7) % COPIED]);
+        gen_put(&g, i % 3 ? "\":1" : "\":1,\"\":2");
+    }
+    gen_put(&g, "}");
+    /* each copy repeats one of the five flood keys; "" appears COPIES / 3 times */
+    REQ_CMP_EQ(check_dups_against_reference(g.s, g.len, 4), COPIES + COPIES / 3 - 1);
     free(g.s);
 }
 END_TEST
@@ -1137,6 +1209,53 @@ START_TEST(test_json_many_keys_repeats)
         stg_json_release(&p);
         stg_arena_release(&arena);
     }
+    free(g.s);
+}
+END_TEST
+
+/* stg_json_skip over objects of many repeats (it takes all but the first as a count): the
+ * same count, first duplicate and following event as walking the events one by one. */
+START_TEST(test_json_skip_many_repeats)
+{
+    gen g = {0};
+    gen_put(&g, "{\"v\":{");
+    for (int i = 0; i < 300; i++) {
+        gen_put(&g, i ? ",\"k\":" : "\"k\":");
+        gen_put(&g, i % 50 == 7 ? "{\"q\":0,\"q\":1,\"q\":2}" : "0");
+    }
+    gen_put(&g, ",\"\\u006b\":[{\"r\":1,\"r\":2}]},\"after\":1}");
+    size_t got_count[2] = {0, 0}, got_first[2] = {0, 0}, got_next[2] = {0, 0};
+    for (int walk = 0; walk < 2; walk++) {
+        stg_arena arena;
+        stg_arena_init(&arena, BIG_CAP);
+        stg_json_parser p;
+        stg_json_init(&p, (const uint8_t *)g.s, g.len, 16, &arena);
+        stg_json_event ev, first = {0};
+        REQ_CMP_EQ(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+        REQ_CMP_EQ(stg_json_next(&p, &ev), STG_JSON_KEY);
+        REQ_CMP_EQ(stg_json_next(&p, &ev), STG_JSON_OBJECT_BEGIN);
+        if (walk == 0) {
+            REQ_CMP_EQ(stg_json_skip(&p, &ev, &got_count[0], &first), STG_JSON_OBJECT_END);
+        } else {
+            stg_json_type t;
+            while ((t = stg_json_next(&p, &ev)) != STG_JSON_OBJECT_END || ev.depth != 1) {
+                REQ((t) != STG_JSON_ERROR);
+                if (t == STG_JSON_DUPLICATE && got_count[1]++ == 0) {
+                    first = ev;
+                }
+            }
+        }
+        got_first[walk] = first.offset;
+        REQ_CMP_EQ(stg_json_next(&p, &ev), STG_JSON_KEY);
+        got_next[walk] = ev.offset;
+        stg_json_release(&p);
+        stg_arena_release(&arena);
+    }
+    /* 300 repeats of "k" (the last spelled with an escape), 2 of "q" in each of 6 objects, 1 of "r" */
+    ck_assert_uint_eq(got_count[1], 300 + 12 + 1);
+    ck_assert_uint_eq(got_count[0], got_count[1]);
+    ck_assert_uint_eq(got_first[0], got_first[1]);
+    ck_assert_uint_eq(got_next[0], got_next[1]);
     free(g.s);
 }
 END_TEST
@@ -1574,9 +1693,12 @@ Suite *json_suite(void)
     tcase_add_test(tc, test_json_dups_random);
     tcase_add_test(tc, test_json_dups_all_same);
     tcase_add_test(tc, test_json_hash_flood);
+    tcase_add_test(tc, test_json_flood_after_repeats);
+    tcase_add_test(tc, test_json_flood_with_copies);
     tcase_add_loop_test(tc, test_json_f64_range, 0,
                         (int)(sizeof range_cases / sizeof range_cases[0]));
     tcase_add_test(tc, test_json_skip);
+    tcase_add_test(tc, test_json_skip_many_repeats);
     tcase_add_loop_test(tc, test_json_compact_object, 0,
                         (int)(sizeof compact_cases / sizeof compact_cases[0]));
     tcase_add_test(tc, test_json_compact_form_keys);

@@ -30,6 +30,8 @@ full=(
     python3-dev python3-setuptools python3-pip python3-venv python3-pytest python3-distributed
     # bench/run_speed.sh: simdjson's On-Demand walk as a baseline (C++, built by the script only)
     g++ libsimdjson-dev
+    # bench/reference/build.sh (REF_SRC): the reference's crate dependencies, built offline by cargo
+    librust-serde-dev librust-serde-derive-dev librust-serde-json-dev librust-hashbrown-dev
 )
 case "${1:-}" in
     --minimal) packages=("${minimal[@]}") ;;

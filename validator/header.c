@@ -1131,6 +1131,44 @@ static void parse_entry(st_ctx *c, st_entry *e)
 
 /* ---- __metadata__ ---- */
 
+/* The first of keyoff[0..n) (increasing) not below `want`, searched outward from `hint`: the
+ * duplicates of an object come in file order, and the earlier entry of each is most often just
+ * past the last one's (a key repeated over and over), so this costs O(log distance) instead of
+ * O(log n) with a mispredicted branch per step. */
+static size_t meta_entry_at(const size_t *keyoff, size_t n, size_t want, size_t hint)
+{
+    size_t lo = 0, hi = n;
+    if (hint > n) {
+        hint = n;
+    }
+    if (hint < n && keyoff[hint] < want) { /* gallop forward */
+        size_t step = 1;
+        lo = hint + 1;
+        while (lo + step - 1 < n && keyoff[lo + step - 1] < want) {
+            lo += step;
+            step *= 2;
+        }
+        hi = lo + step - 1 < n ? lo + step - 1 : n;
+    } else { /* keyoff[hint] >= want (or hint == n): gallop backward */
+        size_t step = 1;
+        hi = hint;
+        while (hi >= step && keyoff[hi - step] >= want) {
+            hi -= step;
+            step *= 2;
+        }
+        lo = hi >= step ? hi - step + 1 : 0;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (keyoff[mid] < want) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 static void parse_metadata(st_ctx *c)
 {
     stg_json_event ev;
@@ -1149,6 +1187,7 @@ static void parse_metadata(st_ctx *c)
         return;
     }
     stg_st_header *h = c->h;
+    size_t hint = 0; /* where the last duplicate's earlier entry was, plus one */
     for (;;) {
         stg_json_event k;
         if (!next(c, &k)) {
@@ -1161,17 +1200,10 @@ static void parse_metadata(st_ctx *c)
             note(c, STG_JSON_DUPLICATE_KEY, k.offset,
                  "a key is repeated inside __metadata__ (the reference keeps the last)");
             /* Last wins: drop the earlier entry (keys are in file order). */
-            size_t lo = 0, hi = h->metadata_count;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (c->meta_keyoff[mid] < k.prev_offset) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            if (lo < h->metadata_count && c->meta_keyoff[lo] == k.prev_offset) {
-                h->metadata[lo].key = NULL;
+            size_t at = meta_entry_at(c->meta_keyoff, h->metadata_count, k.prev_offset, hint);
+            if (at < h->metadata_count && c->meta_keyoff[at] == k.prev_offset) {
+                h->metadata[at].key = NULL;
+                hint = at + 1;
             }
             continue;
         }
