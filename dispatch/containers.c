@@ -757,8 +757,11 @@ stg_member_result stg_containers_scan_zfile(const uint8_t *buf, size_t len, stg_
     }
     /* zlib.decompress ignores bytes after the stream. The declared length is only asserted
      * after inflating (skipped under python -O): whatever it says, the content is scanned. */
+    bool compat = ctx->joblib_compat;
+    ctx->joblib_compat = true; /* read by joblib's ZipNumpyUnpickler (route: docs/pickle.md) */
     stg_member_result res = scan_stream(buf + at, len - at, at, STG_INFLATE_ZLIB, "joblib ZF",
                                         false, ctx, &recognised);
+    ctx->joblib_compat = compat;
     res.format = STG_FMT_JOBLIB;
     return res;
 }

@@ -13,9 +13,13 @@
 /* What framing the bytes follow: decides which bytes after a STOP are skipped by declared sizes
  * (docs/policy.md) before the walk goes on looking for a further pickle. */
 typedef enum stg_pickle_flavor {
-    STG_PICKLE_RAW = 0,          /* plain pickle(s); joblib array payloads recognised inline */
+    STG_PICKLE_RAW = 0,          /* a file's or stream's pickle(s): when it is the whole file, or
+                                    the stream joblib decompresses from it, joblib.load may read
+                                    it (arrays after NumpyArrayWrapper BUILDs are data) and so
+                                    may pickle.load (they are opcodes): both readings are scanned */
     STG_PICKLE_TORCH_LEGACY = 1, /* magic, protocol, sys_info, data, storage keys, storages */
-    STG_PICKLE_MEMBER = 2        /* one pickle member of an archive (e.g. data.pkl) */
+    STG_PICKLE_MEMBER = 2,       /* one pickle member of an archive (e.g. data.pkl) */
+    STG_PICKLE_PLAIN = 3         /* pickle(s) only a plain unpickler reads (.npy object data) */
 } stg_pickle_flavor;
 
 /* Scans buf[0..len) as a sequence of pickles until the end, adding findings and globals to
