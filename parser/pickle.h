@@ -58,7 +58,7 @@ typedef struct stg_pv {
 
 #define STG_PV_F_UNRESOLVED 1u /* a GLOBAL whose name could not be resolved (EXT, STACK_GLOBAL) */
 #define STG_PV_F_HUGE 2u       /* a STR/BYTES of 4 GiB or more: its bytes are not looked at */
-#define STG_PV_F_NO_INIT 4u    /* a CALL made by NEWOBJ/NEWOBJ_EX: cls.__new__ ran, __init__ did not */
+#define STG_PV_F_NO_INIT 4u /* a CALL made by NEWOBJ/NEWOBJ_EX: cls.__new__ ran, __init__ did not */
 /* Aliasing: the walker keeps values, not objects, so two copies of one dict (the stack's and
  * the memo's, or the two of a DUP) stop agreeing once either is changed. MEMOIZED: this value
  * was memoized (PUT/MEMOIZE) or DUP'ed; COPIED: it came from the memo (GET) or a DUP. */

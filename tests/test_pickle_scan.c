@@ -313,8 +313,7 @@ START_TEST(joblib_arrays_skipped)
         /* with alignment, pickle.load fails at the padding-length byte (no opcode) first */
         bool reached = cases[i].align != 1;
         ck_assert_msg((f != NULL && f->offset == at) == reached &&
-                          stg_report_verdict(r) ==
-                              (reached ? STG_VERDICT_UNSAFE : STG_VERDICT_OK),
+                          stg_report_verdict(r) == (reached ? STG_VERDICT_UNSAFE : STG_VERDICT_OK),
                       "case %zu: %s", i, tu_describe(r));
         ck_assert_int_lt(tu_find(r, STG_PICKLE_SKIP_UNRESOLVED), 0);
         ck_assert_int_lt(tu_find(r, STG_PICKLE_MALFORMED), 0);

@@ -29,7 +29,7 @@
 #define TAG_REVIEWED_ENUM 0x10000u /* an enum class on the reviewed list (docs/policy.md) */
 #define TAG_RECONSTRUCTOR 0x20000u /* copyreg._reconstructor: how protocols 0 and 1 build objects */
 #define TAG_BUILTIN_OBJECT 0x40000u
-#define TAG_ELSIZE_SHIFT 8         /* element size of a torch storage class, bits 8..15 */
+#define TAG_ELSIZE_SHIFT 8 /* element size of a torch storage class, bits 8..15 */
 
 /* Resync attempts after bytes that do not parse (a later pickle may hide behind junk). */
 #define STG_PICKLE_RESYNC_MAX 16
