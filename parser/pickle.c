@@ -1223,6 +1223,7 @@ static stg_pickle_status load_stop(stg_pickle_walker *w, stg_cursor *c, uint8_t 
         w->hooks->frame_divergence(w->hooks->ctx, op_off);
     }
     if (w->level == 0) {
+        w->result = v;
         return STG_PW_STOP;
     }
     /* End of an inline pickle: back to the enclosing one. */
@@ -1955,6 +1956,7 @@ static void walk_reset(stg_pickle_walker *w, const uint8_t *buf, size_t len)
     w->memo_sparse_seen = false;
     w->memoized_dict_changes = 0;
     w->copied_dict_changes = 0;
+    w->result = pv_make(STG_PV_NONE);
     if (w->next_id == 0 || w->next_id > UINT32_MAX - STG_PICKLE_ID_HEADROOM) {
         /* First walk, or ids about to wrap: forget every slot. */
         if (w->memo != NULL) {

@@ -194,6 +194,7 @@ struct stg_pickle_walker {
     const char *err_limit;
     uint64_t err_value;
     uint64_t opcodes; /* opcodes walked, all walks */
+    stg_pv result;    /* the value the outermost STOP of the last walk popped (NONE otherwise) */
     /* this walk: SETITEM(S) on a dict that was memoized / that came from the memo or a DUP */
     uint32_t memoized_dict_changes, copied_dict_changes;
 };

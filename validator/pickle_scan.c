@@ -1534,6 +1534,58 @@ static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *r
     return ok;
 }
 
+/* ---------------------------------------------------------------- PyTorch 0.1 storages */
+
+/* Walks one pickle from buf[0] (no findings) and reads what its STOP returns: the storage
+ * count, or a storage's (key, location, storage_type) tuple, whose class gives the element
+ * size as torch._utils._element_size(storage_type.dtype) does (the classes' table above). */
+static bool torch01_result(const uint8_t *buf, size_t len, uint64_t *count, uint32_t *elsize)
+{
+    stg_pscan s;
+    memset(&s, 0, sizeof s);
+    s.buf = buf;
+    s.len = len;
+    s.flavor = STG_PICKLE_MEMBER;
+    s.first_skip = UINT64_MAX;
+    s.seed = STG_HASH_SEED_DEFAULT;
+    tables_init(&s);
+    stg_pickle_limits pl;
+    limits_from(NULL, &pl);
+    pl.hash_seed = s.seed;
+    stg_pickle_hooks hooks = scan_hooks;
+    hooks.ctx = &s;
+    stg_pickle_walker w;
+    stg_pickle_init(&w, &pl, &hooks);
+    s.w = &w;
+    size_t end;
+    bool ok = stg_pickle_walk(&w, buf, len, 0, &end) == STG_PW_STOP;
+    int64_t n;
+    stg_pv cls;
+    if (ok && count != NULL) {
+        ok = (w.result.kind == STG_PV_INT || w.result.kind == STG_PV_BOOL) &&
+             stg_pickle_int(&w.result, &n) && n >= 0;
+        *count = ok ? (uint64_t)n : 0;
+    } else if (ok) {
+        ok = w.result.kind == STG_PV_TUPLE && w.result.n == 3 &&
+             stg_pickle_tuple_at(&w, &w.result, 2, &cls) && cls.kind == STG_PV_GLOBAL &&
+             (cls.flags & STG_PV_F_UNRESOLVED) == 0 && (cls.n & TAG_TORCH_STORAGE) != 0;
+        *elsize = ok ? (cls.n >> TAG_ELSIZE_SHIFT) & 0xFFu : 0;
+    }
+    stg_pickle_free(&w);
+    pscan_free(&s);
+    return ok;
+}
+
+bool stg_pickle_torch01_count(const uint8_t *buf, size_t len, uint64_t *count)
+{
+    return torch01_result(buf, len, count, NULL);
+}
+
+bool stg_pickle_torch01_elsize(const uint8_t *buf, size_t len, uint32_t *elsize)
+{
+    return torch01_result(buf, len, NULL, elsize);
+}
+
 /* ---------------------------------------------------------------- .npy */
 
 static void npy_finding(stg_check_ctx *ctx, stg_code code, uint64_t off, const char *why,

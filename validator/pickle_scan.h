@@ -54,5 +54,12 @@ bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory);
  * tensor data starts with one by chance (")2." is EMPTY_TUPLE, DUP, STOP). */
 bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memory);
 
+/* PyTorch 0.1 `storages` member (torch 1.13 serialization.py legacy_load): what the pickle at
+ * buf[0] returns on STOP: the storage count (a non-negative int), or the element size of the
+ * storage class its (key, location, storage_type) tuple names. false: the pickle does not
+ * reach STOP or returns something else (for a class: one of no known element size). */
+bool stg_pickle_torch01_count(const uint8_t *buf, size_t len, uint64_t *count);
+bool stg_pickle_torch01_elsize(const uint8_t *buf, size_t len, uint32_t *elsize);
+
 /* Policy lists' version (also public as stg_policy_version). */
 #endif
