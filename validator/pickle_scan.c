@@ -1473,6 +1473,26 @@ bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memor
     return acted || undecided;
 }
 
+/* A scan without a context (nothing is reported) and its walker, default limits. */
+static void quiet_walk_init(stg_pscan *s, stg_pickle_walker *w, stg_pickle_hooks *hooks,
+                            const uint8_t *buf, size_t len, stg_pickle_flavor flavor)
+{
+    memset(s, 0, sizeof *s);
+    s->buf = buf;
+    s->len = len;
+    s->flavor = flavor;
+    s->first_skip = UINT64_MAX;
+    s->seed = STG_HASH_SEED_DEFAULT; /* no context: the probe ceiling bounds a flood */
+    tables_init(s);
+    stg_pickle_limits pl;
+    limits_from(NULL, &pl);
+    pl.hash_seed = s->seed;
+    *hooks = scan_hooks;
+    hooks->ctx = s;
+    stg_pickle_init(w, &pl, hooks);
+    s->w = w;
+}
+
 /* The sniffing walk; *acted: it reached a named global (an import) before it ended, however it
  * ended. An unresolvable one (EXT1 is two bytes: tensor data holds it by chance) does not
  * count: without STOP only a real name makes random bytes a pickle. *undecided: a limit cut
@@ -1492,22 +1512,10 @@ static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *r
         return false;
     }
     stg_pscan s;
-    memset(&s, 0, sizeof s);
-    s.buf = buf;
-    s.len = len;
-    s.flavor = STG_PICKLE_RAW;
-    s.joblib_route = true; /* a whole file's sniff: joblib.load may be its reader */
-    s.first_skip = UINT64_MAX;
-    s.seed = STG_HASH_SEED_DEFAULT; /* no context: the probe ceiling bounds a flood */
-    tables_init(&s);
-    stg_pickle_limits pl;
-    limits_from(NULL, &pl);
-    pl.hash_seed = s.seed;
-    stg_pickle_hooks hooks = scan_hooks;
-    hooks.ctx = &s;
+    stg_pickle_hooks hooks;
     stg_pickle_walker w;
-    stg_pickle_init(&w, &pl, &hooks);
-    s.w = &w;
+    quiet_walk_init(&s, &w, &hooks, buf, len, STG_PICKLE_RAW);
+    s.joblib_route = true; /* a whole file's sniff: joblib.load may be its reader */
     size_t end = 0;
     stg_pickle_status res = stg_pickle_walk(&w, buf, len, 0, &end);
     bool ok = res == STG_PW_STOP;
@@ -1542,21 +1550,9 @@ static bool sniff_walk(const uint8_t *buf, size_t len, size_t *stop_end, bool *r
 static bool torch01_result(const uint8_t *buf, size_t len, uint64_t *count, uint32_t *elsize)
 {
     stg_pscan s;
-    memset(&s, 0, sizeof s);
-    s.buf = buf;
-    s.len = len;
-    s.flavor = STG_PICKLE_MEMBER;
-    s.first_skip = UINT64_MAX;
-    s.seed = STG_HASH_SEED_DEFAULT;
-    tables_init(&s);
-    stg_pickle_limits pl;
-    limits_from(NULL, &pl);
-    pl.hash_seed = s.seed;
-    stg_pickle_hooks hooks = scan_hooks;
-    hooks.ctx = &s;
+    stg_pickle_hooks hooks;
     stg_pickle_walker w;
-    stg_pickle_init(&w, &pl, &hooks);
-    s.w = &w;
+    quiet_walk_init(&s, &w, &hooks, buf, len, STG_PICKLE_MEMBER);
     size_t end;
     bool ok = stg_pickle_walk(&w, buf, len, 0, &end) == STG_PW_STOP;
     int64_t n;
