@@ -11,6 +11,9 @@ Writes into DIR:
     entries, a wrapper built by REDUCE, dtype spellings 'uint8' 'B' '|u1' '<u1', an aliased
     state dict, a wrapper built twice), as a plain, gzip and xz file: the array has exactly the
     bytes joblib reads (numpy.dtype and the state are the oracle), the payload follows it;
+    and a grid of numpy.dtype(typestr, False, copy) with BUILD states of other element sizes
+    and flags, each sized by what numpy itself makes of it (benign/grid_*: the same arrays of
+    zero bytes, where the state is one numpy writes);
   * every other route (loaders torch, numpy, pickle, joblib): the payload right after the BUILD,
     inside what joblib's NumpyUnpickler would take for array bytes: torch zip data.pkl, legacy
     torch file, torch 0.1 tar member, .npy object array, plain pickle, joblib ZF, joblib side
@@ -106,6 +109,40 @@ def joblib_variations():
     return v
 
 
+def dtype_grid():
+    """numpy.dtype(typestr, False, copy) given a BUILD state (element size, flags): numpy's own
+    itemsize and hasobject decide what joblib reads. Yields (name, pickle, benign or None):
+    the pickle has the payload right after the array (or inside it, as the pickle joblib loads
+    when hasobject); benign is the same array of zero bytes then STOP, or None when numpy's
+    state is not the one numpy writes (a real dump never has it) or the array is objects."""
+    for t in ("f8", "u1", "O8", "S5", "U2", "V8", "S0"):
+        for copy in (False, True):
+            natural = list(np.dtype(t).__reduce__()[2])
+            for flags in (0, 1):
+                for el in (natural[5], 3):
+                    st = list(natural)
+                    st[5], st[7] = el, flags
+                    d = np.dtype(t, False, copy)
+                    d.__setstate__(tuple(st))
+                    fields = [b"K\x03", s(st[1]), b"NNN"]
+                    fields += [b"J" + struct.pack("<i", v) for v in (st[5], st[6], st[7])]
+                    pickled = (b"cnumpy\ndtype\n" + s(t) + b"\x89" + (b"\x88" if copy else b"\x89") +
+                               b"\x87R" + tup(fields) + b"b")
+                    head = (b"\x80\x02" + WRAPPER + b")\x81" +
+                            state_dict([("dtype", pickled), ("shape", tup([b"K\x02"]))]) + b"b")
+                    name = "grid_%s_copy%d_flags%d_el%d" % (t, copy, flags, el)
+                    if d.hasobject:
+                        yield name, head + b"\x80\x02" + PAYLOAD, None
+                        continue
+                    array = bytes(2 * d.itemsize)
+                    # an O8 state without the flag: raw bytes as object pointers (joblib.load
+                    # crashes on zeros): never benign
+                    exact = el == natural[5] and natural[7] == flags and t != "O8"
+                    if d.itemsize == 0:
+                        continue  # read_array divides by the item size: the load fails
+                    yield name, head + array + b"0" + PAYLOAD, head + array + b"." if exact else None
+
+
 def npy_object(pickle_bytes):
     header = "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"
     header += " " * (63 - len(header) % 64) + "\n"
@@ -159,7 +196,7 @@ def other_routes(out):
 def benign(out, count):
     rng = random.Random(22)
     compressors = [0, ("zlib", 3), ("gzip", 3), ("bz2", 3), ("xz", 3), ("lzma", 3)]
-    kinds = ["f8", "f4", "i8", "u1", "?", "c16", "U3", "S2", "O"]
+    kinds = ["f8", "f4", "i8", "u1", "?", "c16", "U3", "S2", "O", "M8[ns]", "rec"]
     for i in range(count):
         kind = kinds[i % len(kinds)]
         shape = tuple(rng.randint(0, 4) for _ in range(rng.randint(0, 3)))
@@ -168,6 +205,10 @@ def benign(out, count):
             arr = np.array([{"k": i}, [1, 2], "x"], dtype=object)
         elif kind in ("U3", "S2"):
             arr = np.array(["ab", "c"] * 3, dtype=kind)
+        elif kind == "M8[ns]":
+            arr = (nrng.random(shape) * 1e9).astype("i8").astype(kind)
+        elif kind == "rec":
+            arr = np.zeros(shape, dtype=[("a", "<f4", (2,)), ("b", "S3"), ("c", "O")])
         else:
             arr = (nrng.random(shape) * 1000).astype(kind)
         obj = {"w": arr, "b": np.arange(i % 7), "n": i} if i % 3 == 0 else arr
@@ -189,6 +230,14 @@ def main():
             with opener(path, "wb") as f:
                 f.write(data)
             rows.append(("joblib", path))
+    for name, data, benign_data in dtype_grid():
+        path = os.path.join(out, "evil_joblib_%s.pkl" % name)
+        with open(path, "wb") as f:
+            f.write(data)
+        rows.append(("joblib", path))
+        if benign_data is not None:
+            with open(os.path.join(out, "benign", name + ".pkl"), "wb") as f:
+                f.write(benign_data)
     rows += other_routes(out)
     with open(os.path.join(out, "evil.tsv"), "w") as f:
         for loader, path in rows:

@@ -173,7 +173,7 @@ typedef struct stg_pscan {
     struct dtype_state {
         uint64_t args;
         int64_t elsize;
-        bool object_flag;
+        bool flags_known, object_flag;
     } dtypes[64];
     uint32_t dtype_count;
     /* builtins.getattr / __builtin__.getattr, hard-blocked, judged only after the walk: benign
@@ -640,11 +640,9 @@ static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *
 /* NPY_ITEM_HASOBJECT (also NPY_ITEM_REFCOUNT) in a dtype's flags. */
 #define NPY_ITEM_HASOBJECT 0x01
 
-/* BUILD(numpy.dtype(...), state): numpy's __setstate__ takes the element size from state[5]
- * and, for flexible types (S, U, V: structured and subarray types are V), the flags from
- * state[7] (state[-1] of a version 3 state): with NPY_ITEM_HASOBJECT set, dtype.hasobject is
- * true and joblib pickle.load-s the array bytes. Flags are honoured for every type here (numpy
- * ignores them for built-in types; treating them as objects only fails closed). */
+/* BUILD(numpy.dtype(...), state): the element size (state[5]) and flags (state[7]; a version 4
+ * state, of datetime types, has their metadata after them) that numpy's __setstate__ reads;
+ * wrapper_dtype says when numpy uses them. */
 static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv *dtype,
                                const stg_pv *state)
 {
@@ -655,12 +653,10 @@ static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv 
         !stg_pickle_int(&el, &elsize)) {
         elsize = -1;
     }
-    /* flags that cannot be read count as "holds objects": the bytes are walked */
-    bool object_flag = !tuple;
-    if (tuple && state->n >= 8) {
-        object_flag = !stg_pickle_tuple_at(w, state, 7, &fl) || !stg_pickle_int(&fl, &flags) ||
-                      (flags & NPY_ITEM_HASOBJECT) != 0;
-    }
+    /* flags that cannot be read leave the dtype not understood */
+    bool flags_known = tuple && (state->n == 8 || state->n == 9) && /* 9: datetime metadata */
+                       stg_pickle_tuple_at(w, state, 7, &fl) && fl.kind == STG_PV_INT &&
+                       stg_pickle_int(&fl, &flags);
     struct dtype_state *d = NULL;
     for (uint32_t i = 0; i < s->dtype_count && d == NULL; i++) {
         d = s->dtypes[i].args == dtype->a ? &s->dtypes[i] : NULL;
@@ -668,7 +664,7 @@ static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv 
     if (d == NULL) {
         if (s->dtype_count == sizeof s->dtypes / sizeof s->dtypes[0]) {
             /* Table full: forget the oldest. A forgotten dtype is only "not understood"
-             * later, which fails closed. */
+             * later (pickle_skip_unresolved). */
             memmove(&s->dtypes[0], &s->dtypes[1], sizeof s->dtypes - sizeof s->dtypes[0]);
             s->dtype_count--;
         }
@@ -676,7 +672,8 @@ static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv 
         d->args = dtype->a;
     }
     d->elsize = elsize;
-    d->object_flag = object_flag;
+    d->flags_known = flags_known;
+    d->object_flag = flags_known && (flags & NPY_ITEM_HASOBJECT) != 0;
 }
 
 static const struct dtype_state *dtype_state_of(const stg_pscan *s, const stg_pv *dtype)
@@ -929,38 +926,56 @@ static bool wrapper_origin(stg_pickle_walker *w, const stg_pv *target, bool *wra
     return true;
 }
 
-/* The dtype's item size and whether it holds objects (dtype.hasobject), as numpy.dtype(typestr)
- * and the BUILD state's __setstate__ give them. A flexible type (S, U, V) whose state gives an
- * element size different from its string's is not understood. */
+/* The dtype's item size and whether it holds objects (dtype.hasobject), as numpy 1.24 has them
+ * after numpy.dtype(typestr, align, copy) and the BUILD state's __setstate__ (the oracle:
+ * tests/gen_joblib_routes.py). Without copy, a fixed type and an unsized flexible one ('S0')
+ * are numpy's shared instances, and __setstate__ leaves them as they are; every other dtype
+ * takes the state's flags (NPY_ITEM_HASOBJECT decides hasobject, whatever the type: an 'O8'
+ * state with flags 0 holds no objects) and, for a flexible type, its element size (one that
+ * differs from the type string's is not understood here). */
 static bool wrapper_dtype(const stg_pscan *s, stg_pickle_walker *w, const stg_pv *dtype,
                           uint64_t *itemsize, bool *object)
 {
-    stg_pv dargs, typestr;
+    stg_pv dargs, typestr, copy = {.kind = STG_PV_BOOL};
     const uint8_t *tp;
     size_t tl;
+    int64_t copy_v = 0;
     if (dtype->kind != STG_PV_CALL || (dtype->n & TAG_NUMPY_DTYPE) == 0 ||
         (dtype->flags & STG_PV_F_UNRESOLVED) != 0 || !stg_pickle_call_args(w, dtype, &dargs) ||
+        dargs.kind != STG_PV_TUPLE || dargs.n == STG_PV_UNTRACKED || dargs.n > 3 ||
         !stg_pickle_tuple_at(w, &dargs, 0, &typestr) || typestr.kind != STG_PV_STR ||
         typestr.n > 32 || !stg_pickle_bytes(w, &typestr, &tp, &tl)) {
         return false;
     }
-    const struct dtype_state *ds = dtype_state_of(s, dtype);
-    *object = false;
-    if (stg_npy_reduce_fixed(tp, tl, itemsize, object)) {
-        *object = *object || (ds != NULL && ds->object_flag);
-        return true;
-    }
-    stg_npy_dtype dt;
-    unsigned unit;
-    if (!stg_npy_typestr(tp, tl, &dt, &unit)) {
+    if (dargs.n == 3 && (!stg_pickle_tuple_at(w, &dargs, 2, &copy) ||
+                         (copy.kind != STG_PV_BOOL && copy.kind != STG_PV_INT))) {
         return false;
     }
-    *itemsize = dt.itemsize;
-    *object = dt.has_object || (ds != NULL && ds->object_flag);
-    if (unit == 0 || ds == NULL) {
-        return unit == 0 || !dt.unnamed_void; /* a void type without its state may have fields */
+    (void)stg_pickle_int(&copy, &copy_v);
+    stg_npy_dtype dt = {0};
+    unsigned unit = 0;
+    bool fixed = stg_npy_reduce_fixed(tp, tl, itemsize, object) && !*object;
+    if (!fixed) { /* and object types: their size ('O4' is 8 bytes) is the dtype reading's */
+        if (!stg_npy_typestr(tp, tl, &dt, &unit)) {
+            return false;
+        }
+        *itemsize = dt.itemsize;
+        *object = dt.has_object;
+        fixed = unit == 0;
     }
-    return ds->elsize >= 0 && (uint64_t)ds->elsize == dt.itemsize;
+    const struct dtype_state *ds = dtype_state_of(s, dtype);
+    bool shared = copy_v == 0 && (fixed || *itemsize == 0);
+    if (ds == NULL || shared) {
+        return fixed || ds != NULL || !dt.unnamed_void; /* a void without its state: fields? */
+    }
+    if (!ds->flags_known) {
+        return false; /* numpy's __setstate__ would refuse it, or it is no version 3/4 state */
+    }
+    /* an object type whose state clears the flag: numpy makes an object array of raw bytes
+     * (forged object pointers); never understood */
+    bool forged = *object && !ds->object_flag;
+    *object = ds->object_flag;
+    return !forged && (fixed || (ds->elsize >= 0 && (uint64_t)ds->elsize == *itemsize));
 }
 
 /* Element count as read_array computes it: the product of the dimensions (1 for ()). Only a
