@@ -91,6 +91,13 @@ def joblib_variations():
     for sp in ("uint8", "B", "|u1", "<u1"):
         v["dtype_" + sp.replace("|", "bar").replace("<", "lt")] = wrapper_file(
             state_dict([("dtype", dtype(sp)), ("shape", tup([b"K\x0b"]))]), 11)
+    # an object array: joblib's read_array pickle.load-s it with the plain unpickler, so a
+    # wrapper BUILD inside it is followed by opcodes, not by an array
+    inner = wrapper_file(state_dict([("dtype", u1), ("shape", tup([b"K\x05"]))]), 5,
+                         payload_in_array=True)
+    v["inline_wrapper"] = wrapper_file(state_dict([("dtype", dtype("O8")),
+                                                   ("shape", tup([b"K\x01"]))]), 0,
+                                       payload_in_array=True)[:-len(b"0" + PAYLOAD)] + inner
     # REDUCE: __init__ runs, numpy_array_alignment_bytes = 16: a padding-length byte first
     v["reduce_built"] = (b"\x80\x02" + WRAPPER + tup([b"cnumpy\nndarray\n", tup([b"K\x02"]),
                                                       s("C"), u1]) + b"R}b" + b"\x00" +

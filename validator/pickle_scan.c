@@ -1084,7 +1084,10 @@ static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv
         }
         return STG_PICKLE_CONTINUE;
     }
-    if (!s->joblib_route || (target->n & (TAG_JOBLIB_WRAPPER | TAG_RECONSTRUCTOR)) == 0) {
+    /* An inline level is the plain pickle.load read_array makes of an object array: no
+     * NumpyUnpickler reads arrays there. */
+    if (!s->joblib_route || w->level > 0 ||
+        (target->n & (TAG_JOBLIB_WRAPPER | TAG_RECONSTRUCTOR)) == 0) {
         return STG_PICKLE_CONTINUE;
     }
     stg_pickle_action act = wrapper_build(s, w, target, state, after, skip);
@@ -1384,16 +1387,45 @@ static bool joblib_reads(const stg_check_ctx *ctx, stg_pickle_flavor flavor)
            (m == NULL || (m->up == NULL && strcmp(m->name, "(decompressed)") == 0));
 }
 
+/* What pickle_load_reading adds: its findings from `from` on, but not its failure (the loader
+ * raising) nor one the joblib reading already made at the same offset (looked for while the
+ * report is small, so the check stays linear). */
+struct reading_merge {
+    uint64_t from;
+    const stg_report *main;
+};
+
 static bool pickle_reading_keeps(const stg_finding *f, void *arg)
 {
-    const uint64_t *from = arg;
-    return f->code != STG_PICKLE_MALFORMED && f->code != STG_PICKLE_FRAME_DIVERGENCE &&
-           f->code != STG_PICKLE_MEMO_SPARSE && (!f->has_offset || f->offset >= *from);
+    const struct reading_merge *m = arg;
+    if (f->code == STG_PICKLE_MALFORMED || f->code == STG_PICKLE_FRAME_DIVERGENCE ||
+        f->code == STG_PICKLE_MEMO_SPARSE || (f->has_offset && f->offset < m->from)) {
+        return false;
+    }
+    for (size_t i = 0; i < m->main->count && m->main->count <= 4096; i++) {
+        const stg_finding *g = &m->main->findings[i];
+        if (g->code == f->code && g->has_offset == f->has_offset && g->offset == f->offset) {
+            return false;
+        }
+    }
+    return true;
 }
 
 static bool pickle_reading_keeps_global(const stg_global *g, void *arg)
 {
-    return g->offset >= *(const uint64_t *)arg;
+    const struct reading_merge *m = arg;
+    if (g->offset < m->from) {
+        return false;
+    }
+    for (size_t i = 0; i < m->main->global_count && m->main->global_count <= 4096; i++) {
+        const stg_global *h = &m->main->globals[i];
+        if (h->offset == g->offset && h->module_len == g->module_len &&
+            h->name_len == g->name_len && memcmp(h->module, g->module, g->module_len) == 0 &&
+            memcmp(h->name, g->name, g->name_len) == 0) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* The same bytes as pickle.load (or torch.load, or numpy.load without the .npy magic) reads
@@ -1425,9 +1457,9 @@ static void pickle_load_reading(const uint8_t *buf, size_t len, uint64_t base, u
     (void)run(&s, ctx->lim, &first_stop);
     getattr_finish(&s);
     scratch->out_of_memory |= s.failed_alloc;
-    uint64_t at = base + from;
+    struct reading_merge m = {base + from, ctx->report};
     stg_report_merge_if(ctx->report, scratch, NULL, STG_NO_OFFSET, pickle_reading_keeps,
-                        pickle_reading_keeps_global, &at);
+                        pickle_reading_keeps_global, &m);
     pscan_free(&s);
     stg_report_free(scratch);
 }
