@@ -226,10 +226,26 @@ def benign(out, count):
                     protocol=2 + i % 4)
 
 
+def benign_torch(out, count):
+    """Legacy torch.save files (the format whose storages stguard skips) of seeded tensors."""
+    import torch
+    os.makedirs(os.path.join(out, "benign_torch"), exist_ok=True)
+    kinds = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
+             torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
+    g = torch.Generator().manual_seed(22)
+    for i in range(count):
+        shape = [int(x) for x in torch.randint(0, 4, (i % 3 + 1,), generator=g)]
+        t = (torch.rand(shape, generator=g) * 100).to(kinds[i % len(kinds)])
+        obj = {"w": t, "v": t.view(-1)[:1], "n": i} if i % 2 else t
+        torch.save(obj, os.path.join(out, "benign_torch", "t%03d.pt" % i),
+                   _use_new_zipfile_serialization=False)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(os.path.join(out, "benign"), exist_ok=True)
     benign(out, int(sys.argv[2]) if len(sys.argv) > 2 else 216)
+    benign_torch(out, 88)
     rows = []
     for name, data in joblib_variations().items():
         for comp, opener in (("", open), (".gz", gzip.open), (".xz", lzma.open)):
