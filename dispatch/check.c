@@ -199,13 +199,15 @@ void stg_check_ctx_init(stg_check_ctx *ctx, const stg_limits *lim, stg_report *r
  * what torch.load(weights_only=True) accepts, nothing that can call, import or read attributes
  * from the data), so loading the file runs no code: then pickle_file is info. A global only the
  * caller allowed, a benign, dangerous, unknown or unresolved one, a nested loader, or a limit
- * that stopped the walk (globals past it are not all listed) keeps the warning. */
+ * that stopped the walk (globals past it are not all listed), or bytes a loader reads whose
+ * extent is unknown (so not every byte it executes was walked) keeps the warning. */
 static bool pickle_weights_only(const stg_report *r)
 {
-    static const stg_code keep[] = {STG_PICKLE_GLOBAL_BENIGN,  STG_PICKLE_GLOBAL_DANGEROUS,
-                                    STG_PICKLE_GLOBAL_UNKNOWN, STG_PICKLE_GLOBAL_UNRESOLVED,
-                                    STG_PICKLE_NESTED,         STG_PICKLE_BUILD_ON_GLOBAL,
-                                    STG_LIMIT_EXCEEDED,        STG_FINDINGS_TRUNCATED};
+    static const stg_code keep[] = {STG_PICKLE_GLOBAL_BENIGN,   STG_PICKLE_GLOBAL_DANGEROUS,
+                                    STG_PICKLE_GLOBAL_UNKNOWN,  STG_PICKLE_GLOBAL_UNRESOLVED,
+                                    STG_PICKLE_NESTED,          STG_PICKLE_BUILD_ON_GLOBAL,
+                                    STG_LIMIT_EXCEEDED,         STG_FINDINGS_TRUNCATED,
+                                    STG_PICKLE_SKIP_UNRESOLVED, STG_TORCH01_STORAGE_UNRESOLVED};
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
         if (stg_report_has(r, keep[i])) {
             return false;

@@ -631,35 +631,42 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
     facts->torch_tar = found[0] && found[2];
 }
 
-/* Element sizes a 0.1 storage can have, most common first: the record's length is
- * count x size, and the right size is the one after which the next pickle (or the end) follows. */
-static const uint64_t torch01_elem_sizes[] = {4, 8, 2, 1, 16};
-
-/* Moves c past one storage record of a 0.1 `storages` member; false (c unchanged) when no
- * element size frames it. */
-static bool skip_torch01_storage(stg_cursor *c, stg_check_ctx *ctx)
+/* The storage record after a 0.1 `storages` argument pickle (buf[pick..c->pos)): an 8-byte
+ * element count, then count x the element size of the storage class the pickle names, which is
+ * what torch reads (legacy_load: _new_with_file(f, _element_size(storage_type.dtype))). A class
+ * of no known size is torch01_storage_unresolved: torch reads bytes there whose extent stguard
+ * does not know, never a guess. false (c unchanged): not framed. */
+static bool skip_torch01_storage(stg_cursor *c, size_t pick, stg_check_ctx *ctx)
 {
-    for (size_t i = 0; i < sizeof torch01_elem_sizes / sizeof torch01_elem_sizes[0]; i++) {
-        stg_cursor t = *c;
-        uint64_t bytes;
-        size_t unused;
-        if (stg_torch_storage_record(&t, torch01_elem_sizes[i], &bytes) != STG_OK) {
-            continue;
-        }
-        (void)stg_cur_skip(&t, (size_t)bytes); /* fits: the record said so */
-        if (stg_cur_avail(&t) == 0 || stg_pickle_sniff(t.base + t.pos, stg_cur_avail(&t), &unused,
-                                                       &ctx->report->out_of_memory)) {
-            *c = t;
-            return true;
-        }
+    uint32_t elsize;
+    if (!stg_pickle_torch01_elsize(c->base + pick, c->pos - pick, &elsize)) {
+        stg_finding *f = stg_report_add(ctx->report, STG_TORCH01_STORAGE_UNRESOLVED, pick,
+                                        "a PyTorch 0.1 storage whose argument pickle names no "
+                                        "storage class of known element size: torch reads its "
+                                        "bytes, then unpickles what follows");
+        stg_ctx_set_member(ctx, f);
+        return false;
     }
-    return false;
+    stg_cursor t = *c;
+    uint64_t bytes;
+    if (stg_torch_storage_record(&t, elsize, &bytes) != STG_OK) {
+        stg_finding *f = stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, c->pos,
+                                        "a PyTorch 0.1 storage runs past the end of the member");
+        stg_ctx_set_member(ctx, f);
+        return false;
+    }
+    (void)stg_cur_skip(&t, (size_t)bytes); /* fits: the record said so */
+    *c = t;
+    return true;
 }
 
+/* torch's legacy_load reads `storages` as: a count pickle, that many (argument pickle, storage
+ * record) pairs, one storage-views pickle; `tensors` as a count pickle, then per tensor an
+ * argument pickle and its record. What follows is walked as pickles, so nothing goes unseen. */
 void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, stg_check_ctx *ctx)
 {
     stg_cursor c = stg_cur_make(buf, len);
-    bool first = true;
+    uint64_t index = 0, storages = UINT64_MAX;
     while (stg_cur_avail(&c) > 0) {
         size_t stop_end = 0, pos = c.pos;
         if (!stg_pickle_sniff(buf + pos, stg_cur_avail(&c), &stop_end,
@@ -669,11 +676,16 @@ void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, s
         }
         stg_check_pickles(buf + pos, stop_end, pos, STG_PICKLE_MEMBER, ctx);
         (void)stg_cur_skip(&c, stop_end); /* the pickle ended inside what is left */
-        if (first) {
-            first = false; /* the count */
+        if (index++ == 0) {
+            if (!tensors && !stg_pickle_torch01_count(buf + pos, stop_end, &storages)) {
+                storages = 0; /* torch's range() raises: it reads no storage */
+            }
             continue;
         }
-        if (tensors ? !stg_torch01_tensor_record(&c) : !skip_torch01_storage(&c, ctx)) {
+        if (!tensors && index - 1 > storages) {
+            break; /* the storage-views pickle: torch reads nothing after it */
+        }
+        if (tensors ? !stg_torch01_tensor_record(&c) : !skip_torch01_storage(&c, pos, ctx)) {
             break;
         }
     }
@@ -769,8 +781,11 @@ stg_member_result stg_containers_scan_zfile(const uint8_t *buf, size_t len, stg_
     }
     /* zlib.decompress ignores bytes after the stream. The declared length is only asserted
      * after inflating (skipped under python -O): whatever it says, the content is scanned. */
+    bool compat = ctx->joblib_compat;
+    ctx->joblib_compat = true; /* read by joblib's ZipNumpyUnpickler (route: docs/pickle.md) */
     stg_member_result res = scan_stream(buf + at, len - at, at, STG_INFLATE_ZLIB, "joblib ZF",
                                         false, ctx, &recognised);
+    ctx->joblib_compat = compat;
     res.format = STG_FMT_JOBLIB;
     return res;
 }

@@ -433,6 +433,8 @@ static stg_pv make_container(stg_pickle_walker *w, stg_pv_kind kind, const stg_p
 /* Adds npairs >= 1 key/value pairs to a tracked dict value in place. */
 static void dict_extend(stg_pickle_walker *w, stg_pv *d, const stg_pv *pairs, uint32_t npairs)
 {
+    w->memoized_dict_changes += (d->flags & STG_PV_F_MEMOIZED) != 0 ? 1u : 0u;
+    w->copied_dict_changes += (d->flags & STG_PV_F_COPIED) != 0 ? 1u : 0u;
     if (d->n == STG_PV_UNTRACKED) {
         return;
     }
@@ -1004,6 +1006,13 @@ bool stg_pickle_tuple_at(const stg_pickle_walker *w, const stg_pv *t, uint32_t i
     return true;
 }
 
+bool stg_pickle_dict_current(const stg_pickle_walker *w, const stg_pv *d)
+{
+    bool stale_copy = (d->flags & STG_PV_F_COPIED) != 0 && w->memoized_dict_changes > 0;
+    bool changed_elsewhere = (d->flags & STG_PV_F_MEMOIZED) != 0 && w->copied_dict_changes > 0;
+    return d->kind == STG_PV_DICT && !stale_copy && !changed_elsewhere;
+}
+
 bool stg_pickle_call_args(const stg_pickle_walker *w, const stg_pv *call, stg_pv *out)
 {
     if (call->kind != STG_PV_CALL || call->a >= w->npool) {
@@ -1086,11 +1095,15 @@ static void mutate_hook(stg_pickle_walker *w, uint8_t op, const stg_pv *target, 
     }
 }
 
-static stg_pv call_result(stg_pickle_walker *w, const stg_pv *callable, const stg_pv *args)
+static stg_pv call_result(stg_pickle_walker *w, uint8_t op, const stg_pv *callable,
+                          const stg_pv *args)
 {
     stg_pv r = pv_make(STG_PV_CALL);
     r.n = callable->kind == STG_PV_GLOBAL ? callable->n : 0;
-    r.flags = callable->flags;
+    r.flags = (uint16_t)(callable->flags & STG_PV_F_UNRESOLVED);
+    if (op == OP_NEWOBJ || op == OP_NEWOBJ_EX) {
+        r.flags |= STG_PV_F_NO_INIT;
+    }
     r.a = pool_put(w, args, 1);
     return r;
 }
@@ -1228,6 +1241,7 @@ static stg_pickle_status load_stop(stg_pickle_walker *w, stg_cursor *c, uint8_t 
         w->hooks->frame_divergence(w->hooks->ctx, op_off);
     }
     if (w->level == 0) {
+        w->result = v;
         return STG_PW_STOP;
     }
     /* End of an inline pickle: back to the enclosing one. */
@@ -1268,6 +1282,7 @@ static stg_pickle_status load_dup(stg_pickle_walker *w, stg_cursor *c, uint8_t o
     (void)c;
     (void)op;
     NEED(w->sp > fence(w), UNDERFLOW);
+    w->stack[w->sp - 1].flags |= STG_PV_F_MEMOIZED | STG_PV_F_COPIED;
     stg_pv v = w->stack[w->sp - 1];
     CHECK(push(w, &v, op_off));
     copy_hook(w, &v, op_off);
@@ -1643,6 +1658,7 @@ static stg_pickle_status load_get(stg_pickle_walker *w, stg_cursor *c, uint8_t o
     const stg_pv *got = memo_get(w, index);
     NEED(got != NULL, "the memo has no value at this index");
     stg_pv v = *got;
+    v.flags |= STG_PV_F_COPIED;
     CHECK(push(w, &v, op_off));
     copy_hook(w, &v, op_off);
     return STG_PW_OK;
@@ -1658,6 +1674,7 @@ static stg_pickle_status load_put(stg_pickle_walker *w, stg_cursor *c, uint8_t o
     }
     NEED(w->sp > fence(w), UNDERFLOW);
     memo_sparse(w, index, op_off);
+    w->stack[w->sp - 1].flags |= STG_PV_F_MEMOIZED;
     return memo_put(w, index, &w->stack[w->sp - 1], op_off);
 }
 
@@ -1669,7 +1686,7 @@ static stg_pickle_status call_push(stg_pickle_walker *w, uint8_t op, const stg_p
                                    const stg_pv *args, uint64_t op_off)
 {
     call_hook(w, op, callable, args, op_off);
-    stg_pv r = call_result(w, callable, args);
+    stg_pv r = call_result(w, op, callable, args);
     return push(w, &r, op_off);
 }
 
@@ -1794,6 +1811,9 @@ static stg_pickle_status load_build(stg_pickle_walker *w, stg_cursor *c, uint8_t
     stg_pickle_action act = w->hooks->build(w->hooks->ctx, w, target, &state, c->pos, &skip);
     if (act == STG_PICKLE_CONTINUE) {
         return STG_PW_OK;
+    }
+    if (act == STG_PICKLE_ABANDON) {
+        FAIL(w, op_off, STG_PICKLE_MSG_ABANDONED);
     }
     if (w->frame_end != 0 && c->pos != w->frame_end) {
         /* The payload is read from the file, past any frame: the readers would not agree
@@ -1961,6 +1981,9 @@ static void walk_reset(stg_pickle_walker *w, const uint8_t *buf, size_t len)
     w->memo_count = 0;
     w->memo_total = 0;
     w->memo_sparse_seen = false;
+    w->memoized_dict_changes = 0;
+    w->copied_dict_changes = 0;
+    w->result = pv_make(STG_PV_NONE);
     if (w->next_id == 0 || w->next_id > UINT32_MAX - STG_PICKLE_ID_HEADROOM) {
         /* First walk, or ids about to wrap: forget every slot. */
         if (w->memo != NULL) {

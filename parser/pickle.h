@@ -58,12 +58,21 @@ typedef struct stg_pv {
 
 #define STG_PV_F_UNRESOLVED 1u /* a GLOBAL whose name could not be resolved (EXT, STACK_GLOBAL) */
 #define STG_PV_F_HUGE 2u       /* a STR/BYTES of 4 GiB or more: its bytes are not looked at */
+#define STG_PV_F_NO_INIT 4u /* a CALL made by NEWOBJ/NEWOBJ_EX: cls.__new__ ran, __init__ did not */
+/* Aliasing: the walker keeps values, not objects, so two copies of one dict (the stack's and
+ * the memo's, or the two of a DUP) stop agreeing once either is changed. MEMOIZED: this value
+ * was memoized (PUT/MEMOIZE) or DUP'ed; COPIED: it came from the memo (GET) or a DUP. */
+#define STG_PV_F_MEMOIZED 8u
+#define STG_PV_F_COPIED 16u
 
 /* Outcome of one walk. */
 /* Error text of a GLOBAL/INST module line that no unpickler could import (a space, '=', '('
  * ...): the load ends there, before any import or call, so such bytes are text. */
 #define STG_PICKLE_MSG_NOT_A_NAME \
     "a GLOBAL/INST module is not a dotted Python name: the unpickler fails to import it"
+
+/* Error text of a walk its BUILD hook abandoned (STG_PICKLE_ABANDON). */
+#define STG_PICKLE_MSG_ABANDONED "the walk was abandoned where the loader's next byte is unknown"
 
 typedef enum stg_pickle_status {
     STG_PW_STOP = 0,      /* reached STOP: *end is the offset after it */
@@ -83,8 +92,10 @@ typedef enum stg_pickle_status {
 typedef enum stg_pickle_action {
     STG_PICKLE_CONTINUE = 0, /* nothing special */
     STG_PICKLE_SKIP = 1,     /* skip *skip bytes (inline raw payload, e.g. a joblib array) */
-    STG_PICKLE_INLINE = 2    /* a complete pickle follows inline (joblib object array): walk it
+    STG_PICKLE_INLINE = 2,   /* a complete pickle follows inline (joblib object array): walk it
                                 with a fresh stack and memo, then resume */
+    STG_PICKLE_ABANDON = 3   /* the hook cannot tell where the loader goes on (it reported why):
+                                the walk ends there, STG_PW_MALFORMED with STG_PICKLE_MSG_ABANDONED */
 } stg_pickle_action;
 
 typedef struct stg_pickle_walker stg_pickle_walker;
@@ -190,6 +201,9 @@ struct stg_pickle_walker {
     /* The walk failed on a counted argument (string, bytes, FRAME) that needs the data to
      * reach this offset (UINT64_MAX: beyond any size); 0 otherwise. */
     uint64_t need_end;
+    stg_pv result;    /* the value the outermost STOP of the last walk popped (NONE otherwise) */
+    /* this walk: SETITEM(S) on a dict that was memoized / that came from the memo or a DUP */
+    uint32_t memoized_dict_changes, copied_dict_changes;
 };
 
 /* Prepares a walker (no allocation yet). hooks may be NULL. */
@@ -225,6 +239,9 @@ bool stg_pickle_ran_out_of(const stg_pickle_walker *w, stg_pickle_status st, uin
 bool stg_pickle_tuple_at(const stg_pickle_walker *w, const stg_pv *t, uint32_t i, stg_pv *out);
 /* The value stored under a string key in a tracked DICT (false when absent or untracked). */
 bool stg_pickle_dict_get(stg_pickle_walker *w, const stg_pv *d, const char *key, stg_pv *out);
+/* true when the walker's view of dict d is certainly the object's content: no other copy of
+ * it (memo, GET, DUP) was changed behind this one (see STG_PV_F_MEMOIZED). */
+bool stg_pickle_dict_current(const stg_pickle_walker *w, const stg_pv *d);
 /* Argument value of a CALL result (false when not kept). */
 bool stg_pickle_call_args(const stg_pickle_walker *w, const stg_pv *call, stg_pv *out);
 /* Decoded bytes of a STR/BYTES value (UTF-8 for text). The pointer is into the input or into

@@ -118,6 +118,8 @@ static const struct code_row {
     {STG_CONVERT_INPUT_UNKNOWN, 103, "convert_input_unknown"},
     {STG_CONVERT_ALIAS_DROPPED, 104, "convert_alias_dropped"},
     {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
+    {STG_PICKLE_SKIP_UNRESOLVED, 120, "pickle_skip_unresolved"},
+    {STG_TORCH01_STORAGE_UNRESOLVED, 121, "torch01_storage_unresolved"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])

@@ -282,7 +282,9 @@ static void joblib(pbuf *p, const char *typestr, const char *dtype_state, const 
 #define SHAPE(lit) (lit), (sizeof(lit) - 1)
 #define DATA(lit) (lit), (sizeof(lit) - 1)
 
-/* Arrays whose size is understood: the data is skipped, the file is clean. */
+/* Arrays whose size is understood: joblib's reading skips the data (no finding there), but
+ * pickle.load reads the same file and runs those bytes as opcodes: the payload is found at
+ * its offset by that second reading. The same array of benign bytes is clean. */
 START_TEST(joblib_arrays_skipped)
 {
     static const struct {
@@ -307,6 +309,19 @@ START_TEST(joblib_arrays_skipped)
         joblib(&p, cases[i].typestr, cases[i].state, cases[i].shape, cases[i].shape_len,
                cases[i].align, cases[i].data, cases[i].data_len, &at);
         stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
+        const stg_finding *f = find_os(r, NULL);
+        /* with alignment, pickle.load fails at the padding-length byte (no opcode) first */
+        bool reached = cases[i].align != 1;
+        ck_assert_msg((f != NULL && f->offset == at) == reached &&
+                          stg_report_verdict(r) == (reached ? STG_VERDICT_UNSAFE : STG_VERDICT_OK),
+                      "case %zu: %s", i, tu_describe(r));
+        ck_assert_int_lt(tu_find(r, STG_PICKLE_SKIP_UNRESOLVED), 0);
+        ck_assert_int_lt(tu_find(r, STG_PICKLE_MALFORMED), 0);
+        stg_report_free(r);
+        /* benign bytes (the padding-length byte kept): 0x00 is no opcode, pickle.load fails */
+        memset(p.b + at + (cases[i].align == 1 ? 1 : 0), 0,
+               cases[i].data_len - (cases[i].align == 1 ? 1 : 0));
+        r = scan(p.b, p.n, STG_PICKLE_RAW);
         ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "case %zu: %s", i, tu_describe(r));
         stg_report_free(r);
         free(p.b);
@@ -314,8 +329,9 @@ START_TEST(joblib_arrays_skipped)
 }
 END_TEST
 
-/* Arrays whose size is not understood: the bytes are walked as opcodes (fail closed), so the
- * global hidden in them is found at its offset. */
+/* Arrays whose size is not understood: joblib's reading ends with pickle_skip_unresolved at
+ * the BUILD (where joblib goes on is unknown), and pickle.load's reading finds the global
+ * hidden in the bytes at its offset. */
 START_TEST(joblib_arrays_not_understood_are_walked)
 {
     static const char longtype[] = "f0123456789012345678901234567890123";
@@ -357,7 +373,131 @@ START_TEST(joblib_arrays_not_understood_are_walked)
         const stg_finding *f = find_os(r, NULL);
         ck_assert_msg(f != NULL && f->offset == at, "case %zu: want os.system at %zu: %s", i, at,
                       tu_describe(r));
+        expect_code(r, STG_PICKLE_SKIP_UNRESOLVED, STG_SEV_CRITICAL, at - 1);
         ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+        free(p.b);
+    }
+}
+END_TEST
+
+/* One scan of p on a route: flavor, the member the pickle sits in (NULL: the file itself) and
+ * whether it is what joblib's ZF reader decompressed. */
+static stg_report *scan_route(const pbuf *p, stg_pickle_flavor flavor, const char *member, bool zf)
+{
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    stg_member_link link = {NULL, member, NULL};
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
+    ctx.depth = member != NULL ? 1 : 0;
+    ctx.member = member != NULL ? &link : NULL;
+    ctx.joblib_compat = zf;
+    stg_check_pickles(p->b, p->n, 0, flavor, &ctx);
+    stg_report_finish(r);
+    free(link.path);
+    return r;
+}
+
+/* The array after a NumpyArrayWrapper's BUILD is data only where joblib's NumpyUnpickler
+ * reads the pickle: the file itself and the stream joblib decompresses from it. On every other
+ * route (an archive member such as torch's data.pkl, a legacy torch file, a nested payload,
+ * .npy object data, joblib's ZF reader) the same bytes are opcodes: the payload right after
+ * the BUILD is found by the main walk at its offset, and benign array bytes there are walked
+ * too (0x00 is no opcode: pickle_malformed). */
+START_TEST(joblib_array_skip_by_route)
+{
+    static const struct {
+        stg_pickle_flavor flavor;
+        const char *member;
+        bool zf, skipped;
+    } routes[] = {
+        {STG_PICKLE_RAW, NULL, false, true},
+        {STG_PICKLE_RAW, "(decompressed)", false, true},
+        {STG_PICKLE_RAW, "(decompressed)", true, false},
+        {STG_PICKLE_RAW, "nested@4", false, false},
+        {STG_PICKLE_MEMBER, "archive/data.pkl", false, false},
+        {STG_PICKLE_MEMBER, NULL, false, false},
+        {STG_PICKLE_TORCH_LEGACY, NULL, false, false},
+        {STG_PICKLE_PLAIN, NULL, false, false},
+    };
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        pbuf p = {0};
+        size_t at;
+        joblib(&p, "u1", NULL, SHAPE("K\x0b\x85"), false, DATA("cos\nsystem\n"), &at);
+        stg_report *r = scan_route(&p, routes[i].flavor, routes[i].member, routes[i].zf);
+        const stg_finding *f = find_os(r, routes[i].member);
+        ck_assert_msg(f != NULL && f->offset == at, "route %zu: %s", i, tu_describe(r));
+        ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+        stg_report_free(r);
+        memset(p.b + at, 0, 11);
+        r = scan_route(&p, routes[i].flavor, routes[i].member, routes[i].zf);
+        if (routes[i].skipped) {
+            ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "route %zu: %s", i,
+                          tu_describe(r));
+        } else {
+            ck_assert_msg(tu_find(r, STG_PICKLE_MALFORMED) >= 0, "route %zu: %s", i,
+                          tu_describe(r));
+            ck_assert_int_ge(stg_report_verdict(r), STG_VERDICT_INVALID);
+        }
+        stg_report_free(r);
+        free(p.b);
+    }
+}
+END_TEST
+
+/* The wrapper's state as pickle.py's load_build applies it: a (dict, slot dict) pair (the
+ * slot dict last), and not a dict another copy changed behind the walk's back. */
+START_TEST(joblib_wrapper_states)
+{
+    static const char head[] = "\x80\x02"
+                               "cjoblib.numpy_pickle\nNumpyArrayWrapper\n)\x81";
+    static const char u1[] = "cnumpy\ndtype\nU\x02u1\x89\x88\x87R";
+    static const struct {
+        const char *pre, *post; /* the state around the dtype */
+        size_t array;
+        bool understood;
+    } cases[] = {
+        /* (dict, None): 4 bytes; (dict, slots) with the slot shape winning: 9 bytes */
+        {"(}(U\x05"
+         "dtype",
+         "U\x05shapeK\x04\x85uNt", 4, true},
+        {"(}(U\x05"
+         "dtype",
+         "U\x05shapeK\x01\x85u}U\x05shapeK\x09\x85st", 9, true},
+        /* a state under a bytes key sets no attribute: no dtype */
+        {"}(C\x05"
+         "dtype",
+         "U\x05shapeK\x04\x85u", 4, false},
+        /* memoized, changed on the stack, BUILD given the memo's (stale) copy */
+        {"}q\x07(U\x05"
+         "dtype",
+         "U\x05shapeK\x01\x85uU\x05shapeK\x08\x85s0h\x07", 8, false},
+        /* the same without the stale copy: the stack's dict is exact */
+        {"}q\x07(U\x05"
+         "dtype",
+         "U\x05shapeK\x01\x85uU\x05shapeK\x08\x85s", 8, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pbuf p = {0};
+        PUT(&p, head);
+        put(&p, cases[i].pre, strlen(cases[i].pre));
+        PUT(&p, u1);
+        put(&p, cases[i].post, strlen(cases[i].post));
+        PUT(&p, "b");
+        size_t at = p.n;
+        for (size_t k = 0; k < cases[i].array; k++) {
+            PUT(&p, "\x00");
+        }
+        PUT(&p, "0N.");
+        stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
+        if (cases[i].understood) {
+            ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "case %zu: %s", i,
+                          tu_describe(r));
+        } else {
+            expect_code(r, STG_PICKLE_SKIP_UNRESOLVED, STG_SEV_CRITICAL, at - 1);
+        }
         stg_report_free(r);
         free(p.b);
     }
@@ -416,7 +556,8 @@ END_TEST
 
 /* The dtype states of one pickle: the last BUILD on a dtype wins, and the table keeps the 64
  * most recent dtypes (an older one is then not understood, which fails closed). */
-static stg_report *dtype_table(unsigned others, const char *second_state, size_t *data_at)
+static stg_report *dtype_table(unsigned others, const char *second_state, bool benign,
+                               size_t *data_at)
 {
     pbuf p = {0};
     PUT(&p, "\x80\x02"
@@ -434,6 +575,9 @@ static stg_report *dtype_table(unsigned others, const char *second_state, size_t
             "dtypeh\x01U\x05shapeK\x01\x85ub");
     *data_at = p.n;
     PUT(&p, "cos\nsy\n0.");
+    if (benign) {
+        memset(p.b + *data_at, 0, 8);
+    }
     stg_report *r = scan(p.b, p.n, STG_PICKLE_RAW);
     free(p.b);
     return r;
@@ -442,17 +586,20 @@ static stg_report *dtype_table(unsigned others, const char *second_state, size_t
 START_TEST(joblib_dtype_states)
 {
     size_t at;
-    stg_report *r = dtype_table(63, NULL, &at);
+    stg_report *r = dtype_table(63, NULL, true, &at);
     ck_assert_msg(stg_report_verdict(r) == STG_VERDICT_OK, "%s", tu_describe(r));
     stg_report_free(r);
-    r = dtype_table(64, NULL, &at);
+    r = dtype_table(64, NULL, true, &at);
+    expect_code(r, STG_PICKLE_SKIP_UNRESOLVED, STG_SEV_CRITICAL, at - 1);
+    stg_report_free(r);
+    r = dtype_table(64, NULL, false, &at);
     const stg_finding *f = find_os(r, NULL);
     ck_assert_msg(f != NULL && f->offset == at, "%s", tu_describe(r));
     stg_report_free(r);
-    /* A second BUILD on the same dtype (through the memo) with 4 bytes: the array is then 4
-     * bytes, and the rest of the 8 is walked ("y\n0" is no pickle). */
-    r = dtype_table(1, "(K\x03U\x01|NNNK\x04K\x01K\x10t", &at);
-    expect_code(r, STG_PICKLE_MALFORMED, STG_SEV_ERROR, at + 4);
+    /* A second BUILD on the same dtype (through the memo) with 4 bytes: the last state wins,
+     * and an element size other than the type string's (V8) is not understood. */
+    r = dtype_table(1, "(K\x03U\x01|NNNK\x04K\x01K\x10t", true, &at);
+    expect_code(r, STG_PICKLE_SKIP_UNRESOLVED, STG_SEV_CRITICAL, at - 1);
     stg_report_free(r);
     /* The same state with NPY_ITEM_HASOBJECT in its flags (state[7]): numpy's dtype.hasobject
      * is then true and joblib pickle.load-s the array bytes, so they are walked as a pickle
@@ -466,7 +613,7 @@ START_TEST(joblib_dtype_states)
     stg_report_free(r);
     free(p.b);
     /* ... or a state that is not understood (element size not an integer). */
-    r = dtype_table(1, "(K\x03U\x01|NNNNK\x01K\x10t", &at);
+    r = dtype_table(1, "(K\x03U\x01|NNNNK\x01K\x10t", false, &at);
     f = find_os(r, NULL);
     ck_assert_msg(f != NULL && f->offset == at, "%s", tu_describe(r));
     stg_report_free(r);
@@ -974,6 +1121,8 @@ int main(void)
     tcase_add_test(tc, joblib_arrays_not_understood_are_walked);
     tcase_add_test(tc, joblib_padding_past_the_end);
     tcase_add_test(tc, joblib_dtype_states);
+    tcase_add_test(tc, joblib_array_skip_by_route);
+    tcase_add_test(tc, joblib_wrapper_states);
     tcase_add_test(tc, joblib_inline_pickle_memo_is_its_own);
     tcase_add_test(tc, legacy_many_storages);
     tcase_add_test(tc, legacy_bad_storage_lists);

@@ -80,6 +80,9 @@ struct stg_check_ctx {
      * examined next to the model; without it only the locations' form is checked. */
     void (*onnx_external)(void *arg, const struct stg_onnx_external *ext, size_t n, stg_report *r);
     void *onnx_external_arg;
+    /* Set while scanning what joblib's old ZF reader decompresses (numpy_pickle_compat): its
+     * ZipNumpyUnpickler reads no NumpyArrayWrapper array, so those bytes are opcodes. */
+    bool joblib_compat;
 };
 
 /* Hands a payload back to the dispatcher (ctx->scan). */

@@ -27,7 +27,9 @@
 #define TAG_JOBLIB_ZSIDE 0x40u     /* ZNDArrayWrapper: the side file is a ZF stream */
 #define TAG_GETATTR 0x80u          /* builtins.getattr: judged by its calls (Python 3.11 enums) */
 #define TAG_REVIEWED_ENUM 0x10000u /* an enum class on the reviewed list (docs/policy.md) */
-#define TAG_ELSIZE_SHIFT 8         /* element size of a torch storage class, bits 8..15 */
+#define TAG_RECONSTRUCTOR 0x20000u /* copyreg._reconstructor: how protocols 0 and 1 build objects */
+#define TAG_BUILTIN_OBJECT 0x40000u
+#define TAG_ELSIZE_SHIFT 8 /* element size of a torch storage class, bits 8..15 */
 
 /* Resync attempts after bytes that do not parse (a later pickle may hide behind junk). */
 #define STG_PICKLE_RESYNC_MAX 16
@@ -68,6 +70,10 @@ static const struct {
     {"joblib.numpy_pickle", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
     {"joblib.numpy_pickle_compat", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
     {"numpy", "dtype", TAG_NUMPY_DTYPE},
+    {"copyreg", "_reconstructor", TAG_RECONSTRUCTOR},
+    {"copy_reg", "_reconstructor", TAG_RECONSTRUCTOR},
+    {"builtins", "object", TAG_BUILTIN_OBJECT},
+    {"__builtin__", "object", TAG_BUILTIN_OBJECT},
     {"builtins", "getattr", TAG_GETATTR},
     {"__builtin__", "getattr", TAG_GETATTR},
     /* the reviewed enum classes of a Trainer's training_args.bin (pickle_policy.c) */
@@ -137,6 +143,13 @@ typedef struct stg_pscan {
     size_t len;
     uint64_t base;
     stg_pickle_flavor flavor;
+    /* The route (docs/pickle.md, "Routes"): joblib_route: joblib.load's NumpyUnpickler reads
+     * these bytes, so the array after a NumpyArrayWrapper's BUILD is data; pickle_reading: the
+     * second reading of such a file, as pickle.load reads it (one pickle, those arrays walked
+     * as opcodes). first_skip: offset of the first byte the joblib reading did not walk. */
+    bool joblib_route, pickle_reading, abandoned;
+    uint64_t first_skip;
+    uint64_t last_wrapper; /* id (argument pool index) of the last wrapper built, + 1 */
     unsigned pickle_index; /* 0-based index of the pickle being walked */
     bool failed_alloc;
     /* distinct globals: a map of struct seen_global, strings in `names` */
@@ -160,7 +173,7 @@ typedef struct stg_pscan {
     struct dtype_state {
         uint64_t args;
         int64_t elsize;
-        bool object_flag;
+        bool flags_known, object_flag;
     } dtypes[64];
     uint32_t dtype_count;
     /* builtins.getattr / __builtin__.getattr, hard-blocked, judged only after the walk: benign
@@ -627,11 +640,9 @@ static void on_call(void *vctx, stg_pickle_walker *w, uint8_t op, const stg_pv *
 /* NPY_ITEM_HASOBJECT (also NPY_ITEM_REFCOUNT) in a dtype's flags. */
 #define NPY_ITEM_HASOBJECT 0x01
 
-/* BUILD(numpy.dtype(...), state): numpy's __setstate__ takes the element size from state[5]
- * and, for flexible types (S, U, V: structured and subarray types are V), the flags from
- * state[7] (state[-1] of a version 3 state): with NPY_ITEM_HASOBJECT set, dtype.hasobject is
- * true and joblib pickle.load-s the array bytes. Flags are honoured for every type here (numpy
- * ignores them for built-in types; treating them as objects only fails closed). */
+/* BUILD(numpy.dtype(...), state): the element size (state[5]) and flags (state[7]; a version 4
+ * state, of datetime types, has their metadata after them) that numpy's __setstate__ reads;
+ * wrapper_dtype says when numpy uses them. */
 static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv *dtype,
                                const stg_pv *state)
 {
@@ -642,12 +653,10 @@ static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv 
         !stg_pickle_int(&el, &elsize)) {
         elsize = -1;
     }
-    /* flags that cannot be read count as "holds objects": the bytes are walked */
-    bool object_flag = !tuple;
-    if (tuple && state->n >= 8) {
-        object_flag = !stg_pickle_tuple_at(w, state, 7, &fl) || !stg_pickle_int(&fl, &flags) ||
-                      (flags & NPY_ITEM_HASOBJECT) != 0;
-    }
+    /* flags that cannot be read leave the dtype not understood */
+    bool flags_known = tuple && (state->n == 8 || state->n == 9) && /* 9: datetime metadata */
+                       stg_pickle_tuple_at(w, state, 7, &fl) && fl.kind == STG_PV_INT &&
+                       stg_pickle_int(&fl, &flags);
     struct dtype_state *d = NULL;
     for (uint32_t i = 0; i < s->dtype_count && d == NULL; i++) {
         d = s->dtypes[i].args == dtype->a ? &s->dtypes[i] : NULL;
@@ -655,7 +664,7 @@ static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv 
     if (d == NULL) {
         if (s->dtype_count == sizeof s->dtypes / sizeof s->dtypes[0]) {
             /* Table full: forget the oldest. A forgotten dtype is only "not understood"
-             * later, which fails closed. */
+             * later (pickle_skip_unresolved). */
             memmove(&s->dtypes[0], &s->dtypes[1], sizeof s->dtypes - sizeof s->dtypes[0]);
             s->dtype_count--;
         }
@@ -663,7 +672,8 @@ static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv 
         d->args = dtype->a;
     }
     d->elsize = elsize;
-    d->object_flag = object_flag;
+    d->flags_known = flags_known;
+    d->object_flag = flags_known && (flags & NPY_ITEM_HASOBJECT) != 0;
 }
 
 static const struct dtype_state *dtype_state_of(const stg_pscan *s, const stg_pv *dtype)
@@ -674,32 +684,6 @@ static const struct dtype_state *dtype_state_of(const stg_pscan *s, const stg_pv
         }
     }
     return NULL;
-}
-
-/* Item size of a flexible dtype ("S7", "U5", "V16", and structured or subarray types, which
- * reduce to "V<size>"): the state's element size when BUILD gave one, else what the type
- * string says (U counts 4 bytes per character). */
-static bool flexible_itemsize(const stg_pscan *s, const stg_pv *dtype, const uint8_t *p, size_t n,
-                              uint64_t *size)
-{
-    uint8_t kind;
-    uint64_t v;
-    if (!stg_npy_reduce_flexible(p, n, &kind, &v)) {
-        return false;
-    }
-    const struct dtype_state *d = dtype_state_of(s, dtype);
-    if (d != NULL) {
-        if (d->elsize < 0) {
-            return false;
-        }
-        *size = (uint64_t)d->elsize;
-        return true;
-    }
-    if (kind == 'V') {
-        return false; /* a void type without its state may carry fields: not understood */
-    }
-    *size = kind == 'U' ? v * 4 : v;
-    return true;
 }
 
 /* joblib < 0.10: BUILD of an NDArrayWrapper (ZNDArrayWrapper) makes joblib's unpickler call
@@ -823,71 +807,294 @@ static void record_side_file(stg_pscan *s, stg_pickle_walker *w, const stg_pv *t
     }
 }
 
-/* joblib: BUILD of a NumpyArrayWrapper is followed inline by the array (joblib's
- * NumpyArrayWrapper.write_array): a pickle for object arrays; else an optional padding-length
- * byte plus padding (when the state has numpy_array_alignment_bytes), then count x itemsize. */
-static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv *target,
-                                  const stg_pv *state, uint64_t after, uint64_t *skip)
+/* ---------------------------------------------------------------- joblib arrays */
+
+/* The attributes of a NumpyArrayWrapper that joblib's NumpyArrayWrapper.read_array reads
+ * (joblib/numpy_pickle.py) once BUILD set its state: present or not, and their values. */
+struct wrapper_attrs {
+    bool have_dtype, have_shape, have_align;
+    stg_pv dtype, shape, align;
+};
+
+static void skip_unresolved(stg_pscan *s, uint64_t off, const char *why)
 {
-    stg_pscan *s = vctx;
-    if (target->kind == STG_PV_CALL && (target->n & TAG_NUMPY_DTYPE) != 0) {
-        record_dtype_state(s, w, target, state);
-        return STG_PICKLE_CONTINUE;
+    s->abandoned = true;
+    if (s->ctx == NULL) {
+        return;
     }
-    if (target->kind == STG_PV_CALL && (target->n & TAG_JOBLIB_SIDE) != 0) {
-        if (s->ctx != NULL) {
-            record_side_file(s, w, target, state, after);
+    stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_SKIP_UNRESOLVED, s->base + off,
+                                    "joblib.load reads an array after this NumpyArrayWrapper's "
+                                    "BUILD, but %s: where it goes on reading opcodes is unknown",
+                                    why);
+    set_member(s, f);
+}
+
+/* Python's truth value for the values the walker can tell (pickle.py load_build: `if state:`);
+ * *known false for anything else. */
+static bool pv_truthy(const stg_pv *v, bool *known)
+{
+    *known = true;
+    switch ((stg_pv_kind)v->kind) {
+    case STG_PV_NONE: return false;
+    case STG_PV_BOOL:
+    case STG_PV_INT: return v->a != 0;
+    case STG_PV_STR:
+    case STG_PV_BYTES: return v->n != 0;
+    case STG_PV_TUPLE:
+    case STG_PV_DICT:
+        if (v->n == STG_PV_UNTRACKED) {
+            *known = false;
+            return true;
         }
-        return STG_PICKLE_CONTINUE;
+        return v->n != 0;
+    case STG_PV_BIGINT:
+    case STG_PV_FLOAT:
+    case STG_PV_LIST:
+    case STG_PV_SET:
+    case STG_PV_GLOBAL:
+    case STG_PV_CALL:
+    case STG_PV_PERSISTENT:
+    case STG_PV_OTHER: break;
     }
-    if (target->kind != STG_PV_CALL || (target->n & TAG_JOBLIB_WRAPPER) == 0) {
-        return STG_PICKLE_CONTINUE;
+    *known = false;
+    return true;
+}
+
+/* Sets the attributes a state dict (or slot-state dict) gives: for the one the walk holds
+ * exactly (tracked, no other copy changed behind it), each str key sets its attribute, the
+ * last one winning. false: the state is not understood. */
+static bool wrapper_apply(stg_pickle_walker *w, const stg_pv *d, struct wrapper_attrs *a)
+{
+    bool known;
+    if (!pv_truthy(d, &known) && known) {
+        return true; /* `if state:` is false: nothing is set */
     }
-    stg_pv dtype, dargs, typestr, shape, dim, align;
+    if (d->kind != STG_PV_DICT || d->n == STG_PV_UNTRACKED || !stg_pickle_dict_current(w, d)) {
+        return false;
+    }
+    stg_pv v;
+    if (stg_pickle_dict_get(w, d, "dtype", &v)) {
+        a->have_dtype = true;
+        a->dtype = v;
+    }
+    if (stg_pickle_dict_get(w, d, "shape", &v)) {
+        a->have_shape = true;
+        a->shape = v;
+    }
+    if (stg_pickle_dict_get(w, d, "numpy_array_alignment_bytes", &v)) {
+        a->have_align = true;
+        a->align = v;
+    }
+    return true;
+}
+
+/* What the wrapper object holds before BUILD: nothing when made by NEWOBJ (cls.__new__) or
+ * by copyreg._reconstructor(cls, object, None) (protocols 0 and 1); what __init__ stores when
+ * made by REDUCE, INST or OBJ: (subclass, shape, order, dtype[, allow_mmap[, alignment=16]]).
+ * *wrapper false: the BUILD target is no wrapper. Returns false when it is not understood. */
+static bool wrapper_origin(stg_pickle_walker *w, const stg_pv *target, bool *wrapper,
+                           struct wrapper_attrs *a)
+{
+    stg_pv args, cls, base, st;
+    memset(a, 0, sizeof *a);
+    *wrapper = (target->n & TAG_JOBLIB_WRAPPER) != 0;
+    bool got_args = stg_pickle_call_args(w, target, &args) && args.kind == STG_PV_TUPLE &&
+                    args.n != STG_PV_UNTRACKED;
+    if ((target->n & TAG_RECONSTRUCTOR) != 0) {
+        if (!got_args || args.n != 3 || !stg_pickle_tuple_at(w, &args, 0, &cls)) {
+            *wrapper = true; /* cannot tell which class: it may be one */
+            return false;
+        }
+        *wrapper = cls.kind == STG_PV_GLOBAL && (cls.n & TAG_JOBLIB_WRAPPER) != 0;
+        return !*wrapper || (stg_pickle_tuple_at(w, &args, 1, &base) &&
+                             base.kind == STG_PV_GLOBAL && (base.n & TAG_BUILTIN_OBJECT) != 0 &&
+                             stg_pickle_tuple_at(w, &args, 2, &st) && st.kind == STG_PV_NONE);
+    }
+    if (!*wrapper || (target->flags & STG_PV_F_NO_INIT) != 0) {
+        return true;
+    }
+    if (!got_args || args.n < 4 || args.n > 6) {
+        return false;
+    }
+    a->have_dtype = a->have_shape = a->have_align = true;
+    (void)stg_pickle_tuple_at(w, &args, 1, &a->shape);
+    (void)stg_pickle_tuple_at(w, &args, 3, &a->dtype);
+    a->align = (stg_pv){.kind = STG_PV_INT, .a = 16}; /* NUMPY_ARRAY_ALIGNMENT_BYTES */
+    if (args.n == 6) {
+        (void)stg_pickle_tuple_at(w, &args, 5, &a->align);
+    }
+    return true;
+}
+
+/* The dtype's item size and whether it holds objects (dtype.hasobject), as numpy 1.24 has them
+ * after numpy.dtype(typestr, align, copy) and the BUILD state's __setstate__ (the oracle:
+ * tests/gen_joblib_routes.py). Without copy, a fixed type and an unsized flexible one ('S0')
+ * are numpy's shared instances, and __setstate__ leaves them as they are; every other dtype
+ * takes the state's flags (NPY_ITEM_HASOBJECT decides hasobject, whatever the type: an 'O8'
+ * state with flags 0 holds no objects) and, for a flexible type, its element size (one that
+ * differs from the type string's is not understood here). */
+static bool wrapper_dtype(const stg_pscan *s, stg_pickle_walker *w, const stg_pv *dtype,
+                          uint64_t *itemsize, bool *object)
+{
+    stg_pv dargs, typestr, copy = {.kind = STG_PV_BOOL};
     const uint8_t *tp;
     size_t tl;
-    uint64_t itemsize = 0;
-    bool object;
-    if (!stg_pickle_dict_get(w, state, "dtype", &dtype) || dtype.kind != STG_PV_CALL ||
-        (dtype.n & TAG_NUMPY_DTYPE) == 0 || !stg_pickle_call_args(w, &dtype, &dargs) ||
-        !stg_pickle_tuple_at(w, &dargs, 0, &typestr) || typestr.n > 32 ||
-        !stg_pickle_bytes(w, &typestr, &tp, &tl) ||
-        !(stg_npy_reduce_fixed(tp, tl, &itemsize, &object) ||
-          flexible_itemsize(s, &dtype, tp, tl, &itemsize))) {
-        return STG_PICKLE_CONTINUE; /* not understood: the bytes are walked (and fail closed) */
+    int64_t copy_v = 0;
+    if (dtype->kind != STG_PV_CALL || (dtype->n & TAG_NUMPY_DTYPE) == 0 ||
+        (dtype->flags & STG_PV_F_UNRESOLVED) != 0 || !stg_pickle_call_args(w, dtype, &dargs) ||
+        dargs.kind != STG_PV_TUPLE || dargs.n == STG_PV_UNTRACKED || dargs.n > 3 ||
+        !stg_pickle_tuple_at(w, &dargs, 0, &typestr) || typestr.kind != STG_PV_STR ||
+        typestr.n > 32 || !stg_pickle_bytes(w, &typestr, &tp, &tl)) {
+        return false;
     }
-    const struct dtype_state *ds = dtype_state_of(s, &dtype);
-    if (object || (ds != NULL && ds->object_flag)) {
-        return STG_PICKLE_INLINE; /* joblib's read_array: if dtype.hasobject: pickle.load */
+    if (dargs.n == 3 && (!stg_pickle_tuple_at(w, &dargs, 2, &copy) ||
+                         (copy.kind != STG_PV_BOOL && copy.kind != STG_PV_INT))) {
+        return false;
     }
-    if (!stg_pickle_dict_get(w, state, "shape", &shape) || shape.kind != STG_PV_TUPLE ||
-        shape.n == STG_PV_UNTRACKED) {
-        return STG_PICKLE_CONTINUE;
+    (void)stg_pickle_int(&copy, &copy_v);
+    stg_npy_dtype dt = {0};
+    unsigned unit = 0;
+    bool fixed = stg_npy_reduce_fixed(tp, tl, itemsize, object) && !*object;
+    if (!fixed) { /* and object types: their size ('O4' is 8 bytes) is the dtype reading's */
+        if (!stg_npy_typestr(tp, tl, &dt, &unit)) {
+            return false;
+        }
+        *itemsize = dt.itemsize;
+        *object = dt.has_object;
+        fixed = unit == 0;
     }
-    uint64_t count = 1;
-    for (uint32_t i = 0; i < shape.n; i++) {
-        int64_t d;
-        if (!stg_pickle_tuple_at(w, &shape, i, &dim) || !stg_pickle_int(&dim, &d) || d < 0 ||
-            stg_mul_u64(count, (uint64_t)d, &count)) {
-            return STG_PICKLE_CONTINUE;
+    const struct dtype_state *ds = dtype_state_of(s, dtype);
+    bool shared = copy_v == 0 && (fixed || *itemsize == 0);
+    if (ds == NULL || shared) {
+        return fixed || ds != NULL || !dt.unnamed_void; /* a void without its state: fields? */
+    }
+    if (!ds->flags_known) {
+        return false; /* numpy's __setstate__ would refuse it, or it is no version 3/4 state */
+    }
+    /* an object type whose state clears the flag: numpy makes an object array of raw bytes
+     * (forged object pointers); never understood */
+    bool forged = *object && !ds->object_flag;
+    *object = ds->object_flag;
+    return !forged && (fixed || (ds->elsize >= 0 && (uint64_t)ds->elsize == *itemsize));
+}
+
+/* Element count as read_array computes it: the product of the dimensions (1 for ()). Only a
+ * tracked tuple of non-negative ints is understood (a list, numpy scalars, more than 16
+ * dimensions or an overflow are not). */
+static bool wrapper_count(stg_pickle_walker *w, const stg_pv *shape, uint64_t *count)
+{
+    stg_pv dim;
+    int64_t d;
+    if (shape->kind != STG_PV_TUPLE || shape->n == STG_PV_UNTRACKED) {
+        return false;
+    }
+    *count = 1;
+    for (uint32_t i = 0; i < shape->n; i++) {
+        if (!stg_pickle_tuple_at(w, shape, i, &dim) ||
+            (dim.kind != STG_PV_INT && dim.kind != STG_PV_BOOL) || !stg_pickle_int(&dim, &d) ||
+            d < 0 || stg_mul_u64(*count, (uint64_t)d, count)) {
+            return false;
         }
     }
-    uint64_t bytes;
-    if (stg_mul_u64(count, itemsize, &bytes)) {
+    return *count <= (uint64_t)INT64_MAX;
+}
+
+/* BUILD of a NumpyArrayWrapper on joblib's route: the attributes after BUILD (pickle.py's
+ * load_build: a dict state, or (dict, slot dict), applied in that order) decide the array
+ * joblib reads right after the opcode (read_array): a pickle when dtype.hasobject, else an
+ * optional padding-length byte plus padding (numpy_array_alignment_bytes not None), then
+ * count x itemsize bytes. Anything not understood ends the walk with pickle_skip_unresolved. */
+static stg_pickle_action wrapper_build(stg_pscan *s, stg_pickle_walker *w, const stg_pv *target,
+                                       const stg_pv *state, uint64_t after, uint64_t *skip)
+{
+    struct wrapper_attrs a;
+    bool wrapper, origin_known = wrapper_origin(w, target, &wrapper, &a);
+    if (!wrapper) {
         return STG_PICKLE_CONTINUE;
     }
-    if (stg_pickle_dict_get(w, state, "numpy_array_alignment_bytes", &align) &&
-        align.kind != STG_PV_NONE) {
+    uint64_t at = after - 1; /* the BUILD opcode */
+    if (!origin_known) {
+        skip_unresolved(s, at, "the wrapper's constructor arguments cannot be read");
+        return STG_PICKLE_ABANDON;
+    }
+    if (target->a == STG_PV_NO_POOL || target->a < s->last_wrapper) {
+        skip_unresolved(s, at, "this wrapper may have been built before (its attributes merge)");
+        return STG_PICKLE_ABANDON;
+    }
+    s->last_wrapper = target->a + 1;
+    stg_pv dict = *state, slots = {.kind = STG_PV_NONE};
+    if (state->kind == STG_PV_TUPLE && state->n == 2) {
+        (void)stg_pickle_tuple_at(w, state, 0, &dict);
+        (void)stg_pickle_tuple_at(w, state, 1, &slots);
+    } else if (state->kind == STG_PV_TUPLE && state->n == STG_PV_UNTRACKED) {
+        skip_unresolved(s, at, "its state is a tuple the walk does not keep");
+        return STG_PICKLE_ABANDON;
+    }
+    if (!wrapper_apply(w, &dict, &a) || !wrapper_apply(w, &slots, &a)) {
+        skip_unresolved(s, at, "its state is not a dict the walk holds exactly");
+        return STG_PICKLE_ABANDON;
+    }
+    uint64_t itemsize = 0, count = 0, bytes;
+    bool object = false;
+    if (!a.have_dtype || !wrapper_dtype(s, w, &a.dtype, &itemsize, &object)) {
+        skip_unresolved(s, at, "its dtype is not one numpy's dtype() reading here understands");
+        return STG_PICKLE_ABANDON;
+    }
+    if (!a.have_shape || !wrapper_count(w, &a.shape, &count)) {
+        skip_unresolved(s, at, "its shape is not a tuple of ints the walk holds");
+        return STG_PICKLE_ABANDON;
+    }
+    if (object) {
+        return STG_PICKLE_INLINE; /* read_array: if dtype.hasobject: pickle.load */
+    }
+    if (stg_mul_u64(count, itemsize, &bytes)) {
+        skip_unresolved(s, at, "its byte count passes 2^64");
+        return STG_PICKLE_ABANDON;
+    }
+    if (a.have_align && a.align.kind != STG_PV_NONE) {
         if (after >= s->len) {
             *skip = UINT64_MAX; /* the walker reports the truncation */
             return STG_PICKLE_SKIP;
         }
-        if (stg_add_u64(bytes, 1u + (uint64_t)s->buf[after], &bytes)) {
-            return STG_PICKLE_CONTINUE;
-        }
+        bytes += 1u + (uint64_t)s->buf[after]; /* < 2^64: bytes <= len of a buffer */
     }
     *skip = bytes;
     return STG_PICKLE_SKIP;
+}
+
+/* BUILD hook: dtype states and joblib side files are recorded on every route; the array after
+ * a NumpyArrayWrapper is data only on joblib's route (s->joblib_route), where joblib's
+ * NumpyUnpickler.load_build reads it. Everywhere else (torch.load, pickle.load, numpy.load of
+ * an object array, joblib's ZF reader) the BUILD only sets attributes and the bytes after it
+ * are opcodes: they are walked. */
+static stg_pickle_action on_build(void *vctx, stg_pickle_walker *w, const stg_pv *target,
+                                  const stg_pv *state, uint64_t after, uint64_t *skip)
+{
+    stg_pscan *s = vctx;
+    if (target->kind != STG_PV_CALL) {
+        return STG_PICKLE_CONTINUE;
+    }
+    if ((target->n & TAG_NUMPY_DTYPE) != 0) {
+        record_dtype_state(s, w, target, state);
+        return STG_PICKLE_CONTINUE;
+    }
+    if ((target->n & TAG_JOBLIB_SIDE) != 0) {
+        if (s->ctx != NULL && !s->pickle_reading) {
+            record_side_file(s, w, target, state, after);
+        }
+        return STG_PICKLE_CONTINUE;
+    }
+    /* An inline level is the plain pickle.load read_array makes of an object array: no
+     * NumpyUnpickler reads arrays there. */
+    if (!s->joblib_route || w->level > 0 ||
+        (target->n & (TAG_JOBLIB_WRAPPER | TAG_RECONSTRUCTOR)) == 0) {
+        return STG_PICKLE_CONTINUE;
+    }
+    stg_pickle_action act = wrapper_build(s, w, target, state, after, skip);
+    if (act != STG_PICKLE_CONTINUE && after - 1 < s->first_skip) {
+        s->first_skip = after - 1;
+    }
+    return act;
 }
 
 /* ---------------------------------------------------------------- legacy torch storages */
@@ -1112,7 +1319,18 @@ static bool run(stg_pscan *s, const stg_limits *lim, size_t *first_stop)
     while (pos < s->len) {
         size_t end = 0;
         s->dtype_count = 0; /* pool indexes start again with every walk */
+        s->last_wrapper = 0;
         stg_pickle_status st = stg_pickle_walk(&w, s->buf, s->len, pos, &end);
+        if (s->pickle_reading) {
+            /* pickle.load reads one pickle; where it fails it raises, having run what came
+             * before (which this reading reported) */
+            clean = st == STG_PW_STOP;
+            if (st == STG_PW_LIMIT) {
+                report_limit(s, w.err_offset, w.err_limit, w.err_value);
+            }
+            s->failed_alloc |= st == STG_PW_NOMEM;
+            break;
+        }
         if (st == STG_PW_STOP) {
             if (s->pickle_index == 0 && !resyncing) {
                 *first_stop = end;
@@ -1136,6 +1354,9 @@ static bool run(stg_pscan *s, const stg_limits *lim, size_t *first_stop)
             s->failed_alloc = true;
             break;
         }
+        if (s->abandoned) {
+            break; /* pickle_skip_unresolved said why: the loader's next byte is unknown */
+        }
         if (!resyncing) {
             char where[64];
             snprintf(where, sizeof where, "%s at offset %llu",
@@ -1155,12 +1376,102 @@ static bool run(stg_pscan *s, const stg_limits *lim, size_t *first_stop)
     return clean && !s->failed_alloc;
 }
 
+/* joblib.load's NumpyUnpickler reads a whole file, or the stream joblib decompresses from it
+ * (not the old ZF format, whose ZipNumpyUnpickler reads no NumpyArrayWrapper array); a pickle
+ * inside an archive member, a nested payload, a side file or .npy object data is read by a
+ * plain unpickler. */
+static bool joblib_reads(const stg_check_ctx *ctx, stg_pickle_flavor flavor)
+{
+    const stg_member_link *m = ctx->member;
+    return flavor == STG_PICKLE_RAW && !ctx->joblib_compat &&
+           (m == NULL || (m->up == NULL && strcmp(m->name, "(decompressed)") == 0));
+}
+
+/* What pickle_load_reading adds: its findings from `from` on, but not its failure (the loader
+ * raising) nor one the joblib reading already made at the same offset (looked for while the
+ * report is small, so the check stays linear). */
+struct reading_merge {
+    uint64_t from;
+    const stg_report *main;
+};
+
+static bool pickle_reading_keeps(const stg_finding *f, void *arg)
+{
+    const struct reading_merge *m = arg;
+    if (f->code == STG_PICKLE_MALFORMED || f->code == STG_PICKLE_FRAME_DIVERGENCE ||
+        f->code == STG_PICKLE_MEMO_SPARSE || (f->has_offset && f->offset < m->from)) {
+        return false;
+    }
+    for (size_t i = 0; i < m->main->count && m->main->count <= 4096; i++) {
+        const stg_finding *g = &m->main->findings[i];
+        if (g->code == f->code && g->has_offset == f->has_offset && g->offset == f->offset) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool pickle_reading_keeps_global(const stg_global *g, void *arg)
+{
+    const struct reading_merge *m = arg;
+    if (g->offset < m->from) {
+        return false;
+    }
+    for (size_t i = 0; i < m->main->global_count && m->main->global_count <= 4096; i++) {
+        const stg_global *h = &m->main->globals[i];
+        if (h->offset == g->offset && h->module_len == g->module_len &&
+            h->name_len == g->name_len && memcmp(h->module, g->module, g->module_len) == 0 &&
+            memcmp(h->name, g->name, g->name_len) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The same bytes as pickle.load (or torch.load, or numpy.load without the .npy magic) reads
+ * them: one pickle, every byte after a NumpyArrayWrapper's BUILD an opcode. Up to the first
+ * array both readings walk the same opcodes; past it, what this one finds is added (its
+ * failure is that loader raising: not a finding). */
+static void pickle_load_reading(const uint8_t *buf, size_t len, uint64_t base, uint64_t from,
+                                stg_check_ctx *ctx)
+{
+    stg_report *scratch = stg_report_new(ctx->lim);
+    if (scratch == NULL) {
+        ctx->report->out_of_memory = true;
+        return;
+    }
+    stg_check_ctx inner = *ctx;
+    inner.report = scratch;
+    stg_pscan s;
+    memset(&s, 0, sizeof s);
+    s.ctx = &inner;
+    s.seed = ctx->hash_seed != 0 ? ctx->hash_seed : STG_HASH_SEED_DEFAULT;
+    tables_init(&s);
+    s.buf = buf;
+    s.len = len;
+    s.base = base;
+    s.flavor = STG_PICKLE_RAW;
+    s.pickle_reading = true;
+    s.first_skip = UINT64_MAX;
+    size_t first_stop;
+    (void)run(&s, ctx->lim, &first_stop);
+    getattr_finish(&s);
+    scratch->out_of_memory |= s.failed_alloc;
+    struct reading_merge m = {base + from, ctx->report};
+    stg_report_merge_if(ctx->report, scratch, NULL, STG_NO_OFFSET, pickle_reading_keeps,
+                        pickle_reading_keeps_global, &m);
+    pscan_free(&s);
+    stg_report_free(scratch);
+}
+
 void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
                        stg_pickle_flavor flavor, stg_check_ctx *ctx)
 {
     stg_pscan s;
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
+    s.joblib_route = joblib_reads(ctx, flavor);
+    s.first_skip = UINT64_MAX;
     s.seed = ctx->hash_seed != 0 ? ctx->hash_seed : STG_HASH_SEED_DEFAULT;
     tables_init(&s);
     s.buf = buf;
@@ -1173,7 +1484,11 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
     if (s.failed_alloc) {
         ctx->report->out_of_memory = true;
     }
+    uint64_t from = s.first_skip;
     pscan_free(&s);
+    if (from != UINT64_MAX) {
+        pickle_load_reading(buf, len, base_offset, from, ctx);
+    }
 }
 
 bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *out_of_memory)
@@ -1220,6 +1535,26 @@ bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memor
     return acted || undecided;
 }
 
+/* A scan without a context (nothing is reported) and its walker, default limits. */
+static void quiet_walk_init(stg_pscan *s, stg_pickle_walker *w, stg_pickle_hooks *hooks,
+                            const uint8_t *buf, size_t len, stg_pickle_flavor flavor)
+{
+    memset(s, 0, sizeof *s);
+    s->buf = buf;
+    s->len = len;
+    s->flavor = flavor;
+    s->first_skip = UINT64_MAX;
+    s->seed = STG_HASH_SEED_DEFAULT; /* no context: the probe ceiling bounds a flood */
+    tables_init(s);
+    stg_pickle_limits pl;
+    limits_from(NULL, &pl);
+    pl.hash_seed = s->seed;
+    *hooks = scan_hooks;
+    hooks->ctx = s;
+    stg_pickle_init(w, &pl, hooks);
+    s->w = w;
+}
+
 /* The sniffing walk; *acted: it reached a named global (an import) before it ended, however it
  * ended. An unresolvable one (EXT1 is two bytes: tensor data holds it by chance) does not
  * count: without STOP only a real name makes random bytes a pickle. *undecided: a limit cut
@@ -1240,21 +1575,11 @@ static bool sniff_walk(const uint8_t *buf, size_t len, sniff_reader reader, uint
         return false;
     }
     stg_pscan s;
-    memset(&s, 0, sizeof s);
-    s.buf = buf;
-    s.len = len;
-    s.flavor = STG_PICKLE_RAW;
-    s.seed = STG_HASH_SEED_DEFAULT; /* no context: the probe ceiling bounds a flood */
-    tables_init(&s);
-    stg_pickle_limits pl;
-    limits_from(NULL, &pl);
-    pl.hash_seed = s.seed;
-    stg_pickle_hooks hooks = scan_hooks;
-    hooks.ctx = &s;
+    stg_pickle_hooks hooks;
     stg_pickle_walker w;
-    stg_pickle_init(&w, &pl, &hooks);
+    quiet_walk_init(&s, &w, &hooks, buf, len, STG_PICKLE_RAW);
+    s.joblib_route = true; /* a whole file's sniff: joblib.load may be its reader */
     w.no_persistent_load = reader == SNIFF_FILE_START;
-    s.w = &w;
     size_t end = 0;
     stg_pickle_status res = stg_pickle_walk(&w, buf, len, 0, &end);
     bool ok = res == STG_PW_STOP;
@@ -1279,6 +1604,46 @@ static bool sniff_walk(const uint8_t *buf, size_t len, sniff_reader reader, uint
         *stop_end = end;
     }
     return ok;
+}
+
+/* ---------------------------------------------------------------- PyTorch 0.1 storages */
+
+/* Walks one pickle from buf[0] (no findings) and reads what its STOP returns: the storage
+ * count, or a storage's (key, location, storage_type) tuple, whose class gives the element
+ * size as torch._utils._element_size(storage_type.dtype) does (the classes' table above). */
+static bool torch01_result(const uint8_t *buf, size_t len, uint64_t *count, uint32_t *elsize)
+{
+    stg_pscan s;
+    stg_pickle_hooks hooks;
+    stg_pickle_walker w;
+    quiet_walk_init(&s, &w, &hooks, buf, len, STG_PICKLE_MEMBER);
+    size_t end;
+    bool ok = stg_pickle_walk(&w, buf, len, 0, &end) == STG_PW_STOP;
+    int64_t n;
+    stg_pv cls;
+    if (ok && count != NULL) {
+        ok = (w.result.kind == STG_PV_INT || w.result.kind == STG_PV_BOOL) &&
+             stg_pickle_int(&w.result, &n) && n >= 0;
+        *count = ok ? (uint64_t)n : 0;
+    } else if (ok) {
+        ok = w.result.kind == STG_PV_TUPLE && w.result.n == 3 &&
+             stg_pickle_tuple_at(&w, &w.result, 2, &cls) && cls.kind == STG_PV_GLOBAL &&
+             (cls.flags & STG_PV_F_UNRESOLVED) == 0 && (cls.n & TAG_TORCH_STORAGE) != 0;
+        *elsize = ok ? (cls.n >> TAG_ELSIZE_SHIFT) & 0xFFu : 0;
+    }
+    stg_pickle_free(&w);
+    pscan_free(&s);
+    return ok;
+}
+
+bool stg_pickle_torch01_count(const uint8_t *buf, size_t len, uint64_t *count)
+{
+    return torch01_result(buf, len, count, NULL);
+}
+
+bool stg_pickle_torch01_elsize(const uint8_t *buf, size_t len, uint32_t *elsize)
+{
+    return torch01_result(buf, len, NULL, elsize);
 }
 
 /* ---------------------------------------------------------------- .npy */
@@ -1330,7 +1695,7 @@ bool stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_che
     size_t data = h.data_offset;
     if (h.dtype.has_object) {
         /* numpy.load pickle.load-s the data of any dtype holding objects, whatever its shape. */
-        stg_check_pickles(buf + data, len - data, base_offset + data, STG_PICKLE_RAW, ctx);
+        stg_check_pickles(buf + data, len - data, base_offset + data, STG_PICKLE_PLAIN, ctx);
         return true;
     }
     uint64_t need = 0;

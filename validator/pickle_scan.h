@@ -13,9 +13,13 @@
 /* What framing the bytes follow: decides which bytes after a STOP are skipped by declared sizes
  * (docs/policy.md) before the walk goes on looking for a further pickle. */
 typedef enum stg_pickle_flavor {
-    STG_PICKLE_RAW = 0,          /* plain pickle(s); joblib array payloads recognised inline */
+    STG_PICKLE_RAW = 0,          /* a file's or stream's pickle(s): when it is the whole file, or
+                                    the stream joblib decompresses from it, joblib.load may read
+                                    it (arrays after NumpyArrayWrapper BUILDs are data) and so
+                                    may pickle.load (they are opcodes): both readings are scanned */
     STG_PICKLE_TORCH_LEGACY = 1, /* magic, protocol, sys_info, data, storage keys, storages */
-    STG_PICKLE_MEMBER = 2        /* one pickle member of an archive (e.g. data.pkl) */
+    STG_PICKLE_MEMBER = 2,       /* one pickle member of an archive (e.g. data.pkl) */
+    STG_PICKLE_PLAIN = 3         /* pickle(s) only a plain unpickler reads (.npy object data) */
 } stg_pickle_flavor;
 
 /* Scans buf[0..len) as a sequence of pickles until the end, adding findings and globals to
@@ -57,6 +61,13 @@ bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory);
  * A clean STOP alone does not count there: a pickle that imports nothing runs nothing, and
  * tensor data starts with one by chance (")2." is EMPTY_TUPLE, DUP, STOP). */
 bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memory);
+
+/* PyTorch 0.1 `storages` member (torch 1.13 serialization.py legacy_load): what the pickle at
+ * buf[0] returns on STOP: the storage count (a non-negative int), or the element size of the
+ * storage class its (key, location, storage_type) tuple names. false: the pickle does not
+ * reach STOP or returns something else (for a class: one of no known element size). */
+bool stg_pickle_torch01_count(const uint8_t *buf, size_t len, uint64_t *count);
+bool stg_pickle_torch01_elsize(const uint8_t *buf, size_t len, uint32_t *elsize);
 
 /* Policy lists' version (also public as stg_policy_version). */
 #endif

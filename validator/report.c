@@ -249,8 +249,18 @@ void stg_report_set_blob(stg_report *r, const char *blob)
 void stg_report_merge(stg_report *dst, const stg_report *src, const char *member,
                       uint64_t member_offset)
 {
+    stg_report_merge_if(dst, src, member, member_offset, NULL, NULL, NULL);
+}
+
+void stg_report_merge_if(stg_report *dst, const stg_report *src, const char *member,
+                         uint64_t member_offset, bool (*keep)(const stg_finding *f, void *arg),
+                         bool (*keep_global)(const stg_global *g, void *arg), void *arg)
+{
     for (size_t i = 0; i < src->count; i++) {
         const stg_finding *s = &src->findings[i];
+        if (keep != NULL && !keep(s, arg)) {
+            continue;
+        }
         stg_finding *f = stg_report_add_sev(
             dst, s->code, s->severity, s->has_offset ? s->offset : STG_NO_OFFSET, "%s", s->message);
         if (f == NULL) {
@@ -272,20 +282,25 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
             stg_report_set_limit(dst, f, s->limit);
         }
     }
-    /* Counted-only findings still decide the verdict. */
+    /* Counted-only findings still decide the verdict (a filter cannot see them: all count). */
     dst->truncated += src->truncated;
-    if (src->any) {
+    if (src->any && (keep == NULL || src->truncated > 0)) {
         if (!dst->any || src->worst > dst->worst) {
             dst->worst = src->worst;
         }
         dst->any = true;
     }
-    dst->seen_codes[0] |= src->seen_codes[0];
-    dst->seen_codes[1] |= src->seen_codes[1];
+    if (keep == NULL || src->truncated > 0) {
+        dst->seen_codes[0] |= src->seen_codes[0];
+        dst->seen_codes[1] |= src->seen_codes[1];
+    }
     dst->scan_error = dst->scan_error || src->scan_error;
     dst->out_of_memory = dst->out_of_memory || src->out_of_memory;
     for (size_t i = 0; i < src->global_count; i++) {
         const stg_global *g = &src->globals[i];
+        if (keep_global != NULL && !keep_global(g, arg)) {
+            continue;
+        }
         const char *m = g->member != NULL ? g->member : member;
         stg_report_add_global(dst, g->module, g->module_len, g->name, g->name_len, g->offset, m,
                               g->klass);

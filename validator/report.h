@@ -111,6 +111,12 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
  * (a joblib ZF side file's raw array bytes: report.c). */
 void stg_report_drop_raw_unknown(stg_report *r, size_t from);
 
+/* stg_report_merge of the findings keep() and the globals keep_global() accept (each NULL:
+ * all); side files, memory and scan errors are always copied. */
+void stg_report_merge_if(stg_report *dst, const stg_report *src, const char *member,
+                         uint64_t member_offset, bool (*keep)(const stg_finding *f, void *arg),
+                         bool (*keep_global)(const stg_global *g, void *arg), void *arg);
+
 /* true when a finding with this code was added (stored or not). */
 bool stg_report_has(const stg_report *r, stg_code code);
 

@@ -189,10 +189,13 @@ typedef enum stg_code {
     STG_CONVERT_INPUT_UNKNOWN = 103,  /**< not torch zip, legacy torch, .npy or .npz */
     STG_CONVERT_ALIAS_DROPPED = 104,  /**< an exact alias left out (--drop-aliases) */
     /* TorchScript (docs/containers.md) */
-    STG_TORCHSCRIPT_PROGRAM = 110 /**< a torch zip holding a TorchScript program */
+    STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
+    /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
+    STG_PICKLE_SKIP_UNRESOLVED = 120,    /**< bytes a loader reads as data, range not known */
+    STG_TORCH01_STORAGE_UNRESOLVED = 121 /**< a PyTorch 0.1 storage of no known element size */
 } stg_code;
 
-#define STG_CODE_MAX 110 /**< highest code number in this version */
+#define STG_CODE_MAX 121 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);

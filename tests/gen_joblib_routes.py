@@ -1,0 +1,271 @@
+#!/usr/bin/python3
+"""The array after a joblib NumpyArrayWrapper's BUILD, on every route a loader reads it.
+
+Writes into DIR:
+- benign/*: joblib.dump of seeded random arrays (several dtypes and shapes, object arrays, every
+  compressor joblib has here, protocols 2-5); stguard must call them ok or warn.
+- evil_<loader>_*: hand-made pickles whose payload (a call of os.system) sits where a reader
+  that mis-sizes the wrapper's array, or skips it on the wrong route, would not look:
+  * joblib route (loader joblib): for each wrapper state shape (a list shape, numpy-scalar dims,
+    17 dims, a (dict, None) state, a slot state that overrides the dict, more than 16 state
+    entries, a wrapper built by REDUCE, dtype spellings 'uint8' 'B' '|u1' '<u1', an aliased
+    state dict, a wrapper built twice), as a plain, gzip and xz file: the array has exactly the
+    bytes joblib reads (numpy.dtype and the state are the oracle), the payload follows it;
+    and a grid of numpy.dtype(typestr, False, copy) with BUILD states of other element sizes
+    and flags, each sized by what numpy itself makes of it (benign/grid_*: the same arrays of
+    zero bytes, where the state is one numpy writes);
+  * every other route (loaders torch, numpy, pickle, joblib): the payload right after the BUILD,
+    inside what joblib's NumpyUnpickler would take for array bytes: torch zip data.pkl, legacy
+    torch file, torch 0.1 tar member, .npy object array, plain pickle, joblib ZF, joblib side
+    file (.npy named by an NDArrayWrapper).
+Each evil file's loader is in DIR/evil.tsv (loader, file). Only ever loaded under
+tests/loaders/reach.py's refusing hook.
+
+Usage: gen_joblib_routes.py DIR
+"""
+import gzip
+import io
+import lzma
+import os
+import random
+import struct
+import sys
+import tarfile
+import zipfile
+import zlib
+
+import joblib
+import numpy as np
+
+PAYLOAD = b"cos\nsystem\n(S'true'\ntR."  # after the array: os.system('true'), then STOP
+WRAPPER = b"cjoblib.numpy_pickle\nNumpyArrayWrapper\n"
+
+
+def s(text):
+    """SHORT_BINUNICODE-free protocol 2 str: BINUNICODE."""
+    b = text.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+def dtype(spelling):
+    return b"cnumpy\ndtype\n" + s(spelling) + b"\x89\x88\x87R"
+
+
+def tup(items):
+    return b"(" + b"".join(items) + b"t"
+
+
+def state_dict(pairs, full=True):
+    """A state dict; full: with the subclass and order read_array needs besides."""
+    if full:
+        pairs = [("subclass", b"cnumpy\nndarray\n"), ("order", s("C"))] + list(pairs)
+    return b"}(" + b"".join(s(k) + v for k, v in pairs) + b"u"
+
+
+def wrapper_file(state_parts, nbytes, align=False, payload_in_array=False, prefix=b""):
+    """PROTO 2, a wrapper made by NEWOBJ, BUILD(state), the array joblib reads, payload."""
+    body = b"\x80\x02" + prefix + WRAPPER + b")\x81" + state_parts + b"b"
+    array = (b"\x00" if align else b"") + bytes(nbytes)
+    if payload_in_array:
+        return body + b"0" + PAYLOAD
+    return body + array + b"0" + PAYLOAD
+
+
+def joblib_variations():
+    """(name, pickle bytes) that joblib.load reads to the payload after the array."""
+    u1 = dtype("u1")
+    v = {}
+    v["baseline"] = wrapper_file(state_dict([("dtype", u1), ("shape", tup([b"K\x05"]))]), 5)
+    v["list_shape"] = wrapper_file(state_dict([("dtype", u1), ("shape", b"](K\x03K\x02e")]), 6)
+    scalar = (b"cnumpy.core.multiarray\nscalar\n(" + dtype("<i8") + b"C\x08" +
+              struct.pack("<q", 7) + b"tR")
+    v["scalar_dim"] = wrapper_file(state_dict([("dtype", u1), ("shape", tup([scalar]))]), 7)
+    v["dims17"] = wrapper_file(state_dict([("dtype", u1), ("shape", tup([b"K\x01"] * 16 +
+                                                                         [b"K\x03"]))]), 3)
+    v["dict_none"] = wrapper_file(tup([state_dict([("dtype", u1), ("shape", tup([b"K\x04"]))]),
+                                       b"N"]), 4)
+    v["slot_override"] = wrapper_file(tup([state_dict([("dtype", u1), ("shape", tup([b"K\x01"]))]),
+                                           state_dict([("shape", tup([b"K\x09"]))], False)]), 9)
+    many = [("junk%d" % i, b"N") for i in range(17)]
+    v["dict17"] = wrapper_file(state_dict(many + [("dtype", u1), ("shape", tup([b"K\x06"]))]), 6)
+    for sp in ("uint8", "B", "|u1", "<u1"):
+        v["dtype_" + sp.replace("|", "bar").replace("<", "lt")] = wrapper_file(
+            state_dict([("dtype", dtype(sp)), ("shape", tup([b"K\x0b"]))]), 11)
+    # an object array: joblib's read_array pickle.load-s it with the plain unpickler, so a
+    # wrapper BUILD inside it is followed by opcodes, not by an array
+    inner = wrapper_file(state_dict([("dtype", u1), ("shape", tup([b"K\x05"]))]), 5,
+                         payload_in_array=True)
+    v["inline_wrapper"] = wrapper_file(state_dict([("dtype", dtype("O8")),
+                                                   ("shape", tup([b"K\x01"]))]), 0,
+                                       payload_in_array=True)[:-len(b"0" + PAYLOAD)] + inner
+    # REDUCE: __init__ runs, numpy_array_alignment_bytes = 16: a padding-length byte first
+    v["reduce_built"] = (b"\x80\x02" + WRAPPER + tup([b"cnumpy\nndarray\n", tup([b"K\x02"]),
+                                                      s("C"), u1]) + b"R}b" + b"\x00" +
+                         bytes(2) + b"0" + PAYLOAD)
+    # an aliased state dict: memoized holding shape (1,), then changed to (8,) on the stack;
+    # BUILD takes the memo's copy, which is the same dict: joblib reads 8 bytes
+    v["aliased_dict"] = (b"\x80\x02" + WRAPPER + b")\x81" + b"}q\x07(" + s("dtype") + u1 +
+                         s("order") + s("C") + s("subclass") + b"cnumpy\nndarray\n" +
+                         s("shape") + tup([b"K\x01"]) + b"u" + s("shape") + tup([b"K\x08"]) +
+                         b"s0h\x07b" + bytes(8) + b"0" + PAYLOAD)
+    # built twice: the second BUILD (through the memo) merges, joblib reads a second array
+    st = state_dict([("dtype", u1), ("shape", tup([b"K\x02"]))])
+    v["built_twice"] = (b"\x80\x02" + WRAPPER + b")\x81q\x09" + st + b"b" + bytes(2) + b"0h\x09" +
+                        state_dict([("shape", tup([b"K\x05"]))], False) + b"b" + bytes(5) + b"0" +
+                        PAYLOAD)
+    return v
+
+
+def dtype_grid():
+    """numpy.dtype(typestr, False, copy) given a BUILD state (element size, flags): numpy's own
+    itemsize and hasobject decide what joblib reads. Yields (name, pickle, benign or None):
+    the pickle has the payload right after the array (or inside it, as the pickle joblib loads
+    when hasobject); benign is the same array of zero bytes then STOP, or None when numpy's
+    state is not the one numpy writes (a real dump never has it) or the array is objects."""
+    for t in ("f8", "u1", "O8", "S5", "U2", "V8", "S0"):
+        for copy in (False, True):
+            natural = list(np.dtype(t).__reduce__()[2])
+            for flags in (0, 1):
+                for el in (natural[5], 3):
+                    st = list(natural)
+                    st[5], st[7] = el, flags
+                    d = np.dtype(t, False, copy)
+                    d.__setstate__(tuple(st))
+                    fields = [b"K\x03", s(st[1]), b"NNN"]
+                    fields += [b"J" + struct.pack("<i", v) for v in (st[5], st[6], st[7])]
+                    pickled = (b"cnumpy\ndtype\n" + s(t) + b"\x89" + (b"\x88" if copy else b"\x89") +
+                               b"\x87R" + tup(fields) + b"b")
+                    head = (b"\x80\x02" + WRAPPER + b")\x81" +
+                            state_dict([("dtype", pickled), ("shape", tup([b"K\x02"]))]) + b"b")
+                    name = "grid_%s_copy%d_flags%d_el%d" % (t, copy, flags, el)
+                    if d.hasobject:
+                        yield name, head + b"\x80\x02" + PAYLOAD, None
+                        continue
+                    array = bytes(2 * d.itemsize)
+                    # an O8 state without the flag: raw bytes as object pointers (joblib.load
+                    # crashes on zeros): never benign
+                    exact = el == natural[5] and natural[7] == flags and t != "O8"
+                    if d.itemsize == 0:
+                        continue  # read_array divides by the item size: the load fails
+                    yield name, head + array + b"0" + PAYLOAD, head + array + b"." if exact else None
+
+
+def npy_object(pickle_bytes):
+    header = "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"
+    header += " " * (63 - len(header) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + pickle_bytes
+
+
+def other_routes(out):
+    """The payload right after the BUILD: a plain unpickler runs it on each of these routes."""
+    inner = wrapper_file(state_dict([("dtype", dtype("u1")), ("shape", tup([b"K\x05"]))]), 5,
+                         payload_in_array=True)
+    rows = []
+
+    def put(name, data, loader):
+        path = os.path.join(out, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        rows.append((loader, path))
+
+    put("evil_pickle_plain.pkl", inner, "pickle")
+    zbuf = io.BytesIO()
+    with zipfile.ZipFile(zbuf, "w") as z:
+        z.writestr("archive/data.pkl", inner)
+        z.writestr("archive/version", "3\n")
+    put("evil_torch_zip.pt", zbuf.getvalue(), "torch")
+    magic = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19."
+    put("evil_torch_legacy.pt", magic + b"\x80\x02M\xe9\x03." + inner, "torch")
+    tbuf = io.BytesIO()
+    with tarfile.open(fileobj=tbuf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in (("sys_info", b"\x80\x02}."), ("storages", inner)):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+    put("evil_torch_tar.tar", tbuf.getvalue(), "torch")
+    put("evil_numpy_object.npy", npy_object(inner), "numpy")
+    put("evil_joblib_zf.pkl", b"ZF" + ("%x" % len(inner)).ljust(19).encode() + zlib.compress(inner),
+        "joblib")
+    side = os.path.join(out, "side")
+    os.makedirs(side, exist_ok=True)
+    with open(os.path.join(side, "a.npy"), "wb") as f:
+        f.write(npy_object(inner))
+    nd = (b"\x80\x02cjoblib.numpy_pickle_compat\nNDArrayWrapper\n)\x81" +
+          state_dict([("filename", s("a.npy")), ("subclass", b"cnumpy\nndarray\n"),
+                      ("allow_mmap", b"\x89")], False) + b"b.")
+    path = os.path.join(side, "evil_joblib_side.pkl")
+    with open(path, "wb") as f:
+        f.write(nd)
+    rows.append(("joblib", path))
+    return rows
+
+
+def benign(out, count):
+    rng = random.Random(22)
+    compressors = [0, ("zlib", 3), ("gzip", 3), ("bz2", 3), ("xz", 3), ("lzma", 3)]
+    kinds = ["f8", "f4", "i8", "u1", "?", "c16", "U3", "S2", "O", "M8[ns]", "rec"]
+    for i in range(count):
+        kind = kinds[i % len(kinds)]
+        shape = tuple(rng.randint(0, 4) for _ in range(rng.randint(0, 3)))
+        nrng = np.random.default_rng(i)
+        if kind == "O":
+            arr = np.array([{"k": i}, [1, 2], "x"], dtype=object)
+        elif kind in ("U3", "S2"):
+            arr = np.array(["ab", "c"] * 3, dtype=kind)
+        elif kind == "M8[ns]":
+            arr = (nrng.random(shape) * 1e9).astype("i8").astype(kind)
+        elif kind == "rec":
+            arr = np.zeros(shape, dtype=[("a", "<f4", (2,)), ("b", "S3"), ("c", "O")])
+        else:
+            arr = (nrng.random(shape) * 1000).astype(kind)
+        obj = {"w": arr, "b": np.arange(i % 7), "n": i} if i % 3 == 0 else arr
+        if i % 5 == 0 and arr.ndim == 2:
+            obj = np.asfortranarray(arr)
+        path = os.path.join(out, "benign", "b%03d.joblib" % i)
+        joblib.dump(obj, path, compress=compressors[i % len(compressors)],
+                    protocol=2 + i % 4)
+
+
+def benign_torch(out, count):
+    """Legacy torch.save files (the format whose storages stguard skips) of seeded tensors."""
+    import torch
+    os.makedirs(os.path.join(out, "benign_torch"), exist_ok=True)
+    kinds = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
+             torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
+    g = torch.Generator().manual_seed(22)
+    for i in range(count):
+        shape = [int(x) for x in torch.randint(0, 4, (i % 3 + 1,), generator=g)]
+        t = (torch.rand(shape, generator=g) * 100).to(kinds[i % len(kinds)])
+        obj = {"w": t, "v": t.view(-1)[:1], "n": i} if i % 2 else t
+        torch.save(obj, os.path.join(out, "benign_torch", "t%03d.pt" % i),
+                   _use_new_zipfile_serialization=False)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(os.path.join(out, "benign"), exist_ok=True)
+    benign(out, int(sys.argv[2]) if len(sys.argv) > 2 else 216)
+    benign_torch(out, 88)
+    rows = []
+    for name, data in joblib_variations().items():
+        for comp, opener in (("", open), (".gz", gzip.open), (".xz", lzma.open)):
+            path = os.path.join(out, "evil_joblib_%s.pkl%s" % (name, comp))
+            with opener(path, "wb") as f:
+                f.write(data)
+            rows.append(("joblib", path))
+    for name, data, benign_data in dtype_grid():
+        path = os.path.join(out, "evil_joblib_%s.pkl" % name)
+        with open(path, "wb") as f:
+            f.write(data)
+        rows.append(("joblib", path))
+        if benign_data is not None:
+            with open(os.path.join(out, "benign", name + ".pkl"), "wb") as f:
+                f.write(benign_data)
+    rows += other_routes(out)
+    with open(os.path.join(out, "evil.tsv"), "w") as f:
+        for loader, path in rows:
+            f.write("%s\t%s\n" % (loader, path))
+
+
+if __name__ == "__main__":
+    main()
