@@ -49,4 +49,6 @@ set(ENV{PKG_CONFIG_PATH} "")
 # library; LD_LIBRARY_PATH (set for the emulated program only) finds the sysroot's shared
 # libraries, including those loaded at run time (libcrypto, libz, liblzma, libbz2: parser/dl.c).
 string(REPLACE ";" ":" stg_s390x_ld_path "${stg_s390x_libdirs}")
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-s390x -L /usr/s390x-linux-gnu -E LD_LIBRARY_PATH=${stg_s390x_ld_path})
+# A cache entry, so that tools/compare-cross.sh finds the same command in CMakeCache.txt.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-s390x -L /usr/s390x-linux-gnu -E LD_LIBRARY_PATH=${stg_s390x_ld_path}
+  CACHE STRING "runs the s390x programs (ctest, tools/compare-cross.sh)" FORCE)
