@@ -40,7 +40,8 @@ cross_s390x_host=(gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user)
 # Its libraries, as s390x packages: unpacked (dpkg-deb -x) into $STG_S390X_SYSROOT, not installed.
 # Installing them as multiarch :s390x packages fails on Debian 12 today: Multi-Arch: same packages
 # must have the same version in every architecture, and bookworm-security no longer builds s390x,
-# so the amd64 libssl3, liblzma5, zlib1g and linux-libc-dev are newer than any s390x build.
+# so the amd64 libssl3, liblzma5 and linux-libc-dev (and zlib1g's update) are newer than any
+# s390x build.
 cross_s390x_libs=(zlib1g zlib1g-dev liblzma5 liblzma-dev libbz2-1.0 libbz2-dev libssl3 libssl-dev
     check libsubunit0 libsubunit-dev)
 cross=""

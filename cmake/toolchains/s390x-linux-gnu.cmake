@@ -4,9 +4,8 @@
 # Where the s390x libraries come from: the cross C library lives in /usr/s390x-linux-gnu
 # (libc6-dev-s390x-cross); Check, zlib, liblzma, libbz2 and OpenSSL are Debian's s390x packages
 # unpacked into a sysroot by `tools/setup-debian.sh --cross s390x` (default
-# /opt/stguard/s390x-sysroot, or $STG_S390X_SYSROOT). Without that sysroot, configure with
-# -DSTG_WITH_OPENSSL=OFF -DSTG_WITH_ZLIB=OFF -DSTG_WITH_LZMA=OFF -DSTG_WITH_BZIP2=OFF
-# -DSTG_BUILD_TESTS=OFF (the library, the CLI and the corpus replay still build).
+# /opt/stguard/s390x-sysroot, or $STG_S390X_SYSROOT at setup and first configure). The build
+# needs that sysroot (docs/fuzzing.md says why a multiarch install does not work).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR s390x)
 set(CMAKE_LIBRARY_ARCHITECTURE s390x-linux-gnu)
