@@ -479,9 +479,11 @@ START_TEST(test_mem_large_blocks_mapped)
     if (maps) {
         ck_assert_ptr_eq(z, p);
     }
+    size_t nonzero = 0; /* one assertion: Check records each one's place through a pipe */
     for (size_t i = 0; i < MIB; i++) {
-        ck_assert_uint_eq(z[i], 0);
+        nonzero += z[i] != 0;
     }
+    ck_assert_uint_eq(nonzero, 0);
     stg_mem_free(z);
     stg_mem_release_kept();
     stg_mem_maps(&live, &kept, &bytes);

@@ -115,8 +115,9 @@ static uint8_t *legacy_file(const tu_buf *data, const char *const *keys, const u
     for (int i = 0; i < nkeys; i++) {
         put_le(&b, counts[i], 8);
         for (uint32_t j = 0; j < counts[i]; j++) {
-            float f = (float)(i * 100 + (int)j);
-            tu_buf_put(&b, &f, 4);
+            uint8_t f[4];
+            tu_store_f32_le(f, (float)(i * 100 + (int)j));
+            tu_buf_put(&b, f, 4);
         }
     }
     *len = b.n;
@@ -399,7 +400,11 @@ START_TEST(test_buffer_transpose_bytes)
         ck_assert_uint_eq(o[8 + i], ' ');
     }
     /* storage 0..5, element (i, j) at i + 2j: rows [0 2 4] [1 3 5] */
-    static const float want[6] = {0, 2, 4, 1, 3, 5};
+    static const float rows[6] = {0, 2, 4, 1, 3, 5};
+    uint8_t want[24];
+    for (size_t i = 0; i < 6; i++) {
+        tu_store_f32_le(want + 4 * i, rows[i]);
+    }
     ck_assert_int_eq(memcmp(o + 8 + padded, want, sizeof want), 0);
     ck_assert_ptr_nonnull(stg_report_sha256(rep));
     stg_convert_free(out);
@@ -547,7 +552,10 @@ START_TEST(test_buffer_npy)
     const uint8_t *o = out;
     size_t n = o[0];
     ck_assert_int_eq(memcmp(o + 8, header, sizeof header - 1), 0);
-    static const int16_t want[6] = {0, 1, 2, 3, 4, 5};
+    uint8_t want[12]; /* 0..5 as little-endian int16 */
+    for (size_t i = 0; i < 6; i++) {
+        tu_store_le(want + 2 * i, i, 2);
+    }
     ck_assert_uint_eq(out_len, 8 + n + 12);
     ck_assert_int_eq(memcmp(o + 8 + n, want, 12), 0);
     stg_convert_free(out);

@@ -688,14 +688,12 @@ START_TEST(test_lzma_dictionary_limit)
     uint8_t p[sizeof alone_msg];
     memcpy(p, alone_msg, sizeof p);
     stg_inflate_out out;
-    uint32_t dict = 1u << 30;
-    memcpy(p + 1, &dict, 4); /* little-endian hosts only: the test data is LE */
+    tu_store_le(p + 1, 1u << 30, 4); /* the header's dictionary size is little-endian */
     ck_assert_int_eq(stg_inflate(p, sizeof p, STG_INFLATE_LZMA, 1 << 20, 0, &out),
                      STG_INFLATE_TOO_BIG);
     ck_assert_uint_eq(out.len, 0);
     stg_inflate_free(&out);
-    dict = 1u << 26;
-    memcpy(p + 1, &dict, 4);
+    tu_store_le(p + 1, 1u << 26, 4);
     ck_assert_int_eq(stg_inflate(p, sizeof p, STG_INFLATE_LZMA, 1 << 20, 0, &out), STG_INFLATE_OK);
     ck_assert_uint_eq(out.len, sizeof MSG - 1);
     stg_inflate_free(&out);

@@ -309,7 +309,7 @@ START_TEST(test_members_read_whole)
     long_pickle[1] = 3;
     long_pickle[2] = 'B';
     uint32_t blen = 20000;
-    memcpy(long_pickle + 3, &blen, 4);
+    tu_store_le(long_pickle + 3, blen, 4);
     long_pickle[7 + blen] = 0xff;
     /* a nested zip as a member */
     zb_entry inner[2] = {zb_file("x.pkl", evil_pickle, sizeof evil_pickle - 1),
@@ -318,8 +318,7 @@ START_TEST(test_members_read_whole)
     uint8_t *inner_zip = zb_build(inner, 2, NULL, &inner_len, NULL);
     /* safetensors by content, with whitespace past the first page before '{' */
     uint8_t *st = storage(BIG);
-    uint64_t n = 20000;
-    memcpy(st, &n, 8);
+    tu_store_le(st, 20000, 8);
     memset(st + 8, ' ', 9000);
     st[8 + 9000] = '{';
     /* a deflated pickle */

@@ -283,8 +283,13 @@ static uint64_t fingerprint(const char *uri, const stg_finding *f)
     h = fnv_add(h, name != NULL ? name : "", name != NULL ? strlen(name) : 0);
     h = fnv_add(h, uri, strlen(uri));
     h = fnv_add(h, f->member != NULL ? f->member : "", f->member != NULL ? strlen(f->member) : 0);
+    /* The offset as 8 little-endian bytes, so a big-endian host gives the same fingerprint. */
     uint64_t off = f->has_offset ? f->offset : UINT64_MAX;
-    h = fnv_add(h, &off, sizeof off);
+    unsigned char off_le[8];
+    for (size_t i = 0; i < sizeof off_le; i++) {
+        off_le[i] = (unsigned char)(off >> (8 * i));
+    }
+    h = fnv_add(h, off_le, sizeof off_le);
     h = fnv_add(h, f->tensor != NULL ? f->tensor : "", f->tensor != NULL ? f->tensor_len : 0);
     h = fnv_add(h, f->module != NULL ? f->module : "", f->module != NULL ? strlen(f->module) : 0);
     return fnv_add(h, f->name != NULL ? f->name : "", f->name != NULL ? strlen(f->name) : 0);

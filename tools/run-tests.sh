@@ -4,6 +4,11 @@
 #   dev          dev preset (gcc, -Werror) + all tests (ctest --preset dev)
 #   asan         asan preset (clang, ASan + UBSan) + all tests, corpus replay included
 #   fuzz         fuzz preset + N seconds of libFuzzer per harness, two harnesses at a time
+#   s390x        big-endian: the s390x preset (gcc-s390x-linux-gnu, tests under qemu-s390x):
+#                unit tests and corpus replay (ctest --preset s390x), then tools/compare-cross.sh
+#                (the s390x CLI's output equals the dev build's on corpus/ and tests/data);
+#                skipped when the cross toolchain is not installed (tools/setup-debian.sh
+#                --cross s390x)
 #   conformance  compat conformance check, only when ../shared/conformance exists
 #   format       tools/check-format.sh against .clang-format, and tools/check-layers.sh (the
 #                layering of docs/design.md)
@@ -20,14 +25,14 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-all_stages="dev asan fuzz conformance format"
+all_stages="dev asan fuzz s390x conformance format"
 stages=$all_stages
 skip=""
 fuzz_seconds=30
 do_setup=1
 build_prefix=""
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -107,11 +112,22 @@ build_and_test() { # preset
         ctest --preset "$preset" 2>&1 | tee "$logdir/$preset.ctest.log"
     else
         # ctest --preset would test the preset's own binaryDir; the same settings, by hand.
+        local extra=()
+        [ "$preset" = s390x ] && extra=(-E '^script_')
         env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
             CK_FORK="$([ "$preset" = asan ] && echo no || echo "${CK_FORK:-}")" \
-            ctest --test-dir "$dir" -j2 --output-on-failure 2>&1 | tee "$logdir/$preset.ctest.log"
+            CK_TIMEOUT_MULTIPLIER="$([ "$preset" = s390x ] && echo 10 || echo "${CK_TIMEOUT_MULTIPLIER:-1}")" \
+            ctest --test-dir "$dir" -j2 --output-on-failure "${extra[@]}" 2>&1 | tee "$logdir/$preset.ctest.log"
     fi
     return "${PIPESTATUS[0]}"
+}
+
+# Slowest tests first, so a slow stage says what dominates it.
+slowest_tests() { # preset
+    [ -f "$logdir/$1.ctest.log" ] || return 0
+    grep -E '^ *[0-9]+/[0-9]+ Test +#' "$logdir/$1.ctest.log" |
+        sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -5 |
+        awk 'BEGIN{print "-- slowest tests:"} {printf "   %8.2f s  %s\n", $1, $2}'
 }
 
 # ------------------------------------------------------------------------------------ setup
@@ -131,12 +147,7 @@ for preset in dev asan; do
     else
         record $preset FAIL $((SECONDS - t))
     fi
-    # Slowest tests first, so a slow stage says what dominates it.
-    if [ -f "$logdir/$preset.ctest.log" ]; then
-        grep -E '^ *[0-9]+/[0-9]+ Test +#' "$logdir/$preset.ctest.log" |
-            sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -5 |
-            awk 'BEGIN{print "-- slowest tests:"} {printf "   %8.2f s  %s\n", $1, $2}'
-    fi
+    slowest_tests $preset
 done
 
 # ------------------------------------------------------------------------------------ fuzz
@@ -217,6 +228,37 @@ if selected fuzz; then
     if [ $ok -eq 1 ]; then record fuzz ok $((SECONDS - t)); else record fuzz FAIL $((SECONDS - t)); fi
 fi
 
+# ------------------------------------------------------------------------------------ s390x
+# Big-endian proof (docs/fuzzing.md, "Big-endian: s390x under qemu"). The unit tests and the
+# replay run under qemu through CMAKE_CROSSCOMPILING_EMULATOR; the comparison needs the dev
+# stage's CLI (built here when that stage did not run).
+if selected s390x; then
+    banner "s390x: cross build, unit tests + corpus replay under qemu, output comparison"
+    t=$SECONDS
+    sysroot=${STG_S390X_SYSROOT:-/opt/stguard/s390x-sysroot}
+    if ! command -v s390x-linux-gnu-gcc >/dev/null 2>&1 || ! command -v qemu-s390x >/dev/null 2>&1 ||
+        [ ! -d "$sysroot/usr/include" ]; then
+        echo "-- SKIPPED: no cross toolchain, qemu-s390x or $sysroot (tools/setup-debian.sh --cross s390x)"
+        record s390x skipped $((SECONDS - t))
+    else
+        ok=1
+        native=$(builddir dev)
+        build_and_test s390x || ok=0
+        slowest_tests s390x
+        # The comparison runs even when a unit test failed: its diffs say more.
+        if [ ! -x "$(builddir s390x)/stguard" ]; then
+            ok=0
+        elif [ ! -x "$native/stguard" ] && ! { cmake --preset dev -B "$native" >"$logdir/s390x-dev.log" 2>&1 &&
+            cmake --build "$native" -j2 --target stguard_cli >>"$logdir/s390x-dev.log" 2>&1; }; then
+            tail -40 "$logdir/s390x-dev.log"; ok=0
+        else
+            echo "-- compare: the s390x CLI against $native/stguard"
+            bash tools/compare-cross.sh --native "$native" --cross "$(builddir s390x)" || ok=0
+        fi
+        if [ $ok -eq 1 ]; then record s390x ok $((SECONDS - t)); else record s390x FAIL $((SECONDS - t)); fi
+    fi
+fi
+
 # ------------------------------------------------------------------------------------ conformance
 if selected conformance; then
     banner "conformance: compat profile against the reference's verdicts"
@@ -272,7 +314,7 @@ else
     echo "run-tests: all selected stages passed"
 fi
 # Last, ctest's own summary lines of each test stage.
-for preset in dev asan; do
+for preset in dev asan s390x; do
     if [ -f "$logdir/$preset.ctest.log" ]; then
         echo "-- ctest ($preset):"
         grep -E 'tests passed|tests failed|Total Test time' "$logdir/$preset.ctest.log"

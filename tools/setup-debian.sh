@@ -4,6 +4,11 @@
 #                                     libraries): what README command (a) needs
 #   tools/setup-debian.sh             everything: the minimal set plus clang, Check, the fuzzers,
 #                                     the formatter and the real loaders the tests compare with
+#   tools/setup-debian.sh --cross s390x
+#                                     everything, plus the big-endian cross build (the s390x
+#                                     preset): gcc-s390x-linux-gnu, the s390x C library, qemu-user,
+#                                     and Debian's s390x Check, zlib, liblzma, libbz2 and OpenSSL
+#                                     unpacked into a sysroot (see cross_s390x below)
 # Idempotent: when every package is already installed it only asks dpkg and returns.
 # Works as root, or as a user with sudo. Quiet unless something fails.
 set -euo pipefail
@@ -33,11 +38,26 @@ full=(
     # bench/reference/build.sh (REF_SRC): the reference's crate dependencies, built offline by cargo
     librust-serde-dev librust-serde-derive-dev librust-serde-json-dev librust-hashbrown-dev
 )
+# The s390x cross build: compiler, C library (/usr/s390x-linux-gnu) and the emulator.
+cross_s390x_host=(gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user)
+# Its libraries, as s390x packages: unpacked (dpkg-deb -x) into $STG_S390X_SYSROOT, not installed.
+# Installing them as multiarch :s390x packages fails on Debian 12 today: Multi-Arch: same packages
+# must have the same version in every architecture, and bookworm-security no longer builds s390x,
+# so the amd64 libssl3, liblzma5 and linux-libc-dev (and zlib1g's update) are newer than any
+# s390x build.
+cross_s390x_libs=(zlib1g zlib1g-dev liblzma5 liblzma-dev libbz2-1.0 libbz2-dev libssl3 libssl-dev
+    check libsubunit0 libsubunit-dev)
+cross=""
 case "${1:-}" in
     --minimal) packages=("${minimal[@]}") ;;
     "") packages=("${full[@]}") ;;
-    *) echo "usage: tools/setup-debian.sh [--minimal]" >&2; exit 2 ;;
+    --cross)
+        [ "${2:-}" = s390x ] || { echo "usage: tools/setup-debian.sh --cross s390x" >&2; exit 2; }
+        cross=s390x
+        packages=("${full[@]}" "${cross_s390x_host[@]}") ;;
+    *) echo "usage: tools/setup-debian.sh [--minimal | --cross s390x]" >&2; exit 2 ;;
 esac
+sysroot=${STG_S390X_SYSROOT:-/opt/stguard/s390x-sysroot}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -45,8 +65,17 @@ for p in "${packages[@]}"; do
     [ "$status" = "installed" ] || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-    echo "setup-debian: all ${#packages[@]} packages already installed"
+# Whether the sysroot holds exactly the s390x packages and versions Debian offers now.
+sysroot_current() {
+    [ -f "$sysroot/.stguard-packages" ] || return 1
+    local want
+    want=$(apt-cache policy "${cross_s390x_libs[@]/%/:s390x}" 2>/dev/null |
+        awk '/^[^ ]/ {p = $1} /Candidate:/ {print p, $2}')
+    [ -n "$want" ] && [ "$want" = "$(cat "$sysroot/.stguard-packages")" ]
+}
+
+if [ ${#missing[@]} -eq 0 ] && { [ -z "$cross" ] || sysroot_current; }; then
+    echo "setup-debian: all ${#packages[@]} packages already installed${cross:+, s390x sysroot $sysroot current}"
     exit 0
 fi
 
@@ -59,15 +88,43 @@ else
     exit 1
 fi
 
-echo "setup-debian: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-if ! { "${sudo[@]}" apt-get update -qq &&
-       "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-           --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
-    cat "$log" >&2
-    echo "setup-debian: apt-get failed" >&2
-    exit 1
+debs=$(mktemp -d)
+trap 'rm -rf "$log" "$debs"' EXIT
+fail() { cat "$log" >&2; echo "setup-debian: $*" >&2; exit 1; }
+
+if [ -n "$cross" ] && ! dpkg --print-foreign-architectures | grep -qx s390x; then
+    echo "setup-debian: adding the s390x architecture (for its package lists)"
+    "${sudo[@]}" dpkg --add-architecture s390x >"$log" 2>&1 || fail "dpkg --add-architecture failed"
+fi
+"${sudo[@]}" apt-get update -qq >"$log" 2>&1 || fail "apt-get update failed"
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup-debian: installing ${missing[*]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}" >"$log" 2>&1 || fail "apt-get install failed"
+fi
+
+# cross_s390x: download the s390x library packages and unpack them into the sysroot
+# (cmake/toolchains/s390x-linux-gnu.cmake reads it). Their absolute symbolic links
+# (libz.so -> /lib/s390x-linux-gnu/...) are pointed into the sysroot.
+if [ -n "$cross" ] && ! sysroot_current; then
+    echo "setup-debian: unpacking ${cross_s390x_libs[*]} (s390x) into $sysroot"
+    chmod 0777 "$debs" # apt's download sandbox user writes here
+    (cd "$debs" && apt-get download -q "${cross_s390x_libs[@]/%/:s390x}") >"$log" 2>&1 ||
+        fail "apt-get download of the s390x packages failed"
+    "${sudo[@]}" rm -rf "$sysroot.new"
+    "${sudo[@]}" mkdir -p "$sysroot.new"
+    for deb in "$debs"/*.deb; do
+        "${sudo[@]}" dpkg-deb -x "$deb" "$sysroot.new" >"$log" 2>&1 || fail "dpkg-deb -x $deb failed"
+    done
+    while IFS= read -r link; do
+        "${sudo[@]}" ln -sfn "$sysroot$(readlink "$link")" "$link"
+    done < <(find "$sysroot.new" -type l -lname '/*')
+    apt-cache policy "${cross_s390x_libs[@]/%/:s390x}" |
+        awk '/^[^ ]/ {p = $1} /Candidate:/ {print p, $2}' |
+        "${sudo[@]}" tee "$sysroot.new/.stguard-packages" >/dev/null
+    "${sudo[@]}" rm -rf "$sysroot"
+    "${sudo[@]}" mv "$sysroot.new" "$sysroot"
 fi
 echo "setup-debian: done"

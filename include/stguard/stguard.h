@@ -727,6 +727,23 @@ typedef enum stg_dtype {
 STG_API const char *stg_dtype_name(stg_dtype d);
 /** Bits per element (4, 6, 8, ...); 0 for a value not in the table. */
 STG_API uint32_t stg_dtype_bits(stg_dtype d);
+/**
+ * Turns tensor bytes from file order into host order, in place. Every tensor byte the library
+ * hands out (stg_file_tensor_data, stg_file_read_tensor, stg_model_read_tensor, the converter's
+ * output) is in file order: safetensors stores values little-endian whatever the host. On a
+ * little-endian host this checks the arguments and changes nothing; on a big-endian one it
+ * reverses the bytes of each element (complex64: of each float32 half). Calling it again turns
+ * host order back into file order (for writing a file on a big-endian host).
+ * One-byte and sub-byte types (BOOL, U8, I8, F8_*, F4, F6_*) are left as they are.
+ * @param buf  the bytes of whole elements; NULL only with len 0
+ * @param len  a multiple of the element size (any length for the one- and sub-byte types)
+ * @return STG_OK; STG_E_BAD_ARG for a dtype not in the table, a NULL buf with len > 0, or a
+ *         length that is not whole elements (checked on every host alike)
+ *
+ * Example: `stg_file_read_tensor(f, t, dst, n)` then `stg_dtype_to_host(t->dtype, dst, n)`,
+ * and dst holds float values a `float *` may read.
+ */
+STG_API stg_status stg_dtype_to_host(stg_dtype d, void *buf, size_t len);
 
 /** A validated tensor. begin/end are relative to the data section. */
 typedef struct stg_tensor {

@@ -6,8 +6,10 @@ FileChangedError instead of returning other bytes."""
 
 from __future__ import annotations
 
+import array
 import math
 import os
+import sys
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from . import _slice, _stguard
@@ -89,6 +91,18 @@ def _check_framework(framework: str) -> str:
     return "numpy"
 
 
+def _host_order(buf: bytearray, dtype: str, byteorder: str = sys.byteorder) -> bytearray:
+    """buf (file order: little-endian) in the byte order of a host of `byteorder`: unchanged on a
+    little-endian host and for one-byte types; on a big-endian one each element's bytes reversed
+    (complex64: each float32 half). torch.frombuffer reads host order, numpy gets '<' dtypes."""
+    unit = 4 if dtype == "C64" else _NUMPY_DTYPES.get(dtype, ("", 1))[1]
+    if byteorder == "little" or unit == 1:
+        return buf
+    words = array.array(next(c for c in "HILQ" if array.array(c).itemsize == unit), bytes(buf))
+    words.byteswap()
+    return bytearray(words.tobytes())
+
+
 def _to_array(buf: bytearray, dtype: str, shape: Tuple[int, ...], framework: str) -> Any:
     if framework == "pt":
         import torch
@@ -96,7 +110,7 @@ def _to_array(buf: bytearray, dtype: str, shape: Tuple[int, ...], framework: str
         tdtype = _torch_dtype(dtype)
         if len(buf) == 0:
             return torch.empty(shape, dtype=tdtype)
-        return torch.frombuffer(buf, dtype=tdtype).reshape(shape)
+        return torch.frombuffer(_host_order(buf, dtype), dtype=tdtype).reshape(shape)
     import numpy
 
     entry = _NUMPY_DTYPES.get(dtype)

@@ -206,6 +206,20 @@ void tu_buf_put(tu_buf *b, const void *d, size_t n)
     b->n += n;
 }
 
+void tu_store_le(uint8_t *dst, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n && i < 8; i++) {
+        dst[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+void tu_store_f32_le(uint8_t *dst, float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    tu_store_le(dst, bits, 4);
+}
+
 stg_code tu_code_by_name(const char *name, size_t n)
 {
     for (int c = 1; c <= STG_CODE_MAX; c++) {

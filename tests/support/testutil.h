@@ -56,6 +56,12 @@ typedef struct tu_buf {
 } tu_buf;
 void tu_buf_put(tu_buf *b, const void *d, size_t n);
 
+/* File formats fix their byte order, the test host does not: fixtures store integers and floats
+ * through these, never by copying a host value. tu_store_le writes the low n bytes of v (n <= 8)
+ * little-endian; tu_store_f32_le writes v's IEEE-754 bits little-endian. */
+void tu_store_le(uint8_t *dst, uint64_t v, size_t n);
+void tu_store_f32_le(uint8_t *dst, float v);
+
 /* The code whose stable name is the first n bytes of name, or 0. */
 stg_code tu_code_by_name(const char *name, size_t n);
 

@@ -209,6 +209,9 @@ static inline uint8_t *zb_two_zip64_directories(const uint8_t *z, size_t len,
         cd_size = (cd_size << 8) | z[rec + 40 + (size_t)i];
         cd_start = (cd_start << 8) | z[rec + 48 + (size_t)i];
     }
+    if (cd_size < 47 || cd_start > len || cd_size > len - cd_start) {
+        abort(); /* not an archive zb_build made: no first name to change */
+    }
     zb_buf b = {0};
     zb_put(&b, z, rec + 56);
     *second_cd = b.len;
