@@ -201,7 +201,7 @@ struct stg_pickle_walker {
     /* The walk failed on a counted argument (string, bytes, FRAME) that needs the data to
      * reach this offset (UINT64_MAX: beyond any size); 0 otherwise. */
     uint64_t need_end;
-    stg_pv result;    /* the value the outermost STOP of the last walk popped (NONE otherwise) */
+    stg_pv result; /* the value the outermost STOP of the last walk popped (NONE otherwise) */
     /* this walk: SETITEM(S) on a dict that was memoized / that came from the memo or a DUP */
     uint32_t memoized_dict_changes, copied_dict_changes;
 };
