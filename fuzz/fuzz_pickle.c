@@ -70,7 +70,7 @@ static void first_pickle_properties(const uint8_t *buf, size_t len)
 {
     size_t end_file = 0, end_any = 0, end_half = 0;
     bool ran_out = false, oom = false;
-    bool file = stg_pickle_sniff_file(buf, len, len, &end_file, NULL, &oom);
+    bool file = stg_pickle_sniff_file(buf, len, len, &end_file, NULL, NULL, &oom);
     bool any = stg_pickle_sniff(buf, len, &end_any, &oom);
     if (oom) {
         return;
@@ -78,7 +78,7 @@ static void first_pickle_properties(const uint8_t *buf, size_t len)
     if (file && (!any || end_file != end_any)) {
         abort();
     }
-    bool half = stg_pickle_sniff_file(buf, len / 2, len, &end_half, &ran_out, &oom);
+    bool half = stg_pickle_sniff_file(buf, len / 2, len, &end_half, &ran_out, NULL, &oom);
     if (!oom && !ran_out && (half != file || (half && end_half != end_file))) {
         abort();
     }

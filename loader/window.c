@@ -248,6 +248,46 @@ static stg_status pass_zero_run(stg_image *img, int *err)
     return st;
 }
 
+/* Whether a '\n' lies in the file after the copied prefix: the bytes up to the copied tail
+ * are read through a small buffer (counted for progress and the hash, as pass_zero_run counts
+ * them) and not held, the tail is in the image. */
+static stg_status newline_after_prefix(stg_image *img, bool *found, int *err)
+{
+    enum { CHUNK = 1 << 20 };
+    *found = img->tail < img->size && memchr(img->bytes + img->tail, '\n', img->size - img->tail);
+    uint8_t *buf = *found || img->prefix >= img->tail ? NULL : stg_mem_alloc(CHUNK);
+    if (!*found && img->prefix < img->tail && buf == NULL) {
+        return STG_E_NOMEM;
+    }
+    stg_status st = STG_OK;
+    for (size_t at = img->prefix; buf != NULL && at < img->tail && !*found;) {
+        size_t want = img->tail - at < CHUNK ? img->tail - at : CHUNK;
+        ssize_t n = pread(img->fd, buf, want, (off_t)at);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            *err = n < 0 ? errno : 0;
+            st = n < 0 ? STG_E_IO : STG_FILE_CHANGED;
+            break;
+        }
+        if (img->hash != NULL && !img->hash_failed && img->hashed == at) {
+            if (stg_sha256_update(img->hash, buf, (size_t)n) == STG_OK) {
+                img->hashed += (size_t)n;
+            } else {
+                img->hash_failed = true;
+            }
+        }
+        if (img->progress != NULL) {
+            __atomic_fetch_add(img->progress, (uint64_t)n, __ATOMIC_RELAXED);
+        }
+        *found = memchr(buf, '\n', (size_t)n) != NULL;
+        at += (size_t)n;
+    }
+    stg_mem_free(buf);
+    return st;
+}
+
 stg_status stg_image_fill_safetensors(stg_image *img, bool name_says_safetensors,
                                       bool *is_safetensors, int *err)
 {
@@ -295,17 +335,28 @@ stg_status stg_image_fill_safetensors(stg_image *img, bool name_says_safetensors
      * argument: a counted one, whose end is known (past the file's end, the walk is settled),
      * or a text line, which runs to the next '\n'. Zero bytes end no line and are no opcode,
      * so a run of them after the prefix is passed over, read but never held (the image reads
-     * as zeros there): only the bytes copied grow, by doubling. */
+     * as zeros there): only the bytes copied grow, by doubling. A walk that ran out in a text
+     * line is settled when no '\n' follows anywhere in the file (tensors of ones hold none):
+     * the walk of the whole file fails on that line too, so nothing more is copied. */
     size_t copied = img->prefix;
     for (;;) {
         bool ran_out = false, oom = false;
         size_t stop_end = 0;
-        (void)stg_pickle_sniff_file(img->bytes, img->prefix, img->size, &stop_end, &ran_out, &oom);
+        uint64_t open_line = UINT64_MAX;
+        (void)stg_pickle_sniff_file(img->bytes, img->prefix, img->size, &stop_end, &ran_out,
+                                    &open_line, &oom);
         if (oom) {
             return STG_E_NOMEM;
         }
         if (!ran_out || stg_image_whole(img)) {
             return STG_OK;
+        }
+        if (open_line != UINT64_MAX) {
+            bool newline = true;
+            st = newline_after_prefix(img, &newline, err);
+            if (st != STG_OK || !newline) {
+                return st;
+            }
         }
         st = pass_zero_run(img, err);
         if (st != STG_OK || stg_image_whole(img)) {

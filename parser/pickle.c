@@ -678,6 +678,18 @@ static bool read_line(stg_cursor *c, const uint8_t **p, size_t *n)
     return stg_cur_skip(c, *n + 1) == STG_OK;
 }
 
+/* read_line for the walk: a line that no '\n' ends in the data leaves its start in
+ * w->open_line (a reader fails there too: stg_pickle_open_line). */
+static bool walk_line(stg_pickle_walker *w, stg_cursor *c, const uint8_t **p, size_t *n)
+{
+    size_t at = c->pos;
+    if (read_line(c, p, n)) {
+        return true;
+    }
+    w->open_line = at;
+    return false;
+}
+
 /* Python's whitespace, less '\n': only the text of a line (read_line) is ever looked at. */
 static bool py_space(uint8_t ch)
 {
@@ -1145,7 +1157,7 @@ static stg_pickle_status read_global_lines(stg_pickle_walker *w, stg_cursor *c, 
 {
     const uint8_t *m, *nm;
     size_t ml, nl;
-    if (!read_line(c, &m, &ml) || !read_line(c, &nm, &nl)) {
+    if (!walk_line(w, c, &m, &ml) || !walk_line(w, c, &nm, &nl)) {
         FAIL(w, off, PAST_END_LINES);
     }
     if (!stg_utf8_valid(m, ml, false, NULL) || !stg_utf8_valid(nm, nl, false, NULL)) {
@@ -1296,7 +1308,7 @@ static stg_pickle_status load_number_line(stg_pickle_walker *w, stg_cursor *c, u
 {
     const uint8_t *p;
     size_t n;
-    NEED(read_line(c, &p, &n), TRUNC);
+    NEED(walk_line(w, c, &p, &n), TRUNC);
     stg_pv v = pv_make(STG_PV_FLOAT);
     if (op == OP_INT && n == 2 && p[0] == '0' && (p[1] == '0' || p[1] == '1')) {
         v.kind = STG_PV_BOOL; /* protocol 0 writes True / False as INT 01 / 00 */
@@ -1394,7 +1406,7 @@ static stg_pickle_status read_text_arg(stg_pickle_walker *w, stg_cursor *c, uint
                                        stg_text_arg *t)
 {
     t->at = c->pos;
-    NEED(read_line(c, &t->p, &t->n), TRUNC);
+    NEED(walk_line(w, c, &t->p, &t->n), TRUNC);
     return STG_PW_OK;
 }
 
@@ -1638,7 +1650,7 @@ static stg_pickle_status read_memo_index(stg_pickle_walker *w, stg_cursor *c, ui
     if (op == OP_GET || op == OP_PUT) {
         size_t n;
         bool neg;
-        NEED(read_line(c, &p, &n), TRUNC);
+        NEED(walk_line(w, c, &p, &n), TRUNC);
         NEED(parse_dec(p, n, index, &neg) && !neg,
              op == OP_GET ? "a GET index is not a memo index" : "a PUT index is not a memo index");
     } else if (op == OP_BINGET || op == OP_BINPUT) {
@@ -1967,6 +1979,7 @@ static void walk_reset(stg_pickle_walker *w, const uint8_t *buf, size_t len)
     w->buf = buf;
     w->len = len;
     w->need_end = 0;
+    w->open_line = UINT64_MAX;
     w->sp = 0;
     w->nmarks = 0;
     w->npool = 0;
@@ -2037,6 +2050,11 @@ stg_pickle_status stg_pickle_walk(stg_pickle_walker *w, const uint8_t *buf, size
             w->frame_end = 0;
         }
     }
+}
+
+uint64_t stg_pickle_open_line(const stg_pickle_walker *w, stg_pickle_status st)
+{
+    return st == STG_PW_MALFORMED && stg_pickle_ran_out(w, st) ? w->open_line : UINT64_MAX;
 }
 
 bool stg_pickle_ran_out_of(const stg_pickle_walker *w, stg_pickle_status st, uint64_t total)

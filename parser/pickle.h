@@ -201,6 +201,9 @@ struct stg_pickle_walker {
     /* The walk failed on a counted argument (string, bytes, FRAME) that needs the data to
      * reach this offset (UINT64_MAX: beyond any size); 0 otherwise. */
     uint64_t need_end;
+    /* The walk failed on a text line (GLOBAL, INST, UNICODE, STRING, INT, PUT, ...) that no
+     * '\n' ends in the data: the line's offset; UINT64_MAX otherwise. */
+    uint64_t open_line;
     stg_pv result; /* the value the outermost STOP of the last walk popped (NONE otherwise) */
     /* this walk: SETITEM(S) on a dict that was memoized / that came from the memo or a DUP */
     uint32_t memoized_dict_changes, copied_dict_changes;
@@ -233,6 +236,11 @@ bool stg_pickle_ran_out(const stg_pickle_walker *w, stg_pickle_status st);
 /* stg_pickle_ran_out for a walk of the first bytes of data that is total bytes long: false also
  * when the walk failed on a counted argument ending past total (no longer prefix helps). */
 bool stg_pickle_ran_out_of(const stg_pickle_walker *w, stg_pickle_status st, uint64_t total);
+/* After a walk that ran out (stg_pickle_ran_out) inside a text line that no '\n' ends in the
+ * data: the line's offset; UINT64_MAX otherwise. When no '\n' follows in the rest of the file
+ * either, a walk of the whole file fails on that same line: the bytes after it, whatever they
+ * are, cannot change the outcome, so they need not be held (loader/window.c). */
+uint64_t stg_pickle_open_line(const stg_pickle_walker *w, stg_pickle_status st);
 
 /* Accessors for hooks. */
 /* Element i of a tracked TUPLE (false when untracked or out of range). */

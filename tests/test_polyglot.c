@@ -491,6 +491,70 @@ START_TEST(test_text_line_ends_after_zero_run)
 }
 END_TEST
 
+/* Fills the data of a sparse_safetensors file (after its 8 + header_len bytes) with byte v. */
+static void fill_data(const char *path, uint64_t data_len, uint8_t v)
+{
+    FILE *f = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(f);
+    uint8_t head[8];
+    ck_assert_uint_eq(fread(head, 1, 8, f), 8);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) {
+        n = (n << 8) | head[i];
+    }
+    ck_assert_int_eq(fseeko(f, (off_t)(8 + n), SEEK_SET), 0);
+    static uint8_t chunk[1 << 16];
+    memset(chunk, v, sizeof chunk);
+    for (uint64_t done = 0; done < data_len;) {
+        size_t k = data_len - done < sizeof chunk ? (size_t)(data_len - done) : sizeof chunk;
+        ck_assert_uint_eq(fwrite(chunk, 1, k, f), k);
+        done += k;
+    }
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* 0x56 (UNICODE) first and data without a '\n' that is not zeros (tensors of ones: 0x3f800000
+ * holds none): no reader ends that line, so the walk of the whole file fails on it. The probe
+ * looks for a '\n' through a small buffer and, finding none, holds nothing more: 24 MiB pass
+ * under 1 MiB held, digest exact. Near miss: a '\n' and STOP at 20 MiB make it a polyglot
+ * pickle, found as the buffer scan finds it (with room to hold the line). */
+START_TEST(test_text_line_over_newline_free_data)
+{
+    char *dir = tu_tempdir();
+    uint64_t data_len = (uint64_t)24 << 20;
+    for (int newline = 0; newline <= 1; newline++) {
+        char *path = sparse_safetensors(dir, 0x56, data_len, NULL, 0);
+        fill_data(path, data_len, 0x3f);
+        if (newline) {
+            FILE *f = fopen(path, "r+b");
+            ck_assert_ptr_nonnull(f);
+            ck_assert_int_eq(fseeko(f, (off_t)(8 + 0x56 + ((uint64_t)20 << 20)), SEEK_SET), 0);
+            ck_assert_uint_eq(fwrite("\n.", 1, 2, f), 2);
+            ck_assert_int_eq(fclose(f), 0);
+        }
+        stg_report *r = scan_capped(path, newline ? (uint64_t)64 << 20 : (uint64_t)1 << 20, true);
+        size_t len;
+        uint8_t *buf = tu_read_file(path, &len);
+        char want[65];
+        ck_assert_int_eq(stg_sha256_hex(buf, len, want), STG_OK);
+        ck_assert_ptr_nonnull(stg_report_sha256(r));
+        ck_assert_str_eq(stg_report_sha256(r), want);
+        ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "%s", tu_describe(r));
+        ck_assert_msg((tu_find(r, STG_POLYGLOT_PICKLE) >= 0) == newline, "%s", tu_describe(r));
+        stg_report *b = NULL;
+        ck_assert_int_eq(stg_scan_buffer(buf, len, "sparse.safetensors", NULL, &b), STG_OK);
+        ck_assert_msg((tu_find(b, STG_POLYGLOT_PICKLE) >= 0) == newline, "%s", tu_describe(b));
+        ck_assert_int_eq(stg_report_verdict(b), stg_report_verdict(r));
+        stg_report_free(b);
+        free(buf);
+        stg_report_free(r);
+        free(path);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* The probe of loader/window.c stops copying once a walk of the prefix settles: every cut of a
  * pickle that runs to STOP at its end must say the walk ran out, wherever the cut falls (a
  * GLOBAL cut between or inside its two lines was taken as settled, so a GLOBAL straddling a
@@ -516,11 +580,11 @@ START_TEST(test_sniff_file_cut_anywhere_runs_out)
         const uint8_t *b = pickles[p].b;
         size_t len = pickles[p].len, end = 0;
         bool ran_out = true, oom = false;
-        ck_assert_msg(stg_pickle_sniff_file(b, len, len, &end, &ran_out, &oom), "pickle %zu", p);
+        ck_assert_msg(stg_pickle_sniff_file(b, len, len, &end, &ran_out, NULL, &oom), "pickle %zu", p);
         ck_assert_uint_eq(end, len);
         ck_assert(!ran_out);
         for (size_t k = 1; k < len; k++) {
-            ck_assert_msg(!stg_pickle_sniff_file(b, k, len, &end, &ran_out, &oom) && ran_out,
+            ck_assert_msg(!stg_pickle_sniff_file(b, k, len, &end, &ran_out, NULL, &oom) && ran_out,
                           "pickle %zu cut at %zu did not run out", p, k);
         }
     }
@@ -528,12 +592,12 @@ START_TEST(test_sniff_file_cut_anywhere_runs_out)
     bool ran_out = true, oom = false;
     size_t end = 0;
     ck_assert(stg_pickle_sniff((const uint8_t *)persid, 4, &end, &oom)); /* any reader */
-    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 4, 4, &end, &ran_out, &oom));
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 4, 4, &end, &ran_out, NULL, &oom));
     ck_assert(!ran_out);
-    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 1, 4, &end, &ran_out, &oom));
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)persid, 1, 4, &end, &ran_out, NULL, &oom));
     ck_assert(!ran_out); /* settled at byte 0: nothing after PERSID is read */
     ck_assert(stg_pickle_sniff((const uint8_t *)binpersid, 5, &end, &oom));
-    ck_assert(!stg_pickle_sniff_file((const uint8_t *)binpersid, 5, 5, &end, &ran_out, &oom));
+    ck_assert(!stg_pickle_sniff_file((const uint8_t *)binpersid, 5, 5, &end, &ran_out, NULL, &oom));
     ck_assert(!ran_out);
 }
 END_TEST
@@ -549,11 +613,11 @@ START_TEST(test_sniff_file_counted_past_file_end_settles)
                                        'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'};
     bool ran_out = false, oom = false;
     size_t end = 0;
-    ck_assert(!stg_pickle_sniff_file(frame, 16, (uint64_t)6 << 30, &end, &ran_out, &oom));
+    ck_assert(!stg_pickle_sniff_file(frame, 16, (uint64_t)6 << 30, &end, &ran_out, NULL, &oom));
     ck_assert(!ran_out);
-    ck_assert(!stg_pickle_sniff_file(binuni, 16, 104, &end, &ran_out, &oom));
+    ck_assert(!stg_pickle_sniff_file(binuni, 16, 104, &end, &ran_out, NULL, &oom));
     ck_assert(!ran_out); /* 5 + 100 bytes needed, 104 in the file */
-    ck_assert(!stg_pickle_sniff_file(binuni, 16, 105, &end, &ran_out, &oom));
+    ck_assert(!stg_pickle_sniff_file(binuni, 16, 105, &end, &ran_out, NULL, &oom));
     ck_assert(ran_out); /* near miss: the string may end inside the file */
     ck_assert(!stg_pickle_sniff_window(binuni, 16, &end, &ran_out, &oom));
     ck_assert(ran_out); /* the file's size unknown */
@@ -575,6 +639,7 @@ static Suite *polyglot_suite(void)
     tcase_add_test(tc, test_zip64_placeholder_without_extra_not_first_byte);
     tcase_add_test(tc, test_zip_end_record_that_is_a_tar);
     tcase_add_test(tc, test_persid_first_byte_sparse_file_ok);
+    tcase_add_test(tc, test_text_line_over_newline_free_data);
     tcase_add_test(tc, test_text_line_over_zero_data_held_bounded);
     tcase_add_test(tc, test_text_line_ends_after_zero_run);
     tcase_add_test(tc, test_sniff_file_cut_anywhere_runs_out);

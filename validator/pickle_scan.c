@@ -1500,29 +1500,30 @@ bool stg_pickle_sniff(const uint8_t *buf, size_t len, size_t *stop_end, bool *ou
 typedef enum { SNIFF_ANY_READER, SNIFF_FILE_START } sniff_reader;
 
 static bool sniff_walk(const uint8_t *buf, size_t len, sniff_reader reader, uint64_t total,
-                       size_t *stop_end, bool *ran_out, bool *out_of_memory, bool *acted,
-                       bool *undecided);
+                       size_t *stop_end, bool *ran_out, uint64_t *open_line, bool *out_of_memory,
+                       bool *acted, bool *undecided);
 
 bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, bool *ran_out,
                              bool *out_of_memory)
 {
     bool acted, undecided;
-    return sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, stop_end, ran_out, out_of_memory,
+    return sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, stop_end, ran_out, NULL, out_of_memory,
                       &acted, &undecided);
 }
 
 bool stg_pickle_sniff_file(const uint8_t *buf, size_t len, uint64_t file_size, size_t *stop_end,
-                           bool *ran_out, bool *out_of_memory)
+                           bool *ran_out, uint64_t *open_line, bool *out_of_memory)
 {
     bool acted, undecided;
-    return sniff_walk(buf, len, SNIFF_FILE_START, file_size, stop_end, ran_out, out_of_memory,
+    return sniff_walk(buf, len, SNIFF_FILE_START, file_size, stop_end, ran_out, open_line,
+                      out_of_memory,
                       &acted, &undecided);
 }
 
 bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     bool acted = false, undecided = false;
-    bool ok = sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, out_of_memory, &acted,
+    bool ok = sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, NULL, out_of_memory, &acted,
                          &undecided);
     return ok || acted;
 }
@@ -1530,7 +1531,7 @@ bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory)
 bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     bool acted = false, undecided = false;
-    (void)sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, out_of_memory, &acted,
+    (void)sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, NULL, out_of_memory, &acted,
                      &undecided);
     return acted || undecided;
 }
@@ -1560,8 +1561,8 @@ static void quiet_walk_init(stg_pscan *s, stg_pickle_walker *w, stg_pickle_hooks
  * count: without STOP only a real name makes random bytes a pickle. *undecided: a limit cut
  * the walk short (the answer is then true). */
 static bool sniff_walk(const uint8_t *buf, size_t len, sniff_reader reader, uint64_t total,
-                       size_t *stop_end, bool *ran_out, bool *out_of_memory, bool *acted,
-                       bool *undecided)
+                       size_t *stop_end, bool *ran_out, uint64_t *open_line, bool *out_of_memory,
+                       bool *acted, bool *undecided)
 {
     *acted = false;
     *undecided = false;
@@ -1585,6 +1586,9 @@ static bool sniff_walk(const uint8_t *buf, size_t len, sniff_reader reader, uint
     bool ok = res == STG_PW_STOP;
     if (ran_out != NULL) {
         *ran_out = stg_pickle_ran_out_of(&w, res, total);
+    }
+    if (open_line != NULL) {
+        *open_line = stg_pickle_open_line(&w, res);
     }
     if (res == STG_PW_LIMIT) {
         /* Undecided: a limit cut the walk short where a loader, which has none, goes on. It

@@ -48,9 +48,11 @@ bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, b
  * pickle of the legacy format, pickle.load, numpy.load with allow_pickle, joblib.load) set no
  * persistent_load, so a PERSID or BINPERSID ends the load with an error (the C unpickler
  * before it reads PERSID's line): the walk ends there too, and no byte after it can change the
- * answer. Nor can any when a counted argument (string, bytes, FRAME) ends past file_size. */
+ * answer. Nor can any when a counted argument (string, bytes, FRAME) ends past file_size.
+ * open_line (may be NULL): when the walk ran out in a text line no '\n' ends in buf, the line's
+ * offset (stg_pickle_open_line), else UINT64_MAX. */
 bool stg_pickle_sniff_file(const uint8_t *buf, size_t len, uint64_t file_size, size_t *stop_end,
-                           bool *ran_out, bool *out_of_memory);
+                           bool *ran_out, uint64_t *open_line, bool *out_of_memory);
 /* true when a pickle reader starting at buf[0] would import or call something before it stops,
  * however it stops: it reaches STOP, or reaches a GLOBAL/INST/STACK_GLOBAL with a real name
  * before the stream breaks off. Such bytes run code on load even without a STOP, so they are a
