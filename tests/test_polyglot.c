@@ -580,7 +580,8 @@ START_TEST(test_sniff_file_cut_anywhere_runs_out)
         const uint8_t *b = pickles[p].b;
         size_t len = pickles[p].len, end = 0;
         bool ran_out = true, oom = false;
-        ck_assert_msg(stg_pickle_sniff_file(b, len, len, &end, &ran_out, NULL, &oom), "pickle %zu", p);
+        ck_assert_msg(stg_pickle_sniff_file(b, len, len, &end, &ran_out, NULL, &oom), "pickle %zu",
+                      p);
         ck_assert_uint_eq(end, len);
         ck_assert(!ran_out);
         for (size_t k = 1; k < len; k++) {

@@ -1507,8 +1507,8 @@ bool stg_pickle_sniff_window(const uint8_t *buf, size_t len, size_t *stop_end, b
                              bool *out_of_memory)
 {
     bool acted, undecided;
-    return sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, stop_end, ran_out, NULL, out_of_memory,
-                      &acted, &undecided);
+    return sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, stop_end, ran_out, NULL,
+                      out_of_memory, &acted, &undecided);
 }
 
 bool stg_pickle_sniff_file(const uint8_t *buf, size_t len, uint64_t file_size, size_t *stop_end,
@@ -1516,23 +1516,22 @@ bool stg_pickle_sniff_file(const uint8_t *buf, size_t len, uint64_t file_size, s
 {
     bool acted, undecided;
     return sniff_walk(buf, len, SNIFF_FILE_START, file_size, stop_end, ran_out, open_line,
-                      out_of_memory,
-                      &acted, &undecided);
+                      out_of_memory, &acted, &undecided);
 }
 
 bool stg_pickle_sniff_acts(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     bool acted = false, undecided = false;
-    bool ok = sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, NULL, out_of_memory, &acted,
-                         &undecided);
+    bool ok = sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, NULL, out_of_memory,
+                         &acted, &undecided);
     return ok || acted;
 }
 
 bool stg_pickle_sniff_imports(const uint8_t *buf, size_t len, bool *out_of_memory)
 {
     bool acted = false, undecided = false;
-    (void)sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, NULL, out_of_memory, &acted,
-                     &undecided);
+    (void)sniff_walk(buf, len, SNIFF_ANY_READER, UINT64_MAX, NULL, NULL, NULL, out_of_memory,
+                     &acted, &undecided);
     return acted || undecided;
 }
 
