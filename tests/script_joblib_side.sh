@@ -103,12 +103,12 @@ fi
 # holding a pickle is still walked as one (os.system: unsafe).
 side=$(dpkg -L python3-joblib 2>/dev/null | grep '_np19.gz_01.npy.z$' | head -1)
 if [ -n "$side" ] && [ -f "$side" ]; then
-    "$STGUARD_CLI" scan --no-digest "$side" >"$tmp/out.txt" 2>&1
+    "$STGUARD_CLI" scan -v --no-digest "$side" >"$tmp/out.txt" 2>&1
     if ! grep -q ": OK (joblib)" "$tmp/out.txt" || grep -q format_unknown "$tmp/out.txt"; then
         echo "FAIL: a .npy.z side file on its own"; cat "$tmp/out.txt"; fail=1
     fi
     cp "$side" "$tmp/renamed.z"
-    "$STGUARD_CLI" scan --no-digest "$tmp/renamed.z" >"$tmp/out.txt" 2>&1
+    "$STGUARD_CLI" scan -v --no-digest "$tmp/renamed.z" >"$tmp/out.txt" 2>&1
     if ! grep -q ": WARN (joblib)" "$tmp/out.txt" || ! grep -q format_unknown "$tmp/out.txt"; then
         echo "FAIL: near miss: ZF raw bytes not named .npy.z"; cat "$tmp/out.txt"; fail=1
     fi
