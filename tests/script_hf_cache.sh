@@ -161,6 +161,11 @@ d = json.load(open(sys.argv[1]))
 assert d["shards"] == ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"], d
 assert [t["shard"] for t in d["tensors"]] == [0, 1], d["tensors"]
 ' "$T/insp.json" && ok || fail "inspect a hub of one repo: $(head -c 400 "$T/insp.json")"
+# a hub of several repos: inspect cannot choose one, and says so (a usage error, exit 2)
+"$STGUARD_CLI" inspect "$T/clean" >"$T/insp.txt" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'name one repo folder' "$T/insp.txt" && ok ||
+    fail "inspect a hub of several repos: rc $rc $(cat "$T/insp.txt")"
 # an explicit path under .no_exist (find ... | stguard scan --files-from -) is a marker: skipped
 # and counted, never file_too_small; with nothing else named, nothing was checked (exit 4)
 (cd "$T/clean" && find . -path '*/.no_exist/*' -type f | "$STGUARD_CLI" scan --format json --files-from -) \

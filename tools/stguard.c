@@ -1158,8 +1158,9 @@ static int inspect_onnx(const cli_config *c, const char *path)
 
 /* A Hugging Face repo folder (models--ORG--NAME: refs/main names the snapshot scan reads) or a
  * hub cache holding exactly one repo folder: *out becomes the snapshot folder refs/main names
- * (malloc'd). false when path is neither, or refs/main names no snapshot folder. */
-static bool hf_snapshot(const char *path, int depth, char **out)
+ * (malloc'd). false when path is neither, or refs/main names no snapshot folder; *repos counts
+ * the repo folders of a hub cache (more than one: inspect cannot choose). */
+static bool hf_snapshot(const char *path, int depth, char **out, size_t *repos)
 {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s/refs/main", path);
@@ -1195,19 +1196,20 @@ static bool hf_snapshot(const char *path, int depth, char **out)
         return false;
     }
     char *only = NULL;
-    size_t repos = 0;
+    *repos = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         if (strncmp(e->d_name, "models--", 8) == 0 || strncmp(e->d_name, "datasets--", 10) == 0 ||
             strncmp(e->d_name, "spaces--", 8) == 0) {
-            repos++;
+            ++*repos;
             free(only);
             only = NULL;
             snprintf(buf, sizeof buf, "%s/%s", path, e->d_name);
-            only = repos == 1 ? strdup(buf) : NULL;
+            only = *repos == 1 ? strdup(buf) : NULL;
         }
     }
     closedir(d);
-    bool found = only != NULL && hf_snapshot(only, depth + 1, out);
+    size_t inner = 0;
+    bool found = only != NULL && hf_snapshot(only, depth + 1, out, &inner);
     free(only);
     return found;
 }
@@ -1228,12 +1230,17 @@ static int cmd_inspect(int argc, char **argv, cli_config *c)
     }
     struct stat dir_st;
     char *snapshot = NULL;
-    if (stat(argv[optind], &dir_st) == 0 && S_ISDIR(dir_st.st_mode) &&
-        hf_snapshot(argv[optind], 0, &snapshot)) {
+    size_t repos = 0;
+    bool folder = stat(argv[optind], &dir_st) == 0 && S_ISDIR(dir_st.st_mode);
+    if (folder && hf_snapshot(argv[optind], 0, &snapshot, &repos)) {
         rc = cmd_inspect_path(snapshot,
                               c); /* what scan reads of it: the snapshot refs/main names */
         free(snapshot);
         return rc;
+    }
+    if (folder && repos > 1) {
+        return usage_error("inspect shows one model: this hub cache holds several repos; name "
+                           "one repo folder (models--ORG--NAME)");
     }
     return cmd_inspect_path(argv[optind], c);
 }
