@@ -188,52 +188,68 @@ static bool has_eocd_signature(const uint8_t *p, size_t n)
 #endif
 }
 
-/* Moves the prefix past the zero bytes that follow it in the file (up to the first other byte
- * or the copied tail), reading them through a small buffer: the image already holds zeros
- * there, so nothing is copied or held. The bytes read count for progress and the hash. */
-static stg_status pass_zero_run(stg_image *img, int *err)
+/* The bytes read past the copied prefix without being held: UNHELD_CHUNK at a time, from at up
+ * to the copied tail. *got: how many were read (at least 1 when STG_OK). */
+enum { UNHELD_CHUNK = 1 << 20 };
+static stg_status read_unheld(const stg_image *img, size_t at, uint8_t *buf, size_t *got, int *err)
 {
-    enum { CHUNK = 1 << 20 };
-    uint8_t *buf = stg_mem_alloc(CHUNK);
-    if (buf == NULL) {
-        return STG_E_NOMEM;
-    }
-    stg_status st = STG_OK;
-    size_t at = img->prefix;
-    while (at < img->tail) {
-        size_t want = img->tail - at < CHUNK ? img->tail - at : CHUNK;
+    size_t want = img->tail - at < UNHELD_CHUNK ? img->tail - at : UNHELD_CHUNK;
+    for (;;) {
         ssize_t n = pread(img->fd, buf, want, (off_t)at);
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n <= 0) {
             *err = n < 0 ? errno : 0;
-            st = n < 0 ? STG_E_IO : STG_FILE_CHANGED;
-            break;
+            return n < 0 ? STG_E_IO : STG_FILE_CHANGED;
         }
+        *got = (size_t)n;
+        return STG_OK;
+    }
+}
+
+/* Bytes at [at, at + n) read without being held count for progress and, in file order, the
+ * hash, as copied bytes do (so they are not read again for either). */
+static void count_unheld(stg_image *img, const uint8_t *buf, size_t at, size_t n)
+{
+    if (img->hash != NULL && !img->hash_failed && img->hashed == at && n > 0) {
+        if (stg_sha256_update(img->hash, buf, n) == STG_OK) {
+            img->hashed += n;
+        } else {
+            img->hash_failed = true;
+        }
+    }
+    if (img->progress != NULL) {
+        __atomic_fetch_add(img->progress, (uint64_t)n, __ATOMIC_RELAXED);
+    }
+}
+
+/* Moves the prefix past the zero bytes that follow it in the file (up to the first other byte
+ * or the copied tail), reading them through a small buffer: the image already holds zeros
+ * there, so nothing is copied or held. */
+static stg_status pass_zero_run(stg_image *img, int *err)
+{
+    uint8_t *buf = stg_mem_alloc(UNHELD_CHUNK);
+    if (buf == NULL) {
+        return STG_E_NOMEM;
+    }
+    stg_status st = STG_OK;
+    size_t at = img->prefix, n = 0;
+    while (at < img->tail && (st = read_unheld(img, at, buf, &n, err)) == STG_OK) {
         /* zero prefix of what was read: buf[0] == 0 and each byte equals the next */
         size_t zeros = 0;
         if (buf[0] == 0) {
-            zeros = (size_t)n;
-            if (n > 1 && memcmp(buf, buf + 1, (size_t)n - 1) != 0) {
+            zeros = n;
+            if (n > 1 && memcmp(buf, buf + 1, n - 1) != 0) {
                 zeros = 1;
                 while (buf[zeros] == 0) {
                     zeros++;
                 }
             }
         }
-        if (img->hash != NULL && !img->hash_failed && img->hashed == at && zeros > 0) {
-            if (stg_sha256_update(img->hash, buf, zeros) == STG_OK) {
-                img->hashed += zeros;
-            } else {
-                img->hash_failed = true;
-            }
-        }
-        if (img->progress != NULL) {
-            __atomic_fetch_add(img->progress, (uint64_t)zeros, __ATOMIC_RELAXED);
-        }
+        count_unheld(img, buf, at, zeros);
         at += zeros;
-        if (zeros < (size_t)n) {
+        if (zeros < n) {
             break;
         }
     }
@@ -249,40 +265,24 @@ static stg_status pass_zero_run(stg_image *img, int *err)
 }
 
 /* Whether a '\n' lies in the file after the copied prefix: the bytes up to the copied tail
- * are read through a small buffer (counted for progress and the hash, as pass_zero_run counts
- * them) and not held, the tail is in the image. */
+ * are read through a small buffer and not held (counted as pass_zero_run counts them), the
+ * tail is in the image. */
 static stg_status newline_after_prefix(stg_image *img, bool *found, int *err)
 {
-    enum { CHUNK = 1 << 20 };
     *found = img->tail < img->size && memchr(img->bytes + img->tail, '\n', img->size - img->tail);
-    uint8_t *buf = *found || img->prefix >= img->tail ? NULL : stg_mem_alloc(CHUNK);
-    if (!*found && img->prefix < img->tail && buf == NULL) {
+    if (*found || img->prefix >= img->tail) {
+        return STG_OK;
+    }
+    uint8_t *buf = stg_mem_alloc(UNHELD_CHUNK);
+    if (buf == NULL) {
         return STG_E_NOMEM;
     }
     stg_status st = STG_OK;
-    for (size_t at = img->prefix; buf != NULL && at < img->tail && !*found;) {
-        size_t want = img->tail - at < CHUNK ? img->tail - at : CHUNK;
-        ssize_t n = pread(img->fd, buf, want, (off_t)at);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            *err = n < 0 ? errno : 0;
-            st = n < 0 ? STG_E_IO : STG_FILE_CHANGED;
-            break;
-        }
-        if (img->hash != NULL && !img->hash_failed && img->hashed == at) {
-            if (stg_sha256_update(img->hash, buf, (size_t)n) == STG_OK) {
-                img->hashed += (size_t)n;
-            } else {
-                img->hash_failed = true;
-            }
-        }
-        if (img->progress != NULL) {
-            __atomic_fetch_add(img->progress, (uint64_t)n, __ATOMIC_RELAXED);
-        }
-        *found = memchr(buf, '\n', (size_t)n) != NULL;
-        at += (size_t)n;
+    size_t at = img->prefix, n = 0;
+    while (!*found && at < img->tail && (st = read_unheld(img, at, buf, &n, err)) == STG_OK) {
+        count_unheld(img, buf, at, n);
+        *found = memchr(buf, '\n', n) != NULL;
+        at += n;
     }
     stg_mem_free(buf);
     return st;
