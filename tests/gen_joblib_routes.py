@@ -12,6 +12,9 @@ Writes into DIR:
     state dict, a wrapper built twice), plain and with every compressor joblib 1.2 has
     (zlib, gzip, bz2, xz, lzma; lz4 needs a module Debian lacks): the array has exactly the
     bytes joblib reads (numpy.dtype and the state are the oracle), the payload follows it;
+    shapes of numpy integer scalars as numpy pickles them (little- and big-endian; benign/
+    scalar_*: the same arrays then STOP, which joblib.load reads to the end), and one whose
+    dtype is built again after the scalar was made;
     and a grid of numpy.dtype(typestr, False, copy) with BUILD states of other element sizes
     and flags, each sized by what numpy itself makes of it (benign/grid_*: the same arrays of
     zero bytes, where the state is one numpy writes);
@@ -29,6 +32,7 @@ docs/pickle.md has the measured run at 1,500 and 800)
 import gzip
 import io
 import os
+import pickle
 import random
 import struct
 import sys
@@ -73,6 +77,28 @@ def wrapper_file(state_parts, nbytes, align=False, payload_in_array=False, prefi
     return body + array + b"0" + PAYLOAD
 
 
+def numpy_scalar(value, np_type, order="<"):
+    """value as numpy pickles a scalar of np_type (protocol 3: numpy.core.multiarray.scalar of
+    numpy.dtype(t, False, True) with its BUILD state, and the bytes); order '>' rewrites the
+    state's byte order and the bytes to big-endian, which numpy then reads."""
+    data = pickle.dumps(np_type(value), 3)[2:-1]
+    if order == ">":
+        raw = np_type(value).tobytes()
+        head = b"C" + bytes([len(raw)])
+        data = data.replace(b"X\x01\x00\x00\x00<", b"X\x01\x00\x00\x00>")
+        data = data.replace(head + raw, head + raw[::-1])
+    return data
+
+
+def scalar_shapes():
+    """(name, shape pickle, array bytes): shapes of numpy integer scalars as numpy pickles
+    them; stguard reads the dims exactly (joblib.load of the benign twin is the proof)."""
+    yield "i8", tup([numpy_scalar(7, np.int64)]), 7
+    yield "be_u1", tup([numpy_scalar(3, np.int64, ">"), numpy_scalar(2, np.uint8)]), 6
+    yield "i2_mixed", tup([b"K\x02", numpy_scalar(300, np.int16), numpy_scalar(1, np.uint32)]), 600
+    yield "i4_be", tup([numpy_scalar(258, np.int32, ">")]), 258
+
+
 def joblib_variations():
     """(name, pickle bytes) that joblib.load reads to the payload after the array."""
     u1 = dtype("u1")
@@ -82,6 +108,16 @@ def joblib_variations():
     scalar = (b"cnumpy.core.multiarray\nscalar\n(" + dtype("<i8") + b"C\x08" +
               struct.pack("<q", 7) + b"tR")
     v["scalar_dim"] = wrapper_file(state_dict([("dtype", u1), ("shape", tup([scalar]))]), 7)
+    for name, shape, nbytes in scalar_shapes():
+        v["scalar_numpy_" + name] = wrapper_file(state_dict([("dtype", u1), ("shape", shape)]),
+                                                 nbytes)
+    # the dtype built again (through the memo) after the scalar was made: numpy read the dims
+    # with the first state ('<'), the second ('>') is not what it used: not understood
+    again = numpy_scalar(2, np.int64)  # memo 4: the dtype; 9: the scalar
+    v["scalar_rebuilt_dtype"] = wrapper_file(
+        state_dict([("dtype", u1), ("shape", tup([b"h\x09"]))]), 2,
+        prefix=again + b"0h\x04" + tup([b"K\x03", s(">"), b"NNN", b"J\xff\xff\xff\xff",
+                                          b"J\xff\xff\xff\xff", b"K\x00"]) + b"b0")
     v["dims17"] = wrapper_file(state_dict([("dtype", u1), ("shape", tup([b"K\x01"] * 16 +
                                                                          [b"K\x03"]))]), 3)
     v["dict_none"] = wrapper_file(tup([state_dict([("dtype", u1), ("shape", tup([b"K\x04"]))]),
@@ -295,6 +331,11 @@ def main():
         if benign_data is not None:
             with open(os.path.join(out, "benign", name + ".pkl"), "wb") as f:
                 f.write(benign_data)
+    for name, shape, nbytes in scalar_shapes():
+        with open(os.path.join(out, "benign", "scalar_%s.pkl" % name), "wb") as f:
+            f.write(b"\x80\x02" + WRAPPER + b")\x81" +
+                    state_dict([("dtype", dtype("u1")), ("shape", shape)]) + b"b" +
+                    bytes(nbytes) + b".")
     rows += other_routes(out)
     with open(os.path.join(out, "evil.tsv"), "w") as f:
         for loader, path in rows:
