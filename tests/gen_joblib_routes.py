@@ -12,9 +12,10 @@ Writes into DIR:
     state dict, a wrapper built twice), plain and with every compressor joblib 1.2 has
     (zlib, gzip, bz2, xz, lzma; lz4 needs a module Debian lacks): the array has exactly the
     bytes joblib reads (numpy.dtype and the state are the oracle), the payload follows it;
-    shapes of numpy integer scalars as numpy pickles them (little- and big-endian; benign/
-    scalar_*: the same arrays then STOP, which joblib.load reads to the end), and one whose
-    dtype is built again after the scalar was made;
+    shapes of numpy integer scalars as numpy pickles them (little- and big-endian) and lists
+    (benign/shape_*: the same arrays then STOP, which joblib.load reads to the end), a numpy
+    scalar whose dtype is built again after the scalar was made, a list changed after the
+    memo's copy (the shape) was taken;
     and a grid of numpy.dtype(typestr, False, copy) with BUILD states of other element sizes
     and flags, each sized by what numpy itself makes of it (benign/grid_*: the same arrays of
     zero bytes, where the state is one numpy writes);
@@ -90,13 +91,18 @@ def numpy_scalar(value, np_type, order="<"):
     return data
 
 
-def scalar_shapes():
+def readable_shapes():
     """(name, shape pickle, array bytes): shapes of numpy integer scalars as numpy pickles
-    them; stguard reads the dims exactly (joblib.load of the benign twin is the proof)."""
+    them, and lists; stguard reads the dims exactly (joblib.load of the benign twin is the
+    proof)."""
     yield "i8", tup([numpy_scalar(7, np.int64)]), 7
     yield "be_u1", tup([numpy_scalar(3, np.int64, ">"), numpy_scalar(2, np.uint8)]), 6
     yield "i2_mixed", tup([b"K\x02", numpy_scalar(300, np.int16), numpy_scalar(1, np.uint32)]), 600
     yield "i4_be", tup([numpy_scalar(258, np.int32, ">")]), 258
+    # lists (numpy takes a list as a shape): APPENDS, APPEND, LIST
+    yield "list_appends", b"]q\x01(K\x03K\x02e", 6
+    yield "list_append", b"]K\x02a" + numpy_scalar(4, np.int16) + b"a", 8
+    yield "list_opcode", b"(K\x05K\x01l", 5
 
 
 def joblib_variations():
@@ -108,12 +114,15 @@ def joblib_variations():
     scalar = (b"cnumpy.core.multiarray\nscalar\n(" + dtype("<i8") + b"C\x08" +
               struct.pack("<q", 7) + b"tR")
     v["scalar_dim"] = wrapper_file(state_dict([("dtype", u1), ("shape", tup([scalar]))]), 7)
-    for name, shape, nbytes in scalar_shapes():
-        v["scalar_numpy_" + name] = wrapper_file(state_dict([("dtype", u1), ("shape", shape)]),
+    for name, shape, nbytes in readable_shapes():
+        v["shape_" + name] = wrapper_file(state_dict([("dtype", u1), ("shape", shape)]),
                                                  nbytes)
     # the dtype built again (through the memo) after the scalar was made: numpy read the dims
     # with the first state ('<'), the second ('>') is not what it used: not understood
     again = numpy_scalar(2, np.int64)  # memo 4: the dtype; 9: the scalar
+    # a list changed after it was memoized: the memo's copy (the shape) is what joblib reads
+    v["list_stale_copy"] = wrapper_file(
+        state_dict([("dtype", u1), ("shape", b"h\x03")]), 4, prefix=b"]q\x03K\x04a0")
     v["scalar_rebuilt_dtype"] = wrapper_file(
         state_dict([("dtype", u1), ("shape", tup([b"h\x09"]))]), 2,
         prefix=again + b"0h\x04" + tup([b"K\x03", s(">"), b"NNN", b"J\xff\xff\xff\xff",
@@ -331,8 +340,8 @@ def main():
         if benign_data is not None:
             with open(os.path.join(out, "benign", name + ".pkl"), "wb") as f:
                 f.write(benign_data)
-    for name, shape, nbytes in scalar_shapes():
-        with open(os.path.join(out, "benign", "scalar_%s.pkl" % name), "wb") as f:
+    for name, shape, nbytes in readable_shapes():
+        with open(os.path.join(out, "benign", "shape_%s.pkl" % name), "wb") as f:
             f.write(b"\x80\x02" + WRAPPER + b")\x81" +
                     state_dict([("dtype", dtype("u1")), ("shape", shape)]) + b"b" +
                     bytes(nbytes) + b".")

@@ -321,6 +321,22 @@ START_TEST(joblib_arrays_skipped)
          DATA("cos\nsy\n0")},
         {"u1", NULL, SHAPE(NP_SCALAR("i2", "\x88", NP_STATE("<"), "\x02\x08\x00") "\x85"), false,
          DATA("cos\nsy\n0")},
+        /* list shapes: APPENDS on a memoized list, APPEND, LIST; a copy from the memo of a
+         * list unchanged since */
+        {"S4", NULL,
+         SHAPE("]q\x01(K\x01K\x02"
+               "e"),
+         false, DATA("cos\nsy\n0")},
+        {"S2", NULL,
+         SHAPE("]K\x02"
+               "aK\x02"
+               "a"),
+         false, DATA("cos\nsy\n0")},
+        {"S8", NULL, SHAPE("(K\x01l"), false, DATA("cos\nsy\n0")},
+        {"S8", NULL,
+         SHAPE("(K\x01lq\x01"
+               "0h\x01"),
+         false, DATA("cos\nsy\n0")},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pbuf p = {0};
@@ -415,6 +431,27 @@ START_TEST(joblib_arrays_not_understood_are_walked)
         {"f8", NULL,
          SHAPE(NP_SCALAR("u1", "\x88", "(K\x03U\x01|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x01tb",
                          "\x01\x02") "\x85"),
+         false},
+        /* lists not held exactly: changed after its memo copy (the shape) was taken, changed
+         * through the memo copy (conservative: the walk cannot tell the copies apart), an
+         * element set by SETITEM, 17 items */
+        {"f8", NULL,
+         SHAPE("]q\x01K\x01"
+               "a0h\x01"),
+         false},
+        {"f8", NULL,
+         SHAPE("]q\x01"
+               "0h\x01K\x01"
+               "a"),
+         false},
+        {"f8", NULL,
+         SHAPE("]K\x05"
+               "aK\x00K\x01s"),
+         false},
+        {"f8", NULL,
+         SHAPE("](K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K"
+               "\x01"
+               "e"),
          false},
         /* the dtype (memo 1) built again, big-endian, after the scalar was made of it */
         {"f8", NULL,

@@ -1046,20 +1046,24 @@ static bool numpy_scalar_dim(const stg_pscan *s, stg_pickle_walker *w, const stg
     return true;
 }
 
-/* Element count as read_array computes it: the product of the dimensions (1 for ()). Only a
- * tracked tuple of non-negative ints (Python ints and bools, numpy integer scalars read by
- * numpy_scalar_dim) is understood (a list, more than 16 dimensions or an overflow are not). */
+/* Element count as read_array computes it: the product of numpy.int64 of each dimension (1
+ * for none). Understood: a tracked tuple, or a list the walk holds exactly (its content as
+ * APPEND(S) built it, no other copy changed: numpy takes a list as a shape too), of
+ * non-negative ints (Python ints and bools, numpy integer scalars read by numpy_scalar_dim);
+ * not more than 16 dimensions, or an overflow. */
 static bool wrapper_count(const stg_pscan *s, stg_pickle_walker *w, const stg_pv *shape,
                           uint64_t *count)
 {
     stg_pv dim;
     int64_t d;
-    if (shape->kind != STG_PV_TUPLE || shape->n == STG_PV_UNTRACKED) {
+    bool list = shape->kind == STG_PV_LIST && stg_pickle_list_current(w, shape);
+    if ((shape->kind != STG_PV_TUPLE && !list) || shape->n == STG_PV_UNTRACKED) {
         return false;
     }
     *count = 1;
     for (uint32_t i = 0; i < shape->n; i++) {
-        if (!stg_pickle_tuple_at(w, shape, i, &dim)) {
+        if (list ? !stg_pickle_list_at(w, shape, i, &dim)
+                 : !stg_pickle_tuple_at(w, shape, i, &dim)) {
             return false;
         }
         bool python_int = (dim.kind == STG_PV_INT || dim.kind == STG_PV_BOOL) &&
@@ -1114,7 +1118,7 @@ static stg_pickle_action wrapper_build(stg_pscan *s, stg_pickle_walker *w, const
         return STG_PICKLE_ABANDON;
     }
     if (!a.have_shape || !wrapper_count(s, w, &a.shape, &count)) {
-        skip_unresolved(s, at, "its shape is not a tuple of ints the walk holds");
+        skip_unresolved(s, at, "its shape is not a tuple or list of ints the walk holds");
         return STG_PICKLE_ABANDON;
     }
     if (object) {
