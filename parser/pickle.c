@@ -430,21 +430,33 @@ static stg_pv make_container(stg_pickle_walker *w, stg_pv_kind kind, const stg_p
     return v;
 }
 
-/* Adds npairs >= 1 key/value pairs to a tracked dict value in place. */
-static void dict_extend(stg_pickle_walker *w, stg_pv *d, const stg_pv *pairs, uint32_t npairs)
+/* Counts a change of value v in the counters of its kind's aliasing check (saturating: a
+ * count that wrapped to 0 would call a stale copy current). */
+static void count_change(const stg_pv *v, uint32_t *memoized, uint32_t *copied)
 {
-    w->memoized_dict_changes += (d->flags & STG_PV_F_MEMOIZED) != 0 ? 1u : 0u;
-    w->copied_dict_changes += (d->flags & STG_PV_F_COPIED) != 0 ? 1u : 0u;
+    if ((v->flags & STG_PV_F_MEMOIZED) != 0 && *memoized < UINT32_MAX) {
+        (*memoized)++;
+    }
+    if ((v->flags & STG_PV_F_COPIED) != 0 && *copied < UINT32_MAX) {
+        (*copied)++;
+    }
+}
+
+/* Appends n >= 1 entries (width values each: 2 for a dict's pairs, 1 for a list's items) to a
+ * tracked container in place, keeping at most max entries; past that it is untracked. */
+static void container_extend(stg_pickle_walker *w, stg_pv *d, const stg_pv *items, uint32_t n,
+                             uint32_t width, uint32_t max)
+{
     if (d->n == STG_PV_UNTRACKED) {
         return;
     }
-    if (d->n + npairs > STG_POOL_DICT_MAX) {
+    if (d->n + n > max) {
         d->n = STG_PV_UNTRACKED;
         return;
     }
-    uint32_t old = d->n * 2;
+    uint32_t old = d->n * width;
     if (d->a + old != w->npool) {
-        /* Not at the pool's end: move the existing pairs there first (at most 32 values). */
+        /* Not at the pool's end: move the existing values there first (at most 32). */
         stg_pv tmp[STG_POOL_DICT_MAX * 2];
         memcpy(tmp, &w->pool[d->a], old * sizeof(stg_pv));
         uint64_t at = pool_put(w, tmp, old);
@@ -454,11 +466,32 @@ static void dict_extend(stg_pickle_walker *w, stg_pv *d, const stg_pv *pairs, ui
         }
         d->a = at;
     }
-    if (pool_put(w, pairs, npairs * 2) == STG_PV_NO_POOL) {
+    if (pool_put(w, items, n * width) == STG_PV_NO_POOL) {
         d->n = STG_PV_UNTRACKED;
         return;
     }
-    d->n += npairs;
+    d->n += n;
+}
+
+/* Adds npairs >= 1 key/value pairs to a tracked dict value in place. */
+static void dict_extend(stg_pickle_walker *w, stg_pv *d, const stg_pv *pairs, uint32_t npairs)
+{
+    count_change(d, &w->memoized_dict_changes, &w->copied_dict_changes);
+    container_extend(w, d, pairs, npairs, 2, STG_POOL_DICT_MAX);
+}
+
+/* APPEND(S) of n >= 1 items to a list value (tracked up to STG_POOL_TUPLE_MAX items). */
+static void list_extend(stg_pickle_walker *w, stg_pv *l, const stg_pv *items, uint32_t n)
+{
+    count_change(l, &w->memoized_list_changes, &w->copied_list_changes);
+    container_extend(w, l, items, n, 1, STG_POOL_TUPLE_MAX);
+}
+
+/* SETITEM(S) on a list (list[i] = v): which element changed is not followed. */
+static void list_untrack(stg_pickle_walker *w, stg_pv *l)
+{
+    count_change(l, &w->memoized_list_changes, &w->copied_list_changes);
+    l->n = STG_PV_UNTRACKED;
 }
 
 /* ---------------------------------------------------------------- memo */
@@ -1008,14 +1041,32 @@ bool stg_pickle_int(const stg_pv *v, int64_t *out)
     return false;
 }
 
-bool stg_pickle_tuple_at(const stg_pickle_walker *w, const stg_pv *t, uint32_t i, stg_pv *out)
+static bool sequence_at(const stg_pickle_walker *w, const stg_pv *t, stg_pv_kind kind, uint32_t i,
+                        stg_pv *out)
 {
-    if (t->kind != STG_PV_TUPLE || t->n == STG_PV_UNTRACKED || i >= t->n || t->a >= w->npool ||
+    if (t->kind != kind || t->n == STG_PV_UNTRACKED || i >= t->n || t->a >= w->npool ||
         t->n > w->npool - t->a) {
         return false;
     }
     *out = w->pool[t->a + i];
     return true;
+}
+
+bool stg_pickle_tuple_at(const stg_pickle_walker *w, const stg_pv *t, uint32_t i, stg_pv *out)
+{
+    return sequence_at(w, t, STG_PV_TUPLE, i, out);
+}
+
+bool stg_pickle_list_at(const stg_pickle_walker *w, const stg_pv *l, uint32_t i, stg_pv *out)
+{
+    return sequence_at(w, l, STG_PV_LIST, i, out);
+}
+
+bool stg_pickle_list_current(const stg_pickle_walker *w, const stg_pv *l)
+{
+    bool stale_copy = (l->flags & STG_PV_F_COPIED) != 0 && w->memoized_list_changes > 0;
+    bool changed_elsewhere = (l->flags & STG_PV_F_MEMOIZED) != 0 && w->copied_list_changes > 0;
+    return l->kind == STG_PV_LIST && l->n != STG_PV_UNTRACKED && !stale_copy && !changed_elsewhere;
 }
 
 bool stg_pickle_dict_current(const stg_pickle_walker *w, const stg_pv *d)
@@ -1569,6 +1620,7 @@ static stg_pickle_status load_marked_container(stg_pickle_walker *w, stg_cursor 
     stg_pv v = make_container(w, kind, cnt > 0 ? &w->stack[k] : NULL, cnt,
                               kind == STG_PV_TUPLE  ? STG_POOL_TUPLE_MAX
                               : kind == STG_PV_DICT ? STG_POOL_DICT_MAX * 2
+                              : kind == STG_PV_LIST ? STG_POOL_TUPLE_MAX
                                                     : 0);
     return push(w, &v, op_off);
 }
@@ -1592,8 +1644,11 @@ static stg_pickle_status load_append(stg_pickle_walker *w, stg_cursor *c, uint8_
     NEED(w->sp >= fence(w) + 2, UNDERFLOW);
     stg_pv v = w->stack[--w->sp];
     mutate_hook(w, op, &w->stack[w->sp - 1], op_off);
-    if (w->stack[w->sp - 1].kind == STG_PV_LIST && w->hooks->append != NULL) {
-        w->hooks->append(w->hooks->ctx, w, &v);
+    if (w->stack[w->sp - 1].kind == STG_PV_LIST) {
+        list_extend(w, &w->stack[w->sp - 1], &v, 1);
+        if (w->hooks->append != NULL) {
+            w->hooks->append(w->hooks->ctx, w, &v);
+        }
     }
     return STG_PW_OK;
 }
@@ -1616,9 +1671,12 @@ static stg_pickle_status load_marked_add(stg_pickle_walker *w, stg_cursor *c, ui
         NEED(cnt % 2 == 0, "odd number of items for SETITEMS");
         if (target->kind == STG_PV_DICT) {
             dict_extend(w, target, &w->stack[k], cnt / 2);
+        } else if (target->kind == STG_PV_LIST) {
+            list_untrack(w, target);
         }
-    } else if (op == OP_APPENDS && target->kind == STG_PV_LIST && w->hooks->append != NULL) {
-        for (uint32_t i = 0; i < cnt; i++) {
+    } else if (op == OP_APPENDS && target->kind == STG_PV_LIST) {
+        list_extend(w, target, &w->stack[k], cnt);
+        for (uint32_t i = 0; i < cnt && w->hooks->append != NULL; i++) {
             w->hooks->append(w->hooks->ctx, w, &w->stack[k + i]);
         }
     }
@@ -1635,6 +1693,8 @@ static stg_pickle_status load_setitem(stg_pickle_walker *w, stg_cursor *c, uint8
     mutate_hook(w, op, &w->stack[w->sp - 1], op_off);
     if (w->stack[w->sp - 1].kind == STG_PV_DICT) {
         dict_extend(w, &w->stack[w->sp - 1], &w->stack[w->sp], 1);
+    } else if (w->stack[w->sp - 1].kind == STG_PV_LIST) {
+        list_untrack(w, &w->stack[w->sp - 1]);
     }
     return STG_PW_OK;
 }
@@ -1996,6 +2056,8 @@ static void walk_reset(stg_pickle_walker *w, const uint8_t *buf, size_t len)
     w->memo_sparse_seen = false;
     w->memoized_dict_changes = 0;
     w->copied_dict_changes = 0;
+    w->memoized_list_changes = 0;
+    w->copied_list_changes = 0;
     w->result = pv_make(STG_PV_NONE);
     if (w->next_id == 0 || w->next_id > UINT32_MAX - STG_PICKLE_ID_HEADROOM) {
         /* First walk, or ids about to wrap: forget every slot. */

@@ -205,8 +205,11 @@ struct stg_pickle_walker {
      * '\n' ends in the data: the line's offset; UINT64_MAX otherwise. */
     uint64_t open_line;
     stg_pv result; /* the value the outermost STOP of the last walk popped (NONE otherwise) */
-    /* this walk: SETITEM(S) on a dict that was memoized / that came from the memo or a DUP */
+    /* this walk: SETITEM(S) on a dict that was memoized / that came from the memo or a DUP
+     * (saturating) */
     uint32_t memoized_dict_changes, copied_dict_changes;
+    /* the same for lists: APPEND(S), SETITEM(S) */
+    uint32_t memoized_list_changes, copied_list_changes;
 };
 
 /* Prepares a walker (no allocation yet). hooks may be NULL. */
@@ -245,6 +248,11 @@ uint64_t stg_pickle_open_line(const stg_pickle_walker *w, stg_pickle_status st);
 /* Accessors for hooks. */
 /* Element i of a tracked TUPLE (false when untracked or out of range). */
 bool stg_pickle_tuple_at(const stg_pickle_walker *w, const stg_pv *t, uint32_t i, stg_pv *out);
+/* Element i of a tracked LIST (at most STG_POOL_TUPLE_MAX elements are kept; APPEND(S) extend
+ * it, SETITEM(S) on it leaves it untracked). Only meaningful with stg_pickle_list_current. */
+bool stg_pickle_list_at(const stg_pickle_walker *w, const stg_pv *l, uint32_t i, stg_pv *out);
+/* As stg_pickle_dict_current, for a list: no other copy of it was changed behind this one. */
+bool stg_pickle_list_current(const stg_pickle_walker *w, const stg_pv *l);
 /* The value stored under a string key in a tracked DICT (false when absent or untracked). */
 bool stg_pickle_dict_get(stg_pickle_walker *w, const stg_pv *d, const char *key, stg_pv *out);
 /* true when the walker's view of dict d is certainly the object's content: no other copy of

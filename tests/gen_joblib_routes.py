@@ -9,24 +9,31 @@ Writes into DIR:
   * joblib route (loader joblib): for each wrapper state shape (a list shape, numpy-scalar dims,
     17 dims, a (dict, None) state, a slot state that overrides the dict, more than 16 state
     entries, a wrapper built by REDUCE, dtype spellings 'uint8' 'B' '|u1' '<u1', an aliased
-    state dict, a wrapper built twice), as a plain, gzip and xz file: the array has exactly the
+    state dict, a wrapper built twice), plain and with every compressor joblib 1.2 has
+    (zlib, gzip, bz2, xz, lzma; lz4 needs a module Debian lacks): the array has exactly the
     bytes joblib reads (numpy.dtype and the state are the oracle), the payload follows it;
+    shapes of numpy integer scalars as numpy pickles them (little- and big-endian) and lists
+    (benign/shape_*: the same arrays then STOP, which joblib.load reads to the end), a numpy
+    scalar whose dtype is built again after the scalar was made, a list changed after the
+    memo's copy (the shape) was taken;
     and a grid of numpy.dtype(typestr, False, copy) with BUILD states of other element sizes
     and flags, each sized by what numpy itself makes of it (benign/grid_*: the same arrays of
     zero bytes, where the state is one numpy writes);
   * every other route (loaders torch, numpy, pickle, joblib): the payload right after the BUILD,
     inside what joblib's NumpyUnpickler would take for array bytes: torch zip data.pkl, legacy
-    torch file, torch 0.1 tar member, .npy object array, plain pickle, joblib ZF, joblib side
+    torch file, torch 0.1 tar member, .npy object array, plain pickle, gzip pickle (loader
+    gzip: pickle.load(gzip.open(...))), joblib ZF, joblib side
     file (.npy named by an NDArrayWrapper).
 Each evil file's loader is in DIR/evil.tsv (loader, file). Only ever loaded under
 tests/loaders/reach.py's refusing hook.
 
-Usage: gen_joblib_routes.py DIR
+Usage: gen_joblib_routes.py DIR [JOBLIB_DUMPS [TORCH_SAVES]]   (defaults 216 and 88, CI's size;
+docs/pickle.md has the measured run at 1,500 and 800)
 """
 import gzip
 import io
-import lzma
 import os
+import pickle
 import random
 import struct
 import sys
@@ -71,6 +78,33 @@ def wrapper_file(state_parts, nbytes, align=False, payload_in_array=False, prefi
     return body + array + b"0" + PAYLOAD
 
 
+def numpy_scalar(value, np_type, order="<"):
+    """value as numpy pickles a scalar of np_type (protocol 3: numpy.core.multiarray.scalar of
+    numpy.dtype(t, False, True) with its BUILD state, and the bytes); order '>' rewrites the
+    state's byte order and the bytes to big-endian, which numpy then reads."""
+    data = pickle.dumps(np_type(value), 3)[2:-1]
+    if order == ">":
+        raw = np_type(value).tobytes()
+        head = b"C" + bytes([len(raw)])
+        data = data.replace(b"X\x01\x00\x00\x00<", b"X\x01\x00\x00\x00>")
+        data = data.replace(head + raw, head + raw[::-1])
+    return data
+
+
+def readable_shapes():
+    """(name, shape pickle, array bytes): shapes of numpy integer scalars as numpy pickles
+    them, and lists; stguard reads the dims exactly (joblib.load of the benign twin is the
+    proof)."""
+    yield "i8", tup([numpy_scalar(7, np.int64)]), 7
+    yield "be_u1", tup([numpy_scalar(3, np.int64, ">"), numpy_scalar(2, np.uint8)]), 6
+    yield "i2_mixed", tup([b"K\x02", numpy_scalar(300, np.int16), numpy_scalar(1, np.uint32)]), 600
+    yield "i4_be", tup([numpy_scalar(258, np.int32, ">")]), 258
+    # lists (numpy takes a list as a shape): APPENDS, APPEND, LIST
+    yield "list_appends", b"]q\x01(K\x03K\x02e", 6
+    yield "list_append", b"]K\x02a" + numpy_scalar(4, np.int16) + b"a", 8
+    yield "list_opcode", b"(K\x05K\x01l", 5
+
+
 def joblib_variations():
     """(name, pickle bytes) that joblib.load reads to the payload after the array."""
     u1 = dtype("u1")
@@ -80,6 +114,19 @@ def joblib_variations():
     scalar = (b"cnumpy.core.multiarray\nscalar\n(" + dtype("<i8") + b"C\x08" +
               struct.pack("<q", 7) + b"tR")
     v["scalar_dim"] = wrapper_file(state_dict([("dtype", u1), ("shape", tup([scalar]))]), 7)
+    for name, shape, nbytes in readable_shapes():
+        v["shape_" + name] = wrapper_file(state_dict([("dtype", u1), ("shape", shape)]),
+                                                 nbytes)
+    # the dtype built again (through the memo) after the scalar was made: numpy read the dims
+    # with the first state ('<'), the second ('>') is not what it used: not understood
+    again = numpy_scalar(2, np.int64)  # memo 4: the dtype; 9: the scalar
+    # a list changed after it was memoized: the memo's copy (the shape) is what joblib reads
+    v["list_stale_copy"] = wrapper_file(
+        state_dict([("dtype", u1), ("shape", b"h\x03")]), 4, prefix=b"]q\x03K\x04a0")
+    v["scalar_rebuilt_dtype"] = wrapper_file(
+        state_dict([("dtype", u1), ("shape", tup([b"h\x09"]))]), 2,
+        prefix=again + b"0h\x04" + tup([b"K\x03", s(">"), b"NNN", b"J\xff\xff\xff\xff",
+                                          b"J\xff\xff\xff\xff", b"K\x00"]) + b"b0")
     v["dims17"] = wrapper_file(state_dict([("dtype", u1), ("shape", tup([b"K\x01"] * 16 +
                                                                          [b"K\x03"]))]), 3)
     v["dict_none"] = wrapper_file(tup([state_dict([("dtype", u1), ("shape", tup([b"K\x04"]))]),
@@ -150,6 +197,18 @@ def dtype_grid():
                     yield name, head + array + b"0" + PAYLOAD, head + array + b"." if exact else None
 
 
+def write_compressed(path, data, compressor):
+    """data as joblib 1.2 writes a file with this compressor: through joblib's own compressor
+    file object (joblib/compressor.py, CompressorWrapper.compressor_file), or plain."""
+    with open(path, "wb") as raw:
+        if not compressor:
+            raw.write(data)
+            return
+        wrapper = joblib.compressor._COMPRESSORS[compressor]
+        with wrapper.compressor_file(raw, compresslevel=3) as f:
+            f.write(data)
+
+
 def npy_object(pickle_bytes):
     header = "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"
     header += " " * (63 - len(header) % 64) + "\n"
@@ -169,6 +228,7 @@ def other_routes(out):
         rows.append((loader, path))
 
     put("evil_pickle_plain.pkl", inner, "pickle")
+    put("evil_pickle_gzip.pkl.gz", gzip.compress(inner), "gzip")  # pickle.load(gzip.open(...))
     zbuf = io.BytesIO()
     with zipfile.ZipFile(zbuf, "w") as z:
         z.writestr("archive/data.pkl", inner)
@@ -200,30 +260,48 @@ def other_routes(out):
     return rows
 
 
+def random_array(rng, i):
+    """A seeded random array: any of the dtypes below, 0 to 4 dims (0-d and zero-size among
+    them), C or Fortran order, object arrays and records with objects mixed in."""
+    kinds = ["f8", "f4", "f2", "i8", "i4", "i2", "u1", "u8", "?", "c8", "c16", "U3", "S2", "O",
+             "M8[ns]", "m8[s]", ">f8", ">i4", "V4", "rec"]
+    kind = rng.choice(kinds)
+    shape = tuple(rng.randint(0, 4) for _ in range(rng.choice((0, 1, 1, 2, 2, 3, 4))))
+    nrng = np.random.default_rng(i)
+    if kind == "O":
+        arr = np.empty(shape, dtype=object)
+        for j, _ in enumerate(arr.flat):
+            arr.flat[j] = rng.choice(({"k": i}, [1, 2], "x", 3.5, None, np.float32(j)))
+    elif kind in ("U3", "S2"):
+        arr = np.full(shape, "ab", dtype=kind)
+    elif kind in ("M8[ns]", "m8[s]"):
+        arr = (nrng.random(shape) * 1e9).astype("i8").astype(kind)
+    elif kind == "V4":
+        arr = np.frombuffer(nrng.bytes(4 * int(np.prod(shape))), dtype="V4").reshape(shape)
+    elif kind == "rec":
+        arr = np.zeros(shape, dtype=[("a", "<f4", (2,)), ("b", "S3"), ("c", "O")])
+    else:
+        arr = (nrng.random(shape) * 100).astype(kind)
+    if arr.ndim >= 2 and rng.random() < 0.4:
+        arr = np.asfortranarray(arr)
+    return arr
+
+
 def benign(out, count):
+    """count joblib.dump files of random arrays, cycling through every compressor joblib 1.2
+    has without lz4 (zlib, gzip, bz2, lzma, xz) and none, at random levels and protocols 2-5."""
     rng = random.Random(22)
-    compressors = [0, ("zlib", 3), ("gzip", 3), ("bz2", 3), ("xz", 3), ("lzma", 3)]
-    kinds = ["f8", "f4", "i8", "u1", "?", "c16", "U3", "S2", "O", "M8[ns]", "rec"]
+    compressors = [None, "zlib", "gzip", "bz2", "xz", "lzma"]
     for i in range(count):
-        kind = kinds[i % len(kinds)]
-        shape = tuple(rng.randint(0, 4) for _ in range(rng.randint(0, 3)))
-        nrng = np.random.default_rng(i)
-        if kind == "O":
-            arr = np.array([{"k": i}, [1, 2], "x"], dtype=object)
-        elif kind in ("U3", "S2"):
-            arr = np.array(["ab", "c"] * 3, dtype=kind)
-        elif kind == "M8[ns]":
-            arr = (nrng.random(shape) * 1e9).astype("i8").astype(kind)
-        elif kind == "rec":
-            arr = np.zeros(shape, dtype=[("a", "<f4", (2,)), ("b", "S3"), ("c", "O")])
+        arr = random_array(rng, i)
+        if i % 3 == 0:  # several arrays (and an object array) in one pickle
+            obj = {"w": arr, "b": np.arange(i % 7), "o": random_array(rng, i + 1), "n": i}
         else:
-            arr = (nrng.random(shape) * 1000).astype(kind)
-        obj = {"w": arr, "b": np.arange(i % 7), "n": i} if i % 3 == 0 else arr
-        if i % 5 == 0 and arr.ndim == 2:
-            obj = np.asfortranarray(arr)
-        path = os.path.join(out, "benign", "b%03d.joblib" % i)
-        joblib.dump(obj, path, compress=compressors[i % len(compressors)],
-                    protocol=2 + i % 4)
+            obj = arr
+        comp = compressors[i % len(compressors)]
+        path = os.path.join(out, "benign", "b%04d.joblib" % i)
+        joblib.dump(obj, path, compress=(comp, rng.randint(1, 9)) if comp else 0,
+                    protocol=rng.randint(2, 5))
 
 
 def benign_torch(out, count):
@@ -231,13 +309,15 @@ def benign_torch(out, count):
     import torch
     os.makedirs(os.path.join(out, "benign_torch"), exist_ok=True)
     kinds = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
-             torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64]
+             torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool, torch.complex64,
+             torch.complex128]
     g = torch.Generator().manual_seed(22)
+    rng = random.Random(22)
     for i in range(count):
-        shape = [int(x) for x in torch.randint(0, 4, (i % 3 + 1,), generator=g)]
-        t = (torch.rand(shape, generator=g) * 100).to(kinds[i % len(kinds)])
+        shape = [int(x) for x in torch.randint(0, 4, (rng.randint(0, 4),), generator=g)]
+        t = (torch.rand(shape, generator=g) * 100).to(rng.choice(kinds))
         obj = {"w": t, "v": t.view(-1)[:1], "n": i} if i % 2 else t
-        torch.save(obj, os.path.join(out, "benign_torch", "t%03d.pt" % i),
+        torch.save(obj, os.path.join(out, "benign_torch", "t%04d.pt" % i),
                    _use_new_zipfile_serialization=False)
 
 
@@ -245,13 +325,12 @@ def main():
     out = sys.argv[1]
     os.makedirs(os.path.join(out, "benign"), exist_ok=True)
     benign(out, int(sys.argv[2]) if len(sys.argv) > 2 else 216)
-    benign_torch(out, 88)
+    benign_torch(out, int(sys.argv[3]) if len(sys.argv) > 3 else 88)
     rows = []
     for name, data in joblib_variations().items():
-        for comp, opener in (("", open), (".gz", gzip.open), (".xz", lzma.open)):
-            path = os.path.join(out, "evil_joblib_%s.pkl%s" % (name, comp))
-            with opener(path, "wb") as f:
-                f.write(data)
+        for comp in ("", "zlib", "gzip", "bz2", "xz", "lzma"):
+            path = os.path.join(out, "evil_joblib_%s.pkl%s" % (name, comp and "." + comp))
+            write_compressed(path, data, comp)
             rows.append(("joblib", path))
     for name, data, benign_data in dtype_grid():
         path = os.path.join(out, "evil_joblib_%s.pkl" % name)
@@ -261,6 +340,11 @@ def main():
         if benign_data is not None:
             with open(os.path.join(out, "benign", name + ".pkl"), "wb") as f:
                 f.write(benign_data)
+    for name, shape, nbytes in readable_shapes():
+        with open(os.path.join(out, "benign", "shape_%s.pkl" % name), "wb") as f:
+            f.write(b"\x80\x02" + WRAPPER + b")\x81" +
+                    state_dict([("dtype", dtype("u1")), ("shape", shape)]) + b"b" +
+                    bytes(nbytes) + b".")
     rows += other_routes(out)
     with open(os.path.join(out, "evil.tsv"), "w") as f:
         for loader, path in rows:

@@ -282,6 +282,15 @@ static void joblib(pbuf *p, const char *typestr, const char *dtype_state, const 
 #define SHAPE(lit) (lit), (sizeof(lit) - 1)
 #define DATA(lit) (lit), (sizeof(lit) - 1)
 
+/* A numpy integer scalar as numpy pickles it: numpy.core.multiarray.scalar(dtype, bytes), the
+ * dtype numpy.dtype(TYPESTR, False, COPY) with (when ORDER is not empty) the version 3 state
+ * numpy writes, of that byte order. */
+#define NP_SCALAR(typestr, copy, order, bytes)                                               \
+    "cnumpy.core.multiarray\nscalar\ncnumpy\ndtype\nU\x02" typestr "\x89" copy "\x87R" order \
+    "C" bytes "\x86R"
+#define NP_STATE(o) "(K\x03U\x01" o "NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tb"
+#define NP_I8_2_LE NP_SCALAR("i8", "\x88", NP_STATE("<"), "\x08\x02\x00\x00\x00\x00\x00\x00\x00")
+
 /* Arrays whose size is understood: joblib's reading skips the data (no finding there), but
  * pickle.load reads the same file and runs those bytes as opcodes: the payload is found at
  * its offset by that second reading. The same array of benign bytes is clean. */
@@ -302,6 +311,32 @@ START_TEST(joblib_arrays_skipped)
 
         {"m8", NULL, SHAPE("(K\x01K\x01t"), false, DATA("cos\nsy\n0")},
         {"f8", NULL, SHAPE("K\x01\x85"), 2, DATA("cos\nsy\n0")},
+        /* numpy-scalar dimensions, each 2: little-endian, big-endian, one byte, beside an int */
+        {"S4", NULL, SHAPE(NP_I8_2_LE "\x85"), false, DATA("cos\nsy\n0")},
+        {"S4", NULL,
+         SHAPE(
+             NP_SCALAR("i8", "\x88", NP_STATE(">"), "\x08\x00\x00\x00\x00\x00\x00\x00\x02") "\x85"),
+         false, DATA("cos\nsy\n0")},
+        {"S2", NULL, SHAPE("K\x02" NP_SCALAR("u1", "\x89", "", "\x01\x02") "\x86"), false,
+         DATA("cos\nsy\n0")},
+        {"u1", NULL, SHAPE(NP_SCALAR("i2", "\x88", NP_STATE("<"), "\x02\x08\x00") "\x85"), false,
+         DATA("cos\nsy\n0")},
+        /* list shapes: APPENDS on a memoized list, APPEND, LIST; a copy from the memo of a
+         * list unchanged since */
+        {"S4", NULL,
+         SHAPE("]q\x01(K\x01K\x02"
+               "e"),
+         false, DATA("cos\nsy\n0")},
+        {"S2", NULL,
+         SHAPE("]K\x02"
+               "aK\x02"
+               "a"),
+         false, DATA("cos\nsy\n0")},
+        {"S8", NULL, SHAPE("(K\x01l"), false, DATA("cos\nsy\n0")},
+        {"S8", NULL,
+         SHAPE("(K\x01lq\x01"
+               "0h\x01"),
+         false, DATA("cos\nsy\n0")},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pbuf p = {0};
@@ -363,6 +398,66 @@ START_TEST(joblib_arrays_not_understood_are_walked)
         {"f8", NULL, SHAPE("\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x40\x8a\x01\x08\x86"), false},
         {"f8", NULL, SHAPE("\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x20\x85"), false},
         {"b1", NULL, SHAPE("\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7fK\x02\x86"), true},
+        /* numpy-scalar dimensions not read: the dtype is native (no state, or numpy's shared
+         * instance: copy false), its state's order is '=' (the loading machine's), more or
+         * fewer bytes than the item size, the bytes as a str, a float type, a negative
+         * value, a uint64 past int64 */
+        {"f8", NULL,
+         SHAPE(NP_SCALAR("i8", "\x88", "", "\x08\x02\x00\x00\x00\x00\x00\x00\x00") "\x85"), false},
+        {"f8", NULL,
+         SHAPE(
+             NP_SCALAR("i8", "\x89", NP_STATE("<"), "\x08\x02\x00\x00\x00\x00\x00\x00\x00") "\x85"),
+         false},
+        {"f8", NULL,
+         SHAPE(
+             NP_SCALAR("i8", "\x88", NP_STATE("="), "\x08\x02\x00\x00\x00\x00\x00\x00\x00") "\x85"),
+         false},
+        {"f8", NULL,
+         SHAPE(NP_SCALAR("i8", "\x88", NP_STATE("<"),
+                         "\x09\x02\x00\x00\x00\x00\x00\x00\x00\x00") "\x85"),
+         false},
+        {"f8", NULL, SHAPE(NP_SCALAR("i2", "\x88", NP_STATE("<"), "\x01\x02") "\x85"), false},
+        {"f8", NULL,
+         SHAPE("cnumpy.core."
+               "multiarray\nscalar\ncnumpy\ndtype\nU\x02u1\x89\x89\x87RU\x01\x02\x86R\x85"),
+         false},
+        {"f8", NULL, SHAPE(NP_SCALAR("f2", "\x88", NP_STATE("<"), "\x02\x00\x40") "\x85"), false},
+        {"f8", NULL, SHAPE(NP_SCALAR("i1", "\x89", "", "\x01\xff") "\x85"), false},
+        {"f8", NULL,
+         SHAPE(
+             NP_SCALAR("u8", "\x88", NP_STATE("<"), "\x08\x00\x00\x00\x00\x00\x00\x00\x80") "\x85"),
+         false},
+        /* a one-byte type whose state (used: copy) sets the object flag */
+        {"f8", NULL,
+         SHAPE(NP_SCALAR("u1", "\x88", "(K\x03U\x01|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x01tb",
+                         "\x01\x02") "\x85"),
+         false},
+        /* lists not held exactly: changed after its memo copy (the shape) was taken, changed
+         * through the memo copy (conservative: the walk cannot tell the copies apart), an
+         * element set by SETITEM, 17 items */
+        {"f8", NULL,
+         SHAPE("]q\x01K\x01"
+               "a0h\x01"),
+         false},
+        {"f8", NULL,
+         SHAPE("]q\x01"
+               "0h\x01K\x01"
+               "a"),
+         false},
+        {"f8", NULL,
+         SHAPE("]K\x05"
+               "aK\x00K\x01s"),
+         false},
+        {"f8", NULL,
+         SHAPE("](K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K\x01K"
+               "\x01"
+               "e"),
+         false},
+        /* the dtype (memo 1) built again, big-endian, after the scalar was made of it */
+        {"f8", NULL,
+         SHAPE("cnumpy.core.multiarray\nscalar\ncnumpy\ndtype\nU\x02i8\x89\x88\x87Rq\x01" NP_STATE(
+             "<") "C\x08\x02\x00\x00\x00\x00\x00\x00\x00\x86Rh\x01" NP_STATE(">") "0\x85"),
+         false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pbuf p = {0};

@@ -29,7 +29,8 @@
 #define TAG_REVIEWED_ENUM 0x10000u /* an enum class on the reviewed list (docs/policy.md) */
 #define TAG_RECONSTRUCTOR 0x20000u /* copyreg._reconstructor: how protocols 0 and 1 build objects */
 #define TAG_BUILTIN_OBJECT 0x40000u
-#define TAG_ELSIZE_SHIFT 8 /* element size of a torch storage class, bits 8..15 */
+#define TAG_NUMPY_SCALAR 0x80000u /* numpy.core.multiarray.scalar(dtype, bytes): numpy scalars */
+#define TAG_ELSIZE_SHIFT 8        /* element size of a torch storage class, bits 8..15 */
 
 /* Resync attempts after bytes that do not parse (a later pickle may hide behind junk). */
 #define STG_PICKLE_RESYNC_MAX 16
@@ -70,6 +71,8 @@ static const struct {
     {"joblib.numpy_pickle", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
     {"joblib.numpy_pickle_compat", "ZNDArrayWrapper", TAG_JOBLIB_SIDE | TAG_JOBLIB_ZSIDE},
     {"numpy", "dtype", TAG_NUMPY_DTYPE},
+    {"numpy.core.multiarray", "scalar", TAG_NUMPY_SCALAR},
+    {"numpy._core.multiarray", "scalar", TAG_NUMPY_SCALAR},
     {"copyreg", "_reconstructor", TAG_RECONSTRUCTOR},
     {"copy_reg", "_reconstructor", TAG_RECONSTRUCTOR},
     {"builtins", "object", TAG_BUILTIN_OBJECT},
@@ -174,6 +177,8 @@ typedef struct stg_pscan {
         uint64_t args;
         int64_t elsize;
         bool flags_known, object_flag;
+        uint8_t byteorder;      /* state[1] when a one-character str, else 0 */
+        uint64_t pool_at_build; /* the walker's pool size after its (last) BUILD */
     } dtypes[64];
     uint32_t dtype_count;
     /* builtins.getattr / __builtin__.getattr, hard-blocked, judged only after the walk: benign
@@ -669,11 +674,20 @@ static void record_dtype_state(stg_pscan *s, stg_pickle_walker *w, const stg_pv 
             s->dtype_count--;
         }
         d = &s->dtypes[s->dtype_count++];
+        memset(d, 0, sizeof *d);
         d->args = dtype->a;
     }
     d->elsize = elsize;
     d->flags_known = flags_known;
     d->object_flag = flags_known && (flags & NPY_ITEM_HASOBJECT) != 0;
+    stg_pv order;
+    const uint8_t *op;
+    size_t ol;
+    d->byteorder = tuple && stg_pickle_tuple_at(w, state, 1, &order) && order.kind == STG_PV_STR &&
+                           stg_pickle_bytes(w, &order, &op, &ol) && ol == 1
+                       ? op[0]
+                       : 0;
+    d->pool_at_build = w->npool;
 }
 
 static const struct dtype_state *dtype_state_of(const stg_pscan *s, const stg_pv *dtype)
@@ -978,21 +992,84 @@ static bool wrapper_dtype(const stg_pscan *s, stg_pickle_walker *w, const stg_pv
     return !forged && (fixed || (ds->elsize >= 0 && (uint64_t)ds->elsize == *itemsize));
 }
 
-/* Element count as read_array computes it: the product of the dimensions (1 for ()). Only a
- * tracked tuple of non-negative ints is understood (a list, numpy scalars, more than 16
- * dimensions or an overflow are not). */
-static bool wrapper_count(stg_pickle_walker *w, const stg_pv *shape, uint64_t *count)
+/* A shape entry numpy pickled as numpy.core.multiarray.scalar(dtype, bytes) (numpy.int64(3)):
+ * read_array's numpy.int64(x) is the integer the bytes hold in the dtype's byte order. Only an
+ * integer reduce string ('i1'-'i8', 'u1'-'u8') built as numpy writes it is understood: with
+ * copy and a version 3 state (its byte order '<' or '>'; any for one byte) whose last BUILD
+ * came before the scalar was made (numpy reads the dtype then: a BUILD after it, through the
+ * memo, changes what the walk would read but not the scalar), given exactly itemsize bytes. A
+ * dtype numpy leaves native (no state, or its shared instance) is the loading machine's order:
+ * not known here. */
+static bool numpy_scalar_dim(const stg_pscan *s, stg_pickle_walker *w, const stg_pv *dim,
+                             int64_t *out)
+{
+    stg_pv args, dtype, data, dargs, typestr, copy;
+    const uint8_t *tp, *bp;
+    size_t tl, bl;
+    uint64_t size, value = 0;
+    bool object;
+    int64_t copy_v = 0;
+    if (dim->kind != STG_PV_CALL || (dim->n & TAG_NUMPY_SCALAR) == 0 ||
+        (dim->flags & (STG_PV_F_UNRESOLVED | STG_PV_F_NO_INIT)) != 0 || dim->a == STG_PV_NO_POOL ||
+        !stg_pickle_call_args(w, dim, &args) || args.kind != STG_PV_TUPLE || args.n != 2 ||
+        !stg_pickle_tuple_at(w, &args, 0, &dtype) || !stg_pickle_tuple_at(w, &args, 1, &data) ||
+        data.kind != STG_PV_BYTES || (data.flags & STG_PV_F_HUGE) != 0 ||
+        dtype.kind != STG_PV_CALL || (dtype.n & TAG_NUMPY_DTYPE) == 0 ||
+        (dtype.flags & STG_PV_F_UNRESOLVED) != 0 || !stg_pickle_call_args(w, &dtype, &dargs) ||
+        dargs.kind != STG_PV_TUPLE || dargs.n == STG_PV_UNTRACKED || dargs.n != 3 ||
+        !stg_pickle_tuple_at(w, &dargs, 0, &typestr) || typestr.kind != STG_PV_STR ||
+        !stg_pickle_bytes(w, &typestr, &tp, &tl) || tl < 2 || (tp[0] != 'i' && tp[0] != 'u') ||
+        !stg_npy_reduce_fixed(tp, tl, &size, &object) || object || size > 8 ||
+        !stg_pickle_tuple_at(w, &dargs, 2, &copy) || !stg_pickle_int(&copy, &copy_v) ||
+        !stg_pickle_bytes(w, &data, &bp, &bl) || bl != size) {
+        return false;
+    }
+    /* without copy, numpy's shared instance ignores the state */
+    const struct dtype_state *ds = copy_v != 0 ? dtype_state_of(s, &dtype) : NULL;
+    if (ds != NULL && (ds->pool_at_build > dim->a || !ds->flags_known || ds->object_flag)) {
+        return false;
+    }
+    if (size > 1 && (ds == NULL || (ds->byteorder != '<' && ds->byteorder != '>'))) {
+        return false;
+    }
+    bool big = size > 1 && ds->byteorder == '>';
+    for (size_t i = 0; i < size; i++) {
+        value |= (uint64_t)bp[big ? size - 1 - i : i] << (8 * i);
+    }
+    if (tp[0] == 'i' && size < 8 && (value >> (8 * size - 1)) != 0) {
+        value |= ~(uint64_t)0 << (8 * size); /* sign extension */
+    }
+    if (tp[0] == 'u' && value > (uint64_t)INT64_MAX) {
+        return false; /* numpy.int64 of a uint64 past its range */
+    }
+    *out = (int64_t)value;
+    return true;
+}
+
+/* Element count as read_array computes it: the product of numpy.int64 of each dimension (1
+ * for none). Understood: a tracked tuple, or a list the walk holds exactly (its content as
+ * APPEND(S) built it, no other copy changed: numpy takes a list as a shape too), of
+ * non-negative ints (Python ints and bools, numpy integer scalars read by numpy_scalar_dim);
+ * not more than 16 dimensions, or an overflow. */
+static bool wrapper_count(const stg_pscan *s, stg_pickle_walker *w, const stg_pv *shape,
+                          uint64_t *count)
 {
     stg_pv dim;
     int64_t d;
-    if (shape->kind != STG_PV_TUPLE || shape->n == STG_PV_UNTRACKED) {
+    bool list = shape->kind == STG_PV_LIST && stg_pickle_list_current(w, shape);
+    if ((shape->kind != STG_PV_TUPLE && !list) || shape->n == STG_PV_UNTRACKED) {
         return false;
     }
     *count = 1;
     for (uint32_t i = 0; i < shape->n; i++) {
-        if (!stg_pickle_tuple_at(w, shape, i, &dim) ||
-            (dim.kind != STG_PV_INT && dim.kind != STG_PV_BOOL) || !stg_pickle_int(&dim, &d) ||
-            d < 0 || stg_mul_u64(*count, (uint64_t)d, count)) {
+        if (list ? !stg_pickle_list_at(w, shape, i, &dim)
+                 : !stg_pickle_tuple_at(w, shape, i, &dim)) {
+            return false;
+        }
+        bool python_int = (dim.kind == STG_PV_INT || dim.kind == STG_PV_BOOL) &&
+                          stg_pickle_int(&dim, &d);
+        if ((!python_int && !numpy_scalar_dim(s, w, &dim, &d)) || d < 0 ||
+            stg_mul_u64(*count, (uint64_t)d, count)) {
             return false;
         }
     }
@@ -1040,8 +1117,8 @@ static stg_pickle_action wrapper_build(stg_pscan *s, stg_pickle_walker *w, const
         skip_unresolved(s, at, "its dtype is not one numpy's dtype() reading here understands");
         return STG_PICKLE_ABANDON;
     }
-    if (!a.have_shape || !wrapper_count(w, &a.shape, &count)) {
-        skip_unresolved(s, at, "its shape is not a tuple of ints the walk holds");
+    if (!a.have_shape || !wrapper_count(s, w, &a.shape, &count)) {
+        skip_unresolved(s, at, "its shape is not a tuple or list of ints the walk holds");
         return STG_PICKLE_ABANDON;
     }
     if (object) {

@@ -2,7 +2,7 @@
 """Reachability oracle: does the real loader reach a dangerous call on this file?
 
 Drives the real loaders (torch.load with weights_only=False, numpy.load with allow_pickle=True,
-joblib.load, pickle.load) on each FILE with a refusing audit hook installed first:
+joblib.load, pickle.load, pickle.load of gzip.open) on each FILE with a refusing audit hook installed first:
 
 - every `pickle.find_class` (C and pure-Python unpicklers, so joblib's NumpyUnpickler too) is
   recorded; a global on the payload list below is refused before it is imported, and the file
@@ -15,7 +15,7 @@ joblib.load, pickle.load) on each FILE with a refusing audit hook installed firs
 Nothing a malicious fixture asks for is ever run: the hook raises before the import or the call.
 Audit hooks cannot be removed, so this runs as its own process (one for many files).
 
-Usage: reach.py [--let MODULE.NAME]... LOADER FILE...   LOADER: torch | numpy | joblib | pickle
+Usage: reach.py [--let MODULE.NAME]... LOADER FILE...   LOADER: torch | numpy | joblib | pickle | gzip
 --let lets one exact global of the payload list through (a benign reconstruction that needs it:
 Python 3.11 pickles enum members through builtins.getattr); the command events stay refused.
 Prints one JSON object per file: {"file", "loader", "reached", "globals": [[module, name]...],
@@ -85,6 +85,11 @@ def _load(loader, path):
         import pickle
         with open(path, "rb") as f:
             return pickle.load(f)
+    if loader == "gzip":  # a gzip-compressed plain pickle, as pickle.load(gzip.open(path))
+        import gzip
+        import pickle
+        with gzip.open(path, "rb") as f:
+            return pickle.load(f)
     raise SystemExit("reach.py: unknown loader %r" % loader)
 
 
@@ -115,7 +120,9 @@ def main(argv):
         return 2
     loader = argv[1]
     # Import the loader before arming, so its own imports are not recorded.
-    __import__({"torch": "torch", "numpy": "numpy", "joblib": "joblib"}.get(loader, "pickle"))
+    for module in {"torch": ["torch"], "numpy": ["numpy"], "joblib": ["joblib"],
+                   "gzip": ["gzip", "pickle"]}.get(loader, ["pickle"]):
+        __import__(module)
     sys.addaudithook(_hook)
     for path in argv[2:]:
         print(json.dumps(check(loader, os.fspath(path))), flush=True)
