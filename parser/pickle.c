@@ -384,6 +384,7 @@ static bool marker(stg_pickle_walker *w, uint32_t *k)
 static uint64_t pool_put_slow(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
 {
     if ((uint64_t)w->npool + n > w->max_pool) {
+        w->pool_full = true;
         return STG_PV_NO_POOL;
     }
     /* Here npool + n <= max_pool but > pool_room, so pool_room is pool_bytes / 16 and the pool
@@ -391,6 +392,7 @@ static uint64_t pool_put_slow(stg_pickle_walker *w, const stg_pv *v, uint32_t n)
     size_t need = ((size_t)w->npool + n) * sizeof(stg_pv);
     if (stg_arena_grow_buffer(&w->arena, (void **)&w->pool, &w->pool_bytes, need) != 0) {
         w->arena.failed = 0; /* a full pool only means "not kept": no error */
+        w->pool_full = true;
         return STG_PV_NO_POOL;
     }
     size_t room = w->pool_bytes / sizeof(stg_pv);
@@ -2040,6 +2042,7 @@ static void walk_reset(stg_pickle_walker *w, const uint8_t *buf, size_t len)
     w->len = len;
     w->need_end = 0;
     w->open_line = UINT64_MAX;
+    w->pool_full = false;
     w->sp = 0;
     w->nmarks = 0;
     w->npool = 0;

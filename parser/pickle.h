@@ -204,6 +204,9 @@ struct stg_pickle_walker {
     /* The walk failed on a text line (GLOBAL, INST, UNICODE, STRING, INT, PUT, ...) that no
      * '\n' ends in the data: the line's offset; UINT64_MAX otherwise. */
     uint64_t open_line;
+    /* This walk met a container whose elements the pool (max_pickle_stack values, or memory)
+     * had no room for: values built since may not be held. */
+    bool pool_full;
     stg_pv result; /* the value the outermost STOP of the last walk popped (NONE otherwise) */
     /* this walk: SETITEM(S) on a dict that was memoized / that came from the memo or a DUP
      * (saturating) */

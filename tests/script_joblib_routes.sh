@@ -76,5 +76,19 @@ for l in open(sys.argv[2]):
     if extra: print("FAIL: ok, but joblib.load imports", extra, "in", x["file"]); bad=1
 print("reverse: %d real-writer fixtures checked" % len(real))
 sys.exit(bad)' "$tmp/benign.json" "$tmp/benign.jsonl" "$tmp/real.jsonl" || fail=1
+# A dump of many small tuples ahead of its array fills the walker's value pool
+# (max_pickle_stack elements): the wrapper's state is not held, which is the limit, named and
+# liftable (limit_exceeded max_pickle_stack, invalid), never an unsafe verdict on a benign
+# file; raising the limit makes it ok, and a smaller dump (the near miss) is ok as it is.
+"$PY" -c 'import sys, joblib, numpy
+joblib.dump({"pairs": [(i, i + 1) for i in range(600000)], "w": numpy.arange(10.0)}, sys.argv[1])
+joblib.dump({"pairs": [(i, i + 1) for i in range(100000)], "w": numpy.arange(10.0)}, sys.argv[2])' \
+    "$tmp/many_tuples.joblib" "$tmp/few_tuples.joblib" || { echo "FAIL: writing the tuple dumps"; fail=1; }
+"$STGUARD_CLI" scan -v --no-digest "$tmp/many_tuples.joblib" "$tmp/few_tuples.joblib" >"$tmp/pool.txt" 2>&1
+grep -q 'many_tuples.joblib: INVALID' "$tmp/pool.txt" && grep -q '\[limit max_pickle_stack\]' "$tmp/pool.txt" &&
+    grep -q 'few_tuples.joblib: OK' "$tmp/pool.txt" && ! grep -q UNSAFE "$tmp/pool.txt" ||
+    { echo "FAIL: a full value pool"; cat "$tmp/pool.txt"; fail=1; }
+"$STGUARD_CLI" scan -v --no-digest --limit max_pickle_stack=3000000 "$tmp/many_tuples.joblib" >"$tmp/pool.txt" 2>&1
+grep -q 'many_tuples.joblib: OK' "$tmp/pool.txt" || { echo "FAIL: a raised max_pickle_stack"; cat "$tmp/pool.txt"; fail=1; }
 [ $fail -eq 0 ] && echo PASS
 exit $fail

@@ -836,6 +836,18 @@ static void skip_unresolved(stg_pscan *s, uint64_t off, const char *why)
     if (s->ctx == NULL) {
         return;
     }
+    if (s->w != NULL && s->w->pool_full) {
+        /* The state may be one the walker would read had it room to hold it (a dump of
+         * millions of small tuples ahead of its arrays): a limit, which raising lifts. */
+        stg_finding *lf = stg_report_add(
+            s->ctx->report, STG_LIMIT_EXCEEDED, s->base + off,
+            "the walker's value pool (max_pickle_stack elements) was full before this "
+            "NumpyArrayWrapper's BUILD, so its state is not held and the array joblib.load "
+            "reads after it cannot be framed: not walked further (raise max_pickle_stack)");
+        stg_report_set_limit(s->ctx->report, lf, "max_pickle_stack");
+        set_member(s, lf);
+        return;
+    }
     stg_finding *f = stg_report_add(s->ctx->report, STG_PICKLE_SKIP_UNRESOLVED, s->base + off,
                                     "joblib.load reads an array after this NumpyArrayWrapper's "
                                     "BUILD, but %s: where it goes on reading opcodes is unknown",
