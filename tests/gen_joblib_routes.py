@@ -243,6 +243,19 @@ def other_routes(out):
             ti.size = len(data)
             t.addfile(ti, io.BytesIO(data))
     put("evil_torch_tar.tar", tbuf.getvalue(), "torch")
+    # torch 1.13 legacy_load (serialization.py, the tar branch): each storage record is a pickle
+    # (key, location, storage class) and then _new_with_file's 8-byte count and count x
+    # _element_size(class.dtype) bytes; the next record is read right after. A HalfStorage of 3
+    # elements is 6 bytes: the payload is the second record, which torch unpickles.
+    half = (b"\x80\x02(X\x01\x00\x00\x000X\x03\x00\x00\x00cpuctorch\nHalfStorage\nt." +
+            struct.pack("<q", 3) + b"\x01\x02" * 3)
+    tbuf = io.BytesIO()
+    with tarfile.open(fileobj=tbuf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in (("sys_info", b"\x80\x02}."), ("storages", b"K\x02." + half + inner)):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+    put("evil_torch_tar_storage_record.tar", tbuf.getvalue(), "torch")
     put("evil_numpy_object.npy", npy_object(inner), "numpy")
     put("evil_joblib_zf.pkl", b"ZF" + ("%x" % len(inner)).ljust(19).encode() + zlib.compress(inner),
         "joblib")
