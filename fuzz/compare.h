@@ -19,6 +19,17 @@ enum {
     STG_FUZZ_CMP_GLOBALS = 1u << 5        /* the number of globals */
 };
 
+/* A refusal is explained: some finding of rep is an error or worse, or findings were cut. */
+static inline bool stg_fuzz_refusal_explained(const stg_report *rep)
+{
+    for (size_t i = 0; i < stg_report_count(rep); i++) {
+        if (stg_report_at(rep, i)->severity >= STG_SEV_ERROR) {
+            return true;
+        }
+    }
+    return stg_report_truncated(rep) != 0;
+}
+
 static inline bool stg_fuzz_same_str(const char *a, const char *b)
 {
     return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);

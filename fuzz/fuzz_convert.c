@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "stguard/stguard.h"
+#include "compare.h"
 
 static stg_status convert(const uint8_t *data, size_t size, void **out, size_t *len,
                           stg_report **rep)
@@ -37,14 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if ((st == STG_OK) != (out != NULL)) {
         abort();
     }
-    if (st == STG_E_INVALID) {
-        bool error = false;
-        for (size_t i = 0; i < stg_report_count(rep); i++) {
-            error |= stg_report_at(rep, i)->severity >= STG_SEV_ERROR;
-        }
-        if (!error && stg_report_truncated(rep) == 0) {
-            abort();
-        }
+    if (st == STG_E_INVALID && !stg_fuzz_refusal_explained(rep)) {
+        abort();
     }
     if (st == STG_OK) {
         stg_limits lim;

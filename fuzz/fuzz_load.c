@@ -19,6 +19,7 @@
 
 #include "convert/load.h"
 #include "stguard/stguard.h"
+#include "compare.h"
 
 #define WALK_MAX 4096u
 
@@ -99,14 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ((st == STG_OK || st == STG_E_INVALID) && rep == NULL)) {
         abort();
     }
-    if (st == STG_E_INVALID) {
-        bool error = false;
-        for (size_t i = 0; i < stg_report_count(rep); i++) {
-            error |= stg_report_at(rep, i)->severity >= STG_SEV_ERROR;
-        }
-        if (!error && stg_report_truncated(rep) == 0) {
-            abort();
-        }
+    if (st == STG_E_INVALID && !stg_fuzz_refusal_explained(rep)) {
+        abort();
     }
     if (st == STG_OK) {
         stg_report *s = NULL;

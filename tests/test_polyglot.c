@@ -461,6 +461,26 @@ START_TEST(test_text_line_over_zero_data_held_bounded)
 }
 END_TEST
 
+/* Scans path capped at cap bytes held, and its bytes as a buffer: no limit is hit, a polyglot
+ * pickle is found in both exactly when polyglot, and verdicts and digests agree. */
+static void file_scan_as_buffer_scan(const char *path, uint64_t cap, bool polyglot)
+{
+    stg_report *r = scan_capped(path, cap, true);
+    ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "%s", tu_describe(r));
+    ck_assert_msg((tu_find(r, STG_POLYGLOT_PICKLE) >= 0) == polyglot, "%s", tu_describe(r));
+    size_t len;
+    uint8_t *buf = tu_read_file(path, &len);
+    stg_report *b = NULL;
+    ck_assert_int_eq(stg_scan_buffer(buf, len, "sparse.safetensors", NULL, &b), STG_OK);
+    ck_assert_msg((tu_find(b, STG_POLYGLOT_PICKLE) >= 0) == polyglot, "%s", tu_describe(b));
+    ck_assert_int_eq(stg_report_verdict(b), stg_report_verdict(r));
+    ck_assert_ptr_nonnull(stg_report_sha256(r));
+    ck_assert_str_eq(stg_report_sha256(b), stg_report_sha256(r));
+    stg_report_free(b);
+    free(buf);
+    stg_report_free(r);
+}
+
 /* Near miss: the line ends after 32 MiB of zeros and a STOP follows: pickle.load returns the
  * string, so it is a polyglot pickle, found by the file scan (zeros passed over, 1 MiB held)
  * as by the buffer scan over the same bytes; with PERSID first (0x50) no reader runs it. */
@@ -471,19 +491,7 @@ START_TEST(test_text_line_ends_after_zero_run)
     for (int persid = 0; persid <= 1; persid++) {
         char *path = sparse_safetensors(dir, persid ? 0x50 : 0x56, data_len, "\n.",
                                         (uint64_t)32 << 20);
-        stg_report *r = scan_capped(path, (uint64_t)1 << 20, true);
-        ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "%s", tu_describe(r));
-        ck_assert_msg((tu_find(r, STG_POLYGLOT_PICKLE) >= 0) == !persid, "%s", tu_describe(r));
-        size_t len;
-        uint8_t *buf = tu_read_file(path, &len);
-        stg_report *b = NULL;
-        ck_assert_int_eq(stg_scan_buffer(buf, len, "sparse.safetensors", NULL, &b), STG_OK);
-        ck_assert_msg((tu_find(b, STG_POLYGLOT_PICKLE) >= 0) == !persid, "%s", tu_describe(b));
-        ck_assert_int_eq(stg_report_verdict(b), stg_report_verdict(r));
-        ck_assert_str_eq(stg_report_sha256(b), stg_report_sha256(r));
-        stg_report_free(b);
-        free(buf);
-        stg_report_free(r);
+        file_scan_as_buffer_scan(path, (uint64_t)1 << 20, !persid);
         free(path);
     }
     tu_rmtree(dir);
@@ -532,22 +540,7 @@ START_TEST(test_text_line_over_newline_free_data)
             ck_assert_uint_eq(fwrite("\n.", 1, 2, f), 2);
             ck_assert_int_eq(fclose(f), 0);
         }
-        stg_report *r = scan_capped(path, newline ? (uint64_t)64 << 20 : (uint64_t)1 << 20, true);
-        size_t len;
-        uint8_t *buf = tu_read_file(path, &len);
-        char want[65];
-        ck_assert_int_eq(stg_sha256_hex(buf, len, want), STG_OK);
-        ck_assert_ptr_nonnull(stg_report_sha256(r));
-        ck_assert_str_eq(stg_report_sha256(r), want);
-        ck_assert_msg(tu_find(r, STG_LIMIT_EXCEEDED) == -1, "%s", tu_describe(r));
-        ck_assert_msg((tu_find(r, STG_POLYGLOT_PICKLE) >= 0) == newline, "%s", tu_describe(r));
-        stg_report *b = NULL;
-        ck_assert_int_eq(stg_scan_buffer(buf, len, "sparse.safetensors", NULL, &b), STG_OK);
-        ck_assert_msg((tu_find(b, STG_POLYGLOT_PICKLE) >= 0) == newline, "%s", tu_describe(b));
-        ck_assert_int_eq(stg_report_verdict(b), stg_report_verdict(r));
-        stg_report_free(b);
-        free(buf);
-        stg_report_free(r);
+        file_scan_as_buffer_scan(path, newline ? (uint64_t)64 << 20 : (uint64_t)1 << 20, newline);
         free(path);
     }
     tu_rmtree(dir);
