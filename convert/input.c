@@ -595,13 +595,13 @@ static bool read_npz(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **ro
 bool stg_cv_read_input(const uint8_t *buf, size_t len, stg_cv_eval *e, stg_cv **root,
                        stg_report *rep)
 {
-    if (len >= 4 && memcmp(buf, "PK\x03\x04", 4) == 0) {
+    if (len >= 4 && memcmp(buf, STG_ZIP_LOCAL_MAGIC, 4) == 0) {
         return read_zip(buf, len, e, root, rep);
     }
     if (stg_torch_legacy_magic(buf, len)) {
         return read_legacy(buf, len, e, root, rep);
     }
-    if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0) {
+    if (len >= STG_NPY_MAGIC_LEN && memcmp(buf, STG_NPY_MAGIC, STG_NPY_MAGIC_LEN) == 0) {
         return read_npy(buf, len, e, root, rep);
     }
     return refuse(rep, STG_CONVERT_INPUT_UNKNOWN, 0,

@@ -92,8 +92,8 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
         }
         return res;
     }
-    if (fallback_pickle_scan(buf, len, a->hint.claims_pickle, ctx)) {
-        res.format = a->hint.joblib ? STG_FMT_JOBLIB : STG_FMT_PICKLE;
+    if (fallback_pickle_scan(buf, len, stg_name_hint_claims_pickle(&a->hint), ctx)) {
+        res.format = stg_name_hint_pickle_label(&a->hint, STG_FMT_PICKLE);
         res.pickle_based = true;
         return res;
     }
@@ -108,7 +108,7 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
         (void)last->scan(last, buf, len, a, ctx, &res);
         return res;
     }
-    if (a->hint.claims_pickle) {
+    if (stg_name_hint_claims_pickle(&a->hint)) {
         stg_report_add(r, STG_FORMAT_MISMATCH, STG_NO_OFFSET,
                        "the name claims a pickle-based model format but the content is no "
                        "known format");
@@ -147,7 +147,7 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     if (scan_forced(buf, len, mode, ctx, &res)) {
         return res;
     }
-    const stg_format_entry *e = stg_format_by_name(name_hint);
+    const stg_format_entry *e = stg_name_hint_decides(&a.hint);
     if (e == NULL) {
         e = stg_format_sniff(buf, len, &ctx->report->out_of_memory);
     }

@@ -14,6 +14,7 @@
 #include "../parser/cursor.h"
 #include "../parser/util.h"
 #include "../validator/pickle_scan.h"
+#include "names.h"
 #include "sniff.h"
 
 /* Adds a finding about one entry: offset = member_offset = the entry's header offset. */
@@ -26,7 +27,7 @@ static void entry_finding(stg_check_ctx *ctx, stg_code code, uint64_t offset,
 
 static bool pickle_name(const char *name)
 {
-    return stg_name_hint_has_suffix(name, ".pkl") || stg_name_hint_has_suffix(name, ".pickle");
+    return stg_member_name_holds(name) == STG_FMT_PICKLE;
 }
 
 /* Pass 1: every entry's [local header, end of data) range; overlapping ones are zip_malformed
@@ -271,7 +272,7 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
         ctx->report->out_of_memory = true;
         goto done;
     }
-    zs->all_npy = zs->all_npy && stg_name_hint_has_suffix(name, ".npy");
+    zs->all_npy = zs->all_npy && stg_member_name_holds(name) == STG_FMT_NUMPY;
     torchscript_note(&zs->ts, name, e->local_offset);
     unsigned flags = (unsigned)e->flags | (unsigned)e->local_flags;
     if ((flags & STG_ZIP_FLAGS_ENCRYPTED) != 0) {

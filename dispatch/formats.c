@@ -13,6 +13,8 @@
 
 #include <string.h>
 
+#include "../parser/gguf.h"
+#include "../parser/npy.h"
 #include "../parser/tar.h"
 #include "../parser/torch.h"
 #include "../parser/zip.h"
@@ -47,23 +49,12 @@ static bool sniff_safetensors(const uint8_t *buf, size_t len, bool *oom)
     return stg_sniff_is_safetensors(buf, len);
 }
 
+/* A local header, or the end record of an empty archive (the table's magic is the first). */
 static bool sniff_zip(const uint8_t *buf, size_t len, bool *oom)
 {
     (void)oom;
-    return stg_sniff_has_prefix(buf, len, "PK\x03\x04", 4) ||
-           stg_sniff_has_prefix(buf, len, "PK\x05\x06", 4);
-}
-
-static bool sniff_npy(const uint8_t *buf, size_t len, bool *oom)
-{
-    (void)oom;
-    return stg_sniff_has_prefix(buf, len, "\x93NUMPY", 6);
-}
-
-static bool sniff_gguf(const uint8_t *buf, size_t len, bool *oom)
-{
-    (void)oom;
-    return stg_sniff_has_prefix(buf, len, "GGUF", 4);
+    return stg_sniff_has_prefix(buf, len, STG_ZIP_LOCAL_MAGIC, 4) ||
+           stg_sniff_has_prefix(buf, len, STG_ZIP_END_MAGIC, 4);
 }
 
 static bool sniff_tar(const uint8_t *buf, size_t len, bool *oom)
@@ -103,6 +94,25 @@ static bool sniff_joblib_zf(const uint8_t *buf, size_t len, bool *oom)
     size_t at;
     (void)oom;
     return stg_sniff_zfile_header(buf, len, &declared, &at);
+}
+
+static bool sniff_compressed(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return stg_filter_sniff(buf, len) != NULL;
+}
+
+/* A validator that did not run (never for the arguments the scans pass) fails closed with
+ * the status it gave. */
+static void report_status(stg_check_ctx *ctx, const stg_format_entry *e, stg_status st)
+{
+    if (st == STG_E_NOMEM) {
+        ctx->report->out_of_memory = true;
+    } else if (st != STG_OK) {
+        stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_NO_OFFSET,
+                       "the %s rules stopped with status %s: not scanned", e->name,
+                       stg_status_name(st));
+    }
 }
 
 /* -------------------------------------------------------------------------------- scans */
@@ -155,7 +165,7 @@ static bool scan_pickle(const stg_format_entry *e, const uint8_t *buf, size_t le
     }
     size_t globals_before = ctx->report->global_count;
     stg_check_pickles(buf, len, 0, a->top_level ? STG_PICKLE_RAW : STG_PICKLE_MEMBER, ctx);
-    bool joblib = a->hint.joblib;
+    bool joblib = stg_name_hint_pickle_label(&a->hint, e->label) == STG_FMT_JOBLIB;
     for (size_t i = globals_before; i < ctx->report->global_count && !joblib; i++) {
         const char *m = ctx->report->globals[i].module;
         joblib = m != NULL && strncmp(m, "joblib.numpy_pickle", 19) == 0;
@@ -186,7 +196,7 @@ static bool scan_npy(const stg_format_entry *e, const uint8_t *buf, size_t len,
     res->format = e->label;
     res->pickle_based = stg_check_npy(buf, len, 0, ctx);
     if (a->top_level) {
-        stg_polyglot_check_tar(buf, len, ".npy", ctx);
+        stg_polyglot_check_tar(buf, len, e->name, ctx);
     }
     return true;
 }
@@ -202,22 +212,35 @@ static bool scan_tar(const stg_format_entry *e, const uint8_t *buf, size_t len,
     return true;
 }
 
-/* joblib's compress= writes these (zlib, gzip, bz2, xz, lzma); its reader, like Python's,
- * decompresses the whole stream and unpickles the result. */
+/* A compressed stream (the filter table below). joblib's compress= writes these (zlib, gzip,
+ * bz2, xz, lzma); its reader, like Python's, decompresses the whole stream and unpickles the
+ * result. A filter stguard cannot decompress (zstd, lz4) is format_unscannable. */
 static bool scan_compressed(const stg_format_entry *e, const uint8_t *buf, size_t len,
                             const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
+    (void)e;
+    const stg_filter_entry *f = stg_filter_sniff(buf, len);
+    if (f == NULL) {
+        return false;
+    }
+    res->format = f->label;
+    if (!f->scannable) {
+        stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, 0,
+                       "%s data cannot be opened by stguard: not scanned", f->name);
+        return true;
+    }
     bool recognised = true;
-    stg_member_result inner = stg_containers_scan_compressed(buf, len, e->inflate, e->what, ctx,
+    stg_member_result inner = stg_containers_scan_compressed(buf, len, f->inflate, f->name, ctx,
                                                              &recognised);
     if (!recognised) {
         return false; /* a zlib-looking header over something else: unknown content */
     }
     res->pickle_based = inner.pickle_based;
     res->inflated = inner.inflated;
-    res->format = inner.format == STG_FMT_JOBLIB || (a->hint.joblib && inner.pickle_based)
+    bool named_joblib = stg_name_hint_pickle_label(&a->hint, STG_FMT_PICKLE) == STG_FMT_JOBLIB;
+    res->format = inner.format == STG_FMT_JOBLIB || (named_joblib && inner.pickle_based)
                       ? STG_FMT_JOBLIB
-                      : e->label;
+                      : f->label;
     return true;
 }
 
@@ -238,28 +261,15 @@ static bool scan_joblib_zf(const stg_format_entry *e, const uint8_t *buf, size_t
     return true;
 }
 
-static bool scan_unscannable(const stg_format_entry *e, const uint8_t *buf, size_t len,
-                             const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
-{
-    (void)buf;
-    (void)len;
-    (void)a;
-    stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, 0,
-                   "%s data cannot be opened by stguard: not scanned", e->what);
-    res->format = e->label;
-    return true;
-}
-
 /* GGUF (docs/gguf.md): the header, metadata, tensor infos and data layout, then (for a whole
  * file) the tar reading of the same bytes. */
 static bool scan_gguf(const stg_format_entry *e, const uint8_t *buf, size_t len,
                       const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
-    if (stg_gguf_check(buf, len, ctx->lim, ctx->hash_seed, ctx->report, NULL, NULL) != STG_OK) {
-        ctx->report->out_of_memory = true; /* never for these arguments: fail closed */
-    }
+    report_status(ctx, e,
+                  stg_gguf_check(buf, len, ctx->lim, ctx->hash_seed, ctx->report, NULL, NULL));
     if (a->top_level) {
-        stg_polyglot_check_tar(buf, len, "GGUF", ctx);
+        stg_polyglot_check_tar(buf, len, e->name, ctx);
     }
     res->format = e->label;
     return true;
@@ -273,10 +283,10 @@ static bool scan_onnx(const stg_format_entry *e, const uint8_t *buf, size_t len,
 {
     stg_onnx_model m;
     stg_onnx_model_init(&m);
-    if (stg_onnx_check(buf, len, ctx->lim, ctx->hash_seed, ctx->report, &m) != STG_OK) {
-        ctx->report->out_of_memory = true; /* never for these arguments: fail closed */
-    } else if (ctx->onnx_external != NULL && a->top_level && ctx->depth == 0 &&
-               ctx->member == NULL && m.next > 0) {
+    stg_status st = stg_onnx_check(buf, len, ctx->lim, ctx->hash_seed, ctx->report, &m);
+    report_status(ctx, e, st);
+    if (st == STG_OK && ctx->onnx_external != NULL && a->top_level && ctx->depth == 0 &&
+        ctx->member == NULL && m.next > 0) {
         ctx->onnx_external(ctx->onnx_external_arg, m.ext, m.next, ctx->report);
     }
     stg_onnx_model_release(&m);
@@ -309,9 +319,10 @@ static stg_format quick_label_zip(const uint8_t *buf, size_t len)
         /* Only the name's tail matters for the suffix tests. */
         memcpy(name, e.name + (e.name_len - n), n);
         name[n] = '\0';
-        bool npy = stg_name_hint_has_suffix(name, ".npy");
+        stg_format holds = stg_member_name_holds(name);
+        bool npy = holds == STG_FMT_NUMPY;
         all_npy = all_npy && npy;
-        if (stg_name_hint_has_suffix(name, ".pkl") || stg_name_hint_has_suffix(name, ".pickle")) {
+        if (holds == STG_FMT_PICKLE) {
             pickle = true;
         } else if (zr == STG_ZIPR_OK && e.method == 0 && !npy) {
             size_t stop_end;
@@ -342,149 +353,343 @@ static stg_format quick_label_tar(const uint8_t *buf, size_t len)
     return stg_format_tar_label(&facts);
 }
 
+static stg_format quick_label_compressed(const uint8_t *buf, size_t len)
+{
+    const stg_filter_entry *f = stg_filter_sniff(buf, len);
+    return f != NULL ? f->label : STG_FMT_UNKNOWN;
+}
+
 /* -------------------------------------------------------------------------------- table */
 
-static const char *const safetensors_index_names[] = {".safetensors.index.json", NULL};
-static const char *const safetensors_names[] = {".safetensors", NULL};
-static const char *const onnx_names[] = {".onnx", NULL};
-/* A GGUF name decides nothing (the magic does) but claims the format: other content under it
- * is format_mismatch, as for the pickle suffixes (ggml's gguf_init_from_file refuses it). */
-static const char *const gguf_names[] = {".gguf", NULL};
+/* sniff_order: the order in which the loaders check content (what a loader checks first
+ * wins); every entry has its own. */
+static const stg_format_entry safetensors_index_entry = {
+    .name = "safetensors index",
+    .names = stg_safetensors_index_names,
+    .scan = scan_safetensors_index,
+    .label = STG_FMT_SAFETENSORS_INDEX,
+    .door = STG_DOOR_MODEL,
+    .neighbours = true,
+};
+static const stg_format_entry safetensors_entry = {
+    .name = "safetensors",
+    .sniff = sniff_safetensors,
+    .sniff_order = 10,
+    .names = stg_safetensors_names,
+    .read_plan = STG_READ_WINDOWS,
+    .scan = scan_safetensors,
+    .label = STG_FMT_SAFETENSORS,
+    .alone = true,
+    .streams = true,
+};
+static const stg_format_entry zip_entry = {
+    .name = "zip",
+    .magic = STG_ZIP_LOCAL_MAGIC,
+    .magic_len = 4,
+    .sniff = sniff_zip,
+    .sniff_order = 20,
+    .read_plan = STG_READ_WINDOWS,
+    .scan = scan_zip,
+    .label = STG_FMT_ZIP,
+    .quick_label = quick_label_zip,
+};
+static const stg_format_entry npy_entry = {
+    .name = "npy",
+    .magic = STG_NPY_MAGIC,
+    .magic_len = STG_NPY_MAGIC_LEN,
+    .sniff_order = 30,
+    .scan = scan_npy,
+    .label = STG_FMT_NUMPY,
+};
+static const stg_format_entry gguf_entry = {
+    .name = "GGUF",
+    .magic = STG_GGUF_MAGIC,
+    .magic_len = 4,
+    .sniff_order = 40,
+    .names = stg_gguf_names,
+    .read_plan = STG_READ_HEAD,
+    .scan = scan_gguf,
+    .label = STG_FMT_GGUF,
+    .door = STG_DOOR_GGUF,
+};
+static const stg_format_entry tar_entry = {
+    .name = "tar",
+    .sniff = sniff_tar,
+    .sniff_order = 50,
+    .scan = scan_tar,
+    .label = STG_FMT_TAR,
+    .quick_label = quick_label_tar,
+};
+static const stg_format_entry torch_legacy_entry = {
+    .name = "legacy torch",
+    .sniff = sniff_torch_legacy,
+    .sniff_order = 60,
+    .scan = scan_torch_legacy,
+    .label = STG_FMT_TORCH_LEGACY,
+};
+static const stg_format_entry pickle_entry = {
+    .name = "pickle",
+    .sniff = sniff_pickle,
+    .sniff_order = 70,
+    .names = stg_pickle_names,
+    .scan = scan_pickle,
+    .label = STG_FMT_PICKLE,
+    .pickle = true,
+};
+static const stg_format_entry joblib_zf_entry = {
+    .name = "joblib ZF",
+    .sniff = sniff_joblib_zf,
+    .sniff_order = 80,
+    .scan = scan_joblib_zf,
+    .label = STG_FMT_JOBLIB,
+};
+/* Every compression of the filter table below, unwrapped in one place (scan_compressed). */
+static const stg_format_entry compressed_entry = {
+    .name = "compressed stream",
+    .sniff = sniff_compressed,
+    .sniff_order = 90,
+    .scan = scan_compressed,
+    .label = STG_FMT_UNKNOWN,
+    .quick_label = quick_label_compressed,
+};
+/* ONNX, by its name or by a content walk, only for a whole file that every entry above and
+ * the dispatcher's other last readings left unclaimed (docs/onnx.md, "Recognition"): it never
+ * takes what another format claims. */
+static const stg_format_entry onnx_entry = {
+    .name = "ONNX",
+    .sniff = sniff_onnx,
+    .names = stg_onnx_names,
+    .scan = scan_onnx,
+    .label = STG_FMT_ONNX,
+    .door = STG_DOOR_ONNX,
+    .last_resort = true,
+};
 
-/* Name-decided entries first (in this order), then content in loader order. */
-static const stg_format_entry formats[] = {
-    {STG_SNIFF_SAFETENSORS_INDEX, "safetensors index", NULL, scan_safetensors_index,
-     STG_FMT_SAFETENSORS_INDEX, NULL, safetensors_index_names, STG_INFLATE_RAW, NULL, false},
-    {STG_SNIFF_SAFETENSORS, "safetensors", sniff_safetensors, scan_safetensors, STG_FMT_SAFETENSORS,
-     NULL, safetensors_names, STG_INFLATE_RAW, NULL, false},
-    {STG_SNIFF_ZIP, "zip", sniff_zip, scan_zip, STG_FMT_ZIP, quick_label_zip, NULL, STG_INFLATE_RAW,
-     NULL, false},
-    {STG_SNIFF_NPY, "npy", sniff_npy, scan_npy, STG_FMT_NUMPY, NULL, NULL, STG_INFLATE_RAW, NULL,
-     false},
-    {STG_SNIFF_GGUF, "GGUF", sniff_gguf, scan_gguf, STG_FMT_GGUF, NULL, gguf_names, STG_INFLATE_RAW,
-     NULL, false},
-    {STG_SNIFF_TAR, "tar", sniff_tar, scan_tar, STG_FMT_TAR, quick_label_tar, NULL, STG_INFLATE_RAW,
-     NULL, false},
-    {STG_SNIFF_TORCH_LEGACY, "legacy torch", sniff_torch_legacy, scan_torch_legacy,
-     STG_FMT_TORCH_LEGACY, NULL, NULL, STG_INFLATE_RAW, NULL, false},
-    {STG_SNIFF_PICKLE, "pickle", sniff_pickle, scan_pickle, STG_FMT_PICKLE, NULL, NULL,
-     STG_INFLATE_RAW, NULL, false},
-    {STG_SNIFF_GZIP, "gzip", stg_sniff_is_gzip, scan_compressed, STG_FMT_GZIP, NULL, NULL,
-     STG_INFLATE_GZIP, "gzip", false},
-    {STG_SNIFF_JOBLIB_ZF, "joblib ZF", sniff_joblib_zf, scan_joblib_zf, STG_FMT_JOBLIB, NULL, NULL,
-     STG_INFLATE_ZLIB, "joblib ZF", false},
-    {STG_SNIFF_BZ2, "bzip2", stg_sniff_is_bzip2, scan_compressed, STG_FMT_BZ2, NULL, NULL,
-     STG_INFLATE_BZIP2, "bzip2", false},
-    {STG_SNIFF_XZ, "xz", stg_sniff_is_xz, scan_compressed, STG_FMT_XZ, NULL, NULL, STG_INFLATE_LZMA,
-     "xz", false},
-    {STG_SNIFF_LZMA, "lzma", stg_sniff_is_lzma_alone, scan_compressed, STG_FMT_XZ, NULL, NULL,
-     STG_INFLATE_LZMA, "lzma", false},
-    {STG_SNIFF_ZSTD, "zstd", stg_sniff_is_zstd, scan_unscannable, STG_FMT_UNKNOWN, NULL, NULL,
-     STG_INFLATE_RAW, "zstd-compressed", false},
-    {STG_SNIFF_LZ4, "lz4", stg_sniff_is_lz4, scan_unscannable, STG_FMT_UNKNOWN, NULL, NULL,
-     STG_INFLATE_RAW, "lz4-compressed", false},
-    {STG_SNIFF_ZLIB, "zlib", stg_sniff_is_zlib, scan_compressed, STG_FMT_ZLIB, NULL, NULL,
-     STG_INFLATE_ZLIB, "zlib", false},
-    /* ONNX, by its name or by a content walk, only for a whole file that every entry above
-     * and the dispatcher's other last readings left unclaimed (docs/onnx.md, "Recognition"):
-     * it never takes what another format claims. */
-    {STG_SNIFF_ONNX, "ONNX", sniff_onnx, scan_onnx, STG_FMT_ONNX, NULL, onnx_names, STG_INFLATE_RAW,
-     NULL, true},
+static const stg_format_entry *const formats[] = {
+    &safetensors_index_entry,
+    &safetensors_entry,
+    &zip_entry,
+    &npy_entry,
+    &gguf_entry,
+    &tar_entry,
+    &torch_legacy_entry,
+    &pickle_entry,
+    &joblib_zf_entry,
+    &compressed_entry,
+    &onnx_entry,
 };
 
 enum { FORMAT_COUNT = sizeof formats / sizeof formats[0] };
 
-/* The entries a name decides before any content is looked at (ONNX is decided by name or
- * content only for content no entry claims: stg_format_last_resort). */
-enum { NAME_FIRST_COUNT = 2 };
-
-static bool name_matches(const stg_format_entry *e, const char *name)
+const stg_format_entry *const *stg_format_entries(size_t *count)
 {
-    for (size_t i = 0; e != NULL && e->names != NULL && e->names[i] != NULL; i++) {
-        if (stg_name_hint_has_suffix(name, e->names[i])) {
-            return true;
+    *count = FORMAT_COUNT;
+    return formats;
+}
+
+/* The compressions (libarchive's filters). Their sniffs exclude one another (distinct magic
+ * bytes); sniff_order still says which is asked first. */
+static const stg_filter_entry gzip_filter = {.name = "gzip",
+                                             .sniff = stg_sniff_is_gzip,
+                                             .sniff_order = 10,
+                                             .inflate = STG_INFLATE_GZIP,
+                                             .scannable = true,
+                                             .label = STG_FMT_GZIP};
+static const stg_filter_entry bzip2_filter = {.name = "bzip2",
+                                              .sniff = stg_sniff_is_bzip2,
+                                              .sniff_order = 20,
+                                              .inflate = STG_INFLATE_BZIP2,
+                                              .scannable = true,
+                                              .label = STG_FMT_BZ2};
+static const stg_filter_entry xz_filter = {.name = "xz",
+                                           .sniff = stg_sniff_is_xz,
+                                           .sniff_order = 30,
+                                           .inflate = STG_INFLATE_LZMA,
+                                           .scannable = true,
+                                           .label = STG_FMT_XZ};
+static const stg_filter_entry lzma_filter = {.name = "lzma",
+                                             .sniff = stg_sniff_is_lzma_alone,
+                                             .sniff_order = 40,
+                                             .inflate = STG_INFLATE_LZMA,
+                                             .scannable = true,
+                                             .label = STG_FMT_XZ};
+static const stg_filter_entry zstd_filter = {.name = "zstd-compressed",
+                                             .sniff = stg_sniff_is_zstd,
+                                             .sniff_order = 50,
+                                             .label = STG_FMT_UNKNOWN};
+static const stg_filter_entry lz4_filter = {.name = "lz4-compressed",
+                                            .sniff = stg_sniff_is_lz4,
+                                            .sniff_order = 60,
+                                            .label = STG_FMT_UNKNOWN};
+static const stg_filter_entry zlib_filter = {.name = "zlib",
+                                             .sniff = stg_sniff_is_zlib,
+                                             .sniff_order = 70,
+                                             .inflate = STG_INFLATE_ZLIB,
+                                             .scannable = true,
+                                             .label = STG_FMT_ZLIB};
+
+static const stg_filter_entry *const filters[] = {
+    &gzip_filter, &bzip2_filter, &xz_filter, &lzma_filter, &zstd_filter, &lz4_filter, &zlib_filter,
+};
+
+enum { FILTER_COUNT = sizeof filters / sizeof filters[0] };
+
+const stg_filter_entry *const *stg_filter_entries(size_t *count)
+{
+    *count = FILTER_COUNT;
+    return filters;
+}
+
+/* The index of the lowest nonzero order (0: not asked, or asked already), n when none is
+ * left: the table is asked in precedence order, whatever its rows. */
+static size_t next_in_order(const unsigned *orders, size_t n)
+{
+    size_t best = n;
+    for (size_t i = 0; i < n; i++) {
+        if (orders[i] != 0 && (best == n || orders[i] < orders[best])) {
+            best = i;
         }
     }
-    return false;
+    return best;
+}
+
+const stg_filter_entry *stg_filter_sniff(const uint8_t *buf, size_t len)
+{
+    unsigned orders[FILTER_COUNT];
+    for (size_t i = 0; i < FILTER_COUNT; i++) {
+        orders[i] = filters[i]->sniff_order;
+    }
+    for (size_t i; (i = next_in_order(orders, FILTER_COUNT)) < FILTER_COUNT;) {
+        if (filters[i]->sniff(buf, len, NULL)) {
+            return filters[i];
+        }
+        orders[i] = 0; /* asked */
+    }
+    return NULL;
+}
+
+static bool magic_matches(const stg_format_entry *e, const uint8_t *buf, size_t len)
+{
+    return e->magic != NULL && stg_sniff_has_prefix(buf, len, e->magic, e->magic_len);
+}
+
+/* The rule of e matching name, the longest suffix first; NULL when none. */
+static const stg_name_rule *rule_of(const stg_format_entry *e, const char *name)
+{
+    const stg_name_rule *best = NULL;
+    for (size_t i = 0; e->names != NULL && e->names[i].suffix != NULL; i++) {
+        if (stg_name_hint_has_suffix(name, e->names[i].suffix) &&
+            (best == NULL || strlen(e->names[i].suffix) > strlen(best->suffix))) {
+            best = &e->names[i];
+        }
+    }
+    return best;
+}
+
+stg_name_hint stg_name_hint_of(const char *name)
+{
+    stg_name_hint h = {NULL, NULL};
+    for (size_t i = 0; name != NULL && i < FORMAT_COUNT; i++) {
+        const stg_name_rule *r = rule_of(formats[i], name);
+        if (r != NULL && (h.rule == NULL || strlen(r->suffix) > strlen(h.rule->suffix))) {
+            h.entry = formats[i];
+            h.rule = r;
+        }
+    }
+    return h;
+}
+
+const stg_format_entry *stg_name_hint_decides(const stg_name_hint *h)
+{
+    return h->rule != NULL && h->rule->power == STG_NAME_DECIDES && !h->entry->last_resort
+               ? h->entry
+               : NULL;
+}
+
+bool stg_name_hint_claims_pickle(const stg_name_hint *h)
+{
+    return h->entry != NULL && h->entry->pickle;
+}
+
+stg_format stg_name_hint_pickle_label(const stg_name_hint *h, stg_format fallback)
+{
+    return stg_name_hint_claims_pickle(h) && h->rule->label != STG_FMT_UNKNOWN ? h->rule->label
+                                                                               : fallback;
 }
 
 const stg_format_entry *stg_format_by_name(const char *name)
 {
-    if (name == NULL) {
-        return NULL;
-    }
-    for (size_t i = 0; i < FORMAT_COUNT; i++) {
-        if (name_matches(&formats[i], name)) {
-            return i < NAME_FIRST_COUNT ? &formats[i] : NULL;
-        }
-    }
-    return NULL;
+    stg_name_hint h = stg_name_hint_of(name);
+    return stg_name_hint_decides(&h);
 }
 
 const stg_format_entry *stg_format_claimed(const char *name)
 {
-    for (size_t i = 0; name != NULL && i < FORMAT_COUNT; i++) {
-        if (name_matches(&formats[i], name)) {
-            return &formats[i];
+    return stg_name_hint_of(name).entry;
+}
+
+const stg_format_entry *stg_format_sniff(const uint8_t *buf, size_t len, bool *out_of_memory)
+{
+    unsigned orders[FORMAT_COUNT];
+    for (size_t i = 0; i < FORMAT_COUNT; i++) {
+        const stg_format_entry *e = formats[i];
+        orders[i] = e->last_resort || (e->sniff == NULL && e->magic == NULL) ? 0 : e->sniff_order;
+    }
+    for (size_t i; (i = next_in_order(orders, FORMAT_COUNT)) < FORMAT_COUNT;) {
+        const stg_format_entry *e = formats[i];
+        if (e->sniff != NULL ? e->sniff(buf, len, out_of_memory) : magic_matches(e, buf, len)) {
+            return e;
+        }
+        orders[i] = 0; /* asked */
+    }
+    return NULL;
+}
+
+const stg_format_entry *stg_format_by_magic(const uint8_t *buf, size_t len)
+{
+    for (size_t i = 0; i < FORMAT_COUNT; i++) {
+        if (magic_matches(formats[i], buf, len)) {
+            return formats[i];
         }
     }
     return NULL;
 }
 
-const stg_format_entry *stg_format_sniff(const uint8_t *buf, size_t len, bool *out_of_memory)
+size_t stg_format_magic_max(void)
 {
+    size_t max = 0;
     for (size_t i = 0; i < FORMAT_COUNT; i++) {
-        if (!formats[i].last_resort && formats[i].sniff != NULL &&
-            formats[i].sniff(buf, len, out_of_memory)) {
-            return &formats[i];
-        }
+        max = formats[i]->magic_len > max ? formats[i]->magic_len : max;
     }
-    return NULL;
+    return max;
 }
 
 const stg_format_entry *stg_format_last_resort(const uint8_t *buf, size_t len, const char *name)
 {
     for (size_t i = 0; i < FORMAT_COUNT; i++) {
-        const stg_format_entry *e = &formats[i];
+        const stg_format_entry *e = formats[i];
         if (e->last_resort &&
-            (name_matches(e, name) || (e->sniff != NULL && e->sniff(buf, len, NULL)))) {
+            (rule_of(e, name) != NULL || (e->sniff != NULL && e->sniff(buf, len, NULL)))) {
             return e;
         }
     }
     return NULL;
 }
 
-const stg_format_entry *stg_format_of_kind(stg_sniff_kind kind)
+stg_door stg_format_door(const char *name, const uint8_t *head, size_t len)
 {
-    for (size_t i = 0; i < FORMAT_COUNT; i++) {
-        if (formats[i].kind == kind) {
-            return &formats[i];
-        }
+    stg_name_hint h = stg_name_hint_of(name);
+    const stg_format_entry *decided = stg_name_hint_decides(&h);
+    if (decided != NULL && decided->door != STG_DOOR_SAFETENSORS) {
+        return decided->door;
     }
-    return NULL;
-}
-
-stg_name_hint stg_name_hint_of(const char *name)
-{
-    stg_name_hint h;
-    memset(&h, 0, sizeof h);
-    if (name == NULL) {
-        return h;
+    const stg_format_entry *by_magic = stg_format_by_magic(head, len);
+    if (by_magic != NULL && by_magic->door != STG_DOOR_SAFETENSORS) {
+        return by_magic->door;
     }
-    static const char *const pickle_suffixes[] = {".bin",    ".pt",     ".pth", ".ckpt", ".pkl",
-                                                  ".pickle", ".joblib", ".npy", ".npz"};
-    /* The names that decide a format are the table's. */
-    const stg_format_entry *decided = stg_format_by_name(name);
-    h.safetensors_index = decided != NULL && decided->kind == STG_SNIFF_SAFETENSORS_INDEX;
-    h.safetensors = decided != NULL && decided->kind == STG_SNIFF_SAFETENSORS;
-    h.onnx = name_matches(stg_format_of_kind(STG_SNIFF_ONNX), name);
-    h.joblib = stg_name_hint_has_suffix(name, ".joblib");
-    for (size_t i = 0; i < sizeof pickle_suffixes / sizeof pickle_suffixes[0]; i++) {
-        if (stg_name_hint_has_suffix(name, pickle_suffixes[i])) {
-            h.claims_pickle = true;
-        }
-    }
-    return h;
+    /* a last resort's deciding name (.onnx); a claiming name (.gguf) opens no door */
+    return h.rule != NULL && h.rule->power == STG_NAME_DECIDES ? h.entry->door
+                                                               : STG_DOOR_SAFETENSORS;
 }
 
 stg_format stg_format_quick_label(const uint8_t *buf, size_t len, const char *name_hint)
@@ -494,31 +699,26 @@ stg_format stg_format_quick_label(const uint8_t *buf, size_t len, const char *na
     if (stg_sniff_lfs_pointer(buf, len, &ptr)) {
         return STG_FMT_GIT_LFS_POINTER; /* whatever the name: it is not what the name says */
     }
-    const stg_format_entry *e = stg_format_by_name(name_hint);
+    const stg_format_entry *e = stg_name_hint_decides(&h);
     bool out_of_memory = false; /* only a label here: the scan itself fails closed */
     if (e == NULL) {
         e = stg_format_sniff(buf, len, &out_of_memory);
     }
-    if (e != NULL && e->label != STG_FMT_UNKNOWN) {
-        if (e->quick_label != NULL) {
-            return e->quick_label(buf, len);
-        }
-        return e->kind == STG_SNIFF_PICKLE && h.joblib ? STG_FMT_JOBLIB : e->label;
+    stg_format quick = STG_FMT_UNKNOWN;
+    if (e != NULL) {
+        quick = e->quick_label != NULL ? e->quick_label(buf, len) : e->label;
+    }
+    if (quick != STG_FMT_UNKNOWN) {
+        return e->pickle ? stg_name_hint_pickle_label(&h, quick) : quick;
     }
     e = stg_format_last_resort(buf, len, name_hint);
     if (e != NULL) {
         return e->label;
     }
-    if (h.claims_pickle || stg_format_claimed(name_hint) != NULL || !stg_sniff_is_text(buf, len)) {
+    if (h.entry != NULL || !stg_sniff_is_text(buf, len)) {
         return STG_FMT_UNKNOWN;
     }
     return stg_sniff_is_json(buf, len, 127, 0) ? STG_FMT_JSON : STG_FMT_TEXT;
-}
-
-stg_sniff_kind stg_sniff_kind_of(const uint8_t *buf, size_t len, bool *out_of_memory)
-{
-    const stg_format_entry *e = stg_format_sniff(buf, len, out_of_memory);
-    return e != NULL ? e->kind : STG_SNIFF_UNKNOWN;
 }
 
 bool stg_sniff_is_pickle(const uint8_t *buf, size_t len, bool *out_of_memory)

@@ -1,7 +1,6 @@
-/* Format sniffing by magic bytes and content (internal; the table in formats.c says which
- * check recognises which format, in loader order). Content decides; a name is used
- * only as the hints of docs/containers.md. The detailed kind distinguishes compressions the
- * public stg_format has no label for (lzma-alone, zstd, lz4), so they can fail closed. */
+/* Content tests the format table uses (internal; the table in formats.c says which test
+ * recognises which format, and which wins). Content decides; a name is used only as the
+ * hints of docs/containers.md. */
 #ifndef STG_DISPATCH_SNIFF_H
 #define STG_DISPATCH_SNIFF_H
 
@@ -10,28 +9,6 @@
 #include <stdint.h>
 
 #include "stguard/stguard.h"
-
-typedef enum stg_sniff_kind {
-    STG_SNIFF_UNKNOWN = 0,
-    STG_SNIFF_SAFETENSORS,  /* by content (rule below) */
-    STG_SNIFF_PICKLE,       /* a pickle at offset 0 */
-    STG_SNIFF_TORCH_LEGACY, /* stacked pickles starting with the legacy magic number */
-    STG_SNIFF_ZIP,          /* local header (or empty-archive end record) at offset 0 */
-    STG_SNIFF_NPY,          /* "\x93NUMPY" */
-    STG_SNIFF_TAR,          /* ustar/GNU header with a valid checksum at offset 0 */
-    STG_SNIFF_GZIP,
-    STG_SNIFF_ZLIB,
-    STG_SNIFF_BZ2,
-    STG_SNIFF_XZ,
-    STG_SNIFF_LZMA, /* lzma-alone (.lzma): labelled xz */
-    STG_SNIFF_ZSTD, /* labelled unknown, unscannable */
-    STG_SNIFF_LZ4,  /* labelled unknown, unscannable */
-    STG_SNIFF_GGUF,
-    STG_SNIFF_JOBLIB_ZF,         /* joblib < 0.10 compressed file: "ZF" + hex length + zlib */
-    STG_SNIFF_SAFETENSORS_INDEX, /* by name only (.safetensors.index.json) */
-    STG_SNIFF_ONNX               /* by name (.onnx) or a ModelProto walk, for a whole file no
-                                    rule claims (formats.h, stg_format_last_resort) */
-} stg_sniff_kind;
 
 /* joblib's old compressed format (joblib < 0.10, numpy_pickle_compat.read_zfile): "ZF", the
  * decompressed length in hex padded with spaces to STG_SNIFF_ZFILE_HEADER bytes, an optional

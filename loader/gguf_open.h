@@ -3,14 +3,8 @@
 #ifndef STG_LOADER_GGUF_OPEN_H
 #define STG_LOADER_GGUF_OPEN_H
 
-#include <string.h>
-
 #include "stguard/stguard.h"
 #include "window.h"
-
-/* true when buf (the file's first bytes) is content the format table routes to the GGUF rules:
- * the magic at offset 0. */
-#define STG_GGUF_STARTS(buf, len) ((len) >= 4 && memcmp((buf), "GGUF", 4) == 0)
 
 /* Copies into img the prefix that holds the GGUF header: 1 MiB, grown fourfold while a parse
  * of what was copied stops for want of bytes the file has, up to lim->max_header_len (and at

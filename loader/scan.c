@@ -31,7 +31,6 @@
 
 /* Standard input is read in chunks of this size. */
 #define READ_CHUNK ((size_t)1 << 16)
-#define INDEX_SUFFIX ".safetensors.index.json"
 
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(sizeof(stg_scan_options) == 360, "stg_scan_options layout is part of the ABI");
@@ -53,12 +52,6 @@ stg_status stg_scan_options_init(stg_scan_options *out, uint32_t struct_version)
 }
 
 /* ------------------------------------------------------------------------------ helpers */
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && memcmp(s + n - m, suffix, m) == 0;
-}
 
 const char *stg_path_base(const char *path)
 {
@@ -186,7 +179,8 @@ static void onnx_external_files(void *arg, const stg_onnx_external *ext, size_t 
 static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
                           const char *index_path, const stg_scan_options *opt, stg_report *r)
 {
-    if (index_path != NULL && ends_with(index_path, INDEX_SUFFIX)) {
+    const stg_format_entry *named = index_path != NULL ? stg_format_by_name(index_path) : NULL;
+    if (named != NULL && named->neighbours) {
         stg_index_scan_file(index_path, buf, len, opt, r);
         r->neighbours = true;
         stg_report_set_size(r, (uint64_t)len);
@@ -398,6 +392,58 @@ static bool digest_fd(int fd, uint64_t size, uint8_t out[32], uint8_t *git, bool
     return ok;
 }
 
+/* Fills img as the format table's read plan for the file says (stg_format_entry.read_plan): a
+ * name that decides a format reads it by that plan (safetensors in windows, an index whole);
+ * else a zip at the end is held in windows, a magic whose entry reads a bounded head (GGUF,
+ * never safetensors by content) its head, safetensors by content in windows, anything else
+ * whole, up to max_inflate_bytes. *safetensors: held as safetensors windows. */
+static stg_status fill_by_plan(stg_image *img, const char *hint, const stg_limits *lim,
+                               bool *safetensors, int *err)
+{
+    const stg_format_entry *named = stg_format_by_name(hint);
+    stg_status st = STG_OK;
+    bool windows_by_name = named != NULL && named->read_plan == STG_READ_WINDOWS;
+    if (named == NULL) {
+        bool zip = false;
+        st = stg_image_fill_zip(img, &zip, err);
+        if (st != STG_OK || zip) {
+            return st;
+        }
+        st = stg_image_fill_prefix(img, stg_format_magic_max(), err);
+        const stg_format_entry *head = st == STG_OK ? stg_format_by_magic(img->bytes, img->prefix)
+                                                    : NULL;
+        if (head != NULL && head->read_plan == STG_READ_HEAD) {
+            return stg_image_fill_gguf(img, lim, err);
+        }
+    }
+    if (st == STG_OK && (named == NULL || windows_by_name)) {
+        st = stg_image_fill_safetensors(img, windows_by_name, safetensors, err);
+    }
+    if (st == STG_OK && !*safetensors) {
+        st = stg_image_fill_all(img, err);
+    }
+    return st;
+}
+
+/* Reports why the image could not be filled. */
+static void report_fill_failure(stg_report *r, stg_status st, int err, uint64_t size, uint64_t cap)
+{
+    if (st == STG_FILE_CHANGED) {
+        add_changed(r);
+    } else if (st == STG_E_LIMIT) {
+        stg_finding *f = stg_report_add(
+            r, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
+            "the file (%llu bytes) needs more memory than max_inflate_bytes (%llu): not scanned",
+            (unsigned long long)size, (unsigned long long)cap);
+        stg_report_set_limit(r, f, "max_inflate_bytes");
+        stg_report_set_size(r, size);
+    } else if (st == STG_E_NOMEM || err == ENOMEM) {
+        r->out_of_memory = true;
+    } else {
+        stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", err);
+    }
+}
+
 /* Scans one regular file into r (not finished). open_path is opened (without following a final
  * link when nofollow); hint is the name used as a format hint; index_path as in check_content;
  * *bytes gets the size read. false: *cancel stopped the read (r is then not a verdict). */
@@ -474,30 +520,8 @@ bool stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     if (want_digest(opt, blob_hex) && stg_sha256_new(&img.hash) != STG_OK) {
         img.hash = NULL; /* digested from the bytes afterwards, which reports a failure */
     }
-    bool index = hint != NULL && ends_with(hint, INDEX_SUFFIX);
-    bool safetensors = false, zip = false;
-    bool named_safetensors = stg_name_hint_of(hint).safetensors;
-    stg_status st = STG_OK;
-    if (!index && !named_safetensors) {
-        st = stg_image_fill_zip(&img, &zip, &err);
-    }
-    /* GGUF (the magic, which is never safetensors by content, and no name that decides
-     * another format): its rules read the header only, so a GGUF file of any size is held as
-     * its header (loader/gguf_open.h). */
-    bool gguf = false;
-    if (st == STG_OK && !zip && !index && stg_format_by_name(hint) == NULL) {
-        st = stg_image_fill_prefix(&img, 4, &err);
-        gguf = st == STG_OK && STG_GGUF_STARTS(img.bytes, img.prefix);
-        if (gguf) {
-            st = stg_image_fill_gguf(&img, &opt->limits, &err);
-        }
-    }
-    if (st == STG_OK && !index && !zip && !gguf) {
-        st = stg_image_fill_safetensors(&img, named_safetensors, &safetensors, &err);
-    }
-    if (st == STG_OK && !safetensors && !zip && !gguf) {
-        st = stg_image_fill_all(&img, &err);
-    }
+    bool safetensors = false;
+    stg_status st = fill_by_plan(&img, hint, &opt->limits, &safetensors, &err);
     /* An image held in part is digested with pread (the page cache serves both); a whole one
      * from the bytes that were checked, hashed while they were copied. */
     uint8_t digest[32], git_id[20];
@@ -522,21 +546,7 @@ bool stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
         return false;
     }
     if (st != STG_OK) {
-        if (st == STG_FILE_CHANGED) {
-            add_changed(r);
-        } else if (st == STG_E_LIMIT) {
-            stg_finding *f = stg_report_add(
-                r, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
-                "the file (%llu bytes) needs more memory than max_inflate_bytes (%llu): not "
-                "scanned",
-                (unsigned long long)size, (unsigned long long)cap);
-            stg_report_set_limit(r, f, "max_inflate_bytes");
-            stg_report_set_size(r, size);
-        } else if (st == STG_E_NOMEM || err == ENOMEM) {
-            r->out_of_memory = true;
-        } else {
-            stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", err);
-        }
+        report_fill_failure(r, st, err, size, cap);
         stg_image_close(&img);
         close(fd);
         return true;
@@ -861,7 +871,8 @@ stg_status stg_scan_fd_cancellable(int fd, const char *display, const char *name
     size_t first_len = (size_t)got;
     stg_report *r = NULL;
     stg_status st;
-    bool by_name = stg_name_hint_of(name_hint).safetensors;
+    const stg_format_entry *named = stg_format_by_name(name_hint);
+    bool by_name = named != NULL && named->streams;
     /* A Git LFS pointer (at most STG_LFS_POINTER_MAX bytes, so the first chunk holds all of it)
      * is recognised whatever the name says, as stg_check_buffer does for a file: it goes the
      * buffered way, never to the safetensors stream. */

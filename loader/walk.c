@@ -955,12 +955,18 @@ static int cmp_share_keys(const void *pa, const void *pb, void *ctx)
     return c;
 }
 
+static bool reads_neighbours(const stg_name_hint *h)
+{
+    const stg_format_entry *e = stg_name_hint_decides(h);
+    return e != NULL && e->neighbours;
+}
+
 /* The same bytes under the same name class and root, in any folder. An index always reads its
  * shards next to it: its folders never share. */
 static bool same_family(const share_key *a, const share_key *b)
 {
     return a->file == b->file && memcmp(&a->hint, &b->hint, sizeof a->hint) == 0 &&
-           cmp_roots(a->root, b->root) == 0 && !a->hint.safetensors_index;
+           cmp_roots(a->root, b->root) == 0 && !reads_neighbours(&a->hint);
 }
 
 static bool same_share(const share_key *a, const share_key *b)
@@ -1050,7 +1056,8 @@ static size_t settle_records(walk *w)
         key->dir = "";
         /* An index finds its shards, a pickle its joblib side files, next to the shown path:
          * only paths in the same folder share a result (safetensors name no other file). */
-        if (key->hint.safetensors_index || !key->hint.safetensors) {
+        const stg_format_entry *decided = stg_name_hint_decides(&key->hint);
+        if (decided == NULL || !decided->alone) {
             key->dir = rec->display;
             key->dir_len = (size_t)(stg_path_base(rec->display) - rec->display);
         }

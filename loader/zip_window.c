@@ -96,11 +96,11 @@ static head_verdict judge_head(const uint8_t *h, size_t w, uint64_t len)
     if (ran_out) {
         return HEAD_UNDECIDED;
     }
-    stg_sniff_kind kind = stg_sniff_kind_of(h, w, &oom);
-    if (!oom && kind == STG_SNIFF_UNKNOWN) {
+    const stg_format_entry *kind = stg_format_sniff(h, w, &oom);
+    if (!oom && kind == NULL) {
         return HEAD_PLAIN;
     }
-    if (!oom && kind == STG_SNIFF_PICKLE && !stg_pickle_sniff_acts(h, w, &oom) && !oom) {
+    if (!oom && kind != NULL && kind->pickle && !stg_pickle_sniff_acts(h, w, &oom) && !oom) {
         return HEAD_PLAIN;
     }
     return HEAD_READ_ALL;
@@ -108,7 +108,7 @@ static head_verdict judge_head(const uint8_t *h, size_t w, uint64_t len)
 
 static bool pickle_name(const char *name)
 {
-    return stg_name_hint_has_suffix(name, ".pkl") || stg_name_hint_has_suffix(name, ".pickle");
+    return stg_member_name_holds(name) == STG_FMT_PICKLE;
 }
 
 /* Copies what the dispatch reads of one reading of an entry's data (containers.c,
@@ -127,8 +127,8 @@ static stg_status fetch_data(stg_image *img, const stg_zip_entry *e, const char 
         return stg_zip_method_format(method, &fmt) ? stg_image_copy_span(img, from, to, err)
                                                    : STG_OK;
     }
-    stg_name_hint hint = stg_name_hint_of(name);
-    if (force_pickle || hint.safetensors || hint.safetensors_index) {
+    /* a member whose name decides its format is read whole, as its rules read it */
+    if (force_pickle || stg_format_by_name(name) != NULL) {
         return stg_image_copy_span(img, from, to, err);
     }
     for (uint64_t w = HEAD_MIN; w < csize && w <= HEAD_MAX; w *= 2) {
@@ -214,7 +214,7 @@ static stg_status fetch_reading(stg_image *img, stg_zip_reader reader, bool *ope
 static bool zip_route(const stg_image *img)
 {
     size_t w = img->size < STG_IMAGE_PAGE ? img->size : (size_t)STG_IMAGE_PAGE;
-    return img->size >= 4 && memcmp(img->bytes, "PK\x03\x04", 4) == 0 &&
+    return img->size >= 4 && memcmp(img->bytes, STG_ZIP_LOCAL_MAGIC, 4) == 0 &&
            safetensors_by_head(img->bytes, w, img->size) == 0;
 }
 

@@ -15,6 +15,10 @@
 
 #include "stguard/stguard.h"
 
+/* The magic an .npy file starts with (NEP 1). */
+#define STG_NPY_MAGIC "\x93NUMPY"
+#define STG_NPY_MAGIC_LEN 6
+
 #define STG_NPY_DEPTH_CEILING 4096u /* nesting of the header literal; max_json_depth applies */
 
 typedef enum stg_pylit_kind {

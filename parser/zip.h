@@ -17,6 +17,10 @@
 
 #include "inflate.h"
 
+/* The signatures a zip starts with: a local header, or the end record of an empty archive. */
+#define STG_ZIP_LOCAL_MAGIC "PK\x03\x04"
+#define STG_ZIP_END_MAGIC "PK\x05\x06"
+
 #define STG_ZIP_EOCD_SEARCH 65557u /* 22-byte end record + 65,535-byte comment */
 
 /* How far from the end each reader looks for the end record's signature. zipfile reads the

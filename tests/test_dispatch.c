@@ -15,22 +15,42 @@
 #include "parser/torch.h"
 #include "testutil.h"
 #include "validator/report.h"
+#include "sniffname.h"
 #include "zipbuild.h"
 
 #define B(lit) (const uint8_t *)(lit), sizeof(lit) - 1
 
 /* ---------------------------------------------------------------------------- table */
 
+/* Every entry scans and has a name; sniff orders are unique (precedence never depends on the
+ * row order); no name suffix is listed twice (a name matches one rule). */
 START_TEST(test_every_kind_has_one_entry)
 {
-    for (int k = STG_SNIFF_SAFETENSORS; k <= STG_SNIFF_ONNX; k++) {
-        const stg_format_entry *e = stg_format_of_kind((stg_sniff_kind)k);
-        ck_assert_msg(e != NULL, "kind %d", k);
-        ck_assert_int_eq(e->kind, k);
-        ck_assert(e->scan != NULL);
-        ck_assert_ptr_nonnull(e->name);
+    size_t n = 0, nf = 0;
+    const stg_format_entry *const *t = stg_format_entries(&n);
+    const stg_filter_entry *const *f = stg_filter_entries(&nf);
+    ck_assert_uint_gt(n, 8);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert(t[i]->scan != NULL);
+        ck_assert_ptr_nonnull(t[i]->name);
+        for (size_t j = 0; j < n; j++) {
+            ck_assert_msg(i == j || t[i]->sniff_order == 0 ||
+                              t[i]->sniff_order != t[j]->sniff_order,
+                          "%s %s", t[i]->name, t[j]->name);
+            for (size_t a = 0; t[i]->names != NULL && t[i]->names[a].suffix != NULL; a++) {
+                for (size_t b = 0; t[j]->names != NULL && t[j]->names[b].suffix != NULL; b++) {
+                    ck_assert_msg((i == j && a == b) ||
+                                      strcmp(t[i]->names[a].suffix, t[j]->names[b].suffix) != 0,
+                                  "%s", t[i]->names[a].suffix);
+                }
+            }
+        }
     }
-    ck_assert_ptr_null(stg_format_of_kind(STG_SNIFF_UNKNOWN));
+    for (size_t i = 0; i < nf; i++) {
+        for (size_t j = 0; j < nf; j++) {
+            ck_assert(i == j || f[i]->sniff_order != f[j]->sniff_order);
+        }
+    }
 }
 END_TEST
 
@@ -38,15 +58,39 @@ START_TEST(test_names_decide_before_content)
 {
     const stg_format_entry *e = stg_format_by_name("dir/Model.SafeTensors");
     ck_assert_ptr_nonnull(e);
-    ck_assert_int_eq(e->kind, STG_SNIFF_SAFETENSORS);
+    ck_assert_str_eq(e->name, "safetensors");
     e = stg_format_by_name("model.safetensors.index.json");
     ck_assert_ptr_nonnull(e);
-    ck_assert_int_eq(e->kind, STG_SNIFF_SAFETENSORS_INDEX);
+    ck_assert_str_eq(e->name, "safetensors index");
+    ck_assert(e->neighbours && !e->alone);
     /* ONNX is a name the table knows, but it decides only for content no entry claims */
     ck_assert_ptr_null(stg_format_by_name("model.onnx"));
-    ck_assert(stg_name_hint_of("model.onnx").onnx);
+    stg_name_hint h = stg_name_hint_of("model.onnx");
+    ck_assert_ptr_nonnull(h.entry);
+    ck_assert(h.entry->last_resort);
     ck_assert_ptr_null(stg_format_by_name("model.safetensors.json"));
     ck_assert_ptr_null(stg_format_by_name(NULL));
+    /* pickle names claim, .joblib also labels */
+    h = stg_name_hint_of("m.JOBLIB");
+    ck_assert(stg_name_hint_claims_pickle(&h));
+    ck_assert_int_eq(stg_name_hint_pickle_label(&h, STG_FMT_PICKLE), STG_FMT_JOBLIB);
+    h = stg_name_hint_of("m.pt");
+    ck_assert_int_eq(stg_name_hint_pickle_label(&h, STG_FMT_PICKLE), STG_FMT_PICKLE);
+    h = stg_name_hint_of("m.gguf");
+    ck_assert(!stg_name_hint_claims_pickle(&h));
+    ck_assert_ptr_null(stg_name_hint_decides(&h));
+}
+END_TEST
+
+/* The door a file opens by: a deciding name with a door, a magic, a claiming name. */
+START_TEST(test_format_door)
+{
+    ck_assert_int_eq(stg_format_door("a/model.safetensors.index.json", B("GGUF")), STG_DOOR_MODEL);
+    ck_assert_int_eq(stg_format_door("x.safetensors", B("GGUF\x03")), STG_DOOR_GGUF);
+    ck_assert_int_eq(stg_format_door("x.bin", B("GGUF\x03")), STG_DOOR_GGUF);
+    ck_assert_int_eq(stg_format_door("x.bin", B("GGUX\x03")), STG_DOOR_SAFETENSORS);
+    ck_assert_int_eq(stg_format_door("x.ONNX", B("\x08\x07")), STG_DOOR_ONNX);
+    ck_assert_int_eq(stg_format_door(NULL, B("\x08\x07")), STG_DOOR_SAFETENSORS);
 }
 END_TEST
 
@@ -57,15 +101,15 @@ START_TEST(test_sniff_order)
     bool oom = false;
     const stg_format_entry *e = stg_format_sniff(B("\x02\0\0\0\0\0\0\0{}"), &oom);
     ck_assert_ptr_nonnull(e);
-    ck_assert_int_eq(e->kind, STG_SNIFF_SAFETENSORS);
+    ck_assert_str_eq(e->name, "safetensors");
     e = stg_format_sniff(B("PK\x03\x04\x80\x02]q\0."), &oom);
-    ck_assert_int_eq(e->kind, STG_SNIFF_ZIP);
+    ck_assert_str_eq(e->name, "zip");
     e = stg_format_sniff(B("\x80\x02]q\0."), &oom);
-    ck_assert_int_eq(e->kind, STG_SNIFF_PICKLE);
+    ck_assert_str_eq(e->name, "pickle");
     ck_assert_ptr_null(stg_format_sniff(B("plain text"), &oom));
     ck_assert(!oom);
-    ck_assert_int_eq(stg_sniff_kind_of(B("BZh9"), &oom), STG_SNIFF_BZ2);
-    ck_assert_int_eq(stg_sniff_kind_of(B("BZh0"), &oom), STG_SNIFF_UNKNOWN); /* near miss */
+    ck_assert_str_eq(tu_sniffed(B("BZh9")), "bzip2");
+    ck_assert_str_eq(tu_sniffed(B("BZh0")), "unknown"); /* near miss */
 }
 END_TEST
 
@@ -305,6 +349,7 @@ static Suite *dispatch_suite(void)
     TCase *tc = tcase_create("dispatch");
     tcase_add_test(tc, test_every_kind_has_one_entry);
     tcase_add_test(tc, test_names_decide_before_content);
+    tcase_add_test(tc, test_format_door);
     tcase_add_test(tc, test_sniff_order);
     tcase_add_test(tc, test_labels_agree);
     tcase_add_test(tc, test_chain_and_depth_guard);

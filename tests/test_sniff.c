@@ -9,6 +9,7 @@
 #include "dispatch/check.h"
 #include "dispatch/formats.h"
 #include "dispatch/sniff.h"
+#include "sniffname.h"
 #include "zipbuild.h"
 
 #define B(s) (const uint8_t *)(s), sizeof(s) - 1
@@ -64,17 +65,21 @@ START_TEST(test_name_hints)
     ck_assert_int_eq(stg_sniff(B("plain text"), "model.pt"), STG_FMT_UNKNOWN); /* mismatch */
 
     stg_name_hint h = stg_name_hint_of("a/b/model.PTH");
-    ck_assert(h.claims_pickle);
-    ck_assert(!h.safetensors);
+    ck_assert(stg_name_hint_claims_pickle(&h));
+    ck_assert_ptr_null(stg_name_hint_decides(&h));
     static const char *const claims[] = {"x.bin",    "x.pt",     "x.pth", "x.ckpt", "x.pkl",
                                          "x.pickle", "x.joblib", "x.npy", "x.npz"};
     for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
-        ck_assert_msg(stg_name_hint_of(claims[i]).claims_pickle, "%s", claims[i]);
+        h = stg_name_hint_of(claims[i]);
+        ck_assert_msg(stg_name_hint_claims_pickle(&h), "%s", claims[i]);
     }
-    ck_assert(!stg_name_hint_of("x.bin.txt").claims_pickle);
-    ck_assert(!stg_name_hint_of("x.safetensors").claims_pickle);
-    ck_assert(!stg_name_hint_of(NULL).claims_pickle);
-    ck_assert(stg_name_hint_of("x.joblib").joblib);
+    static const char *const no_claims[] = {"x.bin.txt", "x.safetensors", NULL};
+    for (size_t i = 0; i < sizeof no_claims / sizeof no_claims[0]; i++) {
+        h = stg_name_hint_of(no_claims[i]);
+        ck_assert(!stg_name_hint_claims_pickle(&h));
+    }
+    h = stg_name_hint_of("x.joblib");
+    ck_assert_int_eq(stg_name_hint_pickle_label(&h, STG_FMT_PICKLE), STG_FMT_JOBLIB);
 }
 END_TEST
 
@@ -90,7 +95,7 @@ START_TEST(test_pickles)
     ck_assert_int_eq(stg_sniff(B("\x80\x04\x95"), NULL), STG_FMT_PICKLE);
     /* Near misses: text that does not reach STOP (then it is text), an unknown protocol. */
     ck_assert_int_eq(stg_sniff(B("(lp0\nI1\na"), NULL), STG_FMT_TEXT);
-    ck_assert_int_eq(stg_sniff_kind_of(B("\x80\x07K\x01."), NULL), STG_SNIFF_UNKNOWN);
+    ck_assert_str_eq(tu_sniffed(B("\x80\x07K\x01.")), "unknown");
     ck_assert_int_eq(stg_sniff(B(LEGACY), NULL), STG_FMT_TORCH_LEGACY);
 }
 END_TEST
@@ -129,38 +134,35 @@ START_TEST(test_magic_numbers)
     static const struct {
         const char *file;
         stg_format want;
-        stg_sniff_kind kind;
+        const char *kind;
     } files[] = {
-        {"evil.pkl.gz", STG_FMT_GZIP, STG_SNIFF_GZIP},
-        {"evil.pkl.zlib", STG_FMT_ZLIB, STG_SNIFF_ZLIB},
-        {"evil.pkl.bz2", STG_FMT_BZ2, STG_SNIFF_BZ2},
-        {"evil.pkl.xz", STG_FMT_XZ, STG_SNIFF_XZ},
-        {"evil.pkl.lzma", STG_FMT_XZ, STG_SNIFF_LZMA},
+        {"evil.pkl.gz", STG_FMT_GZIP, "gzip"},  {"evil.pkl.zlib", STG_FMT_ZLIB, "zlib"},
+        {"evil.pkl.bz2", STG_FMT_BZ2, "bzip2"}, {"evil.pkl.xz", STG_FMT_XZ, "xz"},
+        {"evil.pkl.lzma", STG_FMT_XZ, "lzma"},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         size_t len;
         uint8_t *p = fixture(files[i].file, &len);
         ck_assert_msg(stg_sniff(p, len, NULL) == files[i].want, "%s", files[i].file);
-        ck_assert_msg(stg_sniff_kind_of(p, len, NULL) == files[i].kind, "%s", files[i].file);
+        ck_assert_str_eq(tu_sniffed(p, len), files[i].kind);
         free(p);
     }
     ck_assert_int_eq(stg_sniff(B("GGUF\x03\0\0\0"), NULL), STG_FMT_GGUF);
     ck_assert_int_eq(stg_sniff(B("\x93NUMPY\x01\x00"), NULL), STG_FMT_NUMPY);
-    ck_assert_int_eq(stg_sniff_kind_of(B("\x28\xb5\x2f\xfd\0\0"), NULL), STG_SNIFF_ZSTD);
-    ck_assert_int_eq(stg_sniff_kind_of(B("\x04\x22\x4d\x18\0\0"), NULL), STG_SNIFF_LZ4);
+    ck_assert_str_eq(tu_sniffed(B("\x28\xb5\x2f\xfd\0\0")), "zstd-compressed");
+    ck_assert_str_eq(tu_sniffed(B("\x04\x22\x4d\x18\0\0")), "lz4-compressed");
     ck_assert_int_eq(stg_sniff(B("\x28\xb5\x2f\xfd\0\0"), NULL), STG_FMT_UNKNOWN);
     ck_assert_int_eq(stg_sniff(B("\x04\x22\x4d\x18\0\0"), NULL), STG_FMT_UNKNOWN);
     /* Near misses. */
     ck_assert_int_eq(stg_sniff(B("GGUX\x03\0\0\0"), NULL), STG_FMT_UNKNOWN);
     ck_assert_int_eq(stg_sniff(B("\x93NUMPX\x01\x00"), NULL), STG_FMT_UNKNOWN);
-    ck_assert_int_eq(stg_sniff_kind_of(B("\x1f\x8b\x07\0\0\0\0\0\0\0"), NULL), STG_SNIFF_UNKNOWN);
-    ck_assert_int_eq(stg_sniff_kind_of(B("BZh0rest"), NULL), STG_SNIFF_UNKNOWN);
+    ck_assert_str_eq(tu_sniffed(B("\x1f\x8b\x07\0\0\0\0\0\0\0")), "unknown");
+    ck_assert_str_eq(tu_sniffed(B("BZh0rest")), "unknown");
     /* lzma-alone with an odd dictionary size is not taken for one. */
-    ck_assert_int_eq(
-        stg_sniff_kind_of(B("\x5d\x00\x00\x81\x00\xff\xff\xff\xff\xff\xff\xff\xff"), NULL),
-        STG_SNIFF_UNKNOWN);
-    ck_assert_int_eq(stg_sniff_kind_of(B("x\x9c"), NULL), STG_SNIFF_ZLIB);
-    ck_assert_int_eq(stg_sniff_kind_of(B("x\x9d"), NULL), STG_SNIFF_UNKNOWN); /* check bits wrong */
+    ck_assert_str_eq(tu_sniffed(B("\x5d\x00\x00\x81\x00\xff\xff\xff\xff\xff\xff\xff\xff")),
+                     "unknown");
+    ck_assert_str_eq(tu_sniffed(B("x\x9c")), "zlib");
+    ck_assert_str_eq(tu_sniffed(B("x\x9d")), "unknown"); /* check bits wrong */
 }
 END_TEST
 
@@ -314,7 +316,7 @@ START_TEST(test_archive_labels)
     /* the PyTorch 0.1 layout at the top level (no folder in the names) */
     tar_member(&p, &len, "pickle", "x");
     tar_member(&p, &len, "storages", "y");
-    ck_assert_int_eq(stg_sniff_kind_of(p, len, NULL), STG_SNIFF_TAR);
+    ck_assert_str_eq(tu_sniffed(p, len), "tar");
     ck_assert_int_eq(stg_sniff(p, len, NULL), STG_FMT_TORCH_TAR);
     free(p);
     /* one of the two only: a plain tar */

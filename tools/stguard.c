@@ -1096,19 +1096,6 @@ static void print_notes(const stg_report *rep)
     }
 }
 
-/* true when the regular file path starts with the GGUF magic. */
-static bool starts_gguf(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        return false;
-    }
-    char magic[4];
-    bool gguf = fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
-    fclose(f);
-    return gguf;
-}
-
 /* A GGUF file: its validated header through stg_gguf_open. */
 static int inspect_gguf(const cli_config *c, const char *path)
 {
@@ -1249,11 +1236,13 @@ static int cmd_inspect_path(const char *path, cli_config *c)
 {
     /* Only regular files: a FIFO or device must not be opened (it could block or never end). */
     struct stat st;
-    size_t plen = strlen(path);
-    static const char index_suffix[] = ".safetensors.index.json";
-    bool index_name = plen >= sizeof index_suffix - 1 &&
-                      strcmp(path + plen - (sizeof index_suffix - 1), index_suffix) == 0;
-    if (stat(path, &st) == 0 && (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && index_name))) {
+    /* Which door opens a regular file is the library's to say (its format table). */
+    stg_door door = STG_DOOR_SAFETENSORS;
+    bool regular = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    if (regular) {
+        (void)stg_door_of(path, &door); /* unreadable: the door its name says reports why */
+    }
+    if ((regular && door == STG_DOOR_MODEL) || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
         if (c->tensor_sha256) {
             return usage_error("--tensor-sha256 takes one safetensors file, not a model");
         }
@@ -1271,13 +1260,13 @@ static int cmd_inspect_path(const char *path, cli_config *c)
         stg_report_free(r);
         return status == EXIT_FAIL ? EXIT_ERROR : status;
     }
-    if (starts_gguf(path)) {
+    if (door == STG_DOOR_GGUF) {
         if (c->tensor_sha256) {
             return usage_error("--tensor-sha256 takes a safetensors file, not GGUF");
         }
         return inspect_gguf(c, path);
     }
-    if (plen >= 5 && strcasecmp(path + plen - 5, ".onnx") == 0) {
+    if (door == STG_DOOR_ONNX) {
         if (c->tensor_sha256) {
             return usage_error("--tensor-sha256 takes a safetensors file, not ONNX");
         }

@@ -381,6 +381,24 @@ typedef enum stg_format {
 /** "safetensors", "torch-zip", ... as in docs/cli.md. */
 STG_API const char *stg_format_name(stg_format f);
 
+/** The door that opens a file for inspection (stg_door_of). */
+typedef enum stg_door {
+    STG_DOOR_SAFETENSORS = 0, /**< stg_file_open (every file's fallback: it says what else the
+                                   file is when it is no safetensors file) */
+    STG_DOOR_MODEL = 1,       /**< stg_model_open (a sharded model's index) */
+    STG_DOOR_GGUF = 2,        /**< stg_gguf_open */
+    STG_DOOR_ONNX = 3         /**< stg_onnx_open */
+} stg_door;
+
+/** Which door opens the regular file at path, by the library's format table (no rules run):
+ *  a name that decides a format with a door of its own (`.safetensors.index.json`: the model
+ *  door), else the file's magic (GGUF), else the name of a format without magic (`.onnx`);
+ *  else STG_DOOR_SAFETENSORS. Reads at most the file's first 16 bytes; a path that is not a
+ *  regular file, or one that cannot be read, is STG_E_IO (*out is then the door its name
+ *  alone says). STG_E_BAD_ARG for a NULL
+ *  argument. */
+STG_API stg_status stg_door_of(const char *path, stg_door *out);
+
 STG_API size_t stg_report_count(const stg_report *r);
 /** i-th finding in file order; NULL when i is out of range. */
 STG_API const stg_finding *stg_report_at(const stg_report *r, size_t i);
