@@ -11,11 +11,11 @@ const stg_name_rule stg_safetensors_names[] = {
     {.suffix = ".safetensors", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
 /* ONNX's name decides only for content no other entry claims (it is the last resort). */
 const stg_name_rule stg_onnx_names[] = {{.suffix = ".onnx", .power = STG_NAME_DECIDES},
-                                           {.suffix = NULL}};
+                                        {.suffix = NULL}};
 /* A GGUF name decides nothing (the magic does) but claims the format: other content under it
  * is format_mismatch, as for the pickle suffixes (ggml's gguf_init_from_file refuses it). */
 const stg_name_rule stg_gguf_names[] = {{.suffix = ".gguf", .power = STG_NAME_CLAIMS},
-                                           {.suffix = NULL}};
+                                        {.suffix = NULL}};
 /* The names of pickle-based model files (np.load unpickles a .npy/.npz that is no array):
  * content no entry claims is walked as a pickle, and refused when it is none. */
 const stg_name_rule stg_pickle_names[] = {

@@ -10,8 +10,9 @@
 #                skipped when the cross toolchain is not installed (tools/setup-debian.sh
 #                --cross s390x)
 #   conformance  compat conformance check, only when ../shared/conformance exists
-#   format       tools/check-format.sh against .clang-format, and tools/check-layers.sh (the
-#                layering of docs/design.md)
+#   format       tools/check-format.sh against .clang-format, tools/check-layers.sh (the
+#                layering of docs/design.md) and tools/check-formats.sh (format knowledge in
+#                the format table only)
 #
 # Usage: tools/run-tests.sh [--quick] [--only STAGES] [--skip STAGES] [--fuzz-seconds N]
 #                           [--no-setup] [--build-prefix DIR]
@@ -298,7 +299,7 @@ if selected format; then
     t=$SECONDS
     if [ ! -f .clang-format ]; then
         echo "-- SKIPPED: no .clang-format"; record format skipped $((SECONDS - t))
-    elif bash tools/check-format.sh && bash tools/check-layers.sh; then
+    elif bash tools/check-format.sh && bash tools/check-layers.sh && bash tools/check-formats.sh; then
         record format ok $((SECONDS - t))
     else
         record format FAIL $((SECONDS - t))

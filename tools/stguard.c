@@ -343,6 +343,53 @@ static bool fail_on_verdict(const char *name, stg_verdict *out)
     return false;
 }
 
+/* The --max-* options: each sets the limit of its name. */
+static int set_named_limit(stg_limits *lim, int opt)
+{
+    static const struct {
+        int opt;
+        const char *limit, *flag;
+    } named[] = {
+        {OPT_MAX_HEADER_LEN, "max_header_len", "--max-header-len"},
+        {OPT_MAX_TENSORS, "max_tensors", "--max-tensors"},
+        {OPT_MAX_RANK, "max_rank", "--max-rank"},
+        {OPT_MAX_JSON_DEPTH, "max_json_depth", "--max-json-depth"},
+        {OPT_MAX_MEMORY, "max_memory", "--max-memory"},
+        {OPT_MAX_FINDINGS, "max_findings", "--max-findings"},
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        if (named[i].opt == opt) {
+            return cli_set_limit(lim, named[i].limit, optarg, named[i].flag);
+        }
+    }
+    return usage_error("unknown limit option");
+}
+
+static int parse_threads(const char *arg, cli_config *c)
+{
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(arg, &end, 10);
+    if (errno != 0 || end == arg || *end != '\0' || n < 1 || n > STG_TREE_MAX_THREADS) {
+        return usage_error("-j expects a number of threads from 1 to 256, got '%s'", arg);
+    }
+    c->walk.threads = (uint32_t)n;
+    return 0;
+}
+
+static int parse_shard(const char *arg, cli_config *c)
+{
+    unsigned k = 0, n = 0;
+    char tail = 0;
+    if (sscanf(arg, "%u/%u%c", &k, &n, &tail) != 2 || n == 0 || k == 0 || k > n || arg[0] < '0' ||
+        arg[0] > '9') {
+        return usage_error("--shard expects K/N with 1 <= K <= N, got '%s'", arg);
+    }
+    c->walk.shard_index = k - 1;
+    c->walk.shard_count = n;
+    return 0;
+}
+
 /* Parses options into c; returns 0, or the exit status of a usage error (or -1 after --help). */
 static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
 {
@@ -400,28 +447,13 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
         case OPT_INCLUDE: rc = push_glob(&c->include, &c->include_count, optarg); break;
         case OPT_EXCLUDE: rc = push_glob(&c->exclude, &c->exclude_count, optarg); break;
         case OPT_MAX_HEADER_LEN:
-            scan_only = false;
-            rc = cli_set_limit(lim, "max_header_len", optarg, "--max-header-len");
-            break;
         case OPT_MAX_TENSORS:
-            scan_only = false;
-            rc = cli_set_limit(lim, "max_tensors", optarg, "--max-tensors");
-            break;
         case OPT_MAX_RANK:
-            scan_only = false;
-            rc = cli_set_limit(lim, "max_rank", optarg, "--max-rank");
-            break;
         case OPT_MAX_JSON_DEPTH:
-            scan_only = false;
-            rc = cli_set_limit(lim, "max_json_depth", optarg, "--max-json-depth");
-            break;
         case OPT_MAX_MEMORY:
-            scan_only = false;
-            rc = cli_set_limit(lim, "max_memory", optarg, "--max-memory");
-            break;
         case OPT_MAX_FINDINGS:
             scan_only = false;
-            rc = cli_set_limit(lim, "max_findings", optarg, "--max-findings");
+            rc = set_named_limit(lim, ch);
             break;
         case OPT_LIMIT:
             scan_only = false;
@@ -444,17 +476,7 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
         case OPT_NO_DIGEST: c->walk.scan.digest = false; break;
         case OPT_SCAN_GIT: c->walk.scan_git = true; break;
         case OPT_SARIF_INFO: c->sarif_info = true; break;
-        case 'j': {
-            char *end = NULL;
-            errno = 0;
-            long n = strtol(optarg, &end, 10);
-            if (errno != 0 || end == optarg || *end != '\0' || n < 1 || n > STG_TREE_MAX_THREADS) {
-                return usage_error("-j expects a number of threads from 1 to 256, got '%s'",
-                                   optarg);
-            }
-            c->walk.threads = (uint32_t)n;
-            break;
-        }
+        case 'j': rc = parse_threads(optarg, c); break;
         case 'q': c->quiet = true; break;
         case 'v': c->verbose = true; break;
         case 'o':
@@ -475,17 +497,7 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
         case OPT_FILES_FROM: c->files_from = optarg; break;
         case OPT_NULL: c->null_separated = true; break;
         case OPT_CHECK: c->check = optarg; break;
-        case OPT_SHARD: {
-            unsigned k = 0, n = 0;
-            char tail = 0;
-            if (sscanf(optarg, "%u/%u%c", &k, &n, &tail) != 2 || n == 0 || k == 0 || k > n ||
-                optarg[0] < '0' || optarg[0] > '9') {
-                return usage_error("--shard expects K/N with 1 <= K <= N, got '%s'", optarg);
-            }
-            c->walk.shard_index = k - 1;
-            c->walk.shard_count = n;
-            break;
-        }
+        case OPT_SHARD: rc = parse_shard(optarg, c); break;
         case OPT_TENSOR_SHA256:
             if (!inspect) {
                 return usage_error("--tensor-sha256 is an option of inspect");
@@ -758,6 +770,34 @@ static stg_status run_walk(scan_state *s, const char *const *paths, size_t n,
     return st;
 }
 
+/* --check: one walk per listed file, each with its expected digest, in list order; *bad_lines
+ * counts the lines that are no sha256sum line or name no one file. */
+static stg_status run_check_list(scan_state *s, cli_config *c, const cli_list *checks,
+                                 bool *interrupted, size_t *bad_lines)
+{
+    stg_status st = STG_OK;
+    for (size_t i = 0; i < checks->count && st == STG_OK && !*interrupted; i++) {
+        char *hex = NULL, *name = NULL;
+        char lower[65];
+        if (!parse_check_line(checks->items[i], &hex, &name) ||
+            !stg_sha256_hex_normalize(hex, lower)) {
+            fprintf(stderr, "stguard: %s: line %zu is not a sha256sum line\n", c->check, i + 1);
+            ++*bad_lines;
+            continue;
+        }
+        stg_tree_options one = c->walk;
+        one.scan.expected_sha256 = lower;
+        const char *p[1] = {name};
+        st = run_walk(s, p, 1, &one, interrupted);
+        if (st == STG_E_BAD_ARG) {
+            say_path("--check: ", name, ": not one file; skipped");
+            ++*bad_lines;
+            st = STG_OK;
+        }
+    }
+    return st;
+}
+
 static int cmd_scan(int argc, char **argv, cli_config *c)
 {
     /* From the start: a signal before the walk begins stops it before any file (valid output). */
@@ -846,26 +886,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     bool interrupted = false;
     size_t bad_lines = 0;
     if (c->check != NULL) {
-        /* One walk per listed file, each with its expected digest, in list order. */
-        for (size_t i = 0; i < checks.count && st == STG_OK && !interrupted; i++) {
-            char *hex = NULL, *name = NULL;
-            char lower[65];
-            if (!parse_check_line(checks.items[i], &hex, &name) ||
-                !stg_sha256_hex_normalize(hex, lower)) {
-                fprintf(stderr, "stguard: %s: line %zu is not a sha256sum line\n", c->check, i + 1);
-                bad_lines++;
-                continue;
-            }
-            stg_tree_options one = c->walk;
-            one.scan.expected_sha256 = lower;
-            const char *p[1] = {name};
-            st = run_walk(&s, p, 1, &one, &interrupted);
-            if (st == STG_E_BAD_ARG) {
-                say_path("--check: ", name, ": not one file; skipped");
-                bad_lines++;
-                st = STG_OK;
-            }
-        }
+        st = run_check_list(&s, c, &checks, &interrupted, &bad_lines);
     } else {
         st = run_walk(&s, paths, npaths, &c->walk, &interrupted);
     }
