@@ -1,9 +1,9 @@
-/* The table of formats (internal; docs/design.md, "How to add a format"): one entry per format
- * the dispatcher routes, in the order the loaders check them (what a loader checks first wins).
- * Each entry says how the format is recognised (content sniff, and the names that decide it
- * whatever the content), how it is scanned, and its label: the table is the one place a
- * format's `stg_format` label is decided, for a full scan (dispatch/check.c) as for the
- * quick label of a file too large to scan (stg_sniff). */
+/* The table of formats (internal; docs/design.md, "The format table"): one entry per format
+ * the dispatcher routes, each the whole format: how it is recognised (magic, content sniff
+ * and its precedence, the names that decide or claim it), how much of a file is read for it,
+ * how it is scanned, its label (for a full scan, dispatch/check.c, as for the quick label of a
+ * file too large to scan, stg_sniff) and the public door that opens it. Beside it, the table
+ * of compression filters. No precedence depends on the row order. */
 #ifndef STG_DISPATCH_FORMATS_H
 #define STG_DISPATCH_FORMATS_H
 
