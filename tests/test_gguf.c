@@ -1143,6 +1143,41 @@ static stg_status open_bytes(const gb *b, stg_gguf **g, stg_report **rep)
     return st;
 }
 
+/* stg_door_of: the GGUF magic opens the GGUF door whatever the name; a .gguf name over other
+ * bytes does not (the magic decides); an index name, an .onnx name; a FIFO-free missing path. */
+START_TEST(test_door_of)
+{
+    char *tmp = tu_tempdir();
+    char path[4096];
+    static const struct {
+        const char *name, *bytes;
+        size_t n;
+        stg_door want;
+    } cases[] = {
+        {"m.bin", "GGUF\x03\0\0\0", 8, STG_DOOR_GGUF},
+        {"m.gguf", "GGUX\x03\0\0\0", 8, STG_DOOR_SAFETENSORS},
+        {"model.safetensors.index.json", "{}", 2, STG_DOOR_MODEL},
+        {"m.onnx", "\x08\x07", 2, STG_DOOR_ONNX},
+        {"m.safetensors", "\x02\0\0\0\0\0\0\0{}", 10, STG_DOOR_SAFETENSORS},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmp, cases[i].name);
+        ck_assert_int_eq(tu_write_file(path, cases[i].bytes, cases[i].n), 0);
+        stg_door d = STG_DOOR_MODEL;
+        ck_assert_int_eq(stg_door_of(path, &d), STG_OK);
+        ck_assert_msg(d == cases[i].want, "%s: %d", cases[i].name, (int)d);
+    }
+    stg_door d = STG_DOOR_GGUF;
+    snprintf(path, sizeof path, "%s/missing.onnx", tmp);
+    ck_assert_int_eq(stg_door_of(path, &d), STG_E_IO);
+    ck_assert_int_eq(d, STG_DOOR_ONNX); /* what its name alone says */
+    ck_assert_int_eq(stg_door_of(NULL, &d), STG_E_BAD_ARG);
+    ck_assert_int_eq(stg_door_of(path, NULL), STG_E_BAD_ARG);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+END_TEST
+
 START_TEST(test_open_accessors)
 {
     /* metadata of three kinds, a vocabulary array, two tensors of two types */
@@ -1375,6 +1410,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_memory_caps);
     tcase_add_test(tc, test_name_flood);
     tcase_add_test(tc, test_fixtures);
+    tcase_add_test(tc, test_door_of);
     suite_add_tcase(s, tc);
     return s;
 }
