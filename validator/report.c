@@ -40,7 +40,7 @@ static void note_severity(stg_report *r, stg_code code, stg_severity sev)
         r->scan_error = true;
     }
     unsigned c = (unsigned)code;
-    if (c < 128) {
+    if (c < 64u * STG_SEEN_CODE_WORDS) {
         r->seen_codes[c / 64] |= (uint64_t)1 << (c % 64);
     }
 }
@@ -48,7 +48,8 @@ static void note_severity(stg_report *r, stg_code code, stg_severity sev)
 bool stg_report_has(const stg_report *r, stg_code code)
 {
     unsigned c = (unsigned)code;
-    return c < 128 && (r->seen_codes[c / 64] & ((uint64_t)1 << (c % 64))) != 0;
+    return c < 64u * STG_SEEN_CODE_WORDS &&
+           (r->seen_codes[c / 64] & ((uint64_t)1 << (c % 64))) != 0;
 }
 
 stg_finding *stg_report_addv_sev(stg_report *r, stg_code code, stg_severity sev, uint64_t offset,
@@ -291,8 +292,9 @@ void stg_report_merge_if(stg_report *dst, const stg_report *src, const char *mem
         dst->any = true;
     }
     if (keep == NULL || src->truncated > 0) {
-        dst->seen_codes[0] |= src->seen_codes[0];
-        dst->seen_codes[1] |= src->seen_codes[1];
+        for (size_t w = 0; w < STG_SEEN_CODE_WORDS; w++) {
+            dst->seen_codes[w] |= src->seen_codes[w];
+        }
     }
     dst->scan_error = dst->scan_error || src->scan_error;
     dst->out_of_memory = dst->out_of_memory || src->out_of_memory;
@@ -539,3 +541,6 @@ void stg_report_drop_raw_unknown(stg_report *r, size_t from)
         }
     }
 }
+
+_Static_assert(STG_CODE_MAX < 64 * STG_SEEN_CODE_WORDS,
+               "every code number fits the seen-code bitmap");

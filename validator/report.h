@@ -11,6 +11,9 @@
 
 #include "stguard/stguard.h"
 
+/* Room for code numbers 0-255 in a report's seen-code bitmap (STG_CODE_MAX must stay below). */
+#define STG_SEEN_CODE_WORDS 4
+
 #define STG_NO_OFFSET UINT64_MAX
 
 struct stg_report {
@@ -31,7 +34,7 @@ struct stg_report {
     bool has_sha256;
     char *path, *blob;
     stg_profile profile;
-    uint64_t seen_codes[2]; /* bit per stg_code added */
+    uint64_t seen_codes[STG_SEEN_CODE_WORDS]; /* bit per stg_code added */
     /* joblib < 0.10 side files the pickles name (validator/joblib_side.h), in the order met */
     struct stg_side_file *sides;
     size_t side_count, side_cap;
