@@ -271,7 +271,7 @@ if selected conformance; then
     else
         # Whichever script the tree has; it gets the build of the dev stage (else the asan one).
         script=""
-        [ -f tests/script_conformance.sh ] && script=tests/script_conformance.sh
+        [ -f tests/validator/script_conformance.sh ] && script=tests/validator/script_conformance.sh
         [ -f tools/conformance.sh ] && script=tools/conformance.sh
         bdir=$(builddir dev)
         [ -x "$bdir/stguard" ] || bdir=$(builddir asan)
@@ -288,7 +288,7 @@ if selected conformance; then
             *) record conformance FAIL $((SECONDS - t)) ;;
         esac
     elif [ -d "$conf_dir" ]; then
-        echo "-- SKIPPED: neither tools/conformance.sh nor tests/script_conformance.sh exists yet"
+        echo "-- SKIPPED: neither tools/conformance.sh nor tests/validator/script_conformance.sh exists yet"
         record conformance skipped $((SECONDS - t))
     fi
 fi

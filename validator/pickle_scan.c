@@ -954,7 +954,7 @@ static bool wrapper_origin(stg_pickle_walker *w, const stg_pv *target, bool *wra
 
 /* The dtype's item size and whether it holds objects (dtype.hasobject), as numpy 1.24 has them
  * after numpy.dtype(typestr, align, copy) and the BUILD state's __setstate__ (the oracle:
- * tests/gen_joblib_routes.py). Without copy, a fixed type and an unsized flexible one ('S0')
+ * tests/differential/gen_joblib_routes.py). Without copy, a fixed type and an unsized flexible one ('S0')
  * are numpy's shared instances, and __setstate__ leaves them as they are; every other dtype
  * takes the state's flags (NPY_ITEM_HASOBJECT decides hasobject, whatever the type: an 'O8'
  * state with flags 0 holds no objects) and, for a flexible type, its element size (one that

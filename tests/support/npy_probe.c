@@ -1,7 +1,7 @@
 /* Test-only driver: prints stguard's reading of .npy headers (parser/npy) as one JSON line per
- * file, so tests/script_npy_differential.sh can compare it with numpy.lib.format; with
+ * file, so tests/differential/script_npy_differential.sh can compare it with numpy.lib.format; with
  * --reduce, its reading of numpy.dtype reduce strings (parser/npy_reduce) given as hex
- * arguments, for tests/npy_reduce_differential.py. */
+ * arguments, for tests/differential/npy_reduce_differential.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-# Sourced by the tests/script_*.sh that drive the real loaders and the CLI:
-#   . "$(dirname "$0")/support/script_prelude.sh"; stg_script_needs "torch, numpy"
+# Sourced by the tests/<layer>/script_*.sh that drive the real loaders and the CLI:
+#   . "$(dirname "$0")/../support/script_prelude.sh"; stg_script_needs "torch, numpy"
 # Sets PY (Debian's python3), SRC (the source tree) and tmp (removed on exit), and skips (exit
 # 77) when python3 cannot import the named modules or the CLI binary is absent.
 set -u

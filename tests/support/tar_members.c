@@ -1,5 +1,5 @@
 /* Test-only driver: prints, for each FILE, the member list stguard's tar reader takes (the one
- * torch.load's tarfile would take) as one JSON line, for tests/script_tar_differential.sh to
+ * torch.load's tarfile would take) as one JSON line, for tests/differential/script_tar_differential.sh to
  * compare with what Python's tarfile returns:
  *   {"file": ..., "opens": bool, "end": "end"|"malformed", "error_offset": N, "why": ...,
  *    "members": [{"name": HEX, "link": HEX, "type": BYTE, "offset": N, "offset_data": N,
