@@ -1,7 +1,6 @@
-/* The dispatch layer and the byte framing moved into parser/ (issue 12): the table of formats
- * (every kind has one entry, names decide before content, loader order), one label rule for a
- * full scan and a quick label, the one depth guard, member paths rendered from the chain only
- * when needed; the cursor's window; legacy torch framing; numpy.dtype reduce strings. */
+/* The table of formats (dispatch/formats.c): every kind has one entry, names decide before
+ * content, the door each entry opens, the sniff order, and one label rule for a full scan and a
+ * quick label. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,12 +9,9 @@
 #include "dispatch/check.h"
 #include "dispatch/formats.h"
 #include "dispatch/sniff.h"
-#include "parser/cursor.h"
-#include "parser/npy_reduce.h"
-#include "parser/torch.h"
+#include "sniffname.h"
 #include "testutil.h"
 #include "validator/report.h"
-#include "sniffname.h"
 #include "zipbuild.h"
 
 #define B(lit) (const uint8_t *)(lit), sizeof(lit) - 1
@@ -143,231 +139,20 @@ START_TEST(test_labels_agree)
 }
 END_TEST
 
-/* ------------------------------------------------------------------ member chain, depth */
-
-static size_t count_code(const stg_report *r, stg_code code)
+static Suite *format_table_suite(void)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < stg_report_count(r); i++) {
-        n += stg_report_at(r, i)->code == code;
-    }
-    return n;
-}
-
-/* A zip in a zip in a zip: the finding inside carries the whole chain; one level fewer
- * allowed and the innermost payload is the limit finding, at its path. */
-START_TEST(test_chain_and_depth_guard)
-{
-    static const uint8_t evil[] = "\x80\x02"
-                                  "cos\nsystem\n"
-                                  "q\0.";
-    zb_entry in[] = {zb_file("data.pkl", evil, sizeof evil - 1)};
-    size_t l1, l2, l3;
-    uint8_t *z1 = zb_build(in, 1, NULL, &l1, NULL);
-    zb_entry mid[] = {zb_file("inner.zip", z1, l1)};
-    uint8_t *z2 = zb_build(mid, 1, NULL, &l2, NULL);
-    zb_entry out[] = {zb_file("middle.zip", z2, l2)};
-    uint8_t *z3 = zb_build(out, 1, NULL, &l3, NULL);
-    stg_limits lim;
-    stg_limits_default(&lim);
-    stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx;
-    stg_check_ctx_init(&ctx, &lim, r);
-    stg_check_buffer(z3, l3, NULL, &ctx);
-    const stg_finding *f = NULL;
-    for (size_t i = 0; i < stg_report_count(r) && f == NULL; i++) {
-        f = stg_report_at(r, i)->code == STG_PICKLE_GLOBAL_DANGEROUS ? stg_report_at(r, i) : NULL;
-    }
-    ck_assert_ptr_nonnull(f);
-    ck_assert_str_eq(f->member, "middle.zip!inner.zip!data.pkl");
-    stg_report_free(r);
-
-    lim.max_nesting = 2;
-    r = stg_report_new(&lim);
-    stg_check_ctx_init(&ctx, &lim, r);
-    stg_check_buffer(z3, l3, NULL, &ctx);
-    ck_assert_uint_eq(count_code(r, STG_PICKLE_GLOBAL_DANGEROUS), 0);
-    ck_assert_uint_eq(count_code(r, STG_LIMIT_EXCEEDED), 1);
-    for (size_t i = 0; i < stg_report_count(r); i++) {
-        const stg_finding *g = stg_report_at(r, i);
-        if (g->code == STG_LIMIT_EXCEEDED) {
-            ck_assert_str_eq(g->member, "middle.zip!inner.zip!data.pkl");
-            ck_assert_str_eq(g->limit, "max_nesting");
-        }
-    }
-    stg_report_free(r);
-    free(z1);
-    free(z2);
-    free(z3);
-}
-END_TEST
-
-START_TEST(test_path_rendered_only_when_needed)
-{
-    stg_member_link root = {NULL, "a.zip", NULL};
-    stg_member_link leaf = {&root, "b.pkl", NULL};
-    stg_limits lim;
-    stg_limits_default(&lim);
-    stg_report *r = stg_report_new(&lim);
-    stg_check_ctx ctx;
-    stg_check_ctx_init(&ctx, &lim, r);
-    ck_assert_ptr_null(stg_ctx_member_path(&ctx)); /* top level */
-    ctx.member = &leaf;
-    ck_assert_ptr_null(leaf.path);
-    const char *p = stg_ctx_member_path(&ctx);
-    ck_assert_str_eq(p, "a.zip!b.pkl");
-    ck_assert_ptr_eq(stg_ctx_member_path(&ctx), p); /* kept on the link */
-    char *entry = stg_ctx_entry_path(&ctx, "c");
-    ck_assert_str_eq(entry, "a.zip!b.pkl!c");
-    free(entry);
-    free(leaf.path);
-    stg_report_free(r);
-}
-END_TEST
-
-/* --------------------------------------------------------------------------- cursor */
-
-START_TEST(test_cursor_window)
-{
-    static const uint8_t buf[16] = {0};
-    stg_cursor c = stg_cur_make(buf, sizeof buf);
-    ck_assert_int_eq(stg_cur_skip(&c, 4), STG_OK);
-    stg_cursor sub;
-    ck_assert_int_eq(stg_cur_sub(&c, 8, &sub), STG_OK);
-    ck_assert_uint_eq(sub.begin, 4);
-    ck_assert_uint_eq(sub.pos, 4);
-    ck_assert_int_eq(stg_cur_seek(&sub, 3), STG_E_TRUNCATED);  /* before its window */
-    ck_assert_int_eq(stg_cur_seek(&sub, 13), STG_E_TRUNCATED); /* past it */
-    ck_assert_int_eq(stg_cur_seek(&sub, 12), STG_OK);          /* its end */
-    ck_assert_int_eq(stg_cur_seek(&sub, 4), STG_OK);           /* its start */
-    ck_assert_int_eq(stg_cur_seek(&c, 0), STG_OK);             /* the parent's window is all */
-}
-END_TEST
-
-/* ----------------------------------------------------------------------- torch framing */
-
-START_TEST(test_torch_legacy_magic)
-{
-    ck_assert(
-        stg_torch_legacy_magic(B("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.")));
-    ck_assert(stg_torch_legacy_magic(
-        B("\x80\x04\x95\x0d\0\0\0\0\0\0\0\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.")));
-    ck_assert(stg_torch_legacy_magic(B("L119547037146038801333356L\n.")));
-    /* near misses: protocol 1 with LONG1, one magic byte off, cut short */
-    ck_assert(
-        !stg_torch_legacy_magic(B("\x80\x01\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.")));
-    ck_assert(
-        !stg_torch_legacy_magic(B("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x18.")));
-    ck_assert(
-        !stg_torch_legacy_magic(B("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19")));
-    ck_assert(!stg_torch_legacy_magic(NULL, 0));
-}
-END_TEST
-
-START_TEST(test_torch_storage_record)
-{
-    /* count 3, 4-byte elements: 12 bytes follow */
-    static const uint8_t rec[8 + 12 + 1] = {3};
-    stg_cursor c = stg_cur_make(rec, sizeof rec);
-    uint64_t bytes = 0;
-    ck_assert_int_eq(stg_torch_storage_record(&c, 4, &bytes), STG_OK);
-    ck_assert_uint_eq(bytes, 12);
-    ck_assert_uint_eq(c.pos, 8);
-    /* 8-byte elements would need 24: past the end */
-    c = stg_cur_make(rec, sizeof rec);
-    ck_assert_int_eq(stg_torch_storage_record(&c, 8, &bytes), STG_E_INT_OVERFLOW);
-    /* a count that wraps the product */
-    static const uint8_t huge[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    c = stg_cur_make(huge, sizeof huge);
-    ck_assert_int_eq(stg_torch_storage_record(&c, 2, &bytes), STG_E_INT_OVERFLOW);
-    c = stg_cur_make(rec, 7);
-    ck_assert_int_eq(stg_torch_storage_record(&c, 1, &bytes), STG_E_TRUNCATED);
-}
-END_TEST
-
-START_TEST(test_torch01_tensor_record)
-{
-    /* ndim 2: 4 + 4 + 2 x 16 + 8 = 48 bytes */
-    static const uint8_t rec[48] = {2};
-    stg_cursor c = stg_cur_make(rec, sizeof rec);
-    ck_assert(stg_torch01_tensor_record(&c));
-    ck_assert_uint_eq(c.pos, 48);
-    c = stg_cur_make(rec, 47); /* one byte short: unchanged */
-    ck_assert(!stg_torch01_tensor_record(&c));
-    ck_assert_uint_eq(c.pos, 0);
-    static const uint8_t many[4 + 4 + 65 * 16 + 8] = {65}; /* ndim past the cap */
-    c = stg_cur_make(many, sizeof many);
-    ck_assert(!stg_torch01_tensor_record(&c));
-}
-END_TEST
-
-/* ------------------------------------------------------------------- dtype reduce strings */
-
-START_TEST(test_npy_reduce_strings)
-{
-    uint64_t size = 0;
-    bool object = false;
-    ck_assert(stg_npy_reduce_fixed(B("f8"), &size, &object));
-    ck_assert_uint_eq(size, 8);
-    ck_assert(!object);
-    ck_assert(stg_npy_reduce_fixed(B("c16"), &size, &object));
-    ck_assert_uint_eq(size, 16);
-    ck_assert(stg_npy_reduce_fixed(B("O8"), &size, &object));
-    ck_assert(object);
-    ck_assert(!stg_npy_reduce_fixed(B("f3"), &size, &object)); /* no such size */
-    ck_assert(!stg_npy_reduce_fixed(B("S8"), &size, &object)); /* flexible */
-    ck_assert(!stg_npy_reduce_fixed(B("\0"
-                                      "8"),
-                                    &size, &object)); /* a NUL is no kind */
-    ck_assert(!stg_npy_reduce_fixed(B("f"), &size, &object));
-    ck_assert(stg_npy_reduce_fixed(B("c32"), &size, &object)); /* numpy's complex256 */
-    ck_assert_uint_eq(size, 32);
-    ck_assert(!stg_npy_reduce_fixed(B("i16"), &size, &object)); /* numpy has no int128 */
-    ck_assert(!stg_npy_reduce_fixed(B("c4"), &size, &object));
-    uint8_t kind = 0;
-    uint64_t count = 0;
-    ck_assert(stg_npy_reduce_flexible(B("U5"), &kind, &count));
-    ck_assert_int_eq(kind, 'U');
-    ck_assert_uint_eq(count, 5);
-    ck_assert(!stg_npy_reduce_flexible(B("U5x"), &kind, &count));
-    ck_assert(!stg_npy_reduce_flexible(B("f5"), &kind, &count));
-    ck_assert(!stg_npy_reduce_flexible(B("V123456789012"), &kind, &count)); /* 13 bytes */
-    /* numpy keeps the item size in a C int: a larger one wraps there, so none is agreed on */
-    ck_assert(stg_npy_reduce_flexible(B("S2147483647"), &kind, &count));
-    ck_assert_uint_eq(count, 2147483647u);
-    ck_assert(!stg_npy_reduce_flexible(B("S2147483648"), &kind, &count));
-    ck_assert(!stg_npy_reduce_flexible(B("S4294967297"), &kind, &count)); /* numpy: 1 byte */
-    ck_assert(stg_npy_reduce_flexible(B("U536870911"), &kind, &count));
-    ck_assert(!stg_npy_reduce_flexible(B("U536870912"), &kind, &count)); /* x 4 wraps */
-    ck_assert(!stg_npy_reduce_flexible(B("S+5"), &kind, &count)); /* numpy's strtol takes it */
-}
-END_TEST
-
-static Suite *dispatch_suite(void)
-{
-    Suite *s = suite_create("dispatch");
-    TCase *tc = tcase_create("dispatch");
+    Suite *s = suite_create("format_table");
+    TCase *tc = tcase_create("format_table");
     tcase_add_test(tc, test_every_kind_has_one_entry);
     tcase_add_test(tc, test_names_decide_before_content);
     tcase_add_test(tc, test_format_door);
     tcase_add_test(tc, test_sniff_order);
     tcase_add_test(tc, test_labels_agree);
-    tcase_add_test(tc, test_chain_and_depth_guard);
-    tcase_add_test(tc, test_path_rendered_only_when_needed);
-    tcase_add_test(tc, test_cursor_window);
-    tcase_add_test(tc, test_torch_legacy_magic);
-    tcase_add_test(tc, test_torch_storage_record);
-    tcase_add_test(tc, test_torch01_tensor_record);
-    tcase_add_test(tc, test_npy_reduce_strings);
     suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(dispatch_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_suite(format_table_suite());
 }
