@@ -6,8 +6,8 @@
 set -u
 CLI=${STGUARD_CLI:-}
 if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
-    echo "STGUARD_CLI is not set to the stguard binary: skipped"
-    exit 77
+    echo "FAIL: STGUARD_CLI is not set to the stguard binary"
+    exit 1
 fi
 command -v python3 >/dev/null || { echo "python3 missing: skipped"; exit 77; }
 CLI=$(cd "$(dirname "$CLI")" && pwd)/$(basename "$CLI") # the tests run in a temporary folder

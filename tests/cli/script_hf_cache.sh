@@ -26,8 +26,8 @@ if ! "$PY" -c "import torch" >/dev/null 2>&1; then
     exit 77
 fi
 if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI)"
-    exit 77
+    echo "FAIL: no CLI binary (STGUARD_CLI)"
+    exit 1
 fi
 SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 T=$(mktemp -d)

@@ -3,16 +3,16 @@
 # cloned (with its .git), corpus/ and tests/data/ (deliberately malicious or broken fixtures)
 # removed, scanned as a user would. Text, code and configs are `text`/`json`; `.git` is skipped
 # and counted, and --scan-git walks it (its objects hold the history of corpus/ and tests/data/,
-# so only the walk is checked there). Skips (77) when git is absent or the source is not a git
+# so only the walk is checked there). Fails when git is absent or the source is not a git
 # checkout. Also: every script in tools/ is executable in git.
 set -u
 if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI)"
-    exit 77
+    echo "FAIL: no CLI binary (STGUARD_CLI)"
+    exit 1
 fi
-command -v git >/dev/null || { echo "skip: git missing"; exit 77; }
+command -v git >/dev/null || { echo "FAIL: git missing (tools/setup-debian.sh installs it)"; exit 1; }
 SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1 || { echo "skip: $SRC is not a git checkout"; exit 77; }
+git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1 || { echo "FAIL: $SRC is not a git checkout"; exit 1; }
 PY=/usr/bin/python3
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -10,14 +10,15 @@
 #    build tree stands in for it;
 #  - "Scan": writes stguard.sarif (valid SARIF, not listing itself) and status=1 to GITHUB_OUTPUT;
 #  - "Fail on invalid or unsafe files": runs (its condition holds) and exits 1.
-# Skips (77) without git or Debian's python3 with PyYAML (python3-yaml).
+# Skips (77) without Debian's python3 with PyYAML (python3-yaml, the YAML reader); fails without git
+# or outside a git checkout (the clone is the subject).
 set -u
 PY=/usr/bin/python3
 CLI=${STGUARD_CLI:?set by ctest}
 SRC=${STG_SOURCE_DIR:?set by ctest}
-command -v git >/dev/null || { echo "skip: git missing"; exit 77; }
+command -v git >/dev/null || { echo "FAIL: git missing (tools/setup-debian.sh installs it)"; exit 1; }
 "$PY" -c "import yaml" 2>/dev/null || { echo "skip: $PY has no yaml (python3-yaml)"; exit 77; }
-git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1 || { echo "skip: $SRC is not a git checkout"; exit 77; }
+git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1 || { echo "FAIL: $SRC is not a git checkout"; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0

@@ -13,8 +13,8 @@ if ! "$PY" -c "import numpy" >/dev/null 2>&1; then
     exit 77
 fi
 if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ] || [ ! -x "${STG_NPY_PROBE:-}" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI) or npy_probe (STG_NPY_PROBE)"
-    exit 77
+    echo "FAIL: no CLI binary (STGUARD_CLI) or npy_probe (STG_NPY_PROBE)"
+    exit 1
 fi
 SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 tmp=$(mktemp -d)

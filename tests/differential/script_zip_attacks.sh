@@ -11,8 +11,8 @@ if ! [ -x "$py" ] || ! "$py" -c 'import torch, numpy' >/dev/null 2>&1; then
     exit 77
 fi
 if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI)"
-    exit 77
+    echo "FAIL: no CLI binary (STGUARD_CLI)"
+    exit 1
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

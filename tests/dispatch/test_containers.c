@@ -313,7 +313,7 @@ START_TEST(test_format_unscannable)
     stg_report_free(r);
     free(z);
     /* near miss: gzip is opened and scanned (when this build has zlib) */
-    if (!stg_inflate_available()) {
+    if (!tu_inflate_built()) {
         return;
     }
     uint8_t *g = fixture("evil.pkl.gz", &len);
@@ -331,7 +331,7 @@ END_TEST
  * broken stream (container_malformed), and a member that does decode is still scanned. */
 START_TEST(test_member_compressed_by_chance)
 {
-    if (!stg_inflate_available()) {
+    if (!tu_inflate_built()) {
         return;
     }
     /* zlib header, a stored block of 5 bytes, then a block of the reserved type 3 */
@@ -605,7 +605,7 @@ END_TEST
 
 START_TEST(test_zip_bomb)
 {
-    if (!stg_inflate_available()) {
+    if (!tu_inflate_built()) {
         return;
     }
     size_t dlen;
@@ -724,7 +724,7 @@ START_TEST(test_container_malformed)
     stg_report_free(r);
     free(t);
     /* Truncated gzip stream; bytes after a zlib stream. */
-    if (stg_inflate_available()) {
+    if (tu_inflate_built()) {
         uint8_t *g = fixture("evil.pkl.gz", &len);
         r = check(g, len - 10, NULL);
         first(r, STG_CONTAINER_MALFORMED);
@@ -941,7 +941,7 @@ END_TEST
 START_TEST(test_bypass_compressed)
 {
     /* Class 18: zlib and gzip pickles are inflated and scanned; joblib's label. */
-    if (!stg_inflate_available()) {
+    if (!tu_inflate_built()) {
         return;
     }
     static const struct {
@@ -998,7 +998,7 @@ static uint8_t *zfile(const char *field, const char *extra, size_t cut, size_t *
 
 START_TEST(test_joblib_zfile)
 {
-    if (!stg_inflate_available()) {
+    if (!tu_inflate_built()) {
         return;
     }
     /* What joblib < 0.10 wrote ('0x%x' left-justified), 0.8.4's extra space, and other
@@ -1066,7 +1066,7 @@ START_TEST(test_deflate_fails_closed_without_zlib)
     size_t len;
     uint8_t *z = fixture("torch-deflated-evil.pt", &len);
     stg_report *r = check(z, len, NULL);
-    if (stg_inflate_available()) {
+    if (tu_inflate_built()) {
         first(r, STG_PICKLE_GLOBAL_DANGEROUS);
         ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
     } else {
@@ -1079,7 +1079,7 @@ START_TEST(test_deflate_fails_closed_without_zlib)
     free(z);
     uint8_t *g = fixture("evil.pkl.gz", &len);
     r = check(g, len, NULL);
-    if (stg_inflate_available()) {
+    if (tu_inflate_built()) {
         ck_assert_int_eq(tu_find(r, STG_FORMAT_UNSCANNABLE), -1);
     } else {
         const stg_finding *f = first(r, STG_FORMAT_UNSCANNABLE);
@@ -1196,7 +1196,7 @@ START_TEST(test_inflate_budget_zero)
     /* max_inflate_bytes = 0: nothing may be inflated. A deflated zip member and a gzip stream
      * are zip_bomb (size cap) at the member's header / offset 0; nothing is produced, and the
      * empty result is what gets scanned (no other finding). */
-    if (!stg_inflate_available()) {
+    if (!tu_inflate_built()) {
         return;
     }
     stg_limits lim;

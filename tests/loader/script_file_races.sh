@@ -7,8 +7,8 @@
 set -u
 PY=/usr/bin/python3
 if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-    echo "skip: no CLI binary (STGUARD_CLI)"
-    exit 77
+    echo "FAIL: no CLI binary (STGUARD_CLI)"
+    exit 1
 fi
 if [ ! -x "$PY" ]; then
     echo "skip: no $PY"
