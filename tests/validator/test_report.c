@@ -269,10 +269,14 @@ START_TEST(test_has_codes)
     /* Numbers past the tracked range are counted and stored but never "had". */
     stg_report_free(r);
     r = new_report(10, STG_PROFILE_STRICT);
-    ck_assert_ptr_nonnull(stg_report_add_sev(r, (stg_code)200, STG_SEV_WARNING, 0, "odd"));
-    ck_assert(!stg_report_has(r, (stg_code)200));
-    ck_assert(!stg_report_has(r, (stg_code)(200 - 128)));
-    ck_assert(!stg_report_has(r, (stg_code)(200 - 64)));
+    ck_assert_ptr_nonnull(stg_report_add_sev(r, (stg_code)300, STG_SEV_WARNING, 0, "odd"));
+    ck_assert(!stg_report_has(r, (stg_code)300));
+    ck_assert(!stg_report_has(r, (stg_code)(300 - 256)));
+    ck_assert(!stg_report_has(r, (stg_code)(300 - 64)));
+    /* The top of the tracked range is had. */
+    stg_report_add_sev(r, (stg_code)255, STG_SEV_WARNING, 0, "top");
+    ck_assert(stg_report_has(r, (stg_code)255));
+    ck_assert(!stg_report_has(r, (stg_code)(255 - 128)));
     stg_report_finish(r);
     ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_WARN);
     stg_report_free(r);
