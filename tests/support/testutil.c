@@ -266,10 +266,10 @@ int tu_run_suite(Suite *s)
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
-bool tu_inflate_format_built(int fmt)
+bool tu_inflate_format_built(stg_inflate_format fmt)
 {
     bool configured = false;
-    switch ((stg_inflate_format)fmt) {
+    switch (fmt) {
     case STG_INFLATE_RAW:
     case STG_INFLATE_ZLIB:
     case STG_INFLATE_GZIP:
@@ -289,10 +289,11 @@ bool tu_inflate_format_built(int fmt)
 #endif
         break;
     }
-    bool available = stg_inflate_format_available((stg_inflate_format)fmt);
+    bool available = stg_inflate_format_available(fmt);
     ck_assert_msg(available == configured,
-                  "inflate format %d: the build is configured %s it, the library says %s", fmt,
-                  configured ? "with" : "without", available ? "available" : "unavailable");
+                  "inflate format %u: the build is configured %s it, the library says %s",
+                  (unsigned)fmt, configured ? "with" : "without",
+                  available ? "available" : "unavailable");
     return available;
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "stguard/stguard.h"
+#include "parser/inflate.h"
 #include "validator/pickle_scan.h"
 
 /* Builds a safetensors file: 8-byte LE length of `header` (plus `pad` spaces), header, data.
@@ -66,12 +67,12 @@ void tu_store_f32_le(uint8_t *dst, float v);
 /* The code whose stable name is the first n bytes of name, or 0. */
 stg_code tu_code_by_name(const char *name, size_t n);
 
-/* Whether this build decompresses fmt (a stg_inflate_format). A build configured with its codec
+/* Whether this build decompresses fmt. A build configured with its codec
  * (STG_WITH_ZLIB, _LZMA, _BZIP2) whose library cannot be loaded fails the calling test: the
  * subject is missing, and that must not pass as a skip. A build configured without it returns
  * false once the library has said so (the caller then checks the refusal, or has nothing to
  * test). tu_inflate_built() is the zlib formats'. */
-bool tu_inflate_format_built(int fmt);
+bool tu_inflate_format_built(stg_inflate_format fmt);
 bool tu_inflate_built(void);
 
 #endif
