@@ -150,8 +150,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         }
         f->shard = (uint32_t)i;
         if (!keep_fds) {
-            close(f->fd);
-            f->fd = -1;
+            stg_door_file_close_fd(&f->src);
         }
         m->files[i] = f;
         if (!f->h.schema_ok) {
