@@ -9,7 +9,8 @@
 
 #include "../parser/mem.h"
 #include "open_file.h"
-#include "scan.h"
+#include "path.h"
+#include "within.h"
 
 /* "outer!name" when the naming pickle sits inside a member (e.g. "(decompressed)"), else the
  * name: the member path a side file's findings carry. */
@@ -78,20 +79,17 @@ static bool seen_before(side_seen *seen, const char *resolved, bool zfile, bool 
 
 /* Scans one side file (its path resolved inside root_real) into r. */
 static void scan_side(const stg_side_file *sf, const char *folder, const char *root_real,
-                      side_seen *seen, const stg_scan_options *opt, stg_report *r)
+                      side_seen *seen, const stg_scan_options *opt, stg_side_scan_fn scan,
+                      stg_report *r)
 {
     char *member = side_member(sf);
-    size_t fl = strlen(folder);
-    char *path = stg_mem_alloc(fl + 1 + sf->name_len + 1);
+    char *path = stg_path_join(folder, sf->name); /* as a C string: up to a NUL in the name */
     if (member == NULL || path == NULL) {
         r->out_of_memory = true;
         stg_mem_free(member);
         stg_mem_free(path);
         return;
     }
-    memcpy(path, folder, fl);
-    path[fl] = '/';
-    memcpy(path + fl + 1, sf->name, sf->name_len + 1);
     char resolved[PATH_MAX];
     struct stat st;
     int got = stat(path, &st);
@@ -124,10 +122,7 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
         if (sub == NULL) {
             r->out_of_memory = true;
         } else {
-            uint64_t bytes = 0;
-            /* The resolved path has no links left: opened without following any, so a link
-             * put there after the containment check is file_changed, not followed. */
-            stg_scan_file_into(resolved, NULL, true, NULL, &sub_opt, sub, &bytes, NULL, NULL);
+            scan(resolved, &sub_opt, sub);
             if (sf->zfile && sub->format == STG_FMT_JOBLIB) {
                 stg_report_drop_raw_unknown(sub, 0);
             }
@@ -139,7 +134,8 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
     stg_mem_free(member);
 }
 
-void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, stg_report *r)
+void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt,
+                          stg_side_scan_fn scan, stg_report *r)
 {
     size_t n = r->side_count;
     if (n == 0) {
@@ -174,7 +170,7 @@ void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, 
                      memcmp(r->sides[j].name, sf.name, sf.name_len) == 0;
         }
         if (!repeat) {
-            scan_side(&sf, folder, root_real, &seen, opt, r);
+            scan_side(&sf, folder, root_real, &seen, opt, scan, r);
         }
     }
     for (size_t i = 0; i < seen.count; i++) {

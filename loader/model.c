@@ -22,7 +22,7 @@
 #include "../validator/limits.h"
 #include "mmap.h"
 #include "open_file.h"
-#include "scan.h"
+#include "path.h"
 #include "within.h"
 
 #define STG_INDEX_FILE_NAME "model.safetensors.index.json"
@@ -34,19 +34,6 @@ struct stg_model {
     size_t count;
     size_t *by_name; /* indices into table sorted by name bytes */
 };
-
-char *stg_loader_join(const char *dir, const char *name)
-{
-    size_t dl = strlen(dir), nl = strlen(name);
-    char *p = stg_mem_alloc(dl + nl + 2);
-    if (p == NULL) {
-        return NULL;
-    }
-    memcpy(p, dir, dl);
-    p[dl] = '/';
-    memcpy(p + dl + 1, name, nl + 1);
-    return p;
-}
 
 static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, uint64_t off,
                                   const char *msg)
@@ -94,7 +81,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         if (sh->unsafe) {
             continue;
         }
-        char *path = stg_loader_join(dir, sh->name);
+        char *path = stg_path_join(dir, sh->name);
         if (path == NULL) {
             r->out_of_memory = true;
             break;
@@ -336,7 +323,7 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     char *index_path = NULL;
     struct stat st;
     if (stat(dir_or_index, &st) == 0 && S_ISDIR(st.st_mode)) {
-        index_path = stg_loader_join(dir_or_index, STG_INDEX_FILE_NAME);
+        index_path = stg_path_join(dir_or_index, STG_INDEX_FILE_NAME);
     } else {
         index_path = stg_mem_strndup(dir_or_index, strlen(dir_or_index));
     }

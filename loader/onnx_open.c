@@ -18,7 +18,7 @@
 #include "../validator/report.h"
 #include "door.h"
 #include "onnx_external.h"
-#include "scan.h"
+#include "path.h"
 #include "seed.h"
 #include "stguard/stguard.h"
 #include "window.h"

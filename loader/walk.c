@@ -21,6 +21,7 @@
 #include "digest.h"
 #include "idmap.h"
 #include "joblib_side.h"
+#include "path.h"
 #include "scan.h"
 #include "seed.h"
 
@@ -126,18 +127,10 @@ static char *dup_str(walk *w, const char *s)
 
 static char *join_path(walk *w, const char *dir, const char *name)
 {
-    size_t a = strlen(dir), b = strlen(name);
-    bool slash = a > 0 && dir[a - 1] != '/';
-    char *p = stg_mem_alloc(a + (slash ? 1 : 0) + b + 1);
+    char *p = stg_path_join(dir, name);
     if (p == NULL) {
         w->nomem = true;
-        return NULL;
     }
-    memcpy(p, dir, a);
-    if (slash) {
-        p[a++] = '/';
-    }
-    memcpy(p + a, name, b + 1);
     return p;
 }
 
@@ -789,7 +782,7 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
         return NULL;
     }
     /* joblib side files are looked up next to the shown path, as joblib.load does */
-    stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, r);
+    stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, stg_scan_side_file, r);
     stg_report_finish(r);
     return r;
 }
