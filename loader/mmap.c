@@ -247,7 +247,7 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
         return STG_FILE_CHANGED;
     }
     if (f->h.schema_ok && !build_name_index(f)) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         file_free(f);
         return STG_E_NOMEM;
     }
@@ -274,7 +274,7 @@ stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out
     stg_file *f = NULL;
     stg_status s = stg_file_open_report(path, lim, r, &f);
     if (s == STG_E_NOMEM) {
-        r->out_of_memory = true; /* the report is incomplete: its verdict must say error */
+        stg_report_oom(r); /* the report is incomplete: its verdict must say error */
     }
     stg_report_set_format(r, STG_FMT_SAFETENSORS);
     if (f != NULL) {

@@ -71,7 +71,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
     stg_index_shard_table *tables = stg_mem_calloc(ns == 0 ? 1 : ns, sizeof *tables);
     stg_index_shard_tensor **owned = stg_mem_calloc(ns == 0 ? 1 : ns, sizeof *owned);
     if (m->files == NULL || tables == NULL || owned == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         stg_mem_free(tables);
         stg_mem_free(owned);
         return;
@@ -83,7 +83,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         }
         char *path = stg_path_join(dir, sh->name);
         if (path == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             break;
         }
         struct stat st;
@@ -120,7 +120,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         }
         stg_report *sub = stg_report_new(lim);
         if (sub == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             stg_mem_free(path);
             break;
         }
@@ -130,7 +130,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         stg_report_merge(r, sub, sh->name, STG_NO_OFFSET);
         stg_report_free(sub);
         if (s == STG_E_NOMEM) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
         }
         if (f == NULL) {
             continue;
@@ -146,7 +146,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         size_t nt = f->h.tensor_count;
         owned[i] = stg_mem_alloc((nt == 0 ? 1 : nt) * sizeof *owned[i]);
         if (owned[i] == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             continue;
         }
         for (size_t k = 0; k < nt; k++) {
@@ -185,7 +185,7 @@ void stg_index_scan_file(const char *index_path, const uint8_t *buf, size_t len,
     if (stg_index_parse(buf, len, &opt->limits, r, &m.ix)) {
         char *dir = stg_path_dir(index_path);
         if (dir == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
         } else {
             load_shards(&m, dir, opt->root, &opt->limits, r, false);
             stg_mem_free(dir);
@@ -353,7 +353,7 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
         s = STG_E_NOMEM;
     }
     if (s == STG_E_NOMEM) {
-        r->out_of_memory = true; /* the report is incomplete: its verdict must say error */
+        stg_report_oom(r); /* the report is incomplete: its verdict must say error */
     }
     if (s != STG_OK) {
         model_release(m);

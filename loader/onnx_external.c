@@ -46,7 +46,7 @@ static void check_one(const char *dir, const char *root, const stg_onnx_external
     char *loc = stg_mem_strndup((const char *)e->location, e->location_len);
     char *path = loc != NULL ? stg_path_join(dir, loc) : NULL;
     if (path == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         stg_mem_free(loc);
         return;
     }

@@ -143,7 +143,7 @@ static void onnx_external_files(void *arg, const stg_onnx_external *ext, size_t 
     r->neighbours = r->neighbours || n > 0;
     char *dir = stg_path_dir(place->path);
     if (dir == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         return;
     }
     stg_onnx_check_external_files(dir, place->root, ext, n, r);
@@ -414,7 +414,7 @@ static void report_fill_failure(stg_report *r, stg_status st, int err, uint64_t 
         stg_report_set_limit(r, f, "max_inflate_bytes");
         stg_report_set_size(r, size);
     } else if (st == STG_E_NOMEM || err == ENOMEM) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
     } else {
         stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", err);
     }

@@ -28,7 +28,11 @@
 #     list (the layer targets have explicit source lists);
 # 11. tools/ including anything of the library but the public header (<stguard/stguard.h>):
 #     the CLI is a client of the public API only; its own headers are tools/*.h.
-# Comments are left out before rules 3-8 are applied. An exception is written where it is
+# 12. a report's out_of_memory set anywhere but validator/report.c (`->out_of_memory = true`,
+#     `|=`, or its address handed to a callee) in validator/, dispatch/, loader/, convert/ or
+#     tools/: memory that ran out is reported with stg_report_oom (parser/ structures such as
+#     the arena keep flags of their own).
+# Comments are left out before rules 3-8 and 12 are applied. An exception is written where it is
 # taken: a line carrying `layer-check: <reason>` (or with such a comment on one of the two
 # lines above it) is exempt from rules 6-8; rule 9 has none.
 set -euo pipefail
@@ -118,6 +122,17 @@ for f in "${core[@]}"; do
     *) check "raw input read" '\bstg_le(16|32|64)\(' ;;
     esac
     check "unbounded search" '\b(strchr|strrchr|strstr|strpbrk|strspn)[[:space:]]*\('
+done
+
+# Rule 12.
+oom='->out_of_memory[[:space:]]*(=[[:space:]]*true|\|=)|&[A-Za-z_]+(->[A-Za-z_]+)*->out_of_memory\b'
+for f in $(git ls-files -- 'validator/*.[ch]' 'dispatch/*.[ch]' 'loader/*.[ch]' 'convert/*.[ch]' \
+    'tools/*.[ch]'); do
+    [ "$f" = validator/report.c ] && continue
+    while IFS=: read -r line rest; do
+        [ -n "$line" ] || continue
+        report "$f" "$line" "out_of_memory outside stg_report_oom" "$(echo "$rest" | sed 's/^[[:space:]]*//')"
+    done < <(strip_comments "$f" | grep -nE -e "$oom" || true)
 done
 
 # Rule 9: a function starts at a line in column 0 followed by "{" in column 0 and ends at the

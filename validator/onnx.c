@@ -146,7 +146,7 @@ static void *append(onnx_walk *w, void **buf, size_t *cap_bytes, size_t count, s
     if (stg_arena_grow_buffer(&w->m->arena, buf, cap_bytes, need) != 0) {
         limit(w, at, "max_memory", (uint64_t)w->m->arena.cap);
         if (w->m->arena.out_of_memory) {
-            w->r->out_of_memory = true;
+            stg_report_oom(w->r);
         }
         return NULL;
     }
@@ -224,7 +224,7 @@ static void set_location(stg_report *r, stg_finding *f, const uint8_t *loc, size
     size_t m = nul != NULL ? (size_t)((const uint8_t *)nul - loc) : n;
     char *s = stg_mem_strndup((const char *)loc, m);
     if (s == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         return;
     }
     stg_report_set_member(r, f, s, STG_NO_OFFSET);
@@ -733,7 +733,7 @@ static int set_find(pair_set *s, const pair *key, uint32_t insert_index)
 static void set_fail(onnx_walk *w, int got, uint64_t at)
 {
     if (got == -2) {
-        w->r->out_of_memory = true;
+        stg_report_oom(w->r);
         w->failed = true;
         return;
     }
