@@ -551,8 +551,8 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
     if (oom) {
         stg_report_oom(ctx->report);
     }
-    if (l.end == STG_TARR_MALFORMED) {
-        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, l.err_offset, "%s", l.why);
+    if (l.end == STG_PARSE_MALFORMED) {
+        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, l.err.offset, "%s", l.err.what);
         /* tarfile raised while listing: torch.load catches the TarError and unpickles the file
          * from byte 0 instead, so the header bytes are a pickle to it. */
         if (pickle_at_0) {
@@ -566,7 +566,7 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
                        stop_end);
         stg_check_pickles(buf, stop_end, 0, STG_PICKLE_RAW, ctx);
     }
-    if (l.end == STG_TARR_END && l.stop_why != NULL) {
+    if (l.end == STG_PARSE_END && l.stop_why != NULL) {
         stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, l.stop_offset,
                        "%s: tarfile stops listing members here, other tar readers skip to the "
                        "next header",

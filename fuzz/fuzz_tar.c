@@ -767,7 +767,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!stg_tar_list_build(&l, data, size)) {
         abort();
     }
-    bool parser_malformed = l.end == STG_TARR_MALFORMED;
+    bool parser_malformed = l.end == STG_PARSE_MALFORMED;
     bool model_malformed = last == REF_READERROR || last == REF_REFUSE;
     if (parser_malformed != model_malformed || l.count != r->count) {
         abort();

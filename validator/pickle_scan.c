@@ -1777,10 +1777,10 @@ bool stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_che
     }
     stg_npy_header h;
     stg_npy_error err;
-    stg_status st = stg_npy_read(buf, len, &nl, nodes, scratch, cap, &h, &err);
+    stg_parse_status st = stg_npy_read(buf, len, &nl, nodes, scratch, cap, &h, &err);
     stg_mem_free(nodes);
     stg_mem_free(scratch);
-    if (st != STG_OK) {
+    if (st != STG_PARSE_OK) {
         bool limit = err.limit != NULL;
         npy_finding(ctx, limit ? STG_LIMIT_EXCEEDED : STG_CONTAINER_MALFORMED,
                     base_offset + err.offset, err.what, err.limit);
