@@ -11,8 +11,9 @@
 #                --cross s390x)
 #   conformance  compat conformance check, only when ../shared/conformance exists
 #   format       tools/check-format.sh against .clang-format, tools/check-layers.sh (the
-#                layering of docs/design.md) and tools/check-formats.sh (format knowledge in
-#                the format table only)
+#                layering of docs/design.md: no upward include, no include cycle, no function
+#                over 150 lines in any C folder, out_of_memory only through stg_report_oom, ...)
+#                and tools/check-formats.sh (format knowledge in the format table only)
 #
 # Usage: tools/run-tests.sh [--quick] [--only STAGES] [--skip STAGES] [--fuzz-seconds N]
 #                           [--no-setup] [--build-prefix DIR]

@@ -30,8 +30,8 @@ static uint8_t *npy_file(const char *header, int version, size_t data, size_t *l
     return b;
 }
 
-static stg_status read_hdr(const uint8_t *b, size_t len, stg_npy_header *h, stg_npy_error *err,
-                           const stg_npy_limits *lim_in)
+static stg_parse_status read_hdr(const uint8_t *b, size_t len, stg_npy_header *h,
+                                 stg_npy_error *err, const stg_npy_limits *lim_in)
 {
     stg_limits def;
     stg_limits_default(&def);
@@ -43,7 +43,7 @@ static stg_status read_hdr(const uint8_t *b, size_t len, stg_npy_header *h, stg_
     stg_pylit_node *nodes = calloc(cap + 1, sizeof *nodes);
     stg_npy_dtype *sc = calloc(cap + 1, sizeof *sc);
     ck_assert(nodes != NULL && sc != NULL);
-    stg_status st = stg_npy_read(b, len, &lim, nodes, sc, cap, h, err);
+    stg_parse_status st = stg_npy_read(b, len, &lim, nodes, sc, cap, h, err);
     free(nodes);
     free(sc);
     return st;
@@ -97,8 +97,8 @@ START_TEST(test_good)
     uint8_t *b = npy_file(good[_i].header, 1, 0, &len);
     stg_npy_header h;
     stg_npy_error err;
-    stg_status st = read_hdr(b, len, &h, &err, NULL);
-    ck_assert_msg(st == STG_OK, "%s: %s at %zu", good[_i].name, err.what, err.offset);
+    stg_parse_status st = read_hdr(b, len, &h, &err, NULL);
+    ck_assert_msg(st == STG_PARSE_OK, "%s: %s at %zu", good[_i].name, err.what, err.offset);
     ck_assert_msg(h.dtype.has_object == good[_i].has_object, "%s: has_object", good[_i].name);
     ck_assert_msg(h.dtype.itemsize == good[_i].itemsize, "%s: itemsize %llu", good[_i].name,
                   (unsigned long long)h.dtype.itemsize);
@@ -161,8 +161,8 @@ START_TEST(test_bad)
     memcpy(b + 10, h, hl);
     stg_npy_header hd;
     stg_npy_error err;
-    stg_status st = read_hdr(b, len, &hd, &err, NULL);
-    ck_assert_msg(st == STG_E_INVALID, "%s: %s", bad[_i].name, stg_status_name(st));
+    stg_parse_status st = read_hdr(b, len, &hd, &err, NULL);
+    ck_assert_msg(st == STG_PARSE_MALFORMED, "%s: status %d", bad[_i].name, (int)st);
     ck_assert_msg(err.offset == 10 + bad[_i].offset, "%s: offset %zu (%s)", bad[_i].name,
                   err.offset, err.what);
     free(b);
@@ -177,43 +177,43 @@ START_TEST(test_frame)
     stg_npy_header h;
     stg_npy_error err;
     b[7] = 1; /* version 1.1: numpy reads only x.0 */
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_E_INVALID);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(err.offset, 6);
     b[7] = 0;
     b[6] = 4;
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_E_INVALID);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(err.offset, 6);
     b[6] = 1;
-    ck_assert_int_eq(read_hdr(b, len - 1, &h, &err, NULL), STG_E_INVALID); /* header cut */
+    ck_assert_int_eq(read_hdr(b, len - 1, &h, &err, NULL), STG_PARSE_MALFORMED); /* header cut */
     ck_assert_uint_eq(err.offset, 8);
-    ck_assert_int_eq(read_hdr(b, 9, &h, &err, NULL), STG_E_INVALID);
+    ck_assert_int_eq(read_hdr(b, 9, &h, &err, NULL), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(err.offset, 8);
     b[0] = 'X';
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_E_INVALID);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(err.offset, 0);
     free(b);
     /* version 3.0 is UTF-8: a latin-1 byte in a field name is refused there, read in 1.0 */
     static const char latin[] = HDR("[('\xe9', '<f4')]", "(2,)");
     b = npy_file(latin, 1, 0, &len);
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_OK);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_PARSE_OK);
     free(b);
     b = npy_file(latin, 3, 0, &len);
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_E_INVALID);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(err.offset, 12 + 13);
     free(b);
     /* the Python 2 long suffix is dropped only for 1.0 and 2.0 */
     b = npy_file(HDR("'<f4'", "(2L,)"), 3, 0, &len);
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_E_INVALID);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_PARSE_MALFORMED);
     free(b);
     /* negative dimension: read (numpy reads it), but the count is unknown */
     b = npy_file(HDR("'O'", "(-1, 2)"), 1, 0, &len);
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_OK);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_PARSE_OK);
     ck_assert(!h.count_known);
     ck_assert(h.dtype.has_object);
     free(b);
     /* fortran_order and 0-d */
     b = npy_file("{'descr': '<f8', 'fortran_order': True, 'shape': ()}", 2, 8, &len);
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_OK);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, NULL), STG_PARSE_OK);
     ck_assert(h.fortran_order);
     ck_assert_uint_eq(h.count, 1);
     ck_assert_uint_eq(h.ndim, 0);
@@ -242,9 +242,9 @@ START_TEST(test_limits)
         stg_npy_header h;
         stg_npy_error err;
         stg_npy_limits deep = {100000, STG_NPY_DEPTH_CEILING, 100000};
-        stg_status st = read_hdr(b, len, &h, &err, &deep);
-        ck_assert_int_eq(st, levels == 99 ? STG_OK : STG_E_INVALID);
-        ck_assert(st != STG_OK || h.dtype.has_object);
+        stg_parse_status st = read_hdr(b, len, &h, &err, &deep);
+        ck_assert_int_eq(st, levels == 99 ? STG_PARSE_OK : STG_PARSE_MALFORMED);
+        ck_assert(st != STG_PARSE_OK || h.dtype.has_object);
         free(b);
     }
     /* max_json_depth and max_metadata_entries at the limit and one past it */
@@ -253,22 +253,22 @@ START_TEST(test_limits)
     stg_npy_limits lim = {1000, 5, 100};
     stg_npy_header h;
     stg_npy_error err;
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_OK);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_PARSE_OK);
     lim.max_depth = 4;
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_E_LIMIT_DEPTH);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_PARSE_LIMIT);
     ck_assert_str_eq(err.limit, "max_json_depth");
     ck_assert_uint_eq(err.offset, 10 + 18); /* the fifth bracket */
     lim.max_depth = 5;
     lim.max_nodes = 13; /* 14 values: dict, 3 keys, 7 in the descriptor, False, shape and 2 */
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_E_LIMIT);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_PARSE_LIMIT);
     ck_assert_str_eq(err.limit, "max_metadata_entries");
     lim.max_nodes = 14;
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_OK);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_PARSE_OK);
     lim.max_header_len = len - 11;
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_E_LIMIT);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_PARSE_LIMIT);
     ck_assert_str_eq(err.limit, "max_header_len");
     lim.max_header_len = len - 10;
-    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_OK);
+    ck_assert_int_eq(read_hdr(b, len, &h, &err, &lim), STG_PARSE_OK);
     free(b);
 }
 END_TEST

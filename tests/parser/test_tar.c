@@ -127,11 +127,13 @@ static rd *rd_new(const tb *t)
     return r;
 }
 
-static stg_tar_result rd_next(rd *r)
+static stg_parse_status rd_next(rd *r)
 {
-    r->err = 12345;
-    r->why = NULL;
-    return stg_tar_next(&r->t, r->e, &r->err, &r->why);
+    stg_parse_detail d = {.offset = 12345};
+    stg_parse_status s = stg_tar_next(&r->t, r->e, &d);
+    r->err = d.offset;
+    r->why = d.what;
+    return s;
 }
 
 static void rd_free(rd *r)
@@ -267,7 +269,7 @@ START_TEST(test_first_header_versus_later)
     tb_zero(&t, BLK);
     tb_end(&t);
     rd *r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_MALFORMED);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(r->err, 0);
     ck_assert_str_eq(r->why, "tar header checksum invalid");
     ck_assert(!r->t.started);
@@ -282,23 +284,23 @@ START_TEST(test_first_header_versus_later)
     tb_end(&t);
     ck_assert(stg_tar_opens(t.p, t.len));
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
-    ck_assert_int_eq(rd_next(r), STG_TARR_END);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_END);
     ck_assert_uint_eq(r->t.stop_offset, bad_at);
     ck_assert_str_eq(r->t.stop_why, "tar header checksum invalid");
     rd_free(r);
     /* a truncated header after the first: the end too, and said so */
     t.len = bad_at + 100;
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
-    ck_assert_int_eq(rd_next(r), STG_TARR_END);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_END);
     ck_assert_str_eq(r->t.stop_why, "tar header truncated");
     rd_free(r);
     /* exactly at the end: a clean end (near miss) */
     t.len = bad_at;
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
-    ck_assert_int_eq(rd_next(r), STG_TARR_END);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_END);
     ck_assert_ptr_null(r->t.stop_why);
     rd_free(r);
     free(t.p);
@@ -307,7 +309,7 @@ START_TEST(test_first_header_versus_later)
     tb_end(&t);
     tb_add(&t, "pickle", '0', EVIL, sizeof EVIL - 1);
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_END);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_END);
     ck_assert_ptr_null(r->t.stop_why);
     ck_assert(!stg_tar_opens(t.p, t.len));
     rd_free(r);
@@ -434,7 +436,7 @@ START_TEST(test_pax_records)
     size_t m_at = tb_add(&t, "other", '0', EVIL, sizeof EVIL - 1);
     tb_end(&t);
     rd *r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     ck_assert_str_eq(r->e->name, "pickle");
     ck_assert_uint_eq(r->e->header_offset, x_at);
     ck_assert_uint_eq(r->e->data_offset, m_at + BLK);
@@ -447,7 +449,7 @@ START_TEST(test_pax_records)
     tb_add(&t, "x", '0', "1", 1);
     tb_end(&t);
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     ck_assert_str_eq(r->e->name, "pickle");
     rd_free(r);
     free(t.p);
@@ -458,16 +460,16 @@ START_TEST(test_pax_records)
     tb_add(&t, "hidden", '0', EVIL, sizeof EVIL - 1);
     tb_end(&t);
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     ck_assert_int_eq(r->e->size, 1030);
     ck_assert_uint_eq(r->e->next_offset, p_at + BLK + 3 * BLK);
     rd_free(r);
     memcpy(t.p + BLK + 8, "12ab", 4);
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     ck_assert_int_eq(r->e->size, 0);
     ck_assert_uint_eq(r->e->next_offset, p_at + BLK);
-    ck_assert_int_eq(rd_next(r), STG_TARR_END); /* EVIL's bytes are no header: the end */
+    ck_assert_int_eq(rd_next(r), STG_PARSE_END); /* EVIL's bytes are no header: the end */
     ck_assert_str_eq(r->t.stop_why, "tar header checksum invalid");
     rd_free(r);
     free(t.p);
@@ -489,7 +491,7 @@ START_TEST(test_pax_records)
     tb_add(&t, "pickle", '2', NULL, 0);
     tb_end(&t);
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     ck_assert_str_eq(r->e->linkname, "ab");
     rd_free(r);
     free(t.p);
@@ -517,7 +519,7 @@ START_TEST(test_pax_framing)
     tb_add(&t, "pickle", '0', EVIL, sizeof EVIL - 1);
     tb_end(&t);
     rd *r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_MALFORMED);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(r->err, x_at + BLK);
     ck_assert_str_eq(r->why, "pax extended header invalid");
     ck_assert(!stg_tar_opens(t.p, t.len));
@@ -529,8 +531,8 @@ START_TEST(test_pax_framing)
     tb_add(&t, "pickle", '0', EVIL, sizeof EVIL - 1);
     tb_end(&t);
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
-    ck_assert_int_eq(rd_next(r), STG_TARR_END);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_END);
     ck_assert_uint_eq(r->t.stop_offset, x_at + BLK);
     rd_free(r);
     free(t.p);
@@ -539,7 +541,7 @@ START_TEST(test_pax_framing)
     tb_add(&t, "x", '0', "1", 1);
     tb_end(&t);
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     ck_assert_str_eq(r->e->name, "pickle");
     rd_free(r);
     free(t.p);
@@ -560,16 +562,16 @@ START_TEST(test_gnu_long_names)
     tb_add(&t, "x", '5', NULL, 0);
     tb_end(&t);
     rd *r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     ck_assert_str_eq(r->e->name, "pickle");
     ck_assert_uint_eq(r->e->header_offset, l_at);
     ck_assert_uint_eq(r->e->data_offset, m_at + BLK);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     ck_assert_str_eq(r->e->name, "lnk");
     ck_assert_str_eq(r->e->linkname, "target");
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     ck_assert_str_eq(r->e->name, "dd/");
-    ck_assert_int_eq(rd_next(r), STG_TARR_END);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_END);
     rd_free(r);
     free(t.p);
     /* an 'L' with no member after it: ReadError even after the first member */
@@ -579,8 +581,8 @@ START_TEST(test_gnu_long_names)
     size_t z_at = t.len;
     tb_end(&t);
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
-    ck_assert_int_eq(rd_next(r), STG_TARR_MALFORMED);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(r->err, z_at);
     ck_assert_str_eq(r->why, "tar extended header without a member");
     rd_free(r);
@@ -646,7 +648,7 @@ START_TEST(test_sizes)
     tb_add_hdr(&t, h, NULL, 0);
     tb_end(&t);
     rd *r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_MALFORMED);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(r->err, 0);
     ck_assert_str_eq(r->why, "tar member size negative");
     ck_assert(stg_tar_opens(t.p, t.len)); /* tarfile opens it: stguard routes it as a tar */
@@ -655,22 +657,22 @@ START_TEST(test_sizes)
     t.p[156] = '5';
     hdr_sum(t.p);
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
     rd_free(r);
     free(t.p);
     memset(&t, 0, sizeof t);
     tb_add(&t, "pickle", '0', EVIL, sizeof EVIL - 1);
     t.len = BLK + sizeof EVIL - 1; /* the padding is missing */
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_MALFORMED);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(r->err, 0);
     ck_assert_str_eq(r->why, "tar member data runs past the end");
     ck_assert(r->t.started);
     rd_free(r);
     t.len = 2 * BLK; /* padded: fine */
     r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_OK);
-    ck_assert_int_eq(rd_next(r), STG_TARR_END);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_OK);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_END);
     rd_free(r);
     free(t.p);
 }
@@ -687,13 +689,13 @@ START_TEST(test_chain_cap)
     tb_add(&t, "pickle", '0', "1", 1);
     tb_end(&t);
     rd *r = rd_new(&t);
-    ck_assert_int_eq(rd_next(r), STG_TARR_MALFORMED);
+    ck_assert_int_eq(rd_next(r), STG_PARSE_MALFORMED);
     ck_assert_uint_eq(r->err, at);
     rd_free(r);
     /* one fewer: read (near miss) */
     rd *r2 = rd_new(&t);
     ck_assert_int_eq(stg_cur_seek(&r2->t.cur, 2 * BLK), STG_OK);
-    ck_assert_int_eq(rd_next(r2), STG_TARR_OK);
+    ck_assert_int_eq(rd_next(r2), STG_PARSE_OK);
     ck_assert_str_eq(r2->e->name, "pickle");
     rd_free(r2);
     free(t.p);

@@ -565,11 +565,10 @@ START_TEST(test_tar_members)
     static const char *const want[] = {"sys_info", "pickle", "storages", "tensors"};
     stg_tar tar;
     stg_tar_entry *e = malloc(sizeof *e);
-    uint64_t err_off;
-    const char *why;
+    stg_parse_detail err;
     stg_tar_init(&tar, t, len);
     for (int i = 0; i < 4; i++) {
-        ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_OK);
+        ck_assert_int_eq(stg_tar_next(&tar, e, &err), STG_PARSE_OK);
         ck_assert_str_eq(e->name, want[i]);
         ck_assert_uint_eq(e->data_offset % 512, 0);
         ck_assert_uint_le(e->data_offset + (uint64_t)e->size, len);
@@ -577,11 +576,11 @@ START_TEST(test_tar_members)
         ck_assert_uint_ge(e->data_offset, e->header_offset + 512);
         ck_assert(stg_tar_header_ok(t + e->header_offset, 512));
     }
-    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_END);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err), STG_PARSE_END);
     /* The pickle member's bytes are the pickle. */
     stg_tar_init(&tar, t, len);
-    (void)stg_tar_next(&tar, e, &err_off, &why);
-    (void)stg_tar_next(&tar, e, &err_off, &why);
+    (void)stg_tar_next(&tar, e, &err);
+    (void)stg_tar_next(&tar, e, &err);
     ck_assert_int_eq(e->size, 31);
     ck_assert(memcmp(t + e->data_offset,
                      "\x80\x02"
@@ -592,14 +591,14 @@ START_TEST(test_tar_members)
     uint64_t hdr = e->header_offset;
     t[hdr + 1] ^= 0x20;
     stg_tar_init(&tar, t, len);
-    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_OK);
-    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_END);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err), STG_PARSE_OK);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err), STG_PARSE_END);
     ck_assert_uint_eq(tar.stop_offset, hdr);
     ck_assert_str_eq(tar.stop_why, "tar header checksum invalid");
     /* Truncated inside the first member's header. */
     stg_tar_init(&tar, t, 300);
-    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_MALFORMED);
-    ck_assert_uint_eq(err_off, 0);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err), STG_PARSE_MALFORMED);
+    ck_assert_uint_eq(err.offset, 0);
     free(e);
     free(t);
 }
@@ -611,24 +610,23 @@ START_TEST(test_tar_long_name_and_size_past_end)
     uint8_t *t = fixture("longname-evil.tar", &len);
     stg_tar tar;
     stg_tar_entry *e = malloc(sizeof *e);
-    uint64_t err_off;
-    const char *why;
+    stg_parse_detail err;
     stg_tar_init(&tar, t, len);
-    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_OK);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err), STG_PARSE_OK);
     ck_assert_uint_eq(e->name_len, 2 + 150 + 12);
     ck_assert(strncmp(e->name + e->name_len - 12, "/payload.pkl", 12) == 0);
     ck_assert_int_eq(e->size, 31);
     ck_assert(stg_tar_header_ok(t + e->header_offset, 512));
     /* A size larger than what follows: malformed at the header. */
     uint64_t hdr = e->header_offset;
-    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_END);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err), STG_PARSE_END);
     uint8_t *cut = malloc(hdr + 1024 + 100);
     memcpy(cut, t, hdr + 1024 + 100);
     /* hdr is the pax header's offset (TarInfo.offset); the member's own header follows its
      * records at hdr + 1024. */
     stg_tar_init(&tar, cut, hdr + 1024 + 20);
-    ck_assert_int_eq(stg_tar_next(&tar, e, &err_off, &why), STG_TARR_MALFORMED);
-    ck_assert_uint_eq(err_off, hdr + 1024);
+    ck_assert_int_eq(stg_tar_next(&tar, e, &err), STG_PARSE_MALFORMED);
+    ck_assert_uint_eq(err.offset, hdr + 1024);
     free(cut);
     free(e);
     free(t);

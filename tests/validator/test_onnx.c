@@ -193,42 +193,45 @@ START_TEST(test_pb_walker)
     tu_buf_put(&b, "\2\0\0\0\0\0\0\0", 8);
     stg_cursor c = stg_cur_make(b.p, b.n);
     stg_pb_field f;
-    uint64_t at = 0;
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    stg_parse_detail d = {.what = NULL};
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_OK);
     ck_assert_uint_eq(f.number, 1);
     ck_assert_uint_eq(f.value, 300);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_OK);
     ck_assert_uint_eq(f.wire, STG_PB_LEN);
     ck_assert_uint_eq(f.sub.end - f.sub.pos, 2);
     ck_assert_uint_eq(f.offset, 3);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_OK);
     ck_assert_uint_eq(f.value, 1);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_OK);
     ck_assert_uint_eq(f.value, 2);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_END);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_END);
     free(b.p);
     /* a 10-byte varint is the longest; 11 bytes is malformed */
     uint8_t v10[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
     c = stg_cur_make(v10, sizeof v10);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_OK);
     ck_assert_uint_eq(f.value, UINT64_MAX);
     uint8_t v11[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
     c = stg_cur_make(v11, sizeof v11);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_E_VARINT);
-    ck_assert_uint_eq(at, 0);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_MALFORMED);
+    ck_assert_int_eq(d.reason, STG_PB_E_VARINT);
+    ck_assert_uint_eq(d.offset, 0);
     ck_assert_uint_eq(c.pos, 0);
     /* groups: skipped when closed, nested */
     uint8_t grp[] = {0x0b, 0x13, 0x18, 0x01, 0x14, 0x0c, 0x20, 0x05}; /* 1{2{3:1}} 4:5 */
     c = stg_cur_make(grp, sizeof grp);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_OK);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_OK);
     ck_assert_uint_eq(f.number, 4);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_END);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_END);
     uint8_t open_grp[] = {0x0b, 0x18, 0x01};
     c = stg_cur_make(open_grp, sizeof open_grp);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_E_GROUP);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_MALFORMED);
+    ck_assert_int_eq(d.reason, STG_PB_E_GROUP);
     uint8_t wrong_end[] = {0x0b, 0x14};
     c = stg_cur_make(wrong_end, sizeof wrong_end);
-    ck_assert_int_eq(stg_pb_next(&c, &f, &at), STG_PB_E_WIRE);
+    ck_assert_int_eq(stg_pb_next(&c, &f, &d), STG_PARSE_MALFORMED);
+    ck_assert_int_eq(d.reason, STG_PB_E_WIRE);
 }
 END_TEST
 
