@@ -18,6 +18,7 @@
 #include "../parser/tar.h"
 #include "../parser/torch.h"
 #include "../parser/zip.h"
+#include "../validator/flax.h"
 #include "../validator/gguf.h"
 #include "../validator/index.h"
 #include "../validator/onnx.h"
@@ -100,6 +101,11 @@ static bool sniff_compressed(const uint8_t *buf, size_t len, bool *oom)
 {
     (void)oom;
     return stg_filter_sniff(buf, len) != NULL;
+}
+
+static bool sniff_flax(const uint8_t *buf, size_t len, bool *oom)
+{
+    return stg_flax_sniff(buf, len, oom);
 }
 
 /* A validator that did not run (never for the arguments the scans pass) fails closed with
@@ -294,6 +300,21 @@ static bool scan_onnx(const stg_format_entry *e, const uint8_t *buf, size_t len,
     return true;
 }
 
+/* Flax msgpack (docs/flax.md): a file or member named *.msgpack, or by content a whole file
+ * whose name claims no other format. A member of another name whose bytes happen to read as a
+ * small msgpack map is tensor data, and bytes under a pickle name are what its loader reads
+ * them as, a pickle (the fallback pickle reading takes them). */
+static bool scan_flax(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    if (a->hint.entry != e && (!a->top_level || a->hint.entry != NULL)) {
+        return false;
+    }
+    report_status(ctx, e, stg_flax_check(buf, len, ctx->lim, ctx->report, NULL, NULL));
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
@@ -443,6 +464,16 @@ static const stg_format_entry joblib_zf_entry = {
     .scan = scan_joblib_zf,
     .label = STG_FMT_JOBLIB,
 };
+/* After the pickle sniff: bytes a pickle reader would run are scanned as a pickle first. */
+static const stg_format_entry flax_entry = {
+    .name = "Flax msgpack",
+    .sniff = sniff_flax,
+    .sniff_order = 75,
+    .names = stg_flax_names,
+    .scan = scan_flax,
+    .label = STG_FMT_FLAX_MSGPACK,
+    .alone = true,
+};
 /* Every compression of the filter table below, unwrapped in one place (scan_compressed). */
 static const stg_format_entry compressed_entry = {
     .name = "compressed stream",
@@ -475,6 +506,7 @@ static const stg_format_entry *const formats[] = {
     &torch_legacy_entry,
     &pickle_entry,
     &joblib_zf_entry,
+    &flax_entry,
     &compressed_entry,
     &onnx_entry,
 };

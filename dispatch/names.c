@@ -30,11 +30,20 @@ const stg_name_rule stg_pickle_names[] = {
     {.suffix = ".npz", .power = STG_NAME_CLAIMS},
     {.suffix = NULL}};
 
+/* A Flax checkpoint (flax_model.msgpack, any *.msgpack): flax.serialization's msgpack, whatever
+ * the content (other content under the name is reported by the Flax rules). */
+const stg_name_rule stg_flax_names[] = {{.suffix = ".msgpack", .power = STG_NAME_DECIDES},
+                                        {.suffix = NULL}};
+
 /* The longest suffix of the rules of every entry wins (a member name has one meaning). */
 stg_format stg_member_name_holds(const char *name)
 {
-    static const stg_name_rule *const all[] = {stg_safetensors_index_names, stg_safetensors_names,
-                                               stg_onnx_names, stg_gguf_names, stg_pickle_names};
+    static const stg_name_rule *const all[] = {stg_safetensors_index_names,
+                                               stg_safetensors_names,
+                                               stg_onnx_names,
+                                               stg_gguf_names,
+                                               stg_pickle_names,
+                                               stg_flax_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

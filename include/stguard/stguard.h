@@ -191,11 +191,21 @@ typedef enum stg_code {
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
     /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
-    STG_PICKLE_SKIP_UNRESOLVED = 120,    /**< bytes a loader reads as data, range not known */
-    STG_TORCH01_STORAGE_UNRESOLVED = 121 /**< a PyTorch 0.1 storage of no known element size */
+    STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
+    STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
+    /* 170..179: Flax msgpack (docs/flax.md), legacy GGML, tokenizers (docs/tokenizers.md) */
+    STG_FLAX_MALFORMED = 170,     /**< msgpack wire data, a str not UTF-8, an unusable key */
+    STG_FLAX_TRAILING = 171,      /**< bytes after the top-level msgpack value */
+    STG_FLAX_EXT_UNKNOWN = 172,   /**< an extension code Flax does not decode */
+    STG_FLAX_ARRAY_INVALID = 173, /**< an array or complex payload that does not decode */
+    STG_FLAX_DTYPE_UNKNOWN = 174, /**< an array dtype name the writer never gives */
+    STG_FLAX_SIZE_MISMATCH = 175, /**< shape product x itemsize != buffer length, or overflow */
+    STG_FLAX_KEY_DUPLICATE = 176, /**< a key twice in one map (the later value wins) */
+    STG_GGML_LEGACY = 177,        /**< a pre-GGUF ggml/ggmf/ggjt file: superseded format */
+    STG_TOKENIZER_MALFORMED = 178 /**< a tokenizer or vocabulary file that does not read */
 } stg_code;
 
-#define STG_CODE_MAX 121 /**< highest code number in this version */
+#define STG_CODE_MAX 178 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -373,9 +383,13 @@ typedef enum stg_format {
     STG_FMT_XZ = 15,
     STG_FMT_GGUF = 16,
     STG_FMT_ONNX = 17,
-    STG_FMT_TEXT = 18,           /**< UTF-8 text that no model format claims (README, .py, YAML) */
-    STG_FMT_JSON = 19,           /**< a JSON document (config.json, tokenizer.json) */
-    STG_FMT_GIT_LFS_POINTER = 20 /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_TEXT = 18,            /**< UTF-8 text that no model format claims (README, .py, YAML) */
+    STG_FMT_JSON = 19,            /**< a JSON document (config.json, tokenizer.json) */
+    STG_FMT_GIT_LFS_POINTER = 20, /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_FLAX_MSGPACK = 29,    /**< a Flax checkpoint (msgpack state dict, docs/flax.md) */
+    STG_FMT_GGML_LEGACY = 30,     /**< a pre-GGUF ggml, ggmf or ggjt file */
+    STG_FMT_SENTENCEPIECE = 31,   /**< a SentencePiece model (tokenizer.model) */
+    STG_FMT_TIKTOKEN = 32         /**< a tiktoken BPE file (*.tiktoken) */
 } stg_format;
 
 /** "safetensors", "torch-zip", ... as in docs/cli.md. */
