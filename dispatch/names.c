@@ -35,6 +35,21 @@ const stg_name_rule stg_pickle_names[] = {
 const stg_name_rule stg_flax_names[] = {{.suffix = ".msgpack", .power = STG_NAME_DECIDES},
                                         {.suffix = NULL}};
 
+/* Tokenizer files (docs/tokenizers.md) by the names their readers are given: SentencePiece
+ * models (llama's tokenizer.model, T5's spiece.model, XLM-R's sentencepiece.bpe.model), tiktoken
+ * files, WordPiece vocabularies and BPE merge lists (the last two are text: their label). */
+const stg_name_rule stg_sentencepiece_names[] = {
+    {.suffix = "tokenizer.model", .power = STG_NAME_DECIDES},
+    {.suffix = "spiece.model", .power = STG_NAME_DECIDES},
+    {.suffix = "sentencepiece.bpe.model", .power = STG_NAME_DECIDES},
+    {.suffix = NULL}};
+const stg_name_rule stg_tiktoken_names[] = {{.suffix = ".tiktoken", .power = STG_NAME_DECIDES},
+                                            {.suffix = NULL}};
+const stg_name_rule stg_vocab_names[] = {{.suffix = "vocab.txt", .power = STG_NAME_DECIDES},
+                                         {.suffix = NULL}};
+const stg_name_rule stg_merges_names[] = {{.suffix = "merges.txt", .power = STG_NAME_DECIDES},
+                                          {.suffix = NULL}};
+
 /* The longest suffix of the rules of every entry wins (a member name has one meaning). */
 stg_format stg_member_name_holds(const char *name)
 {

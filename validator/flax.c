@@ -351,11 +351,11 @@ static void add_key(walk *w, const stg_mp_item *it)
 /* A map closed (it is the value at depth): a key given twice is reported at its later use. */
 static void close_map(walk *w, const frame *f, uint32_t depth)
 {
-    if (w->keys_full) {
-        return;
+    size_t n = w->nkeys - f->keys_from;
+    if (w->keys_full || n == 0) {
+        return; /* (w->keys is NULL until the first key) */
     }
     key_rec *k = w->keys + f->keys_from;
-    size_t n = w->nkeys - f->keys_from;
     stg_sort(k, n, sizeof *k, key_cmp, NULL);
     for (size_t i = 1; i < n; i++) {
         if (k[i].bin == k[i - 1].bin && k[i].len == k[i - 1].len &&
