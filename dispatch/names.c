@@ -36,12 +36,15 @@ const stg_name_rule stg_flax_names[] = {{.suffix = ".msgpack", .power = STG_NAME
                                         {.suffix = NULL}};
 
 /* Tokenizer files (docs/tokenizers.md) by the names their readers are given: SentencePiece
- * models (llama's tokenizer.model, T5's spiece.model, XLM-R's sentencepiece.bpe.model), tiktoken
+ * models (llama's tokenizer.model, T5's spiece.model, XLM-R's sentencepiece.bpe.model, Marian's
+ * *.spm), tiktoken
  * files, WordPiece vocabularies and BPE merge lists (the last two are text: their label). */
 const stg_name_rule stg_sentencepiece_names[] = {
     {.suffix = "tokenizer.model", .power = STG_NAME_DECIDES},
     {.suffix = "spiece.model", .power = STG_NAME_DECIDES},
     {.suffix = "sentencepiece.bpe.model", .power = STG_NAME_DECIDES},
+    {.suffix = "sentencepiece.model", .power = STG_NAME_DECIDES},
+    {.suffix = ".spm", .power = STG_NAME_DECIDES}, /* Marian's source.spm, target.spm */
     {.suffix = NULL}};
 const stg_name_rule stg_tiktoken_names[] = {{.suffix = ".tiktoken", .power = STG_NAME_DECIDES},
                                             {.suffix = NULL}};

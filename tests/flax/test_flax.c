@@ -15,6 +15,7 @@
 #include "validator/ctx.h"
 #include "validator/flax.h"
 #include "validator/report.h"
+#include "zipbuild.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* A msgpack writer for the tests (the spec's forms; no library). */
@@ -586,6 +587,29 @@ START_TEST(test_recognition)
 }
 END_TEST
 
+/* Inside an archive: a member named .msgpack is read by the Flax rules (its findings carry the
+ * member path); a member of another name with the same bytes is tensor data, left alone. */
+START_TEST(test_archive_member)
+{
+    uint64_t shape[1] = {2};
+    mb good = array_tree(shape, 1, "float32", 8);
+    mb bad = array_tree(shape, 1, "float32", 7);
+    zb_entry e[3] = {zb_file("repo/flax_model.msgpack", bad.p, bad.n),
+                     zb_file("repo/data/0", bad.p, bad.n),
+                     zb_file("repo/ok.msgpack", good.p, good.n)};
+    size_t zlen;
+    uint8_t *z = zb_build(e, 3, NULL, &zlen, NULL);
+    mb zip = {z, zlen, zlen};
+    stg_report *r = check_named(&zip, "bundle.zip", STG_PROFILE_STRICT);
+    ck_assert_uint_eq(tu_count(r, STG_FLAX_SIZE_MISMATCH), 1);
+    ck_assert_str_eq(first(r, STG_FLAX_SIZE_MISMATCH)->member, "repo/flax_model.msgpack");
+    stg_report_free(r);
+    free(z);
+    free(good.p);
+    free(bad.p);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------ the leaves */
 
 typedef struct seen {
@@ -678,6 +702,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_count_limit);
     tcase_add_test(tc, test_reader_types);
     tcase_add_test(tc, test_recognition);
+    tcase_add_test(tc, test_archive_member);
     tcase_add_test(tc, test_leaves);
     tcase_add_test(tc, test_bad_args);
     suite_add_tcase(s, tc);

@@ -130,6 +130,7 @@ START_TEST(test_sentencepiece)
     size_t n = spm(b, texts, types, 4);
     assert_quiet(b, n, "tokenizer.model", STG_FMT_SENTENCEPIECE);
     assert_quiet(b, n, "spiece.model", STG_FMT_SENTENCEPIECE);
+    assert_quiet(b, n, "target.spm", STG_FMT_SENTENCEPIECE);
     /* a piece twice (at the second piece's tag), no UNKNOWN, two UNKNOWN, an empty piece */
     static const char *const dup[] = {"<unk>", "a", "a"};
     static const int dup_t[] = {2, 1, 1};
