@@ -230,6 +230,7 @@ static void check_ndarray(walk *w, const stg_mp_item *ext, uint32_t depth)
     }
     leaf.dtype = (const char *)dt.data;
     leaf.dtype_len = dt.len;
+    leaf.nbytes = buf.len;
     uint32_t size = stg_flax_dtype_size(dt.data, dt.len);
     uint64_t want = 0;
     if (size == 0) {

@@ -34,6 +34,7 @@ typedef struct stg_flax_leaf {
     uint32_t rank;
     uint64_t shape[STG_FLAX_MAX_RANK];
     uint64_t offset; /* of the extension value */
+    uint64_t nbytes; /* the buffer's length */
     int8_t ext;      /* STG_FLAX_EXT_NDARRAY or STG_FLAX_EXT_NPSCALAR */
 } stg_flax_leaf;
 

@@ -1036,6 +1036,44 @@ STG_API stg_status stg_onnx_initializer_at(const stg_onnx *m, size_t i, stg_onnx
 STG_API void stg_onnx_close(stg_onnx *m);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Flax checkpoints (flax_model.msgpack): the parameter tree of a validated file (docs/flax.md). */
+
+typedef struct stg_flax stg_flax;
+
+/** One array leaf of the tree, written whole by stg_flax_param_at (docs/abi.md: struct_version
+ *  first, reserved space last). Strings are valid until stg_flax_close. */
+typedef struct stg_flax_param_info {
+    uint32_t struct_version; /**< STG_STRUCT_VERSION of the library */
+    uint32_t rank;           /**< dimensions (at most 32) */
+    const char *name;        /**< the keys from the root, '/'-joined (NUL-terminated; may hold
+                                  NUL: use name_len; cut to 1,024 bytes keeping the end) */
+    uint64_t name_len;
+    const char *dtype; /**< numpy's dtype name as written ("float32", "bfloat16"): not
+                            NUL-terminated */
+    uint64_t dtype_len;
+    uint64_t shape[32]; /**< the first rank entries are the dimensions */
+    uint64_t offset;    /**< offset of the leaf's msgpack extension in the file */
+    uint64_t nbytes;    /**< its buffer's length (shape product x itemsize) */
+    int32_t ext;        /**< 1: an ndarray, 3: a numpy scalar (flax's extension codes) */
+    uint32_t reserved1;
+    uint64_t reserved[4];
+} stg_flax_param_info;
+
+/**
+ * Reads path whole (up to max_inflate_bytes, as a scan does) and validates it with the Flax rules
+ * of a scan (lim's profile and limits) before exposing anything, whatever its name. On findings
+ * that make the file invalid, returns STG_E_INVALID, *out NULL and *rep the report (rep may be
+ * NULL). The leaf table is built under lim->max_memory (0: 8 MiB + 4 x the file size).
+ */
+STG_API stg_status stg_flax_open(const char *path, const stg_limits *lim, stg_flax **out,
+                                 stg_report **rep);
+/** Array leaves of the tree (ndarrays and numpy scalars), in file order. */
+STG_API size_t stg_flax_param_count(const stg_flax *f);
+/** i-th leaf. @return STG_OK, STG_E_RANGE, STG_E_BAD_ARG. */
+STG_API stg_status stg_flax_param_at(const stg_flax *f, size_t i, stg_flax_param_info *out);
+STG_API void stg_flax_close(stg_flax *f);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Sharded models: model.safetensors.index.json and its shards as one tensor table.             */
 
 typedef struct stg_model stg_model;
