@@ -62,7 +62,18 @@ typedef struct frame {
     uint64_t index;   /* an array's next element */
     size_t keys_from; /* a map's first record in the key table */
     bool map;
+    uint64_t offset, count; /* the container's type byte, its elements (pairs) */
+    /* A map under the key "shape" or "chunks" (its role): each entry "i" -> a dimension, or
+     * -> a 1-D array chunk; ok while every entry is; elems: their product, or their sum. */
+    uint8_t role;
+    bool role_ok;
+    uint64_t role_elems;
+    /* A map that may be a chunked array: what its "shape" and "chunks" maps held. */
+    bool marker, shape_seen, shape_ok, chunks_seen, chunks_ok;
+    uint64_t shape_elems, chunk_elems;
 } frame;
+
+enum { ROLE_NONE = 0, ROLE_SHAPE, ROLE_CHUNKS };
 
 typedef struct walk {
     const uint8_t *buf;
@@ -75,6 +86,10 @@ typedef struct walk {
     size_t nkeys, keys_cap;
     bool keys_full; /* the key table reached its cap: duplicates are no longer checked */
     uint64_t arrays;
+    /* the last array leaf check_ext read: whether it decoded, its rank and first dimension */
+    bool leaf_ok;
+    uint32_t leaf_rank;
+    uint64_t leaf_dim0;
     char path[STG_FLAX_PATH_MAX + 1];
     size_t path_len;
     frame frames[STG_MP_DEPTH_CEILING];
@@ -243,7 +258,12 @@ static void check_ndarray(walk *w, const stg_mp_item *ext, uint32_t depth)
         add_at(w, STG_FLAX_SIZE_MISMATCH, depth, buf.offset,
                "a Flax array's shape and dtype need %llu bytes, its buffer holds %zu",
                (unsigned long long)want, buf.len);
-    } else if (w->visit != NULL) {
+    } else {
+        w->leaf_ok = true;
+        w->leaf_rank = leaf.rank;
+        w->leaf_dim0 = leaf.rank > 0 ? leaf.shape[0] : 0;
+    }
+    if (w->leaf_ok && w->visit != NULL) {
         path_render(w, depth);
         leaf.path = w->path;
         leaf.path_len = w->path_len;
@@ -281,6 +301,7 @@ static void check_complex(walk *w, const stg_mp_item *ext, uint32_t depth)
 
 static void check_ext(walk *w, const stg_mp_item *it)
 {
+    w->leaf_ok = false;
     if (it->ext_type == STG_FLAX_EXT_NDARRAY || it->ext_type == STG_FLAX_EXT_NPSCALAR) {
         if (++w->arrays > w->lim->max_tensors) {
             if (w->arrays == w->lim->max_tensors + 1) {
@@ -294,6 +315,111 @@ static void check_ext(walk *w, const stg_mp_item *it)
     } else {
         add_at(w, STG_FLAX_EXT_UNKNOWN, it->depth, it->offset,
                "a msgpack extension of code %d, which Flax does not decode", it->ext_type);
+    }
+}
+
+/* ---------------------------------------------------------------------- chunked arrays */
+
+/* flax writes a leaf over 2^30 bytes as {"__msgpack_chunked_array__": True, "shape": {"0": d0,
+ * ...}, "chunks": {"0": 1-D array, ...}}; msgpack_restore joins the chunks (np.concatenate,
+ * then reshape to the shape) wherever a map holds the marker key. */
+#define FLAX_CHUNK_MARKER "__msgpack_chunked_array__"
+
+static bool str_is(const uint8_t *s, size_t n, const char *want)
+{
+    return n == strlen(want) && memcmp(s, want, n) == 0;
+}
+
+static bool key_is(const frame *f, const char *want)
+{
+    return f->key_kind == STG_MP_STR && str_is(f->key, f->key_len, want);
+}
+
+/* A str key "i" for some i < n, written as str(i) writes it (the keys _dict_to_tuple reads). */
+static bool index_key(const stg_mp_item *it, uint64_t n)
+{
+    if (it->kind != STG_MP_STR || it->len == 0 || it->len > 19 ||
+        (it->len > 1 && it->data[0] == '0')) {
+        return false;
+    }
+    uint64_t v = 0;
+    for (size_t k = 0; k < it->len; k++) {
+        if (it->data[k] < '0' || it->data[k] > '9') {
+            return false;
+        }
+        v = v * 10 + (uint64_t)(it->data[k] - '0'); /* 19 digits: no wrap */
+    }
+    return v < n;
+}
+
+/* A container opens: under the key "shape" or "chunks" of a map, it takes that role. */
+static void chunk_open(walk *w, const stg_mp_item *it, frame *f)
+{
+    f->offset = it->offset;
+    f->count = it->count;
+    if (it->depth == 0 || it->key || it->kind != STG_MP_MAP || !w->frames[it->depth - 1].map) {
+        return;
+    }
+    const frame *up = &w->frames[it->depth - 1];
+    f->role = key_is(up, "shape") ? ROLE_SHAPE : key_is(up, "chunks") ? ROLE_CHUNKS : ROLE_NONE;
+    f->role_ok = true;
+    f->role_elems = f->role == ROLE_SHAPE ? 1 : 0;
+}
+
+/* An item inside a map: a key of a role map must be an index, a value what the role wants; the
+ * marker key marks its map; a "shape" or "chunks" value that is no map cannot be joined. */
+static void chunk_entry(walk *w, const stg_mp_item *it)
+{
+    if (it->depth == 0 || !w->frames[it->depth - 1].map) {
+        return;
+    }
+    frame *up = &w->frames[it->depth - 1];
+    if (it->key) {
+        up->role_ok = up->role_ok && (up->role == ROLE_NONE || index_key(it, up->count));
+        up->marker = up->marker ||
+                     (it->kind == STG_MP_STR && str_is(it->data, it->len, FLAX_CHUNK_MARKER));
+        return;
+    }
+    if (up->role == ROLE_SHAPE) {
+        up->role_ok = up->role_ok && it->kind == STG_MP_UINT &&
+                      !stg_mul_u64(up->role_elems, it->u, &up->role_elems);
+    } else if (up->role == ROLE_CHUNKS) {
+        up->role_ok = up->role_ok && it->kind == STG_MP_EXT && w->leaf_ok && w->leaf_rank == 1 &&
+                      !stg_add_u64(up->role_elems, w->leaf_dim0, &up->role_elems);
+    }
+    if (it->kind != STG_MP_MAP && key_is(up, "shape")) {
+        up->shape_seen = true;
+        up->shape_ok = false;
+    } else if (it->kind != STG_MP_MAP && key_is(up, "chunks")) {
+        up->chunks_seen = true;
+        up->chunks_ok = false;
+    }
+}
+
+/* A container at depth closes: a role map tells its parent what it held; a marked map must
+ * join: both maps there and well-formed, at least one chunk, as many elements as the shape. */
+static void chunk_close(walk *w, uint32_t depth)
+{
+    const frame *f = &w->frames[depth];
+    if (depth > 0 && f->role != ROLE_NONE) {
+        frame *up = &w->frames[depth - 1];
+        bool ok = f->role_ok && (f->role == ROLE_SHAPE || f->count > 0);
+        if (f->role == ROLE_SHAPE) {
+            up->shape_seen = true;
+            up->shape_ok = ok;
+            up->shape_elems = f->role_elems;
+        } else {
+            up->chunks_seen = true;
+            up->chunks_ok = ok;
+            up->chunk_elems = f->role_elems;
+        }
+    }
+    if (f->map && f->marker &&
+        !(f->shape_seen && f->chunks_seen && f->shape_ok && f->chunks_ok &&
+          f->shape_elems == f->chunk_elems)) {
+        add_at(w, STG_FLAX_ARRAY_INVALID, depth, f->offset,
+               "a chunked Flax array (" FLAX_CHUNK_MARKER ") whose shape and chunks do not join "
+               "into one array");
     }
 }
 
@@ -403,6 +529,7 @@ static void place(walk *w, const stg_mp_item *it)
 static void on_item(walk *w, const stg_mp_item *it)
 {
     if (it->kind == STG_MP_CLOSE) {
+        chunk_close(w, it->depth);
         if (w->frames[it->depth].map) {
             close_map(w, &w->frames[it->depth], it->depth);
         }
@@ -423,11 +550,13 @@ static void on_item(walk *w, const stg_mp_item *it)
     } else if (it->kind == STG_MP_EXT) {
         check_ext(w, it);
     }
+    chunk_entry(w, it);
     if (it->kind == STG_MP_ARRAY || it->kind == STG_MP_MAP) {
         frame *f = &w->frames[it->depth];
         memset(f, 0, sizeof *f);
         f->map = it->kind == STG_MP_MAP;
         f->keys_from = w->nkeys;
+        chunk_open(w, it, f);
     }
 }
 

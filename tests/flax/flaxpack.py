@@ -14,6 +14,11 @@ Source read: google/flax, flax/serialization.py at commit
   - lines 304-314  _msgpack_ext_unpack: the inverse; an unknown code stays an ExtType
   - lines 396-415  msgpack_serialize: msgpack.packb(tree, default=_msgpack_ext_pack,
                    strict_types=True)
+  - lines 344-353  _chunk: a leaf over MAX_CHUNK_SIZE (2^30 bytes) becomes
+                   {'__msgpack_chunked_array__': True, 'shape': {'0': d0, ...},
+                   'chunks': {'0': flat[0:n], ...}} (n = MAX_CHUNK_SIZE // itemsize)
+  - lines 356-393  _unchunk / _unchunk_array_leaves_in_place: the inverse, np.concatenate of the
+                   chunks reshaped to the shape, for a marked map at the root or under maps
   - lines 418-434  msgpack_restore: msgpack.unpackb(data, ext_hook=_msgpack_ext_unpack,
                    raw=False, strict_map_key=False), then the chunked-array reassembly
 The code below is written from that description, not copied. Without JAX there is no bfloat16
@@ -82,9 +87,49 @@ def ext_unpack(code, data):
     return msgpack.ExtType(code, data)
 
 
-def restore(data):
-    """msgpack_restore without the chunk reassembly (no fixture holds a leaf over 1 GiB)."""
+MARKER = "__msgpack_chunked_array__"
+
+
+def chunk(arr, chunksize):
+    """_chunk with a chunk size of our choosing (flax's is 2^30 bytes: no test writes that)."""
+    flat = arr.reshape(-1)
+    return {MARKER: True, "shape": {str(i): d for i, d in enumerate(arr.shape)},
+            "chunks": {str(i): flat[k:k + chunksize]
+                       for i, k in enumerate(range(0, flat.size, chunksize))}}
+
+
+def dict_to_tuple(d):
+    return tuple(d[str(i)] for i in range(len(d)))
+
+
+def unchunk(d):
+    shape = dict_to_tuple(d["shape"])
+    chunks = [c[2] if isinstance(c, tuple) and len(c) == 3 else c
+              for c in dict_to_tuple(d["chunks"])]
+    flat = np.concatenate(chunks)
+    return ("array", flat.dtype.name.encode(), flat.reshape(shape))
+
+
+def unchunk_leaves(d):
+    if isinstance(d, dict):
+        if MARKER in d:
+            return unchunk(d)
+        for k, v in d.items():
+            if isinstance(v, dict) and MARKER in v:
+                d[k] = unchunk(v)
+            elif isinstance(v, dict):
+                unchunk_leaves(v)
+    return d
+
+
+def unpack(data):
+    """What msgpack.unpackb with flax's hook returns, before the chunks are joined."""
     return msgpack.unpackb(data, ext_hook=ext_unpack, raw=False, strict_map_key=False)
+
+
+def restore(data):
+    """msgpack_restore: unpack, then join chunked arrays."""
+    return unchunk_leaves(unpack(data))
 
 
 def leaves(tree, path=()):

@@ -419,6 +419,69 @@ START_TEST(test_key_duplicate)
 }
 END_TEST
 
+/* A chunked leaf ({"__msgpack_chunked_array__": True, "shape": {...}, "chunks": {...}}) must
+ * join as msgpack_restore joins it: near miss, shape (2, 3) from chunks of 4 and 2 elements;
+ * triggers: 5 elements, a 2-D chunk, a shape key "01", no chunks, an empty chunks map. */
+static mb chunked(const char *k1, uint64_t d1, size_t n0, size_t n1, bool two_d, bool with_chunks)
+{
+    mb b = {NULL, 0, 0};
+    map(&b, 1);
+    str(&b, "w");
+    map(&b, with_chunks ? 3 : 2);
+    str(&b, "__msgpack_chunked_array__");
+    byte(&b, 0xc3);
+    str(&b, "shape");
+    map(&b, 2);
+    str(&b, "0");
+    mp_uint(&b, 2);
+    str(&b, k1);
+    mp_uint(&b, d1);
+    if (with_chunks) {
+        str(&b, "chunks");
+        map(&b, n1 > 0 ? 2 : (n0 > 0 ? 1 : 0));
+        size_t ns[2] = {n0, n1};
+        for (size_t i = 0; i < 2 && ns[i] > 0; i++) {
+            str(&b, i == 0 ? "0" : "1");
+            uint64_t s1[1] = {ns[i]}, s2[2] = {1, ns[i]};
+            mb p = two_d && i == 1 ? nd_payload(s2, 2, "int8", ns[i])
+                                   : nd_payload(s1, 1, "int8", ns[i]);
+            ext(&b, 1, &p);
+            free(p.p);
+        }
+    }
+    return b;
+}
+
+START_TEST(test_chunked)
+{
+    mb b = chunked("1", 3, 4, 2, false, true);
+    assert_ok(&b);
+    free(b.p);
+    /* offset of the marked map: 0x81, "w" (2) */
+    b = chunked("1", 3, 4, 1, false, true);
+    assert_code(&b, STG_FLAX_ARRAY_INVALID, E, 3);
+    free(b.p);
+    b = chunked("1", 3, 4, 2, true, true);
+    assert_code(&b, STG_FLAX_ARRAY_INVALID, E, 3);
+    free(b.p);
+    b = chunked("01", 3, 4, 2, false, true);
+    assert_code(&b, STG_FLAX_ARRAY_INVALID, E, 3);
+    free(b.p);
+    b = chunked("1", 3, 0, 0, false, false);
+    assert_code(&b, STG_FLAX_ARRAY_INVALID, E, 3);
+    free(b.p);
+    b = chunked("1", 0, 0, 0, false, true); /* shape (2, 0) but no chunk to join */
+    assert_code(&b, STG_FLAX_ARRAY_INVALID, E, 3);
+    free(b.p);
+    /* near miss: "shape" and "chunks" keys without the marker are plain maps */
+    b = chunked("01", 3, 4, 1, false, true);
+    ck_assert_int_eq(b.p[5], '_');
+    b.p[5] = 'X'; /* "X_msgpack_chunked_array__": no marker */
+    assert_ok(&b);
+    free(b.p);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------ the limits */
 
 /* n nested one-element lists around a nil, under one key. */
@@ -698,6 +761,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_trailing);
     tcase_add_test(tc, test_key_duplicate);
+    tcase_add_test(tc, test_chunked);
     tcase_add_test(tc, test_depth_limit);
     tcase_add_test(tc, test_count_limit);
     tcase_add_test(tc, test_reader_types);
