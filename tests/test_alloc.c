@@ -36,6 +36,9 @@
 #pragma weak stg_onnx_open
 #pragma weak stg_onnx_initializer_count
 #pragma weak stg_onnx_close
+#pragma weak stg_flax_open
+#pragma weak stg_flax_param_count
+#pragma weak stg_flax_close
 #pragma weak stg_policy_new
 #pragma weak stg_policy_add
 #pragma weak stg_policy_allow_spec
@@ -185,6 +188,15 @@ static void run_onnx_open(const input *in, outcome *out)
     stg_status st = stg_onnx_open(in->path, NULL, &m, &rep);
     take_open(out, "stg_onnx_open", st, rep, m, stg_onnx_initializer_count(m));
     stg_onnx_close(m);
+}
+
+static void run_flax_open(const input *in, outcome *out)
+{
+    stg_flax *f = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_flax_open(in->path, NULL, &f, &rep);
+    take_open(out, "stg_flax_open", st, rep, f, stg_flax_param_count(f));
+    stg_flax_close(f);
 }
 
 static void run_scan_path(const input *in, outcome *out)
@@ -507,6 +519,23 @@ START_TEST(onnx_open_fails_cleanly)
 }
 END_TEST
 
+/* The Flax door and a path scan of Flax checkpoints (a valid one, one with a size mismatch). */
+START_TEST(flax_open_fails_cleanly)
+{
+    if (stg_flax_open == NULL || stg_flax_close == NULL || stg_flax_param_count == NULL) {
+        printf("alloc: stg_flax_open not in the library yet: skipped\n");
+        return;
+    }
+    static const char *const files[] = {"tests/data/flax/ok-train_state.msgpack",
+                                        "tests/data/flax/bad-flax_size_mismatch.msgpack"};
+    for (size_t i = 0; i < 2; i++) {
+        input in = {files[i], NULL, 0, NULL, tu_src(files[i])};
+        sweep("flax_open", run_flax_open, &in);
+        sweep("scan_path", run_scan_path, &in);
+    }
+}
+END_TEST
+
 START_TEST(scan_path_fails_cleanly)
 {
     if (stg_scan_path == NULL) {
@@ -535,6 +564,7 @@ int main(void)
     tcase_add_test(tc, scan_path_fails_cleanly);
     tcase_add_test(tc, gguf_open_fails_cleanly);
     tcase_add_test(tc, onnx_open_fails_cleanly);
+    tcase_add_test(tc, flax_open_fails_cleanly);
     tcase_add_test(tc, containers_fail_cleanly);
     tcase_add_test(tc, large_table_fails_cleanly);
     suite_add_tcase(s, tc);

@@ -1,5 +1,5 @@
 """Benign Flax checkpoints written as flax.serialization writes them (tests/flax/flaxpack.py
-cites the source): python3 gen_flax.py OUTDIR. Each file is also read back with the same
+cites the source): python3 gen_flax.py OUTDIR (and --data DIR: the files of tests/data/flax/). Each file is also read back with the same
 reader flax uses (msgpack.unpackb with flax's extension hook) and must give the saved tree."""
 import os
 import sys
@@ -50,6 +50,25 @@ def train_state(rng):
             "bf16": {"kernel": flaxpack.BF16(rng.integers(0, 65535, size=(4, 4)))}}
 
 
+def data_fixtures(out):
+    """tests/data/flax/ (committed; `python3 gen_flax.py --data tests/data/flax`): a small
+    training state that must be ok, and a bfloat16 leaf whose shape says (2, 4) over the 12
+    bytes of (2, 3): flax_size_mismatch."""
+    rng = np.random.default_rng(20261207)
+    tree = {"params": {"Dense_0": {"kernel": rng.standard_normal((4, 3)).astype(np.float32),
+                                   "bias": np.zeros(3, np.float32)}},
+            "step": np.int32(12), "phase": complex(1.0, -0.5)}
+    data = flaxpack.serialize(tree)
+    with open(os.path.join(out, "ok-train_state.msgpack"), "wb") as f:
+        f.write(data)
+    short = flaxpack.serialize({"w": flaxpack.BF16(np.arange(6).reshape(2, 3))})
+    # the payload's shape says (2, 3) of bfloat16 (12 bytes); make it say (2, 4)
+    bad = short.replace(bytes([0x92, 0x02, 0x03]), bytes([0x92, 0x02, 0x04]), 1)
+    assert bad != short
+    with open(os.path.join(out, "bad-flax_size_mismatch.msgpack"), "wb") as f:
+        f.write(bad)
+
+
 def main(out):
     rng = np.random.default_rng(20261207)
     trees = {
@@ -71,4 +90,7 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--data":
+        data_fixtures(sys.argv[2])
+    else:
+        main(sys.argv[1])

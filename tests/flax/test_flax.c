@@ -735,6 +735,34 @@ START_TEST(test_leaves)
 }
 END_TEST
 
+/* tests/data/flax (tests/flax/gen_flax.py --data): ok-* clean in both profiles, bad-<code>-*
+ * carrying <code>. */
+START_TEST(test_data_fixtures)
+{
+    static const struct {
+        const char *file;
+        stg_code code;
+    } rows[] = {{"tests/data/flax/ok-train_state.msgpack", (stg_code)0},
+                {"tests/data/flax/bad-flax_size_mismatch.msgpack", STG_FLAX_SIZE_MISMATCH}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        size_t len;
+        uint8_t *buf = tu_read_file(tu_src(rows[i].file), &len);
+        ck_assert_ptr_nonnull(buf);
+        mb b = {buf, len, len};
+        for (int p = 0; p < 2; p++) {
+            stg_report *r = check_named(&b, rows[i].file, (stg_profile)p);
+            if (rows[i].code == 0) {
+                ck_assert_msg(stg_report_count(r) == 0, "%s: %s", rows[i].file, tu_describe(r));
+            } else {
+                ck_assert_int_ge(tu_find(r, rows[i].code), 0);
+            }
+            stg_report_free(r);
+        }
+        free(buf);
+    }
+}
+END_TEST
+
 /* NULL arguments, and the dtype table. */
 START_TEST(test_bad_args)
 {
@@ -768,6 +796,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_recognition);
     tcase_add_test(tc, test_archive_member);
     tcase_add_test(tc, test_leaves);
+    tcase_add_test(tc, test_data_fixtures);
     tcase_add_test(tc, test_bad_args);
     suite_add_tcase(s, tc);
     return s;
