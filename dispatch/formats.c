@@ -13,15 +13,18 @@
 
 #include <string.h>
 
+#include "../parser/ggml_legacy.h"
 #include "../parser/gguf.h"
 #include "../parser/npy.h"
 #include "../parser/tar.h"
 #include "../parser/torch.h"
 #include "../parser/zip.h"
+#include "../validator/flax.h"
 #include "../validator/gguf.h"
 #include "../validator/index.h"
 #include "../validator/onnx.h"
 #include "../validator/pickle_scan.h"
+#include "../validator/tokenizer.h"
 #include "safetensors.h"
 #include "containers.h"
 #include "polyglot.h"
@@ -100,6 +103,11 @@ static bool sniff_compressed(const uint8_t *buf, size_t len, bool *oom)
 {
     (void)oom;
     return stg_filter_sniff(buf, len) != NULL;
+}
+
+static bool sniff_flax(const uint8_t *buf, size_t len, bool *oom)
+{
+    return stg_flax_sniff(buf, len, oom);
 }
 
 /* A validator that did not run (never for the arguments the scans pass) fails closed with
@@ -301,6 +309,76 @@ static bool scan_onnx(const stg_format_entry *e, const uint8_t *buf, size_t len,
     return true;
 }
 
+/* Flax msgpack (docs/flax.md): a file or member named *.msgpack, or by content a whole file
+ * whose name claims no other format. A member of another name whose bytes happen to read as a
+ * small msgpack map is tensor data, and bytes under a pickle name are what its loader reads
+ * them as, a pickle (the fallback pickle reading takes them). */
+static bool scan_flax(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    if (a->hint.entry != e && (!a->top_level || a->hint.entry != NULL)) {
+        return false;
+    }
+    report_status(ctx, e, stg_flax_check(buf, len, ctx->lim, ctx->report, NULL, NULL));
+    res->format = e->label;
+    return true;
+}
+
+/* Legacy GGML (docs/tokenizers.md, "Legacy GGML"): named, with its version, and warned about as a
+ * superseded format; its tensors are not walked. The tar reading of a whole file as for GGUF. */
+static bool scan_ggml_legacy(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                             const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    stg_ggml_legacy g;
+    if (!stg_ggml_legacy_read(buf, len, &g)) {
+        return false;
+    }
+    if (!g.versioned) {
+        stg_report_add(ctx->report, STG_GGML_LEGACY, 0,
+                       "a legacy GGML file (%s, unversioned): a format GGUF superseded, which "
+                       "current loaders refuse; its tensors are not checked",
+                       g.kind);
+    } else if (g.has_version) {
+        stg_report_add(ctx->report, STG_GGML_LEGACY, 0,
+                       "a legacy GGML file (%s, version %u%s): a format GGUF superseded, which "
+                       "current loaders refuse; its tensors are not checked",
+                       g.kind, (unsigned)g.version, g.known ? "" : ", never written by llama.cpp");
+    } else {
+        stg_report_add(ctx->report, STG_GGML_LEGACY, 0,
+                       "a legacy GGML file (%s, its version cut off): a format GGUF superseded, "
+                       "which current loaders refuse",
+                       g.kind);
+    }
+    if (a->top_level) {
+        stg_polyglot_check_tar(buf, len, e->name, ctx);
+    }
+    res->format = e->label;
+    return true;
+}
+
+/* Tokenizer files (docs/tokenizers.md), by their names. Text that a pickle reader would run is
+ * left to the fallback pickle reading of unknown content, as it was before these names. */
+static bool scan_tokenizer(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                           const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    stg_status st = STG_OK;
+    if (e->label == STG_FMT_SENTENCEPIECE) {
+        st = stg_spm_check(buf, len, ctx->lim, ctx->report);
+    } else if (stg_sniff_is_pickle(buf, len, &ctx->report->out_of_memory)) {
+        return false;
+    } else if (e->label == STG_FMT_TIKTOKEN) {
+        st = stg_tiktoken_check(buf, len, ctx->report);
+    } else if (e->names == stg_vocab_names) {
+        st = stg_vocab_check(buf, len, ctx->report);
+    } else {
+        st = stg_merges_check(buf, len, ctx->report);
+    }
+    report_status(ctx, e, st);
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
@@ -419,6 +497,48 @@ static const stg_format_entry gguf_entry = {
     .label = STG_FMT_GGUF,
     .door = STG_DOOR_GGUF,
 };
+/* The legacy GGML magics, one entry each (the magic decides); a bounded head is read, as for
+ * GGUF: the rules read the magic and the version only. */
+static const stg_format_entry ggml_entry = {
+    .name = "legacy GGML",
+    .magic = STG_GGML_MAGIC_GGML,
+    .magic_len = STG_GGML_MAGIC_LEN,
+    .sniff_order = 41,
+    .read_plan = STG_READ_HEAD,
+    .scan = scan_ggml_legacy,
+    .label = STG_FMT_GGML_LEGACY,
+    .alone = true,
+};
+static const stg_format_entry ggmf_entry = {
+    .name = "legacy GGML (ggmf)",
+    .magic = STG_GGML_MAGIC_GGMF,
+    .magic_len = STG_GGML_MAGIC_LEN,
+    .sniff_order = 42,
+    .read_plan = STG_READ_HEAD,
+    .scan = scan_ggml_legacy,
+    .label = STG_FMT_GGML_LEGACY,
+    .alone = true,
+};
+static const stg_format_entry ggjt_entry = {
+    .name = "legacy GGML (ggjt)",
+    .magic = STG_GGML_MAGIC_GGJT,
+    .magic_len = STG_GGML_MAGIC_LEN,
+    .sniff_order = 43,
+    .read_plan = STG_READ_HEAD,
+    .scan = scan_ggml_legacy,
+    .label = STG_FMT_GGML_LEGACY,
+    .alone = true,
+};
+static const stg_format_entry ggla_entry = {
+    .name = "legacy GGML (ggla)",
+    .magic = STG_GGML_MAGIC_GGLA,
+    .magic_len = STG_GGML_MAGIC_LEN,
+    .sniff_order = 44,
+    .read_plan = STG_READ_HEAD,
+    .scan = scan_ggml_legacy,
+    .label = STG_FMT_GGML_LEGACY,
+    .alone = true,
+};
 static const stg_format_entry tar_entry = {
     .name = "tar",
     .sniff = sniff_tar,
@@ -450,6 +570,44 @@ static const stg_format_entry joblib_zf_entry = {
     .scan = scan_joblib_zf,
     .label = STG_FMT_JOBLIB,
 };
+/* After the pickle sniff: bytes a pickle reader would run are scanned as a pickle first. */
+static const stg_format_entry flax_entry = {
+    .name = "Flax msgpack",
+    .sniff = sniff_flax,
+    .sniff_order = 75,
+    .names = stg_flax_names,
+    .scan = scan_flax,
+    .label = STG_FMT_FLAX_MSGPACK,
+    .alone = true,
+};
+static const stg_format_entry sentencepiece_entry = {
+    .name = "SentencePiece model",
+    .names = stg_sentencepiece_names,
+    .scan = scan_tokenizer,
+    .label = STG_FMT_SENTENCEPIECE,
+    .alone = true,
+};
+static const stg_format_entry tiktoken_entry = {
+    .name = "tiktoken BPE file",
+    .names = stg_tiktoken_names,
+    .scan = scan_tokenizer,
+    .label = STG_FMT_TIKTOKEN,
+    .alone = true,
+};
+static const stg_format_entry vocab_entry = {
+    .name = "WordPiece vocabulary",
+    .names = stg_vocab_names,
+    .scan = scan_tokenizer,
+    .label = STG_FMT_TEXT,
+    .alone = true,
+};
+static const stg_format_entry merges_entry = {
+    .name = "BPE merges",
+    .names = stg_merges_names,
+    .scan = scan_tokenizer,
+    .label = STG_FMT_TEXT,
+    .alone = true,
+};
 /* Every compression of the filter table below, unwrapped in one place (scan_compressed). */
 static const stg_format_entry compressed_entry = {
     .name = "compressed stream",
@@ -478,10 +636,19 @@ static const stg_format_entry *const formats[] = {
     &zip_entry,
     &npy_entry,
     &gguf_entry,
+    &ggml_entry,
+    &ggmf_entry,
+    &ggjt_entry,
+    &ggla_entry,
     &tar_entry,
     &torch_legacy_entry,
     &pickle_entry,
     &joblib_zf_entry,
+    &flax_entry,
+    &sentencepiece_entry,
+    &tiktoken_entry,
+    &vocab_entry,
+    &merges_entry,
     &compressed_entry,
     &onnx_entry,
 };

@@ -30,11 +30,38 @@ const stg_name_rule stg_pickle_names[] = {
     {.suffix = ".npz", .power = STG_NAME_CLAIMS},
     {.suffix = NULL}};
 
+/* A Flax checkpoint (flax_model.msgpack, any *.msgpack): flax.serialization's msgpack, whatever
+ * the content (other content under the name is reported by the Flax rules). */
+const stg_name_rule stg_flax_names[] = {{.suffix = ".msgpack", .power = STG_NAME_DECIDES},
+                                        {.suffix = NULL}};
+
+/* Tokenizer files (docs/tokenizers.md) by the names their readers are given: SentencePiece
+ * models (llama's tokenizer.model, T5's spiece.model, XLM-R's sentencepiece.bpe.model, Marian's
+ * *.spm), tiktoken
+ * files, WordPiece vocabularies and BPE merge lists (the last two are text: their label). */
+const stg_name_rule stg_sentencepiece_names[] = {
+    {.suffix = "tokenizer.model", .power = STG_NAME_DECIDES},
+    {.suffix = "spiece.model", .power = STG_NAME_DECIDES},
+    {.suffix = "sentencepiece.bpe.model", .power = STG_NAME_DECIDES},
+    {.suffix = "sentencepiece.model", .power = STG_NAME_DECIDES},
+    {.suffix = ".spm", .power = STG_NAME_DECIDES}, /* Marian's source.spm, target.spm */
+    {.suffix = NULL}};
+const stg_name_rule stg_tiktoken_names[] = {{.suffix = ".tiktoken", .power = STG_NAME_DECIDES},
+                                            {.suffix = NULL}};
+const stg_name_rule stg_vocab_names[] = {{.suffix = "vocab.txt", .power = STG_NAME_DECIDES},
+                                         {.suffix = NULL}};
+const stg_name_rule stg_merges_names[] = {{.suffix = "merges.txt", .power = STG_NAME_DECIDES},
+                                          {.suffix = NULL}};
+
 /* The longest suffix of the rules of every entry wins (a member name has one meaning). */
 stg_format stg_member_name_holds(const char *name)
 {
-    static const stg_name_rule *const all[] = {stg_safetensors_index_names, stg_safetensors_names,
-                                               stg_onnx_names, stg_gguf_names, stg_pickle_names};
+    static const stg_name_rule *const all[] = {stg_safetensors_index_names,
+                                               stg_safetensors_names,
+                                               stg_onnx_names,
+                                               stg_gguf_names,
+                                               stg_pickle_names,
+                                               stg_flax_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

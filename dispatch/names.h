@@ -33,6 +33,11 @@ extern const stg_name_rule stg_safetensors_names[];
 extern const stg_name_rule stg_onnx_names[];
 extern const stg_name_rule stg_gguf_names[];
 extern const stg_name_rule stg_pickle_names[];
+extern const stg_name_rule stg_flax_names[];
+extern const stg_name_rule stg_sentencepiece_names[];
+extern const stg_name_rule stg_tiktoken_names[];
+extern const stg_name_rule stg_vocab_names[];
+extern const stg_name_rule stg_merges_names[];
 
 /* What an archive member named so holds by its name (stg_name_rule.member), unknown when no
  * rule says. */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../parser/mem.h"
+#include "../validator/limits.h"
 #include "open_file.h"
 
 void stg_door_file_init(stg_door_file *df)
@@ -103,4 +104,46 @@ stg_status stg_door_file_pread(const stg_door_file *df, uint64_t start, void *ds
         done += (uint64_t)got;
     }
     return stg_door_file_unchanged(df) ? STG_OK : STG_FILE_CHANGED;
+}
+
+stg_status stg_door_read_whole(const char *path, const stg_limits *lim, stg_report *r,
+                               stg_image *img, bool *img_open)
+{
+    stg_door_file src;
+    stg_status opened = stg_door_file_open(&src, path, r);
+    if (opened != STG_OK) {
+        return opened;
+    }
+    int err = 0;
+    uint64_t size = src.size;
+    uint64_t cap = lim->max_inflate_bytes < STG_INFLATE_BYTES_CEILING ? lim->max_inflate_bytes
+                                                                      : STG_INFLATE_BYTES_CEILING;
+    stg_status s = stg_image_open(img, src.fd, size, cap, &err);
+    if (s == STG_OK) {
+        *img_open = true;
+        s = stg_image_fill_all(img, &err);
+    }
+    stg_door_file_close(&src); /* the whole file is in the image: no more reads */
+    if (s == STG_E_LIMIT) {
+        stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
+                                        "the file (%llu bytes) needs more memory than "
+                                        "max_inflate_bytes (%llu): not read",
+                                        (unsigned long long)size, (unsigned long long)cap);
+        stg_report_set_limit(r, f, "max_inflate_bytes");
+        return STG_E_INVALID;
+    }
+    if (s == STG_FILE_CHANGED) {
+        stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
+                       "the file shrank while it was read");
+        return STG_FILE_CHANGED;
+    }
+    if (s == STG_E_NOMEM || err == ENOMEM) {
+        return STG_E_NOMEM;
+    }
+    if (s != STG_OK) {
+        stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "the file could not be read (errno %d)",
+                       err);
+        return STG_E_IO;
+    }
+    return STG_OK;
 }

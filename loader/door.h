@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "../validator/report.h"
+#include "window.h"
 #include "stguard/stguard.h"
 
 typedef struct stg_door_file {
@@ -47,5 +48,12 @@ bool stg_door_file_unchanged(const stg_door_file *df);
  * stg_door_file_unchanged checks: STG_OK, STG_FILE_CHANGED (changed, replaced or shrunk),
  * STG_E_IO. */
 stg_status stg_door_file_pread(const stg_door_file *df, uint64_t start, void *dst, size_t len);
+
+/* The whole file at path read into *img (the doors that validate a file held whole: ONNX,
+ * Flax), up to max_inflate_bytes as a scan reads it; *img_open is set once the image exists
+ * (the caller closes it). Findings for what went wrong: limit_exceeded (STG_E_INVALID),
+ * file_changed (STG_FILE_CHANGED), io_error (STG_E_IO); STG_E_NOMEM unreported. */
+stg_status stg_door_read_whole(const char *path, const stg_limits *lim, stg_report *r,
+                               stg_image *img, bool *img_open);
 
 #endif

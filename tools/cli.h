@@ -81,6 +81,8 @@ void cli_text_inspect_gguf(FILE *out, const char *path, const stg_gguf *g);
  * op-type histogram (the CLI_ONNX_TOP most frequent, custom domains flagged), initializers. */
 #define CLI_ONNX_TOP 10
 void cli_text_inspect_onnx(FILE *out, const char *path, const stg_onnx *m);
+/* `inspect` of a Flax checkpoint: its array leaves (path, dtype, shape) and totals. */
+void cli_text_inspect_flax(FILE *out, const char *path, const stg_flax *f);
 
 /* ---- JSON (out_json.c) ---- */
 
@@ -96,6 +98,7 @@ void cli_json_inspect(FILE *out, const cli_inspect *in);
 void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g);
 /* The same, every op type and initializer (docs/cli.schema.json). */
 void cli_json_inspect_onnx(FILE *out, const char *path, const stg_onnx *m);
+void cli_json_inspect_flax(FILE *out, const char *path, const stg_flax *f);
 /* "u8", "str", "arr", ... for a GGUF value type; "?" for an unknown one. */
 const char *cli_gguf_type_name(uint32_t type);
 

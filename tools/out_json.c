@@ -420,3 +420,50 @@ void cli_json_inspect_onnx(FILE *out, const char *path, const stg_onnx *m)
     }
     fputs("]}\n", out);
 }
+
+/* ------------------------------------------------------------------------------ Flax */
+
+static uint64_t flax_elements(const stg_flax_param_info *p)
+{
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < p->rank && d < 32; d++) {
+        n *= p->shape[d]; /* validated: the count times the element size fits 63 bits */
+    }
+    return n;
+}
+
+void cli_json_inspect_flax(FILE *out, const char *path, const stg_flax *f)
+{
+    uint64_t params = 0, bytes = 0;
+    stg_flax_param_info p;
+    for (size_t i = 0; i < stg_flax_param_count(f); i++) {
+        if (stg_flax_param_at(f, i, &p) == STG_OK) {
+            params += flax_elements(&p);
+            bytes += p.nbytes;
+        }
+    }
+    fprintf(out, "{\"type\":\"inspect\",\"schema\":%d,", CLI_JSON_SCHEMA);
+    json_path_field(out, "path", path);
+    fprintf(out,
+            ",\"format\":\"flax-msgpack\",\"parameters\":%" PRIu64 ",\"tensor_bytes\":%" PRIu64
+            ",\"tensors\":[",
+            params, bytes);
+    for (size_t i = 0; i < stg_flax_param_count(f); i++) {
+        if (stg_flax_param_at(f, i, &p) != STG_OK) {
+            continue;
+        }
+        fputs(i > 0 ? ",{\"name\":" : "{\"name\":", out);
+        cli_json_string(out, p.name, (size_t)p.name_len);
+        fputs(",\"dtype\":", out);
+        cli_json_string(out, p.dtype, (size_t)p.dtype_len);
+        fputs(",\"shape\":[", out);
+        for (uint32_t d = 0; d < p.rank && d < 32; d++) {
+            fprintf(out, "%s%" PRIu64, d > 0 ? "," : "", p.shape[d]);
+        }
+        fprintf(out,
+                "],\"parameters\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"offset\":%" PRIu64
+                ",\"scalar\":%s}",
+                flax_elements(&p), p.nbytes, p.offset, p.ext == 3 ? "true" : "false");
+    }
+    fputs("]}\n", out);
+}

@@ -558,3 +558,41 @@ void cli_text_inspect_onnx(FILE *out, const char *path, const stg_onnx *m)
         fputc('\n', out);
     }
 }
+
+/* ------------------------------------------------------------------------------ Flax */
+
+void cli_text_inspect_flax(FILE *out, const char *path, const stg_flax *f)
+{
+    char g1[32], g2[32];
+    uint64_t params = 0, bytes = 0;
+    size_t n = stg_flax_param_count(f);
+    stg_flax_param_info p;
+    for (size_t i = 0; i < n; i++) {
+        if (stg_flax_param_at(f, i, &p) == STG_OK) {
+            uint64_t e = 1;
+            for (uint32_t d = 0; d < p.rank && d < 32; d++) {
+                e *= p.shape[d]; /* validated: fits 63 bits */
+            }
+            params += e;
+            bytes += p.nbytes;
+        }
+    }
+    cli_text_escape(out, path, strlen(path), false);
+    fputc('\n', out);
+    fprintf(out, "  %-18s%zu array%s, %s parameters, %s bytes\n", "Flax checkpoint:", n,
+            n == 1 ? "" : "s", grouped(params, g1), grouped(bytes, g2));
+    for (size_t i = 0; i < n; i++) {
+        if (stg_flax_param_at(f, i, &p) != STG_OK) {
+            continue;
+        }
+        fputs("    ", out);
+        cli_text_escape(out, p.name, (size_t)(p.name_len > 200 ? 200 : p.name_len), true);
+        fputs("  ", out);
+        cli_text_escape(out, p.dtype, (size_t)(p.dtype_len > 32 ? 32 : p.dtype_len), true);
+        fputs(" [", out);
+        for (uint32_t d = 0; d < p.rank && d < 32; d++) {
+            fprintf(out, "%s%" PRIu64, d > 0 ? ", " : "", p.shape[d]);
+        }
+        fputs(p.ext == 3 ? "] (scalar)\n" : "]\n", out);
+    }
+}

@@ -28,6 +28,9 @@ full=(
     python3 python3-torch python3-numpy python3-joblib
     # ONNX fixtures (tests/fixtures/gen_onnx.py: onnx.save_model, external data)
     python3-onnx
+    # Flax checkpoints (tests/flax: msgpack as flax.serialization packs it) and SentencePiece
+    # models (tests/flax/gen_tokenizers.py: sentencepiece's trainer writes tokenizer.model)
+    python3-msgpack python3-sentencepiece
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh)
     python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, the venv install route (docs/python.md),

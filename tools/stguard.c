@@ -953,8 +953,10 @@ static int print_failed_open(const cli_config *c, const char *path, stg_report *
 }
 
 static int inspect_onnx(const cli_config *c, const char *path);
+static int inspect_flax(const cli_config *c, const char *path);
 
-/* A file that is not safetensors: an ONNX model (by content) is inspected as one; else say
+/* A file that is not safetensors: an ONNX model or a Flax checkpoint (by the scan's label) is
+ * inspected as one; else say
  * what it is and where to look instead. */
 static int not_safetensors(const cli_config *c, const char *path, stg_report **rep)
 {
@@ -978,10 +980,17 @@ static int not_safetensors(const cli_config *c, const char *path, stg_report **r
         }
         return inspect_onnx(c, path);
     }
+    if (fmt == STG_FMT_FLAX_MSGPACK) {
+        stg_report_free(r);
+        if (c->tensor_sha256) {
+            return usage_error("--tensor-sha256 takes a safetensors file, not a Flax checkpoint");
+        }
+        return inspect_flax(c, path);
+    }
     say_path("", path, "");
     fprintf(stderr,
-            "stguard: this is a %s file, not safetensors: inspect shows safetensors, GGUF and "
-            "ONNX files and sharded models; use `stguard scan` to check it\n",
+            "stguard: this is a %s file, not safetensors: inspect shows safetensors, GGUF, ONNX "
+            "and Flax files and sharded models; use `stguard scan` to check it\n",
             stg_format_name(fmt));
     stg_report_free(r);
     return 1;
@@ -1157,6 +1166,29 @@ static int inspect_onnx(const cli_config *c, const char *path)
         print_notes(rep);
     }
     stg_onnx_close(m);
+    stg_report_free(rep);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        return EXIT_ERROR;
+    }
+    return 0;
+}
+
+/* A Flax checkpoint: its array leaves through stg_flax_open. */
+static int inspect_flax(const cli_config *c, const char *path)
+{
+    stg_flax *f = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_flax_open(path, &c->walk.scan.limits, &f, &rep);
+    if (f == NULL) {
+        return door_refused(c, path, rep, st);
+    }
+    if (c->format == OUT_JSON) {
+        cli_json_inspect_flax(stdout, path, f);
+    } else {
+        cli_text_inspect_flax(stdout, path, f);
+        print_notes(rep);
+    }
+    stg_flax_close(f);
     stg_report_free(rep);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         return EXIT_ERROR;

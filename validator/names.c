@@ -187,6 +187,10 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_TEXT: return "text";
     case STG_FMT_JSON: return "json";
     case STG_FMT_GIT_LFS_POINTER: return "git-lfs-pointer";
+    case STG_FMT_FLAX_MSGPACK: return "flax-msgpack";
+    case STG_FMT_GGML_LEGACY: return "ggml-legacy";
+    case STG_FMT_SENTENCEPIECE: return "sentencepiece";
+    case STG_FMT_TIKTOKEN: return "tiktoken";
     }
     return "unknown";
 }

@@ -191,11 +191,21 @@ typedef enum stg_code {
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
     /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
-    STG_PICKLE_SKIP_UNRESOLVED = 120,    /**< bytes a loader reads as data, range not known */
-    STG_TORCH01_STORAGE_UNRESOLVED = 121 /**< a PyTorch 0.1 storage of no known element size */
+    STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
+    STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
+    /* 170..179: Flax msgpack (docs/flax.md), legacy GGML, tokenizers (docs/tokenizers.md) */
+    STG_FLAX_MALFORMED = 170,     /**< msgpack wire data, a str not UTF-8, an unusable key */
+    STG_FLAX_TRAILING = 171,      /**< bytes after the top-level msgpack value */
+    STG_FLAX_EXT_UNKNOWN = 172,   /**< an extension code Flax does not decode */
+    STG_FLAX_ARRAY_INVALID = 173, /**< an array or complex payload that does not decode */
+    STG_FLAX_DTYPE_UNKNOWN = 174, /**< an array dtype name the writer never gives */
+    STG_FLAX_SIZE_MISMATCH = 175, /**< shape product x itemsize != buffer length, or overflow */
+    STG_FLAX_KEY_DUPLICATE = 176, /**< a key twice in one map (the later value wins) */
+    STG_GGML_LEGACY = 177,        /**< a pre-GGUF ggml/ggmf/ggjt file: superseded format */
+    STG_TOKENIZER_MALFORMED = 178 /**< a tokenizer or vocabulary file that does not read */
 } stg_code;
 
-#define STG_CODE_MAX 121 /**< highest code number in this version */
+#define STG_CODE_MAX 178 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -373,9 +383,13 @@ typedef enum stg_format {
     STG_FMT_XZ = 15,
     STG_FMT_GGUF = 16,
     STG_FMT_ONNX = 17,
-    STG_FMT_TEXT = 18,           /**< UTF-8 text that no model format claims (README, .py, YAML) */
-    STG_FMT_JSON = 19,           /**< a JSON document (config.json, tokenizer.json) */
-    STG_FMT_GIT_LFS_POINTER = 20 /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_TEXT = 18,            /**< UTF-8 text that no model format claims (README, .py, YAML) */
+    STG_FMT_JSON = 19,            /**< a JSON document (config.json, tokenizer.json) */
+    STG_FMT_GIT_LFS_POINTER = 20, /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_FLAX_MSGPACK = 29,    /**< a Flax checkpoint (msgpack state dict, docs/flax.md) */
+    STG_FMT_GGML_LEGACY = 30,     /**< a pre-GGUF ggml, ggmf or ggjt file */
+    STG_FMT_SENTENCEPIECE = 31,   /**< a SentencePiece model (tokenizer.model) */
+    STG_FMT_TIKTOKEN = 32         /**< a tiktoken BPE file (*.tiktoken) */
 } stg_format;
 
 /** "safetensors", "torch-zip", ... as in docs/cli.md. */
@@ -1020,6 +1034,44 @@ STG_API size_t stg_onnx_initializer_count(const stg_onnx *m);
 /** i-th initializer of the main graph, in file order. */
 STG_API stg_status stg_onnx_initializer_at(const stg_onnx *m, size_t i, stg_onnx_tensor_info *out);
 STG_API void stg_onnx_close(stg_onnx *m);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Flax checkpoints (flax_model.msgpack): the parameter tree of a validated file (docs/flax.md). */
+
+typedef struct stg_flax stg_flax;
+
+/** One array leaf of the tree, written whole by stg_flax_param_at (docs/abi.md: struct_version
+ *  first, reserved space last). Strings are valid until stg_flax_close. */
+typedef struct stg_flax_param_info {
+    uint32_t struct_version; /**< STG_STRUCT_VERSION of the library */
+    uint32_t rank;           /**< dimensions (at most 32) */
+    const char *name;        /**< the keys from the root, '/'-joined (NUL-terminated; may hold
+                                  NUL: use name_len; cut to 1,024 bytes keeping the end) */
+    uint64_t name_len;
+    const char *dtype; /**< numpy's dtype name as written ("float32", "bfloat16"): not
+                            NUL-terminated */
+    uint64_t dtype_len;
+    uint64_t shape[32]; /**< the first rank entries are the dimensions */
+    uint64_t offset;    /**< offset of the leaf's msgpack extension in the file */
+    uint64_t nbytes;    /**< its buffer's length (shape product x itemsize) */
+    int32_t ext;        /**< 1: an ndarray, 3: a numpy scalar (flax's extension codes) */
+    uint32_t reserved1;
+    uint64_t reserved[4];
+} stg_flax_param_info;
+
+/**
+ * Reads path whole (up to max_inflate_bytes, as a scan does) and validates it with the Flax rules
+ * of a scan (lim's profile and limits) before exposing anything, whatever its name. On findings
+ * that make the file invalid, returns STG_E_INVALID, *out NULL and *rep the report (rep may be
+ * NULL). The leaf table is built under lim->max_memory (0: 8 MiB + 4 x the file size).
+ */
+STG_API stg_status stg_flax_open(const char *path, const stg_limits *lim, stg_flax **out,
+                                 stg_report **rep);
+/** Array leaves of the tree (ndarrays and numpy scalars), in file order. */
+STG_API size_t stg_flax_param_count(const stg_flax *f);
+/** i-th leaf. @return STG_OK, STG_E_RANGE, STG_E_BAD_ARG. */
+STG_API stg_status stg_flax_param_at(const stg_flax *f, size_t i, stg_flax_param_info *out);
+STG_API void stg_flax_close(stg_flax *f);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Sharded models: model.safetensors.index.json and its shards as one tensor table.             */

@@ -57,6 +57,10 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_onnx_tensor_info, reserved) +
                           sizeof(((stg_onnx_tensor_info *)0)->reserved),
                       sizeof(stg_onnx_tensor_info));
+    ck_assert_uint_eq(offsetof(stg_flax_param_info, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_flax_param_info, reserved) +
+                          sizeof(((stg_flax_param_info *)0)->reserved),
+                      sizeof(stg_flax_param_info));
     /* Reserved space is last, so a new field never moves an earlier one. */
     ck_assert_uint_eq(offsetof(stg_limits, reserved) + sizeof(((stg_limits *)0)->reserved),
                       sizeof(stg_limits));
@@ -105,6 +109,8 @@ START_TEST(test_layout)
     ck_assert_uint_eq(sizeof(stg_onnx_tensor_info), 136);
     ck_assert_uint_eq(offsetof(stg_onnx_tensor_info, reserved), 104);
     ck_assert_uint_eq(sizeof(stg_onnx_dim), 24); /* an array element: its layout is fixed */
+    ck_assert_uint_eq(sizeof(stg_flax_param_info), 352);
+    ck_assert_uint_eq(offsetof(stg_flax_param_info, reserved), 320);
 #endif
 }
 END_TEST

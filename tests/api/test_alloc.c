@@ -166,6 +166,15 @@ static void run_onnx_open(const input *in, outcome *out)
     stg_onnx_close(m);
 }
 
+static void run_flax_open(const input *in, outcome *out)
+{
+    stg_flax *f = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_flax_open(in->path, NULL, &f, &rep);
+    take_open(out, "stg_flax_open", st, rep, f, stg_flax_param_count(f));
+    stg_flax_close(f);
+}
+
 static void run_scan_path(const input *in, outcome *out)
 {
     stg_scan_options opt;
@@ -462,6 +471,19 @@ START_TEST(onnx_open_fails_cleanly)
 }
 END_TEST
 
+/* The Flax door and a path scan of Flax checkpoints (a valid one, one with a size mismatch). */
+START_TEST(flax_open_fails_cleanly)
+{
+    static const char *const files[] = {"tests/data/flax/ok-train_state.msgpack",
+                                        "tests/data/flax/bad-flax_size_mismatch.msgpack"};
+    for (size_t i = 0; i < 2; i++) {
+        input in = {files[i], NULL, 0, NULL, tu_src(files[i])};
+        sweep("flax_open", run_flax_open, &in);
+        sweep("scan_path", run_scan_path, &in);
+    }
+}
+END_TEST
+
 START_TEST(scan_path_fails_cleanly)
 {
     temp_files t;
@@ -486,6 +508,7 @@ int main(void)
     tcase_add_test(tc, scan_path_fails_cleanly);
     tcase_add_test(tc, gguf_open_fails_cleanly);
     tcase_add_test(tc, onnx_open_fails_cleanly);
+    tcase_add_test(tc, flax_open_fails_cleanly);
     tcase_add_test(tc, containers_fail_cleanly);
     tcase_add_test(tc, large_table_fails_cleanly);
     suite_add_tcase(s, tc);

@@ -120,6 +120,15 @@ static const struct code_row {
     {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
     {STG_PICKLE_SKIP_UNRESOLVED, 120, "pickle_skip_unresolved"},
     {STG_TORCH01_STORAGE_UNRESOLVED, 121, "torch01_storage_unresolved"},
+    {STG_FLAX_MALFORMED, 170, "flax_malformed"},
+    {STG_FLAX_TRAILING, 171, "flax_trailing"},
+    {STG_FLAX_EXT_UNKNOWN, 172, "flax_ext_unknown"},
+    {STG_FLAX_ARRAY_INVALID, 173, "flax_array_invalid"},
+    {STG_FLAX_DTYPE_UNKNOWN, 174, "flax_dtype_unknown"},
+    {STG_FLAX_SIZE_MISMATCH, 175, "flax_size_mismatch"},
+    {STG_FLAX_KEY_DUPLICATE, 176, "flax_key_duplicate"},
+    {STG_GGML_LEGACY, 177, "ggml_legacy"},
+    {STG_TOKENIZER_MALFORMED, 178, "tokenizer_malformed"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
@@ -433,6 +442,14 @@ START_TEST(test_format_names)
             ck_assert_str_ne(format_names[j], format_names[i]);
         }
     }
+    /* Numbers given out of order (docs/cli.md lists them too) */
+    ck_assert_int_eq(STG_FMT_FLAX_MSGPACK, 29);
+    ck_assert_int_eq(STG_FMT_TIKTOKEN, 32);
+    ck_assert_str_eq(stg_format_name(STG_FMT_FLAX_MSGPACK), "flax-msgpack");
+    ck_assert_str_eq(stg_format_name(STG_FMT_GGML_LEGACY), "ggml-legacy");
+    ck_assert_str_eq(stg_format_name(STG_FMT_SENTENCEPIECE), "sentencepiece");
+    ck_assert_str_eq(stg_format_name(STG_FMT_TIKTOKEN), "tiktoken");
+    ck_assert_str_eq(stg_format_name((stg_format)33), "unknown");
     /* Out of range: the neutral "unknown", never NULL (the CLI prints it as is). */
     ck_assert_str_eq(stg_format_name((stg_format)NFORMATS), "unknown");
     ck_assert_str_eq(stg_format_name((stg_format)-1), "unknown");
