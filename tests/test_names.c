@@ -120,6 +120,16 @@ static const struct code_row {
     {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
     {STG_PICKLE_SKIP_UNRESOLVED, 120, "pickle_skip_unresolved"},
     {STG_TORCH01_STORAGE_UNRESOLVED, 121, "torch01_storage_unresolved"},
+    {STG_SIGNATURE_MALFORMED, 130, "signature_malformed"},
+    {STG_SIGNATURE_STATEMENT_INVALID, 131, "signature_statement_invalid"},
+    {STG_SIGNATURE_INVALID, 132, "signature_invalid"},
+    {STG_SIGNATURE_UNTRUSTED, 133, "signature_untrusted"},
+    {STG_SIGNATURE_UNSUPPORTED, 134, "signature_unsupported"},
+    {STG_SIGNED_FILE_MODIFIED, 135, "signed_file_modified"},
+    {STG_SIGNED_FILE_EXTRA, 136, "signed_file_extra"},
+    {STG_SIGNED_FILE_MISSING, 137, "signed_file_missing"},
+    {STG_SIGNED_FILE_UNVERIFIABLE, 138, "signed_file_unverifiable"},
+    {STG_SIGNATURE_INCOMPLETE, 139, "signature_incomplete"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])

@@ -191,11 +191,22 @@ typedef enum stg_code {
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
     /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
-    STG_PICKLE_SKIP_UNRESOLVED = 120,    /**< bytes a loader reads as data, range not known */
-    STG_TORCH01_STORAGE_UNRESOLVED = 121 /**< a PyTorch 0.1 storage of no known element size */
+    STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
+    STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
+    /* Model signatures (docs/signing.md): findings of stg_signature_*, never of a file scan. */
+    STG_SIGNATURE_MALFORMED = 130,         /**< model.sig is not a model signature bundle */
+    STG_SIGNATURE_STATEMENT_INVALID = 131, /**< the signed statement is unreadable/inconsistent */
+    STG_SIGNATURE_INVALID = 132,           /**< the DSSE signature does not verify */
+    STG_SIGNATURE_UNTRUSTED = 133,         /**< the key or certificate is not the one trusted */
+    STG_SIGNATURE_UNSUPPORTED = 134,       /**< a signature form that is not verified (keyless) */
+    STG_SIGNED_FILE_MODIFIED = 135,        /**< a signed file's SHA-256 differs */
+    STG_SIGNED_FILE_EXTRA = 136,           /**< a file the signature does not list */
+    STG_SIGNED_FILE_MISSING = 137,         /**< a signed file that is absent */
+    STG_SIGNED_FILE_UNVERIFIABLE = 138,    /**< a link, special file or unreadable entry */
+    STG_SIGNATURE_INCOMPLETE = 139         /**< verification could not finish (limit, memory) */
 } stg_code;
 
-#define STG_CODE_MAX 121 /**< highest code number in this version */
+#define STG_CODE_MAX 139 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
