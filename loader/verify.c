@@ -42,6 +42,7 @@ struct stg_signature {
     stg_sig_manifest manifest;
     stg_sig_findings findings;
     uint8_t *bundle_buf; /* the signature file: blobs without escapes point into it */
+    char *sig_path;      /* the signature file's path as read */
 };
 
 const char *stg_signature_method_name(stg_signature_method m)
@@ -289,11 +290,15 @@ static stg_status check_signature(stg_signature *s, const stg_signature_options 
              s->bundle.tlog_entries);
         return STG_OK;
     }
-    if ((m == STG_SIG_MATERIAL_PUBLIC_KEY) != (opt->public_key != NULL)) {
+    bool with_key = opt->public_key != NULL, with_chain = opt->certificate_chain_count > 0;
+    if ((m == STG_SIG_MATERIAL_PUBLIC_KEY && !with_key) ||
+        (m == STG_SIG_MATERIAL_CHAIN && !with_chain)) {
         NOTE(s, STG_SIGNATURE_UNTRUSTED, false, 0, NULL, 0,
              "the model was signed with %s, checked with %s",
              m == STG_SIG_MATERIAL_PUBLIC_KEY ? "a key" : "a certificate",
-             opt->public_key != NULL ? "a public key" : "a certificate chain");
+             with_key     ? "a public key"
+             : with_chain ? "a certificate chain"
+                          : "a Sigstore trusted root");
         return STG_OK;
     }
     uint8_t *trust = NULL;
@@ -482,7 +487,8 @@ static stg_status check_args(const char *model, const stg_signature_options *opt
         return STG_E_STRUCT_VERSION;
     }
     bool key = opt->public_key != NULL, chain = opt->certificate_chain_count > 0;
-    if (key == chain || (chain && opt->certificate_chain == NULL) ||
+    if ((int)key + (int)chain + (int)(opt->trusted_root != NULL) != 1 ||
+        (chain && opt->certificate_chain == NULL) ||
         (opt->ignore_path_count > 0 && opt->ignore_paths == NULL) ||
         opt->ignore_path_count > 4096) {
         return STG_E_BAD_ARG;
@@ -576,13 +582,18 @@ stg_status stg_signature_open(const char *model, const char *sig_path,
         stg_sig_ignores_seal(&s->ignores);
     }
     /* the bundle's blobs point into buf or the arena: keep buf as long as the check */
-    stg_mem_free(own_path);
     if (st != STG_OK) {
+        stg_mem_free(own_path);
         stg_mem_free(buf);
         stg_signature_free(s);
         return st;
     }
     s->bundle_buf = buf;
+    s->sig_path = own_path != NULL ? own_path : stg_mem_strndup(sig_path, strlen(sig_path));
+    if (s->sig_path == NULL) {
+        stg_signature_free(s);
+        return STG_E_NOMEM;
+    }
     *out = s;
     return STG_OK;
 }
@@ -934,6 +945,11 @@ const char *stg_signature_signer(const stg_signature *s)
     return s != NULL ? s->signer : NULL;
 }
 
+const char *stg_signature_file(const stg_signature *s)
+{
+    return s != NULL ? s->sig_path : NULL;
+}
+
 const char *stg_signature_model_name(const stg_signature *s)
 {
     return s != NULL ? s->model_name : NULL;
@@ -974,6 +990,7 @@ void stg_signature_free(stg_signature *s)
     stg_mem_free(s->bundle_buf);
     stg_mem_free(s->signer);
     stg_mem_free(s->model_name);
+    stg_mem_free(s->sig_path);
     stg_mem_free(s->model);
     stg_mem_free(s);
 }

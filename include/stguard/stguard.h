@@ -1107,8 +1107,12 @@ typedef struct stg_signature_options {
     uint32_t struct_version;              /**< STG_STRUCT_VERSION */
     const char *public_key;               /**< PEM file of the signer's EC public key, or NULL */
     const char *const *certificate_chain; /**< PEM files of the trusted roots (and CAs) */
-    size_t certificate_chain_count;       /**< exactly one of public_key and a chain is given */
-    const char *const *ignore_paths;      /**< model_signing's --ignore-paths: paths (absolute or
+    size_t certificate_chain_count;       /**< exactly one of public_key, a chain and
+                                               trusted_root is given */
+    const char *trusted_root;        /**< Sigstore trusted_root.json for keyless bundles: keyless
+                                   verification is not implemented, such a bundle is
+                                   signature_unsupported (never verified) */
+    const char *const *ignore_paths; /**< model_signing's --ignore-paths: paths (absolute or
                                                from the working folder) left out when inside the
                                                model */
     size_t ignore_path_count;
@@ -1184,6 +1188,8 @@ STG_API stg_signature_method stg_signature_method_of(const stg_signature *s);
 /** Who signed: "sha256:<hex>" of the key's PEM (what the bundle's hint holds) for the key
  *  method, the leaf certificate's subject for the certificate method; NULL when unknown. */
 STG_API const char *stg_signature_signer(const stg_signature *s);
+/** The signature file the check read (sig_path, or the default). */
+STG_API const char *stg_signature_file(const stg_signature *s);
 /** The subject name the statement gives the model (informative only), or NULL. */
 STG_API const char *stg_signature_model_name(const stg_signature *s);
 /** Files compared (given or hashed, not ignored). */
