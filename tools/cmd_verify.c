@@ -115,9 +115,9 @@ void cli_text_signature(FILE *out, const stg_signature *s, const char *model)
             fprintf(out, " @%" PRIu64, f->offset);
         }
         if (f->file != NULL) {
-            fputs(" (file ", out);
+            fputs(" (file \"", out);
             cli_text_escape(out, f->file, strlen(f->file), true);
-            fputc(')', out);
+            fputs("\")", out);
         }
         fprintf(out, ": %s\n", f->message);
     }
