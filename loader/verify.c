@@ -26,6 +26,11 @@
 #define STG_SIG_ARENA ((size_t)64 << 20)         /* bundle + statement of 1M files */
 #define STG_SIG_WALK_DEPTH 256u
 
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(stg_signature_options) == 136,
+               "stg_signature_options layout is part of the ABI");
+#endif
+
 struct stg_signature {
     char *model; /* as given, without trailing '/' */
     bool model_is_dir;

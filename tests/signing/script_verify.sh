@@ -106,6 +106,22 @@ r = [x for x in res if x["ruleId"] == "signed_file_missing"]
 assert len(r) == 1 and r[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("config.json"), res
 ' || fail "scan file-removed sarif: rc $rc"
 
+# the records follow docs/cli.schema.json
+if "$PY" -c "import jsonschema" 2>/dev/null; then
+    { "$S" scan --format json --signature byte-changed/model/model.sig --public-key keys/p256.pub.pem byte-changed/model
+      "$S" verify --format json --signature cert/model/model.sig --certificate-chain keys/root.pem cert/model
+      "$S" verify --format json --public-key keys/p256.pub.pem --signature key-p256/model/model.sig file-renamed/model; } |
+        "$PY" -c '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+n = 0
+for line in sys.stdin:
+    jsonschema.validate(json.loads(line), schema)
+    n += 1
+assert n == 11, n
+' "$SRC/docs/cli.schema.json" || fail "records not valid against docs/cli.schema.json"
+fi
+
 # 4. usage errors and unreadable input: exit 2
 "$S" verify key-p256/model >/dev/null 2>&1
 [ $? = 2 ] || fail "verify without trust material"
