@@ -257,8 +257,14 @@ def main():
          before=lambda m: write(f"{m}/sub/.git/config", "[core]\n"))
     case("allow-symlinks", k256 + ["--allow-symlinks"], 0, [], link=True)
     # tampered
-    case("byte-changed", k256, 1, ["signed_file_modified"],
-         mutate=lambda m: open(f"{m}/model.safetensors", "r+b").write(b"\x09"))
+    def flip_last_byte(m):  # a tensor's data: the file stays valid safetensors
+        with open(f"{m}/model.safetensors", "r+b") as f:
+            f.seek(-1, os.SEEK_END)
+            b = f.read(1)
+            f.seek(-1, os.SEEK_END)
+            f.write(bytes([b[0] ^ 0x01]))
+
+    case("byte-changed", k256, 1, ["signed_file_modified"], mutate=flip_last_byte)
     case("file-added", k256, 1, ["signed_file_extra"],
          mutate=lambda m: write(f"{m}/extra.bin", b"\x80\x04K\x01."))
     case("file-removed", k256, 1, ["signed_file_missing"],
