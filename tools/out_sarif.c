@@ -43,6 +43,12 @@ const char *cli_code_remedy(stg_code code)
     if (n == NULL) {
         return "Review the file before anything loads it.";
     }
+    if (strncmp(n, "signature_", 10) == 0 || strncmp(n, "signed_file_", 12) == 0) {
+        return "The model is not shown to be the one its publisher signed: a file changed, was "
+               "added or removed, or the signature does not verify with the key or certificates "
+               "given. Do not load it until `stguard verify` says verified with the publisher's "
+               "own trust material (docs/signing.md).";
+    }
     if (strncmp(n, "pickle_", 7) == 0) {
         return "A pickle-based loader (torch.load with weights_only=False, pickle.load, "
                "joblib.load, numpy.load with allow_pickle=True) runs whatever this pickle asks "

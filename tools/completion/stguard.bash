@@ -12,7 +12,7 @@ _stguard()
         max_pickle_string= max_nesting= max_inflate_bytes= max_inflate_ratio= profile="
     if [ "$cword" -eq 1 ]; then
         # a path there is `stguard scan PATH`
-        COMPREPLY=($(compgen -W "scan inspect convert --version --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "scan inspect verify convert --version --help" -- "$cur"))
         [ "${#COMPREPLY[@]}" -eq 0 ] && _filedir
         return
     fi
