@@ -819,8 +819,10 @@ static stg_status run_check_list(scan_state *s, cli_config *c, const cli_list *c
 
 /* --signature: one model (folder or file), no filter that would hide a file from the
  * comparison, digests on; the walk sees every file the signature covers (.git folders too,
- * no Hugging Face cache rules). 0, or the usage status. */
-static int signature_scan_args(cli_config *c, size_t npaths, size_t stdin_count)
+ * no Hugging Face cache rules). Then the signature is read and checked (*sig). 0, or the
+ * usage status. */
+static int signature_scan_args(cli_config *c, size_t npaths, size_t stdin_count, const char *model,
+                               stg_signature **sig)
 {
     if (npaths != 1 || stdin_count > 0 || c->files_from != NULL || c->check != NULL) {
         return usage_error("--signature verifies one MODEL: give exactly one PATH (no -, "
@@ -833,7 +835,7 @@ static int signature_scan_args(cli_config *c, size_t npaths, size_t stdin_count)
     }
     c->walk.scan_git = true;
     c->walk.hf_cache = false;
-    return 0;
+    return cli_sig_open(&c->sig, model, sig);
 }
 
 /* --signature: ends the check, writes its record, and makes a check that did not verify a
@@ -892,6 +894,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     }
     rc = 0;
     size_t stdin_count = 0;
+    stg_signature *sig = NULL; /* --signature: read and checked before the walk */
     for (size_t i = 0; i < npaths; i++) {
         stdin_count += strcmp(paths[i], "-") == 0;
     }
@@ -907,7 +910,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     } else if (c->expected != NULL && npaths != 1) {
         rc = usage_error("--sha256 names the digest of one file: give exactly one PATH");
     } else if (c->sig.requested) {
-        rc = signature_scan_args(c, npaths, stdin_count);
+        rc = signature_scan_args(c, npaths, stdin_count, paths[0], &sig);
     }
     if (rc == 0) {
         rc = redirect_output(c->output);
@@ -921,6 +924,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     scan_state s;
     memset(&s, 0, sizeof s);
     s.cfg = c;
+    s.sig = sig;
     /* auto: a terminal, and not --quiet (which asks for the files that matter only) */
     s.progress_enabled = c->progress > 0 ||
                          (c->progress == 0 && !c->quiet && isatty(STDERR_FILENO));
@@ -928,6 +932,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     if (c->format == OUT_SARIF) {
         s.sarif = cli_sarif_begin(stdout, c->sarif_info);
         if (s.sarif == NULL) {
+            stg_signature_free(sig);
             free(paths);
             free_list(&listed);
             free_list(&checks);
@@ -944,15 +949,6 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     }
     c->walk.cancel = &interrupt_signal;
     c->walk.on_progress = s.progress_enabled ? on_progress : NULL; /* NULL: one file, no thread */
-    if (c->sig.requested && (rc = cli_sig_open(&c->sig, paths[0], &s.sig)) != 0) {
-        if (s.sarif != NULL) {
-            cli_sarif_discard(s.sarif);
-        }
-        free(paths);
-        free_list(&listed);
-        free_list(&checks);
-        return rc;
-    }
     stg_status st = STG_OK;
     bool interrupted = false;
     size_t bad_lines = 0;
@@ -969,6 +965,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         if (s.sarif != NULL) {
             cli_sarif_discard(s.sarif);
         }
+        stg_signature_free(s.sig);
         free(paths);
         free_list(&listed);
         free_list(&checks);
@@ -978,8 +975,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         }
         return usage_error("invalid arguments");
     }
-    int status = exit_status(c, &s.sum);
-    status = finish_signature(&s, paths[0], status);
+    int status = finish_signature(&s, paths[0], exit_status(c, &s.sum));
     if (st != STG_OK) {
         fprintf(stderr, "stguard: the scan stopped: %s\n", stg_status_name(st));
         status = EXIT_ERROR;
