@@ -916,6 +916,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         rc = redirect_output(c->output);
     }
     if (rc != 0) {
+        stg_signature_free(sig);
         free(paths);
         free_list(&listed);
         free_list(&checks);
