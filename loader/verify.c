@@ -820,31 +820,49 @@ static stg_status walk_entry(stg_signature *s, int dirfd, const char *name, cons
     return STG_OK;
 }
 
+/* Folders still to list: each with the identity it had when its parent listed it, so that a
+ * folder swapped for another (a link in a leading component) after that is not entered. */
+typedef struct walk_folder_ref {
+    char *rel;
+    dev_t dev;
+    ino_t ino;
+} walk_folder_ref;
+
 typedef struct walk_stack {
-    char **rel;
+    walk_folder_ref *at;
     size_t count, cap;
 } walk_stack;
 
-static bool push(walk_stack *w, const char *rel)
+static bool push(walk_stack *w, const char *rel, const struct stat *sb)
 {
     if (w->count == w->cap) {
         size_t cap = w->cap == 0 ? 16 : w->cap * 2;
-        char **p = stg_mem_realloc(w->rel, cap * sizeof *p);
+        walk_folder_ref *p = stg_mem_realloc(w->at, cap * sizeof *p);
         if (p == NULL) {
             return false;
         }
-        w->rel = p;
+        w->at = p;
         w->cap = cap;
     }
-    w->rel[w->count] = stg_mem_strndup(rel, strlen(rel));
-    return w->rel[w->count++] != NULL;
+    walk_folder_ref *f = &w->at[w->count];
+    f->dev = sb->st_dev;
+    f->ino = sb->st_ino;
+    f->rel = stg_mem_strndup(rel, strlen(rel));
+    return w->at[w->count++].rel != NULL;
 }
 
 /* The entries of the folder rel ("" for the root): folders pushed, the rest hashed. */
-static stg_status walk_folder(stg_signature *s, const char *rel, walk_stack *w, uint64_t *folders)
+static stg_status walk_folder(stg_signature *s, const walk_folder_ref *ref, walk_stack *w,
+                              uint64_t *folders)
 {
+    const char *rel = ref->rel;
     int dfd = openat(s->root_fd, rel[0] != 0 ? rel : ".",
                      O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat now;
+    if (dfd >= 0 && (fstat(dfd, &now) != 0 || now.st_dev != ref->dev || now.st_ino != ref->ino)) {
+        close(dfd);
+        dfd = -1; /* not the folder its parent listed: changed while walked */
+    }
     DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (dir == NULL) {
         if (dfd >= 0) {
@@ -876,7 +894,7 @@ static stg_status walk_folder(stg_signature *s, const char *rel, walk_stack *w, 
                 NOTE(s, STG_SIGNATURE_INCOMPLETE, false, 0, NULL, 0,
                      "the model holds more folders than max_signature_files");
                 st = STG_E_LIMIT;
-            } else if (!push(w, child)) {
+            } else if (!push(w, child, &lsb)) {
                 st = STG_E_NOMEM;
             }
         } else {
@@ -909,16 +927,20 @@ stg_status stg_signature_hash_model(stg_signature *s)
     }
     walk_stack w = {0};
     uint64_t folders = 0;
-    stg_status st = push(&w, "") ? STG_OK : STG_E_NOMEM;
+    struct stat root;
+    if (fstat(s->root_fd, &root) != 0) {
+        return STG_E_IO;
+    }
+    stg_status st = push(&w, "", &root) ? STG_OK : STG_E_NOMEM;
     while (st == STG_OK && w.count > 0) {
-        char *rel = w.rel[--w.count];
-        st = walk_folder(s, rel, &w, &folders);
-        stg_mem_free(rel);
+        walk_folder_ref ref = w.at[--w.count];
+        st = walk_folder(s, &ref, &w, &folders);
+        stg_mem_free(ref.rel);
     }
     while (w.count > 0) {
-        stg_mem_free(w.rel[--w.count]);
+        stg_mem_free(w.at[--w.count].rel);
     }
-    stg_mem_free(w.rel);
+    stg_mem_free(w.at);
     return st;
 }
 

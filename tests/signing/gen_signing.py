@@ -276,6 +276,10 @@ def main():
     case("nested-git-unsigned", k256, 1, ["signed_file_extra"],
          mutate=lambda m: write(f"{m}/sub/.git/config", "[core]\n"))
     case("symlink-refused", k256, 1, ["signed_file_unverifiable"], link=True)
+    # stricter than the reference: a linked folder is neither hashed nor walked by it
+    case("linked-folder", k256 + ["--allow-symlinks"], 1, ["signed_file_unverifiable"], link=True,
+         mutate=lambda m: os.symlink(os.path.abspath(f"{m}/../outside"), f"{m}/plugins"),
+         before=lambda m: write(f"{m}/../outside/plugin.py", "import os\n"))
     case("payload-edited", k256, 1, ["signature_invalid"], tamper="payload")
     case("signature-flipped", k256, 1, ["signature_invalid"], tamper="sig")
     case("wrong-key", ["--public-key", "keys/other.pub.pem"], 1, ["signature_untrusted"])
