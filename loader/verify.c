@@ -564,6 +564,13 @@ stg_status stg_signature_open(const char *model, const char *sig_path,
     stg_status st = check_args(model, opt, out);
     stg_signature *s = NULL;
     st = st == STG_OK ? new_signature(model, opt, &s) : st;
+    if (st == STG_OK && opt->trusted_root != NULL) {
+        /* not used (keyless is not verified), but an unreadable one is the caller's error */
+        uint8_t *root = NULL;
+        size_t n = 0;
+        st = slurp(opt->trusted_root, STG_SIG_BUNDLE_MAX, &root, &n);
+        stg_mem_free(root);
+    }
     char *own_path = st == STG_OK && sig_path == NULL ? default_sig_path(s) : NULL;
     if (st == STG_OK && sig_path == NULL && own_path == NULL) {
         st = STG_E_NOMEM;

@@ -47,9 +47,12 @@ for v in v0.3.1 v1.0.0 v1.1.0; do
 done
 check_up 0 "true " --ignore-paths ./v1.0.1-certificate/ignore-me --certificate-chain $C ./v1.0.1-certificate
 check_up 1 "false signature_unsupported" --certificate-chain $C v0.2.0-certificate
-check_up 1 "false signature_unsupported" --trusted-root none.json --identity stefanb@us.ibm.com \
+echo '{}' >"$tmp/trusted_root.json"
+check_up 1 "false signature_unsupported" --trusted-root "$tmp/trusted_root.json" --identity stefanb@us.ibm.com \
     --identity-provider https://sigstore.verify.ibm.com/oauth2 v1.1.0-sigstore
 check_up 1 "false signature_untrusted" --certificate-chain $C v1.1.0-elliptic-key
+"$S" verify --trusted-root none.json --identity a --identity-provider b v1.1.0-sigstore >/dev/null 2>&1
+[ $? = 2 ] || fail "an unreadable trusted root is not exit 2"
 check_up 1 "false signature_untrusted" --public-key $K v1.1.0-certificate
 
 # 2. generated cases
