@@ -281,8 +281,47 @@ static stg_status check_chain(stg_signature *s, const uint8_t *roots, size_t roo
     return st;
 }
 
-/* Reads the trust file(s) and runs the method the bundle and the options agree on. */
-static stg_status check_signature(stg_signature *s, const stg_signature_options *opt)
+/* The trust material, read before the bundle so that an unreadable or empty file is the
+ * caller's error whatever the bundle holds: the key file (whose first public key must parse),
+ * or every chain file's certificates, all of them trust anchors (sign_certificate.py:145-158),
+ * or the trusted root (only read). */
+static stg_status read_trust(const stg_signature_options *opt, uint8_t **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    if (opt->public_key != NULL || opt->trusted_root != NULL) {
+        const char *path = opt->public_key != NULL ? opt->public_key : opt->trusted_root;
+        stg_status st = slurp(path, STG_SIG_TRUST_FILE_MAX, out, len);
+        EVP_PKEY *key = NULL;
+        if (st == STG_OK && opt->public_key != NULL) {
+            st = stg_sigc_key_from_pem(*out, *len, &key);
+            stg_sigc_key_free(key);
+        }
+        return st;
+    }
+    stg_status st = STG_OK;
+    for (size_t i = 0; i < opt->certificate_chain_count && st == STG_OK; i++) {
+        uint8_t *one = NULL;
+        size_t n = 0;
+        st = slurp(opt->certificate_chain[i], STG_SIG_TRUST_FILE_MAX, &one, &n);
+        uint8_t *p = st == STG_OK ? stg_mem_realloc(*out, *len + n + 2u) : NULL;
+        if (st == STG_OK && p == NULL) {
+            st = STG_E_NOMEM;
+        }
+        if (st == STG_OK) {
+            *out = p;
+            memcpy(p + *len, one, n);
+            *len += n;
+            p[(*len)++] = '\n';
+        }
+        stg_mem_free(one);
+    }
+    return st;
+}
+
+/* Runs the method the bundle and the options agree on, with the trust file(s) read whole. */
+static stg_status check_signature(stg_signature *s, const stg_signature_options *opt,
+                                  const uint8_t *trust, size_t trust_len)
 {
     stg_sig_material m = s->bundle.material;
     s->method = m == STG_SIG_MATERIAL_PUBLIC_KEY ? STG_SIGNATURE_METHOD_KEY
@@ -306,35 +345,7 @@ static stg_status check_signature(stg_signature *s, const stg_signature_options 
                           : "a Sigstore trusted root");
         return STG_OK;
     }
-    uint8_t *trust = NULL;
-    size_t trust_len = 0;
-    stg_status st = STG_OK;
-    if (opt->public_key != NULL) {
-        st = slurp(opt->public_key, STG_SIG_TRUST_FILE_MAX, &trust, &trust_len);
-        st = st == STG_OK ? check_key(s, trust, trust_len) : st;
-        stg_mem_free(trust);
-        return st;
-    }
-    /* every chain file's certificates are trust anchors (sign_certificate.py:145-158) */
-    for (size_t i = 0; i < opt->certificate_chain_count && st == STG_OK; i++) {
-        uint8_t *one = NULL;
-        size_t n = 0;
-        st = slurp(opt->certificate_chain[i], STG_SIG_TRUST_FILE_MAX, &one, &n);
-        uint8_t *p = st == STG_OK ? stg_mem_realloc(trust, trust_len + n + 2u) : NULL;
-        if (st == STG_OK && p == NULL) {
-            st = STG_E_NOMEM;
-        }
-        if (st == STG_OK) {
-            trust = p;
-            memcpy(trust + trust_len, one, n);
-            trust_len += n;
-            trust[trust_len++] = '\n';
-        }
-        stg_mem_free(one);
-    }
-    st = st == STG_OK ? check_chain(s, trust, trust_len) : st;
-    stg_mem_free(trust);
-    return st;
+    return with_key ? check_key(s, trust, trust_len) : check_chain(s, trust, trust_len);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -564,13 +575,9 @@ stg_status stg_signature_open(const char *model, const char *sig_path,
     stg_status st = check_args(model, opt, out);
     stg_signature *s = NULL;
     st = st == STG_OK ? new_signature(model, opt, &s) : st;
-    if (st == STG_OK && opt->trusted_root != NULL) {
-        /* not used (keyless is not verified), but an unreadable one is the caller's error */
-        uint8_t *root = NULL;
-        size_t n = 0;
-        st = slurp(opt->trusted_root, STG_SIG_BUNDLE_MAX, &root, &n);
-        stg_mem_free(root);
-    }
+    uint8_t *trust = NULL;
+    size_t trust_len = 0;
+    st = st == STG_OK ? read_trust(opt, &trust, &trust_len) : st;
     char *own_path = st == STG_OK && sig_path == NULL ? default_sig_path(s) : NULL;
     if (st == STG_OK && sig_path == NULL && own_path == NULL) {
         st = STG_E_NOMEM;
@@ -585,7 +592,7 @@ stg_status stg_signature_open(const char *model, const char *sig_path,
         if (e != STG_SIG_OK) {
             note_problem(s, &why, STG_SIGNATURE_MALFORMED, "");
         } else {
-            st = check_signature(s, opt);
+            st = check_signature(s, opt, trust, trust_len);
             st = st == STG_OK ? read_statement(s, opt) : st;
         }
     }
@@ -593,6 +600,7 @@ stg_status stg_signature_open(const char *model, const char *sig_path,
     if (st == STG_OK) {
         stg_sig_ignores_seal(&s->ignores);
     }
+    stg_mem_free(trust);
     /* the bundle's blobs point into buf or the arena: keep buf as long as the check */
     if (st != STG_OK) {
         stg_mem_free(own_path);
