@@ -2,7 +2,6 @@
 #include "sigcrypto.h"
 
 #include <openssl/bio.h>
-#include <openssl/opensslv.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -13,14 +12,7 @@
 #include "../parser/base64.h"
 #include "../parser/dl.h"
 #include "digest.h"
-
-#define STG_STR2(x) #x
-#define STG_STR(x) STG_STR2(x)
-#if defined(OPENSSL_VERSION_MAJOR) && OPENSSL_VERSION_MAJOR >= 3
-#define STG_LIBCRYPTO_SONAME "libcrypto.so." STG_STR(OPENSSL_VERSION_MAJOR)
-#else
-#define STG_LIBCRYPTO_SONAME "libcrypto.so.1.1"
-#endif
+#include "evp.h" /* STG_LIBCRYPTO_SONAME */
 
 static struct {
     BIO *(*bio_new_mem_buf)(const void *, int);
