@@ -1,5 +1,6 @@
-/* SHA-256, and the SHA-1 of Git blob ids, through OpenSSL's EVP interface. This file pair and
- * loader/evp.[ch] (libcrypto loaded on first use) are the only ones that include OpenSSL. */
+/* SHA-256, and the SHA-1 of Git blob ids, through OpenSSL's EVP interface. This file pair,
+ * loader/evp.[ch] (libcrypto loaded on first use) and loader/sigcrypto.[ch] (the signature
+ * checks' public-key calls, loaded the same way) are the only ones that include OpenSSL. */
 #ifndef STG_LOADER_DIGEST_H
 #define STG_LOADER_DIGEST_H
 

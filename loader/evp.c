@@ -1,19 +1,9 @@
 /* libcrypto loaded on first use (see evp.h). */
 #include "evp.h"
 
-#include <openssl/opensslv.h>
 #include <pthread.h>
 
 #include "../parser/dl.h"
-
-/* The soname of the libcrypto the library was built against. */
-#define STG_STR2(x) #x
-#define STG_STR(x) STG_STR2(x)
-#if defined(OPENSSL_VERSION_MAJOR) && OPENSSL_VERSION_MAJOR >= 3
-#define STG_LIBCRYPTO_SONAME "libcrypto.so." STG_STR(OPENSSL_VERSION_MAJOR)
-#else
-#define STG_LIBCRYPTO_SONAME "libcrypto.so.1.1"
-#endif
 
 static struct {
     EVP_MD_CTX *(*md_ctx_new)(void);

@@ -7,8 +7,18 @@
 #define STG_LOADER_EVP_H
 
 #include <openssl/evp.h>
+#include <openssl/opensslv.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The soname of the libcrypto the library was built against (also loader/sigcrypto.c's). */
+#define STG_STR2(x) #x
+#define STG_STR(x) STG_STR2(x)
+#if defined(OPENSSL_VERSION_MAJOR) && OPENSSL_VERSION_MAJOR >= 3
+#define STG_LIBCRYPTO_SONAME "libcrypto.so." STG_STR(OPENSSL_VERSION_MAJOR)
+#else
+#define STG_LIBCRYPTO_SONAME "libcrypto.so.1.1"
+#endif
 
 /* Loads libcrypto once per process (thread-safe); false when it cannot be loaded or lacks one
  * of the calls below (digests then fail with STG_E_CRYPTO, as an OpenSSL failure does). */

@@ -4,6 +4,7 @@
 #ifndef STG_TOOLS_CLI_H
 #define STG_TOOLS_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -115,6 +116,8 @@ void cli_sarif_record(cli_sarif *s, const stg_report *r);
 void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code);
 /* Frees s without writing anything more (a usage error stopped the run). */
 void cli_sarif_discard(cli_sarif *s);
+/* The findings of a signature check as results (at the file each names, or the signature). */
+void cli_sarif_signature(cli_sarif *s, const stg_signature *sig, const char *model);
 
 /* What a finding of this code means for the user and what to do (SARIF rules' help). */
 const char *cli_code_remedy(stg_code code);
@@ -123,6 +126,65 @@ const char *cli_code_remedy(stg_code code);
 
 /* `stguard convert` (argv[0] is "convert"): 0 converted, 1 refused, 2 error. */
 int cli_convert(int argc, char **argv);
+
+/* ---- signatures (cmd_verify.c) ---- */
+
+/* The signature options `verify` and `scan --signature` share (docs/signing.md). */
+typedef struct cli_sig_config {
+    const char *signature; /* --signature SIG (NULL: MODEL/model.sig) */
+    bool requested;        /* scan: a signature option was given */
+    const char *public_key;
+    const char **chains;
+    size_t chain_count;
+    const char *trusted_root, *identity, *identity_provider; /* keyless: not verified */
+    const char **ignore_paths;
+    size_t ignore_count;
+    bool no_ignore_git_paths, allow_symlinks;
+} cli_sig_config;
+
+/* The shared options (long options only; their values start at CLI_SIG_OPTION_BASE): the
+ * issue's names, model_signing's spellings and the short aliases, as rows of a getopt table. */
+#define CLI_SIG_OPTION_BASE 512
+enum cli_sig_option_id {
+    CLI_SIG_SIGNATURE = CLI_SIG_OPTION_BASE,
+    CLI_SIG_PUBLIC_KEY,
+    CLI_SIG_CHAIN,
+    CLI_SIG_TRUSTED_ROOT,
+    CLI_SIG_IDENTITY,
+    CLI_SIG_IDENTITY_PROVIDER,
+    CLI_SIG_IGNORE_PATHS,
+    CLI_SIG_NO_IGNORE_GIT,
+    CLI_SIG_ALLOW_SYMLINKS
+};
+#define CLI_SIG_OPTIONS                                                            \
+    {"signature", required_argument, NULL, CLI_SIG_SIGNATURE},                     \
+        {"public-key", required_argument, NULL, CLI_SIG_PUBLIC_KEY},               \
+        {"public_key", required_argument, NULL, CLI_SIG_PUBLIC_KEY},               \
+        {"key", required_argument, NULL, CLI_SIG_PUBLIC_KEY},                      \
+        {"certificate-chain", required_argument, NULL, CLI_SIG_CHAIN},             \
+        {"certificate_chain", required_argument, NULL, CLI_SIG_CHAIN},             \
+        {"cert-chain", required_argument, NULL, CLI_SIG_CHAIN},                    \
+        {"trusted-root", required_argument, NULL, CLI_SIG_TRUSTED_ROOT},           \
+        {"identity", required_argument, NULL, CLI_SIG_IDENTITY},                   \
+        {"identity-provider", required_argument, NULL, CLI_SIG_IDENTITY_PROVIDER}, \
+        {"identity_provider", required_argument, NULL, CLI_SIG_IDENTITY_PROVIDER}, \
+        {"ignore-paths", required_argument, NULL, CLI_SIG_IGNORE_PATHS},           \
+        {"ignore_paths", required_argument, NULL, CLI_SIG_IGNORE_PATHS},           \
+        {"no-ignore-git-paths", no_argument, NULL, CLI_SIG_NO_IGNORE_GIT},         \
+    {                                                                              \
+        "allow-symlinks", no_argument, NULL, CLI_SIG_ALLOW_SYMLINKS                \
+    }
+/* Takes one option of cli_sig_long_options (ch its value): 0, or the usage exit status. */
+int cli_sig_option(cli_sig_config *c, int ch, const char *arg);
+/* Checks the combination and opens the check of model; *out is set on 0. Returns 0, or the
+ * exit status (2: usage error or unreadable input) after a message. */
+int cli_sig_open(const cli_sig_config *c, const char *model, stg_signature **out);
+/* Renders a finished check: text lines, or the fields of a JSON object (no braces). */
+void cli_text_signature(FILE *out, const stg_signature *s, const char *model);
+void cli_json_signature_fields(FILE *out, const stg_signature *s, const char *model);
+void cli_sig_free(cli_sig_config *c);
+/* `stguard verify` (argv[0] is "verify"): 0 verified, 1 not verified, 2 usage or unreadable. */
+int cli_verify(int argc, char **argv);
 
 /* stg_limits_set(lim, name, value) with the CLI's messages for an unknown limit and a bad
  * value (opt names the option given): 0, or the usage exit status. */

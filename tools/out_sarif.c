@@ -43,6 +43,12 @@ const char *cli_code_remedy(stg_code code)
     if (n == NULL) {
         return "Review the file before anything loads it.";
     }
+    if (strncmp(n, "signature_", 10) == 0 || strncmp(n, "signed_file_", 12) == 0) {
+        return "The model is not shown to be the one its publisher signed: a file changed, was "
+               "added or removed, or the signature does not verify with the key or certificates "
+               "given. Do not load it until `stguard verify` says verified with the publisher's "
+               "own trust material (docs/signing.md).";
+    }
     if (strncmp(n, "pickle_", 7) == 0) {
         return "A pickle-based loader (torch.load with weights_only=False, pickle.load, "
                "joblib.load, numpy.load with allow_pickle=True) runs whatever this pickle asks "
@@ -510,4 +516,58 @@ void cli_sarif_end(cli_sarif *s, const cli_summary *sum, int exit_code)
             sum->verdicts[STG_VERDICT_ERROR], sum->bytes, sum->skipped_git, sum->skipped_no_exist,
             sum->skipped_locks, sum->skipped_incomplete, interrupted ? "true" : "false");
     free_sarif(s);
+}
+
+/* The findings of a signature check: each a result located at the file it names (under the
+ * model) or at the signature file, with the rule of its code. A check that verified adds none. */
+void cli_sarif_signature(cli_sarif *s, const stg_signature *sig, const char *model)
+{
+    const char *sig_path = stg_signature_file(sig);
+    FILE *out = s->out;
+    open_document(s);
+    for (size_t i = 0; i < stg_signature_finding_count(sig); i++) {
+        const stg_signature_finding *f = stg_signature_finding_at(sig, i);
+        char *path = NULL;
+        size_t plen = 0;
+        FILE *m = open_memstream(&path, &plen);
+        if (m == NULL) {
+            return;
+        }
+        if (f->file != NULL) {
+            fprintf(m, "%s/%s", model, strcmp(f->file, ".") == 0 ? "" : f->file);
+        } else {
+            fputs(sig_path, m);
+        }
+        if (fclose(m) != 0 || path == NULL) {
+            free(path);
+            return;
+        }
+        bool relative = false;
+        char *uri = artifact_uri(s, path, &relative);
+        free(path);
+        if (uri == NULL) {
+            return;
+        }
+        if (s->results++ > 0) {
+            fputc(',', out);
+        }
+        const char *name = stg_code_name(f->code);
+        fputs("{\"ruleId\":", out);
+        cli_json_string(out, name, strlen(name));
+        int idx = rule_for(s, f->code);
+        if (idx >= 0) {
+            fprintf(out, ",\"ruleIndex\":%d", idx);
+        }
+        fprintf(out, ",\"level\":\"%s\",\"message\":{\"text\":", level_of(f->severity));
+        cli_json_string(out, f->message, strlen(f->message));
+        fputs("},\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{\"uri\":", out);
+        cli_json_string(out, uri, strlen(uri));
+        fputs(relative ? ",\"uriBaseId\":\"%SRCROOT%\"}" : "}", out);
+        if (f->has_offset && f->file == NULL) {
+            fprintf(out, ",\"region\":{\"byteOffset\":%" PRIu64 ",\"byteLength\":1}", f->offset);
+        }
+        fprintf(out, "}}],\"properties\":{\"severity\":\"%s\",\"signature\":true}}",
+                stg_severity_name(f->severity));
+        free(uri);
+    }
 }

@@ -31,6 +31,8 @@ full=(
     # Flax checkpoints (tests/flax: msgpack as flax.serialization packs it) and SentencePiece
     # models (tests/flax/gen_tokenizers.py: sentencepiece's trainer writes tokenizer.model)
     python3-msgpack python3-sentencepiece
+    # signed-model fixtures (tests/signing/gen_signing.py: EC keys, a CA, ECDSA signatures)
+    python3-cryptography
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh)
     python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, the venv install route (docs/python.md),

@@ -1,6 +1,7 @@
 /* stguard: the command-line tool (docs/cli.md; user documentation in docs/cli.md).
  *   stguard scan [options] PATH...     files, directories (recursively), - for standard input
  *   stguard inspect [options] FILE     the header and tensor table of a valid safetensors or GGUF file
+ *   stguard verify [options] MODEL     an OpenSSF model signature, offline (cmd_verify.c)
  *   stguard --version | --help
  * It parses no model bytes itself: the walk, the scan and the validation are the library's;
  * this file reads options, calls the library and renders what it returns.
@@ -94,6 +95,7 @@ static const struct option scan_options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"check", required_argument, NULL, OPT_CHECK},
     {"sarif-info", no_argument, NULL, OPT_SARIF_INFO},
+    CLI_SIG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -103,6 +105,8 @@ static const char usage_text[] =
     "       stguard PATH [options] [PATH...]    (scan, when PATH exists and is not a command)\n"
     "       stguard inspect [--format text|json] [-o FILE] [--tensor-sha256] [limits]\n"
     "                       FILE|INDEX|FOLDER|HF-REPO-FOLDER\n"
+    "       stguard verify [--signature SIG] (--public-key PEM | --certificate-chain PEM ...)\n"
+    "                      MODEL   (stguard verify --help)\n"
     "       stguard convert INPUT OUTPUT [--select KEY] [--force] [--drop-aliases]\n"
     "                       [--strict-leaves] [--sha256]   (stguard convert --help)\n"
     "       stguard --version | --help\n"
@@ -136,6 +140,10 @@ static const char usage_text[] =
     "  --shard K/N                scan only shard K of N (1 <= K <= N), chosen by path: N runs\n"
     "                             with K = 1..N cover every file exactly once\n"
     "  --check FILE               verify and scan the files a sha256sum list names (- : stdin)\n"
+    "  --signature SIG --public-key PEM | --certificate-chain PEM\n"
+    "                             also verify the model signature of the one MODEL folder\n"
+    "                             scanned, in the same pass (options: stguard verify --help);\n"
+    "                             a signature that does not verify makes the exit status 1\n"
     "\n"
     "text output lists the files that need a look (not ok) and the counts; -v lists every file\n"
     "\n"
@@ -176,7 +184,8 @@ typedef struct cli_config {
     const char *files_from; /* --files-from FILE */
     const char *check;      /* --check FILE */
     bool null_separated;
-    bool sarif_info; /* --sarif-info: info findings become SARIF results too */
+    bool sarif_info;    /* --sarif-info: info findings become SARIF results too */
+    cli_sig_config sig; /* --signature and its trust options (cmd_verify.c) */
 } cli_config;
 
 /* Set by the SIGINT/SIGTERM handler; the walk polls it. */
@@ -507,7 +516,12 @@ static int parse_options(int argc, char **argv, cli_config *c, bool inspect)
             break;
         case 'h': fputs(usage_text, stdout); return -1;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
-        default: return usage_error("unknown option '%s'", argv[optind - 1]);
+        default:
+            if (ch < CLI_SIG_OPTION_BASE) {
+                return usage_error("unknown option '%s'", argv[optind - 1]);
+            }
+            rc = cli_sig_option(&c->sig, ch, optarg);
+            break;
         }
         if (rc != 0) {
             return rc;
@@ -534,6 +548,7 @@ typedef struct scan_state {
     bool progress_shown;
     double start;
     uint64_t distinct_scanned; /* files (and stdin) read, over every walk */
+    stg_signature *sig;        /* --signature: the check the records feed */
 } scan_state;
 
 static double now_seconds(void)
@@ -560,6 +575,10 @@ static void on_record(void *user, const stg_tree_record *rec)
     s->sum.files++;
     s->sum.verdicts[v]++;
     clear_progress(s);
+    if (s->sig != NULL && stg_signature_add_record(s->sig, rec) != STG_OK) {
+        /* a record outside the model as opened: cannot be compared, so never verified */
+        (void)stg_signature_add_file(s->sig, ".", STG_SIGNATURE_ENTRY_UNHASHED, NULL);
+    }
     /* Text is for a person: what passes is counted, not listed, unless -v. */
     bool show = !(s->cfg->quiet && v == STG_VERDICT_OK);
     switch (s->cfg->format) {
@@ -798,6 +817,49 @@ static stg_status run_check_list(scan_state *s, cli_config *c, const cli_list *c
     return st;
 }
 
+/* --signature: one model (folder or file), no filter that would hide a file from the
+ * comparison, digests on; the walk sees every file the signature covers (.git folders too,
+ * no Hugging Face cache rules). Then the signature is read and checked (*sig). 0, or the
+ * usage status. */
+static int signature_scan_args(cli_config *c, size_t npaths, size_t stdin_count, const char *model,
+                               stg_signature **sig)
+{
+    if (npaths != 1 || stdin_count > 0 || c->files_from != NULL || c->check != NULL) {
+        return usage_error("--signature verifies one MODEL: give exactly one PATH (no -, "
+                           "--files-from or --check)");
+    }
+    if (c->include_count > 0 || c->exclude_count > 0 || c->walk.shard_count > 0 ||
+        !c->walk.scan.digest) {
+        return usage_error("--signature compares every file: no --include, --exclude, --shard "
+                           "or --no-digest");
+    }
+    c->walk.scan_git = true;
+    c->walk.hf_cache = false;
+    return cli_sig_open(&c->sig, model, sig);
+}
+
+/* --signature: ends the check, writes its record, and makes a check that did not verify a
+ * failing status (1, unless the scan's own status is worse). */
+static int finish_signature(scan_state *s, const char *model, int status)
+{
+    if (s->sig == NULL) {
+        return status;
+    }
+    (void)stg_signature_finish(s->sig);
+    switch (s->cfg->format) {
+    case OUT_TEXT: cli_text_signature(stdout, s->sig, model); break;
+    case OUT_JSON:
+        fprintf(stdout, "{\"type\":\"signature\",\"schema\":%d,\"path\":", CLI_JSON_SCHEMA);
+        cli_json_string(stdout, model, strlen(model));
+        fputs(",\"signature\":{", stdout);
+        cli_json_signature_fields(stdout, s->sig, model);
+        fputs("}}\n", stdout);
+        break;
+    case OUT_SARIF: cli_sarif_signature(s->sarif, s->sig, model); break;
+    }
+    return !stg_signature_verified(s->sig) && status == 0 ? EXIT_FAIL : status;
+}
+
 static int cmd_scan(int argc, char **argv, cli_config *c)
 {
     /* From the start: a signal before the walk begins stops it before any file (valid output). */
@@ -832,6 +894,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     }
     rc = 0;
     size_t stdin_count = 0;
+    stg_signature *sig = NULL; /* --signature: read and checked before the walk */
     for (size_t i = 0; i < npaths; i++) {
         stdin_count += strcmp(paths[i], "-") == 0;
     }
@@ -846,11 +909,14 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         rc = usage_error("standard input (-) can be read once");
     } else if (c->expected != NULL && npaths != 1) {
         rc = usage_error("--sha256 names the digest of one file: give exactly one PATH");
+    } else if (c->sig.requested) {
+        rc = signature_scan_args(c, npaths, stdin_count, paths[0], &sig);
     }
     if (rc == 0) {
         rc = redirect_output(c->output);
     }
     if (rc != 0) {
+        stg_signature_free(sig);
         free(paths);
         free_list(&listed);
         free_list(&checks);
@@ -859,6 +925,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     scan_state s;
     memset(&s, 0, sizeof s);
     s.cfg = c;
+    s.sig = sig;
     /* auto: a terminal, and not --quiet (which asks for the files that matter only) */
     s.progress_enabled = c->progress > 0 ||
                          (c->progress == 0 && !c->quiet && isatty(STDERR_FILENO));
@@ -866,6 +933,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     if (c->format == OUT_SARIF) {
         s.sarif = cli_sarif_begin(stdout, c->sarif_info);
         if (s.sarif == NULL) {
+            stg_signature_free(sig);
             free(paths);
             free_list(&listed);
             free_list(&checks);
@@ -898,6 +966,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         if (s.sarif != NULL) {
             cli_sarif_discard(s.sarif);
         }
+        stg_signature_free(s.sig);
         free(paths);
         free_list(&listed);
         free_list(&checks);
@@ -907,7 +976,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
         }
         return usage_error("invalid arguments");
     }
-    int status = exit_status(c, &s.sum);
+    int status = finish_signature(&s, paths[0], exit_status(c, &s.sum));
     if (st != STG_OK) {
         fprintf(stderr, "stguard: the scan stopped: %s\n", stg_status_name(st));
         status = EXIT_ERROR;
@@ -931,6 +1000,7 @@ static int cmd_scan(int argc, char **argv, cli_config *c)
     case OUT_JSON: cli_json_summary(stdout, &s.sum); break;
     case OUT_SARIF: cli_sarif_end(s.sarif, &s.sum, status); break;
     }
+    stg_signature_free(s.sig);
     free(paths);
     free_list(&listed);
     free_list(&checks);
@@ -1451,6 +1521,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "convert") == 0) {
         return cli_convert(argc - 1, argv + 1);
     }
+    if (strcmp(cmd, "verify") == 0) {
+        return cli_verify(argc - 1, argv + 1);
+    }
     int status;
     struct stat path_st;
     if (strcmp(cmd, "scan") == 0) {
@@ -1462,12 +1535,14 @@ int main(int argc, char **argv)
          * that exists and is no command (a file named scan or inspect needs ./scan). */
         status = cmd_scan(argc, argv, &c);
     } else {
-        status = usage_error("unknown command '%s' (scan, inspect, convert, --version, --help)",
+        status = usage_error("unknown command '%s' (scan, inspect, verify, convert, --version, "
+                             "--help)",
                              cmd);
     }
     stg_policy_free(c.policy);
     free(c.include);
     free(c.exclude);
     free(c.expected);
+    cli_sig_free(&c.sig);
     return status;
 }

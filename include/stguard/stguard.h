@@ -193,6 +193,17 @@ typedef enum stg_code {
     /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
     STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
     STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
+    /* Model signatures (docs/signing.md): findings of stg_signature_*, never of a file scan. */
+    STG_SIGNATURE_MALFORMED = 130,         /**< model.sig is not a model signature bundle */
+    STG_SIGNATURE_STATEMENT_INVALID = 131, /**< the signed statement is unreadable/inconsistent */
+    STG_SIGNATURE_INVALID = 132,           /**< the DSSE signature does not verify */
+    STG_SIGNATURE_UNTRUSTED = 133,         /**< the key or certificate is not the one trusted */
+    STG_SIGNATURE_UNSUPPORTED = 134,       /**< a signature form that is not verified (keyless) */
+    STG_SIGNED_FILE_MODIFIED = 135,        /**< a signed file's SHA-256 differs */
+    STG_SIGNED_FILE_EXTRA = 136,           /**< a file the signature does not list */
+    STG_SIGNED_FILE_MISSING = 137,         /**< a signed file that is absent */
+    STG_SIGNED_FILE_UNVERIFIABLE = 138,    /**< a link, special file or unreadable entry */
+    STG_SIGNATURE_INCOMPLETE = 139,         /**< verification could not finish (limit, memory) */
     /* 170..179: Flax msgpack (docs/flax.md), legacy GGML, tokenizers (docs/tokenizers.md) */
     STG_FLAX_MALFORMED = 170,     /**< msgpack wire data, a str not UTF-8, an unusable key */
     STG_FLAX_TRAILING = 171,      /**< bytes after the top-level msgpack value */
@@ -1128,6 +1139,118 @@ STG_API const stg_tensor *stg_stream_tensor_at(const stg_stream *s, size_t i);
 /** After finish with tensor_digests: the 32-byte SHA-256 of tensor i. */
 STG_API stg_status stg_stream_tensor_sha256(const stg_stream *s, size_t i, uint8_t out[32]);
 STG_API void stg_stream_free(stg_stream *s);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Model signatures: OpenSSF model_signing's `model.sig` verified offline (docs/signing.md).     */
+
+/** How the bundle says it was signed. */
+typedef enum stg_signature_method {
+    STG_SIGNATURE_METHOD_UNKNOWN = 0,     /**< the bundle could not be read */
+    STG_SIGNATURE_METHOD_KEY = 1,         /**< an EC key pair (model_signing `key`) */
+    STG_SIGNATURE_METHOD_CERTIFICATE = 2, /**< a leaf certificate and chain (`certificate`) */
+    STG_SIGNATURE_METHOD_KEYLESS = 3      /**< Sigstore keyless (Fulcio, Rekor): not verified */
+} stg_signature_method;
+
+/** "unknown", "key", "certificate", "sigstore". */
+STG_API const char *stg_signature_method_name(stg_signature_method m);
+
+/** Trust material and hashing rules of a check: fill with stg_signature_options_default. */
+typedef struct stg_signature_options {
+    uint32_t struct_version;              /**< STG_STRUCT_VERSION */
+    const char *public_key;               /**< PEM file of the signer's EC public key, or NULL */
+    const char *const *certificate_chain; /**< PEM files of the trusted roots (and CAs) */
+    size_t certificate_chain_count;       /**< exactly one of public_key, a chain and
+                                               trusted_root is given */
+    const char *trusted_root;        /**< Sigstore trusted_root.json for keyless bundles: keyless
+                                   verification is not implemented, such a bundle is
+                                   signature_unsupported (never verified) */
+    const char *const *ignore_paths; /**< model_signing's --ignore-paths: paths (absolute or
+                                               from the working folder) left out when inside the
+                                               model */
+    size_t ignore_path_count;
+    bool ignore_git_paths; /**< leave out .git, .gitattributes, .github, .gitignore at the
+                                model's root (default true, as model_signing) */
+    bool allow_symlinks;   /**< hash links to files with their target's bytes (default false:
+                                a link is signed_file_unverifiable) */
+    uint64_t max_files;    /**< files listed or found at most (default 1,000,000; at most
+                                1,048,576); past it: signature_incomplete */
+    uint64_t reserved[8];  /**< docs/abi.md */
+} stg_signature_options;
+
+/** As stg_limits_init, for stg_signature_options. */
+STG_API stg_status stg_signature_options_init(stg_signature_options *out, uint32_t struct_version);
+
+static inline void stg_signature_options_default(stg_signature_options *out)
+{
+    (void)stg_signature_options_init(out, STG_STRUCT_VERSION);
+}
+
+/** One finding of a signature check. Strings are owned by the check; absent ones are NULL. */
+typedef struct stg_signature_finding {
+    stg_code code; /**< one of the signature codes (130-139, docs/findings.md) */
+    stg_severity severity;
+    bool has_offset;
+    uint64_t offset;     /**< in the signature file, or in the decoded payload (the message says) */
+    const char *file;    /**< the model-relative path the finding is about (raw bytes, escape
+                              before printing) */
+    const char *message; /**< one sentence of constant text and values */
+} stg_signature_finding;
+
+typedef struct stg_signature stg_signature;
+
+/** Kinds of entry stg_signature_add_file takes. */
+typedef enum stg_signature_entry {
+    STG_SIGNATURE_ENTRY_FILE = 0,    /**< a regular file; sha256_hex is its digest */
+    STG_SIGNATURE_ENTRY_LINK = 1,    /**< a link to a file; sha256_hex is the target's */
+    STG_SIGNATURE_ENTRY_UNHASHED = 2 /**< an entry that could not be hashed (special file,
+                                            unreadable, a linked folder, not read) */
+} stg_signature_entry;
+
+/**
+ * Reads the signature file sig_path (NULL: MODEL/model.sig) of the model at `model` (a folder, or
+ * one file) and checks all that needs no model file: the bundle, the DSSE signature with the
+ * options' key or chain, the statement and its root digest. Then the model's files are given with
+ * stg_signature_add_file / stg_signature_add_record, or hashed by stg_signature_hash_model, and
+ * stg_signature_finish compares. A bundle that cannot be read or does not verify is a finding,
+ * not a failure: *out is set on STG_OK.
+ * @return STG_OK; STG_E_BAD_ARG (NULL arguments, neither or both of a key and a chain, a key or
+ *         chain file that holds no PEM key or certificate); STG_E_IO (the model or a key or chain
+ *         file cannot be read; a missing signature file is a finding); STG_E_STRUCT_VERSION;
+ *         STG_E_NOMEM; STG_E_CRYPTO (libcrypto cannot be loaded).
+ */
+STG_API stg_status stg_signature_open(const char *model, const char *sig_path,
+                                      const stg_signature_options *opt, stg_signature **out);
+/** Whether rel (a path relative to the model, '/'-separated) is left out of the comparison. */
+STG_API bool stg_signature_ignores(const stg_signature *s, const char *rel);
+/** A file of the model, hashed by the caller: rel is its model-relative path ("." for a
+ *  single-file model). sha256_hex: 64 hex digits (ignored for ENTRY_UNHASHED). Ignored paths
+ *  are skipped here. @return STG_OK, STG_E_BAD_ARG, STG_E_STATE after finish. */
+STG_API stg_status stg_signature_add_file(stg_signature *s, const char *rel,
+                                          stg_signature_entry kind, const char *sha256_hex);
+/** A record of stg_scan_tree over the model (its path under the model as opened): the digest
+ *  its report holds, its kind as the walk saw it, and the links among its folders. */
+STG_API stg_status stg_signature_add_record(stg_signature *s, const stg_tree_record *rec);
+/** Walks the model as model_signing does and hashes every file not ignored (one read each). */
+STG_API stg_status stg_signature_hash_model(stg_signature *s);
+/** Ends the check: listed files not given are signed_file_missing. */
+STG_API stg_status stg_signature_finish(stg_signature *s);
+/** true only after finish with no finding at all. */
+STG_API bool stg_signature_verified(const stg_signature *s);
+STG_API stg_signature_method stg_signature_method_of(const stg_signature *s);
+/** Who signed: "sha256:<hex>" of the key's PEM (what the bundle's hint holds) for the key
+ *  method, the leaf certificate's subject for the certificate method; NULL when unknown. */
+STG_API const char *stg_signature_signer(const stg_signature *s);
+/** The signature file the check read (sig_path, or the default). */
+STG_API const char *stg_signature_file(const stg_signature *s);
+/** The subject name the statement gives the model (informative only), or NULL. */
+STG_API const char *stg_signature_model_name(const stg_signature *s);
+/** Files compared (given or hashed, not ignored). */
+STG_API uint64_t stg_signature_file_count(const stg_signature *s);
+STG_API size_t stg_signature_finding_count(const stg_signature *s);
+STG_API const stg_signature_finding *stg_signature_finding_at(const stg_signature *s, size_t i);
+/** Findings not stored (past 1000, or memory refused); they still mean "not verified". */
+STG_API uint64_t stg_signature_findings_dropped(const stg_signature *s);
+STG_API void stg_signature_free(stg_signature *s);
 
 /* ------------------------------------------------------------------------------------------ */
 

@@ -27,6 +27,10 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_scan_options, struct_version), 0);
     ck_assert_uint_eq(offsetof(stg_stream_options, struct_version), 0);
     ck_assert_uint_eq(offsetof(stg_tree_options, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_signature_options, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_signature_options, reserved) +
+                          sizeof(((stg_signature_options *)0)->reserved),
+                      sizeof(stg_signature_options));
     ck_assert_uint_eq(offsetof(stg_tree_record, struct_version), 0);
     ck_assert_uint_eq(offsetof(stg_tree_progress, struct_version), 0);
     ck_assert_uint_eq(offsetof(stg_tree_summary, struct_version), 0);
@@ -85,6 +89,9 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_scan_options, reserved), 296);
     ck_assert_uint_eq(sizeof(stg_stream_options), 80);
     ck_assert_uint_eq(offsetof(stg_stream_options, reserved), 16);
+    ck_assert_uint_eq(sizeof(stg_signature_options), 136);
+    ck_assert_uint_eq(offsetof(stg_signature_options, reserved), 72);
+    ck_assert_uint_eq(sizeof(stg_signature_finding), 40);
     ck_assert_uint_eq(sizeof(stg_tree_options), 536);
     ck_assert_uint_eq(offsetof(stg_tree_options, scan), 8);
     ck_assert_uint_eq(offsetof(stg_tree_options, reserved), 472);

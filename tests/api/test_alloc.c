@@ -175,6 +175,33 @@ static void run_flax_open(const input *in, outcome *out)
     stg_flax_close(f);
 }
 
+/* A signature check (in->path: an upstream vector's folder; in->name_hint: its public key):
+ * verified is verdict ok, not verified invalid with the codes as findings, a finding refused for
+ * memory (dropped) error. A failing allocation may never make a check verified. */
+static void run_signature(const input *in, outcome *out)
+{
+    stg_signature_options o;
+    stg_signature_options_default(&o);
+    o.public_key = in->name_hint;
+    stg_signature *s = NULL;
+    stg_status st = stg_signature_open(in->path, NULL, &o, &s);
+    st = st == STG_OK ? stg_signature_hash_model(s) : st;
+    st = st == STG_OK ? stg_signature_finish(s) : st;
+    out->status = st;
+    out->has_report = s != NULL && st == STG_OK;
+    if (out->has_report) {
+        out->verdict = stg_signature_verified(s)               ? STG_VERDICT_OK
+                       : stg_signature_findings_dropped(s) > 0 ? STG_VERDICT_ERROR
+                                                               : STG_VERDICT_INVALID;
+        size_t o2 = 0;
+        for (size_t i = 0; i < stg_signature_finding_count(s) && o2 < 1900; i++) {
+            o2 += (size_t)snprintf(out->findings + o2, sizeof out->findings - o2, "%s ",
+                                   stg_code_name(stg_signature_finding_at(s, i)->code));
+        }
+    }
+    stg_signature_free(s);
+}
+
 static void run_scan_path(const input *in, outcome *out)
 {
     stg_scan_options opt;
@@ -484,6 +511,19 @@ START_TEST(flax_open_fails_cleanly)
 }
 END_TEST
 
+START_TEST(signature_fails_cleanly)
+{
+    static const char *const models[] = {"tests/signing/upstream/v1.1.0-elliptic-key",
+                                         "tests/signing/upstream/v1.0.1-elliptic-key"};
+    char *key = strdup(tu_src("tests/signing/upstream/keys/signing-key-pub.pem"));
+    for (size_t i = 0; i < 2; i++) {
+        input in = {models[i], NULL, 0, key, tu_src(models[i])};
+        sweep("signature", run_signature, &in);
+    }
+    free(key);
+}
+END_TEST
+
 START_TEST(scan_path_fails_cleanly)
 {
     temp_files t;
@@ -509,6 +549,7 @@ int main(void)
     tcase_add_test(tc, gguf_open_fails_cleanly);
     tcase_add_test(tc, onnx_open_fails_cleanly);
     tcase_add_test(tc, flax_open_fails_cleanly);
+    tcase_add_test(tc, signature_fails_cleanly);
     tcase_add_test(tc, containers_fail_cleanly);
     tcase_add_test(tc, large_table_fails_cleanly);
     suite_add_tcase(s, tc);
