@@ -120,6 +120,12 @@ static const struct code_row {
     {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
     {STG_PICKLE_SKIP_UNRESOLVED, 120, "pickle_skip_unresolved"},
     {STG_TORCH01_STORAGE_UNRESOLVED, 121, "torch01_storage_unresolved"},
+    {STG_KERAS_LAMBDA, 150, "keras_lambda"},
+    {STG_KERAS_MODULE_UNSAFE, 151, "keras_module_unsafe"},
+    {STG_KERAS_CUSTOM_OBJECT, 152, "keras_custom_object"},
+    {STG_KERAS_CONFIG_MALFORMED, 153, "keras_config_malformed"},
+    {STG_HDF5_MALFORMED, 154, "hdf5_malformed"},
+    {STG_HDF5_UNSUPPORTED, 155, "hdf5_unsupported"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
@@ -421,12 +427,13 @@ static const char *const format_names[] = {
     "gzip",      "zlib",        "bz2",
     "xz",        "gguf",        "onnx",
     "text",      "json",        "git-lfs-pointer",
+    "keras",     "hdf5",        "tf-savedmodel",
 };
 #define NFORMATS (sizeof format_names / sizeof format_names[0])
 
 START_TEST(test_format_names)
 {
-    ck_assert_int_eq(STG_FMT_GIT_LFS_POINTER, (int)NFORMATS - 1);
+    ck_assert_int_eq(STG_FMT_TF_SAVEDMODEL, (int)NFORMATS - 1);
     for (size_t i = 0; i < NFORMATS; i++) {
         ck_assert_str_eq(stg_format_name((stg_format)i), format_names[i]);
         for (size_t j = 0; j < i; j++) {

@@ -191,11 +191,18 @@ typedef enum stg_code {
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
     /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
-    STG_PICKLE_SKIP_UNRESOLVED = 120,    /**< bytes a loader reads as data, range not known */
-    STG_TORCH01_STORAGE_UNRESOLVED = 121 /**< a PyTorch 0.1 storage of no known element size */
+    STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
+    STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
+    /* 150..159: Keras, HDF5 and TensorFlow SavedModel (docs/keras.md) */
+    STG_KERAS_LAMBDA = 150,           /**< a Keras config holding marshalled Python bytecode */
+    STG_KERAS_MODULE_UNSAFE = 151,    /**< a Keras config naming a module or API outside Keras */
+    STG_KERAS_CUSTOM_OBJECT = 152,    /**< a registered custom object the loader must provide */
+    STG_KERAS_CONFIG_MALFORMED = 153, /**< a Keras config that is not a readable model config */
+    STG_HDF5_MALFORMED = 154,         /**< HDF5 structures that cannot be read */
+    STG_HDF5_UNSUPPORTED = 155        /**< an HDF5 layout stguard's reader does not read */
 } stg_code;
 
-#define STG_CODE_MAX 121 /**< highest code number in this version */
+#define STG_CODE_MAX 155 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -373,9 +380,12 @@ typedef enum stg_format {
     STG_FMT_XZ = 15,
     STG_FMT_GGUF = 16,
     STG_FMT_ONNX = 17,
-    STG_FMT_TEXT = 18,           /**< UTF-8 text that no model format claims (README, .py, YAML) */
-    STG_FMT_JSON = 19,           /**< a JSON document (config.json, tokenizer.json) */
-    STG_FMT_GIT_LFS_POINTER = 20 /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_TEXT = 18,            /**< UTF-8 text that no model format claims (README, .py, YAML) */
+    STG_FMT_JSON = 19,            /**< a JSON document (config.json, tokenizer.json) */
+    STG_FMT_GIT_LFS_POINTER = 20, /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_KERAS = 21,           /**< a Keras model: .keras zip, config JSON, legacy .h5 */
+    STG_FMT_HDF5 = 22,            /**< an HDF5 file with no Keras model config (weights) */
+    STG_FMT_TF_SAVEDMODEL = 23    /**< a TensorFlow SavedModel (saved_model.pb) */
 } stg_format;
 
 /** "safetensors", "torch-zip", ... as in docs/cli.md. */
