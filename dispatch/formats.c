@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../parser/gguf.h"
+#include "../parser/hdf5.h"
 #include "../parser/npy.h"
 #include "../parser/tar.h"
 #include "../parser/torch.h"
@@ -90,6 +91,14 @@ static bool sniff_onnx(const uint8_t *buf, size_t len, bool *oom)
 {
     (void)oom;
     return !stg_sniff_is_text(buf, len) && stg_onnx_sniff(buf, len);
+}
+
+/* An HDF5 superblock signature at 0 or after a user block (512, 1024, ...). */
+static bool sniff_hdf5(const uint8_t *buf, size_t len, bool *oom)
+{
+    uint64_t at;
+    (void)oom;
+    return stg_hdf5_find_superblock(buf, len, &at);
 }
 
 /* A JSON object whose top level has class_name and config: a Keras model config (the root
@@ -318,6 +327,18 @@ static bool scan_keras_config(const stg_format_entry *e, const uint8_t *buf, siz
     return true;
 }
 
+/* HDF5 (docs/keras.md): the root attributes; a root model_config makes it a legacy Keras model,
+ * judged by the config rules. */
+static bool scan_hdf5(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    stg_keras_hdf5 h;
+    report_status(ctx, e, stg_keras_check_hdf5(buf, len, ctx->lim, ctx->report, &h));
+    res->format = h.model_config ? STG_FMT_KERAS : e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
@@ -440,6 +461,17 @@ static const stg_format_entry gguf_entry = {
     .label = STG_FMT_GGUF,
     .door = STG_DOOR_GGUF,
 };
+static const stg_format_entry hdf5_entry = {
+    .name = "HDF5",
+    .magic = STG_HDF5_MAGIC,
+    .magic_len = STG_HDF5_MAGIC_LEN,
+    .sniff = sniff_hdf5,
+    .sniff_order = 45,
+    .names = stg_hdf5_names,
+    .scan = scan_hdf5,
+    .label = STG_FMT_HDF5,
+    .alone = true,
+};
 static const stg_format_entry tar_entry = {
     .name = "tar",
     .sniff = sniff_tar,
@@ -510,6 +542,7 @@ static const stg_format_entry *const formats[] = {
     &zip_entry,
     &npy_entry,
     &gguf_entry,
+    &hdf5_entry,
     &tar_entry,
     &torch_legacy_entry,
     &pickle_entry,

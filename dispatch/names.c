@@ -20,6 +20,10 @@ const stg_name_rule stg_gguf_names[] = {{.suffix = ".gguf", .power = STG_NAME_CL
  * content decides, other content under the name is format_mismatch. */
 const stg_name_rule stg_keras_names[] = {{.suffix = ".keras", .power = STG_NAME_CLAIMS},
                                          {.suffix = NULL}};
+/* HDF5: Keras' legacy load_model takes .h5 and .hdf5 (legacy h5 format); the content decides. */
+const stg_name_rule stg_hdf5_names[] = {{.suffix = ".h5", .power = STG_NAME_CLAIMS},
+                                        {.suffix = ".hdf5", .power = STG_NAME_CLAIMS},
+                                        {.suffix = NULL}};
 /* The names of pickle-based model files (np.load unpickles a .npy/.npz that is no array):
  * content no entry claims is walked as a pickle, and refused when it is none. */
 const stg_name_rule stg_pickle_names[] = {
@@ -42,7 +46,8 @@ stg_format stg_member_name_holds(const char *name)
                                                stg_onnx_names,
                                                stg_gguf_names,
                                                stg_pickle_names,
-                                               stg_keras_names};
+                                               stg_keras_names,
+                                               stg_hdf5_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

@@ -28,6 +28,8 @@ full=(
     python3 python3-torch python3-numpy python3-joblib
     # ONNX fixtures (tests/gen_onnx.py: onnx.save_model, external data)
     python3-onnx
+    # Keras-shaped HDF5 fixtures and the HDF5 reader's differential (tests/keras/gen_hdf5.py)
+    python3-h5py
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/script_workflow.sh)
     python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, the venv install route (docs/python.md),

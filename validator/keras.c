@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../parser/arena.h"
+#include "../parser/hdf5.h"
 #include "../parser/json.h"
 #include "../parser/mem.h"
 
@@ -473,11 +474,11 @@ static bool walk_events(walk *w, stg_json_parser *p)
             if (p->error == STG_JSON_E_MEMORY) {
                 stg_report_limit(w->r, w->base + p->error_offset, "max_memory", w->lim->max_memory);
             } else {
-                stg_report_add(w->r, STG_KERAS_CONFIG_MALFORMED, w->base + p->error_offset,
-                               "the Keras config is not JSON Keras can read (%s): not judged past "
-                               "this point",
-                               p->error == STG_JSON_E_DEPTH ? "nested past max_json_depth"
-                                                            : "invalid JSON");
+                stg_report_add(
+                    w->r, STG_KERAS_CONFIG_MALFORMED, w->base + p->error_offset,
+                    "the Keras config is not JSON json.loads takes (%s): not judged past "
+                    "this point",
+                    p->error == STG_JSON_E_DEPTH ? "nested past max_json_depth" : "invalid JSON");
             }
             return false;
         }
@@ -485,8 +486,10 @@ static bool walk_events(walk *w, stg_json_parser *p)
     }
 }
 
-stg_status stg_keras_check_config(const uint8_t *buf, size_t len, uint64_t base,
-                                  const stg_limits *lim, stg_report *r, stg_keras_summary *summary)
+/* need_model: the top level must be a model (class_name and config); training_config's is
+ * not. */
+static stg_status check_json(const uint8_t *buf, size_t len, uint64_t base, const stg_limits *lim,
+                             stg_report *r, stg_keras_summary *summary, bool need_model)
 {
     if ((buf == NULL && len > 0) || lim == NULL || r == NULL) {
         return STG_E_BAD_ARG;
@@ -509,7 +512,7 @@ stg_status stg_keras_check_config(const uint8_t *buf, size_t len, uint64_t base,
     stg_arena_init(&arena, cap > SIZE_MAX ? SIZE_MAX : (size_t)cap);
     stg_json_parser p;
     stg_json_init(&p, buf, len, depth, &arena);
-    if (walk_events(&w, &p) && !w.sum->top_is_model) {
+    if (walk_events(&w, &p) && need_model && !w.sum->top_is_model) {
         stg_report_add(r, STG_KERAS_CONFIG_MALFORMED, base,
                        "the Keras config's top level is not an object with a string class_name "
                        "and a config: Keras cannot build a model from it");
@@ -518,6 +521,84 @@ stg_status stg_keras_check_config(const uint8_t *buf, size_t len, uint64_t base,
     stg_arena_release(&arena);
     stg_mem_free(w.frames);
     return STG_OK;
+}
+
+stg_status stg_keras_check_config(const uint8_t *buf, size_t len, uint64_t base,
+                                  const stg_limits *lim, stg_report *r, stg_keras_summary *summary)
+{
+    return check_json(buf, len, base, lim, r, summary, true);
+}
+
+/* ---------------------------------------------------------------------------------- HDF5 */
+
+typedef struct hdf5_walk {
+    const stg_limits *lim;
+    stg_report *r;
+    stg_keras_hdf5 *out;
+    stg_status status;
+} hdf5_walk;
+
+static bool attr_named(const stg_hdf5_attr *a, const char *name)
+{
+    return a->name_len == strlen(name) && memcmp(a->name, name, a->name_len) == 0;
+}
+
+static void copy_attr(const stg_hdf5_attr *a, char *dst, size_t cap)
+{
+    size_t n = 0;
+    for (; a->is_string && n < a->value_len && n + 1 < cap; n++) {
+        unsigned char c = a->value[n];
+        dst[n] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    dst[n] = '\0';
+}
+
+/* legacy_h5_format.load_model_from_hdf5 reads model_config (and, to compile, training_config)
+ * from the root attributes, decodes bytes as UTF-8 and json-decodes them. */
+static void on_root_attr(void *arg, const stg_hdf5_attr *a)
+{
+    hdf5_walk *w = arg;
+    bool model = attr_named(a, "model_config");
+    if (attr_named(a, "keras_version")) {
+        copy_attr(a, w->out->keras_version, sizeof w->out->keras_version);
+    } else if (attr_named(a, "backend")) {
+        copy_attr(a, w->out->backend, sizeof w->out->backend);
+    }
+    if (!model && !attr_named(a, "training_config")) {
+        return;
+    }
+    w->out->model_config = w->out->model_config || model;
+    if (!a->is_string) {
+        stg_report_add(w->r, STG_KERAS_CONFIG_MALFORMED, a->offset,
+                       "the root attribute %s is not a string: Keras cannot decode it",
+                       model ? "model_config" : "training_config");
+        return;
+    }
+    stg_keras_summary scratch;
+    stg_status st = check_json(a->value, a->value_len, a->value_offset, w->lim, w->r,
+                               model ? &w->out->summary : &scratch, model);
+    w->status = w->status == STG_OK ? st : w->status;
+}
+
+stg_status stg_keras_check_hdf5(const uint8_t *buf, size_t len, const stg_limits *lim,
+                                stg_report *r, stg_keras_hdf5 *out)
+{
+    if ((buf == NULL && len > 0) || lim == NULL || r == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    stg_keras_hdf5 scratch;
+    hdf5_walk w = {lim, r, out != NULL ? out : &scratch, STG_OK};
+    memset(w.out, 0, sizeof *w.out);
+    stg_hdf5_file f;
+    stg_hdf5_result res = stg_hdf5_read_root(buf, len, &f, on_root_attr, &w);
+    if (res != STG_HDF5R_OK) {
+        stg_report_add(r, res == STG_HDF5R_MALFORMED ? STG_HDF5_MALFORMED : STG_HDF5_UNSUPPORTED,
+                       f.fail_offset, "%s%s", f.fail_what,
+                       res == STG_HDF5R_MALFORMED
+                           ? ""
+                           : ": the root attributes (a Keras model_config) cannot be judged");
+    }
+    return w.status;
 }
 
 bool stg_keras_sniff_config(const uint8_t *buf, size_t len)

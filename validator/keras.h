@@ -34,6 +34,22 @@ bool stg_keras_sniff_config(const uint8_t *buf, size_t len);
 stg_status stg_keras_check_config(const uint8_t *buf, size_t len, uint64_t base,
                                   const stg_limits *lim, stg_report *r, stg_keras_summary *summary);
 
+/* What an HDF5 file's root attributes held. */
+typedef struct stg_keras_hdf5 {
+    bool model_config;         /* a root attribute model_config: a legacy Keras model */
+    stg_keras_summary summary; /* of model_config */
+    char keras_version[32];    /* the root attributes, cut; "" when absent or not strings */
+    char backend[32];
+} stg_keras_hdf5;
+
+/* An HDF5 file (legacy Keras .h5, or weights such as a .keras zip's model.weights.h5): the
+ * bounded reader (parser/hdf5.h) reads the superblock and the root group's attributes;
+ * model_config (a model config) and training_config (compile arguments) are judged as above,
+ * with offsets of the string in the file. hdf5_malformed / hdf5_unsupported when the root
+ * cannot be read. out may be NULL. STG_OK, STG_E_BAD_ARG, STG_E_NOMEM. */
+stg_status stg_keras_check_hdf5(const uint8_t *buf, size_t len, const stg_limits *lim,
+                                stg_report *r, stg_keras_hdf5 *out);
+
 #define STG_KERAS_SNIFF_MEMORY ((uint64_t)64 << 20)
 
 #endif
