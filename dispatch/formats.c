@@ -24,6 +24,7 @@
 #include "../validator/keras.h"
 #include "../validator/onnx.h"
 #include "../validator/pickle_scan.h"
+#include "../validator/savedmodel.h"
 #include "safetensors.h"
 #include "containers.h"
 #include "polyglot.h"
@@ -339,6 +340,27 @@ static bool scan_hdf5(const stg_format_entry *e, const uint8_t *buf, size_t len,
     return true;
 }
 
+/* A TensorFlow SavedModel (docs/keras.md): every op of its graphs and function library. */
+static bool scan_savedmodel(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                            const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    report_status(ctx, e, stg_tf_check_savedmodel(buf, len, ctx->lim, ctx->report, NULL));
+    res->format = e->label;
+    return true;
+}
+
+/* tf_keras' keras_metadata.pb: each object's metadata JSON by the Keras config rules. */
+static bool scan_keras_metadata(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                                const stg_dispatch_args *a, stg_check_ctx *ctx,
+                                stg_member_result *res)
+{
+    (void)a;
+    report_status(ctx, e, stg_tf_check_keras_metadata(buf, len, ctx->lim, ctx->report));
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
@@ -514,6 +536,21 @@ static const stg_format_entry keras_config_entry = {
     .label = STG_FMT_KERAS,
     .alone = true,
 };
+/* TensorFlow SavedModel files, by name only (no magic): saved_model.pb, keras_metadata.pb. */
+static const stg_format_entry savedmodel_entry = {
+    .name = "TensorFlow SavedModel",
+    .names = stg_savedmodel_names,
+    .scan = scan_savedmodel,
+    .label = STG_FMT_TF_SAVEDMODEL,
+    .alone = true,
+};
+static const stg_format_entry keras_metadata_entry = {
+    .name = "Keras SavedModel metadata",
+    .names = stg_keras_metadata_names,
+    .scan = scan_keras_metadata,
+    .label = STG_FMT_KERAS,
+    .alone = true,
+};
 /* Every compression of the filter table below, unwrapped in one place (scan_compressed). */
 static const stg_format_entry compressed_entry = {
     .name = "compressed stream",
@@ -547,6 +584,8 @@ static const stg_format_entry *const formats[] = {
     &torch_legacy_entry,
     &pickle_entry,
     &keras_config_entry,
+    &savedmodel_entry,
+    &keras_metadata_entry,
     &joblib_zf_entry,
     &compressed_entry,
     &onnx_entry,

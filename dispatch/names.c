@@ -24,6 +24,12 @@ const stg_name_rule stg_keras_names[] = {{.suffix = ".keras", .power = STG_NAME_
 const stg_name_rule stg_hdf5_names[] = {{.suffix = ".h5", .power = STG_NAME_CLAIMS},
                                         {.suffix = ".hdf5", .power = STG_NAME_CLAIMS},
                                         {.suffix = NULL}};
+/* TensorFlow's loader reads saved_model.pb by its name inside a SavedModel folder (no magic);
+ * tf_keras' keras_metadata.pb beside it. */
+const stg_name_rule stg_savedmodel_names[] = {
+    {.suffix = "saved_model.pb", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
+const stg_name_rule stg_keras_metadata_names[] = {
+    {.suffix = "keras_metadata.pb", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
 /* The names of pickle-based model files (np.load unpickles a .npy/.npz that is no array):
  * content no entry claims is walked as a pickle, and refused when it is none. */
 const stg_name_rule stg_pickle_names[] = {

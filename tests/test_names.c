@@ -126,6 +126,9 @@ static const struct code_row {
     {STG_KERAS_CONFIG_MALFORMED, 153, "keras_config_malformed"},
     {STG_HDF5_MALFORMED, 154, "hdf5_malformed"},
     {STG_HDF5_UNSUPPORTED, 155, "hdf5_unsupported"},
+    {STG_TF_OP_UNSAFE, 157, "tf_op_unsafe"},
+    {STG_TF_PYFUNC, 158, "tf_pyfunc"},
+    {STG_TF_SAVEDMODEL_MALFORMED, 159, "tf_savedmodel_malformed"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])

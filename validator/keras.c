@@ -529,6 +529,12 @@ stg_status stg_keras_check_config(const uint8_t *buf, size_t len, uint64_t base,
     return check_json(buf, len, base, lim, r, summary, true);
 }
 
+stg_status stg_keras_check_json(const uint8_t *buf, size_t len, uint64_t base,
+                                const stg_limits *lim, stg_report *r)
+{
+    return check_json(buf, len, base, lim, r, NULL, false);
+}
+
 /* ---------------------------------------------------------------------------------- HDF5 */
 
 typedef struct hdf5_walk {

@@ -34,6 +34,11 @@ bool stg_keras_sniff_config(const uint8_t *buf, size_t len);
 stg_status stg_keras_check_config(const uint8_t *buf, size_t len, uint64_t base,
                                   const stg_limits *lim, stg_report *r, stg_keras_summary *summary);
 
+/* The same rules over JSON whose top level need not be a model (training_config's compile
+ * arguments, keras_metadata.pb's per-object metadata): every object at any depth. */
+stg_status stg_keras_check_json(const uint8_t *buf, size_t len, uint64_t base,
+                                const stg_limits *lim, stg_report *r);
+
 /* What an HDF5 file's root attributes held. */
 typedef struct stg_keras_hdf5 {
     bool model_config;         /* a root attribute model_config: a legacy Keras model */

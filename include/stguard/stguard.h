@@ -199,10 +199,13 @@ typedef enum stg_code {
     STG_KERAS_CUSTOM_OBJECT = 152,    /**< a registered custom object the loader must provide */
     STG_KERAS_CONFIG_MALFORMED = 153, /**< a Keras config that is not a readable model config */
     STG_HDF5_MALFORMED = 154,         /**< HDF5 structures that cannot be read */
-    STG_HDF5_UNSUPPORTED = 155        /**< an HDF5 layout stguard's reader does not read */
+    STG_HDF5_UNSUPPORTED = 155,       /**< an HDF5 layout stguard's reader does not read */
+    STG_TF_OP_UNSAFE = 157,           /**< a SavedModel op that reads or writes files */
+    STG_TF_PYFUNC = 158,              /**< a SavedModel op calling a registered Python function */
+    STG_TF_SAVEDMODEL_MALFORMED = 159 /**< SavedModel wire data TensorFlow refuses */
 } stg_code;
 
-#define STG_CODE_MAX 155 /**< highest code number in this version */
+#define STG_CODE_MAX 159 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
