@@ -30,6 +30,8 @@ full=(
     python3-onnx
     # Keras-shaped HDF5 fixtures and the HDF5 reader's differential (tests/keras/gen_hdf5.py)
     python3-h5py
+    # SavedModel fixtures written in TensorFlow's schema (tests/keras/gen_savedmodel.py)
+    python3-protobuf
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/script_workflow.sh)
     python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, the venv install route (docs/python.md),
