@@ -20,6 +20,10 @@ typedef struct reader {
     void (*on_attr)(void *arg, const stg_hdf5_attr *a);
     void *arg;
     uint64_t dense_heap, dense_names; /* the attribute info message's addresses */
+    /* the structure that points where the walk goes (the attribute or attribute info message
+     * being read): a failure whose place lies outside the file is reported there */
+    uint64_t ref;
+    uint64_t dense_info_at; /* the attribute info message that found dense storage */
 } reader;
 
 /* Records the first failure; later ones keep it. */
@@ -27,7 +31,7 @@ static stg_hdf5_result fail(reader *r, stg_hdf5_result res, uint64_t offset, con
 {
     if (r->f->result == STG_HDF5R_OK) {
         r->f->result = res;
-        r->f->fail_offset = offset;
+        r->f->fail_offset = offset <= r->len ? offset : r->ref;
         r->f->fail_what = what;
     }
     return res;
@@ -301,6 +305,7 @@ static bool string_value(reader *r, const uint8_t *dt, size_t dt_len, stg_cursor
 static void attribute_message(reader *r, stg_cursor *c)
 {
     uint64_t at = c->pos;
+    r->ref = at;
     uint8_t version, flags;
     uint16_t name_size, dt_size, ds_size;
     if (stg_cur_u8(c, &version) != STG_OK || stg_cur_u8(c, &flags) != STG_OK ||
@@ -395,6 +400,7 @@ static void message(reader *r, unsigned type, unsigned flags, stg_cursor *data, 
         }
         queue[(*queued)++] = (block){at, len};
     } else if (type == 0x15) {
+        r->ref = data->begin;
         uint8_t version, info_flags;
         uint64_t heap, names;
         if (stg_cur_u8(data, &version) != STG_OK || stg_cur_u8(data, &info_flags) != STG_OK ||
@@ -405,6 +411,7 @@ static void message(reader *r, unsigned type, unsigned flags, stg_cursor *data, 
         }
         if (!undefined_address(heap, f->offset_size)) {
             f->dense_attributes = true;
+            r->dense_info_at = data->begin;
             r->dense_heap = heap;
             r->dense_names = names;
         }
@@ -669,6 +676,7 @@ static void name_record(reader *r, const fheap *h, const uint8_t *rec, uint64_t 
 {
     stg_cursor id = {r->buf, (size_t)(rec - r->buf), (size_t)(rec - r->buf),
                      (size_t)(rec - r->buf) + h->id_len};
+    r->ref = rec_at;
     uint8_t kind;
     uint64_t off, len;
     (void)stg_cur_u8(&id, &kind);
@@ -716,6 +724,7 @@ static bool tree_node(reader *r, uint64_t addr, const char *sig, uint32_t nrec, 
 static void read_dense(reader *r)
 {
     fheap h;
+    r->ref = r->dense_info_at;
     if (read_fheap(r, r->dense_heap, &h) != STG_HDF5R_OK) {
         return;
     }
@@ -765,7 +774,7 @@ stg_hdf5_result stg_hdf5_read_root(const uint8_t *buf, size_t len, stg_hdf5_file
                                    void (*on_attr)(void *arg, const stg_hdf5_attr *a), void *arg)
 {
     memset(f, 0, sizeof *f);
-    reader r = {buf, len, f, on_attr, arg, 0, 0};
+    reader r = {buf, len, f, on_attr, arg, 0, 0, 0, 0};
     uint64_t at;
     if (buf == NULL || !stg_hdf5_find_superblock(buf, len, &at)) {
         return fail(&r, STG_HDF5R_MALFORMED, 0, "no HDF5 superblock signature");
