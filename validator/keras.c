@@ -47,6 +47,7 @@ typedef struct walk {
     const stg_limits *lim;
     stg_report *r;
     uint64_t base;
+    unsigned unit; /* bytes per code unit of the file's encoding: 1, 2 (UTF-16), 4 (UTF-32) */
     stg_keras_summary *sum;
     frame *frames;
 } walk;
@@ -243,8 +244,8 @@ static void finding(walk *w, stg_code code, const frame *fr, const char *what, c
     if (b != NULL) {
         printable(b, pb);
     }
-    stg_report_add(w->r, code, w->base + fr->offset, "%s%s%s%s%s%s%s", what, a != NULL ? " \"" : "",
-                   pa, a != NULL && a->cut ? "...\"" : (a ? "\"" : ""),
+    stg_report_add(w->r, code, w->base + fr->offset * w->unit, "%s%s%s%s%s%s%s", what,
+                   a != NULL ? " \"" : "", pa, a != NULL && a->cut ? "...\"" : (a ? "\"" : ""),
                    b != NULL ? " (attribute \"" : "", pb, b != NULL ? "\")" : "");
 }
 
@@ -472,10 +473,11 @@ static bool walk_events(walk *w, stg_json_parser *p)
         case STG_JSON_END: return true;
         case STG_JSON_ERROR: {
             if (p->error == STG_JSON_E_MEMORY) {
-                stg_report_limit(w->r, w->base + p->error_offset, "max_memory", w->lim->max_memory);
+                stg_report_limit(w->r, w->base + p->error_offset * w->unit, "max_memory",
+                                 w->lim->max_memory);
             } else {
                 stg_report_add(
-                    w->r, STG_KERAS_CONFIG_MALFORMED, w->base + p->error_offset,
+                    w->r, STG_KERAS_CONFIG_MALFORMED, w->base + p->error_offset * w->unit,
                     "the Keras config is not JSON json.loads takes (%s): not judged past "
                     "this point",
                     p->error == STG_JSON_E_DEPTH ? "nested past max_json_depth" : "invalid JSON");
@@ -488,14 +490,60 @@ static bool walk_events(walk *w, stg_json_parser *p)
 
 /* need_model: the top level must be a model (class_name and config); training_config's is
  * not. */
-static stg_status check_json(const uint8_t *buf, size_t len, uint64_t base, const stg_limits *lim,
-                             stg_report *r, stg_keras_summary *summary, bool need_model)
+/* ----------------------------------------------------------------------------- encodings */
+
+/* The encoding json.loads gives bytes (json.detect_encoding): a UTF-32 or UTF-16 BOM, a UTF-8
+ * BOM, else NUL patterns in the first four bytes; *unit is the code unit's size, *big_endian
+ * its order, *bom the bytes of the BOM. */
+static void detect_encoding(const uint8_t *b, size_t len, unsigned *unit, bool *big_endian,
+                            size_t *bom)
 {
-    if ((buf == NULL && len > 0) || lim == NULL || r == NULL) {
-        return STG_E_BAD_ARG;
+    *unit = 1;
+    *big_endian = false;
+    *bom = 0;
+    if (len >= 4 && ((b[0] == 0 && b[1] == 0 && b[2] == 0xFE && b[3] == 0xFF) ||
+                     (b[0] == 0xFF && b[1] == 0xFE && b[2] == 0 && b[3] == 0))) {
+        *unit = 4, *big_endian = b[0] == 0, *bom = 4;
+    } else if (len >= 2 && ((b[0] == 0xFE && b[1] == 0xFF) || (b[0] == 0xFF && b[1] == 0xFE))) {
+        *unit = 2, *big_endian = b[0] == 0xFE, *bom = 2;
+    } else if (len >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF) {
+        *bom = 3;
+    } else if (len >= 4 && b[0] == 0) {
+        *unit = b[1] != 0 ? 2 : 4, *big_endian = true;
+    } else if (len >= 4 && b[1] == 0) {
+        *unit = b[2] != 0 || b[3] != 0 ? 2 : 4;
     }
+}
+
+/* The file's code units as bytes: ASCII kept, anything else '?' (every JSON token Keras' rules
+ * read is ASCII; a non-ASCII letter in a name then matches no Keras namespace). NULL without
+ * memory; *out_len its length. */
+static uint8_t *project_ascii(const uint8_t *b, size_t len, unsigned unit, bool big_endian,
+                              size_t *out_len)
+{
+    size_t n = len / unit;
+    uint8_t *out = stg_mem_alloc(n > 0 ? n : 1);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = 0;
+        for (unsigned k = 0; k < unit; k++) {
+            unsigned byte = big_endian ? k : unit - 1 - k;
+            v = v << 8 | b[i * unit + byte];
+        }
+        out[i] = v < 0x80 ? (uint8_t)v : (uint8_t)'?';
+    }
+    *out_len = n;
+    return out;
+}
+
+static stg_status walk_json(const uint8_t *buf, size_t len, uint64_t base, unsigned unit,
+                            const stg_limits *lim, stg_report *r, stg_keras_summary *summary,
+                            bool need_model)
+{
     stg_keras_summary scratch;
-    walk w = {lim, r, base, summary != NULL ? summary : &scratch, NULL};
+    walk w = {lim, r, base, unit, summary != NULL ? summary : &scratch, NULL};
     memset(w.sum, 0, sizeof *w.sum);
     uint32_t depth = lim->max_json_depth == 0 ? 1 : lim->max_json_depth;
     depth = depth > STG_JSON_DEPTH_CEILING ? STG_JSON_DEPTH_CEILING : depth;
@@ -521,6 +569,31 @@ static stg_status check_json(const uint8_t *buf, size_t len, uint64_t base, cons
     stg_arena_release(&arena);
     stg_mem_free(w.frames);
     return STG_OK;
+}
+
+/* json.loads of bytes decodes UTF-8 (a BOM allowed), UTF-16 and UTF-32: a config in any of
+ * them is judged (offsets in the file's bytes). */
+static stg_status check_json(const uint8_t *buf, size_t len, uint64_t base, const stg_limits *lim,
+                             stg_report *r, stg_keras_summary *summary, bool need_model)
+{
+    if ((buf == NULL && len > 0) || lim == NULL || r == NULL) {
+        return STG_E_BAD_ARG;
+    }
+    unsigned unit;
+    bool big_endian;
+    size_t bom;
+    detect_encoding(buf, len, &unit, &big_endian, &bom);
+    if (unit == 1) {
+        return walk_json(buf + bom, len - bom, base + bom, 1, lim, r, summary, need_model);
+    }
+    size_t n;
+    uint8_t *ascii = project_ascii(buf + bom, len - bom, unit, big_endian, &n);
+    if (ascii == NULL) {
+        return STG_E_NOMEM;
+    }
+    stg_status st = walk_json(ascii, n, base + bom, unit, lim, r, summary, need_model);
+    stg_mem_free(ascii);
+    return st;
 }
 
 stg_status stg_keras_check_config(const uint8_t *buf, size_t len, uint64_t base,
@@ -607,7 +680,8 @@ stg_status stg_keras_check_hdf5(const uint8_t *buf, size_t len, const stg_limits
     return w.status;
 }
 
-bool stg_keras_sniff_config(const uint8_t *buf, size_t len)
+/* The top level's keys of JSON text in UTF-8: class_name and config both there. */
+static bool sniff_keys(const uint8_t *buf, size_t len)
 {
     size_t first = 0;
     while (first < len &&
@@ -643,4 +717,40 @@ bool stg_keras_sniff_config(const uint8_t *buf, size_t len)
     stg_json_release(&p);
     stg_arena_release(&arena);
     return class_name && config;
+}
+
+bool stg_keras_sniff_config(const uint8_t *buf, size_t len)
+{
+    unsigned unit;
+    bool big_endian;
+    size_t bom;
+    detect_encoding(buf, len, &unit, &big_endian, &bom);
+    if (unit == 1) {
+        return sniff_keys(buf + bom, len - bom);
+    }
+    /* the first code unit that is not JSON whitespace must open an object, before anything is
+     * copied (binary data with leading NULs reads as UTF-32 here) */
+    for (size_t at = bom;; at += unit) {
+        if (len - at < unit) {
+            return false;
+        }
+        uint32_t v = 0;
+        for (unsigned k = 0; k < unit; k++) {
+            v = v << 8 | buf[at + (big_endian ? k : unit - 1 - k)];
+        }
+        if (v == '{') {
+            break;
+        }
+        if (v != ' ' && v != '\t' && v != '\n' && v != '\r') {
+            return false;
+        }
+    }
+    size_t n;
+    if (len / unit > STG_KERAS_SNIFF_MEMORY) {
+        return false;
+    }
+    uint8_t *ascii = project_ascii(buf + bom, len - bom, unit, big_endian, &n);
+    bool yes = ascii != NULL && sniff_keys(ascii, n);
+    stg_mem_free(ascii);
+    return yes;
 }

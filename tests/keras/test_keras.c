@@ -387,6 +387,55 @@ START_TEST(test_malformed)
 }
 END_TEST
 
+/* json.loads of bytes takes a UTF-8 BOM, UTF-16 and UTF-32 (json.detect_encoding): so does
+ * the sniff, and offsets are those of the file's bytes. */
+static tu_buf encode(const char *s, unsigned unit, bool big_endian, bool bom)
+{
+    tu_buf b = {NULL, 0, 0};
+    uint8_t u[4];
+    if (bom && unit == 1) {
+        tu_buf_put(&b, "\xEF\xBB\xBF", 3);
+    }
+    for (size_t i = bom && unit > 1 ? 0 : 1; i <= strlen(s); i++) {
+        uint32_t v = i == 0 ? 0xFEFF : (uint8_t)s[i - 1];
+        for (unsigned k = 0; k < unit; k++) {
+            unsigned shift = 8 * (big_endian ? unit - 1 - k : k);
+            u[k] = (uint8_t)(v >> shift);
+        }
+        tu_buf_put(&b, u, unit);
+    }
+    return b;
+}
+
+START_TEST(test_encodings)
+{
+    static const char os[] = "{\"class_name\": \"M\", \"config\": {\"a\": {\"module\": \"os\"}}}";
+    uint64_t rel = at(os, "{\"module\"", 0);
+    const struct {
+        unsigned unit;
+        bool big_endian, bom;
+        uint64_t want;
+    } cases[] = {
+        {1, false, true, 3 + rel},     {2, false, true, 2 + 2 * rel}, {2, true, false, 2 * rel},
+        {4, false, true, 4 + 4 * rel}, {4, true, false, 4 * rel},     {2, false, false, 2 * rel},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tu_buf b = encode(os, cases[i].unit, cases[i].big_endian, cases[i].bom);
+        b.n -= cases[i].unit; /* the encoded NUL terminator */
+        ck_assert_msg(stg_keras_sniff_config(b.p, b.n), "case %zu", i);
+        tu_expect(run_config, &b, STG_KERAS_MODULE_UNSAFE, C, C, cases[i].want);
+        free(b.p);
+    }
+    /* near misses: UTF-16 JSON without the keys, zeros */
+    tu_buf hf = encode("{\"model_type\": \"bert\"}", 2, false, true);
+    hf.n -= 2;
+    ck_assert(!stg_keras_sniff_config(hf.p, hf.n));
+    free(hf.p);
+    static const uint8_t zeros[64] = {0};
+    ck_assert(!stg_keras_sniff_config(zeros, sizeof zeros));
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------- .keras */
 
 static uint8_t *keras_zip(const char *config, size_t *len)
@@ -484,6 +533,7 @@ int main(void)
     tcase_add_test(tc, test_module_unsafe);
     tcase_add_test(tc, test_custom_object);
     tcase_add_test(tc, test_malformed);
+    tcase_add_test(tc, test_encodings);
     tcase_add_test(tc, test_keras_zip);
     tcase_add_test(tc, test_limits_and_args);
     suite_add_tcase(s, tc);
