@@ -92,7 +92,7 @@ static bool next(tf_walk *w, stg_cursor *c, stg_pb_field *f)
     }
     if (s != STG_PB_END) {
         stg_report_add(w->r, STG_TF_SAVEDMODEL_MALFORMED, at,
-                       "the SavedModel's protobuf wire data cannot be read (%s): not judged past "
+                       "the SavedModel's protobuf wire data is refused (%s): not judged past "
                        "this point",
                        stg_pb_status_text(s));
         w->failed = true;
