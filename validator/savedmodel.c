@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../parser/cursor.h"
+#include "../parser/mem.h"
 #include "../parser/protobuf.h"
 #include "keras.h"
 
@@ -123,23 +124,111 @@ static void printable(const uint8_t *s, size_t n, char *out, size_t cap)
     out[k] = '\0';
 }
 
-/* One NodeDef: its op judged (the last op field wins, as protobuf merges a repeated scalar). */
-static void node(tf_walk *w, stg_cursor c, const char *function)
+/* The saver's ops, and the ops that build its paths: reported when a direct input is a Const
+ * whose string value leaves the model's folder (the loader feeds its own path otherwise). */
+static const char *const saver_ops[] = {"SaveV2",     "RestoreV2",       "MergeV2Checkpoints",
+                                        "StringJoin", "ShardedFilename", "ShardedFilespec"};
+
+/* Const nodes of one graph or function whose string value leaves the model's folder. */
+#define STG_TF_CONST_PATHS_MAX 256u
+typedef struct const_paths {
+    struct {
+        const uint8_t *name;
+        size_t len;
+    } node[STG_TF_CONST_PATHS_MAX];
+    size_t n;
+    bool full;
+} const_paths;
+
+static void span(const stg_pb_field *f, const uint8_t **p, size_t *n)
+{
+    *p = f->sub.base + f->sub.begin;
+    *n = f->sub.end - f->sub.begin;
+}
+
+/* Absolute (/, \, a drive letter), a URL (://), or a .. component. */
+static bool path_escapes(const uint8_t *s, size_t n)
+{
+    if (n > 0 && (s[0] == '/' || s[0] == '\\')) {
+        return true;
+    }
+    if (n >= 2 && s[1] == ':' && ((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z')) {
+        return true;
+    }
+    for (size_t i = 0; i + 1 < n; i++) {
+        bool starts = i == 0 || s[i - 1] == '/' || s[i - 1] == '\\';
+        bool ends = i + 2 == n || s[i + 2] == '/' || s[i + 2] == '\\';
+        if ((s[i] == '.' && s[i + 1] == '.' && starts && ends) ||
+            (i + 2 < n && s[i] == ':' && s[i + 1] == '/' && s[i + 2] == '/')) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A NodeDef's string tensor values (attr (5) -> AttrValue (2) -> tensor (8) -> string_val (8))
+ * hold a path that leaves the model. */
+static bool const_escapes(tf_walk *w, stg_cursor c)
+{
+    stg_pb_field f, e, v, t;
+    while (next(w, &c, &f)) {
+        if (f.number != 5 || f.wire != STG_PB_LEN) {
+            continue;
+        }
+        stg_cursor entry = f.sub;
+        while (next(w, &entry, &e)) {
+            if (e.number != 2 || e.wire != STG_PB_LEN) {
+                continue;
+            }
+            stg_cursor value = e.sub;
+            while (next(w, &value, &v)) {
+                if (v.number != 8 || v.wire != STG_PB_LEN) {
+                    continue;
+                }
+                stg_cursor tensor = v.sub;
+                while (next(w, &tensor, &t)) {
+                    const uint8_t *p;
+                    size_t n;
+                    span(&t, &p, &n);
+                    if (t.number == 8 && t.wire == STG_PB_LEN && path_escapes(p, n)) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    return false;
+}
+
+/* One NodeDef: its op judged (the last op field wins, as protobuf merges a repeated scalar);
+ * a Const holding a path that leaves the model is remembered in cp. */
+static void node(tf_walk *w, stg_cursor c, const char *function, const_paths *cp)
 {
     stg_pb_field f;
-    const uint8_t *op = NULL;
-    size_t op_len = 0;
+    const uint8_t *op = NULL, *nm = NULL;
+    size_t op_len = 0, nm_len = 0;
     uint64_t at = c.begin;
+    stg_cursor whole = c;
     while (next(w, &c, &f)) {
         if (f.number == 2 && is_len(w, &f)) {
-            op = f.sub.base + f.sub.begin;
-            op_len = f.sub.end - f.sub.begin;
+            span(&f, &op, &op_len);
+        } else if (f.number == 1 && is_len(w, &f)) {
+            span(&f, &nm, &nm_len);
         }
     }
     if (w->failed || op == NULL) {
         return;
     }
     w->sum->nodes++;
+    if (op_len == 5 && memcmp(op, "Const", 5) == 0 && nm != NULL && const_escapes(w, whole)) {
+        if (cp->n < STG_TF_CONST_PATHS_MAX) {
+            cp->node[cp->n].name = nm;
+            cp->node[cp->n++].len = nm_len;
+        } else if (!cp->full) {
+            cp->full = true;
+            stg_report_limit(w->r, at, "STG_TF_CONST_PATHS_MAX", STG_TF_CONST_PATHS_MAX);
+        }
+    }
     char name[80], fn[80];
     printable(op, op_len, name, sizeof name);
     printable((const uint8_t *)function, function != NULL ? strlen(function) : 0, fn, sizeof fn);
@@ -155,6 +244,74 @@ static void node(tf_walk *w, stg_cursor c, const char *function)
                        "process (its code is not in the file), and fails where none is",
                        name, where, fn);
     }
+}
+
+/* A saver op whose direct input (NodeDef.input, 3: "name", "name:0", "name:output:0",
+ * "^name") is one of the Consts in cp. */
+static void saver_inputs(tf_walk *w, stg_cursor c, const const_paths *cp)
+{
+    stg_pb_field f;
+    const uint8_t *op = NULL;
+    size_t op_len = 0;
+    uint64_t at = c.begin;
+    stg_cursor scan = c;
+    while (next(w, &scan, &f)) {
+        if (f.number == 2 && f.wire == STG_PB_LEN) {
+            span(&f, &op, &op_len);
+        }
+    }
+    if (op == NULL || !listed(saver_ops, sizeof saver_ops / sizeof saver_ops[0], op, op_len)) {
+        return;
+    }
+    while (next(w, &c, &f)) {
+        const uint8_t *in;
+        size_t n;
+        if (f.number != 3 || f.wire != STG_PB_LEN) {
+            continue;
+        }
+        span(&f, &in, &n);
+        if (n > 0 && in[0] == '^') {
+            in++, n--;
+        }
+        const uint8_t *colon = memchr(in, ':', n);
+        n = colon != NULL ? (size_t)(colon - in) : n;
+        for (size_t i = 0; i < cp->n; i++) {
+            if (cp->node[i].len == n && memcmp(cp->node[i].name, in, n) == 0) {
+                char name[80];
+                printable(op, op_len, name, sizeof name);
+                stg_report_add(w->r, STG_TF_OP_UNSAFE, at,
+                               "a %s op takes a constant path that leaves the model's folder "
+                               "(absolute, a URL or with ..): the checkpoint it reads or "
+                               "writes is not the model's",
+                               name);
+                return;
+            }
+        }
+    }
+}
+
+/* The NodeDefs (field `number`) of a graph or a function: each op judged, then the saver ops
+ * fed by a Const path that leaves the model. */
+static void nodes(tf_walk *w, stg_cursor c, uint32_t number, const char *function)
+{
+    const_paths *cp = stg_mem_calloc(1, sizeof *cp);
+    if (cp == NULL) {
+        w->r->out_of_memory = true;
+        return;
+    }
+    stg_cursor first = c;
+    stg_pb_field f;
+    while (next(w, &first, &f)) {
+        if (f.number == number && is_len(w, &f)) {
+            node(w, f.sub, function, cp);
+        }
+    }
+    while (cp->n > 0 && next(w, &c, &f)) {
+        if (f.number == number && f.wire == STG_PB_LEN) {
+            saver_inputs(w, f.sub, cp);
+        }
+    }
+    stg_mem_free(cp);
 }
 
 /* A FunctionDef: the signature's name for messages, then every node_def. */
@@ -175,20 +332,15 @@ static void function(tf_walk *w, stg_cursor c)
         }
     }
     w->sum->functions++;
-    while (next(w, &c, &f)) {
-        if (f.number == 3 && is_len(w, &f)) {
-            node(w, f.sub, fname);
-        }
-    }
+    nodes(w, c, 3, fname);
 }
 
 static void graph(tf_walk *w, stg_cursor c)
 {
     stg_pb_field f, g;
+    nodes(w, c, 1, NULL);
     while (next(w, &c, &f)) {
-        if (f.number == 1 && is_len(w, &f)) {
-            node(w, f.sub, NULL);
-        } else if (f.number == 2 && is_len(w, &f)) {
+        if (f.number == 2 && is_len(w, &f)) {
             stg_cursor lib = f.sub;
             while (next(w, &lib, &g)) {
                 if (g.number == 1 && is_len(w, &g)) {

@@ -1,5 +1,5 @@
-Š
-"serveþ
+«
+"serveŸ
 
 n0Placeholder
 
@@ -42,3 +42,11 @@ StringJoin
 n18StaticRegexFullMatch
 
 n19Select
+)
+
+save/ConstConst*
+valueB	Bmodel
+6
+save/SaveV2SaveV2save/Const:0save/tensor_names
+<
+save/RestoreV2	RestoreV2save/Const:0save/tensor_names

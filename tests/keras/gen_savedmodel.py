@@ -41,8 +41,17 @@ def msg(name, fields):
 
 
 OPT, REP = F.LABEL_OPTIONAL, F.LABEL_REPEATED
+# tensorflow/core/framework/tensor.proto TensorProto { DataType dtype = 1; repeated bytes
+# string_val = 8; }, attr_value.proto AttrValue { TensorProto tensor = 8; }; NodeDef's
+# map<string, AttrValue> attr = 5 is on the wire a repeated entry { key = 1; value = 2; }.
+msg("TensorProto", [("dtype", 1, F.TYPE_INT32, OPT, None),
+                    ("string_val", 8, F.TYPE_BYTES, REP, None)])
+msg("AttrValue", [("tensor", 8, F.TYPE_MESSAGE, OPT, "TensorProto")])
+msg("AttrEntry", [("key", 1, F.TYPE_STRING, OPT, None),
+                  ("value", 2, F.TYPE_MESSAGE, OPT, "AttrValue")])
 msg("NodeDef", [("name", 1, F.TYPE_STRING, OPT, None), ("op", 2, F.TYPE_STRING, OPT, None),
-                ("input", 3, F.TYPE_STRING, REP, None), ("device", 4, F.TYPE_STRING, OPT, None)])
+                ("input", 3, F.TYPE_STRING, REP, None), ("device", 4, F.TYPE_STRING, OPT, None),
+                ("attr", 5, F.TYPE_MESSAGE, REP, "AttrEntry")])
 msg("OpDef", [("name", 1, F.TYPE_STRING, OPT, None)])
 msg("FunctionDef", [("signature", 1, F.TYPE_MESSAGE, OPT, "OpDef"),
                     ("node_def", 3, F.TYPE_MESSAGE, REP, "NodeDef")])
@@ -73,12 +82,21 @@ FORWARD = ["Placeholder", "ReadVariableOp", "MatMul", "BiasAdd", "Relu", "Identi
            "StatefulPartitionedCall", "VarHandleOp", "AssignVariableOp"]
 
 
-def saved_model(graph_ops, functions):
+def saved_model(graph_ops, functions, save_path=None):
     sm = C["SavedModel"](saved_model_schema_version=1)
     mg = sm.meta_graphs.add()
     mg.meta_info_def.tags.append("serve")
     for i, op in enumerate(graph_ops):
         mg.graph_def.node.add(name="n%d" % i, op=op)
+    if save_path is not None:
+        # TF1's Saver: save/Const holds the default file name and feeds SaveV2 and RestoreV2
+        c = mg.graph_def.node.add(name="save/Const", op="Const")
+        a = c.attr.add(key="value")
+        a.value.tensor.dtype = 7
+        a.value.tensor.string_val.append(save_path.encode())
+        for op in ("SaveV2", "RestoreV2"):
+            mg.graph_def.node.add(name="save/" + op, op=op,
+                                  input=["save/Const:0", "save/tensor_names"])
     for fname, ops in functions:
         fn = mg.graph_def.library.function.add()
         fn.signature.name = fname
@@ -107,7 +125,8 @@ MODEL_META = {"name": "sequential", "class_name": "Sequential",
 CASES = {
     "ok-tf2-keras": (SAVER, [("__inference_call_123", FORWARD), ("__inference_save_45", SAVER)],
                      [("_tf_keras_sequential", MODEL_META), ("_tf_keras_layer", DENSE_META)]),
-    "ok-tf1-graph": (FORWARD + SAVER, [], None),
+    "ok-tf1-graph": (FORWARD + SAVER, [], None, "model"),
+    "bad-tf_op_unsafe-const-path": (FORWARD, [], None, "/etc/passwd"),
     "bad-tf_op_unsafe-function": (SAVER, [("__inference_call_9", FORWARD + ["ReadFile"])], None),
     "bad-tf_op_unsafe-graph": (SAVER + ["WriteFile", "MatchingFiles"], [], None),
     "bad-tf_pyfunc": (SAVER, [("__inference_call_7", FORWARD + ["EagerPyFunc"])], None),
@@ -117,10 +136,11 @@ CASES = {
 }
 
 out = sys.argv[1]
-for case, (graph_ops, functions, meta) in CASES.items():
+for case, spec in CASES.items():
+    graph_ops, functions, meta = spec[:3]
     os.makedirs(os.path.join(out, case))
     with open(os.path.join(out, case, "saved_model.pb"), "wb") as fh:
-        fh.write(saved_model(graph_ops, functions))
+        fh.write(saved_model(graph_ops, functions, spec[3] if len(spec) > 3 else None))
     if meta is not None:
         with open(os.path.join(out, case, "keras_metadata.pb"), "wb") as fh:
             fh.write(keras_metadata(meta))

@@ -135,6 +135,65 @@ START_TEST(test_ops)
 }
 END_TEST
 
+/* NodeDef { name, op: Const, attr { key: "value", value { tensor { dtype: DT_STRING (7),
+ * string_val: path } } } } */
+static tu_buf const_node(const char *name, const char *path)
+{
+    tu_buf t = {NULL, 0, 0}, v = {NULL, 0, 0}, e = {NULL, 0, 0}, n = {NULL, 0, 0};
+    varint(&t, 1 << 3);
+    varint(&t, 7);
+    field(&t, 8, path, strlen(path));
+    field(&v, 8, t.p, t.n);
+    field(&e, 1, "value", 5);
+    field(&e, 2, v.p, v.n);
+    field(&n, 1, name, strlen(name));
+    field(&n, 2, "Const", 5);
+    field(&n, 5, e.p, e.n);
+    free(t.p), free(v.p), free(e.p);
+    return n;
+}
+
+/* A graph { Const p = path; <op>(p:0) } as a SavedModel; *op_at: the op's NodeDef. */
+static tu_buf graph_const_into(const char *path, const char *op, size_t *op_at)
+{
+    tu_buf c = const_node("p", path), o = {NULL, 0, 0}, g = {NULL, 0, 0}, mg = {NULL, 0, 0};
+    tu_buf sm = {NULL, 0, 0};
+    field(&o, 1, "r", 1);
+    field(&o, 2, op, strlen(op));
+    field(&o, 3, "p:0", 3);
+    field(&o, 3, "^init", 5);
+    field(&g, 1, c.p, c.n);
+    size_t o_at = field(&g, 1, o.p, o.n);
+    size_t g_at = field(&mg, 2, g.p, g.n);
+    size_t mg_at = field(&sm, 2, mg.p, mg.n);
+    *op_at = mg_at + g_at + o_at;
+    free(c.p), free(o.p), free(g.p), free(mg.p);
+    return sm;
+}
+
+START_TEST(test_const_paths)
+{
+    size_t at;
+    const char *escaping[] = {"/etc/passwd", "..\\..\\x", "a/../../b", "gs://bucket/ckpt", "C:\\w"};
+    for (size_t i = 0; i < sizeof escaping / sizeof escaping[0]; i++) {
+        tu_buf b = graph_const_into(escaping[i], "RestoreV2", &at);
+        tu_expect(run_sm, &b, STG_TF_OP_UNSAFE, C, C, at);
+        free(b.p);
+    }
+    /* near misses: TF1's save/Const "model" (the loader feeds its own path), a ".." inside a
+     * name, an escaping path into an op that is no saver's */
+    const char *fine[] = {"model", "variables/variables", "a..b/c"};
+    for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+        tu_buf b = graph_const_into(fine[i], "SaveV2", &at);
+        tu_expect_clean(run_sm, &b);
+        free(b.p);
+    }
+    tu_buf b = graph_const_into("/etc/passwd", "Identity", &at);
+    tu_expect_clean(run_sm, &b);
+    free(b.p);
+}
+END_TEST
+
 START_TEST(test_malformed)
 {
     size_t g, f;
@@ -195,6 +254,7 @@ int main(void)
     Suite *s = suite_create("savedmodel");
     TCase *tc = tcase_create("savedmodel");
     tcase_add_test(tc, test_ops);
+    tcase_add_test(tc, test_const_paths);
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_keras_metadata);
     suite_add_tcase(s, tc);
