@@ -80,7 +80,7 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
     stg_member_result res = {STG_FMT_UNKNOWN, false, 0};
     /* An archive may still sit at the end (bytes prepended to a zip): Python's zipfile opens
      * it, so it is scanned as a zip. */
-    stg_archive_facts facts = {false, false, false};
+    stg_archive_facts facts = {false, false, false, false};
     if (stg_containers_scan_zip_readers(buf, len, false, ctx, &res, &facts)) {
         res.format = stg_format_zip_label(&facts);
         /* An ONNX model (by name or content) whose last bytes are a zip: onnxruntime reads the

@@ -88,6 +88,7 @@ typedef struct zip_scan {
     bool budget_spent;
     bool any_pickle;
     bool all_npy;
+    bool keras; /* the root config.json was scanned as a Keras config */
     ts_seen ts;
 } zip_scan;
 
@@ -258,6 +259,8 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
         ctx, data != NULL ? data : (const uint8_t *)"", data_len, name, e->local_offset,
         force_pickle ? STG_MEMBER_PICKLE : STG_MEMBER_ARCHIVE, budget);
     zs->any_pickle = zs->any_pickle || mr.pickle_based;
+    /* Keras' saving_lib reads the member config.json at the archive's root */
+    zs->keras = zs->keras || (mr.format == STG_FMT_KERAS && strcmp(name, "config.json") == 0);
     zs->inflated_total += mr.inflated <= budget ? mr.inflated : budget;
     stg_inflate_free(&out);
 }
@@ -357,6 +360,7 @@ void stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_
     res->pickle_based = res->pickle_based || zs.any_pickle;
     facts->pickle = zs.any_pickle;
     facts->all_npy = zs.all_npy;
+    facts->keras = zs.keras;
 }
 
 void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
@@ -390,6 +394,7 @@ void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx
     res->pickle_based = res->pickle_based || zs.any_pickle;
     facts->pickle = zs.any_pickle;
     facts->all_npy = false;
+    facts->keras = zs.keras;
 }
 
 /* The loaders known to use each reader, for messages. */
@@ -446,11 +451,12 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
                        (unsigned long long)zf->entry_count, (unsigned long long)zf->cd_start,
                        (unsigned long long)zf->base);
         /* both readings scanned: a pickle in either, every member a .npy in both */
-        stg_archive_facts a = {false, false, false}, b = {false, false, false};
+        stg_archive_facts a = {false, false, false, false}, b = {false, false, false, false};
         stg_containers_scan_zip(zf, ctx, res, &a);
         stg_containers_scan_zip(mz, ctx, res, &b);
         facts->pickle = a.pickle || b.pickle;
         facts->all_npy = a.all_npy && b.all_npy;
+        facts->keras = a.keras || b.keras;
         return true;
     }
     int good = opened[0] ? 0 : 1, bad = 1 - good;

@@ -20,6 +20,7 @@ typedef struct stg_archive_facts {
     bool pickle;    /* zip: a member was scanned as a pickle (or, quick: is named or looks so) */
     bool all_npy;   /* zip: entries, every one named *.npy */
     bool torch_tar; /* tar: torch's legacy_load finds its pickle and storages members */
+    bool keras;     /* zip: the root member config.json is a Keras model config (saving_lib) */
 } stg_archive_facts;
 
 /* Inflate budget: ctx->lim->max_inflate_bytes is what the subtree being scanned may still

@@ -6,8 +6,8 @@
  *    joblib.numpy_pickle* (every joblib file with arrays does); a compressed stream whose
  *    content is joblib is labelled joblib too (that is how joblib's compress= writes files);
  *    other compressed streams keep the compression's label (gzip, zlib, bz2, xz).
- *  - zip: torch-zip when a pickle member was scanned, numpy-zip when every member is a .npy,
- *    else zip (the quick label looks at names and stored members only);
+ *  - zip: keras when its root config.json is a Keras model config (Keras 3's .keras), else
+ *    torch-zip when a pickle member was scanned, numpy-zip when every member is a .npy, else zip (the quick label looks at names and stored members only);
  *  - tar: torch-tar when members named pickle and storages are found, else tar. */
 #include "formats.h"
 
@@ -15,6 +15,7 @@
 
 #include "../parser/ggml_legacy.h"
 #include "../parser/gguf.h"
+#include "../parser/hdf5.h"
 #include "../parser/npy.h"
 #include "../parser/tar.h"
 #include "../parser/torch.h"
@@ -22,9 +23,11 @@
 #include "../validator/flax.h"
 #include "../validator/gguf.h"
 #include "../validator/index.h"
+#include "../validator/keras.h"
 #include "../validator/onnx.h"
 #include "../validator/pickle_scan.h"
 #include "../validator/tokenizer.h"
+#include "../validator/savedmodel.h"
 #include "safetensors.h"
 #include "containers.h"
 #include "polyglot.h"
@@ -33,6 +36,9 @@
 
 stg_format stg_format_zip_label(const stg_archive_facts *f)
 {
+    if (f->keras) {
+        return STG_FMT_KERAS; /* a pickle member in it is still scanned and reported */
+    }
     if (f->pickle) {
         return STG_FMT_TORCH_ZIP;
     }
@@ -89,6 +95,22 @@ static bool sniff_onnx(const uint8_t *buf, size_t len, bool *oom)
 {
     (void)oom;
     return !stg_sniff_is_text(buf, len) && stg_onnx_sniff(buf, len);
+}
+
+/* An HDF5 superblock signature at 0 or after a user block (512, 1024, ...). */
+static bool sniff_hdf5(const uint8_t *buf, size_t len, bool *oom)
+{
+    uint64_t at;
+    (void)oom;
+    return stg_hdf5_find_superblock(buf, len, &at);
+}
+
+/* A JSON object whose top level has class_name and config: a Keras model config (the root
+ * config.json of a .keras zip, model.to_json() output). */
+static bool sniff_keras_config(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return stg_keras_sniff_config(buf, len);
 }
 
 static bool sniff_joblib_zf(const uint8_t *buf, size_t len, bool *oom)
@@ -196,7 +218,7 @@ static bool scan_zip(const stg_format_entry *e, const uint8_t *buf, size_t len,
 {
     /* Every reading a loader's zip reader takes; no usable directory fails closed. */
     (void)e;
-    stg_archive_facts facts = {false, false, false};
+    stg_archive_facts facts = {false, false, false, false};
     (void)stg_containers_scan_zip_readers(buf, len, true, ctx, res, &facts);
     res->format = stg_format_zip_label(&facts);
     if (a->top_level) {
@@ -221,7 +243,7 @@ static bool scan_tar(const stg_format_entry *e, const uint8_t *buf, size_t len,
 {
     (void)e;
     (void)a;
-    stg_archive_facts facts = {false, false, false};
+    stg_archive_facts facts = {false, false, false, false};
     stg_containers_scan_tar(buf, len, ctx, res, &facts);
     res->format = stg_format_tar_label(&facts);
     return true;
@@ -379,6 +401,51 @@ static bool scan_tokenizer(const stg_format_entry *e, const uint8_t *buf, size_t
     return true;
 }
 
+/* A Keras model config (docs/keras.md): every object at any depth judged as Keras' deserializer
+ * resolves it. */
+static bool scan_keras_config(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                              const stg_dispatch_args *a, stg_check_ctx *ctx,
+                              stg_member_result *res)
+{
+    (void)a;
+    report_status(ctx, e, stg_keras_check_config(buf, len, 0, ctx->lim, ctx->report, NULL));
+    res->format = e->label;
+    return true;
+}
+
+/* HDF5 (docs/keras.md): the root attributes; a root model_config makes it a legacy Keras model,
+ * judged by the config rules. */
+static bool scan_hdf5(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    stg_keras_hdf5 h;
+    report_status(ctx, e, stg_keras_check_hdf5(buf, len, ctx->lim, ctx->report, &h));
+    res->format = h.model_config ? STG_FMT_KERAS : e->label;
+    return true;
+}
+
+/* A TensorFlow SavedModel (docs/keras.md): every op of its graphs and function library. */
+static bool scan_savedmodel(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                            const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    report_status(ctx, e, stg_tf_check_savedmodel(buf, len, ctx->lim, ctx->report, NULL));
+    res->format = e->label;
+    return true;
+}
+
+/* tf_keras' keras_metadata.pb: each object's metadata JSON by the Keras config rules. */
+static bool scan_keras_metadata(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                                const stg_dispatch_args *a, stg_check_ctx *ctx,
+                                stg_member_result *res)
+{
+    (void)a;
+    report_status(ctx, e, stg_tf_check_keras_metadata(buf, len, ctx->lim, ctx->report));
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
@@ -386,14 +453,14 @@ static bool scan_tokenizer(const stg_format_entry *e, const uint8_t *buf, size_t
  * .npy; else zip. A full scan can say torch-zip where only a deflated member is a pickle. */
 static stg_format quick_label_zip(const uint8_t *buf, size_t len)
 {
-    stg_archive_facts facts = {false, false, false};
+    stg_archive_facts facts = {false, false, false, false};
     stg_zip z;
     stg_zip_error err;
     if (stg_zip_open(&z, buf, len, &err) != STG_ZIPR_OK) {
         return stg_format_zip_label(&facts);
     }
     stg_zip_entry e;
-    bool all_npy = z.entry_count > 0, pickle = false;
+    bool all_npy = z.entry_count > 0, pickle = false, config = false, metadata = false;
     for (;;) {
         stg_zip_result zr = stg_zip_next(&z, &e, &err);
         if (zr == STG_ZIPR_END || zr == STG_ZIPR_MALFORMED) {
@@ -404,6 +471,9 @@ static stg_format quick_label_zip(const uint8_t *buf, size_t len)
         /* Only the name's tail matters for the suffix tests. */
         memcpy(name, e.name + (e.name_len - n), n);
         name[n] = '\0';
+        /* Keras 3's saving_lib writes these two at the root of every .keras zip */
+        config = config || (e.name_len == 11 && memcmp(e.name, "config.json", 11) == 0);
+        metadata = metadata || (e.name_len == 13 && memcmp(e.name, "metadata.json", 13) == 0);
         stg_format holds = stg_member_name_holds(name);
         bool npy = holds == STG_FMT_NUMPY;
         all_npy = all_npy && npy;
@@ -422,6 +492,7 @@ static stg_format quick_label_zip(const uint8_t *buf, size_t len)
     }
     facts.pickle = pickle;
     facts.all_npy = all_npy;
+    facts.keras = config && metadata;
     return stg_format_zip_label(&facts);
 }
 
@@ -430,7 +501,7 @@ static stg_format quick_label_zip(const uint8_t *buf, size_t len)
 static stg_format quick_label_tar(const uint8_t *buf, size_t len)
 {
     stg_tar_list l;
-    stg_archive_facts facts = {false, false, false};
+    stg_archive_facts facts = {false, false, false, false};
     facts.torch_tar = stg_tar_list_build(&l, buf, len) &&
                       stg_tar_list_find(&l, "pickle", 6) != STG_TAR_NONE &&
                       stg_tar_list_find(&l, "storages", 8) != STG_TAR_NONE;
@@ -539,6 +610,18 @@ static const stg_format_entry ggla_entry = {
     .label = STG_FMT_GGML_LEGACY,
     .alone = true,
 };
+
+static const stg_format_entry hdf5_entry = {
+    .name = "HDF5",
+    .magic = STG_HDF5_MAGIC,
+    .magic_len = STG_HDF5_MAGIC_LEN,
+    .sniff = sniff_hdf5,
+    .sniff_order = 45,
+    .names = stg_hdf5_names,
+    .scan = scan_hdf5,
+    .label = STG_FMT_HDF5,
+    .alone = true,
+};
 static const stg_format_entry tar_entry = {
     .name = "tar",
     .sniff = sniff_tar,
@@ -608,6 +691,33 @@ static const stg_format_entry merges_entry = {
     .label = STG_FMT_TEXT,
     .alone = true,
 };
+
+/* A Keras model config on its own or as a .keras zip's config.json: before the pickle sniff, which
+ * a JSON object's opening brace (EMPTY_DICT) would otherwise reach. */
+static const stg_format_entry keras_config_entry = {
+    .name = "Keras config",
+    .sniff = sniff_keras_config,
+    .sniff_order = 65,
+    .names = stg_keras_names,
+    .scan = scan_keras_config,
+    .label = STG_FMT_KERAS,
+    .alone = true,
+};
+/* TensorFlow SavedModel files, by name only (no magic): saved_model.pb, keras_metadata.pb. */
+static const stg_format_entry savedmodel_entry = {
+    .name = "TensorFlow SavedModel",
+    .names = stg_savedmodel_names,
+    .scan = scan_savedmodel,
+    .label = STG_FMT_TF_SAVEDMODEL,
+    .alone = true,
+};
+static const stg_format_entry keras_metadata_entry = {
+    .name = "Keras SavedModel metadata",
+    .names = stg_keras_metadata_names,
+    .scan = scan_keras_metadata,
+    .label = STG_FMT_KERAS,
+    .alone = true,
+};
 /* Every compression of the filter table below, unwrapped in one place (scan_compressed). */
 static const stg_format_entry compressed_entry = {
     .name = "compressed stream",
@@ -640,9 +750,13 @@ static const stg_format_entry *const formats[] = {
     &ggmf_entry,
     &ggjt_entry,
     &ggla_entry,
+    &hdf5_entry,
     &tar_entry,
     &torch_legacy_entry,
     &pickle_entry,
+    &keras_config_entry,
+    &savedmodel_entry,
+    &keras_metadata_entry,
     &joblib_zf_entry,
     &flax_entry,
     &sentencepiece_entry,

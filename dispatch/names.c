@@ -16,6 +16,20 @@ const stg_name_rule stg_onnx_names[] = {{.suffix = ".onnx", .power = STG_NAME_DE
  * is format_mismatch, as for the pickle suffixes (ggml's gguf_init_from_file refuses it). */
 const stg_name_rule stg_gguf_names[] = {{.suffix = ".gguf", .power = STG_NAME_CLAIMS},
                                         {.suffix = NULL}};
+/* Keras 3's load_model takes a zip only under a .keras name (saving_lib.load_model); the zip
+ * content decides, other content under the name is format_mismatch. */
+const stg_name_rule stg_keras_names[] = {{.suffix = ".keras", .power = STG_NAME_CLAIMS},
+                                         {.suffix = NULL}};
+/* HDF5: Keras' legacy load_model takes .h5 and .hdf5 (legacy h5 format); the content decides. */
+const stg_name_rule stg_hdf5_names[] = {{.suffix = ".h5", .power = STG_NAME_CLAIMS},
+                                        {.suffix = ".hdf5", .power = STG_NAME_CLAIMS},
+                                        {.suffix = NULL}};
+/* TensorFlow's loader reads saved_model.pb by its name inside a SavedModel folder (no magic);
+ * tf_keras' keras_metadata.pb beside it. */
+const stg_name_rule stg_savedmodel_names[] = {
+    {.suffix = "saved_model.pb", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
+const stg_name_rule stg_keras_metadata_names[] = {
+    {.suffix = "keras_metadata.pb", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
 /* The names of pickle-based model files (np.load unpickles a .npy/.npz that is no array):
  * content no entry claims is walked as a pickle, and refused when it is none. */
 const stg_name_rule stg_pickle_names[] = {
@@ -61,7 +75,9 @@ stg_format stg_member_name_holds(const char *name)
                                                stg_onnx_names,
                                                stg_gguf_names,
                                                stg_pickle_names,
-                                               stg_flax_names};
+                                               stg_flax_names,
+                                               stg_keras_names,
+                                               stg_hdf5_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

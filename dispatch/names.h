@@ -38,6 +38,10 @@ extern const stg_name_rule stg_sentencepiece_names[];
 extern const stg_name_rule stg_tiktoken_names[];
 extern const stg_name_rule stg_vocab_names[];
 extern const stg_name_rule stg_merges_names[];
+extern const stg_name_rule stg_keras_names[];
+extern const stg_name_rule stg_hdf5_names[];
+extern const stg_name_rule stg_savedmodel_names[];
+extern const stg_name_rule stg_keras_metadata_names[];
 
 /* What an archive member named so holds by its name (stg_name_rule.member), unknown when no
  * rule says. */

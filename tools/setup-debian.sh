@@ -33,6 +33,10 @@ full=(
     python3-msgpack python3-sentencepiece
     # signed-model fixtures (tests/signing/gen_signing.py: EC keys, a CA, ECDSA signatures)
     python3-cryptography
+    # Keras-shaped HDF5 fixtures and the HDF5 reader's differential (tests/keras/gen_hdf5.py)
+    python3-h5py
+    # SavedModel fixtures written in TensorFlow's schema (tests/keras/gen_savedmodel.py)
+    python3-protobuf
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh)
     python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, the venv install route (docs/python.md),

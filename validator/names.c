@@ -187,6 +187,9 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_TEXT: return "text";
     case STG_FMT_JSON: return "json";
     case STG_FMT_GIT_LFS_POINTER: return "git-lfs-pointer";
+    case STG_FMT_KERAS: return "keras";
+    case STG_FMT_HDF5: return "hdf5";
+    case STG_FMT_TF_SAVEDMODEL: return "tf-savedmodel";
     case STG_FMT_FLAX_MSGPACK: return "flax-msgpack";
     case STG_FMT_GGML_LEGACY: return "ggml-legacy";
     case STG_FMT_SENTENCEPIECE: return "sentencepiece";

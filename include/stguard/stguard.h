@@ -203,7 +203,17 @@ typedef enum stg_code {
     STG_SIGNED_FILE_EXTRA = 136,           /**< a file the signature does not list */
     STG_SIGNED_FILE_MISSING = 137,         /**< a signed file that is absent */
     STG_SIGNED_FILE_UNVERIFIABLE = 138,    /**< a link, special file or unreadable entry */
-    STG_SIGNATURE_INCOMPLETE = 139,         /**< verification could not finish (limit, memory) */
+    STG_SIGNATURE_INCOMPLETE = 139,        /**< verification could not finish (limit, memory) */
+    /* 150..159: Keras, HDF5 and TensorFlow SavedModel (docs/keras.md) */
+    STG_KERAS_LAMBDA = 150,            /**< a Keras config holding marshalled Python bytecode */
+    STG_KERAS_MODULE_UNSAFE = 151,     /**< a Keras config naming a module or API outside Keras */
+    STG_KERAS_CUSTOM_OBJECT = 152,     /**< a registered custom object the loader must provide */
+    STG_KERAS_CONFIG_MALFORMED = 153,  /**< a Keras config that is not a readable model config */
+    STG_HDF5_MALFORMED = 154,          /**< HDF5 structures that cannot be read */
+    STG_HDF5_UNSUPPORTED = 155,        /**< an HDF5 layout stguard's reader does not read */
+    STG_TF_OP_UNSAFE = 157,            /**< a SavedModel op that reads or writes files */
+    STG_TF_PYFUNC = 158,               /**< a SavedModel op calling a registered Python function */
+    STG_TF_SAVEDMODEL_MALFORMED = 159, /**< SavedModel wire data TensorFlow refuses */
     /* 170..179: Flax msgpack (docs/flax.md), legacy GGML, tokenizers (docs/tokenizers.md) */
     STG_FLAX_MALFORMED = 170,     /**< msgpack wire data, a str not UTF-8, an unusable key */
     STG_FLAX_TRAILING = 171,      /**< bytes after the top-level msgpack value */
@@ -397,6 +407,9 @@ typedef enum stg_format {
     STG_FMT_TEXT = 18,            /**< UTF-8 text that no model format claims (README, .py, YAML) */
     STG_FMT_JSON = 19,            /**< a JSON document (config.json, tokenizer.json) */
     STG_FMT_GIT_LFS_POINTER = 20, /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_KERAS = 21,           /**< a Keras model: .keras zip, config JSON, legacy .h5 */
+    STG_FMT_HDF5 = 22,            /**< an HDF5 file with no Keras model config (weights) */
+    STG_FMT_TF_SAVEDMODEL = 23,   /**< a TensorFlow SavedModel (saved_model.pb) */
     STG_FMT_FLAX_MSGPACK = 29,    /**< a Flax checkpoint (msgpack state dict, docs/flax.md) */
     STG_FMT_GGML_LEGACY = 30,     /**< a pre-GGUF ggml, ggmf or ggjt file */
     STG_FMT_SENTENCEPIECE = 31,   /**< a SentencePiece model (tokenizer.model) */

@@ -112,7 +112,7 @@ END_TEST
 /* The quick label and the full scan's label come from the same rule. */
 START_TEST(test_labels_agree)
 {
-    stg_archive_facts f = {false, false, false};
+    stg_archive_facts f = {false, false, false, false};
     ck_assert_int_eq(stg_format_zip_label(&f), STG_FMT_ZIP);
     f.all_npy = true;
     ck_assert_int_eq(stg_format_zip_label(&f), STG_FMT_NUMPY_ZIP);

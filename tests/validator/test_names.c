@@ -130,6 +130,15 @@ static const struct code_row {
     {STG_SIGNED_FILE_MISSING, 137, "signed_file_missing"},
     {STG_SIGNED_FILE_UNVERIFIABLE, 138, "signed_file_unverifiable"},
     {STG_SIGNATURE_INCOMPLETE, 139, "signature_incomplete"},
+    {STG_KERAS_LAMBDA, 150, "keras_lambda"},
+    {STG_KERAS_MODULE_UNSAFE, 151, "keras_module_unsafe"},
+    {STG_KERAS_CUSTOM_OBJECT, 152, "keras_custom_object"},
+    {STG_KERAS_CONFIG_MALFORMED, 153, "keras_config_malformed"},
+    {STG_HDF5_MALFORMED, 154, "hdf5_malformed"},
+    {STG_HDF5_UNSUPPORTED, 155, "hdf5_unsupported"},
+    {STG_TF_OP_UNSAFE, 157, "tf_op_unsafe"},
+    {STG_TF_PYFUNC, 158, "tf_pyfunc"},
+    {STG_TF_SAVEDMODEL_MALFORMED, 159, "tf_savedmodel_malformed"},
     {STG_FLAX_MALFORMED, 170, "flax_malformed"},
     {STG_FLAX_TRAILING, 171, "flax_trailing"},
     {STG_FLAX_EXT_UNKNOWN, 172, "flax_ext_unknown"},
@@ -440,12 +449,13 @@ static const char *const format_names[] = {
     "gzip",      "zlib",        "bz2",
     "xz",        "gguf",        "onnx",
     "text",      "json",        "git-lfs-pointer",
+    "keras",     "hdf5",        "tf-savedmodel",
 };
 #define NFORMATS (sizeof format_names / sizeof format_names[0])
 
 START_TEST(test_format_names)
 {
-    ck_assert_int_eq(STG_FMT_GIT_LFS_POINTER, (int)NFORMATS - 1);
+    ck_assert_int_eq(STG_FMT_TF_SAVEDMODEL, (int)NFORMATS - 1);
     for (size_t i = 0; i < NFORMATS; i++) {
         ck_assert_str_eq(stg_format_name((stg_format)i), format_names[i]);
         for (size_t j = 0; j < i; j++) {
