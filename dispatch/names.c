@@ -16,6 +16,10 @@ const stg_name_rule stg_onnx_names[] = {{.suffix = ".onnx", .power = STG_NAME_DE
  * is format_mismatch, as for the pickle suffixes (ggml's gguf_init_from_file refuses it). */
 const stg_name_rule stg_gguf_names[] = {{.suffix = ".gguf", .power = STG_NAME_CLAIMS},
                                         {.suffix = NULL}};
+/* A chat template file (chat_template.jinja beside a tokenizer): transformers reads a
+ * template from it whatever its content, so the name decides. */
+const stg_name_rule stg_chat_template_names[] = {{.suffix = ".jinja", .power = STG_NAME_DECIDES},
+                                                 {.suffix = NULL}};
 /* The names of pickle-based model files (np.load unpickles a .npy/.npz that is no array):
  * content no entry claims is walked as a pickle, and refused when it is none. */
 const stg_name_rule stg_pickle_names[] = {
@@ -33,8 +37,12 @@ const stg_name_rule stg_pickle_names[] = {
 /* The longest suffix of the rules of every entry wins (a member name has one meaning). */
 stg_format stg_member_name_holds(const char *name)
 {
-    static const stg_name_rule *const all[] = {stg_safetensors_index_names, stg_safetensors_names,
-                                               stg_onnx_names, stg_gguf_names, stg_pickle_names};
+    static const stg_name_rule *const all[] = {stg_safetensors_index_names,
+                                               stg_safetensors_names,
+                                               stg_onnx_names,
+                                               stg_gguf_names,
+                                               stg_pickle_names,
+                                               stg_chat_template_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

@@ -120,6 +120,11 @@ static const struct code_row {
     {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
     {STG_PICKLE_SKIP_UNRESOLVED, 120, "pickle_skip_unresolved"},
     {STG_TORCH01_STORAGE_UNRESOLVED, 121, "torch01_storage_unresolved"},
+    {STG_TEMPLATE_UNSAFE, 160, "chat_template_unsafe"},
+    {STG_TEMPLATE_MALFORMED, 161, "chat_template_malformed"},
+    {STG_TEMPLATE_LOADER, 162, "chat_template_loader"},
+    {STG_TEMPLATE_FOUND, 163, "chat_template_found"},
+    {STG_TEMPLATE_FIELD_INVALID, 164, "chat_template_field_invalid"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
@@ -433,6 +438,9 @@ START_TEST(test_format_names)
             ck_assert_str_ne(format_names[j], format_names[i]);
         }
     }
+    /* Values given to formats added since, past the dense list (docs/cli.md). */
+    ck_assert_int_eq(STG_FMT_CHAT_TEMPLATE, 24);
+    ck_assert_str_eq(stg_format_name(STG_FMT_CHAT_TEMPLATE), "chat-template");
     /* Out of range: the neutral "unknown", never NULL (the CLI prints it as is). */
     ck_assert_str_eq(stg_format_name((stg_format)NFORMATS), "unknown");
     ck_assert_str_eq(stg_format_name((stg_format)-1), "unknown");

@@ -187,6 +187,7 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_TEXT: return "text";
     case STG_FMT_JSON: return "json";
     case STG_FMT_GIT_LFS_POINTER: return "git-lfs-pointer";
+    case STG_FMT_CHAT_TEMPLATE: return "chat-template";
     }
     return "unknown";
 }
