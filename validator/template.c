@@ -862,7 +862,9 @@ static tval call(walk *w, const callee *c)
         /* a method of the caller's data: its result is data, or what the template passed in
          * (x.get('k', '__class__')); of a string or object the template made: built */
         if ((c->recv.kind & (K_COLL | K_BUILT)) == K_COLL) {
-            return c->recv; /* d.items(), d.keys(): the container's members again */
+            /* d.items(), d.keys(): the container's members again; d.get(k, default) may
+             * return what it is given */
+            return join_in(w, c->recv, &a.rest);
         }
         if (has_text(&c->recv)) {
             return v_kind(K_BUILT);
