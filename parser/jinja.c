@@ -34,7 +34,7 @@ static bool push(lexer *L, stg_jinja_tok_type type, size_t at, size_t n, uint8_t
 {
     stg_jinja_lex *lx = L->lx;
     if (lx->count >= STG_JINJA_MAX_TOKENS) {
-        return limit(L, at, "tokens");
+        return limit(L, at, "chat template tokens");
     }
     if (lx->count == lx->cap) {
         size_t cap = lx->cap == 0 ? 256 : lx->cap * 2;
@@ -213,7 +213,7 @@ static bool lex_operator(lexer *L)
     }
     if (c == '(' || c == '[' || c == '{') {
         if (L->depth >= STG_JINJA_MAX_BRACKETS) {
-            return limit(L, at, "bracket depth");
+            return limit(L, at, "chat template bracket depth");
         }
         L->brackets[L->depth++] = c;
     } else if (c == ')' || c == ']' || c == '}') {
@@ -318,7 +318,7 @@ bool stg_jinja_lex_run(stg_jinja_lex *lx, const uint8_t *text, size_t len)
     memset(lx, 0, sizeof *lx);
     lexer L = {.lx = lx, .s = text, .len = len};
     if (len > STG_JINJA_MAX_BYTES) {
-        return limit(&L, 0, "template bytes");
+        return limit(&L, 0, "chat template bytes");
     }
     return lex_all(&L);
 }

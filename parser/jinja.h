@@ -68,7 +68,8 @@ typedef struct stg_jinja_lex {
     stg_jinja_error error;
     size_t error_offset; /* in the text */
     const char *why;     /* constant text: what was wrong */
-    const char *limit;   /* STG_JINJA_E_LIMIT: "template bytes", "tokens", "bracket depth" */
+    const char *limit;   /* STG_JINJA_E_LIMIT: "chat template bytes", "chat template tokens",
+                            "chat template bracket depth" */
 } stg_jinja_lex;
 
 /* Lexes text[0..len). Returns true when the whole text was cut into tokens; false with

@@ -551,6 +551,7 @@ static void check_format_receiver(walk *w, size_t tok, const tval *recv)
 
 static tval expr(walk *w);
 static tval expr_or(walk *w);
+static bool deeper(walk *w);
 static tval unary(walk *w, bool with_filter);
 static tval primary(walk *w);
 static tval postfix(walk *w, tval v, size_t name_tok);
@@ -1038,7 +1039,10 @@ static tval unary(walk *w, bool with_filter)
     tval v;
     if (is_op(w, '-') || is_op(w, '+')) {
         advance(w);
-        (void)unary(w, false);
+        if (deeper(w)) {
+            (void)unary(w, false);
+        }
+        w->depth--;
         v = postfix(w, v_kind(K_NUM), SIZE_MAX);
     } else {
         size_t at = w->i;
@@ -1131,11 +1135,29 @@ static tval compare(walk *w)
     return v;
 }
 
+/* One level deeper in an expression: false (and the limit reported once) past
+ * MAX_EXPR_DEPTH, which bounds every recursion of the walk (jinja2's parser recurses too). */
+static bool deeper(walk *w)
+{
+    if (++w->depth <= MAX_EXPR_DEPTH) {
+        return true;
+    }
+    if (!w->failed && w->reporting) {
+        stg_report_limit(w->r, at_file(w, w->i), "chat template expression nesting",
+                         MAX_EXPR_DEPTH);
+    }
+    w->failed = true;
+    return false;
+}
+
 static tval not_level(walk *w)
 {
     if (is_name(w, "not")) {
         advance(w);
-        (void)not_level(w);
+        if (deeper(w)) {
+            (void)not_level(w);
+        }
+        w->depth--;
         return v_kind(K_NUM);
     }
     return compare(w);
@@ -1154,12 +1176,7 @@ static tval and_level(walk *w)
 
 static tval expr_or(walk *w)
 {
-    if (++w->depth > MAX_EXPR_DEPTH) {
-        if (!w->failed && w->reporting) {
-            stg_report_limit(w->r, at_file(w, w->i), "chat template expression nesting",
-                             MAX_EXPR_DEPTH);
-        }
-        w->failed = true;
+    if (!deeper(w)) {
         w->depth--;
         return v_kind(K_BUILT);
     }
@@ -1645,7 +1662,11 @@ static void report_lex_error(walk *w, const stg_jinja_lex *lx)
     if (lx->error == STG_JINJA_E_MEMORY) {
         w->r->out_of_memory = true;
     } else if (lx->error == STG_JINJA_E_LIMIT) {
-        stg_report_limit(w->r, at, lx->limit, 0);
+        uint64_t value = strcmp(lx->limit, "chat template tokens") == 0 ? STG_JINJA_MAX_TOKENS
+                         : strcmp(lx->limit, "chat template bracket depth") == 0
+                             ? STG_JINJA_MAX_BRACKETS
+                             : STG_JINJA_MAX_BYTES;
+        stg_report_limit(w->r, at, lx->limit, value);
     } else {
         stg_report_add(w->r, STG_TEMPLATE_MALFORMED, at,
                        "the %s chat template does not lex as Jinja2 (%s): jinja2 refuses to "

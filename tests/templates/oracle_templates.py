@@ -11,7 +11,8 @@ read here with Python's own json module and a reading of the GGUF header written
 specification, so the template the oracle renders is the one stguard was given.
 
 transformers' renderer: src/transformers/utils/chat_template_utils.py, _compile_jinja_template
-(huggingface/transformers at 5e43e2e892453b405ce6d2cb94387b3a3213f30a): an
+(huggingface/transformers at 5e43e2e892453b405ce6d2cb94387b3a3213f30a: the file's last function,
+its last 73 lines, from `@lru_cache` to `return jinja_env.from_string(chat_template)`): an
 ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True) with its AssistantTracker
 extension (a `generation` block tag) and jinja2.ext.loopcontrols, a `tojson` filter replaced by
 json.dumps, and the globals raise_exception and strftime_now. The same environment is built
