@@ -266,16 +266,51 @@ static bool has_text(const tval *v)
 }
 
 /* What the rules ask of one const (the M_* flags). */
+/* An attribute name jinja2's sandbox refuses (is_internal_attribute in jinja2/sandbox.py):
+ * anything starting with '_', and the names of generators, coroutines, frames, tracebacks and
+ * code objects that lead to a frame's globals without an underscore
+ * (`(()|select).gi_frame.f_globals`), and type.mro. */
+static bool internal_name(const uint8_t *p, size_t n)
+{
+    static const char *const names[] = {
+        "gi_frame",   "gi_code",  "gi_yieldfrom", "cr_frame", "cr_code", "cr_await",
+        "ag_frame",   "ag_code",  "ag_await",     "tb_frame", "tb_next", "f_globals",
+        "f_builtins", "f_locals", "f_back",       "f_code",   "mro",     NULL};
+    if (n > 0 && p[0] == '_') {
+        return true;
+    }
+    if (n >= 3 && memcmp(p, "co_", 3) == 0) {
+        return true;
+    }
+    for (size_t k = 0; names[k] != NULL; k++) {
+        if (strlen(names[k]) == n && memcmp(p, names[k], n) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* What the rules ask of one const (the M_* flags). */
 static uint8_t const_summary(const walk *w, uint32_t id)
 {
     size_t n;
     const uint8_t *p = const_bytes(w, id, &n);
     uint8_t f = M_SET;
-    for (size_t k = 0; k < n; k++) {
-        if (p[k] == '_') {
-            f |= M_US_ANY;
-            f |= k == 0 ? (M_US_START | M_US_PART) : p[k - 1] == '.' ? M_US_PART : 0;
+    if (memchr(p, '_', n) != NULL) {
+        f |= M_US_ANY;
+    }
+    if (internal_name(p, n)) {
+        f |= M_US_START | M_US_PART;
+    }
+    for (size_t s = 0; s < n;) {
+        size_t e = s;
+        while (e < n && p[e] != '.') {
+            e++;
         }
+        if (e > s && internal_name(p + s, e - s)) {
+            f |= M_US_PART;
+        }
+        s = e + 1;
     }
     return f;
 }
@@ -388,16 +423,42 @@ static tval concat(walk *w, const tval *a, const tval *b, bool stringify)
     return out;
 }
 
-/* An item or attribute of v: of the caller's data, data; of a string or object the template
- * made, built (`'_x'[0]`, `(x|string)[24]`). */
-static tval member_of(const tval *v)
+/* An attribute of v: of the caller's data, data; of a literal container, its members (jinja2
+ * falls back to the item); of a literal string, a method of str (data to the rules: every way
+ * to turn it into text, `~`, `|string`, makes built text); of anything else the template
+ * made, built. */
+static tval attr_of(const tval *v)
 {
     if ((v->kind & K_COLL) != 0) {
         tval m = *v; /* a literal container's members */
         m.kind &= (uint8_t)~K_COLL;
         return m;
     }
-    return has_text(v) ? v_kind(K_BUILT) : v_kind(K_DATA);
+    return (v->kind & K_BUILT) != 0 ? v_kind(K_BUILT) : v_kind(K_DATA);
+}
+
+/* An item of v (a subscript, an iteration): as attr_of, except that the items of literal
+ * strings are their characters (`'type'[0]`, `{% for c in 'ab' %}`), kept as literals. */
+static tval member_of(walk *w, const tval *v)
+{
+    if ((v->kind & (K_COLL | K_BUILT)) != 0 || (v->n == 0 && v->many == 0)) {
+        return attr_of(v);
+    }
+    tval out = v_kind((uint8_t)(v->kind & (K_DATA | K_NUM)));
+    if (v->many != 0) {
+        out.many = (v->many & M_US_ANY) ? (uint8_t)(M_SET | M_US_START | M_US_PART | M_US_ANY)
+                                        : (uint8_t)M_SET;
+    }
+    for (size_t k = 0; k < v->n; k++) {
+        size_t n;
+        const uint8_t *p = const_bytes(w, v->c[k], &n);
+        for (size_t i = 0; i < n; i++) {
+            uint8_t c = p[i];
+            tval one = v_const(w, &c, 1);
+            out = join_in(w, out, &one);
+        }
+    }
+    return out;
 }
 
 /* ---------------------------------------------------------------- variables */
@@ -511,8 +572,8 @@ static void check_name(walk *w, size_t tok, const tval *v, bool dotted)
             while (e < n && (!dotted || p[e] != '.')) {
                 e++;
             }
-            if (e > s && p[s] == '_') {
-                unsafe(w, tok, "looks up the underscore name", p + s, e - s);
+            if (e > s && internal_name(p + s, e - s)) {
+                unsafe(w, tok, "looks up the internal name", p + s, e - s);
                 return;
             }
             s = e + 1;
@@ -723,12 +784,18 @@ static tval filter(walk *w, const tval *subject)
     if (name_in(fname, flen, num_filters)) {
         return v_kind(K_NUM);
     }
-    if ((subject->kind & (K_COLL | K_BUILT)) == K_COLL && name_in(fname, flen, keep_filters) &&
-        !bytes_are(fname, flen, "map") && !bytes_are(fname, flen, "attr") &&
-        !bytes_are(fname, flen, "default") && !bytes_are(fname, flen, "d")) {
-        /* a subset, an order or one member of a literal container */
+    static const char *const reshaping[] = {"map",     "attr",   "default", "d",
+                                            "reverse", "tojson", NULL};
+    if ((subject->kind & K_BUILT) == 0 && has_text(subject) && name_in(fname, flen, keep_filters) &&
+        !name_in(fname, flen, reshaping)) {
+        /* a subset, an order or one member of a literal container or of a literal string's
+         * characters (`'ab'|first`); a string's items() and the like fail in jinja2 */
         static const char *const one[] = {"first", "last", "random", "min", "max", NULL};
-        return name_in(fname, flen, one) ? member_of(subject) : *subject;
+        tval m = member_of(w, subject);
+        if (!name_in(fname, flen, one)) {
+            m.kind |= K_COLL;
+        }
+        return m;
     }
     if (has_text(subject) || !name_in(fname, flen, keep_filters)) {
         return v_kind(K_BUILT);
@@ -832,7 +899,7 @@ static tval subscript(walk *w, const tval *v)
     if (!slice && !tuple) {
         check_name(w, key_tok, &key, false);
     }
-    return member_of(v);
+    return member_of(w, v);
 }
 
 typedef struct callee {
@@ -914,7 +981,7 @@ static tval postfix(walk *w, tval v, size_t name_tok)
                     check_format_receiver(w, w->i, &v);
                 }
                 tval recv = v;
-                v = member_of(&v);
+                v = attr_of(&v);
                 if (c.name_tok != SIZE_MAX && !c.method) {
                     tval ns = var_load(w, w->i, true);
                     v = join_in(w, v, &ns);
@@ -922,7 +989,7 @@ static tval postfix(walk *w, tval v, size_t name_tok)
                 c = (callee){SIZE_MAX, true, recv};
                 advance(w);
             } else if (t->type == STG_JT_INTEGER) {
-                v = member_of(&v);
+                v = attr_of(&v);
                 c = (callee){SIZE_MAX, false, v_kind(0)};
                 advance(w);
             } else {
@@ -1323,7 +1390,7 @@ static void parse_targets(walk *w, targets *tg, bool allow_ns, const char *end_w
 
 static void assign(walk *w, const targets *tg, const tval *v)
 {
-    tval each = tg->several ? member_of(v) : *v;
+    tval each = tg->several ? member_of(w, v) : *v;
     for (size_t k = 0; k < tg->n; k++) {
         var_assign(w, tg->tok[k], tg->ns[k], &each);
     }
@@ -1424,10 +1491,10 @@ static void stmt_for(walk *w, block_stack *st)
     /* each item of what it iterates: data of data, built of anything the template made */
     targets one = tg;
     one.several = false;
-    tval item = member_of(&iter);
+    tval item = member_of(w, &iter);
     if (tg.several) {
         /* unpacked items: pairs of a literal dict's items() are its members too */
-        item = (iter.kind & K_COLL) != 0 ? item : member_of(&item);
+        item = (iter.kind & K_COLL) != 0 ? item : member_of(w, &item);
     }
     assign(w, &one, &item);
     push_block(w, st, B_FOR);
@@ -1637,19 +1704,20 @@ static void walk_tokens(walk *w)
     }
 }
 
-/* Rules that need no grammar: an attribute whose name starts with '_' (jinja2's sandbox
- * refuses every one: they are Python's internals), and any name starting with "__". */
+/* Rules that need no grammar: an attribute with an internal name (internal_name: jinja2's
+ * sandbox refuses every one: they are Python's internals), and any name starting with "__". */
 static void lexical_rules(walk *w)
 {
     for (size_t k = 0; k < w->nt; k++) {
         const stg_jinja_tok *t = &w->t[k];
-        if (t->type != STG_JT_NAME || t->len == 0 || w->s[t->offset] != '_') {
+        if (t->type != STG_JT_NAME) {
             continue;
         }
         const stg_jinja_tok *prev = k > 0 ? &w->t[k - 1] : NULL;
-        if (prev != NULL && prev->type == STG_JT_OP && prev->op == '.') {
+        if (prev != NULL && prev->type == STG_JT_OP && prev->op == '.' &&
+            internal_name(w->s + t->offset, t->len)) {
             unsafe(w, k, "reads the attribute", w->s + t->offset, t->len);
-        } else if (t->len >= 2 && w->s[t->offset + 1] == '_') {
+        } else if (t->len >= 2 && w->s[t->offset] == '_' && w->s[t->offset + 1] == '_') {
             unsafe(w, k, "uses the name", w->s + t->offset, t->len);
         }
     }

@@ -80,6 +80,12 @@ MALICIOUS = {
                      "|attr('__subclasses__'))() %}{% if c.__name__ == 'catch_warnings' %}"
                      "{{ c.__init__.__globals__['sys'].modules['os']." + PAYLOAD
                      + " }}{% endif %}{% endfor %}",
+    # no underscore at all: a generator's frame, its module's globals, typing's sys
+    "generator-frame": "{{ (()|select).gi_frame.f_globals.typing.sys.modules.os." + PAYLOAD
+                       + " }}",
+    "generator-frame-items": "{% set g = ()|select %}"
+                             "{{ g['gi' ~ '_frame']['f_glob' 'als']['typing'].sys.modules['os']."
+                             + PAYLOAD + " }}",
     # a real template with one gadget line added (what a poisoned repository ships)
     "chatml-with-gadget": "{% for message in messages %}{{'<|im_start|>' + message['role'] + "
                           "'\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"

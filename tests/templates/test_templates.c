@@ -158,6 +158,11 @@ START_TEST(test_unsafe_triggers)
         {"{{ self.__init__ }}", "self"},
         {"{{ x.__init__ }}", "__init__"},
         {"{{ x._TemplateReference__context }}", "_Template"},
+        {"{{ (()|select).gi_frame.f_globals }}", "gi_frame"},
+        {"{{ g['gi' ~ '_frame'] }}", "'gi'"},
+        {"{{ t.tb_frame }}", "tb_frame"},
+        {"{{ c.co_consts }}", "co_consts"},
+        {"{{ dict.mro() }}", "mro"},
         {"{{ x[__builtins__] }}", "__builtins__"},
         {"{{ lipsum }}", "lipsum"},
         {"{{ cycler.next() }}", "cycler"},
@@ -199,6 +204,7 @@ START_TEST(test_unsafe_near_misses)
      * printed rather than looked up, a single-underscore variable */
     static const char *const cases[] = {
         "{{ x['role'] }}",
+        "{{ x.frame }}{{ x.globals }}{{ x.gi }}{{ x.code }}",
         "{{ x|attr('content') }}",
         "{{ x[y] }}",
         "{{ x[loop.index0 - 1] }}",
