@@ -154,9 +154,38 @@ static size_t digits(const lexer *L, size_t i)
 
 /* A number at L->pos (a digit is there). A float needs a fraction or an exponent and, as in
  * jinja2, is not read right after a `.` (`a.0.1` is two subscripts). */
+/* 0x / 0o / 0b integers (jinja2's integer_re, case-insensitive, '_' between digits): the
+ * index past the literal, or `at` when there is no such prefix. */
+static size_t prefixed_integer(const lexer *L, size_t at)
+{
+    if (L->s[at] != '0' || at + 2 >= L->len) {
+        return at;
+    }
+    uint8_t base = (uint8_t)(L->s[at + 1] | 0x20);
+    if (base != 'x' && base != 'o' && base != 'b') {
+        return at;
+    }
+    size_t i = at + 2;
+    for (; i < L->len; i++) {
+        uint8_t c = (uint8_t)(L->s[i] | 0x20);
+        bool digit = base == 'x'   ? (is_digit(L->s[i]) || (c >= 'a' && c <= 'f'))
+                     : base == 'o' ? (L->s[i] >= '0' && L->s[i] <= '7')
+                                   : (L->s[i] == '0' || L->s[i] == '1');
+        if (!digit && !(L->s[i] == '_' && i + 1 < L->len)) {
+            break;
+        }
+    }
+    return i > at + 2 ? i : at;
+}
+
 static bool lex_number(lexer *L)
 {
-    size_t at = L->pos, i = digits(L, at);
+    size_t at = L->pos, i = prefixed_integer(L, at);
+    if (i > at) {
+        L->pos = i;
+        return push(L, STG_JT_INTEGER, at, i - at, 0);
+    }
+    i = digits(L, at);
     bool after_dot = L->lx->count > 0 && L->lx->toks[L->lx->count - 1].type == STG_JT_OP &&
                      L->lx->toks[L->lx->count - 1].op == '.';
     bool is_float = false;

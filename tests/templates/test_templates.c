@@ -275,6 +275,7 @@ START_TEST(test_malformed)
         "{{ x is defined and y is not none and z is divisibleby 3 }}",
         "{{ a if b else c }}{{ -1 }}{{ [1, 2][0] }}{{ {'a': 1}['a'] }}{{ (1, 2) }}{{ () }}",
         "{{ x[1:] }}{{ x[::-1] }}{{ x[:2] }}{{ 'a' ~ 1 }}{{ 2 ** 3 // 1 % 2 }}",
+        "{{ 0x5f + 0o17 + 0b101 + 1_000 + 1.5e3 }}",
         "{% block b %}x{% endblock b %}{% autoescape true %}x{% endautoescape %}",
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
