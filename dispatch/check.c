@@ -15,6 +15,7 @@
 #include "../parser/mem.h"
 #include "../validator/pickle_policy.h"
 #include "../validator/pickle_scan.h"
+#include "../validator/template.h"
 #include "containers.h"
 #include "formats.h"
 #include "sniff.h"
@@ -129,6 +130,11 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
         res.format = stg_sniff_is_json(buf, len, ctx->lim->max_json_depth, ctx->lim->max_memory)
                          ? STG_FMT_JSON
                          : STG_FMT_TEXT;
+        /* tokenizer_config.json (and processor / chat_template.json) carry chat templates
+         * that transformers and llama.cpp's converters render: each is checked */
+        if (res.format == STG_FMT_JSON) {
+            (void)stg_template_check_json(buf, len, ctx->lim, ctx->hash_seed, r);
+        }
         return res;
     }
     stg_report_add(r, STG_FORMAT_UNKNOWN, STG_NO_OFFSET, "the content matches no known format");

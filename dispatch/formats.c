@@ -28,6 +28,7 @@
 #include "../validator/pickle_scan.h"
 #include "../validator/tokenizer.h"
 #include "../validator/savedmodel.h"
+#include "../validator/template.h"
 #include "safetensors.h"
 #include "containers.h"
 #include "polyglot.h"
@@ -446,6 +447,18 @@ static bool scan_keras_metadata(const stg_format_entry *e, const uint8_t *buf, s
     return true;
 }
 
+/* A chat template file (docs/templates.md): the whole file is one Jinja2 template. */
+static bool scan_chat_template(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                               const stg_dispatch_args *a, stg_check_ctx *ctx,
+                               stg_member_result *res)
+{
+    (void)a;
+    stg_template_src src = {buf, len, 0, NULL, NULL, "chat_template.jinja", NULL, 0};
+    stg_template_check(&src, ctx->hash_seed, ctx->report);
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
@@ -727,6 +740,14 @@ static const stg_format_entry compressed_entry = {
     .label = STG_FMT_UNKNOWN,
     .quick_label = quick_label_compressed,
 };
+/* A Jinja2 chat template, by its name only (it is text: no magic, no sniff). */
+static const stg_format_entry chat_template_entry = {
+    .name = "chat template",
+    .names = stg_chat_template_names,
+    .scan = scan_chat_template,
+    .label = STG_FMT_CHAT_TEMPLATE,
+    .alone = true,
+};
 /* ONNX, by its name or by a content walk, only for a whole file that every entry above and
  * the dispatcher's other last readings left unclaimed (docs/onnx.md, "Recognition"): it never
  * takes what another format claims. */
@@ -764,6 +785,7 @@ static const stg_format_entry *const formats[] = {
     &vocab_entry,
     &merges_entry,
     &compressed_entry,
+    &chat_template_entry,
     &onnx_entry,
 };
 

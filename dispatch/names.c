@@ -30,6 +30,11 @@ const stg_name_rule stg_savedmodel_names[] = {
     {.suffix = "saved_model.pb", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
 const stg_name_rule stg_keras_metadata_names[] = {
     {.suffix = "keras_metadata.pb", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
+
+/* A chat template file (chat_template.jinja beside a tokenizer): transformers reads a
+ * template from it whatever its content, so the name decides. */
+const stg_name_rule stg_chat_template_names[] = {{.suffix = ".jinja", .power = STG_NAME_DECIDES},
+                                                 {.suffix = NULL}};
 /* The names of pickle-based model files (np.load unpickles a .npy/.npz that is no array):
  * content no entry claims is walked as a pickle, and refused when it is none. */
 const stg_name_rule stg_pickle_names[] = {
@@ -77,7 +82,9 @@ stg_format stg_member_name_holds(const char *name)
                                                stg_pickle_names,
                                                stg_flax_names,
                                                stg_keras_names,
-                                               stg_hdf5_names};
+                                               stg_hdf5_names,
+
+                                               stg_chat_template_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

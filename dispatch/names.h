@@ -42,6 +42,7 @@ extern const stg_name_rule stg_keras_names[];
 extern const stg_name_rule stg_hdf5_names[];
 extern const stg_name_rule stg_savedmodel_names[];
 extern const stg_name_rule stg_keras_metadata_names[];
+extern const stg_name_rule stg_chat_template_names[];
 
 /* What an archive member named so holds by its name (stg_name_rule.member), unknown when no
  * rule says. */

@@ -39,6 +39,9 @@ full=(
     python3-protobuf
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh)
     python3-jsonschema python3-yaml
+    # the chat-template oracle (tests/templates/script_templates_oracle.sh): jinja2's sandbox
+    # and plain environments render the templates stguard judges
+    python3-jinja2
     # the Python package (python/): headers, build, the venv install route (docs/python.md),
     # its tests, the Dask helper
     python3-dev python3-setuptools python3-pip python3-venv python3-pytest python3-distributed

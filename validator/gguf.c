@@ -17,6 +17,7 @@
 #include "../parser/cursor.h"
 #include "../parser/hash.h"
 #include "../parser/util.h"
+#include "template.h"
 
 void stg_gguf_limits_from(const stg_limits *lim, size_t len, uint64_t hash_seed,
                           stg_gguf_limits *out)
@@ -43,6 +44,7 @@ typedef struct gguf_ctx {
     stg_report *r;
     const stg_gguf_file *f;
     bool errors;
+    uint64_t hash_seed;
 } gguf_ctx;
 
 /* A finding with its code's severity (validator/codes.def); errors are counted for layout_ok. */
@@ -551,6 +553,33 @@ static void check_layout(gguf_ctx *c, const uint64_t *sizes, uint32_t align, siz
     }
 }
 
+/* tokenizer.chat_template and the named ones (tokenizer.chat_template.<name>, llama.cpp's
+ * llama_model_chat_template): each string is a Jinja2 template (docs/templates.md). */
+static void check_chat_templates(gguf_ctx *c, const uint8_t *buf)
+{
+    static const char prefix[] = "tokenizer.chat_template";
+    const size_t plen = sizeof prefix - 1;
+    for (size_t i = 0; i < c->f->nkv; i++) {
+        const stg_gguf_kv *kv = &c->f->kvs[i];
+        if (kv->type != STG_GGUF_STRING || kv->key_len < plen ||
+            memcmp(kv->key, prefix, plen) != 0 ||
+            (kv->key_len > plen && (kv->key[plen] != '.' || kv->key_len == plen + 1))) {
+            continue;
+        }
+        const uint8_t *name = kv->key_len > plen ? kv->key + plen + 1 : NULL;
+        size_t name_len = kv->key_len > plen ? kv->key_len - plen - 1 : 0;
+        stg_template_src src = {buf + kv->value_offset,
+                                (size_t)kv->value_len,
+                                kv->value_offset,
+                                NULL,
+                                NULL,
+                                "GGUF tokenizer.chat_template",
+                                name,
+                                name_len};
+        stg_template_check(&src, c->hash_seed, c->r);
+    }
+}
+
 /* ---------------------------------------------------------------- entry */
 
 stg_status stg_gguf_check(const uint8_t *buf, size_t len, const stg_limits *lim, uint64_t hash_seed,
@@ -573,7 +602,7 @@ stg_status stg_gguf_check(const uint8_t *buf, size_t len, const stg_limits *lim,
     static const uint8_t empty[1] = {0};
     bool whole = stg_gguf_parse(buf != NULL ? buf : empty, len, &gl, ff);
 
-    gguf_ctx c = {lim, r, ff, false};
+    gguf_ctx c = {lim, r, ff, false, hash_seed};
     if (!whole) {
         report_fail(&c, len);
     }
@@ -582,6 +611,7 @@ stg_status stg_gguf_check(const uint8_t *buf, size_t len, const stg_limits *lim,
         check_value(&c, &ff->kvs[i]);
     }
     check_known_keys(&c);
+    check_chat_templates(&c, buf);
     uint32_t align = check_alignment(&c, buf);
     if (align != 0) {
         res->alignment = align;

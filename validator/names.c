@@ -194,6 +194,7 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_GGML_LEGACY: return "ggml-legacy";
     case STG_FMT_SENTENCEPIECE: return "sentencepiece";
     case STG_FMT_TIKTOKEN: return "tiktoken";
+    case STG_FMT_CHAT_TEMPLATE: return "chat-template";
     }
     return "unknown";
 }

@@ -214,6 +214,12 @@ typedef enum stg_code {
     STG_TF_OP_UNSAFE = 157,            /**< a SavedModel op that reads or writes files */
     STG_TF_PYFUNC = 158,               /**< a SavedModel op calling a registered Python function */
     STG_TF_SAVEDMODEL_MALFORMED = 159, /**< SavedModel wire data TensorFlow refuses */
+    /* 160..164: chat templates (docs/templates.md) */
+    STG_TEMPLATE_UNSAFE = 160,        /**< a Jinja2 sandbox-escape construct */
+    STG_TEMPLATE_MALFORMED = 161,     /**< a template jinja2 would not compile */
+    STG_TEMPLATE_LOADER = 162,        /**< extends / include / import of another template */
+    STG_TEMPLATE_FOUND = 163,         /**< a chat template was found and checked (info) */
+    STG_TEMPLATE_FIELD_INVALID = 164, /**< a chat_template JSON value transformers cannot read */
     /* 170..179: Flax msgpack (docs/flax.md), legacy GGML, tokenizers (docs/tokenizers.md) */
     STG_FLAX_MALFORMED = 170,     /**< msgpack wire data, a str not UTF-8, an unusable key */
     STG_FLAX_TRAILING = 171,      /**< bytes after the top-level msgpack value */
@@ -410,6 +416,7 @@ typedef enum stg_format {
     STG_FMT_KERAS = 21,           /**< a Keras model: .keras zip, config JSON, legacy .h5 */
     STG_FMT_HDF5 = 22,            /**< an HDF5 file with no Keras model config (weights) */
     STG_FMT_TF_SAVEDMODEL = 23,   /**< a TensorFlow SavedModel (saved_model.pb) */
+    STG_FMT_CHAT_TEMPLATE = 24,   /**< a Jinja2 chat template file (*.jinja) */
     STG_FMT_FLAX_MSGPACK = 29,    /**< a Flax checkpoint (msgpack state dict, docs/flax.md) */
     STG_FMT_GGML_LEGACY = 30,     /**< a pre-GGUF ggml, ggmf or ggjt file */
     STG_FMT_SENTENCEPIECE = 31,   /**< a SentencePiece model (tokenizer.model) */

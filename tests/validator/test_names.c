@@ -139,6 +139,11 @@ static const struct code_row {
     {STG_TF_OP_UNSAFE, 157, "tf_op_unsafe"},
     {STG_TF_PYFUNC, 158, "tf_pyfunc"},
     {STG_TF_SAVEDMODEL_MALFORMED, 159, "tf_savedmodel_malformed"},
+    {STG_TEMPLATE_UNSAFE, 160, "chat_template_unsafe"},
+    {STG_TEMPLATE_MALFORMED, 161, "chat_template_malformed"},
+    {STG_TEMPLATE_LOADER, 162, "chat_template_loader"},
+    {STG_TEMPLATE_FOUND, 163, "chat_template_found"},
+    {STG_TEMPLATE_FIELD_INVALID, 164, "chat_template_field_invalid"},
     {STG_FLAX_MALFORMED, 170, "flax_malformed"},
     {STG_FLAX_TRAILING, 171, "flax_trailing"},
     {STG_FLAX_EXT_UNKNOWN, 172, "flax_ext_unknown"},
@@ -462,6 +467,9 @@ START_TEST(test_format_names)
             ck_assert_str_ne(format_names[j], format_names[i]);
         }
     }
+    /* Values given to formats added since, past the dense list (docs/cli.md). */
+    ck_assert_int_eq(STG_FMT_CHAT_TEMPLATE, 24);
+    ck_assert_str_eq(stg_format_name(STG_FMT_CHAT_TEMPLATE), "chat-template");
     /* Numbers given out of order (docs/cli.md lists them too) */
     ck_assert_int_eq(STG_FMT_FLAX_MSGPACK, 29);
     ck_assert_int_eq(STG_FMT_TIKTOKEN, 32);
