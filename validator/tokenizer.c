@@ -135,16 +135,25 @@ static void check_table(spm_walk *w)
     }
 }
 
-/* The wire data of a message protobuf parses (its fields only: strings, bytes and numbers, as
- * TrainerSpec and NormalizerSpec hold); with samples, field 1 holds messages of their own
- * (SelfTestData's samples). false: reported. */
-static bool walk_plain(stg_cursor c, stg_report *r, bool samples)
+/* The wire data of a message protobuf parses: its fields only (strings, bytes and numbers, as
+ * TrainerSpec and NormalizerSpec hold). false: reported. */
+static bool walk_plain(stg_cursor c, stg_report *r)
 {
     stg_pb_field f;
     bool broken = false;
     while (next_field(&c, &f, r, &broken)) {
-        if (samples && f.number == 1 && f.wire == STG_PB_LEN && !walk_plain(f.sub, r, false)) {
-            return false; /* one level: walk_plain(.., false) recurses no further */
+    }
+    return !broken;
+}
+
+/* SelfTestData: its samples (field 1) are messages of plain fields. */
+static bool walk_self_test(stg_cursor c, stg_report *r)
+{
+    stg_pb_field f;
+    bool broken = false;
+    while (next_field(&c, &f, r, &broken)) {
+        if (f.number == 1 && f.wire == STG_PB_LEN && !walk_plain(f.sub, r)) {
+            return false;
         }
     }
     return !broken;
@@ -161,7 +170,7 @@ stg_status stg_spm_check(const uint8_t *buf, size_t len, const stg_limits *lim, 
             ok = read_piece(&w, f.sub, f.offset);
         } else if (f.number >= 2 && f.number <= 5 && f.wire == STG_PB_LEN) {
             /* trainer_spec, normalizer_spec, self_test_data, denormalizer_spec */
-            ok = walk_plain(f.sub, r, f.number == 4);
+            ok = f.number == 4 ? walk_self_test(f.sub, r) : walk_plain(f.sub, r);
         }
     }
     if (ok && !broken) {
