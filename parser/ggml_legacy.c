@@ -1,5 +1,9 @@
 /* Legacy GGML magics and versions (see ggml_legacy.h). The (magic, version) pairs are those
- * llama.cpp's old loader (llama_file_loader::read_magic, llama.cpp before GGUF) accepted. */
+ * llama.cpp's pre-GGUF loader accepted (llama_file_loader::read_magic in llama.cpp before August
+ * 2023: the magic read with read_u32 in host order, then ggmf 1 and ggjt 1 to 3; anything else
+ * "unknown (magic, version) combination"); the magic values are llama.h's LLAMA_FILE_MAGIC_*
+ * (ggerganov/llama.cpp llama.h at 010571490fd3 still defines LLAMA_FILE_MAGIC_GGLA
+ * 0x67676c61u). */
 #include "ggml_legacy.h"
 
 #include <string.h>

@@ -25,6 +25,8 @@ typedef struct spm_piece {
     const uint8_t *text;
     size_t len;
     uint64_t offset;
+    bool reserved; /* UNKNOWN, CONTROL, BYTE: kept apart from the other pieces, so a text may
+                      be one of each (the processor's two maps) */
 } spm_piece;
 
 typedef struct spm_walk {
@@ -38,6 +40,9 @@ static int piece_cmp(const void *a, const void *b, void *ctx)
 {
     (void)ctx;
     const spm_piece *x = a, *y = b;
+    if (x->reserved != y->reserved) {
+        return x->reserved ? 1 : -1;
+    }
     if (x->len != y->len) {
         return x->len < y->len ? -1 : 1;
     }
@@ -67,7 +72,7 @@ static bool next_field(stg_cursor *c, stg_pb_field *f, stg_report *r, bool *brok
  * type. false: reported. */
 static bool read_piece(spm_walk *w, stg_cursor c, uint64_t at)
 {
-    spm_piece p = {NULL, 0, at};
+    spm_piece p = {NULL, 0, at, false};
     bool has_text = false;
     uint64_t type = 1; /* NORMAL, the proto's default */
     stg_pb_field f;
@@ -78,7 +83,9 @@ static bool read_piece(spm_walk *w, stg_cursor c, uint64_t at)
             p.len = f.sub.end - f.sub.pos;
             has_text = true;
         } else if (f.number == STG_SPM_PIECE_FIELD_TYPE && f.wire == STG_PB_VARINT) {
-            type = (uint64_t)(uint32_t)stg_pb_int32(f.value);
+            /* a closed proto2 enum: a value it does not name leaves the field as it was */
+            int32_t v = stg_pb_int32(f.value);
+            type = v >= 1 && v <= 6 ? (uint64_t)v : type;
         }
     }
     if (broken) {
@@ -89,6 +96,8 @@ static bool read_piece(spm_walk *w, stg_cursor c, uint64_t at)
         return false;
     }
     w->unknowns += type == STG_SPM_TYPE_UNKNOWN;
+    p.reserved = type == STG_SPM_TYPE_UNKNOWN || type == STG_SPM_TYPE_CONTROL ||
+                 type == STG_SPM_TYPE_BYTE;
     if (w->n == w->cap) {
         size_t cap = w->cap == 0 ? 256 : 2 * w->cap;
         spm_piece *np = w->n < w->max ? stg_mem_realloc(w->pieces, cap * sizeof *np) : NULL;
@@ -112,7 +121,8 @@ static void check_table(spm_walk *w)
 {
     stg_sort(w->pieces, w->n, sizeof *w->pieces, piece_cmp, NULL);
     for (size_t i = 1; i < w->n; i++) {
-        if (w->pieces[i].len == w->pieces[i - 1].len &&
+        if (w->pieces[i].reserved == w->pieces[i - 1].reserved &&
+            w->pieces[i].len == w->pieces[i - 1].len &&
             memcmp(w->pieces[i].text, w->pieces[i - 1].text, w->pieces[i].len) == 0) {
             malformed(w->r, w->pieces[i].offset, "a SentencePiece piece given twice");
             return;
@@ -125,6 +135,30 @@ static void check_table(spm_walk *w)
     }
 }
 
+/* The wire data of a message protobuf parses: its fields only (strings, bytes and numbers, as
+ * TrainerSpec and NormalizerSpec hold). false: reported. */
+static bool walk_plain(stg_cursor c, stg_report *r)
+{
+    stg_pb_field f;
+    bool broken = false;
+    while (next_field(&c, &f, r, &broken)) {
+    }
+    return !broken;
+}
+
+/* SelfTestData: its samples (field 1) are messages of plain fields. */
+static bool walk_self_test(stg_cursor c, stg_report *r)
+{
+    stg_pb_field f;
+    bool broken = false;
+    while (next_field(&c, &f, r, &broken)) {
+        if (f.number == 1 && f.wire == STG_PB_LEN && !walk_plain(f.sub, r)) {
+            return false;
+        }
+    }
+    return !broken;
+}
+
 stg_status stg_spm_check(const uint8_t *buf, size_t len, const stg_limits *lim, stg_report *r)
 {
     spm_walk w = {NULL, 0, 0, lim->max_metadata_entries, 0, r};
@@ -134,6 +168,9 @@ stg_status stg_spm_check(const uint8_t *buf, size_t len, const stg_limits *lim, 
     while (ok && next_field(&c, &f, r, &broken)) {
         if (f.number == STG_SPM_FIELD_PIECES && f.wire == STG_PB_LEN) {
             ok = read_piece(&w, f.sub, f.offset);
+        } else if (f.number >= 2 && f.number <= 5 && f.wire == STG_PB_LEN) {
+            /* trainer_spec, normalizer_spec, self_test_data, denormalizer_spec */
+            ok = f.number == 4 ? walk_self_test(f.sub, r) : walk_plain(f.sub, r);
         }
     }
     if (ok && !broken) {

@@ -6,6 +6,7 @@
 #ifndef STG_VALIDATOR_TOKENIZER_H
 #define STG_VALIDATOR_TOKENIZER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,8 @@
 #define STG_SPM_PIECE_FIELD_PIECE 1u
 #define STG_SPM_PIECE_FIELD_TYPE 3u
 #define STG_SPM_TYPE_UNKNOWN 2u
+#define STG_SPM_TYPE_CONTROL 3u
+#define STG_SPM_TYPE_BYTE 6u
 
 /* The four checks add their findings to r; each returns STG_OK, or STG_E_NOMEM (the report
  * then fails closed). */

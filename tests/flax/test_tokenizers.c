@@ -136,6 +136,12 @@ START_TEST(test_sentencepiece)
     static const int dup_t[] = {2, 1, 1};
     n = spm(b, dup, dup_t, 3);
     assert_malformed(b, n, "tokenizer.model", 16 + 12); /* "<unk>" takes 16 bytes, "a" 12 */
+    /* near miss: one text as a CONTROL and as a NORMAL piece (the processor's two maps), a
+     * type its enum does not name (the field keeps NORMAL) */
+    static const char *const both[] = {"<unk>", "<s>", "<s>", "b"};
+    static const int both_t[] = {2, 3, 1, 9};
+    n = spm(b, both, both_t, 4);
+    assert_quiet(b, n, "tokenizer.model", STG_FMT_SENTENCEPIECE);
     static const int no_unk[] = {1, 3, 1, 1};
     n = spm(b, texts, no_unk, 4);
     assert_malformed(b, n, "tokenizer.model", 0);
@@ -150,6 +156,11 @@ START_TEST(test_sentencepiece)
     b[1] = 0x7f;
     assert_malformed(b, n, "tokenizer.model", 0);
     assert_malformed(B("\x0f\x01"), "tokenizer.model", 0);
+    /* inside the trainer spec (field 2): a varint cut by its message's end */
+    n = spm(b, texts, types, 4);
+    b[n - 1] = 0x01; /* the empty trainer_spec now holds one byte: a tag without its value */
+    b[n++] = 0x08;
+    assert_malformed(b, n, "tokenizer.model", n - 1);
     /* near miss of the name: the same bytes as model.dat are no tokenizer */
     n = spm(b, texts, types, 4);
     stg_report *r = check(b, n, "model.dat");
