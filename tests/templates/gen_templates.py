@@ -10,7 +10,7 @@ OUT_DIR/json/*.json          tokenizer_config.json files as transformers writes 
                              template, a list form ([{"name", "template"}, ...]) and an ASCII
                              form (ensure_ascii=True: every non-ASCII character a \\u escape);
 OUT_DIR/gguf/*.gguf          GGUF v3 files holding tokenizer.chat_template (and
-                             tokenizer.chat_template.tool_use), written with tests/gen_gguf.py;
+                             tokenizer.chat_template.tool_use), written with tests/fixtures/gen_gguf.py;
 OUT_DIR/mutants/*.jinja      MUTANTS seeded mutations of the benign templates: gadget pieces
                              spliced into them, then characters dropped, doubled or swapped.
 The file names say what a file must be: benign-* ok, malicious-* unsafe; mutants are judged by
@@ -21,7 +21,7 @@ import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import gen_gguf  # noqa: E402  (the project's GGUF writer)
 
 PAYLOAD = "popen('true').read()"
