@@ -5,7 +5,7 @@
  * stg_stream_memory_peak, every buffer the stream holds), and prints one table row: peaks
  * against the documented budget 16 x header + 8 MiB, seconds, and whether a limit was hit. Exit
  * status 1 when a limit is hit or a peak passes the bound (the stream's bound adds the header
- * bytes it holds, its two 65,557-byte windows and 64 KiB, as tests/test_memory_bound.c).
+ * bytes it holds, its two 65,557-byte windows and 64 KiB, as tests/validator/test_memory_bound.c).
  * max_metadata_entries (a count, 1,000,000 by default) is raised to its maximum so that the
  * memory of headers past a million metadata entries is measured rather than refused.
  * Usage: bench_memory [MB...] (default 1 10 100). */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Memory bound on minimal-entry safetensors headers up to 100 MB, buffer and stream paths
-# (bench_memory.c; tests/test_memory_bound.c runs the smaller sizes in ctest). Results:
+# (bench_memory.c; tests/validator/test_memory_bound.c runs the smaller sizes in ctest). Results:
 # docs/performance.md and SECURITY.md. Needs about 2 GB of free memory at 100 MB.
 #
 # Environment:

@@ -7,8 +7,16 @@
 #include "../parser/cursor.h"
 #include "../parser/hash.h"
 #include "../parser/mem.h"
+#include "../parser/pickle.h"
 #include "../parser/text.h"
 #include "../parser/util.h"
+
+/* The opcodes by name, from the walker's table (parser/pickle_ops.def). */
+enum {
+#define STG_PICKLE_OP(name, byte, arg, width, proto) OP_##name = (byte),
+#include "../parser/pickle_ops.def"
+#undef STG_PICKLE_OP
+};
 
 /* Elements of one container; dicts count pairs. 16 M: more than any real state_dict. */
 #define STG_CV_ITEMS_DEFAULT (16u << 20)
@@ -596,7 +604,7 @@ static bool op_mark_collect(run *r, uint8_t op)
     if (!pop_mark(r, &from)) {
         return false;
     }
-    if (op == 't') {
+    if (op == OP_TUPLE) {
         return make_tuple(r, from);
     }
     stg_cv_eval *e = r->e;
@@ -605,7 +613,7 @@ static bool op_mark_collect(run *r, uint8_t op)
         return malformed(r, "APPENDS/SETITEMS with nothing below the MARK");
     }
     uint32_t count = e->sp - from;
-    if (op == 'e') {
+    if (op == OP_APPENDS) {
         if (target->kind != STG_CV_LIST) {
             return unsupported(r, "APPENDS to a value that is not a list");
         }
@@ -947,25 +955,45 @@ static bool op_build(run *r)
 
 /* ---------------------------------------------------------------- the loop */
 
+/* The FIXED argument of op, its width from pickle_ops.def, little-endian; false when the input
+ * ends first. */
+static bool fixed_arg(run *r, uint8_t op, uint64_t *v)
+{
+    const stg_pickle_opinfo *info = stg_pickle_opinfo_of(op);
+    const uint8_t *p;
+    if (info == NULL || info->arg != STG_PICKLE_ARG_FIXED ||
+        stg_cur_take(&r->c, info->width, &p) != STG_OK) {
+        return false;
+    }
+    *v = 0;
+    for (size_t i = info->width; i-- > 0;) { /* little-endian */
+        *v = *v << 8 | p[i];
+    }
+    return true;
+}
+
+/* The width of op's FIXED argument or of its LEN/SLEN length (pickle_ops.def). */
+static unsigned arg_width(uint8_t op)
+{
+    const stg_pickle_opinfo *info = stg_pickle_opinfo_of(op);
+    return info != NULL ? info->width : 0;
+}
+
 static bool step(run *r, uint8_t op, bool *stop)
 {
-    stg_cursor *c = &r->c;
-    uint8_t b1;
-    uint16_t b2;
-    uint32_t b4;
-    uint64_t b8;
+    uint64_t arg;
     switch (op) {
-    case 0x80: /* PROTO */
-        if (stg_cur_u8(c, &b1) != STG_OK || b1 > 5) {
+    case OP_PROTO:
+        if (!fixed_arg(r, op, &arg) || arg > 5) {
             return malformed(r, "PROTO without a known protocol");
         }
         return true;
-    case 0x95: /* FRAME: framing only; frames do not change what the opcodes mean */
-        return stg_cur_le64(c, &b8) == STG_OK || malformed(r, "FRAME runs past the end");
-    case '.': *stop = true; return true;
-    case '(': return push_mark(r);
-    case '0': return pop(r) != NULL;
-    case '1': {
+    case OP_FRAME: /* framing only; frames do not change what the opcodes mean */
+        return fixed_arg(r, op, &arg) || malformed(r, "FRAME runs past the end");
+    case OP_STOP: *stop = true; return true;
+    case OP_MARK: return push_mark(r);
+    case OP_POP: return pop(r) != NULL;
+    case OP_POP_MARK: {
         uint32_t from;
         if (!pop_mark(r, &from)) {
             return false;
@@ -973,84 +1001,84 @@ static bool step(run *r, uint8_t op, bool *stop)
         r->e->sp = from;
         return true;
     }
-    case '2': {
+    case OP_DUP: {
         stg_cv *v = top(r);
         return v != NULL && push(r, v);
     }
-    case 'N': return push(r, new_value(r, STG_CV_NONE));
-    case 0x88:
-    case 0x89: {
+    case OP_NONE: return push(r, new_value(r, STG_CV_NONE));
+    case OP_NEWTRUE:
+    case OP_NEWFALSE: {
         stg_cv *v = new_value(r, STG_CV_BOOL);
         if (v != NULL) {
-            v->u.i = op == 0x88;
+            v->u.i = op == OP_NEWTRUE;
         }
         return push(r, v);
     }
-    case 'J':
-        if (stg_cur_le32(c, &b4) != STG_OK) {
+    case OP_BININT:
+        if (!fixed_arg(r, op, &arg)) {
             return malformed(r, "BININT runs past the end");
         }
-        return push_int(r, (int64_t)(int32_t)b4);
-    case 'K':
-        if (stg_cur_u8(c, &b1) != STG_OK) {
+        return push_int(r, (int64_t)(int32_t)(uint32_t)arg);
+    case OP_BININT1:
+        if (!fixed_arg(r, op, &arg)) {
             return malformed(r, "BININT1 runs past the end");
         }
-        return push_int(r, b1);
-    case 'M':
-        if (stg_cur_le16(c, &b2) != STG_OK) {
+        return push_int(r, (int64_t)arg);
+    case OP_BININT2:
+        if (!fixed_arg(r, op, &arg)) {
             return malformed(r, "BININT2 runs past the end");
         }
-        return push_int(r, b2);
-    case 0x8a: return op_long1(r);
-    case 'I': return op_text_int(r, false);
-    case 'L': return op_text_int(r, true);
-    case 'G': return op_binfloat(r);
-    case 'X': return op_string(r, 4, STG_CV_STR, true);
-    case 0x8c: return op_string(r, 1, STG_CV_STR, true);
-    case 0x8d: return op_string(r, 8, STG_CV_STR, true);
-    case 'T': /* py2 str, decoded as torch.load does (encoding='utf-8') */
-        return op_string(r, 4, STG_CV_STR, true);
-    case 'U': return op_string(r, 1, STG_CV_STR, true);
-    case 'B': return op_string(r, 4, STG_CV_BYTES, false);
-    case 'C': return op_string(r, 1, STG_CV_BYTES, false);
-    case 0x8e: return op_string(r, 8, STG_CV_BYTES, false);
-    case ')': return make_tuple(r, r->e->sp);
-    case 0x85: return op_tuple_n(r, 1);
-    case 0x86: return op_tuple_n(r, 2);
-    case 0x87: return op_tuple_n(r, 3);
-    case 't':
-    case 'e':
-    case 'u': return op_mark_collect(r, op);
-    case ']': return push(r, new_value(r, STG_CV_LIST));
-    case '}': return push(r, new_value(r, STG_CV_DICT));
-    case 'a': return op_append(r);
-    case 's': return op_setitem(r);
-    case 'q':
-        if (stg_cur_u8(c, &b1) != STG_OK) {
+        return push_int(r, (int64_t)arg);
+    case OP_LONG1: return op_long1(r);
+    case OP_INT: return op_text_int(r, false);
+    case OP_LONG: return op_text_int(r, true);
+    case OP_BINFLOAT: return op_binfloat(r);
+    case OP_BINUNICODE: return op_string(r, arg_width(op), STG_CV_STR, true);
+    case OP_SHORT_BINUNICODE: return op_string(r, arg_width(op), STG_CV_STR, true);
+    case OP_BINUNICODE8: return op_string(r, arg_width(op), STG_CV_STR, true);
+    case OP_BINSTRING: /* py2 str, decoded as torch.load does (encoding='utf-8') */
+        return op_string(r, arg_width(op), STG_CV_STR, true);
+    case OP_SHORT_BINSTRING: return op_string(r, arg_width(op), STG_CV_STR, true);
+    case OP_BINBYTES: return op_string(r, arg_width(op), STG_CV_BYTES, false);
+    case OP_SHORT_BINBYTES: return op_string(r, arg_width(op), STG_CV_BYTES, false);
+    case OP_BINBYTES8: return op_string(r, arg_width(op), STG_CV_BYTES, false);
+    case OP_EMPTY_TUPLE: return make_tuple(r, r->e->sp);
+    case OP_TUPLE1: return op_tuple_n(r, 1);
+    case OP_TUPLE2: return op_tuple_n(r, 2);
+    case OP_TUPLE3: return op_tuple_n(r, 3);
+    case OP_TUPLE:
+    case OP_APPENDS:
+    case OP_SETITEMS: return op_mark_collect(r, op);
+    case OP_EMPTY_LIST: return push(r, new_value(r, STG_CV_LIST));
+    case OP_EMPTY_DICT: return push(r, new_value(r, STG_CV_DICT));
+    case OP_APPEND: return op_append(r);
+    case OP_SETITEM: return op_setitem(r);
+    case OP_BINPUT:
+        if (!fixed_arg(r, op, &arg)) {
             return malformed(r, "BINPUT runs past the end");
         }
-        return memo_put(r, b1, top(r));
-    case 'r':
-        if (stg_cur_le32(c, &b4) != STG_OK) {
+        return memo_put(r, arg, top(r));
+    case OP_LONG_BINPUT:
+        if (!fixed_arg(r, op, &arg)) {
             return malformed(r, "LONG_BINPUT runs past the end");
         }
-        return memo_put(r, b4, top(r));
-    case 0x94: return memo_put(r, r->memo_next, top(r));
-    case 'h':
-        if (stg_cur_u8(c, &b1) != STG_OK) {
+        return memo_put(r, arg, top(r));
+    case OP_MEMOIZE: return memo_put(r, r->memo_next, top(r));
+    case OP_BINGET:
+        if (!fixed_arg(r, op, &arg)) {
             return malformed(r, "BINGET runs past the end");
         }
-        return memo_get(r, b1);
-    case 'j':
-        if (stg_cur_le32(c, &b4) != STG_OK) {
+        return memo_get(r, arg);
+    case OP_LONG_BINGET:
+        if (!fixed_arg(r, op, &arg)) {
             return malformed(r, "LONG_BINGET runs past the end");
         }
-        return memo_get(r, b4);
-    case 'c': return op_global(r);
-    case 0x93: return op_stack_global(r);
-    case 'R': return op_reduce(r);
-    case 'b': return op_build(r);
-    case 'Q': return op_persid(r);
+        return memo_get(r, arg);
+    case OP_GLOBAL: return op_global(r);
+    case OP_STACK_GLOBAL: return op_stack_global(r);
+    case OP_REDUCE: return op_reduce(r);
+    case OP_BUILD: return op_build(r);
+    case OP_BINPERSID: return op_persid(r);
     default:
         return unsupported(r, "an opcode the converter does not read (it reads what torch.save "
                               "writes under pickle protocols 1 to 5, checked with torch 1.13)");

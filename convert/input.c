@@ -439,7 +439,7 @@ static stg_cv *npy_tensor(const uint8_t *buf, size_t len, uint64_t base, stg_cv_
     stg_dtype dt = STG_DTYPE_U8;
     bool big = false;
     if (nodes == NULL || scratch == NULL ||
-        stg_npy_read(buf, len, &nl, nodes, scratch, cap, &h, &err) != STG_OK) {
+        stg_npy_read(buf, len, &nl, nodes, scratch, cap, &h, &err) != STG_PARSE_OK) {
         why = "the .npy header does not read as numpy reads it";
     } else if (nodes[h.descr_node].kind != STG_PYLIT_STR ||
                !stg_pylit_str(buf, &nodes[h.descr_node], h.major < 3, ts, sizeof ts, &tl) ||

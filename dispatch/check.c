@@ -30,7 +30,7 @@ static bool fallback_pickle_scan(const uint8_t *buf, size_t len, bool claims_pic
 {
     stg_report *scratch = stg_report_new(ctx->lim);
     if (scratch == NULL) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
         return false;
     }
     stg_check_ctx inner = *ctx;
@@ -149,7 +149,11 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
     }
     const stg_format_entry *e = stg_name_hint_decides(&a.hint);
     if (e == NULL) {
-        e = stg_format_sniff(buf, len, &ctx->report->out_of_memory);
+        bool oom = false;
+        e = stg_format_sniff(buf, len, &oom);
+        if (oom) {
+            stg_report_oom(ctx->report);
+        }
     }
     if (e != NULL && e->scan(e, buf, len, &a, ctx, &res)) {
         return res;
@@ -283,7 +287,7 @@ static bool depth_allows(stg_check_ctx *ctx, stg_member_link *link, uint64_t mem
     stg_report_set_limit(ctx->report, f, "max_nesting");
     link->path = stg_member_path_render(link->up, link->name);
     if (link->path == NULL) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
     }
     stg_report_set_member(ctx->report, f, link->path, member_offset);
     return false;
@@ -302,7 +306,7 @@ static stg_member_result scan_member(stg_check_ctx *ctx, const stg_payload *p)
     }
     sub = stg_report_new(ctx->lim);
     if (sub == NULL) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
         goto done;
     }
     /* The member's subtree may inflate what its container has left (containers.h). */

@@ -44,7 +44,7 @@ static void check_overlaps(const stg_zip *zin, stg_check_ctx *ctx)
     }
     stg_zip_range *ranges = stg_mem_alloc(cap * sizeof *ranges);
     if (ranges == NULL) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
         return;
     }
     size_t n = 0;
@@ -230,7 +230,7 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
                                                     : "compressed data of member truncated");
             break;
         case STG_INFLATE_NOMEM:
-            ctx->report->out_of_memory = true;
+            stg_report_oom(ctx->report);
             stg_inflate_free(&out);
             return;
         case STG_INFLATE_UNAVAILABLE:
@@ -269,7 +269,7 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
     char *local = stg_mem_strndup((const char *)e->local_name, e->local_name_len);
     char *path = name != NULL ? stg_ctx_entry_path(ctx, name) : NULL;
     if (name == NULL || local == NULL || path == NULL) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
         goto done;
     }
     zs->all_npy = zs->all_npy && stg_member_name_holds(name) == STG_FMT_NUMPY;
@@ -303,7 +303,7 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
         /* Streaming readers trust the local header: scan its reading too, under its name. */
         char *lpath = stg_ctx_entry_path(ctx, local);
         if (lpath == NULL) {
-            ctx->report->out_of_memory = true;
+            stg_report_oom(ctx->report);
             goto done;
         }
         scan_entry_data(zs, z, e, local, lpath, e->local_method, e->local_comp_size,
@@ -340,7 +340,7 @@ void stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_
             char *name = stg_mem_strndup((const char *)e.name, e.name_len);
             char *path = name != NULL ? stg_ctx_entry_path(ctx, name) : NULL;
             if (path == NULL) {
-                ctx->report->out_of_memory = true;
+                stg_report_oom(ctx->report);
             }
             stg_finding *f = stg_report_add(ctx->report, STG_ZIP_MALFORMED, err.offset, "%s",
                                             err.what);
@@ -520,7 +520,7 @@ static void tar_scan_member(tar_scan *ts, const stg_tar_list *l, size_t i, const
     if (m->sparse) {
         char *path = stg_ctx_entry_path(ts->ctx, as);
         if (path == NULL) {
-            ts->ctx->report->out_of_memory = true;
+            stg_report_oom(ts->ctx->report);
         }
         entry_finding(ts->ctx, STG_FORMAT_UNSCANNABLE, m->header_offset, path,
                       "sparse tar member: tarfile assembles its bytes from a map stguard does "
@@ -541,14 +541,18 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
     facts->torch_tar = false;
     stg_tar_list l;
     if (!stg_tar_list_build(&l, buf, len)) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
         stg_tar_list_free(&l);
         return;
     }
     size_t stop_end = 0;
-    bool pickle_at_0 = stg_pickle_sniff(buf, len, &stop_end, &ctx->report->out_of_memory);
-    if (l.end == STG_TARR_MALFORMED) {
-        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, l.err_offset, "%s", l.why);
+    bool oom = false;
+    bool pickle_at_0 = stg_pickle_sniff(buf, len, &stop_end, &oom);
+    if (oom) {
+        stg_report_oom(ctx->report);
+    }
+    if (l.end == STG_PARSE_MALFORMED) {
+        stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, l.err.offset, "%s", l.err.what);
         /* tarfile raised while listing: torch.load catches the TarError and unpickles the file
          * from byte 0 instead, so the header bytes are a pickle to it. */
         if (pickle_at_0) {
@@ -562,7 +566,7 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
                        stop_end);
         stg_check_pickles(buf, stop_end, 0, STG_PICKLE_RAW, ctx);
     }
-    if (l.end == STG_TARR_END && l.stop_why != NULL) {
+    if (l.end == STG_PARSE_END && l.stop_why != NULL) {
         stg_report_add(ctx->report, STG_CONTAINER_MALFORMED, l.stop_offset,
                        "%s: tarfile stops listing members here, other tar readers skip to the "
                        "next header",
@@ -572,7 +576,7 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
     /* bit k of read_as[i]: member i is what torch reads for torch_tar_names[k] */
     uint8_t *read_as = l.count > 0 ? stg_mem_calloc(l.count, 1) : NULL;
     if (l.count > 0 && read_as == NULL) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
         stg_tar_list_free(&l);
         return;
     }
@@ -588,7 +592,7 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
         bool through_symlink = false;
         stg_tar_resolve_result rr = stg_tar_list_resolve(&l, at, &target, &hops, &through_symlink);
         if (rr == STG_TARRES_NOMEM) {
-            ctx->report->out_of_memory = true;
+            stg_report_oom(ctx->report);
             break;
         }
         const stg_tar_member *m = &l.m[at];
@@ -602,7 +606,7 @@ void stg_containers_scan_tar(const uint8_t *buf, size_t len, stg_check_ctx *ctx,
                 stg_tar_member_link(&l, at));
             char *path = stg_ctx_entry_path(ctx, name);
             if (path == NULL) {
-                ctx->report->out_of_memory = true;
+                stg_report_oom(ctx->report);
             }
             stg_report_set_member(ctx->report, f, path, m->header_offset);
             stg_mem_free(path);
@@ -670,9 +674,12 @@ void stg_containers_scan_torch01(const uint8_t *buf, size_t len, bool tensors, s
     uint64_t index = 0, storages = UINT64_MAX;
     while (stg_cur_avail(&c) > 0) {
         size_t stop_end = 0, pos = c.pos;
-        if (!stg_pickle_sniff(buf + pos, stg_cur_avail(&c), &stop_end,
-                              &ctx->report->out_of_memory) ||
-            stop_end == 0) {
+        bool oom = false;
+        bool pickle = stg_pickle_sniff(buf + pos, stg_cur_avail(&c), &stop_end, &oom);
+        if (oom) {
+            stg_report_oom(ctx->report);
+        }
+        if (!pickle || stop_end == 0) {
             break;
         }
         stg_check_pickles(buf + pos, stop_end, pos, STG_PICKLE_MEMBER, ctx);
@@ -741,7 +748,7 @@ static stg_member_result scan_stream(const uint8_t *buf, size_t len, uint64_t ba
                        "%s stream %s", label, ir == STG_INFLATE_CORRUPT ? "invalid" : "truncated");
         break;
     case STG_INFLATE_NOMEM:
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
         stg_inflate_free(&out);
         return res;
     case STG_INFLATE_UNAVAILABLE:

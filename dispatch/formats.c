@@ -107,7 +107,7 @@ static bool sniff_compressed(const uint8_t *buf, size_t len, bool *oom)
 static void report_status(stg_check_ctx *ctx, const stg_format_entry *e, stg_status st)
 {
     if (st == STG_E_NOMEM) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
     } else if (st != STG_OK) {
         stg_report_add(ctx->report, STG_FORMAT_UNSCANNABLE, STG_NO_OFFSET,
                        "the %s rules stopped with status %s: not scanned", e->name,
@@ -160,8 +160,15 @@ static bool scan_torch_legacy(const stg_format_entry *e, const uint8_t *buf, siz
 static bool scan_pickle(const stg_format_entry *e, const uint8_t *buf, size_t len,
                         const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
-    if (!a->top_level && !stg_pickle_sniff_imports(buf, len, &ctx->report->out_of_memory)) {
-        return false;
+    if (!a->top_level) {
+        bool oom = false;
+        bool imports = stg_pickle_sniff_imports(buf, len, &oom);
+        if (oom) {
+            stg_report_oom(ctx->report);
+        }
+        if (!imports) {
+            return false;
+        }
     }
     size_t globals_before = ctx->report->global_count;
     stg_check_pickles(buf, len, 0, a->top_level ? STG_PICKLE_RAW : STG_PICKLE_MEMBER, ctx);

@@ -17,7 +17,7 @@ typedef enum stg_name_power {
 
 /* One name rule of an entry: a suffix (lower case, matched ASCII case-insensitively). When
  * several rules of the table match a name, the longest suffix wins: the table's row order
- * never matters (tests/test_dispatch.c checks that no suffix is listed twice). */
+ * never matters (tests/dispatch/test_format_table.c checks that no suffix is listed twice). */
 typedef struct stg_name_rule {
     const char *suffix;
     stg_name_power power;

@@ -61,7 +61,12 @@ void stg_polyglot_check_safetensors(const uint8_t *buf, size_t len, stg_check_ct
     const stg_limits *lim = ctx->lim;
     bool strict = lim->profile == STG_PROFILE_STRICT;
     size_t stop_end = 0;
-    if (stg_pickle_sniff_file(buf, len, len, &stop_end, NULL, NULL, &ctx->report->out_of_memory)) {
+    bool oom = false;
+    bool pickle = stg_pickle_sniff_file(buf, len, len, &stop_end, NULL, NULL, &oom);
+    if (oom) {
+        stg_report_oom(ctx->report);
+    }
+    if (pickle) {
         stg_report_add(ctx->report, STG_POLYGLOT_PICKLE, 0,
                        "the first %zu bytes are also a pickle that runs to STOP", stop_end);
         if (strict) {

@@ -16,15 +16,15 @@
 #include "validator/pickle_scan.h"
 #include "validator/report.h"
 
-static stg_status read_once(const uint8_t *data, size_t size, const stg_npy_limits *lim, size_t cap,
-                            stg_npy_header *h, stg_npy_error *err)
+static stg_parse_status read_once(const uint8_t *data, size_t size, const stg_npy_limits *lim,
+                                  size_t cap, stg_npy_header *h, stg_npy_error *err)
 {
     stg_pylit_node *nodes = cap > 0 ? malloc(cap * sizeof *nodes) : NULL;
     stg_npy_dtype *sc = cap > 0 ? malloc(cap * sizeof *sc) : NULL;
     if (cap > 0 && (nodes == NULL || sc == NULL)) {
         abort();
     }
-    stg_status st = stg_npy_read(data, size, lim, nodes, sc, cap, h, err);
+    stg_parse_status st = stg_npy_read(data, size, lim, nodes, sc, cap, h, err);
     free(nodes);
     free(sc);
     return st;
@@ -38,12 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t cap = stg_npy_nodes_needed(data, size, &lim);
     stg_npy_header a, b;
     stg_npy_error ea, eb;
-    stg_status sa = read_once(data, size, &lim, cap, &a, &ea);
-    stg_status sb = read_once(data, size, &lim, cap, &b, &eb);
+    stg_parse_status sa = read_once(data, size, &lim, cap, &a, &ea);
+    stg_parse_status sb = read_once(data, size, &lim, cap, &b, &eb);
     if (sa != sb) {
         abort();
     }
-    if (sa == STG_OK) {
+    if (sa == STG_PARSE_OK) {
         if (a.dict_offset + a.dict_len != a.data_offset || a.data_offset > size ||
             a.dtype.has_object != b.dtype.has_object || a.dtype.itemsize != b.dtype.itemsize ||
             a.count != b.count || a.count_known != b.count_known) {
@@ -55,8 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cap > 1) {
         stg_npy_header c;
         stg_npy_error ec;
-        stg_status sc = read_once(data, size, &lim, cap - 1, &c, &ec);
-        if (sc == STG_OK && sa != STG_OK) {
+        stg_parse_status sc = read_once(data, size, &lim, cap - 1, &c, &ec);
+        if (sc == STG_PARSE_OK && sa != STG_PARSE_OK) {
             abort();
         }
     }
@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     stg_check_ctx_init(&ctx, &def, r);
     (void)stg_check_npy(data, size, 0, &ctx);
     stg_report_finish(r);
-    if (sa != STG_OK && stg_report_verdict(r) == STG_VERDICT_OK) {
+    if (sa != STG_PARSE_OK && stg_report_verdict(r) == STG_VERDICT_OK) {
         abort();
     }
     stg_report_free(r);

@@ -36,14 +36,15 @@ static bool walk_props(const uint8_t *data, size_t size)
 {
     stg_cursor c = stg_cur_make(data, size);
     stg_pb_field f;
-    uint64_t at = 0;
     for (;;) {
         size_t before = c.pos;
-        stg_pb_status s = stg_pb_next(&c, &f, &at);
-        if (s == STG_PB_END) {
+        stg_parse_detail d = {.what = NULL};
+        stg_parse_status s = stg_pb_next(&c, &f, &d);
+        uint64_t at = d.offset;
+        if (s == STG_PARSE_END) {
             return true;
         }
-        if (s != STG_PB_OK) {
+        if (s != STG_PARSE_OK) {
             /* the cursor stays before the bad field (a skipped group may precede it) */
             if (c.pos < before || c.pos > at || at > size) {
                 abort();

@@ -375,6 +375,126 @@ static hdr_err frombuf(ref *r, bytes buf, info *m, uint8_t *prefix_out, size_t *
     return H_OK;
 }
 
+/* A pax header's records into d (tarfile's _proc_pax): every record is parsed first, so an
+ * invalid one raises before anything is stored. */
+static hdr_err parse_pax(bytes data, dict *d)
+{
+    /* parse every record first: an invalid one raises before anything is stored */
+    bytes keys[REF_DICT], vals[REF_DICT];
+    size_t nrec = 0, pos = 0;
+    while (pos < data.n && data.p[pos] != 0) {
+        size_t k = 0;
+        while (pos + k < data.n && k <= 20 && data.p[pos + k] >= '0' && data.p[pos + k] <= '9') {
+            k++;
+        }
+        if (k == 0 || k > 20 || pos + k >= data.n || data.p[pos + k] != ' ') {
+            return H_INVALID;
+        }
+        uint64_t length = 0;
+        for (size_t i = 0; i < k; i++) {
+            length = length > 1000000000000ull ? length : length * 10 + (data.p[pos + i] - '0');
+        }
+        if (length < 5 || length > data.n - pos) {
+            return H_INVALID;
+        }
+        size_t last = pos + (size_t)length - 1;
+        size_t kv = pos + k + 1;
+        if (kv > last) {
+            return H_INVALID;
+        }
+        size_t eqpos = kv;
+        while (eqpos < last && data.p[eqpos] != '=') {
+            eqpos++;
+        }
+        if (eqpos == last || eqpos == kv || data.p[last] != '\n') {
+            return H_INVALID;
+        }
+        if (nrec < REF_DICT) {
+            keys[nrec].p = data.p + kv;
+            keys[nrec].n = eqpos - kv;
+            vals[nrec].p = data.p + eqpos + 1;
+            vals[nrec].n = last - eqpos - 1;
+            nrec++;
+        } else {
+            d->overflow = true;
+        }
+        pos += (size_t)length;
+    }
+    for (size_t i = 0; i < nrec; i++) {
+        dict_set(d, keys[i], vals[i]);
+    }
+    return H_OK;
+}
+
+/* What an extended header of type t (data, records d) says of the member next after it. */
+static void apply_extension(ref *r, const info *m, uint8_t t, const dict *d, bytes data, info *next)
+{
+    if (t == 'L') {
+        next->name = ref_nts(data.p, data.n);
+        if (next->type == '5' && next->name.n > 0 && next->name.p[next->name.n - 1] == '/') {
+            next->name.n--;
+        }
+        next->offset = m->offset;
+    } else if (t == 'K') {
+        next->link = ref_nts(data.p, data.n);
+        if (next->type == '5' && next->name.n > 0 && next->name.p[next->name.n - 1] == '/') {
+            next->name.n--;
+        }
+        next->offset = m->offset;
+    } else {
+        const bytes *maj = dict_get(d, "GNU.sparse.major");
+        const bytes *min = dict_get(d, "GNU.sparse.minor");
+        if (dict_get(d, "GNU.sparse.map") != NULL || dict_get(d, "GNU.sparse.size") != NULL ||
+            (maj != NULL && eq(*maj, "1") && min != NULL && eq(*min, "0"))) {
+            next->sparse = true;
+        }
+        if (t != 'g') {
+            apply_pax(d, next);
+            next->offset = m->offset;
+            if (dict_get(d, "size") != NULL) {
+                r->offset = (int64_t)next->offset_data +
+                            (skips_data(next->type) ? ref_block(next->size) : 0);
+            }
+        }
+    }
+}
+
+/* An old GNU sparse member ('S'): its extension blocks are read past, its size is the
+ * original size. */
+static hdr_err old_gnu_sparse(ref *r, info *m, bytes raw, bool *refuse)
+{
+    bool ext = raw.p[482] != 0;
+    int64_t origsize, v;
+    bool huge;
+    (void)ref_nti(raw.p + 483, 12, &origsize, &huge);
+    if (huge) {
+        *refuse = true;
+    }
+    while (ext) {
+        bytes blk = ref_read(r, BLOCK);
+        if (blk.n < BLOCK) {
+            *refuse = true;
+            return H_REFUSE;
+        }
+        for (size_t i = 0; i < 42; i++) {
+            if (!ref_nti(blk.p + 12 * i, 12, &v, &huge)) {
+                return H_INVALID;
+            }
+        }
+        ext = blk.p[504] != 0;
+    }
+    m->sparse = true;
+    m->offset_data = r->tell;
+    if (m->size_huge) {
+        r->offset = INT64_MAX;
+    } else {
+        r->offset = (int64_t)m->offset_data + ref_block(m->size);
+    }
+    m->size = origsize;
+    m->size_huge = false;
+    return H_OK;
+}
+
 /* Returns H_OK with *m set, or the header error; *subsequent tells errors from nested headers
  * (SubsequentHeaderError) apart. depth counts extended headers already taken. */
 static hdr_err fromtarfile(ref *r, info *m, int depth, bool *subsequent, bool *refuse)
@@ -413,51 +533,9 @@ static hdr_err fromtarfile(ref *r, info *m, int depth, bool *subsequent, bool *r
             } else {
                 local = r->global;
             }
-            /* parse every record first: an invalid one raises before anything is stored */
-            bytes keys[REF_DICT], vals[REF_DICT];
-            size_t nrec = 0, pos = 0;
-            while (pos < data.n && data.p[pos] != 0) {
-                size_t k = 0;
-                while (pos + k < data.n && k <= 20 && data.p[pos + k] >= '0' &&
-                       data.p[pos + k] <= '9') {
-                    k++;
-                }
-                if (k == 0 || k > 20 || pos + k >= data.n || data.p[pos + k] != ' ') {
-                    return H_INVALID;
-                }
-                uint64_t length = 0;
-                for (size_t i = 0; i < k; i++) {
-                    length = length > 1000000000000ull ? length
-                                                       : length * 10 + (data.p[pos + i] - '0');
-                }
-                if (length < 5 || length > data.n - pos) {
-                    return H_INVALID;
-                }
-                size_t last = pos + (size_t)length - 1;
-                size_t kv = pos + k + 1;
-                if (kv > last) {
-                    return H_INVALID;
-                }
-                size_t eqpos = kv;
-                while (eqpos < last && data.p[eqpos] != '=') {
-                    eqpos++;
-                }
-                if (eqpos == last || eqpos == kv || data.p[last] != '\n') {
-                    return H_INVALID;
-                }
-                if (nrec < REF_DICT) {
-                    keys[nrec].p = data.p + kv;
-                    keys[nrec].n = eqpos - kv;
-                    vals[nrec].p = data.p + eqpos + 1;
-                    vals[nrec].n = last - eqpos - 1;
-                    nrec++;
-                } else {
-                    d->overflow = true;
-                }
-                pos += (size_t)length;
-            }
-            for (size_t i = 0; i < nrec; i++) {
-                dict_set(d, keys[i], vals[i]);
+            hdr_err pe = parse_pax(data, d);
+            if (pe != H_OK) {
+                return pe;
             }
         }
         info next;
@@ -470,34 +548,7 @@ static hdr_err fromtarfile(ref *r, info *m, int depth, bool *subsequent, bool *r
         if (d->overflow || r->global.overflow) {
             *refuse = true;
         }
-        if (t == 'L') {
-            next.name = ref_nts(data.p, data.n);
-            if (next.type == '5' && next.name.n > 0 && next.name.p[next.name.n - 1] == '/') {
-                next.name.n--;
-            }
-            next.offset = m->offset;
-        } else if (t == 'K') {
-            next.link = ref_nts(data.p, data.n);
-            if (next.type == '5' && next.name.n > 0 && next.name.p[next.name.n - 1] == '/') {
-                next.name.n--;
-            }
-            next.offset = m->offset;
-        } else {
-            const bytes *maj = dict_get(d, "GNU.sparse.major");
-            const bytes *min = dict_get(d, "GNU.sparse.minor");
-            if (dict_get(d, "GNU.sparse.map") != NULL || dict_get(d, "GNU.sparse.size") != NULL ||
-                (maj != NULL && eq(*maj, "1") && min != NULL && eq(*min, "0"))) {
-                next.sparse = true;
-            }
-            if (t != 'g') {
-                apply_pax(d, &next);
-                next.offset = m->offset;
-                if (dict_get(d, "size") != NULL) {
-                    r->offset = (int64_t)next.offset_data +
-                                (skips_data(next.type) ? ref_block(next.size) : 0);
-                }
-            }
-        }
+        apply_extension(r, m, t, d, data, &next);
         /* names pointing into m's buffer move with the struct copy */
         if (next.name.p >= next.namebuf && next.name.p < next.namebuf + sizeof next.namebuf) {
             size_t off = (size_t)(next.name.p - next.namebuf);
@@ -509,36 +560,7 @@ static hdr_err fromtarfile(ref *r, info *m, int depth, bool *subsequent, bool *r
         return H_OK;
     }
     if (t == 'S') {
-        bool ext = raw.p[482] != 0;
-        int64_t origsize, v;
-        bool huge;
-        (void)ref_nti(raw.p + 483, 12, &origsize, &huge);
-        if (huge) {
-            *refuse = true;
-        }
-        while (ext) {
-            bytes blk = ref_read(r, BLOCK);
-            if (blk.n < BLOCK) {
-                *refuse = true;
-                return H_REFUSE;
-            }
-            for (size_t i = 0; i < 42; i++) {
-                if (!ref_nti(blk.p + 12 * i, 12, &v, &huge)) {
-                    return H_INVALID;
-                }
-            }
-            ext = blk.p[504] != 0;
-        }
-        m->sparse = true;
-        m->offset_data = r->tell;
-        if (m->size_huge) {
-            r->offset = INT64_MAX;
-        } else {
-            r->offset = (int64_t)m->offset_data + ref_block(m->size);
-        }
-        m->size = origsize;
-        m->size_huge = false;
-        return H_OK;
+        return old_gnu_sparse(r, m, raw, refuse);
     }
     m->offset_data = r->tell;
     if (m->size_huge && skips_data(t)) {
@@ -745,7 +767,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!stg_tar_list_build(&l, data, size)) {
         abort();
     }
-    bool parser_malformed = l.end == STG_TARR_MALFORMED;
+    bool parser_malformed = l.end == STG_PARSE_MALFORMED;
     bool model_malformed = last == REF_READERROR || last == REF_REFUSE;
     if (parser_malformed != model_malformed || l.count != r->count) {
         abort();

@@ -132,13 +132,13 @@ static uint64_t walk_tar(const uint8_t *data, size_t size)
 {
     stg_tar t;
     static stg_tar_entry e;
-    uint64_t err_offset = 0, h = 0;
-    const char *why = NULL;
+    uint64_t h = 0;
+    stg_parse_detail why = {.what = NULL};
     stg_tar_init(&t, data, size);
     for (int i = 0; i < MAX_ENTRIES; i++) {
-        stg_tar_result tr = stg_tar_next(&t, &e, &err_offset, &why);
+        stg_parse_status tr = stg_tar_next(&t, &e, &why);
         h = mix(h, (uint64_t)tr);
-        if (tr != STG_TARR_OK) {
+        if (tr != STG_PARSE_OK) {
             break;
         }
         /* members without data (directories, links) keep tarfile's size, which may be < 0 */

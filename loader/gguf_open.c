@@ -10,8 +10,6 @@
  * The descriptor stays open for stg_gguf_read_tensor, which reads validated ranges only, with
  * pread, between two checks that the file is still the one validated (loader/mmap.h). */
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "../parser/cursor.h"
 #include "../parser/gguf.h"
@@ -20,8 +18,8 @@
 #include "../validator/gguf.h"
 #include "../validator/limits.h"
 #include "../validator/report.h"
+#include "door.h"
 #include "gguf_open.h"
-#include "mmap.h"
 #include "seed.h"
 #include "stguard/stguard.h"
 #include "window.h"
@@ -29,7 +27,7 @@
 #define GGUF_FIRST_PREFIX ((size_t)1 << 20)
 
 struct stg_gguf {
-    stg_file ident; /* descriptor, path and identity for tensor reads (loader/mmap.h) */
+    stg_door_file src; /* descriptor, path and identity for tensor reads (loader/door.h) */
     stg_image img;
     bool img_open;
     stg_gguf_file file;
@@ -43,10 +41,7 @@ static void gguf_free(stg_gguf *g)
         return;
     }
     stg_gguf_file_release(&g->file);
-    if (g->ident.fd >= 0) {
-        close(g->ident.fd);
-    }
-    stg_mem_free(g->ident.path);
+    stg_door_file_close(&g->src);
     if (g->img_open) {
         stg_image_close(&g->img);
     }
@@ -110,33 +105,23 @@ static uint64_t parameter_count(const stg_gguf_file *f)
 
 static stg_status open_into(const char *path, const stg_limits *lim, stg_report *r, stg_gguf *g)
 {
-    struct stat st;
-    int fd = stg_open_regular(path, r, &st);
-    if (fd < 0) {
-        return STG_E_IO;
+    stg_status opened = stg_door_file_open(&g->src, path, r);
+    if (opened != STG_OK) {
+        return opened;
     }
     int err = 0;
-    uint64_t size = (uint64_t)st.st_size;
     uint64_t cap = lim->max_header_len > GGUF_FIRST_PREFIX ? lim->max_header_len
                                                            : GGUF_FIRST_PREFIX;
-    stg_status s = stg_image_open(&g->img, fd, size, cap, &err);
+    stg_status s = stg_image_open(&g->img, g->src.fd, g->src.size, cap, &err);
     if (s != STG_OK) {
         report_errno(r, "image", err);
-        close(fd);
+        stg_door_file_close_fd(&g->src);
         return STG_E_IO;
     }
     g->img_open = true;
     s = stg_image_fill_gguf(&g->img, lim, &err);
-    g->img.fd = -1;   /* everything the rules read is in the image now */
-    g->ident.fd = fd; /* kept for tensor reads, checked against what was validated */
-    g->ident.dev = st.st_dev;
-    g->ident.ino = st.st_ino;
-    g->ident.size = size;
-    g->ident.mtime = st.st_mtim;
-    g->ident.path = stg_mem_strndup(path, strlen(path));
-    if (g->ident.path == NULL) {
-        return STG_E_NOMEM;
-    }
+    g->img.fd = -1; /* everything the rules read is in the image now; src.fd is kept for tensor
+                       reads, checked against what was validated */
     if (s == STG_FILE_CHANGED) {
         stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
                        "the file shrank while it was read");
@@ -155,7 +140,7 @@ static stg_status open_into(const char *path, const stg_limits *lim, stg_report 
         return STG_E_BAD_ARG;
     }
     g->params = parameter_count(&g->file);
-    if (!stg_file_unchanged(&g->ident)) {
+    if (!stg_door_file_unchanged(&g->src)) {
         stg_report_add(r, STG_FILE_CHANGED_CODE, STG_NO_OFFSET,
                        "the file changed while its header was read");
         return STG_FILE_CHANGED;
@@ -180,7 +165,7 @@ stg_status stg_gguf_open(const char *path, const stg_limits *lim, stg_gguf **out
         return STG_E_NOMEM;
     }
     stg_gguf_file_init(&g->file, 0);
-    g->ident.fd = -1;
+    stg_door_file_init(&g->src);
     stg_report_set_path(r, path);
     stg_status s = open_into(path, lim, r, g);
     s = stg_open_end(r, s, STG_FMT_GGUF, (uint64_t)g->img.size); /* after open_into: its size */
@@ -362,5 +347,5 @@ stg_status stg_gguf_read_tensor(const stg_gguf *g, size_t i, uint64_t offset, vo
     if (len > 0 && dst == NULL) {
         return STG_E_BAD_ARG;
     }
-    return stg_file_pread_checked(&g->ident, t.begin + offset, dst, len);
+    return stg_door_file_pread(&g->src, t.begin + offset, dst, len);
 }

@@ -9,7 +9,8 @@
 
 #include "../parser/mem.h"
 #include "open_file.h"
-#include "scan.h"
+#include "path.h"
+#include "within.h"
 
 /* "outer!name" when the naming pickle sits inside a member (e.g. "(decompressed)"), else the
  * name: the member path a side file's findings carry. */
@@ -41,7 +42,7 @@ void stg_joblib_side_unresolved(stg_report *r)
     for (size_t i = 0; i < r->side_count; i++) {
         char *member = side_member(&r->sides[i]);
         if (member == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             return;
         }
         side_finding(r, &r->sides[i], member, STG_JOBLIB_SIDE_FILE_UNRESOLVED,
@@ -59,7 +60,7 @@ typedef struct side_seen {
     size_t count;
 } side_seen;
 
-static bool seen_before(side_seen *seen, const char *resolved, bool zfile, bool *oom)
+static bool seen_before(side_seen *seen, const char *resolved, bool zfile, stg_report *r)
 {
     for (size_t i = 0; i < seen->count; i++) {
         if (seen->zfile[i] == zfile && strcmp(seen->paths[i], resolved) == 0) {
@@ -68,7 +69,7 @@ static bool seen_before(side_seen *seen, const char *resolved, bool zfile, bool 
     }
     char *copy = stg_mem_strndup(resolved, strlen(resolved));
     if (copy == NULL) {
-        *oom = true;
+        stg_report_oom(r);
         return true;
     }
     seen->paths[seen->count] = copy;
@@ -78,20 +79,17 @@ static bool seen_before(side_seen *seen, const char *resolved, bool zfile, bool 
 
 /* Scans one side file (its path resolved inside root_real) into r. */
 static void scan_side(const stg_side_file *sf, const char *folder, const char *root_real,
-                      side_seen *seen, const stg_scan_options *opt, stg_report *r)
+                      side_seen *seen, const stg_scan_options *opt, stg_side_scan_fn scan,
+                      stg_report *r)
 {
     char *member = side_member(sf);
-    size_t fl = strlen(folder);
-    char *path = stg_mem_alloc(fl + 1 + sf->name_len + 1);
+    char *path = stg_path_join(folder, sf->name); /* as a C string: up to a NUL in the name */
     if (member == NULL || path == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         stg_mem_free(member);
         stg_mem_free(path);
         return;
     }
-    memcpy(path, folder, fl);
-    path[fl] = '/';
-    memcpy(path + fl + 1, sf->name, sf->name_len + 1);
     char resolved[PATH_MAX];
     struct stat st;
     int got = stat(path, &st);
@@ -114,7 +112,7 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
                                             "regular file: not opened",
                                             stg_file_kind(st.st_mode));
         stg_report_set_member(r, f, member, STG_NO_OFFSET);
-    } else if (seen_before(seen, resolved, sf->zfile, &r->out_of_memory)) {
+    } else if (seen_before(seen, resolved, sf->zfile, r)) {
         /* the same file read the same way: scanned once */
     } else {
         stg_scan_options sub_opt = *opt;
@@ -122,12 +120,9 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
         sub_opt.expected_sha256 = NULL;
         stg_report *sub = stg_report_new(&opt->limits);
         if (sub == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
         } else {
-            uint64_t bytes = 0;
-            /* The resolved path has no links left: opened without following any, so a link
-             * put there after the containment check is file_changed, not followed. */
-            stg_scan_file_into(resolved, NULL, true, NULL, &sub_opt, sub, &bytes, NULL, NULL);
+            scan(resolved, &sub_opt, sub);
             if (sf->zfile && sub->format == STG_FMT_JOBLIB) {
                 stg_report_drop_raw_unknown(sub, 0);
             }
@@ -139,7 +134,8 @@ static void scan_side(const stg_side_file *sf, const char *folder, const char *r
     stg_mem_free(member);
 }
 
-void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, stg_report *r)
+void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt,
+                          stg_side_scan_fn scan, stg_report *r)
 {
     size_t n = r->side_count;
     if (n == 0) {
@@ -148,7 +144,7 @@ void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, 
     r->neighbours = true;
     char *folder = stg_path_dir(joblib_path);
     if (folder == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         return;
     }
     char root_real[PATH_MAX];
@@ -162,7 +158,7 @@ void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, 
     }
     side_seen seen = {stg_mem_calloc(n, sizeof(char *)), stg_mem_calloc(n, sizeof(bool)), 0};
     if (seen.paths == NULL || seen.zfile == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         n = 0;
     }
     for (size_t i = 0; i < n; i++) {
@@ -174,7 +170,7 @@ void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, 
                      memcmp(r->sides[j].name, sf.name, sf.name_len) == 0;
         }
         if (!repeat) {
-            scan_side(&sf, folder, root_real, &seen, opt, r);
+            scan_side(&sf, folder, root_real, &seen, opt, scan, r);
         }
     }
     for (size_t i = 0; i < seen.count; i++) {

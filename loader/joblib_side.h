@@ -10,6 +10,12 @@
 #include "../validator/report.h"
 #include "stguard/stguard.h"
 
+/* Scans one side file, by its resolved path (no links left), into sub (not finished):
+ * stg_scan_side_file (loader/scan.h), handed in so that this module includes nothing of the
+ * scan that calls it (no include cycle). */
+typedef void (*stg_side_scan_fn)(const char *resolved, const stg_scan_options *opt,
+                                 stg_report *sub);
+
 /* Opens and scans the side files r recorded, next to joblib_path (the path as walked or given:
  * a link's folder, as joblib's os.path.dirname sees it). Each file must resolve inside
  * opt->root, or inside joblib_path's own folder when no root is set (else
@@ -18,7 +24,8 @@
  * r with `member` = the side file's name (offsets inside it). An absent file is
  * joblib_side_file_missing. A name recorded twice is scanned once. Side files named by the side
  * files themselves are dropped: np.load reads them with a plain unpickler, which opens none. */
-void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt, stg_report *r);
+void stg_joblib_side_scan(const char *joblib_path, const stg_scan_options *opt,
+                          stg_side_scan_fn scan, stg_report *r);
 
 /* For content with no folder (a buffer, standard input): every recorded side file is
  * joblib_side_file_unresolved (error): joblib.load of a file object resolves names against the

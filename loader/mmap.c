@@ -12,11 +12,9 @@
 #include "mmap.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../parser/mem.h"
@@ -31,25 +29,6 @@
 static void report_io(stg_report *r, const char *what, int err)
 {
     stg_report_add(r, STG_IO_ERROR, STG_NO_OFFSET, "%s failed (errno %d)", what, err);
-}
-
-int stg_open_regular(const char *path, stg_report *r, struct stat *st)
-{
-    int fd = -1, err = 0;
-    switch (stg_open_file(path, 0, &fd, st, &err)) {
-    case STG_OPENED: break;
-    case STG_OPEN_FAILED: report_io(r, "open", err); return -1;
-    case STG_OPEN_NOT_REGULAR:
-        stg_report_add(r, STG_NOT_REGULAR_FILE, STG_NO_OFFSET, "a %s, not a regular file: not read",
-                       stg_file_kind(st->st_mode));
-        return -1;
-    }
-    if (st->st_size < 0 || (uint64_t)st->st_size > (uint64_t)SIZE_MAX) {
-        report_io(r, "mapping (file too large for the address space)", EFBIG);
-        close(fd);
-        return -1;
-    }
-    return fd;
 }
 
 static void file_changed(stg_report *r)
@@ -128,15 +107,12 @@ static void file_free(stg_file *f)
         return;
     }
     if (f->map != NULL) {
-        munmap((void *)(uintptr_t)f->map, (size_t)f->size);
+        munmap((void *)(uintptr_t)f->map, (size_t)f->src.size);
     }
-    if (f->fd >= 0) {
-        close(f->fd);
-    }
+    stg_door_file_close(&f->src);
     stg_st_header_release(&f->h);
     stg_mem_free(f->by_name);
     stg_mem_free(f->hdr);
-    stg_mem_free(f->path);
     stg_mem_free(f);
 }
 
@@ -161,7 +137,7 @@ static const uint8_t *door_header(stg_st_door *d, uint64_t n)
         fd->status = STG_E_NOMEM;
         return NULL;
     }
-    if (!pread_full(fd->f->fd, fd->f->hdr, (size_t)n, 8, &fd->err)) {
+    if (!pread_full(fd->f->src.fd, fd->f->hdr, (size_t)n, 8, &fd->err)) {
         fd->status = STG_E_IO;
         return NULL;
     }
@@ -176,7 +152,7 @@ static const uint8_t *door_image(stg_st_door *d, size_t *len, bool *stop)
     *stop = false;
     uint64_t cap = lim->max_inflate_bytes < STG_INFLATE_BYTES_CEILING ? lim->max_inflate_bytes
                                                                       : STG_INFLATE_BYTES_CEILING;
-    if (stg_image_open(&fd->img, fd->f->fd, fd->f->size, cap, &fd->err) != STG_OK) {
+    if (stg_image_open(&fd->img, fd->f->src.fd, fd->f->src.size, cap, &fd->err) != STG_OK) {
         fd->status = STG_E_IO;
         fd->io_what_mmap = true;
         *stop = true;
@@ -201,7 +177,7 @@ static const uint8_t *door_image(stg_st_door *d, size_t *len, bool *stop)
         *stop = true;
         return NULL;
     }
-    *len = fd->f->size > 0 ? fd->img.size : 0;
+    *len = fd->f->src.size > 0 ? fd->img.size : 0;
     return fd->img.bytes;
 }
 
@@ -213,37 +189,28 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
     if (f == NULL) {
         return STG_E_NOMEM;
     }
-    f->fd = -1;
+    stg_door_file_init(&f->src);
     stg_st_header_init(&f->h);
     f->h.want_public = true; /* stg_file_tensor_at hands out stg_tensor views */
-    f->path = stg_mem_strndup(path, strlen(path));
-    if (f->path == NULL) {
+    stg_status opened = stg_door_file_open(&f->src, path, r);
+    if (opened != STG_OK) {
         file_free(f);
-        return STG_E_NOMEM;
+        return opened;
     }
-    struct stat st;
-    f->fd = stg_open_regular(path, r, &st);
-    if (f->fd < 0) {
-        file_free(f);
-        return STG_E_IO;
-    }
-    f->dev = st.st_dev;
-    f->ino = st.st_ino;
-    f->size = (uint64_t)st.st_size;
-    f->mtime = st.st_mtim;
     /* The safetensors pipeline (dispatch/safetensors.h) with this file as its door: the header
      * is a private copy read with pread, so names and metadata live in our memory, never in
      * the mapping, and a file truncated later cannot fault a lookup; the polyglot checks read
      * the first bytes, the last 64 KiB and, when an archive may be appended, the whole file
      * through an image copied with pread (loader/window.h), never through the mapping. */
     uint8_t first[8];
-    size_t avail = f->size < 8 ? (size_t)f->size : 8;
+    size_t avail = f->src.size < 8 ? (size_t)f->src.size : 8;
     int err = 0;
-    if (!pread_full(f->fd, first, avail, 0, &err)) {
+    if (!pread_full(f->src.fd, first, avail, 0, &err)) {
         return header_unread(f, r, err);
     }
     file_door fd = {.f = f, .r = r, .lim = lim, .status = STG_OK};
-    stg_st_door door = {first, avail, f->size, door_header, false, false, door_image, NULL, &fd};
+    stg_st_door door = {first, avail,      f->src.size, door_header, false,
+                        false, door_image, NULL,        &fd};
     stg_check_ctx ctx;
     stg_check_ctx_init(&ctx, lim, r);
     ctx.hash_seed = stg_scan_seed();
@@ -263,10 +230,10 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
         }
         return header_unread(f, r, fd.err);
     }
-    if (f->size > 0) {
+    if (f->src.size > 0) {
         /* Mapped only for stg_file_tensor_data, the one raw view (stguard.h): nothing here
          * reads through it. */
-        void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, f->fd, 0);
+        void *m = mmap(NULL, (size_t)f->src.size, PROT_READ, MAP_PRIVATE, f->src.fd, 0);
         if (m == MAP_FAILED) {
             report_io(r, "mmap", errno);
             file_free(f);
@@ -280,7 +247,7 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
         return STG_FILE_CHANGED;
     }
     if (f->h.schema_ok && !build_name_index(f)) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         file_free(f);
         return STG_E_NOMEM;
     }
@@ -290,16 +257,7 @@ stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_rep
 
 bool stg_file_unchanged(const stg_file *f)
 {
-    struct stat st;
-    if (fstat(f->fd, &st) != 0 || (uint64_t)st.st_size != f->size ||
-        st.st_mtim.tv_sec != f->mtime.tv_sec || st.st_mtim.tv_nsec != f->mtime.tv_nsec) {
-        return false;
-    }
-    /* The descriptor keeps the old inode alive: a path renamed over or deleted is "replaced". */
-    if (stat(f->path, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino) {
-        return false;
-    }
-    return true;
+    return stg_door_file_unchanged(&f->src);
 }
 
 stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out, stg_report **rep)
@@ -316,11 +274,11 @@ stg_status stg_file_open(const char *path, const stg_limits *lim, stg_file **out
     stg_file *f = NULL;
     stg_status s = stg_file_open_report(path, lim, r, &f);
     if (s == STG_E_NOMEM) {
-        r->out_of_memory = true; /* the report is incomplete: its verdict must say error */
+        stg_report_oom(r); /* the report is incomplete: its verdict must say error */
     }
     stg_report_set_format(r, STG_FMT_SAFETENSORS);
     if (f != NULL) {
-        stg_report_set_size(r, f->size);
+        stg_report_set_size(r, f->src.size);
     }
     stg_report_finish(r);
     if (s == STG_OK && stg_report_verdict(r) >= STG_VERDICT_INVALID) {
@@ -404,32 +362,7 @@ stg_status stg_file_read_tensor_range(const stg_file *f, const stg_tensor *t, ui
     if (len > 0 && dst == NULL) {
         return STG_E_BAD_ARG;
     }
-    return stg_file_pread_checked(f, f->h.data_start + t->begin + offset, dst, len);
-}
-
-stg_status stg_file_pread_checked(const stg_file *f, uint64_t start, void *dst, size_t len)
-{
-    if (!stg_file_unchanged(f)) {
-        return STG_FILE_CHANGED;
-    }
-    uint8_t *out = dst;
-    uint64_t done = 0;
-    while (done < len) {
-        uint64_t want = len - done;
-        size_t chunk = want > (uint64_t)(1u << 30) ? (size_t)1 << 30 : (size_t)want;
-        ssize_t got = pread(f->fd, out + done, chunk, (off_t)(start + done));
-        if (got < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return STG_E_IO;
-        }
-        if (got == 0) {
-            return STG_FILE_CHANGED; /* end of file before the validated end: it shrank */
-        }
-        done += (uint64_t)got;
-    }
-    return stg_file_unchanged(f) ? STG_OK : STG_FILE_CHANGED;
+    return stg_door_file_pread(&f->src, f->h.data_start + t->begin + offset, dst, len);
 }
 
 stg_status stg_file_read_tensor(const stg_file *f, const stg_tensor *t, void *dst, size_t dst_len)

@@ -5,26 +5,19 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <time.h>
 
 #include "../validator/report.h"
 #include "../validator/safetensors.h"
+#include "door.h"
 #include "stguard/stguard.h"
 
 struct stg_file {
-    int fd;
-    char *path; /* as opened: used to notice that the path was replaced */
-    dev_t dev;
-    ino_t ino;
-    uint64_t size;         /* size when validated */
-    struct timespec mtime; /* modification time when validated */
-    const uint8_t *map;    /* read-only mapping of size bytes (NULL when size is 0) */
-    uint8_t *hdr;          /* private copy of the n header bytes: names may point into it */
-    stg_st_header h;       /* tensors sorted by (begin, end) once the layout stage ran */
-    size_t *by_name;       /* indices into h.tensors sorted by name bytes (schema_ok only) */
-    uint32_t shard;        /* stamped into every tensor's `shard` (stg_model) */
+    stg_door_file src;  /* descriptor, path, identity and size when validated (loader/door.h) */
+    const uint8_t *map; /* read-only mapping of size bytes (NULL when size is 0) */
+    uint8_t *hdr;       /* private copy of the n header bytes: names may point into it */
+    stg_st_header h;    /* tensors sorted by (begin, end) once the layout stage ran */
+    size_t *by_name;    /* indices into h.tensors sorted by name bytes (schema_ok only) */
+    uint32_t shard;     /* stamped into every tensor's `shard` (stg_model) */
 };
 
 /* Opens, maps and validates path, adding findings to r (not finished). On STG_OK *out is the
@@ -34,18 +27,8 @@ struct stg_file {
 stg_status stg_file_open_report(const char *path, const stg_limits *lim, stg_report *r,
                                 stg_file **out);
 
-/* Opens path read-only for an open call (O_NONBLOCK: a FIFO never waits) and checks it is a
- * regular file whose size fits the address space: the descriptor, with *st its fstat; -1 with
- * io_error or not_regular_file added to r. */
-int stg_open_regular(const char *path, stg_report *r, struct stat *st);
-
-/* Copies len bytes at file offset start (a range the caller validated) with pread, between two
- * stg_file_unchanged checks: STG_OK, STG_FILE_CHANGED (changed, replaced or shrunk), STG_E_IO.
- * Only f's fd, path and identity fields are read. */
-stg_status stg_file_pread_checked(const stg_file *f, uint64_t start, void *dst, size_t len);
-
 /* true when f's file still has the size, modification time and identity it had when it was
- * validated (fstat of the descriptor plus stat of the path). */
+ * validated (stg_door_file_unchanged of its source). */
 bool stg_file_unchanged(const stg_file *f);
 
 #endif

@@ -22,7 +22,7 @@
 #include "../validator/limits.h"
 #include "mmap.h"
 #include "open_file.h"
-#include "scan.h"
+#include "path.h"
 #include "within.h"
 
 #define STG_INDEX_FILE_NAME "model.safetensors.index.json"
@@ -34,19 +34,6 @@ struct stg_model {
     size_t count;
     size_t *by_name; /* indices into table sorted by name bytes */
 };
-
-char *stg_loader_join(const char *dir, const char *name)
-{
-    size_t dl = strlen(dir), nl = strlen(name);
-    char *p = stg_mem_alloc(dl + nl + 2);
-    if (p == NULL) {
-        return NULL;
-    }
-    memcpy(p, dir, dl);
-    p[dl] = '/';
-    memcpy(p + dl + 1, name, nl + 1);
-    return p;
-}
 
 static stg_finding *shard_finding(stg_report *r, const char *shard, stg_code code, uint64_t off,
                                   const char *msg)
@@ -84,7 +71,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
     stg_index_shard_table *tables = stg_mem_calloc(ns == 0 ? 1 : ns, sizeof *tables);
     stg_index_shard_tensor **owned = stg_mem_calloc(ns == 0 ? 1 : ns, sizeof *owned);
     if (m->files == NULL || tables == NULL || owned == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         stg_mem_free(tables);
         stg_mem_free(owned);
         return;
@@ -94,9 +81,9 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         if (sh->unsafe) {
             continue;
         }
-        char *path = stg_loader_join(dir, sh->name);
+        char *path = stg_path_join(dir, sh->name);
         if (path == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             break;
         }
         struct stat st;
@@ -133,7 +120,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         }
         stg_report *sub = stg_report_new(lim);
         if (sub == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             stg_mem_free(path);
             break;
         }
@@ -143,15 +130,14 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         stg_report_merge(r, sub, sh->name, STG_NO_OFFSET);
         stg_report_free(sub);
         if (s == STG_E_NOMEM) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
         }
         if (f == NULL) {
             continue;
         }
         f->shard = (uint32_t)i;
         if (!keep_fds) {
-            close(f->fd);
-            f->fd = -1;
+            stg_door_file_close_fd(&f->src);
         }
         m->files[i] = f;
         if (!f->h.schema_ok) {
@@ -160,7 +146,7 @@ static void load_shards(stg_model *m, const char *dir, const char *root, const s
         size_t nt = f->h.tensor_count;
         owned[i] = stg_mem_alloc((nt == 0 ? 1 : nt) * sizeof *owned[i]);
         if (owned[i] == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             continue;
         }
         for (size_t k = 0; k < nt; k++) {
@@ -199,7 +185,7 @@ void stg_index_scan_file(const char *index_path, const uint8_t *buf, size_t len,
     if (stg_index_parse(buf, len, &opt->limits, r, &m.ix)) {
         char *dir = stg_path_dir(index_path);
         if (dir == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
         } else {
             load_shards(&m, dir, opt->root, &opt->limits, r, false);
             stg_mem_free(dir);
@@ -337,7 +323,7 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
     char *index_path = NULL;
     struct stat st;
     if (stat(dir_or_index, &st) == 0 && S_ISDIR(st.st_mode)) {
-        index_path = stg_loader_join(dir_or_index, STG_INDEX_FILE_NAME);
+        index_path = stg_path_join(dir_or_index, STG_INDEX_FILE_NAME);
     } else {
         index_path = stg_mem_strndup(dir_or_index, strlen(dir_or_index));
     }
@@ -367,7 +353,7 @@ stg_status stg_model_open(const char *dir_or_index, const stg_limits *lim, stg_m
         s = STG_E_NOMEM;
     }
     if (s == STG_E_NOMEM) {
-        r->out_of_memory = true; /* the report is incomplete: its verdict must say error */
+        stg_report_oom(r); /* the report is incomplete: its verdict must say error */
     }
     if (s != STG_OK) {
         model_release(m);

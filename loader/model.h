@@ -22,8 +22,4 @@
 void stg_index_scan_file(const char *index_path, const uint8_t *buf, size_t len,
                          const stg_scan_options *opt, stg_report *r);
 
-/* dir + "/" + name in memory from stg_mem_alloc (NULL when that fails): shards, ONNX
- * external data. */
-char *stg_loader_join(const char *dir, const char *name);
-
 #endif

@@ -14,8 +14,8 @@
 
 #include "../parser/mem.h"
 #include "../parser/util.h"
-#include "model.h"
 #include "open_file.h"
+#include "path.h"
 #include "within.h"
 
 static stg_finding *entry_finding(stg_report *r, const stg_onnx_external *e, const char *loc,
@@ -44,9 +44,9 @@ static void check_one(const char *dir, const char *root, const stg_onnx_external
 {
     /* safe entries hold no NUL, so the copy is the whole location */
     char *loc = stg_mem_strndup((const char *)e->location, e->location_len);
-    char *path = loc != NULL ? stg_loader_join(dir, loc) : NULL;
+    char *path = loc != NULL ? stg_path_join(dir, loc) : NULL;
     if (path == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         stg_mem_free(loc);
         return;
     }

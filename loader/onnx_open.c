@@ -9,8 +9,6 @@
  * never read. */
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "../parser/hash.h"
 #include "../parser/mem.h"
@@ -18,9 +16,9 @@
 #include "../validator/onnx.h"
 #include "../validator/onnx_info.h"
 #include "../validator/report.h"
-#include "mmap.h"
+#include "door.h"
 #include "onnx_external.h"
-#include "scan.h"
+#include "path.h"
 #include "seed.h"
 #include "stguard/stguard.h"
 #include "window.h"
@@ -48,21 +46,21 @@ static void onnx_free(stg_onnx *m)
 /* Reads the file into m->img; findings for what went wrong. */
 static stg_status read_file(const char *path, const stg_limits *lim, stg_report *r, stg_onnx *m)
 {
-    struct stat st;
-    int fd = stg_open_regular(path, r, &st);
-    if (fd < 0) {
-        return STG_E_IO;
+    stg_door_file src;
+    stg_status opened = stg_door_file_open(&src, path, r);
+    if (opened != STG_OK) {
+        return opened;
     }
     int err = 0;
-    uint64_t size = (uint64_t)st.st_size;
+    uint64_t size = src.size;
     uint64_t cap = lim->max_inflate_bytes < STG_INFLATE_BYTES_CEILING ? lim->max_inflate_bytes
                                                                       : STG_INFLATE_BYTES_CEILING;
-    stg_status s = stg_image_open(&m->img, fd, size, cap, &err);
+    stg_status s = stg_image_open(&m->img, src.fd, size, cap, &err);
     if (s == STG_OK) {
         m->img_open = true;
         s = stg_image_fill_all(&m->img, &err);
     }
-    close(fd);
+    stg_door_file_close(&src); /* the whole file is in the image: no more reads */
     if (s == STG_E_LIMIT) {
         stg_finding *f = stg_report_add(r, STG_LIMIT_EXCEEDED, STG_NO_OFFSET,
                                         "the file (%llu bytes) needs more memory than "

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 stg_open_result stg_open_file(const char *path, int extra_flags, int *fd, struct stat *st, int *err)
@@ -54,4 +55,11 @@ const char *stg_file_kind(mode_t mode)
         return "symbolic link";
     }
     return "special file";
+}
+
+void stg_scan_add_errno(stg_report *r, stg_code code, const char *what, int err)
+{
+    char buf[128];
+    const char *text = strerror_r(err, buf, sizeof buf);
+    stg_report_add_sev(r, code, STG_SEV_ERROR, STG_NO_OFFSET, "%s: %s", what, text);
 }

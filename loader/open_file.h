@@ -11,6 +11,8 @@
 
 #include <sys/stat.h>
 
+#include "../validator/report.h"
+
 typedef enum stg_open_result {
     STG_OPENED = 0,       /* *fd is a regular file, *st its fstat, O_NONBLOCK cleared */
     STG_OPEN_FAILED,      /* open, fstat or fcntl failed: *err is errno; nothing left open */
@@ -20,6 +22,10 @@ typedef enum stg_open_result {
 /* Opens path read-only (O_CLOEXEC | O_NOCTTY | O_NONBLOCK | extra_flags, e.g. O_NOFOLLOW). */
 stg_open_result stg_open_file(const char *path, int extra_flags, int *fd, struct stat *st,
                               int *err);
+
+/* Adds `code` (error, no offset) with "what: <strerror(err)>" as message: an open, stat or
+ * read that failed. */
+void stg_scan_add_errno(stg_report *r, stg_code code, const char *what, int err);
 
 /* "FIFO", "socket", "character device", "block device", "directory", "symbolic link" or
  * "special file", for messages. */

@@ -25,6 +25,7 @@
 #include "model.h"
 #include "onnx_external.h"
 #include "open_file.h"
+#include "path.h"
 #include "seed.h"
 #include "window.h"
 #include "within.h"
@@ -52,24 +53,6 @@ stg_status stg_scan_options_init(stg_scan_options *out, uint32_t struct_version)
 }
 
 /* ------------------------------------------------------------------------------ helpers */
-
-const char *stg_path_base(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
-}
-
-char *stg_path_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL) {
-        return stg_mem_strndup(".", 1);
-    }
-    if (slash == path) {
-        return stg_mem_strndup("/", 1);
-    }
-    return stg_mem_strndup(path, (size_t)(slash - path));
-}
 
 bool stg_scan_is_blob_name(const char *name)
 {
@@ -117,13 +100,6 @@ bool stg_path_is_incomplete_blob(const char *path)
 }
 
 /* Adds a finding about the file itself (no offset); errno text is a value, never a format. */
-void stg_scan_add_errno(stg_report *r, stg_code code, const char *what, int err)
-{
-    char buf[128];
-    const char *text = strerror_r(err, buf, sizeof buf);
-    stg_report_add_sev(r, code, STG_SEV_ERROR, STG_NO_OFFSET, "%s: %s", what, text);
-}
-
 stg_report *stg_scan_fixed_report(const stg_limits *lim, stg_code code, stg_severity sev,
                                   const char *message)
 {
@@ -167,7 +143,7 @@ static void onnx_external_files(void *arg, const stg_onnx_external *ext, size_t 
     r->neighbours = r->neighbours || n > 0;
     char *dir = stg_path_dir(place->path);
     if (dir == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         return;
     }
     stg_onnx_check_external_files(dir, place->root, ext, n, r);
@@ -438,7 +414,7 @@ static void report_fill_failure(stg_report *r, stg_status st, int err, uint64_t 
         stg_report_set_limit(r, f, "max_inflate_bytes");
         stg_report_set_size(r, size);
     } else if (st == STG_E_NOMEM || err == ENOMEM) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
     } else {
         stg_scan_add_errno(r, STG_IO_ERROR, "the file could not be read", err);
     }
@@ -573,6 +549,14 @@ bool stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
     return true;
 }
 
+void stg_scan_side_file(const char *resolved, const stg_scan_options *opt, stg_report *sub)
+{
+    uint64_t bytes = 0;
+    /* The resolved path has no links left: opened without following any, so a link put there
+     * after the containment check is file_changed, not followed. */
+    stg_scan_file_into(resolved, NULL, true, NULL, opt, sub, &bytes, NULL, NULL);
+}
+
 stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_report **out)
 {
     if (out == NULL) {
@@ -641,7 +625,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
     }
     uint64_t bytes;
     stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL, NULL);
-    stg_joblib_side_scan(path, opt, r);
+    stg_joblib_side_scan(path, opt, stg_scan_side_file, r);
     stg_report_finish(r);
     *out = r;
     return STG_OK;

@@ -48,7 +48,9 @@
 
 #include "../validator/report.h"
 #include "stguard/stguard.h"
-#include "within.h" /* stg_path_inside */
+#include "open_file.h" /* stg_scan_add_errno */
+#include "path.h"      /* stg_path_base, stg_path_dir */
+#include "within.h"    /* stg_path_inside */
 
 typedef struct stg_walk_options {
     stg_scan_options scan;      /* limits, policy, digest; expected_sha256: one file only */
@@ -147,19 +149,12 @@ bool stg_scan_is_blob_name(const char *name);
 
 /* ---- shared by scan.c and walk.c (loader-internal) ---- */
 
-/* Last component of path (after the last '/'). */
-const char *stg_path_base(const char *path);
-/* Folder part of path as a new string (stg_mem_free): "." when it has none, "/" for a file in
- * the root; NULL when memory fails. */
-char *stg_path_dir(const char *path);
 /* true when path's last component is a blob name (40 or 64 hex) inside a folder named `blobs`. */
 bool stg_path_is_blob(const char *path);
 /* true when path is a Hugging Face partial download: a blob name + ".incomplete" inside a folder
  * named `blobs` (huggingface_hub downloads into `blobs/<etag>.incomplete` and renames it to
  * `blobs/<etag>` when it is complete; only then does a snapshot link lead to it). */
 bool stg_path_is_incomplete_blob(const char *path);
-/* Adds `code` (error, no offset) with "what: <strerror(err)>" as message. */
-void stg_scan_add_errno(stg_report *r, stg_code code, const char *what, int err);
 /* A finished report holding one finding without offset; NULL when memory ran out. */
 stg_report *stg_scan_fixed_report(const stg_limits *lim, stg_code code, stg_severity sev,
                                   const char *message);
@@ -173,5 +168,8 @@ stg_report *stg_scan_fixed_report(const stg_limits *lim, stg_code code, stg_seve
 bool stg_scan_file_into(const char *open_path, const char *hint, bool nofollow,
                         const char *blob_hex, const stg_scan_options *opt, stg_report *r,
                         uint64_t *bytes, uint64_t *progress, const volatile int *cancel);
+/* A joblib side file (stg_side_scan_fn): stg_scan_file_into of the resolved path, opened
+ * without following links, with no name hint. */
+void stg_scan_side_file(const char *resolved, const stg_scan_options *opt, stg_report *sub);
 
 #endif

@@ -445,7 +445,12 @@ static bool stream_polyglot(stg_st_door *d, stg_check_ctx *ctx)
         prefix_len = s->hdr_have;
     }
     size_t stop_end = 0;
-    if (stg_pickle_sniff(prefix, prefix_len, &stop_end, &r->out_of_memory)) {
+    bool oom = false;
+    bool pickle = stg_pickle_sniff(prefix, prefix_len, &stop_end, &oom);
+    if (oom) {
+        stg_report_oom(r);
+    }
+    if (pickle) {
         stg_report_add(r, STG_POLYGLOT_PICKLE, 0,
                        "the first %zu bytes are also a pickle that runs to STOP", stop_end);
         if (s->lim.profile == STG_PROFILE_STRICT) {

@@ -21,6 +21,7 @@
 #include "digest.h"
 #include "idmap.h"
 #include "joblib_side.h"
+#include "path.h"
 #include "scan.h"
 #include "seed.h"
 
@@ -126,18 +127,10 @@ static char *dup_str(walk *w, const char *s)
 
 static char *join_path(walk *w, const char *dir, const char *name)
 {
-    size_t a = strlen(dir), b = strlen(name);
-    bool slash = a > 0 && dir[a - 1] != '/';
-    char *p = stg_mem_alloc(a + (slash ? 1 : 0) + b + 1);
+    char *p = stg_path_join(dir, name);
     if (p == NULL) {
         w->nomem = true;
-        return NULL;
     }
-    memcpy(p, dir, a);
-    if (slash) {
-        p[a++] = '/';
-    }
-    memcpy(p + a, name, b + 1);
     return p;
 }
 
@@ -789,7 +782,7 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
         return NULL;
     }
     /* joblib side files are looked up next to the shown path, as joblib.load does */
-    stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, r);
+    stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, stg_scan_side_file, r);
     stg_report_finish(r);
     return r;
 }
@@ -1144,6 +1137,220 @@ static stg_tree_kind record_kind(const walk *w, const walk_record *rec)
 /* Hands one record out: report r, of this kind, with the link target blob (or NULL). */
 typedef void (*walk_emit_fn)(void *user, const stg_report *r, stg_tree_kind kind, const char *blob);
 
+/* The running side of a walk: where records go, the workers, the progress shown. */
+typedef struct walk_run_state {
+    walk_emit_fn on_record;
+    void *user;
+    stg_walk_progress_fn on_progress;
+    void *progress_user;
+    stg_walk_progress prog;
+    double start;
+    uint32_t period; /* ms between two progress calls while a record waits */
+    pthread_t tids[STG_WALK_MAX_THREADS];
+    unsigned started;
+    bool interrupted;
+} walk_run_state;
+
+/* Turns the arguments into settled records: STG_OK with *shown records to hand out, or the
+ * status the walk ends with (w not freed). */
+static stg_status walk_arguments(walk *w, const char *const *paths, size_t count, size_t *shown)
+{
+    for (size_t i = 0; i < count && !w->nomem; i++) {
+        if (paths[i] == NULL) {
+            return STG_E_BAD_ARG;
+        }
+        if (strcmp(paths[i], "-") == 0) {
+            if (w->stdin_seen) {
+                return STG_E_BAD_ARG;
+            }
+            w->stdin_seen = true;
+            add_stdin(w);
+        } else {
+            walk_argument(w, paths[i]);
+        }
+    }
+    *shown = 0;
+    if (!w->nomem) {
+        *shown = settle_records(w);
+    }
+    if (w->nomem) {
+        return STG_E_NOMEM;
+    }
+    if (w->opt->scan.expected_sha256 != NULL && *shown != 1) {
+        return STG_E_BAD_ARG; /* an expected digest names one file */
+    }
+    return STG_OK;
+}
+
+/* Initialises the lock and condition and starts the workers (or scans here when no thread is
+ * worth or can be started). */
+static void start_workers(walk *w, walk_run_state *s)
+{
+    const stg_walk_options *opt = w->opt;
+    unsigned nthreads = opt->threads == 0 ? 1 : opt->threads;
+    if (nthreads > w->target_count) {
+        nthreads = (unsigned)w->target_count;
+    }
+    s->started = 0;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->changed, &ca);
+    pthread_condattr_destroy(&ca);
+    if (cancelled(opt)) {
+        nthreads = 0; /* cancelled already: no file is started */
+    }
+    /* One file and no progress to report while it is scanned: scanned on this thread (a
+     * thread's start-up was about a tenth of a one-file CLI process). */
+    if (w->target_count == 1 && s->on_progress == NULL) {
+        nthreads = 0;
+    }
+    for (; s->started < nthreads; s->started++) {
+        if (pthread_create(&s->tids[s->started], NULL, worker_main, w) != 0) {
+            break;
+        }
+    }
+    if (s->started == 0 && w->target_count > 0 && !cancelled(opt)) {
+        worker_main(w); /* no thread could start: scan here */
+    }
+}
+
+/* Waits, w->lock held, until t is done or the walk is cancelled, calling on_progress each
+ * period meanwhile with what is read of the files being scanned. */
+static void wait_target(walk *w, walk_run_state *s, const walk_record *rec, const walk_target *t)
+{
+    while (!t->done && !s->interrupted) {
+        if (cancelled(w->opt)) {
+            s->interrupted = true;
+            break;
+        }
+        struct timespec ts;
+        wait_deadline(&ts, s->period);
+        int rc = pthread_cond_timedwait(&w->changed, &w->lock, &ts);
+        if (rc == ETIMEDOUT && s->on_progress != NULL) {
+            /* what is read of the files being scanned counts already */
+            uint64_t live = 0;
+            for (size_t k = rec->target; k < w->next_job && k < w->target_count; k++) {
+                if (!w->targets[k].done) {
+                    live += __atomic_load_n(&w->targets[k].live, __ATOMIC_RELAXED);
+                }
+            }
+            s->prog.bytes_done = w->bytes_done + live;
+            s->prog.seconds = now_seconds() - s->start;
+            s->prog.current = rec->display;
+            pthread_mutex_unlock(&w->lock);
+            s->on_progress(s->progress_user, &s->prog);
+            s->prog.current = NULL;
+            pthread_mutex_lock(&w->lock);
+        }
+    }
+}
+
+/* The report of rec's scanned file, once its scan is done; NULL when the walk ends at rec
+ * (interrupted, or *status set). */
+static stg_report *scanned_report(walk *w, walk_run_state *s, const walk_record *rec,
+                                  stg_status *status)
+{
+    walk_target *t = &w->targets[rec->target];
+    pthread_mutex_lock(&w->lock);
+    wait_target(w, s, rec, t);
+    if (s->interrupted && s->started > 0) {
+        pthread_mutex_unlock(&w->lock);
+        stop_workers(w, s->tids, &s->started); /* t's scan, if it began, ends here */
+        pthread_mutex_lock(&w->lock);
+    }
+    if (!t->done || t->cut) {
+        /* never started, or its read was cut: the walk ends here */
+        s->interrupted = true;
+        pthread_mutex_unlock(&w->lock);
+        return NULL;
+    }
+    stg_report *r = t->reuse ? w->targets[t->leader].report : t->report;
+    pthread_mutex_unlock(&w->lock);
+    if (r == NULL) {
+        /* the scan's own status: out of memory, or OpenSSL failing on standard input */
+        *status = t->status != STG_OK ? t->status : STG_E_NOMEM;
+        return NULL;
+    }
+    stg_report_set_blob(r, rec->blob);
+    return r;
+}
+
+/* Frees the reports record i was the last to need (its target's, its leader's). */
+static void release_reports(walk *w, const walk_record *rec, size_t i)
+{
+    if (rec->fixed != NULL) {
+        return;
+    }
+    size_t lead = w->targets[rec->target].leader;
+    if (w->targets[rec->target].last_record == i) {
+        pthread_mutex_lock(&w->lock);
+        stg_report_free(w->targets[rec->target].report);
+        w->targets[rec->target].report = NULL;
+        pthread_mutex_unlock(&w->lock);
+    }
+    if (lead != SIZE_MAX && w->targets[lead].last_record == i) {
+        pthread_mutex_lock(&w->lock);
+        stg_report_free(w->targets[lead].report);
+        w->targets[lead].report = NULL;
+        pthread_mutex_unlock(&w->lock);
+    }
+}
+
+/* Hands the records out in order as their scans end. Cancelled: no file is started any more,
+ * the reads running stop (stg_scan_file_into polls the cancel between chunks; a scan that
+ * finished first keeps its record), and the walk stops at the first record whose file was
+ * never started or whose read was cut. */
+static stg_status emit_records(walk *w, walk_run_state *s)
+{
+    stg_status status = STG_OK;
+    for (size_t i = 0; i < w->record_count; i++) {
+        walk_record *rec = &w->records[i];
+        if (rec->suppressed) {
+            continue;
+        }
+        if (!s->interrupted && cancelled(w->opt)) {
+            s->interrupted = true;
+            stop_workers(w, s->tids, &s->started);
+        }
+        stg_report *r = rec->fixed;
+        if (r == NULL) {
+            r = scanned_report(w, s, rec, &status);
+            if (r == NULL) {
+                break;
+            }
+        }
+        stg_report_set_path(r, rec->display);
+        s->on_record(s->user, r, record_kind(w, rec), rec->fixed == NULL ? rec->blob : NULL);
+        s->prog.files_done++;
+        release_reports(w, rec, i);
+        if (s->on_progress != NULL) {
+            pthread_mutex_lock(&w->lock);
+            s->prog.bytes_done = w->bytes_done;
+            pthread_mutex_unlock(&w->lock);
+            s->prog.seconds = now_seconds() - s->start;
+            s->on_progress(s->progress_user, &s->prog);
+        }
+    }
+    return status;
+}
+
+static void fill_result(const walk *w, const walk_run_state *s, size_t shown,
+                        stg_walk_result *result)
+{
+    result->files = s->prog.files_done;
+    result->bytes = w->bytes_done;
+    result->distinct_scanned = w->distinct;
+    result->records_total = shown;
+    result->skipped_self = w->skipped_self;
+    result->interrupted = s->interrupted && s->prog.files_done < shown;
+    result->skipped_git = w->skipped_git;
+    result->skipped_no_exist = w->skipped_no_exist;
+    result->skipped_locks = w->skipped_locks;
+    result->skipped_incomplete = w->skipped_incomplete;
+}
+
 static stg_status walk_run(const char *const *paths, size_t count, const stg_walk_options *opt,
                            walk_emit_fn on_record, void *user, stg_walk_progress_fn on_progress,
                            void *progress_user, stg_walk_result *result)
@@ -1164,187 +1371,41 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
     uint64_t seed = stg_scan_seed();
     stg_idmap_init(&w.file_ids, seed);
     stg_idmap_init(&w.dirs_seen, seed ^ 0x9E3779B97F4A7C15u);
-    double start = now_seconds();
-    stg_status status = STG_OK;
-    for (size_t i = 0; i < count && !w.nomem; i++) {
-        if (paths[i] == NULL) {
-            status = STG_E_BAD_ARG;
-            break;
-        }
-        if (strcmp(paths[i], "-") == 0) {
-            if (w.stdin_seen) {
-                status = STG_E_BAD_ARG;
-                break;
-            }
-            w.stdin_seen = true;
-            add_stdin(&w);
-        } else {
-            walk_argument(&w, paths[i]);
-        }
-    }
+    walk_run_state s = {.on_record = on_record,
+                        .user = user,
+                        .on_progress = on_progress,
+                        .progress_user = progress_user,
+                        .start = now_seconds()};
     size_t shown = 0;
-    if (status == STG_OK && !w.nomem) {
-        shown = settle_records(&w);
-    }
-    if (w.nomem) {
-        status = STG_E_NOMEM;
-    }
-    if (status == STG_OK && opt->scan.expected_sha256 != NULL && shown != 1) {
-        status = STG_E_BAD_ARG; /* an expected digest names one file */
-    }
+    stg_status status = walk_arguments(&w, paths, count, &shown);
     if (status != STG_OK) {
         free_walk(&w);
         return status;
     }
-
-    unsigned nthreads = opt->threads == 0 ? 1 : opt->threads;
-    if (nthreads > w.target_count) {
-        nthreads = (unsigned)w.target_count;
-    }
-    pthread_t tids[STG_WALK_MAX_THREADS];
-    unsigned started = 0;
-    pthread_mutex_init(&w.lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w.changed, &ca);
-    pthread_condattr_destroy(&ca);
-    if (cancelled(opt)) {
-        nthreads = 0; /* cancelled already: no file is started */
-    }
-    /* One file and no progress to report while it is scanned: scanned on this thread (a
-     * thread's start-up was about a tenth of a one-file CLI process). */
-    if (w.target_count == 1 && on_progress == NULL) {
-        nthreads = 0;
-    }
-    for (; started < nthreads; started++) {
-        if (pthread_create(&tids[started], NULL, worker_main, &w) != 0) {
-            break;
-        }
-    }
-    if (started == 0 && w.target_count > 0 && !cancelled(opt)) {
-        worker_main(&w); /* no thread could start: scan here */
-    }
-
-    uint32_t period = opt->progress_ms == 0 ? 250 : opt->progress_ms;
-    stg_walk_progress prog;
-    memset(&prog, 0, sizeof prog);
-    prog.files_total = shown;
+    start_workers(&w, &s);
+    s.period = opt->progress_ms == 0 ? 250 : opt->progress_ms;
+    s.prog.files_total = shown;
     for (size_t i = 0; i < w.target_count; i++) {
         /* a follower's file is its leader's: counted once (read again only when the leader's
          * result looked at neighbours) */
         if (w.targets[i].leader == SIZE_MAX) {
-            prog.bytes_total += w.files[w.targets[i].file].size_hint;
+            s.prog.bytes_total += w.files[w.targets[i].file].size_hint;
         }
     }
-    /* Cancelled: no file is started any more, the reads running stop (stg_scan_file_into polls
-     * the cancel between chunks; a scan that finished first keeps its record), and the walk
-     * stops at the first record whose file was never started or whose read was cut. */
-    bool interrupted = false;
-    for (size_t i = 0; i < w.record_count; i++) {
-        walk_record *rec = &w.records[i];
-        if (rec->suppressed) {
-            continue;
-        }
-        if (!interrupted && cancelled(opt)) {
-            interrupted = true;
-            stop_workers(&w, tids, &started);
-        }
-        stg_report *r = rec->fixed;
-        if (r == NULL) {
-            walk_target *t = &w.targets[rec->target];
-            pthread_mutex_lock(&w.lock);
-            while (!t->done && !interrupted) {
-                if (cancelled(opt)) {
-                    interrupted = true;
-                    break;
-                }
-                struct timespec ts;
-                wait_deadline(&ts, period);
-                int rc = pthread_cond_timedwait(&w.changed, &w.lock, &ts);
-                if (rc == ETIMEDOUT && on_progress != NULL) {
-                    /* what is read of the files being scanned counts already */
-                    uint64_t live = 0;
-                    for (size_t k = rec->target; k < w.next_job && k < w.target_count; k++) {
-                        if (!w.targets[k].done) {
-                            live += __atomic_load_n(&w.targets[k].live, __ATOMIC_RELAXED);
-                        }
-                    }
-                    prog.bytes_done = w.bytes_done + live;
-                    prog.seconds = now_seconds() - start;
-                    prog.current = rec->display;
-                    pthread_mutex_unlock(&w.lock);
-                    on_progress(progress_user, &prog);
-                    prog.current = NULL;
-                    pthread_mutex_lock(&w.lock);
-                }
-            }
-            if (interrupted && started > 0) {
-                pthread_mutex_unlock(&w.lock);
-                stop_workers(&w, tids, &started); /* t's scan, if it began, ends here */
-                pthread_mutex_lock(&w.lock);
-            }
-            if (!t->done || t->cut) {
-                /* never started, or its read was cut: the walk ends here */
-                interrupted = true;
-                pthread_mutex_unlock(&w.lock);
-                break;
-            }
-            r = t->reuse ? w.targets[t->leader].report : t->report;
-            pthread_mutex_unlock(&w.lock);
-            if (r == NULL) {
-                /* the scan's own status: out of memory, or OpenSSL failing on standard input */
-                status = t->status != STG_OK ? t->status : STG_E_NOMEM;
-                break;
-            }
-            stg_report_set_blob(r, rec->blob);
-        }
-        stg_report_set_path(r, rec->display);
-        on_record(user, r, record_kind(&w, rec), rec->fixed == NULL ? rec->blob : NULL);
-        prog.files_done++;
-        size_t lead = rec->fixed == NULL ? w.targets[rec->target].leader : SIZE_MAX;
-        if (rec->fixed == NULL && w.targets[rec->target].last_record == i) {
-            pthread_mutex_lock(&w.lock);
-            stg_report_free(w.targets[rec->target].report);
-            w.targets[rec->target].report = NULL;
-            pthread_mutex_unlock(&w.lock);
-        }
-        if (lead != SIZE_MAX && w.targets[lead].last_record == i) {
-            pthread_mutex_lock(&w.lock);
-            stg_report_free(w.targets[lead].report);
-            w.targets[lead].report = NULL;
-            pthread_mutex_unlock(&w.lock);
-        }
-        if (on_progress != NULL) {
-            pthread_mutex_lock(&w.lock);
-            prog.bytes_done = w.bytes_done;
-            pthread_mutex_unlock(&w.lock);
-            prog.seconds = now_seconds() - start;
-            on_progress(progress_user, &prog);
-        }
-    }
-    if (status != STG_OK || interrupted) {
+    status = emit_records(&w, &s);
+    if (status != STG_OK || s.interrupted) {
         /* Stop handing out work; let running scans end. */
         pthread_mutex_lock(&w.lock);
         w.next_job = w.target_count;
         pthread_mutex_unlock(&w.lock);
     }
-    for (unsigned i = 0; i < started; i++) {
-        pthread_join(tids[i], NULL);
+    for (unsigned i = 0; i < s.started; i++) {
+        pthread_join(s.tids[i], NULL);
     }
     pthread_cond_destroy(&w.changed);
     pthread_mutex_destroy(&w.lock);
     if (result != NULL) {
-        result->files = prog.files_done;
-        result->bytes = w.bytes_done;
-        result->distinct_scanned = w.distinct;
-        result->records_total = shown;
-        result->skipped_self = w.skipped_self;
-        result->interrupted = interrupted && prog.files_done < shown;
-        result->skipped_git = w.skipped_git;
-        result->skipped_no_exist = w.skipped_no_exist;
-        result->skipped_locks = w.skipped_locks;
-        result->skipped_incomplete = w.skipped_incomplete;
+        fill_result(&w, &s, shown, result);
     }
     free_walk(&w);
     return status;

@@ -103,7 +103,7 @@ bool stg_image_holds(const stg_image *img, uint64_t off, uint64_t len);
 stg_status stg_image_fill_zip(stg_image *img, bool *done, int *err);
 /* Zips of at most this many bytes are copied whole (default STG_IMAGE_ZIP_THRESHOLD, 0: every
  * zip goes through the windows). Tests raise it to UINT64_MAX to scan the same archive whole
- * and compare (tests/test_zip_window.c); process-wide. */
+ * and compare (tests/loader/test_zip_window.c); process-wide. */
 #define STG_IMAGE_ZIP_THRESHOLD ((uint64_t)0)
 void stg_image_set_zip_threshold(uint64_t bytes);
 

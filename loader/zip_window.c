@@ -10,7 +10,7 @@
  * zip reader (parser/zip.h, stg_zip_open_windowed) over an image that starts empty, copies in
  * every range the reader asks for, and then copies each member's data as the dispatch will read
  * it. stg_check_buffer over the image then reads only copied bytes, so its report is the one
- * the whole file gives (tests/test_zip_window.c compares the two on every zip of corpus/).
+ * the whole file gives (tests/loader/test_zip_window.c compares the two on every zip of corpus/).
  *
  * A stored member is left out (only its head copied) when its head proves the dispatch reads
  * nothing past it and finds nothing in it:

@@ -1,7 +1,7 @@
 /* NumPy .npy header reader (see npy.h). The grammar is the part of Python's literal syntax that
  * ast.literal_eval evaluates and a .npy header can use; where literal_eval would accept more
  * (sets, floats, implicit string concatenation, triple quotes, line continuations) this reader
- * says STG_E_INVALID, so a caller fails closed instead of guessing. */
+ * says STG_PARSE_MALFORMED, so a caller fails closed instead of guessing. */
 #include "npy.h"
 
 #include <string.h>
@@ -17,12 +17,18 @@
  * past this a duplicate goes unnoticed, which only lets through a header numpy refuses. */
 #define NPY_DUP_CHECK_MAX 128u
 
-static stg_status fail(stg_npy_error *err, size_t off, const char *what)
+static stg_parse_status fail(stg_npy_error *err, size_t off, const char *what)
 {
-    err->offset = off;
-    err->what = what;
-    err->limit = NULL;
-    return STG_E_INVALID;
+    return stg_parse_fail(err, STG_PARSE_MALFORMED, off, 0, what);
+}
+
+/* A limit reached at off: limit names the stg_limits field. */
+static stg_parse_status limit_fail(stg_npy_error *err, size_t off, const char *what,
+                                   const char *limit, int reason)
+{
+    (void)stg_parse_fail(err, STG_PARSE_LIMIT, off, reason, what);
+    err->limit = limit;
+    return STG_PARSE_LIMIT;
 }
 
 static bool is_ident(uint8_t c)
@@ -195,8 +201,8 @@ bool stg_pylit_str(const uint8_t *src, const stg_pylit_node *n, bool latin1, uin
 }
 
 /* A string literal at t[*i] (prefix letters included). */
-static stg_status scan_string(const uint8_t *t, size_t len, size_t *i, bool latin1,
-                              stg_pylit_node *node, stg_npy_error *err, size_t base)
+static stg_parse_status scan_string(const uint8_t *t, size_t len, size_t *i, bool latin1,
+                                    stg_pylit_node *node, stg_npy_error *err, size_t base)
 {
     size_t start = *i, p = *i;
     bool raw = false, bytes = false, uni = false;
@@ -244,12 +250,12 @@ static stg_status scan_string(const uint8_t *t, size_t len, size_t *i, bool lati
     node->off = base + body;
     node->len = p - body;
     *i = p + 1;
-    return STG_OK;
+    return STG_PARSE_OK;
 }
 
 /* An int literal (optional sign, decimal, 0x/0o/0b, underscores between digits). */
-static stg_status scan_int(const uint8_t *t, size_t len, size_t *i, bool py2_long,
-                           stg_pylit_node *node, stg_npy_error *err, size_t base)
+static stg_parse_status scan_int(const uint8_t *t, size_t len, size_t *i, bool py2_long,
+                                 stg_pylit_node *node, stg_npy_error *err, size_t base)
 {
     size_t start = *i, p = *i;
     bool neg = false;
@@ -315,7 +321,7 @@ static stg_status scan_int(const uint8_t *t, size_t len, size_t *i, bool py2_lon
     node->off = base + start;
     node->len = p - start;
     *i = p;
-    return STG_OK;
+    return STG_PARSE_OK;
 }
 
 /* Whitespace and comments between tokens. */
@@ -363,7 +369,7 @@ static struct open_container *pl_top(pylit_parser *p)
 
 /* What literal_eval refuses before parsing: a NUL, bytes that do not decode, an indented first
  * value. Leaves p->i at the first value. */
-static stg_status pl_start(pylit_parser *p)
+static stg_parse_status pl_start(pylit_parser *p)
 {
     const uint8_t *text = p->text;
     size_t len = p->len;
@@ -392,12 +398,12 @@ static stg_status pl_start(pylit_parser *p)
         }
     }
     p->i = i;
-    return STG_OK;
+    return STG_PARSE_OK;
 }
 
 /* After a value: the end of the text (outermost), ':' after a dict key, ',' or the innermost
  * container's closer (*close set). *done: the literal is complete. */
-static stg_status pl_after_value(pylit_parser *p, bool *close, bool *done)
+static stg_parse_status pl_after_value(pylit_parser *p, bool *close, bool *done)
 {
     struct open_container *top = pl_top(p);
     if (top == NULL) {
@@ -405,7 +411,7 @@ static stg_status pl_after_value(pylit_parser *p, bool *close, bool *done)
             return fail(p->err, p->base + p->i, "bytes after the literal");
         }
         *done = true;
-        return STG_OK;
+        return STG_PARSE_OK;
     }
     if (p->i >= p->len) {
         return fail(p->err, p->base + p->i, "the literal is not closed");
@@ -419,29 +425,27 @@ static stg_status pl_after_value(pylit_parser *p, bool *close, bool *done)
         }
         p->i++;
         p->need_value = true;
-        return STG_OK;
+        return STG_PARSE_OK;
     }
     if (c == ',') {
         top->after_comma = true;
         p->i++;
         p->need_value = true;
-        return STG_OK;
+        return STG_PARSE_OK;
     }
     if (c != top->closer) {
         return fail(p->err, p->base + p->i, "unexpected byte in the literal");
     }
     *close = true;
-    return STG_OK;
+    return STG_PARSE_OK;
 }
 
 /* A container opened by c at p->i: node is its (new) node; a value or its closer comes next. */
-static stg_status pl_open(pylit_parser *p, stg_pylit_node *node, uint8_t c)
+static stg_parse_status pl_open(pylit_parser *p, stg_pylit_node *node, uint8_t c)
 {
     if (p->depth >= p->max_depth) {
-        p->err->offset = p->base + p->i;
-        p->err->what = "the header literal nests too deeply";
-        p->err->limit = "max_json_depth";
-        return STG_E_LIMIT_DEPTH;
+        return limit_fail(p->err, p->base + p->i, "the header literal nests too deeply",
+                          "max_json_depth", 0);
     }
     if (p->depth + 1 >= PY_MAXLEVEL) {
         return fail(p->err, p->base + p->i, "too many nested brackets for Python");
@@ -454,11 +458,11 @@ static stg_status pl_open(pylit_parser *p, stg_pylit_node *node, uint8_t c)
     p->depth++;
     p->n++;
     p->i++;
-    return STG_OK;
+    return STG_PARSE_OK;
 }
 
 /* A number, a string or True/False/None at p->i into node. */
-static stg_status pl_scalar(pylit_parser *p, stg_pylit_node *node, uint8_t c)
+static stg_parse_status pl_scalar(pylit_parser *p, stg_pylit_node *node, uint8_t c)
 {
     if ((c >= '0' && c <= '9') || c == '-' || c == '+') {
         return scan_int(p->text, p->len, &p->i, p->py2_long, node, p->err, p->base);
@@ -474,7 +478,7 @@ static stg_status pl_scalar(pylit_parser *p, stg_pylit_node *node, uint8_t c)
     } words[] = {
         {"True", STG_PYLIT_BOOL, 1}, {"False", STG_PYLIT_BOOL, 0}, {"None", STG_PYLIT_NONE, 0}};
     size_t i = p->i, len = p->len;
-    stg_status st = fail(p->err, p->base + i, "a name or symbol that is not a literal");
+    stg_parse_status st = fail(p->err, p->base + i, "a name or symbol that is not a literal");
     for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
         size_t wl = strlen(words[w].word);
         if (len - i >= wl && memcmp(p->text + i, words[w].word, wl) == 0 &&
@@ -484,7 +488,7 @@ static stg_status pl_scalar(pylit_parser *p, stg_pylit_node *node, uint8_t c)
             node->off = p->base + i;
             node->len = wl;
             p->i = i + wl;
-            st = STG_OK;
+            st = STG_PARSE_OK;
         }
     }
     return st;
@@ -492,7 +496,7 @@ static stg_status pl_scalar(pylit_parser *p, stg_pylit_node *node, uint8_t c)
 
 /* Where a value is expected: a new value, or (*close) the closer of a container that may close
  * here (empty, after a comma, not after a dict key). */
-static stg_status pl_value(pylit_parser *p, bool *close)
+static stg_parse_status pl_value(pylit_parser *p, bool *close)
 {
     if (p->i >= p->len) {
         return fail(p->err, p->base + p->i, "a value is missing");
@@ -502,13 +506,11 @@ static stg_status pl_value(pylit_parser *p, bool *close)
     if (top != NULL && c == top->closer && (p->nodes[top->node].count == 0 || top->after_comma) &&
         (p->nodes[top->node].kind != STG_PYLIT_DICT || p->nodes[top->node].count % 2 == 0)) {
         *close = true;
-        return STG_OK;
+        return STG_PARSE_OK;
     }
     if (p->n >= p->cap) {
-        p->err->offset = p->base + p->i;
-        p->err->what = "the header literal has too many values";
-        p->err->limit = "max_metadata_entries";
-        return STG_E_LIMIT;
+        return limit_fail(p->err, p->base + p->i, "the header literal has too many values",
+                          "max_metadata_entries", STG_NPY_E_NODES);
     }
     stg_pylit_node *node = &p->nodes[p->n];
     memset(node, 0, sizeof *node);
@@ -519,14 +521,14 @@ static stg_status pl_value(pylit_parser *p, bool *close)
     if (c == '(' || c == '[' || c == '{') {
         return pl_open(p, node, c);
     }
-    stg_status st = pl_scalar(p, node, c);
-    if (st != STG_OK) {
+    stg_parse_status st = pl_scalar(p, node, c);
+    if (st != STG_PARSE_OK) {
         return st;
     }
     node->next = (uint32_t)(p->n + 1);
     p->n++;
     p->need_value = false;
-    return STG_OK;
+    return STG_PARSE_OK;
 }
 
 /* Closes the innermost container at its closer (p->i). */
@@ -544,9 +546,9 @@ static void pl_close(pylit_parser *p)
     p->need_value = false;
 }
 
-stg_status stg_pylit_parse(const uint8_t *text, size_t len, size_t base, bool latin1, bool py2_long,
-                           uint32_t max_depth, stg_pylit_node *nodes, size_t cap, size_t *count,
-                           stg_npy_error *err)
+stg_parse_status stg_pylit_parse(const uint8_t *text, size_t len, size_t base, bool latin1,
+                                 bool py2_long, uint32_t max_depth, stg_pylit_node *nodes,
+                                 size_t cap, size_t *count, stg_npy_error *err)
 {
     pylit_parser p;
     p.text = text;
@@ -563,19 +565,19 @@ stg_status stg_pylit_parse(const uint8_t *text, size_t len, size_t base, bool la
     p.i = 0;
     p.need_value = true;
     *count = 0;
-    stg_status st = pl_start(&p);
-    while (st == STG_OK) {
+    stg_parse_status st = pl_start(&p);
+    while (st == STG_PARSE_OK) {
         skip_space(text, len, &p.i);
         bool close = false, done = false;
         st = p.need_value ? pl_value(&p, &close) : pl_after_value(&p, &close, &done);
-        if (st != STG_OK || done) {
+        if (st != STG_PARSE_OK || done) {
             break;
         }
         if (close) {
             pl_close(&p);
         }
     }
-    if (st == STG_OK) {
+    if (st == STG_PARSE_OK) {
         *count = p.n;
     }
     return st;
@@ -910,9 +912,9 @@ static bool eval_node(const uint8_t *src, const stg_pylit_node *nodes, size_t j,
     return false;
 }
 
-stg_status stg_npy_descr(const uint8_t *src, const stg_pylit_node *nodes, size_t count, size_t root,
-                         bool latin1, stg_npy_dtype *scratch, stg_npy_dtype *out,
-                         stg_npy_error *err)
+stg_parse_status stg_npy_descr(const uint8_t *src, const stg_pylit_node *nodes, size_t count,
+                               size_t root, bool latin1, stg_npy_dtype *scratch, stg_npy_dtype *out,
+                               stg_npy_error *err)
 {
     if (root >= count) {
         return fail(err, 0, "no descriptor");
@@ -926,12 +928,13 @@ stg_status stg_npy_descr(const uint8_t *src, const stg_pylit_node *nodes, size_t
         return fail(err, nodes[root].off, "the descriptor is not a dtype this reader knows");
     }
     *out = scratch[root];
-    return STG_OK;
+    return STG_PARSE_OK;
 }
 
 /* ---------------------------------------------------------------- header */
 
-static stg_status frame(const uint8_t *buf, size_t len, stg_npy_header *out, stg_npy_error *err)
+static stg_parse_status frame(const uint8_t *buf, size_t len, stg_npy_header *out,
+                              stg_npy_error *err)
 {
     static const uint8_t magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
     stg_cursor c = stg_cur_make(buf, buf == NULL ? 0 : len);
@@ -963,14 +966,14 @@ static stg_status frame(const uint8_t *buf, size_t len, stg_npy_header *out, stg
     }
     out->dict_len = (size_t)hlen;
     out->data_offset = c.pos + (size_t)hlen;
-    return STG_OK;
+    return STG_PARSE_OK;
 }
 
 size_t stg_npy_nodes_needed(const uint8_t *buf, size_t len, const stg_npy_limits *lim)
 {
     stg_npy_header h;
     stg_npy_error err;
-    if (frame(buf, len, &h, &err) != STG_OK) {
+    if (frame(buf, len, &h, &err) != STG_PARSE_OK) {
         return 0;
     }
     size_t need = h.dict_len + 1;
@@ -1015,20 +1018,17 @@ static bool dict_keys(const uint8_t *buf, const stg_pylit_node *nodes, size_t di
     return true;
 }
 
-stg_status stg_npy_read(const uint8_t *buf, size_t len, const stg_npy_limits *lim,
-                        stg_pylit_node *nodes, stg_npy_dtype *scratch, size_t cap,
-                        stg_npy_header *out, stg_npy_error *err)
+stg_parse_status stg_npy_read(const uint8_t *buf, size_t len, const stg_npy_limits *lim,
+                              stg_pylit_node *nodes, stg_npy_dtype *scratch, size_t cap,
+                              stg_npy_header *out, stg_npy_error *err)
 {
     memset(out, 0, sizeof *out);
-    stg_status st = frame(buf, len, out, err);
-    if (st != STG_OK) {
+    stg_parse_status st = frame(buf, len, out, err);
+    if (st != STG_PARSE_OK) {
         return st;
     }
     if (out->dict_len > lim->max_header_len) {
-        err->offset = 8;
-        err->what = "the .npy header is longer than the limit";
-        err->limit = "max_header_len";
-        return STG_E_LIMIT;
+        return limit_fail(err, 8, "the .npy header is longer than the limit", "max_header_len", 0);
     }
     bool latin1 = out->major < 3;
     size_t count = 0;
@@ -1037,11 +1037,12 @@ stg_status stg_npy_read(const uint8_t *buf, size_t len, const stg_npy_limits *li
                                                             : STG_NPY_DEPTH_CEILING;
     st = stg_pylit_parse(buf + out->dict_offset, out->dict_len, out->dict_offset, latin1, latin1,
                          depth, nodes, node_cap, &count, err);
-    if (st == STG_E_LIMIT && node_cap == cap && cap < (size_t)lim->max_nodes) {
+    if (st == STG_PARSE_LIMIT && err->reason == STG_NPY_E_NODES && node_cap == cap &&
+        cap < (size_t)lim->max_nodes) {
         err->limit = NULL; /* the caller's array, not the limit, was too small */
-        return STG_E_RANGE;
+        return STG_PARSE_LIMIT;
     }
-    if (st != STG_OK) {
+    if (st != STG_PARSE_OK) {
         return st;
     }
     if (count == 0) {
@@ -1053,7 +1054,7 @@ stg_status stg_npy_read(const uint8_t *buf, size_t len, const stg_npy_limits *li
     }
     size_t at[3];
     if (!dict_keys(buf, nodes, root, latin1, at, err)) {
-        return STG_E_INVALID;
+        return STG_PARSE_MALFORMED;
     }
     out->descr_node = at[0];
     out->shape_node = at[2];

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "status.h"
 #include "stguard/stguard.h"
 
 /* The magic an .npy file starts with (NEP 1). */
@@ -68,11 +69,10 @@ typedef struct stg_npy_header {
 
 /* Why stg_npy_read failed: offset (absolute in buf), a constant sentence, and for limit
  * failures the limit's name. */
-typedef struct stg_npy_error {
-    size_t offset;
-    const char *what;
-    const char *limit;
-} stg_npy_error;
+/* Where and why a read failed: the parser detail (parser/status.h: offset, what, limit, and as
+ * reason STG_NPY_E_NODES when the caller's node array, not a limit, was too small). */
+typedef stg_parse_detail stg_npy_error;
+enum { STG_NPY_E_NODES = 1 };
 
 /* Limits the reader takes from stg_limits: max_header_len (header bytes), max_json_depth
  * (literal nesting, at most STG_NPY_DEPTH_CEILING), max_metadata_entries (literal values). */
@@ -85,12 +85,13 @@ typedef struct stg_npy_limits {
 /* Parses a Python literal text[0..len) into nodes[0..cap); *count gets the number used.
  * Offsets in nodes and in *err are text offsets plus base. latin1: the text is decoded as
  * latin-1 (npy 1.0/2.0) rather than UTF-8 (3.0); py2_long: an int may be followed by an `L`
- * name (numpy's _filter_header drops it for 1.0/2.0). Returns STG_OK, STG_E_INVALID (syntax,
+ * name (numpy's _filter_header drops it for 1.0/2.0). Returns STG_PARSE_OK, STG_PARSE_MALFORMED (syntax,
  * or something literal_eval accepts that this parser does not: sets, floats, implicit string
- * concatenation, triple quotes), STG_E_LIMIT_DEPTH or STG_E_LIMIT (more than cap nodes). */
-stg_status stg_pylit_parse(const uint8_t *text, size_t len, size_t base, bool latin1, bool py2_long,
-                           uint32_t max_depth, stg_pylit_node *nodes, size_t cap, size_t *count,
-                           stg_npy_error *err);
+ * concatenation, triple quotes) or STG_PARSE_LIMIT (*err's limit: max_json_depth for the nesting;
+ * max_metadata_entries, with reason STG_NPY_E_NODES, for more than cap nodes). */
+stg_parse_status stg_pylit_parse(const uint8_t *text, size_t len, size_t base, bool latin1,
+                                 bool py2_long, uint32_t max_depth, stg_pylit_node *nodes,
+                                 size_t cap, size_t *count, stg_npy_error *err);
 
 /* Decodes the string node n of src (src is the text the offsets count in) into out[0..cap)
  * as UTF-8; false when it does not fit or holds a \N{...} escape (its value is unknown here). */
@@ -105,15 +106,15 @@ bool stg_npy_typestr(const uint8_t *s, size_t n, stg_npy_dtype *out, unsigned *f
 /* Interprets nodes[root] as a descriptor (numpy.lib.format.descr_to_dtype): a dtype string, a
  * (descr, shape) tuple or a list of (name, descr[, shape]) fields, nested to any depth. `scratch`
  * holds one stg_npy_dtype per node (cap >= count). */
-stg_status stg_npy_descr(const uint8_t *src, const stg_pylit_node *nodes, size_t count, size_t root,
-                         bool latin1, stg_npy_dtype *scratch, stg_npy_dtype *out,
-                         stg_npy_error *err);
+stg_parse_status stg_npy_descr(const uint8_t *src, const stg_pylit_node *nodes, size_t count,
+                               size_t root, bool latin1, stg_npy_dtype *scratch, stg_npy_dtype *out,
+                               stg_npy_error *err);
 
 /* Reads the .npy prefix of buf: magic, version 1.0-3.x, header length, the header dict and its
  * descriptor. nodes/scratch: caller arrays of `cap` entries (stg_npy_nodes_needed). */
-stg_status stg_npy_read(const uint8_t *buf, size_t len, const stg_npy_limits *lim,
-                        stg_pylit_node *nodes, stg_npy_dtype *scratch, size_t cap,
-                        stg_npy_header *out, stg_npy_error *err);
+stg_parse_status stg_npy_read(const uint8_t *buf, size_t len, const stg_npy_limits *lim,
+                              stg_pylit_node *nodes, stg_npy_dtype *scratch, size_t cap,
+                              stg_npy_header *out, stg_npy_error *err);
 
 /* Nodes a header of buf can need at most: min(header length + 1, lim->max_nodes + 1); 0 when
  * buf is no .npy with a complete header length. */

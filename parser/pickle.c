@@ -9,75 +9,18 @@
 #include "util.h"
 
 /* Opcodes of protocols 0-5 (Lib/pickletools.py names). */
+/* The opcodes by name, from the one table (pickle_ops.def). */
 enum {
-    OP_MARK = '(',
-    OP_STOP = '.',
-    OP_POP = '0',
-    OP_POP_MARK = '1',
-    OP_DUP = '2',
-    OP_FLOAT = 'F',
-    OP_INT = 'I',
-    OP_BININT = 'J',
-    OP_BININT1 = 'K',
-    OP_LONG = 'L',
-    OP_BININT2 = 'M',
-    OP_NONE = 'N',
-    OP_PERSID = 'P',
-    OP_BINPERSID = 'Q',
-    OP_REDUCE = 'R',
-    OP_STRING = 'S',
-    OP_BINSTRING = 'T',
-    OP_SHORT_BINSTRING = 'U',
-    OP_UNICODE = 'V',
-    OP_BINUNICODE = 'X',
-    OP_APPEND = 'a',
-    OP_BUILD = 'b',
-    OP_GLOBAL = 'c',
-    OP_DICT = 'd',
-    OP_EMPTY_DICT = '}',
-    OP_APPENDS = 'e',
-    OP_GET = 'g',
-    OP_BINGET = 'h',
-    OP_INST = 'i',
-    OP_LONG_BINGET = 'j',
-    OP_LIST = 'l',
-    OP_EMPTY_LIST = ']',
-    OP_OBJ = 'o',
-    OP_PUT = 'p',
-    OP_BINPUT = 'q',
-    OP_LONG_BINPUT = 'r',
-    OP_SETITEM = 's',
-    OP_TUPLE = 't',
-    OP_EMPTY_TUPLE = ')',
-    OP_SETITEMS = 'u',
-    OP_BINFLOAT = 'G',
-    OP_PROTO = 0x80,
-    OP_NEWOBJ = 0x81,
-    OP_EXT1 = 0x82,
-    OP_EXT2 = 0x83,
-    OP_EXT4 = 0x84,
-    OP_TUPLE1 = 0x85,
-    OP_TUPLE2 = 0x86,
-    OP_TUPLE3 = 0x87,
-    OP_NEWTRUE = 0x88,
-    OP_NEWFALSE = 0x89,
-    OP_LONG1 = 0x8a,
-    OP_LONG4 = 0x8b,
-    OP_BINBYTES = 'B',
-    OP_SHORT_BINBYTES = 'C',
-    OP_SHORT_BINUNICODE = 0x8c,
-    OP_BINUNICODE8 = 0x8d,
-    OP_BINBYTES8 = 0x8e,
-    OP_EMPTY_SET = 0x8f,
-    OP_ADDITEMS = 0x90,
-    OP_FROZENSET = 0x91,
-    OP_NEWOBJ_EX = 0x92,
-    OP_STACK_GLOBAL = 0x93,
-    OP_MEMOIZE = 0x94,
-    OP_FRAME = 0x95,
-    OP_BYTEARRAY8 = 0x96,
-    OP_NEXT_BUFFER = 0x97,
-    OP_READONLY_BUFFER = 0x98
+#define STG_PICKLE_OP(name, byte, arg, width, proto) OP_##name = (byte),
+#include "pickle_ops.def"
+#undef STG_PICKLE_OP
+};
+
+static const stg_pickle_opinfo op_info[256] = {
+#define STG_PICKLE_OP(name, byte, arg, width, proto) \
+    [(byte)] = {#name, STG_PICKLE_ARG_##arg, (width), (proto)},
+#include "pickle_ops.def"
+#undef STG_PICKLE_OP
 };
 
 #define STG_PICKLE_HIGHEST_PROTOCOL 5
@@ -115,79 +58,14 @@ struct stg_memo_dense {
     uint32_t pad;
 };
 
+const stg_pickle_opinfo *stg_pickle_opinfo_of(uint8_t op)
+{
+    return op_info[op].name != NULL ? &op_info[op] : NULL;
+}
+
 const char *stg_pickle_opcode_name(uint8_t op)
 {
-    switch (op) {
-    case OP_MARK: return "MARK";
-    case OP_STOP: return "STOP";
-    case OP_POP: return "POP";
-    case OP_POP_MARK: return "POP_MARK";
-    case OP_DUP: return "DUP";
-    case OP_FLOAT: return "FLOAT";
-    case OP_INT: return "INT";
-    case OP_BININT: return "BININT";
-    case OP_BININT1: return "BININT1";
-    case OP_LONG: return "LONG";
-    case OP_BININT2: return "BININT2";
-    case OP_NONE: return "NONE";
-    case OP_PERSID: return "PERSID";
-    case OP_BINPERSID: return "BINPERSID";
-    case OP_REDUCE: return "REDUCE";
-    case OP_STRING: return "STRING";
-    case OP_BINSTRING: return "BINSTRING";
-    case OP_SHORT_BINSTRING: return "SHORT_BINSTRING";
-    case OP_UNICODE: return "UNICODE";
-    case OP_BINUNICODE: return "BINUNICODE";
-    case OP_APPEND: return "APPEND";
-    case OP_BUILD: return "BUILD";
-    case OP_GLOBAL: return "GLOBAL";
-    case OP_DICT: return "DICT";
-    case OP_EMPTY_DICT: return "EMPTY_DICT";
-    case OP_APPENDS: return "APPENDS";
-    case OP_GET: return "GET";
-    case OP_BINGET: return "BINGET";
-    case OP_INST: return "INST";
-    case OP_LONG_BINGET: return "LONG_BINGET";
-    case OP_LIST: return "LIST";
-    case OP_EMPTY_LIST: return "EMPTY_LIST";
-    case OP_OBJ: return "OBJ";
-    case OP_PUT: return "PUT";
-    case OP_BINPUT: return "BINPUT";
-    case OP_LONG_BINPUT: return "LONG_BINPUT";
-    case OP_SETITEM: return "SETITEM";
-    case OP_TUPLE: return "TUPLE";
-    case OP_EMPTY_TUPLE: return "EMPTY_TUPLE";
-    case OP_SETITEMS: return "SETITEMS";
-    case OP_BINFLOAT: return "BINFLOAT";
-    case OP_PROTO: return "PROTO";
-    case OP_NEWOBJ: return "NEWOBJ";
-    case OP_EXT1: return "EXT1";
-    case OP_EXT2: return "EXT2";
-    case OP_EXT4: return "EXT4";
-    case OP_TUPLE1: return "TUPLE1";
-    case OP_TUPLE2: return "TUPLE2";
-    case OP_TUPLE3: return "TUPLE3";
-    case OP_NEWTRUE: return "NEWTRUE";
-    case OP_NEWFALSE: return "NEWFALSE";
-    case OP_LONG1: return "LONG1";
-    case OP_LONG4: return "LONG4";
-    case OP_BINBYTES: return "BINBYTES";
-    case OP_SHORT_BINBYTES: return "SHORT_BINBYTES";
-    case OP_SHORT_BINUNICODE: return "SHORT_BINUNICODE";
-    case OP_BINUNICODE8: return "BINUNICODE8";
-    case OP_BINBYTES8: return "BINBYTES8";
-    case OP_EMPTY_SET: return "EMPTY_SET";
-    case OP_ADDITEMS: return "ADDITEMS";
-    case OP_FROZENSET: return "FROZENSET";
-    case OP_NEWOBJ_EX: return "NEWOBJ_EX";
-    case OP_STACK_GLOBAL: return "STACK_GLOBAL";
-    case OP_MEMOIZE: return "MEMOIZE";
-    case OP_FRAME: return "FRAME";
-    case OP_BYTEARRAY8: return "BYTEARRAY8";
-    case OP_NEXT_BUFFER: return "NEXT_BUFFER";
-    case OP_READONLY_BUFFER: return "READONLY_BUFFER";
-    default: return "?";
-    }
+    return op_info[op].name != NULL ? op_info[op].name : "?";
 }
 
 /* Stands in for NULL hooks, so the walk tests only the hook it wants to call. */
@@ -1380,7 +1258,7 @@ static stg_pickle_status load_number_line(stg_pickle_walker *w, stg_cursor *c, u
 static stg_pickle_status load_binint(stg_pickle_walker *w, stg_cursor *c, uint8_t op,
                                      uint64_t op_off)
 {
-    size_t width = op == OP_BININT ? 4 : op == OP_BININT2 ? 2 : 1;
+    size_t width = op_info[op].width;
     const uint8_t *p;
     NEED(stg_cur_take(c, width, &p) == STG_OK, TRUNC);
     stg_pv v = pv_make(STG_PV_INT);
@@ -1397,11 +1275,11 @@ static stg_pickle_status load_long_bin(stg_pickle_walker *w, stg_cursor *c, uint
 {
     const uint8_t *p;
     uint64_t u64;
-    if (op == OP_LONG1) {
+    if (op_info[op].width == 1) { /* LONG1 */
         NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
         u64 = p[0];
-    } else {
-        NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
+    } else { /* LONG4: a signed 4-byte count */
+        NEED(stg_cur_take(c, op_info[op].width, &p) == STG_OK, TRUNC);
         int32_t s32 = (int32_t)stg_le32(p);
         NEED(s32 >= 0, "a LONG4 byte count is negative");
         u64 = (uint64_t)s32;
@@ -1715,11 +1593,11 @@ static stg_pickle_status read_memo_index(stg_pickle_walker *w, stg_cursor *c, ui
         NEED(walk_line(w, c, &p, &n), TRUNC);
         NEED(parse_dec(p, n, index, &neg) && !neg,
              op == OP_GET ? "a GET index is not a memo index" : "a PUT index is not a memo index");
-    } else if (op == OP_BINGET || op == OP_BINPUT) {
+    } else if (op_info[op].width == 1) { /* BINGET, BINPUT */
         NEED(stg_cur_take(c, 1, &p) == STG_OK, TRUNC);
         *index = p[0];
-    } else {
-        NEED(stg_cur_take(c, 4, &p) == STG_OK, TRUNC);
+    } else { /* LONG_BINGET, LONG_BINPUT */
+        NEED(stg_cur_take(c, op_info[op].width, &p) == STG_OK, TRUNC);
         *index = stg_le32(p);
     }
     return STG_PW_OK;
@@ -1806,7 +1684,7 @@ static stg_pickle_status load_stack_global(stg_pickle_walker *w, stg_cursor *c, 
 
 static stg_pickle_status load_ext(stg_pickle_walker *w, stg_cursor *c, uint8_t op, uint64_t op_off)
 {
-    size_t width = op == OP_EXT1 ? 1 : op == OP_EXT2 ? 2 : 4;
+    size_t width = op_info[op].width;
     const uint8_t *p;
     NEED(stg_cur_take(c, width, &p) == STG_OK, TRUNC);
     int64_t code = width == 1 ? p[0] : width == 2 ? stg_le16(p) : (int32_t)stg_le32(p);

@@ -272,4 +272,24 @@ bool stg_pickle_int(const stg_pv *v, int64_t *out);
 /* Name of an opcode ("REDUCE"), "?" for bytes that are no opcode. */
 const char *stg_pickle_opcode_name(uint8_t op);
 
+/* What follows an opcode byte in the stream (the ARG column of pickle_ops.def). */
+typedef enum stg_pickle_arg {
+    STG_PICKLE_ARG_NONE,  /* nothing */
+    STG_PICKLE_ARG_FIXED, /* width bytes, little-endian */
+    STG_PICKLE_ARG_LINE,  /* text up to a newline (GLOBAL and INST: two lines) */
+    STG_PICKLE_ARG_LEN,   /* an unsigned length of width bytes, then that many bytes */
+    STG_PICKLE_ARG_SLEN   /* a signed length of width bytes (negative: refused), then the bytes */
+} stg_pickle_arg;
+
+/* One row of pickle_ops.def. */
+typedef struct stg_pickle_opinfo {
+    const char *name;   /* CPython's name: "BININT" */
+    stg_pickle_arg arg; /* what follows the byte */
+    uint8_t width;      /* FIXED: the argument's bytes; LEN, SLEN: the length's; else 0 */
+    uint8_t proto;      /* the first protocol that has it */
+} stg_pickle_opinfo;
+
+/* The row of opcode byte op, NULL for a byte that is no opcode of protocols 0-5. */
+const stg_pickle_opinfo *stg_pickle_opinfo_of(uint8_t op);
+
 #endif

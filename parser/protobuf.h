@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "cursor.h"
+#include "status.h"
 
 #define STG_PB_GROUP_CEILING 64u
 #define STG_PB_FIELD_MAX 536870911u /* 2^29 - 1 */
@@ -29,15 +30,15 @@ typedef enum stg_pb_wire {
     STG_PB_I32 = 5
 } stg_pb_wire;
 
-typedef enum stg_pb_status {
-    STG_PB_OK = 0,
-    STG_PB_END,         /* the cursor is at its end: no more fields */
+/* Why wire data is malformed: the `reason` of a STG_PARSE_MALFORMED detail (parser/status.h). */
+typedef enum stg_pb_error {
+    STG_PB_E_NONE = 0,
     STG_PB_E_VARINT,    /* a varint longer than 10 bytes or cut by the end */
     STG_PB_E_TRUNCATED, /* a fixed value or a payload runs past the end */
     STG_PB_E_WIRE,      /* wire type 6 or 7, or an end-group without its start */
     STG_PB_E_FIELD,     /* field number 0 (or above 2^29 - 1) */
     STG_PB_E_GROUP      /* groups nested past STG_PB_GROUP_CEILING, or never closed */
-} stg_pb_status;
+} stg_pb_error;
 
 typedef struct stg_pb_field {
     uint32_t number;
@@ -48,7 +49,7 @@ typedef struct stg_pb_field {
 } stg_pb_field;
 
 /* Reads one varint (at most 10 bytes; bits past 64 are dropped as protobuf drops them). */
-stg_pb_status stg_pb_varint(stg_cursor *c, uint64_t *out);
+stg_parse_status stg_pb_varint(stg_cursor *c, uint64_t *out);
 
 /* A varint field's value as protobuf gives it to its declared type (the wire carries 64 bits
  * whatever the type; a reader keeps what its type holds):
@@ -74,11 +75,10 @@ static inline bool stg_pb_bool(uint64_t v)
     return v != 0;
 }
 
-/* Reads the next field of the message c covers. On an error, *err_at is the offset of the
- * byte that made it malformed and c is left where it was. */
-stg_pb_status stg_pb_next(stg_cursor *c, stg_pb_field *f, uint64_t *err_at);
-
-/* "a varint of more than 10 bytes", ... for findings. */
-const char *stg_pb_status_text(stg_pb_status s);
+/* Reads the next field of the message c covers: STG_PARSE_OK, STG_PARSE_END (the cursor is at its
+ * end: no more fields) or STG_PARSE_MALFORMED, with *d (when not NULL): the offset of the tag
+ * whose field is malformed, the stg_pb_error as reason and a text for findings ("a varint of
+ * more than 10 bytes", ...); c is then left where it was. */
+stg_parse_status stg_pb_next(stg_cursor *c, stg_pb_field *f, stg_parse_detail *d);
 
 #endif

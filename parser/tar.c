@@ -478,19 +478,16 @@ void stg_tar_init(stg_tar *t, const uint8_t *buf, size_t len)
     t->cur = stg_cur_make(buf, len);
 }
 
-static stg_tar_result fail(stg_tar *t, uint64_t *err_offset, const char **why, uint64_t at,
-                           const char *what)
+static stg_parse_status fail(stg_tar *t, stg_parse_detail *d, uint64_t at, const char *what)
 {
     t->done = true;
-    *err_offset = at;
-    *why = what;
-    return STG_TARR_MALFORMED;
+    return stg_parse_fail(d, STG_PARSE_MALFORMED, at, 0, what);
 }
 
-static stg_tar_result end(stg_tar *t)
+static stg_parse_status end(stg_tar *t)
 {
     t->done = true;
-    return STG_TARR_END;
+    return STG_PARSE_END;
 }
 
 static bool copy_name(char *dst, size_t *dst_len, slice s)
@@ -510,16 +507,16 @@ static bool copy_name(char *dst, size_t *dst_len, slice s)
  * stg_tar_next returns. */
 typedef struct tar_step {
     bool more;
-    stg_tar_result res;
+    stg_parse_status res;
 } tar_step;
 
 static tar_step step_more(void)
 {
-    tar_step s = {true, STG_TARR_OK};
+    tar_step s = {true, STG_PARSE_OK};
     return s;
 }
 
-static tar_step step_done(stg_tar_result res)
+static tar_step step_done(stg_parse_status res)
 {
     tar_step s = {false, res};
     return s;
@@ -527,18 +524,16 @@ static tar_step step_done(stg_tar_result res)
 
 /* A bad or missing header at `pos` (hs is not HDR_OK) while reading the chain of `depth`
  * extended headers of the member that starts at `start`. */
-static stg_tar_result header_failed(stg_tar *t, hdr_status hs, const char *hwhy, size_t depth,
-                                    uint64_t start, uint64_t pos, uint64_t *err_offset,
-                                    const char **why)
+static stg_parse_status header_failed(stg_tar *t, hdr_status hs, const char *hwhy, size_t depth,
+                                      uint64_t start, uint64_t pos, stg_parse_detail *d)
 {
     if (hs == HDR_REFUSE) {
         t->started = true;
-        return fail(t, err_offset, why, pos, hwhy);
+        return fail(t, d, pos, hwhy);
     }
     if (depth > 0) {
         /* SubsequentHeaderError: ReadError whatever the position */
-        return fail(t, err_offset, why, pos,
-                    hs == HDR_INVALID ? hwhy : "tar extended header without a member");
+        return fail(t, d, pos, hs == HDR_INVALID ? hwhy : "tar extended header without a member");
     }
     if (hs == HDR_EOF || start != 0) {
         /* after the first member, a bad header ends the list */
@@ -548,14 +543,14 @@ static stg_tar_result header_failed(stg_tar *t, hdr_status hs, const char *hwhy,
         }
         return end(t);
     }
-    return fail(t, err_offset, why, pos, hs == HDR_INVALID ? hwhy : "tar header truncated");
+    return fail(t, d, pos, hs == HDR_INVALID ? hwhy : "tar header truncated");
 }
 
 /* One extended header ('L', 'K', 'x', 'X', 'g') of type ty at l->offset, the depth-th of its
  * chain, c just past its block: its data (what read(_block(size)) returns, c moves past it) and,
  * for pax, its parsed dict. */
 static tar_step read_extended(stg_tar *t, const hdr *h, link_hdr *l, size_t depth, uint64_t start,
-                              stg_cursor *c, uint64_t *err_offset, const char **why)
+                              stg_cursor *c, stg_parse_detail *d)
 {
     char ty = l->type;
     uint64_t data = c->pos;
@@ -576,7 +571,7 @@ static tar_step read_extended(stg_tar *t, const hdr *h, link_hdr *l, size_t dept
                 t->stop_offset = data;
                 return step_done(end(t));
             }
-            return step_done(fail(t, err_offset, why, data, "pax extended header invalid"));
+            return step_done(fail(t, d, data, "pax extended header invalid"));
         }
         if (ty == 'g') {
             t->glob = parsed;
@@ -585,8 +580,7 @@ static tar_step read_extended(stg_tar *t, const hdr *h, link_hdr *l, size_t dept
         }
     }
     if (to_the_end) {
-        return step_done(
-            fail(t, err_offset, why, l->offset, "tar extended header data runs past the end"));
+        return step_done(fail(t, d, l->offset, "tar extended header data runs past the end"));
     }
     return step_more();
 }
@@ -594,7 +588,7 @@ static tar_step read_extended(stg_tar *t, const hdr *h, link_hdr *l, size_t dept
 /* fromtarfile() from t->cur: the chain of extended headers (into chain[0..*depth)) up to the
  * member's own header, read into *h at *pos; *c ends just past that header (at its data). */
 static tar_step read_chain(stg_tar *t, link_hdr *chain, size_t *depth, hdr *h, uint64_t *pos,
-                           stg_cursor *c, uint64_t *err_offset, const char **why)
+                           stg_cursor *c, stg_parse_detail *d)
 {
     uint64_t start = t->cur.pos;
     const char *hwhy = "tar header invalid";
@@ -602,7 +596,7 @@ static tar_step read_chain(stg_tar *t, link_hdr *chain, size_t *depth, hdr *h, u
         *pos = c->pos;
         hdr_status hs = read_header(c, h, &hwhy);
         if (hs != HDR_OK) {
-            return step_done(header_failed(t, hs, hwhy, *depth, start, *pos, err_offset, why));
+            return step_done(header_failed(t, hs, hwhy, *depth, start, *pos, d));
         }
         char ty = h->type;
         if (ty != 'L' && ty != 'K' && ty != 'x' && ty != 'X' && ty != 'g') {
@@ -610,14 +604,14 @@ static tar_step read_chain(stg_tar *t, link_hdr *chain, size_t *depth, hdr *h, u
         }
         if (*depth == STG_TAR_CHAIN_MAX) {
             t->started = true;
-            return step_done(fail(t, err_offset, why, *pos,
+            return step_done(fail(t, d, *pos,
                                   "more extended tar headers in a row than "
                                   "stguard follows (64)"));
         }
         link_hdr *l = &chain[*depth];
         l->type = ty;
         l->offset = *pos;
-        tar_step s = read_extended(t, h, l, *depth, start, c, err_offset, why);
+        tar_step s = read_extended(t, h, l, *depth, start, c, d);
         if (!s.more) {
             return s;
         }
@@ -630,7 +624,7 @@ static tar_step read_chain(stg_tar *t, link_hdr *chain, size_t *depth, hdr *h, u
  * next header's offset (signed: a negative size moves it back, where tarfile would loop). */
 static tar_step member_from_header(stg_tar *t, const hdr *h, uint64_t pos, uint64_t data_at,
                                    char *joined, member_state *m, int64_t *next,
-                                   uint64_t *err_offset, const char **why)
+                                   stg_parse_detail *d)
 {
     memset(m, 0, sizeof *m);
     m->type = h->type;
@@ -656,7 +650,7 @@ static tar_step member_from_header(stg_tar *t, const hdr *h, uint64_t pos, uint6
     if (has_data && h->size.huge) {
         t->started = true;
         return step_done(
-            fail(t, err_offset, why, pos + OFF_SIZE,
+            fail(t, d, pos + OFF_SIZE,
                  h->size.v < 0 ? "tar member size negative" : "tar member data runs past the end"));
     }
     if (m->type == 'S') {
@@ -711,65 +705,62 @@ static void apply_chain(stg_tar *t, link_hdr *chain, size_t depth, member_state 
 }
 
 /* The checks tarfile makes once the member is complete. */
-static stg_tar_result member_checked(stg_tar *t, member_state *m, int64_t next,
-                                     uint64_t *err_offset, const char **why)
+static stg_parse_status member_checked(stg_tar *t, member_state *m, int64_t next,
+                                       stg_parse_detail *d)
 {
     t->started = true;
     if (m->refuse) {
-        return fail(t, err_offset, why, m->offset, m->refuse_why);
+        return fail(t, d, m->offset, m->refuse_why);
     }
     if ((stg_tar_type_has_data(m->type) && m->size < 0) || next < (int64_t)m->data_offset) {
-        return fail(t, err_offset, why, m->offset, "tar member size negative");
+        return fail(t, d, m->offset, "tar member size negative");
     }
     m->next_offset = (uint64_t)next;
     stg_cursor data = t->cur, next_hdr = t->cur;
     if (stg_cur_seek(&data, m->data_offset) != STG_OK ||
         (stg_tar_type_has_data(m->type) && (uint64_t)m->size > stg_cur_avail(&data))) {
         /* extractfile() would hand out a prefix of the bytes, then raise ReadError */
-        return fail(t, err_offset, why, m->offset, "tar member data runs past the end");
+        return fail(t, d, m->offset, "tar member data runs past the end");
     }
     if (stg_cur_seek(&next_hdr, m->next_offset) != STG_OK) {
         /* next() seeks to the byte before the next header and finds none: ReadError */
-        return fail(t, err_offset, why, m->offset, "tar member data runs past the end");
+        return fail(t, d, m->offset, "tar member data runs past the end");
     }
     if (m->name.n > STG_TAR_NAME_MAX || m->link.n > STG_TAR_NAME_MAX) {
-        return fail(t, err_offset, why, m->offset, "tar member name longer than stguard reads");
+        return fail(t, d, m->offset, "tar member name longer than stguard reads");
     }
     t->cur = next_hdr;
-    return STG_TARR_OK;
+    return STG_PARSE_OK;
 }
 
 /* TarFile.next(): fromtarfile() at t->cur.pos, the chain of extended headers unwound as the
  * recursion in _proc_gnulong()/_proc_pax() does, then the check that the next header's
  * position is inside the file. */
-stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, const char **why)
+stg_parse_status stg_tar_next(stg_tar *t, stg_tar_entry *e, stg_parse_detail *d)
 {
     if (t->done) {
-        return STG_TARR_END;
+        return STG_PARSE_END;
     }
     link_hdr chain[STG_TAR_CHAIN_MAX];
     size_t depth = 0;
     uint64_t pos;
     hdr h;
     stg_cursor c;
-    tar_step s = read_chain(t, chain, &depth, &h, &pos, &c, err_offset, why);
+    tar_step s = read_chain(t, chain, &depth, &h, &pos, &c, d);
     if (!s.more) {
         return s.res;
     }
     member_state m;
     int64_t next;
     char joined[155 + 1 + 100]; /* prefix '/' name */
-    s = member_from_header(t, &h, pos, c.pos, joined, &m, &next, err_offset, why);
+    s = member_from_header(t, &h, pos, c.pos, joined, &m, &next, d);
     if (!s.more) {
         return s.res;
     }
     apply_chain(t, chain, depth, &m, &next);
-    stg_tar_result res = member_checked(t, &m, next, err_offset, why);
-    if (res != STG_TARR_OK) {
-        return res;
-    }
+    STG_FORWARD_IF_ERROR(member_checked(t, &m, next, d));
     if (e == NULL) {
-        return STG_TARR_OK;
+        return STG_PARSE_OK;
     }
     (void)copy_name(e->name, &e->name_len, m.name);
     (void)copy_name(e->linkname, &e->link_len, m.link);
@@ -779,7 +770,7 @@ stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, 
     e->data_offset = m.data_offset;
     e->size = m.size;
     e->next_offset = m.next_offset;
-    return STG_TARR_OK;
+    return STG_PARSE_OK;
 }
 
 bool stg_tar_header_ok(const uint8_t *block, size_t avail)
@@ -794,10 +785,8 @@ bool stg_tar_opens(const uint8_t *buf, size_t len)
 {
     stg_tar t;
     stg_tar_init(&t, buf, len);
-    uint64_t err_offset;
-    const char *why;
-    stg_tar_result r = stg_tar_next(&t, NULL, &err_offset, &why); /* the status is enough */
-    return r == STG_TARR_OK || (r == STG_TARR_MALFORMED && t.started);
+    stg_parse_status r = stg_tar_next(&t, NULL, NULL); /* the status is enough */
+    return r == STG_PARSE_OK || (r == STG_PARSE_MALFORMED && t.started);
 }
 
 /* ----------------------------------------------------------------------- member list */
@@ -838,20 +827,20 @@ bool stg_tar_list_build(stg_tar_list *l, const uint8_t *buf, size_t len)
      * past that the archive is refused rather than grown without bound. */
     size_t pool_budget = len > SIZE_MAX / 4 ? SIZE_MAX / 2 : 2 * len + 65536;
     for (;;) {
-        stg_tar_result r = stg_tar_next(&t, e, &l->err_offset, &l->why);
-        if (r != STG_TARR_OK) {
+        stg_parse_status r = stg_tar_next(&t, e, &l->err);
+        if (r != STG_PARSE_OK) {
             l->end = r;
-            l->opened = r == STG_TARR_END ? true : t.started;
+            l->opened = r == STG_PARSE_END ? true : t.started;
             l->stop_why = t.stop_why;
             l->stop_offset = t.stop_offset;
             break;
         }
         if (l->count == STG_TAR_MEMBERS_MAX ||
             l->pool_len + e->name_len + e->link_len + 2 > pool_budget) {
-            l->end = STG_TARR_MALFORMED;
+            l->end = STG_PARSE_MALFORMED;
             l->opened = true;
-            l->err_offset = e->header_offset;
-            l->why = "more tar members or member names than stguard lists";
+            (void)stg_parse_fail(&l->err, STG_PARSE_MALFORMED, e->header_offset, 0,
+                                 "more tar members or member names than stguard lists");
             break;
         }
         if (l->count == cap) {

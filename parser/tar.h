@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "cursor.h"
+#include "status.h"
 
 #define STG_TAR_BLOCK 512u
 #define STG_TAR_NAME_MAX 4096u /* longer names: stguard refuses the archive (tarfile would not) */
@@ -22,12 +23,11 @@
 #define STG_TAR_LINK_HOPS 64u  /* link-to-link steps followed; tarfile recurses per step */
 #define STG_TAR_MEMBERS_MAX 1000000u /* members listed; more: refused */
 
-typedef enum stg_tar_result {
-    STG_TARR_OK = 0,   /* a member was produced */
-    STG_TARR_END,      /* tarfile's member list ends here (zero block, end of data, bad header) */
-    STG_TARR_MALFORMED /* tarfile raises here (ReadError; at the first header: it does not open
-                        * the file at all), or stguard refuses what tarfile would read: stop */
-} stg_tar_result;
+/* stg_tar_next's statuses (parser/status.h): STG_PARSE_OK, a member was produced;
+ * STG_PARSE_END, tarfile's member list ends here (zero block, end of data, bad header);
+ * STG_PARSE_MALFORMED, tarfile raises here (ReadError; at the first header: it does not open the
+ * file at all), or stguard refuses what tarfile would read: stop, the detail says where and
+ * what. */
 
 typedef struct stg_tar_pax_value {
     const uint8_t *p; /* into the buffer; NULL when absent */
@@ -92,9 +92,9 @@ bool stg_tar_opens(const uint8_t *buf, size_t len);
 
 void stg_tar_init(stg_tar *t, const uint8_t *buf, size_t len);
 
-/* Next member (e may be NULL: only the status). On STG_TARR_MALFORMED, *err_offset and *why say where and what; t->started is
- * false when tarfile would not have opened the file. */
-stg_tar_result stg_tar_next(stg_tar *t, stg_tar_entry *e, uint64_t *err_offset, const char **why);
+/* Next member (e may be NULL: only the status). On STG_PARSE_MALFORMED, *d (when not NULL) says
+ * where and what; t->started is false when tarfile would not have opened the file. */
+stg_parse_status stg_tar_next(stg_tar *t, stg_tar_entry *e, stg_parse_detail *d);
 
 /* ------------------------------------------------------------ the whole member list */
 
@@ -112,12 +112,11 @@ typedef struct stg_tar_list {
     size_t count;
     char *pool;
     size_t pool_len;
-    stg_tar_result end;   /* STG_TARR_END, or MALFORMED with err_offset/why */
+    stg_parse_status end; /* STG_PARSE_END, or MALFORMED with err */
     bool opened;          /* tarfile.open would succeed */
     const char *stop_why; /* END at an invalid header: see stg_tar.stop_why */
     uint64_t stop_offset;
-    uint64_t err_offset;
-    const char *why;
+    stg_parse_detail err; /* MALFORMED: where and what */
     bool out_of_memory;
 } stg_tar_list;
 

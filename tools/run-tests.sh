@@ -11,8 +11,9 @@
 #                --cross s390x)
 #   conformance  compat conformance check, only when ../shared/conformance exists
 #   format       tools/check-format.sh against .clang-format, tools/check-layers.sh (the
-#                layering of docs/design.md) and tools/check-formats.sh (format knowledge in
-#                the format table only)
+#                layering of docs/design.md: no upward include, no include cycle, no function
+#                over 150 lines in any C folder, out_of_memory only through stg_report_oom, ...)
+#                and tools/check-formats.sh (format knowledge in the format table only)
 #
 # Usage: tools/run-tests.sh [--quick] [--only STAGES] [--skip STAGES] [--fuzz-seconds N]
 #                           [--no-setup] [--build-prefix DIR]
@@ -271,7 +272,7 @@ if selected conformance; then
     else
         # Whichever script the tree has; it gets the build of the dev stage (else the asan one).
         script=""
-        [ -f tests/script_conformance.sh ] && script=tests/script_conformance.sh
+        [ -f tests/validator/script_conformance.sh ] && script=tests/validator/script_conformance.sh
         [ -f tools/conformance.sh ] && script=tools/conformance.sh
         bdir=$(builddir dev)
         [ -x "$bdir/stguard" ] || bdir=$(builddir asan)
@@ -288,7 +289,7 @@ if selected conformance; then
             *) record conformance FAIL $((SECONDS - t)) ;;
         esac
     elif [ -d "$conf_dir" ]; then
-        echo "-- SKIPPED: neither tools/conformance.sh nor tests/script_conformance.sh exists yet"
+        echo "-- SKIPPED: neither tools/conformance.sh nor tests/validator/script_conformance.sh exists yet"
         record conformance skipped $((SECONDS - t))
     fi
 fi

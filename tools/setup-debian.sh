@@ -26,11 +26,11 @@ full=(
     check clang-format-14 binutils
     # test fixtures are generated with, and checked against, the real loaders
     python3 python3-torch python3-numpy python3-joblib
-    # ONNX fixtures (tests/gen_onnx.py: onnx.save_model, external data)
+    # ONNX fixtures (tests/fixtures/gen_onnx.py: onnx.save_model, external data)
     python3-onnx
     # signed-model fixtures (tests/signing/gen_signing.py: EC keys, a CA, ECDSA signatures)
     python3-cryptography
-    # the SARIF and JSON Lines schema tests; the README workflow test (tests/script_workflow.sh)
+    # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh)
     python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, the venv install route (docs/python.md),
     # its tests, the Dask helper

@@ -56,7 +56,7 @@ const char *stg_ctx_member_path(stg_check_ctx *ctx)
     if (m->path == NULL) {
         m->path = stg_member_path_render(m->up, m->name);
         if (m->path == NULL) {
-            ctx->report->out_of_memory = true;
+            stg_report_oom(ctx->report);
         }
     }
     return m->path;

@@ -95,7 +95,7 @@ static inline stg_member_result stg_ctx_scan(stg_check_ctx *ctx, const uint8_t *
 }
 
 /* The path of the member being scanned ("outer!inner"), NULL at top level; rendered on first
- * use and kept on the link. NULL with ctx->report->out_of_memory set when memory fails. */
+ * use and kept on the link. NULL with stg_report_oom(ctx->report) called when memory fails. */
 const char *stg_ctx_member_path(stg_check_ctx *ctx);
 
 /* The path a finding about entry `name` of the current container carries: the chain, then

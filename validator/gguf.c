@@ -155,7 +155,7 @@ static void report_fail(gguf_ctx *c, size_t len)
     case STG_GGUF_E_MEMORY:
         stg_report_limit(c->r, x->offset, "max_memory", (uint64_t)c->f->arena.cap);
         if (c->f->arena.out_of_memory) {
-            c->r->out_of_memory = true;
+            stg_report_oom(c->r);
         }
         return;
     }
@@ -593,7 +593,7 @@ stg_status stg_gguf_check(const uint8_t *buf, size_t len, const stg_limits *lim,
         if (sizes == NULL) {
             stg_report_limit(r, ff->tensors[0].offset, "max_memory", (uint64_t)ff->arena.cap);
             if (ff->arena.out_of_memory) {
-                r->out_of_memory = true;
+                stg_report_oom(r);
             }
             c.errors = true;
         }

@@ -331,7 +331,7 @@ static void fatal_memory(st_ctx *c, size_t pos)
     c->fatal = true;
     stg_report_limit(c->out, file_off(pos), "max_memory", (uint64_t)c->h->arena.cap);
     if (c->h->arena.out_of_memory) {
-        c->out->out_of_memory = true; /* the system refused, not the budget: fail closed */
+        stg_report_oom(c->out); /* the system refused, not the budget: fail closed */
     }
 }
 
@@ -343,7 +343,7 @@ static void fatal_system_memory(st_ctx *c, size_t pos)
     }
     c->fatal = true;
     stg_report_limit(c->out, file_off(pos), "max_memory", (uint64_t)c->h->arena.cap);
-    c->out->out_of_memory = true;
+    stg_report_oom(c->out);
 }
 
 static void parser_failed(st_ctx *c)
@@ -1522,7 +1522,7 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
     c.h = h;
     c.tmp = stg_report_new(lim);
     if (c.tmp == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         return false;
     }
     if (i > 0) {

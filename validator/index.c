@@ -94,7 +94,7 @@ static void report_json_error(index_parse *ps)
     case STG_JSON_E_MEMORY:
         stg_report_limit(ps->r, off, "max_memory", (uint64_t)ps->ix->arena.cap);
         if (ps->ix->arena.out_of_memory) {
-            ps->r->out_of_memory = true; /* the system refused, not the budget: fail closed */
+            stg_report_oom(ps->r); /* the system refused, not the budget: fail closed */
         }
         break;
     case STG_JSON_E_RANGE: /* not asked for: Python's json reads such numbers as inf */
@@ -111,7 +111,7 @@ static void report_memory(index_parse *ps, uint64_t off)
 {
     stg_report_limit(ps->r, off, "max_memory", (uint64_t)ps->ix->arena.cap);
     if (ps->ix->arena.out_of_memory) {
-        ps->r->out_of_memory = true; /* the system refused, not the budget: fail closed */
+        stg_report_oom(ps->r); /* the system refused, not the budget: fail closed */
     }
     ps->stop = true;
     ps->ix->ok = false;
@@ -371,7 +371,7 @@ static void build_shards(index_parse *ps)
     }
     name_ref *refs = stg_mem_alloc(kept * sizeof *refs);
     if (refs == NULL) {
-        ps->r->out_of_memory = true; /* the system refused: the report fails closed */
+        stg_report_oom(ps->r); /* the system refused: the report fails closed */
         report_memory(ps, STG_NO_OFFSET);
         return;
     }
@@ -608,7 +608,7 @@ void stg_index_check_shards(const stg_index *ix, const stg_index_shard_table *ta
     if (map == NULL || held == NULL) {
         stg_mem_free(map);
         stg_mem_free(held);
-        r->out_of_memory = true;
+        stg_report_oom(r);
         return;
     }
     size_t k = 0;

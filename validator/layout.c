@@ -165,7 +165,7 @@ void stg_st_check_layout(stg_st_header *h, uint64_t data_len, const stg_limits *
     if (!sort_tensors(h) || !publish(h)) {
         stg_report_limit(r, h->data_start, "max_memory", (uint64_t)h->arena.cap);
         if (h->arena.out_of_memory) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
         }
         if (h->want_public) {
             h->tensor_count = 0; /* no views to hand out: the door exposes no table */

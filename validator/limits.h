@@ -53,7 +53,7 @@ static inline stg_status stg_open_begin(const char *path, bool have_out, stg_rep
 static inline stg_status stg_open_end(stg_report *r, stg_status s, stg_format format, uint64_t size)
 {
     if (s == STG_E_NOMEM) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
     }
     stg_report_set_format(r, format);
     stg_report_set_size(r, size);

@@ -146,7 +146,7 @@ static void *append(onnx_walk *w, void **buf, size_t *cap_bytes, size_t count, s
     if (stg_arena_grow_buffer(&w->m->arena, buf, cap_bytes, need) != 0) {
         limit(w, at, "max_memory", (uint64_t)w->m->arena.cap);
         if (w->m->arena.out_of_memory) {
-            w->r->out_of_memory = true;
+            stg_report_oom(w->r);
         }
         return NULL;
     }
@@ -156,13 +156,13 @@ static void *append(onnx_walk *w, void **buf, size_t *cap_bytes, size_t count, s
 /* Next field, reporting malformed data. */
 static bool next(onnx_walk *w, stg_cursor *c, stg_pb_field *f, bool *end)
 {
-    uint64_t at = 0;
-    stg_pb_status s = stg_pb_next(c, f, &at);
-    *end = s == STG_PB_END;
-    if (s == STG_PB_OK || s == STG_PB_END) {
+    stg_parse_detail d = {.what = NULL};
+    stg_parse_status s = stg_pb_next(c, f, &d);
+    *end = s == STG_PARSE_END;
+    if (s == STG_PARSE_OK || s == STG_PARSE_END) {
         return true;
     }
-    malformed(w, at, stg_pb_status_text(s));
+    malformed(w, d.offset, d.what);
     return false;
 }
 
@@ -224,7 +224,7 @@ static void set_location(stg_report *r, stg_finding *f, const uint8_t *loc, size
     size_t m = nul != NULL ? (size_t)((const uint8_t *)nul - loc) : n;
     char *s = stg_mem_strndup((const char *)loc, m);
     if (s == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         return;
     }
     stg_report_set_member(r, f, s, STG_NO_OFFSET);
@@ -733,7 +733,7 @@ static int set_find(pair_set *s, const pair *key, uint32_t insert_index)
 static void set_fail(onnx_walk *w, int got, uint64_t at)
 {
     if (got == -2) {
-        w->r->out_of_memory = true;
+        stg_report_oom(w->r);
         w->failed = true;
         return;
     }
@@ -919,13 +919,12 @@ static bool walks_as(stg_cursor c, schema_fn schema, bool (*each)(const stg_pb_f
         if (stg_cur_avail(&c) == 0) {
             return true;
         }
-        if (stg_pb_varint(&peek, &tag) != STG_PB_OK || tag >> 3 > STG_PB_FIELD_MAX ||
+        if (stg_pb_varint(&peek, &tag) != STG_PARSE_OK || tag >> 3 > STG_PB_FIELD_MAX ||
             schema((uint32_t)(tag >> 3)) != (int)(tag & 7u)) {
             return false;
         }
         stg_pb_field f;
-        uint64_t at = 0;
-        if (stg_pb_next(&c, &f, &at) != STG_PB_OK || (each != NULL && !each(&f, arg))) {
+        if (stg_pb_next(&c, &f, NULL) != STG_PARSE_OK || (each != NULL && !each(&f, arg))) {
             return false;
         }
     }

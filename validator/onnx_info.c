@@ -80,14 +80,14 @@ const char *stg_onnx_type_name(int32_t t)
 /* Next field of c; false at the end or on malformed data (then r->status says so). */
 static bool next(reader *r, stg_cursor *c, stg_pb_field *f)
 {
-    uint64_t at = 0;
-    stg_pb_status s = stg_pb_next(c, f, &at);
-    if (s == STG_PB_OK) {
+    stg_parse_detail d = {.what = NULL};
+    stg_parse_status s = stg_pb_next(c, f, &d);
+    if (s == STG_PARSE_OK) {
         return r->status == STG_OK;
     }
-    if (s != STG_PB_END && r->status == STG_OK) {
+    if (s != STG_PARSE_END && r->status == STG_OK) {
         r->status = STG_E_INVALID;
-        r->at = at;
+        r->at = d.offset;
     }
     return false;
 }
@@ -197,7 +197,7 @@ static void read_tensor(reader *r, stg_cursor c)
             stg_cursor p = f.sub;
             uint64_t v = 0;
             while (stg_cur_avail(&p) > 0 && r->status == STG_OK) {
-                if (stg_pb_varint(&p, &v) != STG_PB_OK) {
+                if (stg_pb_varint(&p, &v) != STG_PARSE_OK) {
                     r->status = STG_E_INVALID;
                     r->at = f.offset;
                     break;

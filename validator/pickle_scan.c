@@ -954,7 +954,7 @@ static bool wrapper_origin(stg_pickle_walker *w, const stg_pv *target, bool *wra
 
 /* The dtype's item size and whether it holds objects (dtype.hasobject), as numpy 1.24 has them
  * after numpy.dtype(typestr, align, copy) and the BUILD state's __setstate__ (the oracle:
- * tests/gen_joblib_routes.py). Without copy, a fixed type and an unsized flexible one ('S0')
+ * tests/differential/gen_joblib_routes.py). Without copy, a fixed type and an unsized flexible one ('S0')
  * are numpy's shared instances, and __setstate__ leaves them as they are; every other dtype
  * takes the state's flags (NPY_ITEM_HASOBJECT decides hasobject, whatever the type: an 'O8'
  * state with flags 0 holds no objects) and, for a flexible type, its element size (one that
@@ -1526,7 +1526,7 @@ static void pickle_load_reading(const uint8_t *buf, size_t len, uint64_t base, u
 {
     stg_report *scratch = stg_report_new(ctx->lim);
     if (scratch == NULL) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
         return;
     }
     stg_check_ctx inner = *ctx;
@@ -1545,7 +1545,9 @@ static void pickle_load_reading(const uint8_t *buf, size_t len, uint64_t base, u
     size_t first_stop;
     (void)run(&s, ctx->lim, &first_stop);
     getattr_finish(&s);
-    scratch->out_of_memory |= s.failed_alloc;
+    if (s.failed_alloc) {
+        stg_report_oom(scratch);
+    }
     struct reading_merge m = {base + from, ctx->report};
     stg_report_merge_if(ctx->report, scratch, NULL, STG_NO_OFFSET, pickle_reading_keeps,
                         pickle_reading_keeps_global, &m);
@@ -1571,7 +1573,7 @@ void stg_check_pickles(const uint8_t *buf, size_t len, uint64_t base_offset,
     (void)run(&s, ctx->lim, &first_stop);
     getattr_finish(&s);
     if (s.failed_alloc) {
-        ctx->report->out_of_memory = true;
+        stg_report_oom(ctx->report);
     }
     uint64_t from = s.first_skip;
     pscan_free(&s);
@@ -1769,16 +1771,16 @@ bool stg_check_npy(const uint8_t *buf, size_t len, uint64_t base_offset, stg_che
         if (nodes == NULL || scratch == NULL) {
             stg_mem_free(nodes);
             stg_mem_free(scratch);
-            ctx->report->out_of_memory = true;
+            stg_report_oom(ctx->report);
             return false;
         }
     }
     stg_npy_header h;
     stg_npy_error err;
-    stg_status st = stg_npy_read(buf, len, &nl, nodes, scratch, cap, &h, &err);
+    stg_parse_status st = stg_npy_read(buf, len, &nl, nodes, scratch, cap, &h, &err);
     stg_mem_free(nodes);
     stg_mem_free(scratch);
-    if (st != STG_OK) {
+    if (st != STG_PARSE_OK) {
         bool limit = err.limit != NULL;
         npy_finding(ctx, limit ? STG_LIMIT_EXCEEDED : STG_CONTAINER_MALFORMED,
                     base_offset + err.offset, err.what, err.limit);

@@ -45,6 +45,11 @@ static void note_severity(stg_report *r, stg_code code, stg_severity sev)
     }
 }
 
+void stg_report_oom(stg_report *r)
+{
+    r->out_of_memory = true; /* the one write: stg_report_verdict fails closed on it */
+}
+
 bool stg_report_has(const stg_report *r, stg_code code)
 {
     unsigned c = (unsigned)code;
@@ -67,7 +72,7 @@ stg_finding *stg_report_addv_sev(stg_report *r, stg_code code, stg_severity sev,
         }
         stg_finding *nf = stg_mem_realloc(r->findings, ncap * sizeof *nf);
         if (nf == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             return NULL;
         }
         r->findings = nf;
@@ -82,7 +87,7 @@ stg_finding *stg_report_addv_sev(stg_report *r, stg_code code, stg_severity sev,
     size_t mlen = strlen(msg);
     char *m = stg_mem_strndup(msg, mlen);
     if (m == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         return NULL;
     }
     stg_finding *f = &r->findings[r->count++];
@@ -124,7 +129,7 @@ static const char *dup_or_fail(stg_report *r, const char *s, size_t len)
 {
     char *d = stg_mem_strndup(s, len);
     if (d == NULL) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
     }
     return d;
 }
@@ -185,7 +190,7 @@ void stg_report_add_global(stg_report *r, const char *module, size_t module_len,
         size_t ncap = r->global_cap == 0 ? 16 : r->global_cap * 2;
         stg_global *ng = stg_mem_realloc(r->globals, ncap * sizeof *ng);
         if (ng == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             return;
         }
         r->globals = ng;
@@ -232,7 +237,7 @@ static void replace_string(stg_report *r, char **slot, const char *s)
     if (s != NULL) {
         *slot = stg_mem_strndup(s, strlen(s));
         if (*slot == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
         }
     }
 }
@@ -297,7 +302,9 @@ void stg_report_merge_if(stg_report *dst, const stg_report *src, const char *mem
         }
     }
     dst->scan_error = dst->scan_error || src->scan_error;
-    dst->out_of_memory = dst->out_of_memory || src->out_of_memory;
+    if (src->out_of_memory) {
+        stg_report_oom(dst);
+    }
     for (size_t i = 0; i < src->global_count; i++) {
         const stg_global *g = &src->globals[i];
         if (keep_global != NULL && !keep_global(g, arg)) {
@@ -324,7 +331,7 @@ bool stg_report_add_side_file(stg_report *r, const uint8_t *name, size_t name_le
         size_t ncap = r->side_cap == 0 ? 8 : r->side_cap * 2;
         stg_side_file *ns = stg_mem_realloc(r->sides, ncap * sizeof *ns);
         if (ns == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
             return true; /* out_of_memory fails the report already */
         }
         r->sides = ns;
@@ -335,7 +342,7 @@ bool stg_report_add_side_file(stg_report *r, const uint8_t *name, size_t name_le
     sf.name = stg_mem_strndup((const char *)name, name_len);
     sf.member = member != NULL ? stg_mem_strndup(member, strlen(member)) : NULL;
     if (sf.name == NULL || (member != NULL && sf.member == NULL)) {
-        r->out_of_memory = true;
+        stg_report_oom(r);
         stg_mem_free(sf.name);
         stg_mem_free(sf.member);
         return true;
@@ -400,7 +407,7 @@ void stg_report_finish(stg_report *r)
     if (r->count > 1) {
         stg_finding *tmp = stg_mem_alloc(r->count * sizeof *tmp);
         if (tmp == NULL) {
-            r->out_of_memory = true;
+            stg_report_oom(r);
         } else {
             merge_sort(r->findings, tmp, r->count);
             stg_mem_free(tmp);

@@ -67,6 +67,11 @@ void stg_report_drop_side_files(stg_report *r, size_t keep);
 
 stg_report *stg_report_new(const stg_limits *lim);
 
+/* Memory ran out while r was built (a finding, a string, a table, a parser's arena refused by
+ * the system): r is incomplete and its verdict is error whatever else it holds. The one way the
+ * library says so (nothing else writes out_of_memory). */
+void stg_report_oom(stg_report *r);
+
 /* Adds a finding with its code's default severity for the report's profile (the code table,
  * validator/codes.def: stg_code_severity). `fmt` is constant text with printf conversions for
  * values only: input bytes never reach a format string. Returns the stored finding (valid until

@@ -1,5 +1,5 @@
 /* Test-only driver: what ggml's own GGUF reader (gguf_init_from_file, ggml's src/gguf.cpp) reads
- * from each file given, as one JSON line per file, for tests/script_gguf_ggml.sh. Built by that
+ * from each file given, as one JSON line per file, for tests/differential/script_gguf_ggml.sh. Built by that
  * script against a ggml source tree the caller supplies (GGML_SRC); not part of stguard's build.
  * Besides what gguf_init_from_file checks, a file is refused when a tensor's data ends past the
  * file's end, as llama.cpp's model loader refuses it before mapping ("tensor data is not within

@@ -1,6 +1,6 @@
 /* Test-only writer: files without tensors written by ggml's own writer (gguf_write_to_file,
  * ggml's src/gguf.cpp gguf_write_out: header, metadata, tensor infos, then padding to the
- * alignment whatever the tensor count), for tests/script_gguf_ggml.sh. A vocabulary-only model
+ * alignment whatever the tensor count), for tests/differential/script_gguf_ggml.sh. A vocabulary-only model
  * is what a vocabulary-only conversion writes; ggml's reader reads no padding without tensors,
  * so a reader that treats the writer's padding as data would call it trailing bytes. Built by
  * that script against GGML_SRC; not part of stguard's build. Usage: ggml_gguf_write DIR */

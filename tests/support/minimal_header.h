@@ -1,5 +1,5 @@
 /* Test and bench helper (header-only): the adversarial safetensors headers of minimal entries
- * that the reference accepts (issue 11), used by tests/test_memory_bound.c and
+ * that the reference accepts (issue 11), used by tests/validator/test_memory_bound.c and
  * bench/bench_memory.c. Four shapes:
  *   0 empty duplicate metadata pairs  {"__metadata__":{"":"","":"",...}}
  *   1 array-form duplicate tensors    {"a":["U8",[0],[0,0]],"a":[...],...}

@@ -1,7 +1,7 @@
 /* Test-only driver: prints stguard's reading of .npy headers (parser/npy) as one JSON line per
- * file, so tests/script_npy_differential.sh can compare it with numpy.lib.format; with
+ * file, so tests/differential/script_npy_differential.sh can compare it with numpy.lib.format; with
  * --reduce, its reading of numpy.dtype reduce strings (parser/npy_reduce) given as hex
- * arguments, for tests/npy_reduce_differential.py. */
+ * arguments, for tests/differential/npy_reduce_differential.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,17 +85,18 @@ int main(int argc, char **argv)
         }
         stg_npy_header h;
         stg_npy_error err;
-        stg_status st = stg_npy_read(buf, len, &lim, nodes, scratch, cap, &h, &err);
-        printf("{\"file\": \"%s\", \"ok\": %s", argv[a], st == STG_OK ? "true" : "false");
-        if (st == STG_OK) {
+        stg_parse_status st = stg_npy_read(buf, len, &lim, nodes, scratch, cap, &h, &err);
+        printf("{\"file\": \"%s\", \"ok\": %s", argv[a], st == STG_PARSE_OK ? "true" : "false");
+        if (st == STG_PARSE_OK) {
             printf(", \"has_object\": %s, \"itemsize\": %llu, \"count_known\": %s, "
                    "\"count\": %llu, \"fortran_order\": %s, \"ndim\": %u, \"data_offset\": %zu",
                    h.dtype.has_object ? "true" : "false", (unsigned long long)h.dtype.itemsize,
                    h.count_known ? "true" : "false", (unsigned long long)h.count,
                    h.fortran_order ? "true" : "false", h.ndim, h.data_offset);
         } else {
-            printf(", \"status\": \"%s\", \"offset\": %zu, \"what\": \"%s\"", stg_status_name(st),
-                   err.offset, err.what);
+            printf(", \"status\": \"%s\", \"offset\": %llu, \"what\": \"%s\"",
+                   st == STG_PARSE_LIMIT ? "limit" : "malformed", (unsigned long long)err.offset,
+                   err.what);
         }
         printf("}\n");
         free(nodes);

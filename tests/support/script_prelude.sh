@@ -1,7 +1,8 @@
-# Sourced by the tests/script_*.sh that drive the real loaders and the CLI:
-#   . "$(dirname "$0")/support/script_prelude.sh"; stg_script_needs "torch, numpy"
-# Sets PY (Debian's python3), SRC (the source tree) and tmp (removed on exit), and skips (exit
-# 77) when python3 cannot import the named modules or the CLI binary is absent.
+# Sourced by the tests/<layer>/script_*.sh that drive the real loaders and the CLI:
+#   . "$(dirname "$0")/../support/script_prelude.sh"; stg_script_needs "torch, numpy"
+# Sets PY (Debian's python3), SRC (the source tree) and tmp (removed on exit). Skips (exit 77)
+# only when python3 cannot import the named modules (the real loaders, the oracle); a missing CLI
+# binary is the subject missing, and fails.
 set -u
 PY=/usr/bin/python3
 SRC=${STG_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -12,8 +13,8 @@ stg_script_needs() { # "mod, mod": what python3 must import
         exit 77
     fi
     if [ -z "${STGUARD_CLI:-}" ] || [ ! -x "$STGUARD_CLI" ]; then
-        echo "skip: no CLI binary (STGUARD_CLI)"
-        exit 77
+        echo "FAIL: no CLI binary (STGUARD_CLI)"
+        exit 1
     fi
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT

@@ -1,5 +1,5 @@
-/* Helpers for the safetensors validator tests (header-only, included by tests/test_*.c that
- * exercise validator/header.c, layout.c and validate.c). */
+/* Helpers for the safetensors validator tests (header-only, included by the tests/<layer>/test_*.c
+ * that exercise validator/header.c, layout.c and validate.c). */
 #ifndef STG_STTEST_H
 #define STG_STTEST_H
 

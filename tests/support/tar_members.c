@@ -1,5 +1,5 @@
 /* Test-only driver: prints, for each FILE, the member list stguard's tar reader takes (the one
- * torch.load's tarfile would take) as one JSON line, for tests/script_tar_differential.sh to
+ * torch.load's tarfile would take) as one JSON line, for tests/differential/script_tar_differential.sh to
  * compare with what Python's tarfile returns:
  *   {"file": ..., "opens": bool, "end": "end"|"malformed", "error_offset": N, "why": ...,
  *    "members": [{"name": HEX, "link": HEX, "type": BYTE, "offset": N, "offset_data": N,
@@ -68,9 +68,9 @@ static int dump(const char *path)
     printf("{\"file\": ");
     put_text(path);
     printf(", \"opens\": %s, \"end\": \"%s\", \"error_offset\": %" PRIu64 ", \"why\": ",
-           l.opened ? "true" : "false", l.end == STG_TARR_END ? "end" : "malformed",
-           l.end == STG_TARR_END ? 0 : l.err_offset);
-    put_text(l.end == STG_TARR_END || l.why == NULL ? "" : l.why);
+           l.opened ? "true" : "false", l.end == STG_PARSE_END ? "end" : "malformed",
+           l.end == STG_PARSE_END ? 0 : l.err.offset);
+    put_text(l.end == STG_PARSE_END || l.err.what == NULL ? "" : l.err.what);
     printf(", \"members\": [");
     for (size_t i = 0; i < l.count; i++) {
         const stg_tar_member *m = &l.m[i];

@@ -1,6 +1,7 @@
 #include "testutil.h"
 
 #include "dispatch/check.h"
+#include "parser/inflate.h"
 #include "parser/map.h"
 
 #include <check.h>
@@ -263,4 +264,40 @@ int tu_run_suite(Suite *s)
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+bool tu_inflate_format_built(stg_inflate_format fmt)
+{
+    bool configured = false;
+    switch (fmt) {
+    case STG_INFLATE_RAW:
+    case STG_INFLATE_ZLIB:
+    case STG_INFLATE_GZIP:
+#ifdef STG_TEST_WITH_ZLIB
+        configured = true;
+#endif
+        break;
+    case STG_INFLATE_LZMA:
+    case STG_INFLATE_ZIP_LZMA:
+#ifdef STG_TEST_WITH_LZMA
+        configured = true;
+#endif
+        break;
+    case STG_INFLATE_BZIP2:
+#ifdef STG_TEST_WITH_BZIP2
+        configured = true;
+#endif
+        break;
+    }
+    bool available = stg_inflate_format_available(fmt);
+    ck_assert_msg(available == configured,
+                  "inflate format %u: the build is configured %s it, the library says %s",
+                  (unsigned)fmt, configured ? "with" : "without",
+                  available ? "available" : "unavailable");
+    return available;
+}
+
+bool tu_inflate_built(void)
+{
+    return tu_inflate_format_built(STG_INFLATE_ZLIB);
 }

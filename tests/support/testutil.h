@@ -2,10 +2,12 @@
 #ifndef STG_TESTUTIL_H
 #define STG_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "stguard/stguard.h"
+#include "parser/inflate.h"
 #include "validator/pickle_scan.h"
 
 /* Builds a safetensors file: 8-byte LE length of `header` (plus `pad` spaces), header, data.
@@ -64,5 +66,13 @@ void tu_store_f32_le(uint8_t *dst, float v);
 
 /* The code whose stable name is the first n bytes of name, or 0. */
 stg_code tu_code_by_name(const char *name, size_t n);
+
+/* Whether this build decompresses fmt. A build configured with its codec
+ * (STG_WITH_ZLIB, _LZMA, _BZIP2) whose library cannot be loaded fails the calling test: the
+ * subject is missing, and that must not pass as a skip. A build configured without it returns
+ * false once the library has said so (the caller then checks the refusal, or has nothing to
+ * test). tu_inflate_built() is the zlib formats'. */
+bool tu_inflate_format_built(stg_inflate_format fmt);
+bool tu_inflate_built(void);
 
 #endif

@@ -2,7 +2,7 @@
  * says each loader's reader (parser/zip.h stg_zip_reader) would load: whether it opens the
  * archive, which central directory it takes, and every entry with its local header and data
  * range. One JSON line per file; names are hex so no escaping is needed. The differential test
- * (tests/script_zip_differential.sh) compares this with what Python's zipfile and torch's
+ * (tests/differential/script_zip_differential.sh) compares this with what Python's zipfile and torch's
  * PyTorchFileReader really return. */
 #include <stdio.h>
 #include <stdlib.h>
