@@ -974,7 +974,7 @@ stg_status stg_signature_finish(stg_signature *s)
 bool stg_signature_verified(const stg_signature *s)
 {
     return s != NULL && s->finished && s->compare && s->statement_ok && s->findings.count == 0 &&
-           s->findings.dropped == 0 && !s->findings.out_of_memory;
+           s->findings.dropped == 0 && !s->findings.lost;
 }
 
 stg_signature_method stg_signature_method_of(const stg_signature *s)

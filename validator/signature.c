@@ -21,7 +21,7 @@ void stg_sig_note(stg_sig_findings *f, stg_code code, bool has_offset, uint64_t 
         void *p = stg_mem_realloc(f->items, cap * sizeof *f->items);
         if (p == NULL) {
             f->dropped++;
-            f->out_of_memory = true;
+            f->lost = true;
             return;
         }
         f->items = p;
@@ -39,7 +39,7 @@ void stg_sig_note(stg_sig_findings *f, stg_code code, bool has_offset, uint64_t 
         stg_mem_free(m);
         stg_mem_free(fl);
         f->dropped++;
-        f->out_of_memory = true;
+        f->lost = true;
         return;
     }
     stg_signature_finding *it = &f->items[f->count++];

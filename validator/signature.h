@@ -18,8 +18,8 @@
 typedef struct stg_sig_findings {
     stg_signature_finding *items;
     size_t count, cap;
-    uint64_t dropped;   /* findings past STG_SIG_FINDINGS_MAX or refused memory */
-    bool out_of_memory; /* a finding could not be stored: the check is never verified */
+    uint64_t dropped; /* findings past STG_SIG_FINDINGS_MAX or refused memory */
+    bool lost;        /* a finding could not be stored (memory): never verified */
 } stg_sig_findings;
 
 /* Adds a finding (severity from codes.def); file (file_len bytes, may be NULL) is copied. The

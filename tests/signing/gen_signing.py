@@ -52,16 +52,18 @@ def write(path, data):
         f.write(data if isinstance(data, bytes) else data.encode())
 
 
-def safetensors_file():
-    header = json.dumps({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}},
+def safetensors_file(n=2):
+    header = json.dumps({"w": {"dtype": "F32", "shape": [n], "data_offsets": [0, 4 * n]}},
                         separators=(",", ":")).encode()
     header += b" " * (-len(header) % 8)
-    return len(header).to_bytes(8, "little") + header + bytes(range(8))
+    return len(header).to_bytes(8, "little") + header + bytes(i % 251 for i in range(4 * n))
 
 
-def make_model(root):
-    """A small model folder: weights, config, a nested tokenizer, a hidden file, git files."""
-    write(f"{root}/model.safetensors", safetensors_file())
+def make_model(root, big=False):
+    """A small model folder: weights, config, a nested tokenizer, a hidden file, git files.
+    big: 1 MiB of weights, more than a scan holds of a safetensors file (its header and about
+    129 KiB, loader/window.h): its digest still covers every byte."""
+    write(f"{root}/model.safetensors", safetensors_file(1 << 18 if big else 2))
     write(f"{root}/config.json", '{"architectures": ["Tiny"], "hidden_size": 2}\n')
     write(f"{root}/sub/tokenizer.json", '{"version": "1.0", "model": {"type": "BPE"}}\n')
     write(f"{root}/.hidden", "hidden files are signed too\n")
@@ -211,9 +213,9 @@ def main():
 
     def case(name, opts, status, codes, mutate=None, material=None, priv=None, ignores=None,
              ser_extra=None, res_edit=None, tamper=None, sig_name="model.sig", link=False,
-             before=None, st_edit=None):
+             before=None, st_edit=None, big=False):
         d = f"{OUT}/{name}"
-        make_model(f"{d}/model")
+        make_model(f"{d}/model", big)
         if before:
             before(f"{d}/model")
         if link:
@@ -265,6 +267,16 @@ def main():
             f.write(bytes([b[0] ^ 0x01]))
 
     case("byte-changed", k256, 1, ["signed_file_modified"], mutate=flip_last_byte)
+
+    def flip_middle_byte(m):  # a byte the scan's windows do not hold
+        with open(f"{m}/model.safetensors", "r+b") as f:
+            f.seek(1 << 19)
+            b = f.read(1)
+            f.seek(1 << 19)
+            f.write(bytes([b[0] ^ 0x80]))
+
+    case("byte-changed-large", k256, 1, ["signed_file_modified"], mutate=flip_middle_byte,
+         big=True)
     case("file-added", k256, 1, ["signed_file_extra"],
          mutate=lambda m: write(f"{m}/extra.bin", b"\x80\x04K\x01."))
     case("file-removed", k256, 1, ["signed_file_missing"],

@@ -95,6 +95,11 @@ assert shas["byte-changed/model/model.safetensors"] in f["message"], (f, shas)
 st = [r for r in recs if r["type"] == "file" and r["path"].endswith("model.safetensors")][0]
 assert st["verdict"] == "ok", st  # the scan alone sees a valid file: only the signature tells
 ' || fail "scan byte-changed: the finding does not name the file with the digest the scan computed"
+out=$("$S" scan --format json --signature byte-changed-large/model/model.sig --public-key keys/p256.pub.pem byte-changed-large/model)
+rc=$?
+[ "$rc" = 1 ] && [ "$(echo "$out" | codes_of)" = "false signed_file_modified" ] &&
+    echo "$out" | grep -q '"path":"byte-changed-large/model/model.safetensors".*"verdict":"ok"' ||
+    fail "scan byte-changed-large (a byte outside what the scan holds): rc $rc"
 out=$("$S" scan --signature symlink-refused/model/model.sig --public-key keys/p256.pub.pem symlink-refused/model)
 rc=$?
 [ "$rc" = 1 ] && echo "$out" | grep -q 'signature NOT verified' && echo "$out" | grep -q 'signed_file_unverifiable (file "config-link.json")' ||
