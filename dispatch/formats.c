@@ -22,6 +22,7 @@
 #include "../validator/index.h"
 #include "../validator/onnx.h"
 #include "../validator/pickle_scan.h"
+#include "../validator/remote_code.h"
 #include "safetensors.h"
 #include "containers.h"
 #include "polyglot.h"
@@ -294,7 +295,46 @@ static bool scan_onnx(const stg_format_entry *e, const uint8_t *buf, size_t len,
     return true;
 }
 
+/* A Hugging Face config (docs/remote-code.md): JSON text whose auto_map is judged. Bytes that
+ * are no JSON text are turned down (the content decides what they are). */
+static bool scan_hf_config(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                           const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    if (!stg_sniff_is_text(buf, len) || !stg_remote_code_check(buf, len, ctx)) {
+        return false;
+    }
+    res->format = e->label;
+    return true;
+}
+
+/* Python source: a label only (an auto_map that names it is what is reported). */
+static bool scan_python(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                        const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    (void)ctx;
+    if (!stg_sniff_is_text(buf, len)) {
+        return false;
+    }
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
+
+static stg_format quick_label_hf_config(const uint8_t *buf, size_t len)
+{
+    if (!stg_sniff_is_text(buf, len)) {
+        return STG_FMT_UNKNOWN;
+    }
+    return stg_sniff_is_json(buf, len, 127, 0) ? STG_FMT_JSON : STG_FMT_TEXT;
+}
+
+static stg_format quick_label_python(const uint8_t *buf, size_t len)
+{
+    return stg_sniff_is_text(buf, len) ? STG_FMT_PYTHON_CODE : STG_FMT_UNKNOWN;
+}
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
  * *.pkl / *.pickle or a stored member's bytes are a pickle; numpy-zip when every member is a
@@ -465,6 +505,23 @@ static const stg_format_entry onnx_entry = {
     .last_resort = true,
 };
 
+/* Text formats a name decides (a scan turns other bytes down): configs that name code. */
+static const stg_format_entry hf_config_entry = {
+    .name = "Hugging Face config",
+    .names = stg_hf_config_names,
+    .scan = scan_hf_config,
+    .label = STG_FMT_JSON,
+    .quick_label = quick_label_hf_config,
+};
+static const stg_format_entry python_entry = {
+    .name = "Python source",
+    .names = stg_python_names,
+    .scan = scan_python,
+    .label = STG_FMT_PYTHON_CODE,
+    .quick_label = quick_label_python,
+    .alone = true,
+};
+
 static const stg_format_entry *const formats[] = {
     &safetensors_index_entry,
     &safetensors_entry,
@@ -477,6 +534,8 @@ static const stg_format_entry *const formats[] = {
     &joblib_zf_entry,
     &compressed_entry,
     &onnx_entry,
+    &hf_config_entry,
+    &python_entry,
 };
 
 enum { FORMAT_COUNT = sizeof formats / sizeof formats[0] };

@@ -30,11 +30,27 @@ const stg_name_rule stg_pickle_names[] = {
     {.suffix = ".npz", .power = STG_NAME_CLAIMS},
     {.suffix = NULL}};
 
+/* A name decides these only for text: other bytes under them go to the format they are
+ * (dispatch/check.c asks the content when the named format turns them down). */
+const stg_name_rule stg_hf_config_names[] = {{.suffix = "config.json", .power = STG_NAME_DECIDES},
+                                             {.suffix = NULL}};
+const stg_name_rule stg_python_names[] = {
+    {.suffix = ".py", .power = STG_NAME_DECIDES, .label = STG_FMT_PYTHON_CODE}, {.suffix = NULL}};
+const stg_name_rule stg_yaml_names[] = {{.suffix = ".yaml", .power = STG_NAME_DECIDES},
+                                        {.suffix = ".yml", .power = STG_NAME_DECIDES},
+                                        {.suffix = NULL}};
+
 /* The longest suffix of the rules of every entry wins (a member name has one meaning). */
 stg_format stg_member_name_holds(const char *name)
 {
-    static const stg_name_rule *const all[] = {stg_safetensors_index_names, stg_safetensors_names,
-                                               stg_onnx_names, stg_gguf_names, stg_pickle_names};
+    static const stg_name_rule *const all[] = {stg_safetensors_index_names,
+                                               stg_safetensors_names,
+                                               stg_onnx_names,
+                                               stg_gguf_names,
+                                               stg_pickle_names,
+                                               stg_hf_config_names,
+                                               stg_python_names,
+                                               stg_yaml_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

@@ -33,6 +33,11 @@ extern const stg_name_rule stg_safetensors_names[];
 extern const stg_name_rule stg_onnx_names[];
 extern const stg_name_rule stg_gguf_names[];
 extern const stg_name_rule stg_pickle_names[];
+/* Hugging Face configs whose auto_map names remote code (config.json, tokenizer_config.json,
+ * preprocessor_config.json, processor_config.json: every *config.json) */
+extern const stg_name_rule stg_hf_config_names[];
+extern const stg_name_rule stg_python_names[];
+extern const stg_name_rule stg_yaml_names[];
 
 /* What an archive member named so holds by its name (stg_name_rule.member), unknown when no
  * rule says. */

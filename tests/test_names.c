@@ -120,6 +120,13 @@ static const struct code_row {
     {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
     {STG_PICKLE_SKIP_UNRESOLVED, 120, "pickle_skip_unresolved"},
     {STG_TORCH01_STORAGE_UNRESOLVED, 121, "torch01_storage_unresolved"},
+    {STG_REMOTE_CODE, 165, "remote_code"},
+    {STG_REMOTE_CODE_CROSS_REPO, 166, "remote_code_cross_repo"},
+    {STG_REMOTE_CODE_INVALID, 167, "remote_code_invalid"},
+    {STG_HYDRA_TARGET_UNSAFE, 190, "hydra_target_unsafe"},
+    {STG_HYDRA_TARGET_UNRESOLVED, 191, "hydra_target_unresolved"},
+    {STG_YAML_MALFORMED, 192, "yaml_malformed"},
+    {STG_YAML_UNSUPPORTED, 193, "yaml_unsupported"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
@@ -433,6 +440,15 @@ START_TEST(test_format_names)
             ck_assert_str_ne(format_names[j], format_names[i]);
         }
     }
+    /* The code-bearing formats (docs/remote-code.md, docs/yaml.md) have pinned numbers too. */
+    ck_assert_int_eq(STG_FMT_PYTHON_CODE, 25);
+    ck_assert_str_eq(stg_format_name(STG_FMT_PYTHON_CODE), "python_code");
+    ck_assert_int_eq(STG_FMT_YAML, 26);
+    ck_assert_str_eq(stg_format_name(STG_FMT_YAML), "yaml");
+    ck_assert_int_eq(STG_FMT_SKOPS, 27);
+    ck_assert_str_eq(stg_format_name(STG_FMT_SKOPS), "skops");
+    ck_assert_int_eq(STG_FMT_NEMO, 28);
+    ck_assert_str_eq(stg_format_name(STG_FMT_NEMO), "nemo");
     /* Out of range: the neutral "unknown", never NULL (the CLI prints it as is). */
     ck_assert_str_eq(stg_format_name((stg_format)NFORMATS), "unknown");
     ck_assert_str_eq(stg_format_name((stg_format)-1), "unknown");

@@ -187,6 +187,10 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_TEXT: return "text";
     case STG_FMT_JSON: return "json";
     case STG_FMT_GIT_LFS_POINTER: return "git-lfs-pointer";
+    case STG_FMT_PYTHON_CODE: return "python_code";
+    case STG_FMT_YAML: return "yaml";
+    case STG_FMT_SKOPS: return "skops";
+    case STG_FMT_NEMO: return "nemo";
     }
     return "unknown";
 }

@@ -191,11 +191,20 @@ typedef enum stg_code {
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
     /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
-    STG_PICKLE_SKIP_UNRESOLVED = 120,    /**< bytes a loader reads as data, range not known */
-    STG_TORCH01_STORAGE_UNRESOLVED = 121 /**< a PyTorch 0.1 storage of no known element size */
+    STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
+    STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
+    /* 165..169: code a Hub loader runs from a repo (docs/remote-code.md) */
+    STG_REMOTE_CODE = 165,            /**< an auto_map entry: trust_remote_code runs that module */
+    STG_REMOTE_CODE_CROSS_REPO = 166, /**< an auto_map entry naming code in another repo */
+    STG_REMOTE_CODE_INVALID = 167,    /**< an auto_map entry not of the form module.Class */
+    /* 190..194: hydra/NeMo configs and the YAML reader (docs/yaml.md) */
+    STG_HYDRA_TARGET_UNSAFE = 190,     /**< a _target_ outside the NeMo/PyTorch/Lightning names */
+    STG_HYDRA_TARGET_UNRESOLVED = 191, /**< a _target_ that is no plain string (interpolation) */
+    STG_YAML_MALFORMED = 192,          /**< YAML that does not parse */
+    STG_YAML_UNSUPPORTED = 193         /**< YAML outside the reader's subset or limits */
 } stg_code;
 
-#define STG_CODE_MAX 121 /**< highest code number in this version */
+#define STG_CODE_MAX 193 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -373,9 +382,13 @@ typedef enum stg_format {
     STG_FMT_XZ = 15,
     STG_FMT_GGUF = 16,
     STG_FMT_ONNX = 17,
-    STG_FMT_TEXT = 18,           /**< UTF-8 text that no model format claims (README, .py, YAML) */
-    STG_FMT_JSON = 19,           /**< a JSON document (config.json, tokenizer.json) */
-    STG_FMT_GIT_LFS_POINTER = 20 /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_TEXT = 18,            /**< UTF-8 text that no model format claims (README, .py, YAML) */
+    STG_FMT_JSON = 19,            /**< a JSON document (config.json, tokenizer.json) */
+    STG_FMT_GIT_LFS_POINTER = 20, /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_PYTHON_CODE = 25,     /**< a .py file (code a repo's auto_map may name) */
+    STG_FMT_YAML = 26,            /**< a .yaml / .yml config (hydra _target_ rules) */
+    STG_FMT_SKOPS = 27,           /**< a skops zip (schema.json) */
+    STG_FMT_NEMO = 28             /**< a NeMo .nemo tar (model_config.yaml) */
 } stg_format;
 
 /** "safetensors", "torch-zip", ... as in docs/cli.md. */
