@@ -19,6 +19,7 @@
 #include "../parser/torch.h"
 #include "../parser/zip.h"
 #include "../validator/gguf.h"
+#include "../validator/hydra.h"
 #include "../validator/index.h"
 #include "../validator/onnx.h"
 #include "../validator/pickle_scan.h"
@@ -202,14 +203,34 @@ static bool scan_npy(const stg_format_entry *e, const uint8_t *buf, size_t len,
     return true;
 }
 
+/* A NeMo checkpoint: a tar named .nemo, or one holding model_config.yaml at its top (NeMo's
+ * SaveRestoreConnector._make_nemo_file_from_folder: tarfile.open(filename, "w:") and
+ * tar.add(source_dir, arcname="."), nemo/core/connectors/save_restore_connector.py, NVIDIA/NeMo
+ * 8cfedd7, lines 599-606). Its members are scanned as any tar's: model_config.yaml by the
+ * YAML rules (docs/yaml.md), model_weights.ckpt as a torch checkpoint. */
+static bool tar_is_nemo(const uint8_t *buf, size_t len, const stg_dispatch_args *a)
+{
+    if (a->hint.rule != NULL && a->hint.rule->label == STG_FMT_NEMO) {
+        return true;
+    }
+    stg_tar_list l;
+    bool nemo = stg_tar_list_build(&l, buf, len) &&
+                (stg_tar_list_find(&l, "./model_config.yaml", 19) != STG_TAR_NONE ||
+                 stg_tar_list_find(&l, "model_config.yaml", 17) != STG_TAR_NONE);
+    stg_tar_list_free(&l);
+    return nemo;
+}
+
 static bool scan_tar(const stg_format_entry *e, const uint8_t *buf, size_t len,
                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
     (void)e;
-    (void)a;
     stg_archive_facts facts = {false, false, false};
     stg_containers_scan_tar(buf, len, ctx, res, &facts);
     res->format = stg_format_tar_label(&facts);
+    if (res->format == STG_FMT_TAR && tar_is_nemo(buf, len, a)) {
+        res->format = STG_FMT_NEMO;
+    }
     return true;
 }
 
@@ -321,6 +342,19 @@ static bool scan_python(const stg_format_entry *e, const uint8_t *buf, size_t le
     return true;
 }
 
+/* A YAML config (docs/yaml.md): hydra _target_ rules over the bounded YAML reader. */
+static bool scan_yaml(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    if (!stg_sniff_is_text(buf, len)) {
+        return false;
+    }
+    stg_hydra_check(buf, len, ctx);
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 static stg_format quick_label_hf_config(const uint8_t *buf, size_t len)
@@ -334,6 +368,11 @@ static stg_format quick_label_hf_config(const uint8_t *buf, size_t len)
 static stg_format quick_label_python(const uint8_t *buf, size_t len)
 {
     return stg_sniff_is_text(buf, len) ? STG_FMT_PYTHON_CODE : STG_FMT_UNKNOWN;
+}
+
+static stg_format quick_label_yaml(const uint8_t *buf, size_t len)
+{
+    return stg_sniff_is_text(buf, len) ? STG_FMT_YAML : STG_FMT_UNKNOWN;
 }
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
@@ -456,6 +495,7 @@ static const stg_format_entry tar_entry = {
     .name = "tar",
     .sniff = sniff_tar,
     .sniff_order = 50,
+    .names = stg_tar_names,
     .scan = scan_tar,
     .label = STG_FMT_TAR,
     .quick_label = quick_label_tar,
@@ -522,6 +562,15 @@ static const stg_format_entry python_entry = {
     .alone = true,
 };
 
+static const stg_format_entry yaml_entry = {
+    .name = "YAML config",
+    .names = stg_yaml_names,
+    .scan = scan_yaml,
+    .label = STG_FMT_YAML,
+    .quick_label = quick_label_yaml,
+    .alone = true,
+};
+
 static const stg_format_entry *const formats[] = {
     &safetensors_index_entry,
     &safetensors_entry,
@@ -536,6 +585,7 @@ static const stg_format_entry *const formats[] = {
     &onnx_entry,
     &hf_config_entry,
     &python_entry,
+    &yaml_entry,
 };
 
 enum { FORMAT_COUNT = sizeof formats / sizeof formats[0] };

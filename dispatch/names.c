@@ -36,6 +36,10 @@ const stg_name_rule stg_hf_config_names[] = {{.suffix = "config.json", .power = 
                                              {.suffix = NULL}};
 const stg_name_rule stg_python_names[] = {
     {.suffix = ".py", .power = STG_NAME_DECIDES, .label = STG_FMT_PYTHON_CODE}, {.suffix = NULL}};
+/* A NeMo checkpoint is a tar (docs/yaml.md): other content under the name is format_mismatch
+ * (NeMo's restore opens it with tarfile). */
+const stg_name_rule stg_tar_names[] = {
+    {.suffix = ".nemo", .power = STG_NAME_CLAIMS, .label = STG_FMT_NEMO}, {.suffix = NULL}};
 const stg_name_rule stg_yaml_names[] = {{.suffix = ".yaml", .power = STG_NAME_DECIDES},
                                         {.suffix = ".yml", .power = STG_NAME_DECIDES},
                                         {.suffix = NULL}};
@@ -50,7 +54,8 @@ stg_format stg_member_name_holds(const char *name)
                                                stg_pickle_names,
                                                stg_hf_config_names,
                                                stg_python_names,
-                                               stg_yaml_names};
+                                               stg_yaml_names,
+                                               stg_tar_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

@@ -38,6 +38,7 @@ extern const stg_name_rule stg_pickle_names[];
 extern const stg_name_rule stg_hf_config_names[];
 extern const stg_name_rule stg_python_names[];
 extern const stg_name_rule stg_yaml_names[];
+extern const stg_name_rule stg_tar_names[]; /* .nemo */
 
 /* What an archive member named so holds by its name (stg_name_rule.member), unknown when no
  * rule says. */

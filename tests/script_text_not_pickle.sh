@@ -60,7 +60,7 @@ for name, r in reach.items():
 if reached < 20 or quiet < 20:
     bad.append("the rule was not exercised: %d reached, %d quiet" % (reached, quiet))
 # text formats a name decides keep their own label (docs/remote-code.md, docs/yaml.md)
-labels = {"config.py": "python_code"}
+labels = {"config.py": "python_code", "conf.yaml": "yaml"}
 for t in ("requirements.txt", "config.py", "conf.yaml", "CMakeLists.txt", "notes.md"):
     if scan[t]["verdict"] != "ok" or scan[t]["format"] != labels.get(t, "text"):
         bad.append("%s: %s %s" % (t, scan[t]["format"], scan[t]["verdict"]))

@@ -2,13 +2,15 @@
 """Differential of stguard's YAML subset reader (parser/yaml.c, through tests/support/yaml_probe)
 against PyYAML's composer (yaml.compose: the parse yaml.safe_load constructs from).
 
-usage: yaml_differential.py PROBE FILE... [--mutate N]
+usage: yaml_differential.py PROBE FILE... [--mutate N] [--cli STGUARD]
 
 For every file stguard reads (status ok), PyYAML must compose it too, into the same tree: the
 same mappings (keys in order), sequences and scalar texts. Where stguard refuses, the file is
 counted (the CLI then never says ok: script_yaml.sh checks that). With --mutate N, N mutations of
 each file (bytes deleted, inserted, lines repeated or re-indented; a fixed seed) are judged the
-same way. Exit 1 on the first disagreement, with the input."""
+same way. With --cli, every input stguard refuses is scanned by the CLI as a .yaml file, whose
+verdict must not be ok (a reading that cannot conclude never passes). Exit 1 on the first
+disagreement, with the input."""
 import json
 import os
 import random
@@ -68,10 +70,14 @@ def mutate(data, rnd):
 
 def main():
     args = sys.argv[1:]
-    mutate_n = 0
+    mutate_n, cli = 0, None
     if "--mutate" in args:
         i = args.index("--mutate")
         mutate_n = int(args[i + 1])
+        del args[i:i + 2]
+    if "--cli" in args:
+        i = args.index("--cli")
+        cli = args[i + 1]
         del args[i:i + 2]
     probe, files = args[0], args[1:]
     inputs = []
@@ -91,10 +97,12 @@ def main():
     rows = [json.loads(line) for line in out.decode().splitlines()]
     assert len(rows) == len(inputs), "probe printed %d rows for %d files" % (len(rows), len(inputs))
     agreed = refused = 0
-    for (name, data), row in zip(inputs, rows):
+    refused_paths = []
+    for (name, data), row, path in zip(inputs, rows, paths):
         ok, theirs = pyyaml(data)
         if row["status"] != "ok":
             refused += 1
+            refused_paths.append(path)
             continue
         mine = row["tree"]
         if theirs is None and mine is None:
@@ -110,6 +118,14 @@ def main():
                      % (name, data[:400], json.dumps(mine)[:400],
                         theirs if not ok else json.dumps(theirs)[:400]))
         agreed += 1
+    if cli is not None and refused_paths:
+        scan = subprocess.run([cli, "scan", "--no-digest", "--format", "json"] + refused_paths,
+                              capture_output=True).stdout
+        for line in scan.decode().splitlines():
+            r = json.loads(line)
+            if r.get("type") == "file" and r["verdict"] == "ok":
+                sys.exit("a YAML stguard refuses was scanned ok: %s (%r)"
+                         % (r["path"], open(r["path"], "rb").read()[:300]))
     for p in paths:
         os.unlink(p)
     os.rmdir(tmp)
