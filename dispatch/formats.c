@@ -24,6 +24,7 @@
 #include "../validator/onnx.h"
 #include "../validator/pickle_scan.h"
 #include "../validator/remote_code.h"
+#include "../validator/skops.h"
 #include "safetensors.h"
 #include "containers.h"
 #include "polyglot.h"
@@ -186,6 +187,10 @@ static bool scan_zip(const stg_format_entry *e, const uint8_t *buf, size_t len,
     stg_archive_facts facts = {false, false, false};
     (void)stg_containers_scan_zip_readers(buf, len, true, ctx, res, &facts);
     res->format = stg_format_zip_label(&facts);
+    if (res->format == STG_FMT_ZIP && a->hint.rule != NULL &&
+        a->hint.rule->label == STG_FMT_SKOPS) {
+        res->format = STG_FMT_SKOPS; /* its schema.json member was judged as a member */
+    }
     if (a->top_level) {
         stg_polyglot_check_zip_tar(buf, len, ctx, res); /* torch.load's reading */
     }
@@ -342,6 +347,21 @@ static bool scan_python(const stg_format_entry *e, const uint8_t *buf, size_t le
     return true;
 }
 
+/* A skops schema.json (docs/remote-code.md, skops): a JSON document whose top level holds
+ * "protocol" and "__loader__" is judged by the skops rules; other JSON is plain JSON. */
+static bool scan_skops_schema(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                              const stg_dispatch_args *a, stg_check_ctx *ctx,
+                              stg_member_result *res)
+{
+    (void)a;
+    bool schema;
+    if (!stg_sniff_is_text(buf, len) || !stg_skops_check(buf, len, ctx, &schema)) {
+        return false;
+    }
+    res->format = e->label;
+    return true;
+}
+
 /* A YAML config (docs/yaml.md): hydra _target_ rules over the bounded YAML reader. */
 static bool scan_yaml(const stg_format_entry *e, const uint8_t *buf, size_t len,
                       const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
@@ -467,6 +487,7 @@ static const stg_format_entry zip_entry = {
     .magic_len = 4,
     .sniff = sniff_zip,
     .sniff_order = 20,
+    .names = stg_zip_names,
     .read_plan = STG_READ_WINDOWS,
     .scan = scan_zip,
     .label = STG_FMT_ZIP,
@@ -571,6 +592,15 @@ static const stg_format_entry yaml_entry = {
     .alone = true,
 };
 
+static const stg_format_entry skops_schema_entry = {
+    .name = "skops schema",
+    .names = stg_skops_schema_names,
+    .scan = scan_skops_schema,
+    .label = STG_FMT_JSON,
+    .quick_label = quick_label_hf_config,
+    .alone = true,
+};
+
 static const stg_format_entry *const formats[] = {
     &safetensors_index_entry,
     &safetensors_entry,
@@ -586,6 +616,7 @@ static const stg_format_entry *const formats[] = {
     &hf_config_entry,
     &python_entry,
     &yaml_entry,
+    &skops_schema_entry,
 };
 
 enum { FORMAT_COUNT = sizeof formats / sizeof formats[0] };

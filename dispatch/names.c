@@ -40,6 +40,12 @@ const stg_name_rule stg_python_names[] = {
  * (NeMo's restore opens it with tarfile). */
 const stg_name_rule stg_tar_names[] = {
     {.suffix = ".nemo", .power = STG_NAME_CLAIMS, .label = STG_FMT_NEMO}, {.suffix = NULL}};
+/* A skops file is a zip (skops.io.dump writes one with schema.json): other content under the
+ * name is format_mismatch. Its schema.json member is read by the skops rules. */
+const stg_name_rule stg_zip_names[] = {
+    {.suffix = ".skops", .power = STG_NAME_CLAIMS, .label = STG_FMT_SKOPS}, {.suffix = NULL}};
+const stg_name_rule stg_skops_schema_names[] = {
+    {.suffix = "schema.json", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
 const stg_name_rule stg_yaml_names[] = {{.suffix = ".yaml", .power = STG_NAME_DECIDES},
                                         {.suffix = ".yml", .power = STG_NAME_DECIDES},
                                         {.suffix = NULL}};

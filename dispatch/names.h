@@ -38,7 +38,9 @@ extern const stg_name_rule stg_pickle_names[];
 extern const stg_name_rule stg_hf_config_names[];
 extern const stg_name_rule stg_python_names[];
 extern const stg_name_rule stg_yaml_names[];
-extern const stg_name_rule stg_tar_names[]; /* .nemo */
+extern const stg_name_rule stg_tar_names[];          /* .nemo */
+extern const stg_name_rule stg_zip_names[];          /* .skops */
+extern const stg_name_rule stg_skops_schema_names[]; /* schema.json */
 
 /* What an archive member named so holds by its name (stg_name_rule.member), unknown when no
  * rule says. */

@@ -127,6 +127,9 @@ static const struct code_row {
     {STG_HYDRA_TARGET_UNRESOLVED, 191, "hydra_target_unresolved"},
     {STG_YAML_MALFORMED, 192, "yaml_malformed"},
     {STG_YAML_UNSUPPORTED, 193, "yaml_unsupported"},
+    {STG_SKOPS_TYPE_UNTRUSTED, 195, "skops_type_untrusted"},
+    {STG_SKOPS_TYPE_DANGEROUS, 196, "skops_type_dangerous"},
+    {STG_SKOPS_MALFORMED, 197, "skops_malformed"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])

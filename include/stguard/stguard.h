@@ -201,10 +201,14 @@ typedef enum stg_code {
     STG_HYDRA_TARGET_UNSAFE = 190,     /**< a _target_ outside the NeMo/PyTorch/Lightning names */
     STG_HYDRA_TARGET_UNRESOLVED = 191, /**< a _target_ that is no plain string (interpolation) */
     STG_YAML_MALFORMED = 192,          /**< YAML that does not parse */
-    STG_YAML_UNSUPPORTED = 193         /**< YAML outside the reader's subset or limits */
+    STG_YAML_UNSUPPORTED = 193,        /**< YAML outside the reader's subset or limits */
+    /* 195..199: skops (docs/remote-code.md) */
+    STG_SKOPS_TYPE_UNTRUSTED = 195, /**< a schema.json type skops does not trust by default */
+    STG_SKOPS_TYPE_DANGEROUS = 196, /**< ... and on the pickle policy's deny list */
+    STG_SKOPS_MALFORMED = 197       /**< a skops state skops cannot audit */
 } stg_code;
 
-#define STG_CODE_MAX 193 /**< highest code number in this version */
+#define STG_CODE_MAX 197 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
