@@ -83,6 +83,8 @@ static void parse_props(const uint8_t *data, size_t size, uint32_t max_depth, si
     if (sx == STG_YAML_OK) {
         tree_props(&x);
     }
+    stg_yaml_release(&x, &a);
+    stg_yaml_release(&y, &b);
     stg_arena_release(&a);
     stg_arena_release(&b);
 }
@@ -104,6 +106,7 @@ static void check_props(const uint8_t *data, size_t size, const stg_limits *lim)
     if (st != STG_YAML_OK && lim->max_memory == 0 && stg_report_verdict(r) == STG_VERDICT_OK) {
         abort(); /* a refused document passed */
     }
+    stg_yaml_release(&doc, &arena);
     stg_arena_release(&arena);
     stg_report_free(r);
 }

@@ -40,7 +40,7 @@ typedef struct yaml_reader {
     size_t len, pos; /* pos: start of the line to read next */
     stg_arena *arena;
     stg_yaml_doc *doc;
-    size_t nodes_cap_bytes, max_nodes;
+    size_t max_nodes;
     yaml_frame stack[STG_YAML_DEPTH_CEILING];
     uint32_t depth, max_depth;
     bool pending;        /* a key or dash whose value has not come yet */
@@ -174,8 +174,8 @@ static size_t add_node(yaml_reader *r, stg_yaml_kind kind, stg_yaml_style style,
     }
     size_t need = (d->count + 1) * sizeof *d->nodes;
     void *nodes = d->nodes;
-    if (need > r->nodes_cap_bytes &&
-        stg_arena_grow_buffer(r->arena, &nodes, &r->nodes_cap_bytes, need) != 0) {
+    if (need > r->doc->nodes_cap_bytes &&
+        stg_arena_grow_buffer(r->arena, &nodes, &r->doc->nodes_cap_bytes, need) != 0) {
         fail(r, STG_YAML_E_MEMORY, offset, "memory");
         return SIZE_MAX;
     }
@@ -517,8 +517,8 @@ static bool read_alias(yaml_reader *r, size_t i, size_t *after)
     }
     size_t need = (d->count + count) * sizeof *d->nodes;
     void *nodes = d->nodes;
-    if (need > r->nodes_cap_bytes &&
-        stg_arena_grow_buffer(r->arena, &nodes, &r->nodes_cap_bytes, need) != 0) {
+    if (need > r->doc->nodes_cap_bytes &&
+        stg_arena_grow_buffer(r->arena, &nodes, &r->doc->nodes_cap_bytes, need) != 0) {
         return fail(r, STG_YAML_E_MEMORY, i, "memory");
     }
     d->nodes = nodes;
@@ -1212,6 +1212,14 @@ stg_yaml_status stg_yaml_parse(const uint8_t *buf, size_t len, uint32_t max_dept
         }
     }
     return doc->status;
+}
+
+void stg_yaml_release(stg_yaml_doc *doc, stg_arena *arena)
+{
+    void *nodes = doc->nodes;
+    stg_arena_free_buffer(arena, &nodes, &doc->nodes_cap_bytes);
+    doc->nodes = NULL;
+    doc->count = 0;
 }
 
 bool stg_yaml_scalar_is(const stg_yaml_doc *doc, size_t i, const char *s)

@@ -77,6 +77,7 @@ typedef struct stg_yaml_doc {
     stg_yaml_status status;
     size_t error_offset;    /* the byte that cannot continue (status != OK) */
     const char *error_what; /* constant text: what was refused */
+    size_t nodes_cap_bytes; /* private: the node buffer's size (stg_yaml_release frees it) */
 } stg_yaml_doc;
 
 /* Reads buf[0..len) into doc (memory from arena). max_depth is clamped to
@@ -84,6 +85,9 @@ typedef struct stg_yaml_doc {
  * on an error the nodes read so far stay in doc (not a complete tree). */
 stg_yaml_status stg_yaml_parse(const uint8_t *buf, size_t len, uint32_t max_depth, size_t max_nodes,
                                stg_arena *arena, stg_yaml_doc *doc);
+
+/* Frees the node buffer (a grown buffer of the arena: stg_arena_release alone keeps it). */
+void stg_yaml_release(stg_yaml_doc *doc, stg_arena *arena);
 
 /* The index of the child after `child` inside the collection node `parent` (first child:
  * pass parent + 1 ... use stg_yaml_first_child), or doc->count when none is left. */

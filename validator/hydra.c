@@ -226,5 +226,6 @@ void stg_hydra_check(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
     } else {
         report_refusal(ctx, &doc, &arena, max_nodes);
     }
+    stg_yaml_release(&doc, &arena);
     stg_arena_release(&arena);
 }

@@ -28,6 +28,7 @@ static stg_yaml_status parse(parsed *p, const char *text)
 
 static void release(parsed *p)
 {
+    stg_yaml_release(&p->doc, &p->arena);
     stg_arena_release(&p->arena);
 }
 

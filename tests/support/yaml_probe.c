@@ -145,6 +145,7 @@ int main(int argc, char **argv)
             fputs("null", stdout);
         }
         puts("}");
+        stg_yaml_release(&doc, &arena);
         stg_arena_release(&arena);
         free(buf);
     }
