@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "text.h"
+#include "util.h"
 
 #define NO_INDENT (-1)
 
@@ -250,30 +251,6 @@ static void pop_frame(yaml_reader *r)
 
 /* ---------------------------------------------------------------------- quoted scalars */
 
-static size_t put_utf8(uint8_t *dst, uint32_t cp)
-{
-    if (cp < 0x80u) {
-        dst[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800u) {
-        dst[0] = (uint8_t)(0xC0u | (cp >> 6));
-        dst[1] = (uint8_t)(0x80u | (cp & 0x3Fu));
-        return 2;
-    }
-    if (cp < 0x10000u) {
-        dst[0] = (uint8_t)(0xE0u | (cp >> 12));
-        dst[1] = (uint8_t)(0x80u | ((cp >> 6) & 0x3Fu));
-        dst[2] = (uint8_t)(0x80u | (cp & 0x3Fu));
-        return 3;
-    }
-    dst[0] = (uint8_t)(0xF0u | (cp >> 18));
-    dst[1] = (uint8_t)(0x80u | ((cp >> 12) & 0x3Fu));
-    dst[2] = (uint8_t)(0x80u | ((cp >> 6) & 0x3Fu));
-    dst[3] = (uint8_t)(0x80u | (cp & 0x3Fu));
-    return 4;
-}
-
 static int hex_value(uint8_t c)
 {
     if (c >= '0' && c <= '9') {
@@ -365,7 +342,7 @@ static bool read_quoted(yaml_reader *r, size_t i, size_t e, size_t *after)
             if (!read_escape(r, k, e, &cp, &used)) {
                 return false;
             }
-            n += put_utf8(dst + n, cp); /* at most 4 bytes for at least 2 of input */
+            n += stg_utf8_put(dst + n, cp); /* at most 4 bytes for at least 2 of input */
             k += used;
             continue;
         }

@@ -43,20 +43,14 @@ static size_t walk_budget(const stg_limits *lim, size_t len)
  * fails (reported, the walk stops). */
 static char *decoded(auto_map_walk *w, const stg_json_event *ev, size_t *n)
 {
-    uint8_t *dst = stg_arena_alloc(&w->arena, ev->str_len + 1, 1);
-    if (dst == NULL) {
+    char *s = stg_json_string_copy(&w->arena, ev, n);
+    if (s == NULL) {
         stg_report_limit(w->ctx->report, (uint64_t)ev->offset, "max_memory",
                          (uint64_t)w->arena.cap);
         w->ctx->report->out_of_memory = w->ctx->report->out_of_memory || w->arena.out_of_memory;
         w->stop = true;
-        return NULL;
     }
-    *n = ev->has_escapes ? stg_json_decode(ev->str, ev->str_len, dst) : ev->str_len;
-    if (!ev->has_escapes && *n > 0) {
-        memcpy(dst, ev->str, *n);
-    }
-    dst[*n] = 0;
-    return (char *)dst;
+    return s;
 }
 
 /* An auto class name (AutoModelForCausalLM) is a value a message may carry: ASCII letters,

@@ -117,17 +117,9 @@ typedef struct skops_walk {
 
 static char *copy_string(skops_walk *w, const stg_json_event *ev, size_t *n)
 {
-    uint8_t *dst = stg_arena_alloc(&w->arena, ev->str_len + 1, 1);
-    if (dst == NULL) {
-        w->stop = true;
-        return NULL;
-    }
-    *n = ev->has_escapes ? stg_json_decode(ev->str, ev->str_len, dst) : ev->str_len;
-    if (!ev->has_escapes && *n > 0) {
-        memcpy(dst, ev->str, *n);
-    }
-    dst[*n] = 0;
-    return (char *)dst;
+    char *s = stg_json_string_copy(&w->arena, ev, n);
+    w->stop = w->stop || s == NULL;
+    return s;
 }
 
 static void judge_state(skops_walk *w, const skops_state *s)

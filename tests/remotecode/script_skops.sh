@@ -7,20 +7,7 @@
 . "$(dirname "$0")/../support/script_prelude.sh"
 stg_script_needs "numpy"
 "$PY" "$SRC/tests/remotecode/gen_skops.py" "$tmp" || { echo "FAIL: generator"; exit 1; }
-fail=0
-expect() { # FILE VERDICT LABEL [TEXT...]
-    local p=$1 v=$2 l=$3
-    shift 3
-    "$STGUARD_CLI" scan -v --no-digest "$tmp/$p" >"$tmp/out.txt" 2>&1
-    local ok=1
-    grep -q ": $v ($l)" "$tmp/out.txt" || ok=0
-    for t in "$@"; do grep -qF -- "$t" "$tmp/out.txt" || ok=0; done
-    if [ $ok -eq 0 ]; then
-        echo "FAIL: $p: want $v ($l) $*"
-        cat "$tmp/out.txt"
-        fail=1
-    fi
-}
+. "$(dirname "$0")/cli_expect.sh"
 expect benign.skops OK skops
 expect dangerous.skops UNSAFE skops "skops_type_dangerous" "[global os.system]" 'member "schema.json"'
 expect untrusted.skops WARN skops "skops_type_untrusted" "[global mypackage.transforms.MyTransformer]"
