@@ -28,7 +28,9 @@ full=(
     python3 python3-torch python3-numpy python3-joblib
     # ONNX fixtures (tests/gen_onnx.py: onnx.save_model, external data)
     python3-onnx
-    # the SARIF and JSON Lines schema tests; the README workflow test (tests/script_workflow.sh)
+    # the SARIF and JSON Lines schema tests; the README workflow test (tests/script_workflow.sh);
+    # python3-yaml is also the reference reader of the YAML differential
+    # (tests/remotecode/script_yaml_differential.sh)
     python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, the venv install route (docs/python.md),
     # its tests, the Dask helper

@@ -42,5 +42,15 @@ done
 fmt=$("$STGUARD_CLI" scan --no-digest --format json "$plain/helper.py" | head -1)
 grep -q '"format":"python_code"' <<<"$fmt" || { echo "FAIL: helper.py: $fmt"; fail=1; }
 grep -q '"verdict":"ok"' <<<"$fmt" || { echo "FAIL: helper.py not ok: $fmt"; fail=1; }
+# the same config bytes in two folders, the module beside only one: each judged in its folder
+# (the report records that it looked beside the file, so the walk shares no result)
+mkdir -p "$tmp/share/a" "$tmp/share/b"
+printf '{"auto_map":{"AutoModel":"modeling_x.XModel"}}' >"$tmp/share/a/config.json"
+cp "$tmp/share/a/config.json" "$tmp/share/b/config.json"
+printf 'x = 1\n' >"$tmp/share/a/modeling_x.py"
+out=$("$STGUARD_CLI" scan --no-digest "$tmp/share" 2>&1)
+grep -A1 "share/a/config.json" <<<"$out" | grep -qF "present beside" &&
+    grep -A1 "share/b/config.json" <<<"$out" | grep -qF "not beside" ||
+    { echo "FAIL: identical configs in two folders judged alike:"; echo "$out"; fail=1; }
 [ $fail -eq 0 ] && echo "auto_map repos warned and blocked with --fail-on warning"
 exit $fail
