@@ -115,9 +115,12 @@ static stg_member_result scan_unknown(const uint8_t *buf, size_t len, const stg_
                        "known format");
         return res;
     }
-    /* A name the format table lists (.gguf here: the names that decide a format and ONNX's
-     * never reach this point) claims its format as the pickle suffixes do. */
-    const stg_format_entry *claimed = stg_format_claimed(a->name_hint);
+    /* A name the format table lists as claiming its format (.gguf) claims it as the pickle
+     * suffixes do; a name that decides a text format (config.json, .py, .yaml) whose scan
+     * turned the bytes down claims nothing: they are judged as unnamed bytes. */
+    const stg_format_entry *claimed = a->hint.rule != NULL && a->hint.rule->power == STG_NAME_CLAIMS
+                                          ? a->hint.entry
+                                          : NULL;
     if (claimed != NULL) {
         stg_report_add(r, STG_FORMAT_MISMATCH, STG_NO_OFFSET,
                        "the name claims a %s file but the content is no known format",
@@ -154,14 +157,18 @@ static stg_member_result dispatch(const uint8_t *buf, size_t len, const char *na
         return res;
     }
     const stg_format_entry *e = stg_name_hint_decides(&a.hint);
-    if (e == NULL) {
-        bool oom = false;
-        e = stg_format_sniff(buf, len, &oom);
-        if (oom) {
-            stg_report_oom(ctx->report);
-        }
-    }
     if (e != NULL && e->scan(e, buf, len, &a, ctx, &res)) {
+        return res;
+    }
+    /* No name decided, or the format the name decides turned the bytes down (a config.json or
+     * .py that is no text): the content decides, as for any other bytes. */
+    const stg_format_entry *named = e;
+    bool oom = false;
+    e = stg_format_sniff(buf, len, &oom);
+    if (oom) {
+        stg_report_oom(ctx->report);
+    }
+    if (e != NULL && e != named && e->scan(e, buf, len, &a, ctx, &res)) {
         return res;
     }
     if (!top_level) {

@@ -260,7 +260,8 @@ static void scan_entry_data(zip_scan *zs, const stg_zip *z, const stg_zip_entry 
         force_pickle ? STG_MEMBER_PICKLE : STG_MEMBER_ARCHIVE, budget);
     zs->any_pickle = zs->any_pickle || mr.pickle_based;
     /* Keras' saving_lib reads the member config.json at the archive's root */
-    zs->keras = zs->keras || (mr.format == STG_FMT_KERAS && strcmp(name, "config.json") == 0);
+    zs->keras = zs->keras ||
+                (mr.format == STG_FMT_KERAS && strcmp(name, STG_CONFIG_JSON_NAME) == 0);
     zs->inflated_total += mr.inflated <= budget ? mr.inflated : budget;
     stg_inflate_free(&out);
 }

@@ -22,10 +22,13 @@
 #include "../parser/zip.h"
 #include "../validator/flax.h"
 #include "../validator/gguf.h"
+#include "../validator/hydra.h"
 #include "../validator/index.h"
 #include "../validator/keras.h"
 #include "../validator/onnx.h"
 #include "../validator/pickle_scan.h"
+#include "../validator/remote_code.h"
+#include "../validator/skops.h"
 #include "../validator/tokenizer.h"
 #include "../validator/savedmodel.h"
 #include "../validator/template.h"
@@ -222,6 +225,10 @@ static bool scan_zip(const stg_format_entry *e, const uint8_t *buf, size_t len,
     stg_archive_facts facts = {false, false, false, false};
     (void)stg_containers_scan_zip_readers(buf, len, true, ctx, res, &facts);
     res->format = stg_format_zip_label(&facts);
+    if (res->format == STG_FMT_ZIP && a->hint.rule != NULL &&
+        a->hint.rule->label == STG_FMT_SKOPS) {
+        res->format = STG_FMT_SKOPS; /* its schema.json member was judged as a member */
+    }
     if (a->top_level) {
         stg_polyglot_check_zip_tar(buf, len, ctx, res); /* torch.load's reading */
     }
@@ -239,14 +246,34 @@ static bool scan_npy(const stg_format_entry *e, const uint8_t *buf, size_t len,
     return true;
 }
 
+/* A NeMo checkpoint: a tar named .nemo, or one holding model_config.yaml at its top (NeMo's
+ * SaveRestoreConnector._make_nemo_file_from_folder: tarfile.open(filename, "w:") and
+ * tar.add(source_dir, arcname="."), nemo/core/connectors/save_restore_connector.py, NVIDIA/NeMo
+ * 8cfedd7, lines 599-606). Its members are scanned as any tar's: model_config.yaml by the
+ * YAML rules (docs/yaml.md), model_weights.ckpt as a torch checkpoint. */
+static bool tar_is_nemo(const uint8_t *buf, size_t len, const stg_dispatch_args *a)
+{
+    if (a->hint.rule != NULL && a->hint.rule->label == STG_FMT_NEMO) {
+        return true;
+    }
+    stg_tar_list l;
+    bool nemo = stg_tar_list_build(&l, buf, len) &&
+                (stg_tar_list_find(&l, "./model_config.yaml", 19) != STG_TAR_NONE ||
+                 stg_tar_list_find(&l, "model_config.yaml", 17) != STG_TAR_NONE);
+    stg_tar_list_free(&l);
+    return nemo;
+}
+
 static bool scan_tar(const stg_format_entry *e, const uint8_t *buf, size_t len,
                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
     (void)e;
-    (void)a;
     stg_archive_facts facts = {false, false, false, false};
     stg_containers_scan_tar(buf, len, ctx, res, &facts);
     res->format = stg_format_tar_label(&facts);
+    if (res->format == STG_FMT_TAR && tar_is_nemo(buf, len, a)) {
+        res->format = STG_FMT_NEMO;
+    }
     return true;
 }
 
@@ -379,6 +406,17 @@ static bool scan_ggml_legacy(const stg_format_entry *e, const uint8_t *buf, size
     return true;
 }
 
+/* stg_sniff_is_pickle, its out-of-memory said to the report. */
+static bool sniffs_as_pickle(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
+{
+    bool oom = false;
+    bool pickle = stg_sniff_is_pickle(buf, len, &oom);
+    if (oom) {
+        stg_report_oom(ctx->report);
+    }
+    return pickle;
+}
+
 /* Tokenizer files (docs/tokenizers.md), by their names. Text that a pickle reader would run is
  * left to the fallback pickle reading of unknown content, as it was before these names. */
 static bool scan_tokenizer(const stg_format_entry *e, const uint8_t *buf, size_t len,
@@ -388,7 +426,7 @@ static bool scan_tokenizer(const stg_format_entry *e, const uint8_t *buf, size_t
     stg_status st = STG_OK;
     if (e->label == STG_FMT_SENTENCEPIECE) {
         st = stg_spm_check(buf, len, ctx->lim, ctx->report);
-    } else if (stg_sniff_is_pickle(buf, len, &ctx->report->out_of_memory)) {
+    } else if (sniffs_as_pickle(buf, len, ctx)) {
         return false;
     } else if (e->label == STG_FMT_TIKTOKEN) {
         st = stg_tiktoken_check(buf, len, ctx->report);
@@ -459,7 +497,79 @@ static bool scan_chat_template(const stg_format_entry *e, const uint8_t *buf, si
     return true;
 }
 
+/* A Hugging Face config (docs/remote-code.md): JSON text whose auto_map is judged. Bytes that
+ * are no JSON text are turned down (the content decides what they are). */
+static bool scan_hf_config(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                           const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    if (!stg_sniff_is_text(buf, len) || !stg_remote_code_check(buf, len, ctx)) {
+        return false;
+    }
+    res->format = e->label;
+    return true;
+}
+
+/* Python source: a label only (an auto_map that names it is what is reported). */
+static bool scan_python(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                        const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    (void)ctx;
+    if (!stg_sniff_is_text(buf, len)) {
+        return false;
+    }
+    res->format = e->label;
+    return true;
+}
+
+/* A skops schema.json (docs/remote-code.md, skops): a JSON document whose top level holds
+ * "protocol" and "__loader__" is judged by the skops rules; other JSON is plain JSON. */
+static bool scan_skops_schema(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                              const stg_dispatch_args *a, stg_check_ctx *ctx,
+                              stg_member_result *res)
+{
+    (void)a;
+    bool schema;
+    if (!stg_sniff_is_text(buf, len) || !stg_skops_check(buf, len, ctx, &schema)) {
+        return false;
+    }
+    res->format = e->label;
+    return true;
+}
+
+/* A YAML config (docs/yaml.md): hydra _target_ rules over the bounded YAML reader. */
+static bool scan_yaml(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                      const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    if (!stg_sniff_is_text(buf, len)) {
+        return false;
+    }
+    stg_hydra_check(buf, len, ctx);
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
+
+static stg_format quick_label_hf_config(const uint8_t *buf, size_t len)
+{
+    if (!stg_sniff_is_text(buf, len)) {
+        return STG_FMT_UNKNOWN;
+    }
+    return stg_sniff_is_json(buf, len, 127, 0) ? STG_FMT_JSON : STG_FMT_TEXT;
+}
+
+static stg_format quick_label_python(const uint8_t *buf, size_t len)
+{
+    return stg_sniff_is_text(buf, len) ? STG_FMT_PYTHON_CODE : STG_FMT_UNKNOWN;
+}
+
+static stg_format quick_label_yaml(const uint8_t *buf, size_t len)
+{
+    return stg_sniff_is_text(buf, len) ? STG_FMT_YAML : STG_FMT_UNKNOWN;
+}
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
  * *.pkl / *.pickle or a stored member's bytes are a pickle; numpy-zip when every member is a
@@ -485,7 +595,7 @@ static stg_format quick_label_zip(const uint8_t *buf, size_t len)
         memcpy(name, e.name + (e.name_len - n), n);
         name[n] = '\0';
         /* Keras 3's saving_lib writes these two at the root of every .keras zip */
-        config = config || (e.name_len == 11 && memcmp(e.name, "config.json", 11) == 0);
+        config = config || (e.name_len == 11 && memcmp(e.name, STG_CONFIG_JSON_NAME, 11) == 0);
         metadata = metadata || (e.name_len == 13 && memcmp(e.name, "metadata.json", 13) == 0);
         stg_format holds = stg_member_name_holds(name);
         bool npy = holds == STG_FMT_NUMPY;
@@ -557,6 +667,7 @@ static const stg_format_entry zip_entry = {
     .magic_len = 4,
     .sniff = sniff_zip,
     .sniff_order = 20,
+    .names = stg_zip_names,
     .read_plan = STG_READ_WINDOWS,
     .scan = scan_zip,
     .label = STG_FMT_ZIP,
@@ -639,6 +750,7 @@ static const stg_format_entry tar_entry = {
     .name = "tar",
     .sniff = sniff_tar,
     .sniff_order = 50,
+    .names = stg_tar_names,
     .scan = scan_tar,
     .label = STG_FMT_TAR,
     .quick_label = quick_label_tar,
@@ -761,6 +873,41 @@ static const stg_format_entry onnx_entry = {
     .last_resort = true,
 };
 
+/* Text formats a name decides (a scan turns other bytes down): configs that name code. */
+static const stg_format_entry hf_config_entry = {
+    .name = "Hugging Face config",
+    .names = stg_hf_config_names,
+    .scan = scan_hf_config,
+    .label = STG_FMT_JSON,
+    .quick_label = quick_label_hf_config,
+};
+static const stg_format_entry python_entry = {
+    .name = "Python source",
+    .names = stg_python_names,
+    .scan = scan_python,
+    .label = STG_FMT_PYTHON_CODE,
+    .quick_label = quick_label_python,
+    .alone = true,
+};
+
+static const stg_format_entry yaml_entry = {
+    .name = "YAML config",
+    .names = stg_yaml_names,
+    .scan = scan_yaml,
+    .label = STG_FMT_YAML,
+    .quick_label = quick_label_yaml,
+    .alone = true,
+};
+
+static const stg_format_entry skops_schema_entry = {
+    .name = "skops schema",
+    .names = stg_skops_schema_names,
+    .scan = scan_skops_schema,
+    .label = STG_FMT_JSON,
+    .quick_label = quick_label_hf_config,
+    .alone = true,
+};
+
 static const stg_format_entry *const formats[] = {
     &safetensors_index_entry,
     &safetensors_entry,
@@ -787,6 +934,10 @@ static const stg_format_entry *const formats[] = {
     &compressed_entry,
     &chat_template_entry,
     &onnx_entry,
+    &hf_config_entry,
+    &python_entry,
+    &yaml_entry,
+    &skops_schema_entry,
 };
 
 enum { FORMAT_COUNT = sizeof formats / sizeof formats[0] };

@@ -72,6 +72,26 @@ const stg_name_rule stg_vocab_names[] = {{.suffix = "vocab.txt", .power = STG_NA
 const stg_name_rule stg_merges_names[] = {{.suffix = "merges.txt", .power = STG_NAME_DECIDES},
                                           {.suffix = NULL}};
 
+/* A name decides these only for text: other bytes under them go to the format they are
+ * (dispatch/check.c asks the content when the named format turns them down). */
+const stg_name_rule stg_hf_config_names[] = {
+    {.suffix = STG_CONFIG_JSON_NAME, .power = STG_NAME_DECIDES}, {.suffix = NULL}};
+const stg_name_rule stg_python_names[] = {
+    {.suffix = ".py", .power = STG_NAME_DECIDES, .label = STG_FMT_PYTHON_CODE}, {.suffix = NULL}};
+/* A NeMo checkpoint is a tar (docs/yaml.md): other content under the name is format_mismatch
+ * (NeMo's restore opens it with tarfile). */
+const stg_name_rule stg_tar_names[] = {
+    {.suffix = ".nemo", .power = STG_NAME_CLAIMS, .label = STG_FMT_NEMO}, {.suffix = NULL}};
+/* A skops file is a zip (skops.io.dump writes one with schema.json): other content under the
+ * name is format_mismatch. Its schema.json member is read by the skops rules. */
+const stg_name_rule stg_zip_names[] = {
+    {.suffix = ".skops", .power = STG_NAME_CLAIMS, .label = STG_FMT_SKOPS}, {.suffix = NULL}};
+const stg_name_rule stg_skops_schema_names[] = {
+    {.suffix = "schema.json", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
+const stg_name_rule stg_yaml_names[] = {{.suffix = ".yaml", .power = STG_NAME_DECIDES},
+                                        {.suffix = ".yml", .power = STG_NAME_DECIDES},
+                                        {.suffix = NULL}};
+
 /* The longest suffix of the rules of every entry wins (a member name has one meaning). */
 stg_format stg_member_name_holds(const char *name)
 {
@@ -84,7 +104,11 @@ stg_format stg_member_name_holds(const char *name)
                                                stg_keras_names,
                                                stg_hdf5_names,
 
-                                               stg_chat_template_names};
+                                               stg_chat_template_names,
+                                               stg_hf_config_names,
+                                               stg_python_names,
+                                               stg_yaml_names,
+                                               stg_tar_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

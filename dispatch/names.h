@@ -43,6 +43,16 @@ extern const stg_name_rule stg_hdf5_names[];
 extern const stg_name_rule stg_savedmodel_names[];
 extern const stg_name_rule stg_keras_metadata_names[];
 extern const stg_name_rule stg_chat_template_names[];
+/* Hugging Face configs whose auto_map names remote code (config.json, tokenizer_config.json,
+ * preprocessor_config.json, processor_config.json: every *config.json) */
+/* A Hugging Face config's name (any *config.json) and Keras 3's root member of a .keras zip. */
+#define STG_CONFIG_JSON_NAME "config.json"
+extern const stg_name_rule stg_hf_config_names[];
+extern const stg_name_rule stg_python_names[];
+extern const stg_name_rule stg_yaml_names[];
+extern const stg_name_rule stg_tar_names[];          /* .nemo */
+extern const stg_name_rule stg_zip_names[];          /* .skops */
+extern const stg_name_rule stg_skops_schema_names[]; /* schema.json */
 
 /* What an archive member named so holds by its name (stg_name_rule.member), unknown when no
  * rule says. */

@@ -4,7 +4,7 @@
  * is the file. Properties: no crash, no leak; the same bytes give the same findings (code,
  * severity, offset, member) and format; the verdict is never ok (or warn) when an error or
  * critical finding exists, and is unsafe exactly when a critical one does; its JSON record (stg_report_to_json) parses whole. Seeds:
- * corpus/scan/. Dict: fuzz/scan.dict. */
+ * corpus/scan/ (remote-code seeds: a third byte of 0xE0 and above). Dict: fuzz/scan.dict. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +32,13 @@ static const char *const names[] = {
     "data.pickle",
     "x.gguf",
     "blob",
+};
+
+/* Names of the code-bearing text formats (docs/remote-code.md, docs/yaml.md), picked by a
+ * third byte of 0xE0 and above so the seeds above keep their names. */
+static const char *const code_names[] = {
+    "config.json", "tokenizer_config.json", "modeling_x.py", "model_config.yaml",
+    "model.nemo",  "model.skops",           "schema.json",   "train.yml",
 };
 
 static stg_report *run(const uint8_t *data, size_t size, const stg_limits *lim, const char *name)
@@ -104,7 +111,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lim.max_pickle_memo = 4096;
     lim.max_pickle_string = 1 << 20;
     lim.max_header_len = 1 << 20;
-    const char *name = names[data[2] % (sizeof names / sizeof names[0])];
+    const char *name =
+        data[2] >= 0xE0 ? code_names[(data[2] - 0xE0) % (sizeof code_names / sizeof code_names[0])]
+                        : names[data[2] % (sizeof names / sizeof names[0])];
     data += 3;
     size -= 3;
 

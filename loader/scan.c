@@ -150,6 +150,29 @@ static void onnx_external_files(void *arg, const stg_onnx_external *ext, size_t 
     stg_mem_free(dir);
 }
 
+/* The dispatcher's hook for a file named beside a top-level file read from disk (a module an
+ * auto_map names): looked up in the file's folder, confined to opt->root (or that folder) as
+ * ONNX external data is; a link out of it, or anything but a regular file, is not present. */
+static stg_beside file_beside(void *arg, const char *name, stg_report *r)
+{
+    const onnx_place *place = arg;
+    r->neighbours = true;
+    char *dir = stg_path_dir(place->path);
+    char *path = dir != NULL ? stg_path_join(dir, name) : NULL;
+    stg_beside found = STG_BESIDE_UNKNOWN;
+    struct stat st;
+    if (path == NULL) {
+        stg_report_oom(r);
+    } else if (stat(path, &st) != 0) {
+        found = errno == ENOENT || errno == ENOTDIR ? STG_BESIDE_ABSENT : STG_BESIDE_UNKNOWN;
+    } else if (stg_path_within(place->root != NULL ? place->root : dir, path) == STG_WITHIN_YES) {
+        found = S_ISREG(st.st_mode) ? STG_BESIDE_PRESENT : STG_BESIDE_ABSENT;
+    }
+    stg_mem_free(path);
+    stg_mem_free(dir);
+    return found;
+}
+
 /* Runs the format rules over buf. index_path: the file's path when it is an index on disk (its
  * shards are then looked up next to it); NULL for buffers and streams. */
 static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
@@ -172,6 +195,7 @@ static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
     if (index_path != NULL) {
         ctx.onnx_external = onnx_external_files;
         ctx.onnx_external_arg = &place;
+        ctx.beside = file_beside;
     }
     stg_check_buffer(buf, len, name_hint, &ctx);
 }

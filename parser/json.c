@@ -358,26 +358,21 @@ static size_t decode_escape(const uint8_t *s, size_t i, size_t n, uint8_t out[4]
             *adv = 12;
         }
     }
-    if (cp < 0x80u) {
-        out[0] = (uint8_t)cp;
-        return 1;
+    return stg_utf8_put(out, cp);
+}
+
+char *stg_json_string_copy(stg_arena *a, const stg_json_event *ev, size_t *n)
+{
+    uint8_t *dst = stg_arena_alloc(a, ev->str_len + 1, 1);
+    if (dst == NULL) {
+        return NULL;
     }
-    if (cp < 0x800u) {
-        out[0] = (uint8_t)(0xC0u | (cp >> 6));
-        out[1] = (uint8_t)(0x80u | (cp & 0x3Fu));
-        return 2;
+    *n = ev->has_escapes ? stg_json_decode(ev->str, ev->str_len, dst) : ev->str_len;
+    if (!ev->has_escapes && *n > 0) {
+        memcpy(dst, ev->str, *n);
     }
-    if (cp < 0x10000u) {
-        out[0] = (uint8_t)(0xE0u | (cp >> 12));
-        out[1] = (uint8_t)(0x80u | ((cp >> 6) & 0x3Fu));
-        out[2] = (uint8_t)(0x80u | (cp & 0x3Fu));
-        return 3;
-    }
-    out[0] = (uint8_t)(0xF0u | (cp >> 18));
-    out[1] = (uint8_t)(0x80u | ((cp >> 12) & 0x3Fu));
-    out[2] = (uint8_t)(0x80u | ((cp >> 6) & 0x3Fu));
-    out[3] = (uint8_t)(0x80u | (cp & 0x3Fu));
-    return 4;
+    dst[*n] = 0;
+    return (char *)dst;
 }
 
 size_t stg_json_decode(const uint8_t *raw, size_t raw_len, uint8_t *dst)

@@ -172,6 +172,10 @@ bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f,
  * Returns the decoded length. */
 size_t stg_json_decode(const uint8_t *raw, size_t raw_len, uint8_t *dst);
 
+/* The decoded bytes of a STRING or KEY event copied into arena a, NUL-terminated (the bytes
+ * may hold NUL: *n is their length); NULL when the arena refuses. */
+char *stg_json_string_copy(stg_arena *a, const stg_json_event *ev, size_t *n);
+
 /* true when buf[from..len) holds only JSON whitespace (space, tab, CR, LF). */
 bool stg_json_rest_is_ws(const uint8_t *buf, size_t len, size_t from);
 

@@ -37,7 +37,9 @@ full=(
     python3-h5py
     # SavedModel fixtures written in TensorFlow's schema (tests/keras/gen_savedmodel.py)
     python3-protobuf
-    # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh)
+    # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh);
+    # python3-yaml is also the reference reader of the YAML differential
+    # (tests/remotecode/script_yaml_differential.sh)
     python3-jsonschema python3-yaml
     # the chat-template oracle (tests/templates/script_templates_oracle.sh): jinja2's sandbox
     # and plain environments render the templates stguard judges

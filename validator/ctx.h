@@ -60,6 +60,13 @@ typedef struct stg_payload {
 typedef struct stg_check_ctx stg_check_ctx;
 struct stg_onnx_external; /* validator/onnx.h */
 
+/* What the loader found of a file named beside the one scanned (ctx->beside). */
+typedef enum stg_beside {
+    STG_BESIDE_UNKNOWN = 0, /* not looked up (a buffer, an archive member) or not resolvable */
+    STG_BESIDE_PRESENT,     /* a regular file of that name in the folder, inside the scan root */
+    STG_BESIDE_ABSENT       /* no such file */
+} stg_beside;
+
 /* Scans a payload one level deeper into a report of its own and merges it into ctx->report
  * with the member path set. */
 typedef stg_member_result (*stg_scan_fn)(stg_check_ctx *ctx, const stg_payload *p);
@@ -80,6 +87,11 @@ struct stg_check_ctx {
      * examined next to the model; without it only the locations' form is checked. */
     void (*onnx_external)(void *arg, const struct stg_onnx_external *ext, size_t n, stg_report *r);
     void *onnx_external_arg;
+    /* Set by loader/ for a file on disk (NULL otherwise): whether a file of the plain name
+     * `name` lies in that file's folder (inside the scan root, as ONNX external data), for
+     * rules that say whether code a config names ships with it (validator/remote_code.h). The
+     * report then records that its result depends on neighbours. Shares onnx_external_arg. */
+    stg_beside (*beside)(void *arg, const char *name, stg_report *r);
     /* Set while scanning what joblib's old ZF reader decompresses (numpy_pickle_compat): its
      * ZipNumpyUnpickler reads no NumpyArrayWrapper array, so those bytes are opcodes. */
     bool joblib_compat;

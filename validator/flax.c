@@ -216,7 +216,7 @@ static void check_ndarray(walk *w, const stg_mp_item *ext, uint32_t depth)
     lim.max_depth = STG_FLAX_PAYLOAD_DEPTH;
     stg_mp_reader *in = stg_mem_alloc(sizeof *in);
     if (in == NULL) {
-        w->r->out_of_memory = true;
+        stg_report_oom(w->r);
         return;
     }
     stg_mp_init(in, c, &lim);
@@ -280,7 +280,7 @@ static void check_complex(walk *w, const stg_mp_item *ext, uint32_t depth)
     lim.max_depth = 1;
     stg_mp_reader *in = stg_mem_alloc(sizeof *in);
     if (in == NULL) {
-        w->r->out_of_memory = true;
+        stg_report_oom(w->r);
         return;
     }
     stg_mp_init(in, c, &lim);
@@ -461,7 +461,7 @@ static void add_key(walk *w, const stg_mp_item *it)
         }
         key_rec *k = stg_mem_realloc(w->keys, cap * sizeof *k);
         if (k == NULL) {
-            w->r->out_of_memory = true;
+            stg_report_oom(w->r);
             w->keys_full = true;
             return;
         }
@@ -591,7 +591,7 @@ stg_status stg_flax_check(const uint8_t *buf, size_t len, const stg_limits *lim,
     if (w == NULL || rd == NULL) {
         stg_mem_free(w);
         stg_mem_free(rd);
-        r->out_of_memory = true;
+        stg_report_oom(r);
         return STG_E_NOMEM;
     }
     w->buf = buf;

@@ -195,6 +195,10 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_SENTENCEPIECE: return "sentencepiece";
     case STG_FMT_TIKTOKEN: return "tiktoken";
     case STG_FMT_CHAT_TEMPLATE: return "chat-template";
+    case STG_FMT_PYTHON_CODE: return "python_code";
+    case STG_FMT_YAML: return "yaml";
+    case STG_FMT_SKOPS: return "skops";
+    case STG_FMT_NEMO: return "nemo";
     }
     return "unknown";
 }

@@ -296,7 +296,7 @@ static void nodes(tf_walk *w, stg_cursor c, uint32_t number, const char *functio
 {
     const_paths *cp = stg_mem_calloc(1, sizeof *cp);
     if (cp == NULL) {
-        w->r->out_of_memory = true;
+        stg_report_oom(w->r);
         return;
     }
     stg_cursor first = c;

@@ -245,7 +245,7 @@ static tval v_const(walk *w, const uint8_t *p, size_t n)
     /* the pool grows in steps; its size stays within CONST_POOL_MAX */
     uint8_t *grown = stg_mem_realloc(w->pool, w->pool_len + 1 + n);
     if (grown == NULL) {
-        w->r->out_of_memory = true;
+        stg_report_oom(w->r);
         return v_kind(K_BUILT);
     }
     w->pool = grown;
@@ -1419,7 +1419,7 @@ static void macro_signature(walk *w, var_slot *m, bool record)
             size_t *p = cap <= STG_JINJA_MAX_TOKENS ? stg_mem_realloc(w->params, cap * sizeof *p)
                                                     : NULL;
             if (p == NULL) {
-                w->r->out_of_memory = true;
+                stg_report_oom(w->r);
                 w->failed = true;
                 return;
             }
@@ -1728,7 +1728,7 @@ static void report_lex_error(walk *w, const stg_jinja_lex *lx)
     uint64_t at = w->src->map != NULL ? w->src->map(w->src->map_arg, lx->error_offset)
                                       : w->src->base + lx->error_offset;
     if (lx->error == STG_JINJA_E_MEMORY) {
-        w->r->out_of_memory = true;
+        stg_report_oom(w->r);
     } else if (lx->error == STG_JINJA_E_LIMIT) {
         uint64_t value = strcmp(lx->limit, "chat template tokens") == 0 ? STG_JINJA_MAX_TOKENS
                          : strcmp(lx->limit, "chat template bracket depth") == 0
@@ -1854,7 +1854,7 @@ static void check_json_string(json_walk *j, const stg_json_event *ev, const uint
 {
     uint8_t *text = stg_mem_alloc(ev->str_len + 1);
     if (text == NULL) {
-        j->r->out_of_memory = true;
+        stg_report_oom(j->r);
         return;
     }
     size_t n = stg_json_decode(ev->str, ev->str_len, text);

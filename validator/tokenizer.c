@@ -105,7 +105,7 @@ static bool read_piece(spm_walk *w, stg_cursor c, uint64_t at)
             if (w->n >= w->max) {
                 stg_report_limit(w->r, at, "max_metadata_entries", w->max);
             } else {
-                w->r->out_of_memory = true;
+                stg_report_oom(w->r);
             }
             return false;
         }

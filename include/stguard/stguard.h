@@ -220,19 +220,32 @@ typedef enum stg_code {
     STG_TEMPLATE_LOADER = 162,        /**< extends / include / import of another template */
     STG_TEMPLATE_FOUND = 163,         /**< a chat template was found and checked (info) */
     STG_TEMPLATE_FIELD_INVALID = 164, /**< a chat_template JSON value transformers cannot read */
+    /* 165..169: code a Hub loader runs from a repo (docs/remote-code.md) */
+    STG_REMOTE_CODE = 165,            /**< an auto_map entry: trust_remote_code runs that module */
+    STG_REMOTE_CODE_CROSS_REPO = 166, /**< an auto_map entry naming code in another repo */
+    STG_REMOTE_CODE_INVALID = 167,    /**< an auto_map entry not of the form module.Class */
     /* 170..179: Flax msgpack (docs/flax.md), legacy GGML, tokenizers (docs/tokenizers.md) */
-    STG_FLAX_MALFORMED = 170,     /**< msgpack wire data, a str not UTF-8, an unusable key */
-    STG_FLAX_TRAILING = 171,      /**< bytes after the top-level msgpack value */
-    STG_FLAX_EXT_UNKNOWN = 172,   /**< an extension code Flax does not decode */
-    STG_FLAX_ARRAY_INVALID = 173, /**< an array or complex payload that does not decode */
-    STG_FLAX_DTYPE_UNKNOWN = 174, /**< an array dtype name the writer never gives */
-    STG_FLAX_SIZE_MISMATCH = 175, /**< shape product x itemsize != buffer length, or overflow */
-    STG_FLAX_KEY_DUPLICATE = 176, /**< a key twice in one map (the later value wins) */
-    STG_GGML_LEGACY = 177,        /**< a pre-GGUF ggml/ggmf/ggjt file: superseded format */
-    STG_TOKENIZER_MALFORMED = 178 /**< a tokenizer or vocabulary file that does not read */
+    STG_FLAX_MALFORMED = 170,      /**< msgpack wire data, a str not UTF-8, an unusable key */
+    STG_FLAX_TRAILING = 171,       /**< bytes after the top-level msgpack value */
+    STG_FLAX_EXT_UNKNOWN = 172,    /**< an extension code Flax does not decode */
+    STG_FLAX_ARRAY_INVALID = 173,  /**< an array or complex payload that does not decode */
+    STG_FLAX_DTYPE_UNKNOWN = 174,  /**< an array dtype name the writer never gives */
+    STG_FLAX_SIZE_MISMATCH = 175,  /**< shape product x itemsize != buffer length, or overflow */
+    STG_FLAX_KEY_DUPLICATE = 176,  /**< a key twice in one map (the later value wins) */
+    STG_GGML_LEGACY = 177,         /**< a pre-GGUF ggml/ggmf/ggjt file: superseded format */
+    STG_TOKENIZER_MALFORMED = 178, /**< a tokenizer or vocabulary file that does not read */
+    /* 190..194: hydra/NeMo configs and the YAML reader (docs/yaml.md) */
+    STG_HYDRA_TARGET_UNSAFE = 190,     /**< a _target_ outside the NeMo/PyTorch/Lightning names */
+    STG_HYDRA_TARGET_UNRESOLVED = 191, /**< a _target_ that is no plain string (interpolation) */
+    STG_YAML_MALFORMED = 192,          /**< YAML that does not parse */
+    STG_YAML_UNSUPPORTED = 193,        /**< YAML outside the reader's subset or limits */
+    /* 195..199: skops (docs/remote-code.md) */
+    STG_SKOPS_TYPE_UNTRUSTED = 195, /**< a schema.json type skops does not trust by default */
+    STG_SKOPS_TYPE_DANGEROUS = 196, /**< ... and on the pickle policy's deny list */
+    STG_SKOPS_MALFORMED = 197       /**< a skops state skops cannot audit */
 } stg_code;
 
-#define STG_CODE_MAX 178 /**< highest code number in this version */
+#define STG_CODE_MAX 197 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -417,6 +430,10 @@ typedef enum stg_format {
     STG_FMT_HDF5 = 22,            /**< an HDF5 file with no Keras model config (weights) */
     STG_FMT_TF_SAVEDMODEL = 23,   /**< a TensorFlow SavedModel (saved_model.pb) */
     STG_FMT_CHAT_TEMPLATE = 24,   /**< a Jinja2 chat template file (*.jinja) */
+    STG_FMT_PYTHON_CODE = 25,     /**< a .py file (code a repo's auto_map may name) */
+    STG_FMT_YAML = 26,            /**< a .yaml / .yml config (hydra _target_ rules) */
+    STG_FMT_SKOPS = 27,           /**< a skops zip (schema.json) */
+    STG_FMT_NEMO = 28,            /**< a NeMo .nemo tar (model_config.yaml) */
     STG_FMT_FLAX_MSGPACK = 29,    /**< a Flax checkpoint (msgpack state dict, docs/flax.md) */
     STG_FMT_GGML_LEGACY = 30,     /**< a pre-GGUF ggml, ggmf or ggjt file */
     STG_FMT_SENTENCEPIECE = 31,   /**< a SentencePiece model (tokenizer.model) */

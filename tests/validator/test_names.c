@@ -144,6 +144,9 @@ static const struct code_row {
     {STG_TEMPLATE_LOADER, 162, "chat_template_loader"},
     {STG_TEMPLATE_FOUND, 163, "chat_template_found"},
     {STG_TEMPLATE_FIELD_INVALID, 164, "chat_template_field_invalid"},
+    {STG_REMOTE_CODE, 165, "remote_code"},
+    {STG_REMOTE_CODE_CROSS_REPO, 166, "remote_code_cross_repo"},
+    {STG_REMOTE_CODE_INVALID, 167, "remote_code_invalid"},
     {STG_FLAX_MALFORMED, 170, "flax_malformed"},
     {STG_FLAX_TRAILING, 171, "flax_trailing"},
     {STG_FLAX_EXT_UNKNOWN, 172, "flax_ext_unknown"},
@@ -153,6 +156,13 @@ static const struct code_row {
     {STG_FLAX_KEY_DUPLICATE, 176, "flax_key_duplicate"},
     {STG_GGML_LEGACY, 177, "ggml_legacy"},
     {STG_TOKENIZER_MALFORMED, 178, "tokenizer_malformed"},
+    {STG_HYDRA_TARGET_UNSAFE, 190, "hydra_target_unsafe"},
+    {STG_HYDRA_TARGET_UNRESOLVED, 191, "hydra_target_unresolved"},
+    {STG_YAML_MALFORMED, 192, "yaml_malformed"},
+    {STG_YAML_UNSUPPORTED, 193, "yaml_unsupported"},
+    {STG_SKOPS_TYPE_UNTRUSTED, 195, "skops_type_untrusted"},
+    {STG_SKOPS_TYPE_DANGEROUS, 196, "skops_type_dangerous"},
+    {STG_SKOPS_MALFORMED, 197, "skops_malformed"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
@@ -478,6 +488,15 @@ START_TEST(test_format_names)
     ck_assert_str_eq(stg_format_name(STG_FMT_SENTENCEPIECE), "sentencepiece");
     ck_assert_str_eq(stg_format_name(STG_FMT_TIKTOKEN), "tiktoken");
     ck_assert_str_eq(stg_format_name((stg_format)33), "unknown");
+    /* The code-bearing formats (docs/remote-code.md, docs/yaml.md) have pinned numbers too. */
+    ck_assert_int_eq(STG_FMT_PYTHON_CODE, 25);
+    ck_assert_str_eq(stg_format_name(STG_FMT_PYTHON_CODE), "python_code");
+    ck_assert_int_eq(STG_FMT_YAML, 26);
+    ck_assert_str_eq(stg_format_name(STG_FMT_YAML), "yaml");
+    ck_assert_int_eq(STG_FMT_SKOPS, 27);
+    ck_assert_str_eq(stg_format_name(STG_FMT_SKOPS), "skops");
+    ck_assert_int_eq(STG_FMT_NEMO, 28);
+    ck_assert_str_eq(stg_format_name(STG_FMT_NEMO), "nemo");
     /* Out of range: the neutral "unknown", never NULL (the CLI prints it as is). */
     ck_assert_str_eq(stg_format_name((stg_format)NFORMATS), "unknown");
     ck_assert_str_eq(stg_format_name((stg_format)-1), "unknown");
