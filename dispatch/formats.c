@@ -507,6 +507,14 @@ static bool scan_hf_config(const stg_format_entry *e, const uint8_t *buf, size_t
         return false;
     }
     res->format = e->label;
+    /* The same JSON is what the other loaders of a repo read under the name: transformers'
+     * tokenizer_config.json chat templates, and Keras 3's config.json (a .keras zip's root
+     * member, or a model folder's) when it is a Keras model config. */
+    (void)stg_template_check_json(buf, len, ctx->lim, ctx->hash_seed, ctx->report);
+    if (stg_keras_sniff_config(buf, len)) {
+        report_status(ctx, e, stg_keras_check_config(buf, len, 0, ctx->lim, ctx->report, NULL));
+        res->format = STG_FMT_KERAS;
+    }
     return true;
 }
 
