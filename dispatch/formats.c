@@ -333,10 +333,21 @@ static bool scan_keras_config(const stg_format_entry *e, const uint8_t *buf, siz
 static bool scan_hdf5(const stg_format_entry *e, const uint8_t *buf, size_t len,
                       const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
-    (void)a;
     stg_keras_hdf5 h;
     report_status(ctx, e, stg_keras_check_hdf5(buf, len, ctx->lim, ctx->report, &h));
     res->format = h.model_config ? STG_FMT_KERAS : e->label;
+    uint64_t sb = 0;
+    (void)stg_hdf5_find_superblock(buf, len, &sb);
+    if (a->top_level && sb > 0 &&
+        stg_sniff_is_pickle(buf, (size_t)sb, &ctx->report->out_of_memory)) {
+        /* the user block before the superblock is a pickle: pickle.load and torch.load of the
+         * file run it, whatever HDF5 holds after it */
+        stg_check_pickles(buf, len, 0, STG_PICKLE_RAW, ctx);
+        res->pickle_based = true;
+    }
+    if (a->top_level) {
+        stg_polyglot_check_tar(buf, len, e->name, ctx); /* a user block tarfile opens */
+    }
     return true;
 }
 
