@@ -440,14 +440,26 @@ static bool scan_tokenizer(const stg_format_entry *e, const uint8_t *buf, size_t
     return true;
 }
 
+/* A whole file whose own format does not start as a zip but whose last bytes are one (bytes
+ * prepended to an archive): zipfile opens it, so its members are scanned, as for content no entry
+ * claims (check.c's scan_unknown); the label stays the file's. */
+static void trailing_zip(const uint8_t *buf, size_t len, const stg_dispatch_args *a,
+                         stg_check_ctx *ctx, stg_member_result *res)
+{
+    stg_archive_facts facts = {false, false, false, false};
+    if (a->top_level) {
+        (void)stg_containers_scan_zip_readers(buf, len, false, ctx, res, &facts);
+    }
+}
+
 /* A Keras model config (docs/keras.md): every object at any depth judged as Keras' deserializer
  * resolves it. */
 static bool scan_keras_config(const stg_format_entry *e, const uint8_t *buf, size_t len,
                               const stg_dispatch_args *a, stg_check_ctx *ctx,
                               stg_member_result *res)
 {
-    (void)a;
     report_status(ctx, e, stg_keras_check_config(buf, len, 0, ctx->lim, ctx->report, NULL));
+    trailing_zip(buf, len, a, ctx, res);
     res->format = e->label;
     return true;
 }
@@ -457,9 +469,21 @@ static bool scan_keras_config(const stg_format_entry *e, const uint8_t *buf, siz
 static bool scan_hdf5(const stg_format_entry *e, const uint8_t *buf, size_t len,
                       const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
 {
-    (void)a;
     stg_keras_hdf5 h;
     report_status(ctx, e, stg_keras_check_hdf5(buf, len, ctx->lim, ctx->report, &h));
+    res->format = h.model_config ? STG_FMT_KERAS : e->label;
+    uint64_t sb = 0;
+    (void)stg_hdf5_find_superblock(buf, len, &sb);
+    if (a->top_level && sb > 0 && sniffs_as_pickle(buf, (size_t)sb, ctx)) {
+        /* the user block before the superblock is a pickle: pickle.load and torch.load of the
+         * file run it, whatever HDF5 holds after it */
+        stg_check_pickles(buf, len, 0, STG_PICKLE_RAW, ctx);
+        res->pickle_based = true;
+    }
+    if (a->top_level) {
+        stg_polyglot_check_tar(buf, len, e->name, ctx); /* a user block tarfile opens */
+    }
+    trailing_zip(buf, len, a, ctx, res);
     res->format = h.model_config ? STG_FMT_KERAS : e->label;
     return true;
 }

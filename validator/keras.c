@@ -470,7 +470,13 @@ static bool walk_events(walk *w, stg_json_parser *p)
         case STG_JSON_ARRAY_END:
         case STG_JSON_DUPLICATE:
         case STG_JSON_NONE: break;
-        case STG_JSON_END: return true;
+        case STG_JSON_END:
+            if (!stg_json_rest_is_ws(p->buf, p->len, ev.offset)) {
+                stg_report_add(w->r, STG_KERAS_CONFIG_MALFORMED, w->base + ev.offset * w->unit,
+                               "bytes follow the Keras config's JSON value (json.loads refuses "
+                               "extra data)");
+            }
+            return true;
         case STG_JSON_ERROR: {
             if (p->error == STG_JSON_E_MEMORY) {
                 stg_report_limit(w->r, w->base + p->error_offset * w->unit, "max_memory",

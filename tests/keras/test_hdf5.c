@@ -321,6 +321,37 @@ START_TEST(test_reader_direct)
 }
 END_TEST
 
+/* A user block that is a pickle: pickle.load of the file runs it, so it is scanned as one. */
+START_TEST(test_user_block_pickle)
+{
+    const char *names[1] = {"model_config"};
+    const char *values[1] = {benign_cfg};
+    size_t at;
+    tu_buf b = file_v2(names, values, 1, &at);
+    static const uint8_t pickle[] = "\x80\x02"
+                                    "cposix\nsystem\nq\x00X\x02\x00\x00\x00"
+                                    "idq\x01\x85R.";
+    tu_buf u = {NULL, 0, 0};
+    tu_buf_put(&u, pickle, sizeof pickle - 1);
+    while (u.n < 512) {
+        le(&u, 0, 1);
+    }
+    tu_buf_put(&u, b.p, b.n);
+    stg_report *r = run_h5(&u, STG_PROFILE_STRICT);
+    ck_assert_msg(tu_find(r, STG_PICKLE_GLOBAL_DANGEROUS) >= 0, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_KERAS); /* the HDF5 part was read too */
+    stg_report_free(r);
+    /* near miss: a zeroed user block (h5py's) is no pickle */
+    memset(u.p, 0, 512);
+    r = run_h5(&u, STG_PROFILE_STRICT);
+    ck_assert_msg(stg_report_count(r) == 0, "%s", tu_describe(r));
+    stg_report_free(r);
+    free(u.p);
+    free(b.p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hdf5");
@@ -329,6 +360,7 @@ int main(void)
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_unsupported);
     tcase_add_test(tc, test_reader_direct);
+    tcase_add_test(tc, test_user_block_pickle);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -493,6 +493,36 @@ START_TEST(test_keras_zip)
 }
 END_TEST
 
+/* Bytes after the config: json.loads refuses them; a zip there is what zipfile opens, so its
+ * members are scanned (as for any file whose last bytes are an archive). */
+START_TEST(test_trailing_bytes)
+{
+    static const char cfg[] = "{\"class_name\": \"M\", \"config\": {}}";
+    tu_buf b = text(cfg);
+    tu_buf_put(&b, " x", 2);
+    tu_expect(run_config, &b, STG_KERAS_CONFIG_MALFORMED, E, E, sizeof cfg - 1);
+    free(b.p);
+    b = text(cfg);
+    tu_buf_put(&b, " \n\t", 3); /* near miss: whitespace */
+    tu_expect_clean(run_config, &b);
+    free(b.p);
+    static const uint8_t pickle[] = "\x80\x02"
+                                    "cposix\nsystem\nq\x00X\x02\x00\x00\x00"
+                                    "idq\x01\x85R.";
+    zb_entry e[1] = {zb_file("data.pkl", pickle, sizeof pickle - 1)};
+    size_t zlen;
+    uint8_t *z = zb_build(e, 1, NULL, &zlen, NULL);
+    b = text(cfg);
+    tu_buf_put(&b, z, zlen);
+    stg_report *r = run_config(&b, STG_PROFILE_STRICT);
+    ck_assert_msg(tu_find(r, STG_PICKLE_GLOBAL_DANGEROUS) >= 0, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_KERAS);
+    stg_report_free(r);
+    free(b.p);
+    free(z);
+}
+END_TEST
+
 START_TEST(test_limits_and_args)
 {
     stg_limits lim;
@@ -535,6 +565,7 @@ int main(void)
     tcase_add_test(tc, test_malformed);
     tcase_add_test(tc, test_encodings);
     tcase_add_test(tc, test_keras_zip);
+    tcase_add_test(tc, test_trailing_bytes);
     tcase_add_test(tc, test_limits_and_args);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
