@@ -226,8 +226,12 @@ static bool const_same(const void *slot, const void *key, void *ctx)
  * the string is too long or the pool is full (a name position then fails closed). */
 static tval v_const(walk *w, const uint8_t *p, size_t n)
 {
-    if (n >= CONST_MAX || w->pool_len + 1 + n > CONST_POOL_MAX ||
-        stg_map_reserve(&w->consts) != STG_MAP_OK) {
+    if (n >= CONST_MAX || w->pool_len + 1 + n > CONST_POOL_MAX) {
+        return v_kind(K_BUILT);
+    }
+    stg_map_status room = stg_map_reserve(&w->consts);
+    if (room != STG_MAP_OK) {
+        w->r->out_of_memory = w->r->out_of_memory || room == STG_MAP_NOMEM;
         return v_kind(K_BUILT);
     }
     uint64_t h = stg_map_hash(&w->consts, p, n, NULL, 0);
@@ -451,10 +455,12 @@ static tval member_of(walk *w, const tval *v)
     }
     for (size_t k = 0; k < v->n; k++) {
         size_t n;
+        uint8_t chars[CONST_MAX];
+        /* copied first: interning a character may move the pool */
         const uint8_t *p = const_bytes(w, v->c[k], &n);
+        memcpy(chars, p, n);
         for (size_t i = 0; i < n; i++) {
-            uint8_t c = p[i];
-            tval one = v_const(w, &c, 1);
+            tval one = v_const(w, &chars[i], 1);
             out = join_in(w, out, &one);
         }
     }
@@ -482,8 +488,10 @@ static var_slot *var_find(walk *w, const uint8_t *name, size_t len, uint8_t spac
 {
     var_key k = {name, len, space};
     uint64_t h = stg_map_hash(&w->vars, name, len, &space, 1);
-    if (create && stg_map_reserve(&w->vars) != STG_MAP_OK) {
-        w->vars_full = true;
+    stg_map_status room = create ? stg_map_reserve(&w->vars) : STG_MAP_OK;
+    if (room != STG_MAP_OK) {
+        w->vars_full = true; /* every name read is then built: fails closed */
+        w->r->out_of_memory = w->r->out_of_memory || room == STG_MAP_NOMEM;
         return NULL;
     }
     void *slot = NULL;
