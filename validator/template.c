@@ -518,10 +518,9 @@ static var_slot *var_find(walk *w, const uint8_t *name, size_t len, uint8_t spac
     return vs;
 }
 
-static void var_assign(walk *w, size_t tok, bool ns, const tval *v)
+static void var_assign_name(walk *w, const uint8_t *name, size_t len, bool ns, const tval *v)
 {
-    const stg_jinja_tok *t = &w->t[tok];
-    var_slot *vs = var_find(w, w->s + t->offset, t->len, ns ? SPACE_NS : SPACE_VAR, true);
+    var_slot *vs = var_find(w, name, len, ns ? SPACE_NS : SPACE_VAR, true);
     if (vs == NULL) {
         return;
     }
@@ -536,6 +535,12 @@ static void var_assign(walk *w, size_t tok, bool ns, const tval *v)
         vs->v = joined;
         w->changed = true;
     }
+}
+
+static void var_assign(walk *w, size_t tok, bool ns, const tval *v)
+{
+    const stg_jinja_tok *t = &w->t[tok];
+    var_assign_name(w, w->s + t->offset, t->len, ns, v);
 }
 
 /* A name read: what the caller passes under it (data) or anything assigned to it. */
@@ -923,11 +928,26 @@ static void bind_macro(walk *w, const var_slot *m, const call_args *a)
     for (size_t k = 0; k < a->npos && k < m->count; k++) {
         var_assign(w, w->params[m->first + k], false, &a->pos[k]);
     }
+    /* arguments past the parameters are the macro's varargs and kwargs (tuple and dict: a
+     * literal container of them), and every keyword also binds its parameter */
+    for (size_t k = m->count; k < a->npos; k++) {
+        tval extra = a->pos[k];
+        extra.kind |= K_COLL;
+        var_assign_name(w, (const uint8_t *)"varargs", 7, false, &extra);
+    }
     for (size_t k = 0; k < a->nkw; k++) {
         var_assign(w, a->kw_tok[k], false, &a->kw[k]);
+        tval extra = a->kw[k];
+        extra.kind |= K_COLL;
+        var_assign_name(w, (const uint8_t *)"kwargs", 6, false, &extra);
     }
-    /* arguments past the parameters are the macro's varargs/kwargs: read through a
-     * subscript of them, their values are data to this walk (a documented limit) */
+    if (a->npos > MAX_ARGS - 1 || a->nkw > MAX_ARGS - 1) {
+        /* arguments past those stored: joined, the values of both */
+        tval rest = a->rest;
+        rest.kind |= K_COLL;
+        var_assign_name(w, (const uint8_t *)"varargs", 7, false, &rest);
+        var_assign_name(w, (const uint8_t *)"kwargs", 6, false, &rest);
+    }
 }
 
 static tval call(walk *w, const callee *c)
