@@ -1973,7 +1973,12 @@ size_t stg_template_check_json(const uint8_t *buf, size_t len, const stg_limits 
     j.buf = buf;
     j.seed = hash_seed;
     j.r = r;
-    uint64_t cap = lim->max_memory != 0 ? lim->max_memory : ((uint64_t)8 << 20) + 2 * (uint64_t)len;
+    /* at most what the parser can use on this input (its documented bound), so that a document
+     * the dispatcher's JSON sniff accepted is read to its end here as well */
+    uint64_t cap = stg_json_memory_bound((uint64_t)len, lim->max_json_depth);
+    if (lim->max_memory != 0 && lim->max_memory < cap) {
+        cap = lim->max_memory;
+    }
     stg_arena arena;
     stg_arena_init(&arena, cap > SIZE_MAX ? SIZE_MAX : (size_t)cap);
     stg_json_init(&j.p, buf, len, lim->max_json_depth, &arena);
@@ -1996,6 +2001,13 @@ size_t stg_template_check_json(const uint8_t *buf, size_t len, const stg_limits 
                 (void)stg_json_skip(&j.p, &ev, NULL, NULL);
             }
         }
+    }
+    if (j.p.error == STG_JSON_E_MEMORY || j.p.error == STG_JSON_E_DEPTH) {
+        /* the document was taken for JSON under the same limits; a template after the point
+         * the walk stopped would go unchecked: fail closed */
+        stg_report_limit(r, j.p.error_offset,
+                         j.p.error == STG_JSON_E_MEMORY ? "max_memory" : "max_json_depth",
+                         j.p.error == STG_JSON_E_MEMORY ? cap : lim->max_json_depth);
     }
     stg_json_release(&j.p);
     stg_arena_release(&arena);
