@@ -226,8 +226,12 @@ static bool const_same(const void *slot, const void *key, void *ctx)
  * the string is too long or the pool is full (a name position then fails closed). */
 static tval v_const(walk *w, const uint8_t *p, size_t n)
 {
-    if (n >= CONST_MAX || w->pool_len + 1 + n > CONST_POOL_MAX ||
-        stg_map_reserve(&w->consts) != STG_MAP_OK) {
+    if (n >= CONST_MAX || w->pool_len + 1 + n > CONST_POOL_MAX) {
+        return v_kind(K_BUILT);
+    }
+    stg_map_status room = stg_map_reserve(&w->consts);
+    if (room != STG_MAP_OK) {
+        w->r->out_of_memory = w->r->out_of_memory || room == STG_MAP_NOMEM;
         return v_kind(K_BUILT);
     }
     uint64_t h = stg_map_hash(&w->consts, p, n, NULL, 0);
@@ -451,10 +455,12 @@ static tval member_of(walk *w, const tval *v)
     }
     for (size_t k = 0; k < v->n; k++) {
         size_t n;
+        uint8_t chars[CONST_MAX];
+        /* copied first: interning a character may move the pool */
         const uint8_t *p = const_bytes(w, v->c[k], &n);
+        memcpy(chars, p, n);
         for (size_t i = 0; i < n; i++) {
-            uint8_t c = p[i];
-            tval one = v_const(w, &c, 1);
+            tval one = v_const(w, &chars[i], 1);
             out = join_in(w, out, &one);
         }
     }
@@ -482,8 +488,10 @@ static var_slot *var_find(walk *w, const uint8_t *name, size_t len, uint8_t spac
 {
     var_key k = {name, len, space};
     uint64_t h = stg_map_hash(&w->vars, name, len, &space, 1);
-    if (create && stg_map_reserve(&w->vars) != STG_MAP_OK) {
-        w->vars_full = true;
+    stg_map_status room = create ? stg_map_reserve(&w->vars) : STG_MAP_OK;
+    if (room != STG_MAP_OK) {
+        w->vars_full = true; /* every name read is then built: fails closed */
+        w->r->out_of_memory = w->r->out_of_memory || room == STG_MAP_NOMEM;
         return NULL;
     }
     void *slot = NULL;
@@ -510,10 +518,9 @@ static var_slot *var_find(walk *w, const uint8_t *name, size_t len, uint8_t spac
     return vs;
 }
 
-static void var_assign(walk *w, size_t tok, bool ns, const tval *v)
+static void var_assign_name(walk *w, const uint8_t *name, size_t len, bool ns, const tval *v)
 {
-    const stg_jinja_tok *t = &w->t[tok];
-    var_slot *vs = var_find(w, w->s + t->offset, t->len, ns ? SPACE_NS : SPACE_VAR, true);
+    var_slot *vs = var_find(w, name, len, ns ? SPACE_NS : SPACE_VAR, true);
     if (vs == NULL) {
         return;
     }
@@ -528,6 +535,12 @@ static void var_assign(walk *w, size_t tok, bool ns, const tval *v)
         vs->v = joined;
         w->changed = true;
     }
+}
+
+static void var_assign(walk *w, size_t tok, bool ns, const tval *v)
+{
+    const stg_jinja_tok *t = &w->t[tok];
+    var_assign_name(w, w->s + t->offset, t->len, ns, v);
 }
 
 /* A name read: what the caller passes under it (data) or anything assigned to it. */
@@ -915,11 +928,26 @@ static void bind_macro(walk *w, const var_slot *m, const call_args *a)
     for (size_t k = 0; k < a->npos && k < m->count; k++) {
         var_assign(w, w->params[m->first + k], false, &a->pos[k]);
     }
+    /* arguments past the parameters are the macro's varargs and kwargs (tuple and dict: a
+     * literal container of them), and every keyword also binds its parameter */
+    for (size_t k = m->count; k < a->npos; k++) {
+        tval extra = a->pos[k];
+        extra.kind |= K_COLL;
+        var_assign_name(w, (const uint8_t *)"varargs", 7, false, &extra);
+    }
     for (size_t k = 0; k < a->nkw; k++) {
         var_assign(w, a->kw_tok[k], false, &a->kw[k]);
+        tval extra = a->kw[k];
+        extra.kind |= K_COLL;
+        var_assign_name(w, (const uint8_t *)"kwargs", 6, false, &extra);
     }
-    /* arguments past the parameters are the macro's varargs/kwargs: read through a
-     * subscript of them, their values are data to this walk (a documented limit) */
+    if (a->npos > MAX_ARGS - 1 || a->nkw > MAX_ARGS - 1) {
+        /* arguments past those stored: joined, the values of both */
+        tval rest = a->rest;
+        rest.kind |= K_COLL;
+        var_assign_name(w, (const uint8_t *)"varargs", 7, false, &rest);
+        var_assign_name(w, (const uint8_t *)"kwargs", 6, false, &rest);
+    }
 }
 
 static tval call(walk *w, const callee *c)
@@ -1945,7 +1973,12 @@ size_t stg_template_check_json(const uint8_t *buf, size_t len, const stg_limits 
     j.buf = buf;
     j.seed = hash_seed;
     j.r = r;
-    uint64_t cap = lim->max_memory != 0 ? lim->max_memory : ((uint64_t)8 << 20) + 2 * (uint64_t)len;
+    /* at most what the parser can use on this input (its documented bound), so that a document
+     * the dispatcher's JSON sniff accepted is read to its end here as well */
+    uint64_t cap = stg_json_memory_bound((uint64_t)len, lim->max_json_depth);
+    if (lim->max_memory != 0 && lim->max_memory < cap) {
+        cap = lim->max_memory;
+    }
     stg_arena arena;
     stg_arena_init(&arena, cap > SIZE_MAX ? SIZE_MAX : (size_t)cap);
     stg_json_init(&j.p, buf, len, lim->max_json_depth, &arena);
@@ -1968,6 +2001,13 @@ size_t stg_template_check_json(const uint8_t *buf, size_t len, const stg_limits 
                 (void)stg_json_skip(&j.p, &ev, NULL, NULL);
             }
         }
+    }
+    if (j.p.error == STG_JSON_E_MEMORY || j.p.error == STG_JSON_E_DEPTH) {
+        /* the document was taken for JSON under the same limits; a template after the point
+         * the walk stopped would go unchecked: fail closed */
+        stg_report_limit(r, j.p.error_offset,
+                         j.p.error == STG_JSON_E_MEMORY ? "max_memory" : "max_json_depth",
+                         j.p.error == STG_JSON_E_MEMORY ? cap : lim->max_json_depth);
     }
     stg_json_release(&j.p);
     stg_arena_release(&arena);
