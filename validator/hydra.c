@@ -7,10 +7,11 @@
  * through a module an allowed package imported (`nemo.collections.asr.models.os.system`).
  *
  * The allowed namespaces are NeMo's ALLOWED_TARGET_PREFIXES (nemo/core/classes/common.py,
- * NVIDIA/NeMo 8cfedd7, lines 61-76), which its safe_instantiate checks before calling hydra;
- * on top of that prefix rule stguard refuses a path with a component that is a well-known
- * module or a private name (the getattr walk above), or whose last part loads pickles or code
- * (torch.load-like `load`, `restore_from`, `load_from_checkpoint`, `from_pretrained`). */
+ * NVIDIA/NeMo 8cfedd7, lines 61-76), which its safe_instantiate checks before calling hydra,
+ * widened to the PyTorch and Lightning namespaces and the packages NeMo's own configs name;
+ * inside them stguard refuses a path with a component that is a well-known module or a dunder
+ * name (the getattr walk above), or one that loads pickles, code or native libraries
+ * (torch.load, torch.hub, torch.jit, torch.ops, restore_from, load_from_checkpoint, ...). */
 #include "hydra.h"
 
 #include <string.h>
@@ -22,6 +23,7 @@
 #define HYDRA_MIN_BUDGET ((uint64_t)1024 * 1024)
 
 static const char *const allowed_prefixes[] = {
+    /* NeMo's ALLOWED_TARGET_PREFIXES */
     "nemo.collections.",
     "nemo.core.",
     "nemo.utils.",
@@ -36,6 +38,15 @@ static const char *const allowed_prefixes[] = {
     "lightning.pytorch.accelerators.",
     "omegaconf.",
     "megatron.",
+    /* the PyTorch and Lightning namespaces as a whole, and the metric and text-normalization
+     * packages NeMo's own configs name (examples/audio, examples/tts): with the component
+     * rules below, which refuse their loaders */
+    "torch.",
+    "lightning.",
+    "pytorch_lightning.",
+    "lightning_fabric.",
+    "torchmetrics.",
+    "nemo_text_processing.",
 };
 
 /* Components that reach a module an allowed package imported, or a builtin that runs code. */
@@ -47,11 +58,26 @@ static const char *const module_components[] = {
     "requests", "dill",    "joblib",     "hydra",    "inspect",   "io",       "multiprocessing",
 };
 
-/* Last parts that load pickles or code (torch.load, NeMo's restore_from, Lightning's
- * load_from_checkpoint, transformers' from_pretrained, torch.ops.load_library). */
-static const char *const loader_names[] = {
+/* Components that load pickles, code or native libraries (torch.load, NeMo's restore_from,
+ * Lightning's load_from_checkpoint, transformers' from_pretrained, torch.save's writes) ... */
+static const char *const loader_components[] = {
     "load",         "restore_from",         "load_from_checkpoint",     "from_pretrained",
-    "load_library", "import_class_by_path", "load_state_dict_from_url", "hub",
+    "load_library", "import_class_by_path", "load_state_dict_from_url", "save",
+};
+
+/* ... and the torch modules that do nothing else (torch.hub fetches and runs code, torch.jit
+ * and torch.package load programs and pickles, torch.ops and torch.classes load native
+ * libraries, cpp_extension compiles and loads them). */
+static const char *const loader_modules[] = {
+    "torch.hub.",
+    "torch.jit.",
+    "torch.package.",
+    "torch.serialization.",
+    "torch.ops.",
+    "torch.classes.",
+    "torch.utils.cpp_extension.",
+    "torch.utils.model_zoo.",
+    "torch._C._import",
 };
 
 static bool component_is(const char *c, size_t n, const char *const *set, size_t count)
@@ -64,6 +90,32 @@ static bool component_is(const char *c, size_t n, const char *const *set, size_t
     return false;
 }
 
+/* Whether hydra's _locate can resolve t at all: dotted parts, each a Python identifier
+ * (ASCII letters, digits, '_', or non-ASCII bytes, which identifiers may hold; not starting
+ * with a digit). Anything else makes _locate raise before it imports or calls anything
+ * ("invalid dotstring", a failed import_module). */
+bool stg_hydra_target_locatable(const char *t, size_t n)
+{
+    bool start = true;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)t[i];
+        if (c == '.') {
+            if (start) {
+                return false; /* an empty part */
+            }
+            start = true;
+            continue;
+        }
+        bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c >= 0x80;
+        if (!alpha && !(c >= '0' && c <= '9' && !start)) {
+            return false;
+        }
+        start = false;
+    }
+    /* one part: import_module(name) and a call of the module object, which raises */
+    return n > 0 && !start && memchr(t, '.', n) != NULL;
+}
+
 const char *stg_hydra_target_refusal(const char *t, size_t n)
 {
     bool allowed = false;
@@ -73,6 +125,12 @@ const char *stg_hydra_target_refusal(const char *t, size_t n)
     }
     if (!allowed) {
         return "outside the namespaces NeMo's safe_instantiate allows";
+    }
+    for (size_t i = 0; i < sizeof loader_modules / sizeof loader_modules[0]; i++) {
+        size_t p = strlen(loader_modules[i]);
+        if (n >= p && memcmp(t, loader_modules[i], p) == 0) {
+            return "naming a loader of pickles or code inside an allowed namespace";
+        }
     }
     for (size_t at = 0; at <= n;) {
         const char *dot = at < n ? memchr(t + at, '.', n - at) : NULL;
@@ -87,8 +145,8 @@ const char *stg_hydra_target_refusal(const char *t, size_t n)
                          sizeof module_components / sizeof module_components[0])) {
             return "reaching a module or builtin through an allowed package's attributes";
         }
-        if (end == n &&
-            component_is(c, cn, loader_names, sizeof loader_names / sizeof loader_names[0])) {
+        if (component_is(c, cn, loader_components,
+                         sizeof loader_components / sizeof loader_components[0])) {
             return "naming a loader of pickles or code inside an allowed namespace";
         }
         at = end + 1;
@@ -133,8 +191,8 @@ static void judge_target(hydra_walk *w, size_t m, size_t v, bool nemo_target)
     }
     const char *t = (const char *)n->str;
     const char *why = stg_hydra_target_refusal(t, n->str_len);
-    if (why == NULL) {
-        return;
+    if (why == NULL || !stg_hydra_target_locatable(t, n->str_len)) {
+        return; /* allowed, or nothing hydra can import: instantiate raises */
     }
     size_t partial = map_value(d, m, "_partial_"), args = map_value(d, m, "_args_");
     bool is_partial = partial < d->count && (stg_yaml_scalar_is(d, partial, "true") ||

@@ -18,4 +18,8 @@ void stg_hydra_check(const uint8_t *buf, size_t len, stg_check_ctx *ctx);
  * loader or module reached through them; else why not (constant text). */
 const char *stg_hydra_target_refusal(const char *t, size_t n);
 
+/* true when hydra's _locate could resolve t[0..n) at all (dotted Python identifiers); a
+ * target it cannot resolve makes instantiate raise before anything runs. */
+bool stg_hydra_target_locatable(const char *t, size_t n);
+
 #endif

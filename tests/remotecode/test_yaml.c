@@ -258,6 +258,16 @@ START_TEST(test_target_refusal)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_msg(stg_hydra_target_refusal(bad[i], strlen(bad[i])) != NULL, "%s", bad[i]);
     }
+    /* what hydra's _locate cannot resolve raises before anything runs: no finding */
+    static const char *const unlocatable[] = {"AutoTokenizer", ".x.y", "a..b",
+                                              "from a.b",      "a.1b", "a.b."};
+    for (size_t i = 0; i < sizeof unlocatable / sizeof unlocatable[0]; i++) {
+        ck_assert_msg(!stg_hydra_target_locatable(unlocatable[i], strlen(unlocatable[i])), "%s",
+                      unlocatable[i]);
+    }
+    ck_assert(stg_hydra_target_locatable("os.system", 9));
+    ck_assert(stg_hydra_target_locatable("a.b_1.C", 7));
+    expect_code("a:\n  _target_: AutoTokenizer\n", STG_HYDRA_TARGET_UNSAFE, -1, -1, -1);
 }
 END_TEST
 
