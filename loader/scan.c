@@ -22,6 +22,7 @@
 #include "digest.h"
 #include "gguf_open.h"
 #include "joblib_side.h"
+#include "sibling.h"
 #include "model.h"
 #include "onnx_external.h"
 #include "open_file.h"
@@ -642,6 +643,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
     uint64_t bytes;
     stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL, NULL);
     stg_joblib_side_scan(path, opt, r);
+    stg_sibling_scan(path, opt, r);
     stg_report_finish(r);
     *out = r;
     return STG_OK;

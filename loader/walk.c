@@ -23,6 +23,7 @@
 #include "joblib_side.h"
 #include "scan.h"
 #include "seed.h"
+#include "sibling.h"
 
 /* ------------------------------------------------------------------------------ the walk */
 
@@ -788,8 +789,10 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
         t->cut = true;
         return NULL;
     }
-    /* joblib side files are looked up next to the shown path, as joblib.load does */
+    /* joblib side files are looked up next to the shown path, as joblib.load does; so are the
+     * models that name a data file (loader/sibling.h) */
     stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, r);
+    stg_sibling_scan(t->hint != NULL ? t->hint : f->open_path, opt, r);
     stg_report_finish(r);
     return r;
 }

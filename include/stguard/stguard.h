@@ -191,11 +191,13 @@ typedef enum stg_code {
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
     /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
-    STG_PICKLE_SKIP_UNRESOLVED = 120,    /**< bytes a loader reads as data, range not known */
-    STG_TORCH01_STORAGE_UNRESOLVED = 121 /**< a PyTorch 0.1 storage of no known element size */
+    STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
+    STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
+    /* 180..189: sibling data files and the models that name them (docs/siblings.md) */
+    STG_SIBLING_RANGE_OUTSIDE = 180 /**< a model beside the file names bytes past its end */
 } stg_code;
 
-#define STG_CODE_MAX 121 /**< highest code number in this version */
+#define STG_CODE_MAX 180 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -373,9 +375,15 @@ typedef enum stg_format {
     STG_FMT_XZ = 15,
     STG_FMT_GGUF = 16,
     STG_FMT_ONNX = 17,
-    STG_FMT_TEXT = 18,           /**< UTF-8 text that no model format claims (README, .py, YAML) */
-    STG_FMT_JSON = 19,           /**< a JSON document (config.json, tokenizer.json) */
-    STG_FMT_GIT_LFS_POINTER = 20 /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_TEXT = 18,            /**< UTF-8 text that no model format claims (README, .py, YAML) */
+    STG_FMT_JSON = 19,            /**< a JSON document (config.json, tokenizer.json) */
+    STG_FMT_GIT_LFS_POINTER = 20, /**< a Git LFS pointer file (spec v1) */
+    /* 33..37: sibling data files and the models that name them (docs/siblings.md) */
+    STG_FMT_ONNX_EXTERNAL_DATA = 33, /**< raw tensor bytes an ONNX model beside it names */
+    STG_FMT_OPENVINO_IR = 34,        /**< an OpenVINO IR model (the XML) */
+    STG_FMT_OPENVINO_WEIGHTS = 35,   /**< the .bin an OpenVINO IR beside it names */
+    STG_FMT_COREML_MODEL = 36,       /**< a Core ML model (model.mlmodel protobuf) */
+    STG_FMT_COREML_WEIGHTS = 37      /**< a Core ML package's weight.bin blob storage */
 } stg_format;
 
 /** "safetensors", "torch-zip", ... as in docs/cli.md. */

@@ -1,0 +1,307 @@
+/* Sibling data files labelled by the models that name them (loader/sibling.h). */
+#include "sibling.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../dispatch/formats.h"
+#include "../parser/mem.h"
+#include "../parser/sort.h"
+#include "../parser/util.h"
+#include "../validator/onnx.h"
+#include "model.h"
+#include "open_file.h"
+#include "scan.h"
+#include "seed.h"
+#include "within.h"
+
+/* One range a model reads from the data file. */
+typedef struct sibling_range {
+    uint64_t offset, length;
+    bool to_end; /* no length: the data runs to the end of the file */
+    char *tensor;
+    size_t tensor_len;
+} sibling_range;
+
+/* What the models beside the file say of it. */
+typedef struct sibling_claims {
+    dev_t dev;
+    ino_t ino;
+    stg_format label; /* STG_FMT_UNKNOWN: no model names the file */
+    const char *model_kind;
+    sibling_range *ranges;
+    size_t count, cap;
+    bool nomem;
+} sibling_claims;
+
+static void claims_free(sibling_claims *c)
+{
+    for (size_t i = 0; i < c->count; i++) {
+        stg_mem_free(c->ranges[i].tensor);
+    }
+    stg_mem_free(c->ranges);
+}
+
+/* false when the range could not be kept (memory, or past the ceiling: then the file is not
+ * relabelled, it keeps its findings). */
+static bool claims_add(sibling_claims *c, uint64_t offset, uint64_t length, bool to_end,
+                       const uint8_t *tensor, size_t tensor_len)
+{
+    if (c->count == STG_SIBLING_RANGES_CEILING) {
+        return false;
+    }
+    if (c->count == c->cap) {
+        size_t ncap = c->cap == 0 ? 16 : c->cap * 2;
+        sibling_range *n = stg_mem_realloc(c->ranges, ncap * sizeof *n);
+        if (n == NULL) {
+            c->nomem = true;
+            return false;
+        }
+        c->ranges = n;
+        c->cap = ncap;
+    }
+    sibling_range *r = &c->ranges[c->count];
+    r->offset = offset;
+    r->length = length;
+    r->to_end = to_end;
+    r->tensor = NULL;
+    r->tensor_len = 0;
+    if (tensor != NULL && tensor_len > 0) {
+        r->tensor = stg_mem_strndup((const char *)tensor, tensor_len);
+        if (r->tensor == NULL) {
+            c->nomem = true;
+            return false;
+        }
+        r->tensor_len = tensor_len;
+    }
+    c->count++;
+    return true;
+}
+
+/* The findings a sibling step may replace: the file matched no format, nothing else was seen. */
+static bool eligible(const stg_report *r)
+{
+    if (r->count == 0 || r->truncated != 0 || r->scan_error || r->out_of_memory ||
+        r->global_count != 0 || r->side_count != 0 || r->format != STG_FMT_UNKNOWN) {
+        return false;
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        const stg_finding *f = &r->findings[i];
+        if ((f->code != STG_FORMAT_UNKNOWN && f->code != STG_FORMAT_MISMATCH) ||
+            f->member != NULL) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* path resolves inside root and is the file of the claims (links followed, as a loader
+ * opening the name does). */
+static bool names_the_file(const char *root, const char *path, const sibling_claims *c)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == c->dev &&
+           st.st_ino == c->ino && stg_path_within(root, path) == STG_WITHIN_YES;
+}
+
+/* Reads the whole regular file at path (inside root, at most STG_SIBLING_MODEL_BYTES_CEILING
+ * bytes) into *out (stg_mem_free). false when it is none of that or cannot be read. */
+static bool read_model(const char *root, const char *path, uint8_t **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    if (stg_path_within(root, path) != STG_WITHIN_YES) {
+        return false;
+    }
+    int fd = -1, err = 0;
+    struct stat st;
+    if (stg_open_file(path, 0, &fd, &st, &err) != STG_OPENED) {
+        return false;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    uint8_t *buf = size <= STG_SIBLING_MODEL_BYTES_CEILING ? stg_mem_alloc(size + 1) : NULL;
+    size_t done = 0;
+    while (buf != NULL && done < size) {
+        ssize_t n = pread(fd, buf + done, (size_t)(size - done), (off_t)done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        done += (size_t)n;
+    }
+    close(fd);
+    if (buf == NULL || done != size) {
+        stg_mem_free(buf);
+        return false;
+    }
+    *out = buf;
+    *len = (size_t)size;
+    return true;
+}
+
+/* The external-data entries of the ONNX model at model_path that resolve to the file: added
+ * to c. A model that does not read as ONNX to its end names nothing. */
+static void onnx_model_claims(const char *dir, const char *root, const char *model_path,
+                              const stg_scan_options *opt, sibling_claims *c)
+{
+    uint8_t *buf;
+    size_t len;
+    if (!read_model(root, model_path, &buf, &len)) {
+        return;
+    }
+    stg_report *scratch = stg_report_new(&opt->limits);
+    stg_onnx_model m;
+    stg_onnx_model_init(&m);
+    if (scratch == NULL) {
+        c->nomem = true;
+    } else if (stg_onnx_check(buf, len, &opt->limits, stg_scan_seed(), scratch, &m) == STG_OK &&
+               m.wire_ok) {
+        for (size_t i = 0; i < m.next && !c->nomem; i++) {
+            const stg_onnx_external *e = &m.ext[i];
+            char *loc = e->safe ? stg_mem_strndup((const char *)e->location, e->location_len)
+                                : NULL;
+            char *path = loc != NULL ? stg_loader_join(dir, loc) : NULL;
+            if (e->safe && path == NULL) {
+                c->nomem = true;
+            } else if (path != NULL && names_the_file(root, path, c)) {
+                c->label = STG_FMT_ONNX_EXTERNAL_DATA;
+                c->model_kind = "an ONNX model";
+                if (!claims_add(c, e->data_offset, e->data_length, !e->has_length, e->tensor,
+                                e->tensor_len)) {
+                    c->nomem = true; /* not relabelled: fails closed to the old findings */
+                }
+            }
+            stg_mem_free(path);
+            stg_mem_free(loc);
+        }
+    }
+    stg_onnx_model_release(&m);
+    stg_report_free(scratch);
+    stg_mem_free(buf);
+}
+
+static int cmp_names(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The ONNX models (by the format table's names) in dir, sorted, into names[0..*n); false when
+ * the folder cannot be listed or holds more entries or models than the ceilings. */
+static bool list_onnx_models(const char *dir, char **names, size_t *n)
+{
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return false;
+    }
+    bool ok = true;
+    size_t entries = 0;
+    for (struct dirent *de; ok && (de = readdir(d)) != NULL;) {
+        if (++entries > STG_SIBLING_DIR_ENTRIES_CEILING) {
+            ok = false;
+            break;
+        }
+        const stg_format_entry *e = stg_format_claimed(de->d_name);
+        if (e == NULL || e->label != STG_FMT_ONNX) {
+            continue;
+        }
+        if (*n == STG_SIBLING_MODELS_CEILING) {
+            ok = false;
+            break;
+        }
+        names[*n] = stg_mem_strndup(de->d_name, strlen(de->d_name));
+        ok = names[*n] != NULL;
+        *n += ok ? 1 : 0;
+    }
+    closedir(d);
+    if (ok) {
+        stg_sort(names, *n, sizeof names[0], cmp_names, NULL);
+    }
+    return ok;
+}
+
+/* ONNX models in the file's folder whose external data is the file. false: the folder could
+ * not be searched to the end (the file keeps its findings). */
+static bool onnx_claims(const char *dir, const char *root, const stg_scan_options *opt,
+                        sibling_claims *c)
+{
+    char *names[STG_SIBLING_MODELS_CEILING];
+    size_t n = 0;
+    bool ok = list_onnx_models(dir, names, &n);
+    for (size_t i = 0; i < n; i++) {
+        char *model = ok ? stg_loader_join(dir, names[i]) : NULL;
+        if (ok && model == NULL) {
+            c->nomem = true;
+        } else if (model != NULL) {
+            onnx_model_claims(dir, root, model, opt, c);
+        }
+        stg_mem_free(model);
+        stg_mem_free(names[i]);
+    }
+    return ok && !c->nomem;
+}
+
+/* Relabels r as the data the claims describe and checks every range against its size. */
+static void apply_claims(stg_report *r, const sibling_claims *c)
+{
+    stg_report_drop_code(r, STG_FORMAT_MISMATCH);
+    stg_report_drop_code(r, STG_FORMAT_UNKNOWN);
+    stg_report_set_format(r, c->label);
+    uint64_t size = r->size;
+    for (size_t i = 0; i < c->count; i++) {
+        const sibling_range *g = &c->ranges[i];
+        uint64_t end = g->offset;
+        bool wraps = !g->to_end && stg_add_u64(g->offset, g->length, &end);
+        if (!wraps && end <= size) {
+            continue;
+        }
+        stg_finding *f =
+            g->to_end
+                ? stg_report_add(r, STG_SIBLING_RANGE_OUTSIDE, g->offset,
+                                 "%s beside the file reads it from offset %llu, past its end "
+                                 "(%llu bytes)",
+                                 c->model_kind, (unsigned long long)g->offset,
+                                 (unsigned long long)size)
+                : stg_report_add(r, STG_SIBLING_RANGE_OUTSIDE, g->offset,
+                                 "%s beside the file reads %llu bytes at offset %llu of it, past "
+                                 "its end (%llu bytes)",
+                                 c->model_kind, (unsigned long long)g->length,
+                                 (unsigned long long)g->offset, (unsigned long long)size);
+        if (g->tensor != NULL) {
+            stg_report_set_tensor(r, f, g->tensor, g->tensor_len);
+        }
+    }
+}
+
+void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_report *r)
+{
+    if (!eligible(r)) {
+        return;
+    }
+    r->neighbours = true; /* the same bytes in another folder may be no model's data */
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return;
+    }
+    char *dir = stg_path_dir(path);
+    if (dir == NULL) {
+        r->out_of_memory = true;
+        return;
+    }
+    const char *root = opt->root != NULL ? opt->root : dir;
+    sibling_claims c;
+    memset(&c, 0, sizeof c);
+    c.dev = st.st_dev;
+    c.ino = st.st_ino;
+    if (onnx_claims(dir, root, opt, &c) && c.label != STG_FMT_UNKNOWN) {
+        apply_claims(r, &c);
+    }
+    claims_free(&c);
+    stg_mem_free(dir);
+}

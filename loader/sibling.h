@@ -1,0 +1,35 @@
+/* Sibling data files (internal API of loader/sibling.c; docs/siblings.md). Some models keep
+ * their weights in a file beside them whose bytes are raw tensor data: an ONNX model's
+ * external-data files (any name: `model.onnx_data`, `weights.bin`), an OpenVINO IR's `.bin`.
+ * Alone such a file is no known format (format_unknown, or format_mismatch under a `.bin`
+ * name, which claims a pickle). Once a file's scan found nothing else, this step looks for a
+ * model beside it that names it, by the path resolution the model's own loader does, and
+ * compares identities (device and inode), so a name that only looks alike never counts. A
+ * file so named is relabelled as that model's data and validated against it: every range the
+ * model reads from it must lie inside it. A file no model names keeps its findings. */
+#ifndef STG_LOADER_SIBLING_H
+#define STG_LOADER_SIBLING_H
+
+#include "../validator/report.h"
+#include "stguard/stguard.h"
+
+/* Folder entries read when looking for ONNX models beside a file: a folder with more is not
+ * searched (the file keeps its findings), so the result never depends on readdir's order. */
+#define STG_SIBLING_DIR_ENTRIES_CEILING 4096u
+/* ONNX models beside a file that are read; more: none is (as above). */
+#define STG_SIBLING_MODELS_CEILING 32u
+/* A model larger than this is not read (a model that keeps its tensors outside is small). */
+#define STG_SIBLING_MODEL_BYTES_CEILING ((uint64_t)256 << 20)
+/* Ranges kept for one data file (tensors of the models that name it). */
+#define STG_SIBLING_RANGES_CEILING 1000000u
+
+/* The step for a file scanned into r (not finished) at path (the path as walked or given: a
+ * link's folder, as the model's loader sees it). Runs only when r's findings are all
+ * format_unknown / format_mismatch of the file itself (nothing truncated, no global, no scan
+ * error): then r depends on its neighbours (r->neighbours). Models are looked up in path's
+ * folder and must resolve inside opt->root (or that folder when no root is set). When one
+ * names the file, those findings are dropped, r gets the data format's label and
+ * sibling_range_outside for each range past the file's end. */
+void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_report *r);
+
+#endif
