@@ -21,6 +21,7 @@
 #include "../validator/gguf.h"
 #include "../validator/index.h"
 #include "../validator/onnx.h"
+#include "../validator/openvino.h"
 #include "../validator/pickle_scan.h"
 #include "safetensors.h"
 #include "containers.h"
@@ -294,6 +295,30 @@ static bool scan_onnx(const stg_format_entry *e, const uint8_t *buf, size_t len,
     return true;
 }
 
+/* OpenVINO IR (docs/openvino.md): the XML's rules; for the file itself (not an archive member:
+ * its weights are beside it on disk) the constants go to the loader's hook. */
+static bool sniff_openvino(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return stg_openvino_sniff(buf, len);
+}
+
+static bool scan_openvino(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                          const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    stg_openvino_ir ir;
+    stg_openvino_ir_init(&ir);
+    stg_status st = stg_openvino_check(buf, len, ctx->report, &ir);
+    report_status(ctx, e, st);
+    if (st == STG_OK && ctx->openvino_weights != NULL && a->top_level && ctx->depth == 0 &&
+        ctx->member == NULL) {
+        ctx->openvino_weights(ctx->openvino_weights_arg, &ir, ctx->report);
+    }
+    stg_openvino_ir_release(&ir);
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
@@ -465,6 +490,16 @@ static const stg_format_entry onnx_entry = {
     .last_resort = true,
 };
 
+/* OpenVINO IR: XML whose root element is <net>, after every other entry (text is otherwise
+ * no format). Its weights file beside it is checked by the loader (loader/sibling.h). */
+static const stg_format_entry openvino_entry = {
+    .name = "OpenVINO IR",
+    .sniff = sniff_openvino,
+    .sniff_order = 180,
+    .scan = scan_openvino,
+    .label = STG_FMT_OPENVINO_IR,
+};
+
 static const stg_format_entry *const formats[] = {
     &safetensors_index_entry,
     &safetensors_entry,
@@ -477,6 +512,7 @@ static const stg_format_entry *const formats[] = {
     &joblib_zf_entry,
     &compressed_entry,
     &onnx_entry,
+    &openvino_entry,
 };
 
 enum { FORMAT_COUNT = sizeof formats / sizeof formats[0] };

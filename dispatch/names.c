@@ -46,3 +46,10 @@ stg_format stg_member_name_holds(const char *name)
     }
     return best != NULL ? best->member : STG_FMT_UNKNOWN;
 }
+
+/* OpenVINO's IR frontend opens the weights of a model `X.xml` as `X.bin` (frontend.cpp: the
+ * model's path up to its last '.', then ".bin"): the first pickle rule's suffix, written once. */
+const char *stg_openvino_weights_suffix(void)
+{
+    return stg_pickle_names[0].suffix;
+}

@@ -38,4 +38,7 @@ extern const stg_name_rule stg_pickle_names[];
  * rule says. */
 stg_format stg_member_name_holds(const char *name);
 
+/* The suffix OpenVINO's IR frontend gives a model's weights file (".bin", loader/sibling.c). */
+const char *stg_openvino_weights_suffix(void);
+
 #endif

@@ -153,7 +153,8 @@ static uint64_t buffer_cap(const stg_limits *lim)
 
 /* ------------------------------------------------------------------------------ content */
 
-/* Where an ONNX model on disk is: its path (as walked or given) and the scan root. */
+/* Where a model on disk is (ONNX, OpenVINO IR): its path (as walked or given) and the scan
+ * root. */
 typedef struct onnx_place {
     const char *path;
     const char *root;
@@ -173,6 +174,14 @@ static void onnx_external_files(void *arg, const stg_onnx_external *ext, size_t 
     }
     stg_onnx_check_external_files(dir, place->root, ext, n, r);
     stg_mem_free(dir);
+}
+
+/* The dispatcher's hook for a top-level OpenVINO IR read from a file: its weights file beside
+ * it (loader/sibling.h), inside opt->root or the IR's folder. */
+static void openvino_weights_file(void *arg, const stg_openvino_ir *ir, stg_report *r)
+{
+    const onnx_place *place = arg;
+    stg_openvino_check_weights(place->path, place->root, ir, r);
 }
 
 /* Runs the format rules over buf. index_path: the file's path when it is an index on disk (its
@@ -197,6 +206,8 @@ static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
     if (index_path != NULL) {
         ctx.onnx_external = onnx_external_files;
         ctx.onnx_external_arg = &place;
+        ctx.openvino_weights = openvino_weights_file;
+        ctx.openvino_weights_arg = &place;
     }
     stg_check_buffer(buf, len, name_hint, &ctx);
 }

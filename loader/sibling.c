@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include "../dispatch/formats.h"
+#include "../dispatch/names.h"
 #include "../parser/mem.h"
 #include "../parser/sort.h"
 #include "../parser/util.h"
 #include "../validator/onnx.h"
+#include "../validator/openvino.h"
 #include "model.h"
 #include "open_file.h"
 #include "scan.h"
@@ -247,6 +249,122 @@ static bool onnx_claims(const char *dir, const char *root, const stg_scan_option
     return ok && !c->nomem;
 }
 
+/* ------------------------------------------------------------------------------ OpenVINO */
+
+/* The weights path OpenVINO's frontend derives from a model path: up to its last '.', then the
+ * weights suffix (frontend.cpp, load_impl). */
+static char *openvino_weights_path(const char *model_path)
+{
+    size_t n = strlen(model_path), stem = n;
+    for (size_t i = n; i > 0; i--) {
+        if (model_path[i - 1] == '.') {
+            stem = i - 1;
+            break;
+        }
+    }
+    const char *suffix = stg_openvino_weights_suffix();
+    size_t k = strlen(suffix);
+    char *p = stg_mem_alloc(stem + k + 1);
+    if (p != NULL) {
+        memcpy(p, model_path, stem);
+        memcpy(p + stem, suffix, k + 1);
+    }
+    return p;
+}
+
+static void weights_missing(stg_report *r, const stg_openvino_ir *ir, const char *why)
+{
+    stg_report_add(r, STG_OPENVINO_WEIGHTS_MISSING, ir->consts[0].offset,
+                   "the IR reads %llu constants from its weights file, which %s",
+                   (unsigned long long)ir->nconsts, why);
+}
+
+void stg_openvino_check_weights(const char *xml_path, const char *root, const stg_openvino_ir *ir,
+                                stg_report *r)
+{
+    r->neighbours = true;
+    if (ir->nconsts == 0) {
+        return; /* nothing is read from the weights: OpenVINO does not need the file */
+    }
+    char *dir = stg_path_dir(xml_path);
+    char *bin = openvino_weights_path(xml_path);
+    struct stat st;
+    int fd = -1, err = 0;
+    if (dir == NULL || bin == NULL) {
+        r->out_of_memory = true;
+    } else if (stat(bin, &st) != 0) {
+        weights_missing(r, ir, "does not exist");
+    } else if (stg_path_within(root != NULL ? root : dir, bin) != STG_WITHIN_YES) {
+        weights_missing(r, ir, "resolves outside the model's folder (through a link): not opened");
+    } else if (stg_open_file(bin, 0, &fd, &st, &err) != STG_OPENED) {
+        weights_missing(r, ir, "is not a regular file that opens");
+    } else {
+        close(fd);
+        uint64_t size = (uint64_t)st.st_size;
+        for (size_t i = 0; i < ir->nconsts; i++) {
+            const stg_openvino_const *k = &ir->consts[i];
+            uint64_t end; /* offset + size was checked by the validator */
+            if (!stg_add_u64(k->data_offset, k->data_size, &end) && end <= size) {
+                continue;
+            }
+            stg_finding *f = stg_report_add(
+                r, STG_OPENVINO_WEIGHTS_MISSING, k->offset,
+                "a constant reads %llu bytes at offset %llu of the weights file, which has %llu",
+                (unsigned long long)k->data_size, (unsigned long long)k->data_offset,
+                (unsigned long long)size);
+            if (k->name != NULL) {
+                stg_report_set_tensor(r, f, k->name, k->name_len);
+            }
+        }
+    }
+    stg_mem_free(bin);
+    stg_mem_free(dir);
+}
+
+/* The OpenVINO IR whose weights the data file at path is: `X.xml` for `X.bin` (the name the
+ * IR conventionally has; OpenVINO derives the weights from the model's path). */
+static void openvino_claims(const char *path, const char *root, const stg_limits *lim,
+                            sibling_claims *c)
+{
+    const char *suffix = stg_openvino_weights_suffix();
+    size_t n = strlen(path), k = strlen(suffix);
+    if (n <= k || memcmp(path + n - k, suffix, k) != 0) {
+        return;
+    }
+    char *xml = stg_mem_alloc(n - k + 5);
+    char *back = NULL;
+    if (xml == NULL) {
+        c->nomem = true;
+        return;
+    }
+    memcpy(xml, path, n - k);
+    memcpy(xml + n - k, ".xml", 5);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    stg_openvino_ir ir;
+    stg_openvino_ir_init(&ir);
+    stg_report *scratch = NULL;
+    if (read_model(root, xml, &buf, &len) && stg_openvino_sniff(buf, len) &&
+        (scratch = stg_report_new(lim)) != NULL &&
+        stg_openvino_check(buf, len, scratch, &ir) == STG_OK && ir.complete &&
+        (back = openvino_weights_path(xml)) != NULL && names_the_file(root, back, c)) {
+        c->label = STG_FMT_OPENVINO_WEIGHTS;
+        c->model_kind = "an OpenVINO IR";
+        for (size_t i = 0; i < ir.nconsts && !c->nomem; i++) {
+            const stg_openvino_const *q = &ir.consts[i];
+            if (!claims_add(c, q->data_offset, q->data_size, false, (const uint8_t *)q->name,
+                            q->name_len)) {
+                c->nomem = true;
+            }
+        }
+    }
+    stg_report_free(scratch);
+    stg_openvino_ir_release(&ir);
+    stg_mem_free(back);
+    stg_mem_free(buf);
+    stg_mem_free(xml);
+}
+
 /* Relabels r as the data the claims describe and checks every range against its size. */
 static void apply_claims(stg_report *r, const sibling_claims *c)
 {
@@ -299,7 +417,11 @@ void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_report 
     memset(&c, 0, sizeof c);
     c.dev = st.st_dev;
     c.ino = st.st_ino;
-    if (onnx_claims(dir, root, opt, &c) && c.label != STG_FMT_UNKNOWN) {
+    bool searched = onnx_claims(dir, root, opt, &c);
+    if (searched && c.label == STG_FMT_UNKNOWN) {
+        openvino_claims(path, root, &opt->limits, &c);
+    }
+    if (searched && !c.nomem && c.label != STG_FMT_UNKNOWN) {
         apply_claims(r, &c);
     }
     claims_free(&c);

@@ -10,6 +10,7 @@
 #ifndef STG_LOADER_SIBLING_H
 #define STG_LOADER_SIBLING_H
 
+#include "../validator/openvino.h"
 #include "../validator/report.h"
 #include "stguard/stguard.h"
 
@@ -31,5 +32,13 @@
  * names the file, those findings are dropped, r gets the data format's label and
  * sibling_range_outside for each range past the file's end. */
 void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_report *r);
+
+/* The model's side, for an OpenVINO IR scanned by path (the dispatcher's hook, loader/scan.c):
+ * its weights file is the IR's path up to its last '.' plus ".bin", as OpenVINO's frontend
+ * derives it. When the IR has constants, that file must exist, be a regular file inside root
+ * (NULL: the IR's folder) and hold every constant's offset + size bytes, else
+ * openvino_weights_missing (at the constant's <data>). r then depends on its neighbours. */
+void stg_openvino_check_weights(const char *xml_path, const char *root, const stg_openvino_ir *ir,
+                                stg_report *r);
 
 #endif

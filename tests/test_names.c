@@ -121,6 +121,10 @@ static const struct code_row {
     {STG_PICKLE_SKIP_UNRESOLVED, 120, "pickle_skip_unresolved"},
     {STG_TORCH01_STORAGE_UNRESOLVED, 121, "torch01_storage_unresolved"},
     {STG_SIBLING_RANGE_OUTSIDE, 180, "sibling_range_outside"},
+    {STG_XML_MALFORMED, 181, "xml_malformed"},
+    {STG_OPENVINO_CONST_INVALID, 182, "openvino_const_invalid"},
+    {STG_OPENVINO_WEIGHTS_MISSING, 183, "openvino_weights_missing"},
+    {STG_OPENVINO_VERSION_UNSUPPORTED, 184, "openvino_version_unsupported"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])

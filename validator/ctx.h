@@ -59,6 +59,7 @@ typedef struct stg_payload {
 
 typedef struct stg_check_ctx stg_check_ctx;
 struct stg_onnx_external; /* validator/onnx.h */
+struct stg_openvino_ir;   /* validator/openvino.h */
 
 /* Scans a payload one level deeper into a report of its own and merges it into ctx->report
  * with the member path set. */
@@ -80,6 +81,10 @@ struct stg_check_ctx {
      * examined next to the model; without it only the locations' form is checked. */
     void (*onnx_external)(void *arg, const struct stg_onnx_external *ext, size_t n, stg_report *r);
     void *onnx_external_arg;
+    /* The same for a top-level OpenVINO IR (validator/openvino.h): its constants are checked
+     * against the weights file beside it (loader/sibling.h). */
+    void (*openvino_weights)(void *arg, const struct stg_openvino_ir *ir, stg_report *r);
+    void *openvino_weights_arg;
     /* Set while scanning what joblib's old ZF reader decompresses (numpy_pickle_compat): its
      * ZipNumpyUnpickler reads no NumpyArrayWrapper array, so those bytes are opcodes. */
     bool joblib_compat;
