@@ -20,6 +20,7 @@
 #include "../parser/zip.h"
 #include "../validator/gguf.h"
 #include "../validator/index.h"
+#include "../validator/coreml.h"
 #include "../validator/onnx.h"
 #include "../validator/openvino.h"
 #include "../validator/pickle_scan.h"
@@ -319,6 +320,17 @@ static bool scan_openvino(const stg_format_entry *e, const uint8_t *buf, size_t 
     return true;
 }
 
+/* Core ML model.mlmodel (docs/coreml.md): the Model protobuf's wire data. */
+static bool scan_coreml_model(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                              const stg_dispatch_args *a, stg_check_ctx *ctx,
+                              stg_member_result *res)
+{
+    (void)a;
+    stg_coreml_model_check(buf, len, ctx->report);
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 /* Label of an archive by its directory alone (no inflating): torch-zip when a member is named
@@ -500,6 +512,16 @@ static const stg_format_entry openvino_entry = {
     .label = STG_FMT_OPENVINO_IR,
 };
 
+/* Core ML's model.mlmodel, by its name only, for a whole file every other reading left
+ * unclaimed (before ONNX's content walk, which a Model protobuf may also pass). */
+static const stg_format_entry coreml_model_entry = {
+    .name = "Core ML model",
+    .names = stg_coreml_model_names,
+    .scan = scan_coreml_model,
+    .label = STG_FMT_COREML_MODEL,
+    .last_resort = true,
+};
+
 static const stg_format_entry *const formats[] = {
     &safetensors_index_entry,
     &safetensors_entry,
@@ -511,6 +533,7 @@ static const stg_format_entry *const formats[] = {
     &pickle_entry,
     &joblib_zf_entry,
     &compressed_entry,
+    &coreml_model_entry,
     &onnx_entry,
     &openvino_entry,
 };

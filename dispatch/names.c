@@ -12,6 +12,10 @@ const stg_name_rule stg_safetensors_names[] = {
 /* ONNX's name decides only for content no other entry claims (it is the last resort). */
 const stg_name_rule stg_onnx_names[] = {{.suffix = ".onnx", .power = STG_NAME_DECIDES},
                                         {.suffix = NULL}};
+/* A Core ML model's name decides, for content no other entry claims (a last resort, as ONNX):
+ * model.mlmodel is a protobuf with no magic. */
+const stg_name_rule stg_coreml_model_names[] = {{.suffix = ".mlmodel", .power = STG_NAME_DECIDES},
+                                                {.suffix = NULL}};
 /* A GGUF name decides nothing (the magic does) but claims the format: other content under it
  * is format_mismatch, as for the pickle suffixes (ggml's gguf_init_from_file refuses it). */
 const stg_name_rule stg_gguf_names[] = {{.suffix = ".gguf", .power = STG_NAME_CLAIMS},
@@ -33,8 +37,12 @@ const stg_name_rule stg_pickle_names[] = {
 /* The longest suffix of the rules of every entry wins (a member name has one meaning). */
 stg_format stg_member_name_holds(const char *name)
 {
-    static const stg_name_rule *const all[] = {stg_safetensors_index_names, stg_safetensors_names,
-                                               stg_onnx_names, stg_gguf_names, stg_pickle_names};
+    static const stg_name_rule *const all[] = {stg_safetensors_index_names,
+                                               stg_safetensors_names,
+                                               stg_onnx_names,
+                                               stg_gguf_names,
+                                               stg_pickle_names,
+                                               stg_coreml_model_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {

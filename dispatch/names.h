@@ -33,6 +33,7 @@ extern const stg_name_rule stg_safetensors_names[];
 extern const stg_name_rule stg_onnx_names[];
 extern const stg_name_rule stg_gguf_names[];
 extern const stg_name_rule stg_pickle_names[];
+extern const stg_name_rule stg_coreml_model_names[];
 
 /* What an archive member named so holds by its name (stg_name_rule.member), unknown when no
  * rule says. */

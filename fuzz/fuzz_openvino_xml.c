@@ -37,7 +37,8 @@ static void attrs_props(const uint8_t *data, size_t size, stg_xml_span attrs)
     }
     size_t i = attrs.off, end = attrs.off + attrs.len;
     while (i < end) {
-        while (i < end && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) {
+        while (i < end &&
+               (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) {
             i++;
         }
         if (i == end) {

@@ -12,6 +12,7 @@
 #include "../parser/mem.h"
 #include "../parser/sort.h"
 #include "../parser/util.h"
+#include "../validator/coreml.h"
 #include "../validator/onnx.h"
 #include "../validator/openvino.h"
 #include "model.h"
@@ -365,6 +366,70 @@ static void openvino_claims(const char *path, const char *root, const stg_limits
     stg_mem_free(xml);
 }
 
+/* ------------------------------------------------------------------------------ Core ML */
+
+/* Where coremltools puts a package's weights (coremltools/models/utils.py and
+ * libmodelpackage: X.mlpackage/Data/com.apple.CoreML/weights/weight.bin), and the paths a
+ * Manifest.json item names it by (relative to Data/: the weights folder, or the file). */
+static const char coreml_weights_tail[] = "/Data/com.apple.CoreML/weights/weight.bin";
+static const char *const coreml_item_paths[] = {"com.apple.CoreML/weights",
+                                                "com.apple.CoreML/weights/weight.bin"};
+
+/* The package's Manifest.json names the file at path (the package folder four levels up).
+ * Without a scan root the package folder is the limit: the manifest and the weights are one
+ * unit, and neither may lead out of it through a link. */
+static void coreml_claims(const char *path, const char *scan_root, sibling_claims *c)
+{
+    size_t n = strlen(path), k = sizeof coreml_weights_tail - 1;
+    if (n <= k || memcmp(path + n - k, coreml_weights_tail, k) != 0) {
+        return;
+    }
+    static const char manifest_name[] = "/Manifest.json";
+    char *manifest = stg_mem_alloc(n - k + sizeof manifest_name);
+    if (manifest == NULL) {
+        c->nomem = true;
+        return;
+    }
+    memcpy(manifest, path, n - k);
+    memcpy(manifest + n - k, manifest_name, sizeof manifest_name);
+    char *pkg = scan_root == NULL ? stg_mem_strndup(path, n - k) : NULL;
+    const char *root = scan_root != NULL ? scan_root : pkg;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (root == NULL) {
+        c->nomem = true;
+    } else if (read_model(root, manifest, &buf, &len) &&
+               stg_coreml_manifest_names(buf, len, coreml_item_paths,
+                                         sizeof coreml_item_paths / sizeof coreml_item_paths[0]) &&
+               names_the_file(root, path, c)) {
+        c->label = STG_FMT_COREML_WEIGHTS;
+        c->model_kind = "a Core ML package";
+    }
+    stg_mem_free(pkg);
+    stg_mem_free(buf);
+    stg_mem_free(manifest);
+}
+
+/* Reads the 64-byte record at `at` of the weights file (the chain walk's reader). */
+static bool pread_record(void *arg, uint64_t at, uint8_t rec[STG_MILBLOB_RECORD])
+{
+    int fd = *(const int *)arg;
+    return pread(fd, rec, STG_MILBLOB_RECORD, (off_t)at) == (ssize_t)STG_MILBLOB_RECORD;
+}
+
+/* The blob storage chain of the file at path (validator/coreml.h), read record by record. */
+static void check_blob_storage(const char *path, uint64_t size, stg_report *r)
+{
+    int fd = -1, err = 0;
+    struct stat st;
+    if (stg_open_file(path, 0, &fd, &st, &err) != STG_OPENED) {
+        stg_scan_add_errno(r, STG_IO_ERROR, "the Core ML weights file could not be reopened", err);
+        return;
+    }
+    stg_coreml_blob_check(pread_record, &fd, size, r);
+    close(fd);
+}
+
 /* Relabels r as the data the claims describe and checks every range against its size. */
 static void apply_claims(stg_report *r, const sibling_claims *c)
 {
@@ -421,8 +486,14 @@ void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_report 
     if (searched && c.label == STG_FMT_UNKNOWN) {
         openvino_claims(path, root, &opt->limits, &c);
     }
+    if (searched && c.label == STG_FMT_UNKNOWN) {
+        coreml_claims(path, opt->root, &c);
+    }
     if (searched && !c.nomem && c.label != STG_FMT_UNKNOWN) {
         apply_claims(r, &c);
+        if (c.label == STG_FMT_COREML_WEIGHTS) {
+            check_blob_storage(path, r->size, r);
+        }
     }
     claims_free(&c);
     stg_mem_free(dir);

@@ -125,6 +125,8 @@ static const struct code_row {
     {STG_OPENVINO_CONST_INVALID, 182, "openvino_const_invalid"},
     {STG_OPENVINO_WEIGHTS_MISSING, 183, "openvino_weights_missing"},
     {STG_OPENVINO_VERSION_UNSUPPORTED, 184, "openvino_version_unsupported"},
+    {STG_COREML_BLOB_INVALID, 185, "coreml_blob_invalid"},
+    {STG_COREML_MODEL_MALFORMED, 186, "coreml_model_malformed"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])

@@ -194,14 +194,16 @@ typedef enum stg_code {
     STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
     STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
     /* 180..189: sibling data files and the models that name them (docs/siblings.md) */
-    STG_SIBLING_RANGE_OUTSIDE = 180,       /**< a model beside the file names bytes past its end */
-    STG_XML_MALFORMED = 181,               /**< an OpenVINO IR's XML outside the subset read */
-    STG_OPENVINO_CONST_INVALID = 182,      /**< a Const layer's offset/size/type/shape */
-    STG_OPENVINO_WEIGHTS_MISSING = 183,    /**< the IR's .bin absent or shorter than a Const */
-    STG_OPENVINO_VERSION_UNSUPPORTED = 184 /**< an IR version the frontend does not read */
+    STG_SIBLING_RANGE_OUTSIDE = 180,        /**< a model beside the file names bytes past its end */
+    STG_XML_MALFORMED = 181,                /**< an OpenVINO IR's XML outside the subset read */
+    STG_OPENVINO_CONST_INVALID = 182,       /**< a Const layer's offset/size/type/shape */
+    STG_OPENVINO_WEIGHTS_MISSING = 183,     /**< the IR's .bin absent or shorter than a Const */
+    STG_OPENVINO_VERSION_UNSUPPORTED = 184, /**< an IR version the frontend does not read */
+    STG_COREML_BLOB_INVALID = 185,          /**< a Core ML weight.bin's header or records */
+    STG_COREML_MODEL_MALFORMED = 186        /**< a model.mlmodel that is no Model protobuf */
 } stg_code;
 
-#define STG_CODE_MAX 184 /**< highest code number in this version */
+#define STG_CODE_MAX 186 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
