@@ -110,9 +110,9 @@ static bool names_the_file(const char *root, const char *path, const sibling_cla
            st.st_ino == c->ino && stg_path_within(root, path) == STG_WITHIN_YES;
 }
 
-/* Reads the whole regular file at path (inside root, at most STG_SIBLING_MODEL_BYTES_CEILING
- * bytes) into *out (stg_mem_free). false when it is none of that or cannot be read. */
-static bool read_model(const char *root, const char *path, uint8_t **out, size_t *len)
+/* Reads the whole regular file at path (inside root, at most cap bytes) into *out
+ * (stg_mem_free). false when it is none of that or cannot be read. */
+static bool read_model(const char *root, const char *path, uint64_t cap, uint8_t **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
@@ -125,7 +125,7 @@ static bool read_model(const char *root, const char *path, uint8_t **out, size_t
         return false;
     }
     uint64_t size = (uint64_t)st.st_size;
-    uint8_t *buf = size <= STG_SIBLING_MODEL_BYTES_CEILING ? stg_mem_alloc(size + 1) : NULL;
+    uint8_t *buf = size <= cap ? stg_mem_alloc(size + 1) : NULL;
     size_t done = 0;
     while (buf != NULL && done < size) {
         ssize_t n = pread(fd, buf + done, (size_t)(size - done), (off_t)done);
@@ -154,7 +154,7 @@ static void onnx_model_claims(const char *dir, const char *root, const char *mod
 {
     uint8_t *buf;
     size_t len;
-    if (!read_model(root, model_path, &buf, &len)) {
+    if (!read_model(root, model_path, STG_SIBLING_ONNX_MODEL_BYTES_CEILING, &buf, &len)) {
         return;
     }
     stg_report *scratch = stg_report_new(&opt->limits);
@@ -237,6 +237,19 @@ static bool onnx_claims(const char *dir, const char *root, const stg_scan_option
     char *names[STG_SIBLING_MODELS_CEILING];
     size_t n = 0;
     bool ok = list_onnx_models(dir, names, &n);
+    uint64_t total = 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        char *model = stg_loader_join(dir, names[i]);
+        struct stat st;
+        if (model == NULL) {
+            c->nomem = true;
+        } else if (stat(model, &st) == 0 && S_ISREG(st.st_mode) &&
+                   (uint64_t)st.st_size <= STG_SIBLING_ONNX_MODEL_BYTES_CEILING) {
+            total += (uint64_t)st.st_size; /* at most 32 x 64 MiB: no wrap */
+        }
+        ok = model != NULL && total <= STG_SIBLING_ONNX_READ_CEILING;
+        stg_mem_free(model);
+    }
     for (size_t i = 0; i < n; i++) {
         char *model = ok ? stg_loader_join(dir, names[i]) : NULL;
         if (ok && model == NULL) {
@@ -345,8 +358,8 @@ static void openvino_claims(const char *path, const char *root, const stg_limits
     stg_openvino_ir ir;
     stg_openvino_ir_init(&ir);
     stg_report *scratch = NULL;
-    if (read_model(root, xml, &buf, &len) && stg_openvino_sniff(buf, len) &&
-        (scratch = stg_report_new(lim)) != NULL &&
+    if (read_model(root, xml, STG_SIBLING_MODEL_BYTES_CEILING, &buf, &len) &&
+        stg_openvino_sniff(buf, len) && (scratch = stg_report_new(lim)) != NULL &&
         stg_openvino_check(buf, len, scratch, &ir) == STG_OK && ir.complete &&
         (back = openvino_weights_path(xml)) != NULL && names_the_file(root, back, c)) {
         c->label = STG_FMT_OPENVINO_WEIGHTS;
@@ -398,7 +411,7 @@ static void coreml_claims(const char *path, const char *scan_root, sibling_claim
     size_t len = 0;
     if (root == NULL) {
         c->nomem = true;
-    } else if (read_model(root, manifest, &buf, &len) &&
+    } else if (read_model(root, manifest, STG_SIBLING_MODEL_BYTES_CEILING, &buf, &len) &&
                stg_coreml_manifest_names(buf, len, coreml_item_paths,
                                          sizeof coreml_item_paths / sizeof coreml_item_paths[0]) &&
                names_the_file(root, path, c)) {

@@ -19,8 +19,16 @@
 #define STG_SIBLING_DIR_ENTRIES_CEILING 4096u
 /* ONNX models beside a file that are read; more: none is (as above). */
 #define STG_SIBLING_MODELS_CEILING 32u
-/* A model larger than this is not read (a model that keeps its tensors outside is small). */
+/* A model file larger than this is not read: an IR's XML or a package manifest (one file each
+ * data file asks). */
 #define STG_SIBLING_MODEL_BYTES_CEILING ((uint64_t)256 << 20)
+/* An ONNX model beside the file larger than this is not read (a model that keeps its tensors
+ * outside is small: external data exists because a ModelProto stops at 2 GiB), and the ONNX
+ * models of one folder are read only when their sizes add up to at most
+ * STG_SIBLING_ONNX_READ_CEILING (else the folder is not searched): what one data file can
+ * make the step read is bounded whatever the folder holds. */
+#define STG_SIBLING_ONNX_MODEL_BYTES_CEILING ((uint64_t)64 << 20)
+#define STG_SIBLING_ONNX_READ_CEILING ((uint64_t)256 << 20)
 /* Ranges kept for one data file (tensors of the models that name it). */
 #define STG_SIBLING_RANGES_CEILING 1000000u
 

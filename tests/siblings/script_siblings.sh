@@ -1,8 +1,10 @@
 #!/bin/bash
 # Sibling data files through the CLI (docs/siblings.md): folders written by Debian's python3-onnx
 # (tests/siblings/gen_siblings.py: models whose weights are in model.onnx_data or weights.bin,
-# reloaded by onnx.load) exit 0 under --fail-on warning, with the data files labelled
-# onnx-external-data; the same data file alone (no model beside it) keeps its finding; a model
+# reloaded by onnx.load; a bert-like repo with ONNX, OpenVINO and Core ML weights; the same
+# repo as a Hugging Face cache, every file a blob behind a snapshot link) exit 0 under
+# --fail-on warning, with the data files labelled onnx-external-data, openvino-weights and
+# coreml-weights; the same data file alone (no model beside it) keeps its finding; a model
 # whose tensor runs past the end of its data file makes that file invalid
 # (sibling_range_outside). Skips (77) when Debian's python3 cannot import onnx.
 . "$(dirname "$0")/../support/script_prelude.sh"
@@ -15,7 +17,7 @@ records() {
     printf 'import json\nrecs = {}\nfor line in open(%s):\n    r = json.loads(line)\n    if r["type"] == "file":\n        recs[r["path"].rsplit(%s, 1)[1]] = r\n' "'$1'" "'$2'"
 }
 
-for d in onnx_data onnx_bin repo; do
+for d in onnx_data onnx_bin repo hub; do
     if ! out=$("$STGUARD_CLI" scan --fail-on warning "$tmp/f/$d"); then
         echo "FAIL: $d does not pass --fail-on warning:"; echo "$out"; fail=1
     fi
@@ -29,7 +31,11 @@ done
 { records "$tmp/repo.json" "/repo/"; cat; } <<'PY' | "$PY" - || fail=1
 want = {"onnx/model.onnx": "onnx", "onnx/model.onnx_data": "onnx-external-data",
         "onnx/model_fp16.onnx": "onnx", "onnx/weights.bin": "onnx-external-data",
-        "config.json": "json", "tokenizer.json": "json"}
+        "config.json": "json", "tokenizer.json": "json",
+        "openvino/openvino_model.xml": "openvino-ir", "openvino/openvino_model.bin": "openvino-weights",
+        "coreml/fill-mask/float32_model.mlpackage/Manifest.json": "json",
+        "coreml/fill-mask/float32_model.mlpackage/Data/com.apple.CoreML/model.mlmodel": "coreml-model",
+        "coreml/fill-mask/float32_model.mlpackage/Data/com.apple.CoreML/weights/weight.bin": "coreml-weights"}
 for path, fmt in want.items():
     r = recs[path]
     assert r["format"] == fmt and r["verdict"] == "ok" and not r["findings"], (path, r)

@@ -307,6 +307,34 @@ START_TEST(test_onnx_models_ceiling)
 }
 END_TEST
 
+/* What one data file makes the step read is bounded: ONNX models over 64 MiB are left out
+ * (near miss: a 65 MiB one beside the model that names the file changes nothing), and a folder
+ * whose models add up to more than 256 MiB is not searched (sparse files: nothing is read). */
+START_TEST(test_onnx_read_ceiling)
+{
+    char *dir = tu_tempdir();
+    const ext_spec specs[] = {{"w", "weights.bin", NULL, NULL}};
+    write_model(dir, "model.onnx", specs, 1);
+    write_data(dir, "weights.bin", 80);
+    char *big = path_in(dir, "big.onnx");
+    ck_assert_int_eq(tu_write_file(big, "", 0), 0);
+    ck_assert_int_eq(truncate(big, (off_t)STG_SIBLING_ONNX_MODEL_BYTES_CEILING + 1), 0);
+    expect_data_ok(scan_file(dir, "weights.bin"), STG_FMT_ONNX_EXTERNAL_DATA);
+    char name[32];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "part%d.onnx", i);
+        char *p = path_in(dir, name);
+        ck_assert_int_eq(tu_write_file(p, "", 0), 0);
+        ck_assert_int_eq(truncate(p, (off_t)60 << 20), 0);
+        free(p);
+    }
+    expect_kept(scan_file(dir, "weights.bin"), STG_FORMAT_MISMATCH);
+    free(big);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* Folder scans */
 
@@ -367,6 +395,7 @@ Suite *siblings_suite(void)
     tcase_add_test(tc, test_onnx_identity);
     tcase_add_test(tc, test_onnx_only_unknown_content);
     tcase_add_test(tc, test_onnx_models_ceiling);
+    tcase_add_test(tc, test_onnx_read_ceiling);
     tcase_add_test(tc, test_tree_repo);
     suite_add_tcase(s, tc);
     return s;
