@@ -71,11 +71,11 @@ static void blob_invalid(stg_report *r, uint64_t at, const char *what)
                    "the Core ML weights file %s: Core ML's blob storage reader refuses it", what);
 }
 
-void stg_coreml_blob_check(stg_coreml_read_fn read, void *arg, uint64_t size, stg_report *r)
+void stg_coreml_blob_check(stg_coreml_read_fn read_record, void *arg, uint64_t size, stg_report *r)
 {
     uint8_t rec[STG_MILBLOB_RECORD];
     stg_milblob_header h;
-    if (size < STG_MILBLOB_RECORD || !read(arg, 0, rec) ||
+    if (size < STG_MILBLOB_RECORD || !read_record(arg, 0, rec) ||
         !stg_milblob_read_header(rec, sizeof rec, &h)) {
         blob_invalid(r, 0, "is shorter than its 64-byte header");
         return;
@@ -88,7 +88,7 @@ void stg_coreml_blob_check(stg_coreml_read_fn read, void *arg, uint64_t size, st
     for (uint32_t i = 0; i < h.count; i++) {
         stg_milblob_meta m;
         uint64_t end, next;
-        if (at > size || size - at < STG_MILBLOB_RECORD || !read(arg, at, rec) ||
+        if (at > size || size - at < STG_MILBLOB_RECORD || !read_record(arg, at, rec) ||
             !stg_milblob_read_meta(rec, sizeof rec, &m)) {
             /* the record would start at `at`, past the end: the finding is at the end */
             blob_invalid(r, at < size ? at : size,

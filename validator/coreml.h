@@ -34,9 +34,9 @@ typedef bool (*stg_coreml_read_fn)(void *arg, uint64_t at, uint8_t rec[STG_MILBL
  * the header's version must be 2; `count` metadata records follow, the first at 64, each with
  * the sentinel, its data [offset, offset + size) inside the file (MMapFileReader::ReadData
  * slices the mapping), the next at the data's end rounded up to 64). Adds coreml_blob_invalid
- * at the first problem (the walk stops there); records are read through read(arg, ...). The
+ * at the first problem (the walk stops there); records are read through read_record(arg, ...). The
  * walk moves forward at least 64 bytes a record, so it reads at most size / 64 records. */
-void stg_coreml_blob_check(stg_coreml_read_fn read, void *arg, uint64_t size, stg_report *r);
+void stg_coreml_blob_check(stg_coreml_read_fn read_record, void *arg, uint64_t size, stg_report *r);
 
 /* The same over a buffer (tests, fuzzing). */
 void stg_coreml_blob_check_buffer(const uint8_t *buf, size_t len, stg_report *r);
