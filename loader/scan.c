@@ -654,7 +654,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
     uint64_t bytes;
     stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL, NULL);
     stg_joblib_side_scan(path, opt, r);
-    stg_sibling_scan(path, opt, r);
+    stg_sibling_scan(path, opt, NULL, r);
     stg_report_finish(r);
     *out = r;
     return STG_OK;

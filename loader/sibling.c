@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -229,14 +230,140 @@ static bool list_onnx_models(const char *dir, char **names, size_t *n)
     return ok;
 }
 
+/* ------------------------------------------------------------------------------ cache */
+
+typedef struct cached_dir {
+    dev_t dev;
+    ino_t ino;
+    bool ok; /* the listing ended within the ceilings */
+    size_t n;
+    char *names[STG_SIBLING_MODELS_CEILING];
+} cached_dir;
+
+struct stg_sibling_cache {
+    pthread_mutex_t lock;
+    cached_dir *dirs;
+    size_t count, cap;
+};
+
+stg_sibling_cache *stg_sibling_cache_new(void)
+{
+    stg_sibling_cache *c = stg_mem_calloc(1, sizeof *c);
+    if (c != NULL && pthread_mutex_init(&c->lock, NULL) != 0) {
+        stg_mem_free(c);
+        c = NULL;
+    }
+    return c;
+}
+
+void stg_sibling_cache_free(stg_sibling_cache *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < c->count; i++) {
+        for (size_t k = 0; k < c->dirs[i].n; k++) {
+            stg_mem_free(c->dirs[i].names[k]);
+        }
+    }
+    stg_mem_free(c->dirs);
+    pthread_mutex_destroy(&c->lock);
+    stg_mem_free(c);
+}
+
+/* Copies names[0..n) into out (false and nothing kept when memory fails). */
+static bool copy_names(char *const *names, size_t n, char **out)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[i] = stg_mem_strndup(names[i], strlen(names[i]));
+        if (out[i] == NULL) {
+            for (size_t k = 0; k < i; k++) {
+                stg_mem_free(out[k]);
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Under c->lock: the folder's entry, or NULL. */
+static cached_dir *cache_find(stg_sibling_cache *c, const struct stat *ds)
+{
+    for (size_t i = 0; i < c->count; i++) {
+        if (c->dirs[i].dev == ds->st_dev && c->dirs[i].ino == ds->st_ino) {
+            return &c->dirs[i];
+        }
+    }
+    return NULL;
+}
+
+/* The folder's listing from the cache: true with names (copies) and *ok when it is there. */
+static bool cache_get(stg_sibling_cache *c, const struct stat *ds, char **names, size_t *n,
+                      bool *ok)
+{
+    bool hit = false;
+    pthread_mutex_lock(&c->lock);
+    const cached_dir *d = cache_find(c, ds);
+    if (d != NULL && copy_names(d->names, d->n, names)) {
+        *n = d->n;
+        *ok = d->ok;
+        hit = true;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return hit;
+}
+
+/* Keeps a listing (when there is room and it is not there yet; memory failing keeps none). */
+static void cache_put(stg_sibling_cache *c, const struct stat *ds, char *const *names, size_t n,
+                      bool ok)
+{
+    pthread_mutex_lock(&c->lock);
+    if (cache_find(c, ds) == NULL && c->count < STG_SIBLING_CACHE_DIRS) {
+        if (c->count == c->cap) {
+            size_t ncap = c->cap == 0 ? 16 : c->cap * 2;
+            cached_dir *nd = stg_mem_realloc(c->dirs, ncap * sizeof *nd);
+            if (nd != NULL) {
+                c->dirs = nd;
+                c->cap = ncap;
+            }
+        }
+        cached_dir *d = c->count < c->cap ? &c->dirs[c->count] : NULL;
+        if (d != NULL && copy_names(names, n, d->names)) {
+            d->dev = ds->st_dev;
+            d->ino = ds->st_ino;
+            d->ok = ok;
+            d->n = n;
+            c->count++;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* The folder's ONNX models, from the cache or listed (and then kept). */
+static bool onnx_models(const char *dir, stg_sibling_cache *cache, char **names, size_t *n)
+{
+    struct stat ds;
+    bool ok = false;
+    *n = 0;
+    bool keyed = cache != NULL && stat(dir, &ds) == 0;
+    if (keyed && cache_get(cache, &ds, names, n, &ok)) {
+        return ok;
+    }
+    ok = list_onnx_models(dir, names, n);
+    if (keyed) {
+        cache_put(cache, &ds, names, *n, ok);
+    }
+    return ok;
+}
+
 /* ONNX models in the file's folder whose external data is the file. false: the folder could
  * not be searched to the end (the file keeps its findings). */
 static bool onnx_claims(const char *dir, const char *root, const stg_scan_options *opt,
-                        sibling_claims *c)
+                        stg_sibling_cache *cache, sibling_claims *c)
 {
     char *names[STG_SIBLING_MODELS_CEILING];
     size_t n = 0;
-    bool ok = list_onnx_models(dir, names, &n);
+    bool ok = onnx_models(dir, cache, names, &n);
     uint64_t total = 0;
     for (size_t i = 0; ok && i < n; i++) {
         char *model = stg_loader_join(dir, names[i]);
@@ -475,7 +602,8 @@ static void apply_claims(stg_report *r, const sibling_claims *c)
     }
 }
 
-void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_report *r)
+void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_sibling_cache *cache,
+                      stg_report *r)
 {
     if (!eligible(r)) {
         return;
@@ -495,7 +623,7 @@ void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_report 
     memset(&c, 0, sizeof c);
     c.dev = st.st_dev;
     c.ino = st.st_ino;
-    bool searched = onnx_claims(dir, root, opt, &c);
+    bool searched = onnx_claims(dir, root, opt, cache, &c);
     if (searched && c.label == STG_FMT_UNKNOWN) {
         openvino_claims(path, root, &opt->limits, &c);
     }

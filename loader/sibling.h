@@ -32,14 +32,26 @@
 /* Ranges kept for one data file (tensors of the models that name it). */
 #define STG_SIBLING_RANGES_CEILING 1000000u
 
+/* Folders whose ONNX model listing one walk keeps (a folder of thousands of files of no known
+ * format is listed once, not once a file); past it, folders are listed each time. */
+#define STG_SIBLING_CACHE_DIRS 4096u
+
+/* The listings of one tree walk, shared by its worker threads (its own lock). */
+typedef struct stg_sibling_cache stg_sibling_cache;
+/* NULL when memory fails (the step then lists the folder each time). */
+stg_sibling_cache *stg_sibling_cache_new(void);
+void stg_sibling_cache_free(stg_sibling_cache *c);
+
 /* The step for a file scanned into r (not finished) at path (the path as walked or given: a
  * link's folder, as the model's loader sees it). Runs only when r's findings are all
  * format_unknown / format_mismatch of the file itself (nothing truncated, no global, no scan
  * error): then r depends on its neighbours (r->neighbours). Models are looked up in path's
  * folder and must resolve inside opt->root (or that folder when no root is set). When one
  * names the file, those findings are dropped, r gets the data format's label and
- * sibling_range_outside for each range past the file's end. */
-void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_report *r);
+ * sibling_range_outside for each range past the file's end. cache: a walk's listings (keyed
+ * by the folder's device and inode), or NULL. */
+void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_sibling_cache *cache,
+                      stg_report *r);
 
 /* The model's side, for an OpenVINO IR scanned by path (the dispatcher's hook, loader/scan.c):
  * its weights file is the IR's path up to its last '.' plus ".bin", as OpenVINO's frontend

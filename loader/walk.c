@@ -114,6 +114,7 @@ typedef struct walk {
     uint64_t bytes_done;
     uint64_t distinct;
     uint64_t skipped_self;
+    stg_sibling_cache *siblings; /* folder listings of the sibling step (NULL: none kept) */
 } walk;
 
 static char *dup_str(walk *w, const char *s)
@@ -792,7 +793,7 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
     /* joblib side files are looked up next to the shown path, as joblib.load does; so are the
      * models that name a data file (loader/sibling.h) */
     stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, r);
-    stg_sibling_scan(t->hint != NULL ? t->hint : f->open_path, opt, r);
+    stg_sibling_scan(t->hint != NULL ? t->hint : f->open_path, opt, w->siblings, r);
     stg_report_finish(r);
     return r;
 }
@@ -904,6 +905,7 @@ static void free_walk(walk *w)
     stg_mem_free(w->files);
     stg_idmap_free(&w->file_ids);
     stg_idmap_free(&w->dirs_seen);
+    stg_sibling_cache_free(w->siblings);
 }
 
 void stg_walk_options_default(stg_walk_options *out)
@@ -1207,6 +1209,7 @@ static stg_status walk_run(const char *const *paths, size_t count, const stg_wal
     pthread_t tids[STG_WALK_MAX_THREADS];
     unsigned started = 0;
     pthread_mutex_init(&w.lock, NULL);
+    w.siblings = stg_sibling_cache_new();
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -383,6 +383,30 @@ START_TEST(test_tree_repo)
 }
 END_TEST
 
+/* The walk lists a folder once (its cache): many files of no format beside a model that names
+ * three of them; on four threads the three are its data and the others keep their finding. */
+START_TEST(test_tree_cache)
+{
+    char *dir = tu_tempdir();
+    char name[32];
+    for (int i = 0; i < 60; i++) {
+        snprintf(name, sizeof name, "t%02d.dat", i);
+        write_data(dir, name, 32);
+    }
+    const ext_spec specs[] = {
+        {"a", "t07.dat", "0", "32"}, {"b", "t31.dat", "0", "32"}, {"c", "t59.dat", "0", "16"}};
+    write_model(dir, "model.onnx", specs, 3);
+    for (unsigned threads = 1; threads <= 4; threads += 3) {
+        tree_seen s;
+        scan_tree(dir, threads, &s);
+        ck_assert_uint_eq(s.records, 61);
+        ck_assert_uint_eq(s.ok, 4);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *siblings_suite(void);
 Suite *siblings_suite(void)
 {
@@ -397,6 +421,7 @@ Suite *siblings_suite(void)
     tcase_add_test(tc, test_onnx_models_ceiling);
     tcase_add_test(tc, test_onnx_read_ceiling);
     tcase_add_test(tc, test_tree_repo);
+    tcase_add_test(tc, test_tree_cache);
     suite_add_tcase(s, tc);
     return s;
 }
