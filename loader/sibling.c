@@ -148,37 +148,37 @@ static bool read_model(const char *root, const char *path, uint64_t cap, uint8_t
     return true;
 }
 
-/* The external-data entries of the ONNX model at model_path that resolve to the file: added
- * to c. A model that does not read as ONNX to its end names nothing. */
-static void onnx_model_claims(const char *dir, const char *root, const char *model_path,
-                              const stg_scan_options *opt, sibling_claims *c)
+/* Calls visit(arg, e, path) for each entry of the ONNX model at model_path whose location
+ * passed the path rules, path being the location joined to dir. A model that does not read as
+ * ONNX to its end visits nothing. false when memory failed. */
+typedef void (*onnx_entry_fn)(void *arg, const stg_onnx_external *e, const char *path);
+
+static bool onnx_entries(const char *dir, const char *root, const char *model_path,
+                         const stg_scan_options *opt, onnx_entry_fn visit, void *arg)
 {
     uint8_t *buf;
     size_t len;
     if (!read_model(root, model_path, STG_SIBLING_ONNX_MODEL_BYTES_CEILING, &buf, &len)) {
-        return;
+        return true;
     }
+    bool ok = true;
     stg_report *scratch = stg_report_new(&opt->limits);
     stg_onnx_model m;
     stg_onnx_model_init(&m);
     if (scratch == NULL) {
-        c->nomem = true;
+        ok = false;
     } else if (stg_onnx_check(buf, len, &opt->limits, stg_scan_seed(), scratch, &m) == STG_OK &&
                m.wire_ok) {
-        for (size_t i = 0; i < m.next && !c->nomem; i++) {
+        for (size_t i = 0; i < m.next && ok; i++) {
             const stg_onnx_external *e = &m.ext[i];
-            char *loc = e->safe ? stg_mem_strndup((const char *)e->location, e->location_len)
-                                : NULL;
+            if (!e->safe) {
+                continue;
+            }
+            char *loc = stg_mem_strndup((const char *)e->location, e->location_len);
             char *path = loc != NULL ? stg_loader_join(dir, loc) : NULL;
-            if (e->safe && path == NULL) {
-                c->nomem = true;
-            } else if (path != NULL && names_the_file(root, path, c)) {
-                c->label = STG_FMT_ONNX_EXTERNAL_DATA;
-                c->model_kind = "an ONNX model";
-                if (!claims_add(c, e->data_offset, e->data_length, !e->has_length, e->tensor,
-                                e->tensor_len)) {
-                    c->nomem = true; /* not relabelled: fails closed to the old findings */
-                }
+            ok = path != NULL;
+            if (ok) {
+                visit(arg, e, path);
             }
             stg_mem_free(path);
             stg_mem_free(loc);
@@ -187,6 +187,100 @@ static void onnx_model_claims(const char *dir, const char *root, const char *mod
     stg_onnx_model_release(&m);
     stg_report_free(scratch);
     stg_mem_free(buf);
+    return ok;
+}
+
+typedef struct claim_visit {
+    const char *root;
+    sibling_claims *c;
+} claim_visit;
+
+/* An entry that resolves to the file (inside root) is a range of it. */
+static void claim_entry(void *arg, const stg_onnx_external *e, const char *path)
+{
+    claim_visit *v = arg;
+    if (v->c->nomem || !names_the_file(v->root, path, v->c)) {
+        return;
+    }
+    v->c->label = STG_FMT_ONNX_EXTERNAL_DATA;
+    v->c->model_kind = "an ONNX model";
+    if (!claims_add(v->c, e->data_offset, e->data_length, !e->has_length, e->tensor,
+                    e->tensor_len)) {
+        v->c->nomem = true; /* not relabelled: fails closed to the old findings */
+    }
+}
+
+/* The external-data entries of the ONNX model at model_path that resolve to the file: added
+ * to c. */
+static void onnx_model_claims(const char *dir, const char *root, const char *model_path,
+                              const stg_scan_options *opt, sibling_claims *c)
+{
+    claim_visit v = {root, c};
+    if (!onnx_entries(dir, root, model_path, opt, claim_entry, &v)) {
+        c->nomem = true;
+    }
+}
+
+/* The files (device, inode) a model's entries resolve to, links followed, whatever the root:
+ * a superset of what it names under any root, to skip models that cannot name a file. */
+#define STG_SIBLING_MODEL_IDS_CEILING 4096u
+
+typedef struct model_ids {
+    bool built;    /* the set was computed */
+    bool overflow; /* more than the ceiling: the model may name any file */
+    size_t n;
+    uint64_t (*ids)[2];
+} model_ids;
+
+static void id_entry(void *arg, const stg_onnx_external *e, const char *path)
+{
+    (void)e;
+    model_ids *m = arg;
+    struct stat st;
+    if (m->overflow || stat(path, &st) != 0) {
+        return;
+    }
+    uint64_t dev = (uint64_t)st.st_dev, ino = (uint64_t)st.st_ino;
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->ids[i][0] == dev && m->ids[i][1] == ino) {
+            return;
+        }
+    }
+    if (m->n == STG_SIBLING_MODEL_IDS_CEILING) {
+        m->overflow = true;
+        return;
+    }
+    m->ids[m->n][0] = dev;
+    m->ids[m->n][1] = ino;
+    m->n++;
+}
+
+/* The model's set; false when memory failed (then the model is read for every file). */
+static bool build_ids(const char *dir, const char *root, const char *model_path,
+                      const stg_scan_options *opt, model_ids *m)
+{
+    memset(m, 0, sizeof *m);
+    m->ids = stg_mem_alloc(STG_SIBLING_MODEL_IDS_CEILING * sizeof *m->ids);
+    if (m->ids == NULL || !onnx_entries(dir, root, model_path, opt, id_entry, m)) {
+        stg_mem_free(m->ids);
+        m->ids = NULL;
+        return false;
+    }
+    m->built = true;
+    return true;
+}
+
+static bool ids_may_name(const model_ids *m, const sibling_claims *c)
+{
+    if (!m->built || m->overflow) {
+        return true;
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->ids[i][0] == (uint64_t)c->dev && m->ids[i][1] == (uint64_t)c->ino) {
+            return true;
+        }
+    }
+    return false;
 }
 
 static int cmp_names(const void *a, const void *b, void *ctx)
@@ -238,6 +332,7 @@ typedef struct cached_dir {
     bool ok; /* the listing ended within the ceilings */
     size_t n;
     char *names[STG_SIBLING_MODELS_CEILING];
+    model_ids models[STG_SIBLING_MODELS_CEILING]; /* built on first use */
 } cached_dir;
 
 struct stg_sibling_cache {
@@ -264,6 +359,7 @@ void stg_sibling_cache_free(stg_sibling_cache *c)
     for (size_t i = 0; i < c->count; i++) {
         for (size_t k = 0; k < c->dirs[i].n; k++) {
             stg_mem_free(c->dirs[i].names[k]);
+            stg_mem_free(c->dirs[i].models[k].ids);
         }
     }
     stg_mem_free(c->dirs);
@@ -329,6 +425,7 @@ static void cache_put(stg_sibling_cache *c, const struct stat *ds, char *const *
         }
         cached_dir *d = c->count < c->cap ? &c->dirs[c->count] : NULL;
         if (d != NULL && copy_names(names, n, d->names)) {
+            memset(d->models, 0, sizeof d->models);
             d->dev = ds->st_dev;
             d->ino = ds->st_ino;
             d->ok = ok;
@@ -339,13 +436,45 @@ static void cache_put(stg_sibling_cache *c, const struct stat *ds, char *const *
     pthread_mutex_unlock(&c->lock);
 }
 
-/* The folder's ONNX models, from the cache or listed (and then kept). */
-static bool onnx_models(const char *dir, stg_sibling_cache *cache, char **names, size_t *n)
+/* Whether model i of the folder may name the file: 1 yes or maybe, 0 no, -1 not known yet. */
+static int cache_may_name(stg_sibling_cache *cache, const struct stat *ds, size_t i,
+                          const sibling_claims *c)
+{
+    pthread_mutex_lock(&cache->lock);
+    const cached_dir *d = cache_find(cache, ds);
+    int may = d == NULL || i >= d->n ? 1
+              : !d->models[i].built  ? -1
+                                     : ids_may_name(&d->models[i], c);
+    pthread_mutex_unlock(&cache->lock);
+    return may;
+}
+
+/* Keeps model i's set (moved into the cache; freed when another thread kept one first). */
+static void cache_keep_ids(stg_sibling_cache *cache, const struct stat *ds, size_t i, model_ids *m)
+{
+    pthread_mutex_lock(&cache->lock);
+    cached_dir *d = cache_find(cache, ds);
+    if (d != NULL && i < d->n && !d->models[i].built) {
+        d->models[i] = *m;
+        m->ids = NULL;
+    }
+    pthread_mutex_unlock(&cache->lock);
+    stg_mem_free(m->ids);
+}
+
+/* The folder's ONNX models, from the cache or listed (and then kept); *keyed: ds is the
+ * folder's identity and the cache holds (or tried to hold) its listing. */
+static bool onnx_models(const char *dir, stg_sibling_cache *cache, char **names, size_t *n,
+                        struct stat *dsp, bool *keyedp)
 {
     struct stat ds;
     bool ok = false;
     *n = 0;
     bool keyed = cache != NULL && stat(dir, &ds) == 0;
+    *keyedp = keyed;
+    if (keyed) {
+        *dsp = ds;
+    }
     if (keyed && cache_get(cache, &ds, names, n, &ok)) {
         return ok;
     }
@@ -358,12 +487,37 @@ static bool onnx_models(const char *dir, stg_sibling_cache *cache, char **names,
 
 /* ONNX models in the file's folder whose external data is the file. false: the folder could
  * not be searched to the end (the file keeps its findings). */
+/* Whether model i of the folder (at model) can name the file: asked of the walk's cache, whose
+ * set for the model is built the first time (one read of each model per walk); without a
+ * cache, always. */
+static bool model_may_name(const char *dir, const char *root, const char *model,
+                           const stg_scan_options *opt, stg_sibling_cache *cache,
+                           const struct stat *ds, size_t i, const sibling_claims *c)
+{
+    if (cache == NULL) {
+        return true;
+    }
+    int may = cache_may_name(cache, ds, i, c);
+    if (may >= 0) {
+        return may == 1;
+    }
+    model_ids m;
+    if (!build_ids(dir, root, model, opt, &m)) {
+        return true;
+    }
+    bool named = ids_may_name(&m, c);
+    cache_keep_ids(cache, ds, i, &m);
+    return named;
+}
+
 static bool onnx_claims(const char *dir, const char *root, const stg_scan_options *opt,
                         stg_sibling_cache *cache, sibling_claims *c)
 {
     char *names[STG_SIBLING_MODELS_CEILING];
     size_t n = 0;
-    bool ok = onnx_models(dir, cache, names, &n);
+    struct stat ds;
+    bool keyed = false;
+    bool ok = onnx_models(dir, cache, names, &n, &ds, &keyed);
     uint64_t total = 0;
     for (size_t i = 0; ok && i < n; i++) {
         char *model = stg_loader_join(dir, names[i]);
@@ -381,7 +535,8 @@ static bool onnx_claims(const char *dir, const char *root, const stg_scan_option
         char *model = ok ? stg_loader_join(dir, names[i]) : NULL;
         if (ok && model == NULL) {
             c->nomem = true;
-        } else if (model != NULL) {
+        } else if (model != NULL &&
+                   model_may_name(dir, root, model, opt, keyed ? cache : NULL, &ds, i, c)) {
             onnx_model_claims(dir, root, model, opt, c);
         }
         stg_mem_free(model);
