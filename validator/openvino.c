@@ -335,7 +335,7 @@ stg_status stg_openvino_check(const uint8_t *buf, size_t len, stg_report *r, stg
     if ((buf == NULL && len > 0) || r == NULL) {
         return STG_E_BAD_ARG;
     }
-    static ov_walk zero;
+    static const ov_walk zero; /* the walk starts from all zeros */
     ov_walk *w = stg_mem_alloc(sizeof *w);
     if (w == NULL) {
         return STG_E_NOMEM;
