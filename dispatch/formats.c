@@ -25,7 +25,9 @@
 #include "../validator/hydra.h"
 #include "../validator/index.h"
 #include "../validator/keras.h"
+#include "../validator/coreml.h"
 #include "../validator/onnx.h"
+#include "../validator/openvino.h"
 #include "../validator/pickle_scan.h"
 #include "../validator/remote_code.h"
 #include "../validator/skops.h"
@@ -583,6 +585,41 @@ static bool scan_yaml(const stg_format_entry *e, const uint8_t *buf, size_t len,
     return true;
 }
 
+/* OpenVINO IR (docs/openvino.md): the XML's rules; for the file itself (not an archive member:
+ * its weights are beside it on disk) the constants go to the loader's hook. */
+static bool sniff_openvino(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return stg_openvino_sniff(buf, len);
+}
+
+static bool scan_openvino(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                          const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    stg_openvino_ir ir;
+    stg_openvino_ir_init(&ir);
+    stg_status st = stg_openvino_check(buf, len, ctx->report, &ir);
+    report_status(ctx, e, st);
+    if (st == STG_OK && ctx->openvino_weights != NULL && a->top_level && ctx->depth == 0 &&
+        ctx->member == NULL) {
+        ctx->openvino_weights(ctx->openvino_weights_arg, &ir, ctx->report);
+    }
+    stg_openvino_ir_release(&ir);
+    res->format = e->label;
+    return true;
+}
+
+/* Core ML model.mlmodel (docs/coreml.md): the Model protobuf's wire data. */
+static bool scan_coreml_model(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                              const stg_dispatch_args *a, stg_check_ctx *ctx,
+                              stg_member_result *res)
+{
+    (void)a;
+    stg_coreml_model_check(buf, len, ctx->report);
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 static stg_format quick_label_hf_config(const uint8_t *buf, size_t len)
@@ -940,6 +977,26 @@ static const stg_format_entry skops_schema_entry = {
     .alone = true,
 };
 
+/* OpenVINO IR: XML whose root element is <net>, after every other entry (text is otherwise
+ * no format). Its weights file beside it is checked by the loader (loader/sibling.h). */
+static const stg_format_entry openvino_entry = {
+    .name = "OpenVINO IR",
+    .sniff = sniff_openvino,
+    .sniff_order = 180,
+    .scan = scan_openvino,
+    .label = STG_FMT_OPENVINO_IR,
+};
+
+/* Core ML's model.mlmodel, by its name only, for a whole file every other reading left
+ * unclaimed (before ONNX's content walk, which a Model protobuf may also pass). */
+static const stg_format_entry coreml_model_entry = {
+    .name = "Core ML model",
+    .names = stg_coreml_model_names,
+    .scan = scan_coreml_model,
+    .label = STG_FMT_COREML_MODEL,
+    .last_resort = true,
+};
+
 static const stg_format_entry *const formats[] = {
     &safetensors_index_entry,
     &safetensors_entry,
@@ -965,7 +1022,9 @@ static const stg_format_entry *const formats[] = {
     &merges_entry,
     &compressed_entry,
     &chat_template_entry,
+    &coreml_model_entry,
     &onnx_entry,
+    &openvino_entry,
     &hf_config_entry,
     &python_entry,
     &yaml_entry,

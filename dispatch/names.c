@@ -12,6 +12,10 @@ const stg_name_rule stg_safetensors_names[] = {
 /* ONNX's name decides only for content no other entry claims (it is the last resort). */
 const stg_name_rule stg_onnx_names[] = {{.suffix = ".onnx", .power = STG_NAME_DECIDES},
                                         {.suffix = NULL}};
+/* A Core ML model's name decides, for content no other entry claims (a last resort, as ONNX):
+ * model.mlmodel is a protobuf with no magic. */
+const stg_name_rule stg_coreml_model_names[] = {{.suffix = ".mlmodel", .power = STG_NAME_DECIDES},
+                                                {.suffix = NULL}};
 /* A GGUF name decides nothing (the magic does) but claims the format: other content under it
  * is format_mismatch, as for the pickle suffixes (ggml's gguf_init_from_file refuses it). */
 const stg_name_rule stg_gguf_names[] = {{.suffix = ".gguf", .power = STG_NAME_CLAIMS},
@@ -108,7 +112,8 @@ stg_format stg_member_name_holds(const char *name)
                                                stg_hf_config_names,
                                                stg_python_names,
                                                stg_yaml_names,
-                                               stg_tar_names};
+                                               stg_tar_names,
+                                               stg_coreml_model_names};
     const stg_name_rule *best = NULL;
     for (size_t t = 0; name != NULL && t < sizeof all / sizeof all[0]; t++) {
         for (const stg_name_rule *r = all[t]; r->suffix != NULL; r++) {
@@ -119,4 +124,11 @@ stg_format stg_member_name_holds(const char *name)
         }
     }
     return best != NULL ? best->member : STG_FMT_UNKNOWN;
+}
+
+/* OpenVINO's IR frontend opens the weights of a model `X.xml` as `X.bin` (frontend.cpp: the
+ * model's path up to its last '.', then ".bin"): the first pickle rule's suffix, written once. */
+const char *stg_openvino_weights_suffix(void)
+{
+    return stg_pickle_names[0].suffix;
 }

@@ -33,6 +33,7 @@ extern const stg_name_rule stg_safetensors_names[];
 extern const stg_name_rule stg_onnx_names[];
 extern const stg_name_rule stg_gguf_names[];
 extern const stg_name_rule stg_pickle_names[];
+extern const stg_name_rule stg_coreml_model_names[];
 extern const stg_name_rule stg_flax_names[];
 extern const stg_name_rule stg_sentencepiece_names[];
 extern const stg_name_rule stg_tiktoken_names[];
@@ -57,5 +58,8 @@ extern const stg_name_rule stg_skops_schema_names[]; /* schema.json */
 /* What an archive member named so holds by its name (stg_name_rule.member), unknown when no
  * rule says. */
 stg_format stg_member_name_holds(const char *name);
+
+/* The suffix OpenVINO's IR frontend gives a model's weights file (".bin", loader/sibling.c). */
+const char *stg_openvino_weights_suffix(void);
 
 #endif

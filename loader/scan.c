@@ -22,6 +22,7 @@
 #include "digest.h"
 #include "gguf_open.h"
 #include "joblib_side.h"
+#include "sibling.h"
 #include "model.h"
 #include "onnx_external.h"
 #include "open_file.h"
@@ -128,7 +129,8 @@ static uint64_t buffer_cap(const stg_limits *lim)
 
 /* ------------------------------------------------------------------------------ content */
 
-/* Where an ONNX model on disk is: its path (as walked or given) and the scan root. */
+/* Where a model on disk is (ONNX, OpenVINO IR): its path (as walked or given) and the scan
+ * root. */
 typedef struct onnx_place {
     const char *path;
     const char *root;
@@ -173,6 +175,14 @@ static stg_beside file_beside(void *arg, const char *name, stg_report *r)
     return found;
 }
 
+/* The dispatcher's hook for a top-level OpenVINO IR read from a file: its weights file beside
+ * it (loader/sibling.h), inside opt->root or the IR's folder. */
+static void openvino_weights_file(void *arg, const stg_openvino_ir *ir, stg_report *r)
+{
+    const onnx_place *place = arg;
+    stg_openvino_check_weights(place->path, place->root, ir, r);
+}
+
 /* Runs the format rules over buf. index_path: the file's path when it is an index on disk (its
  * shards are then looked up next to it); NULL for buffers and streams. */
 static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
@@ -195,6 +205,8 @@ static void check_content(const uint8_t *buf, size_t len, const char *name_hint,
     if (index_path != NULL) {
         ctx.onnx_external = onnx_external_files;
         ctx.onnx_external_arg = &place;
+        ctx.openvino_weights = openvino_weights_file;
+        ctx.openvino_weights_arg = &place;
         ctx.beside = file_beside;
     }
     stg_check_buffer(buf, len, name_hint, &ctx);
@@ -650,6 +662,7 @@ stg_status stg_scan_path(const char *path, const stg_scan_options *opt, stg_repo
     uint64_t bytes;
     stg_scan_file_into(path, path, false, blob_hex, opt, r, &bytes, NULL, NULL);
     stg_joblib_side_scan(path, opt, stg_scan_side_file, r);
+    stg_sibling_scan(path, opt, NULL, r);
     stg_report_finish(r);
     *out = r;
     return STG_OK;

@@ -24,6 +24,7 @@
 #include "path.h"
 #include "scan.h"
 #include "seed.h"
+#include "sibling.h"
 
 /* ------------------------------------------------------------------------------ the walk */
 
@@ -114,6 +115,7 @@ typedef struct walk {
     uint64_t bytes_done;
     uint64_t distinct;
     uint64_t skipped_self;
+    stg_sibling_cache *siblings; /* folder listings of the sibling step (NULL: none kept) */
 } walk;
 
 static char *dup_str(walk *w, const char *s)
@@ -781,8 +783,10 @@ static stg_report *scan_target(walk *w, walk_target *t, uint64_t *bytes, stg_sta
         t->cut = true;
         return NULL;
     }
-    /* joblib side files are looked up next to the shown path, as joblib.load does */
+    /* joblib side files are looked up next to the shown path, as joblib.load does; so are the
+     * models that name a data file (loader/sibling.h) */
     stg_joblib_side_scan(t->hint != NULL ? t->hint : f->open_path, opt, stg_scan_side_file, r);
+    stg_sibling_scan(t->hint != NULL ? t->hint : f->open_path, opt, w->siblings, r);
     stg_report_finish(r);
     return r;
 }
@@ -894,6 +898,7 @@ static void free_walk(walk *w)
     stg_mem_free(w->files);
     stg_idmap_free(&w->file_ids);
     stg_idmap_free(&w->dirs_seen);
+    stg_sibling_cache_free(w->siblings);
 }
 
 void stg_walk_options_default(stg_walk_options *out)
@@ -1193,6 +1198,7 @@ static void start_workers(walk *w, walk_run_state *s)
     }
     s->started = 0;
     pthread_mutex_init(&w->lock, NULL);
+    w->siblings = stg_sibling_cache_new();
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -59,6 +59,7 @@ typedef struct stg_payload {
 
 typedef struct stg_check_ctx stg_check_ctx;
 struct stg_onnx_external; /* validator/onnx.h */
+struct stg_openvino_ir;   /* validator/openvino.h */
 
 /* What the loader found of a file named beside the one scanned (ctx->beside). */
 typedef enum stg_beside {
@@ -87,6 +88,10 @@ struct stg_check_ctx {
      * examined next to the model; without it only the locations' form is checked. */
     void (*onnx_external)(void *arg, const struct stg_onnx_external *ext, size_t n, stg_report *r);
     void *onnx_external_arg;
+    /* The same for a top-level OpenVINO IR (validator/openvino.h): its constants are checked
+     * against the weights file beside it (loader/sibling.h). */
+    void (*openvino_weights)(void *arg, const struct stg_openvino_ir *ir, stg_report *r);
+    void *openvino_weights_arg;
     /* Set by loader/ for a file on disk (NULL otherwise): whether a file of the plain name
      * `name` lies in that file's folder (inside the scan root, as ONNX external data), for
      * rules that say whether code a config names ships with it (validator/remote_code.h). The

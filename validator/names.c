@@ -199,6 +199,11 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_YAML: return "yaml";
     case STG_FMT_SKOPS: return "skops";
     case STG_FMT_NEMO: return "nemo";
+    case STG_FMT_ONNX_EXTERNAL_DATA: return "onnx-external-data";
+    case STG_FMT_OPENVINO_IR: return "openvino-ir";
+    case STG_FMT_OPENVINO_WEIGHTS: return "openvino-weights";
+    case STG_FMT_COREML_MODEL: return "coreml-model";
+    case STG_FMT_COREML_WEIGHTS: return "coreml-weights";
     }
     return "unknown";
 }

@@ -12,6 +12,17 @@ static void free_const(const void *p)
     stg_mem_free((void *)(uintptr_t)p);
 }
 
+/* Frees the strings a finding owns. */
+static void free_finding(const stg_finding *f)
+{
+    free_const(f->message);
+    free_const(f->tensor);
+    free_const(f->module);
+    free_const(f->name);
+    free_const(f->member);
+    free_const(f->limit);
+}
+
 stg_report *stg_report_new(const stg_limits *lim)
 {
     stg_report *r = stg_mem_calloc(1, sizeof *r);
@@ -489,13 +500,7 @@ void stg_report_free(stg_report *r)
         return;
     }
     for (size_t i = 0; i < r->count; i++) {
-        stg_finding *f = &r->findings[i];
-        free_const(f->message);
-        free_const(f->tensor);
-        free_const(f->module);
-        free_const(f->name);
-        free_const(f->member);
-        free_const(f->limit);
+        free_finding(&r->findings[i]);
     }
     for (size_t i = 0; i < r->global_count; i++) {
         free_const(r->globals[i].module);
@@ -515,29 +520,29 @@ void stg_report_free(stg_report *r)
  * what scanning a joblib ZF side file's raw array bytes says about their format. They have none:
  * joblib hands them to ndarray.__setstate__, never to a reader (loader/joblib_side.c, and a
  * `*.npy.z` file scanned on its own: dispatch/formats.c). */
-void stg_report_drop_raw_unknown(stg_report *r, size_t from)
+/* Keeps the findings [from, count) that drop() refuses (freeing the others), then recomputes
+ * the seen-code bit of `code` (the only code drop() accepts) and, when nothing was truncated,
+ * `any` and `worst` from what is left (else a finding that was counted but not stored may be
+ * the worst). */
+static void drop_findings(stg_report *r, size_t from, stg_code code,
+                          bool (*drop)(const stg_finding *f, stg_code code))
 {
     size_t w = from;
     for (size_t i = from; i < r->count; i++) {
         stg_finding *f = &r->findings[i];
-        bool raw = f->code == STG_FORMAT_UNKNOWN && f->member != NULL &&
-                   strcmp(f->member, "(decompressed)") == 0;
-        if (raw) {
-            stg_mem_free((void *)(uintptr_t)f->message);
-            stg_mem_free((void *)(uintptr_t)f->member);
+        if (drop(f, code)) {
+            free_finding(f);
             continue;
         }
         r->findings[w++] = *f;
     }
     r->count = w;
-    r->seen_codes[STG_FORMAT_UNKNOWN / 64] &= ~((uint64_t)1 << (STG_FORMAT_UNKNOWN % 64));
+    r->seen_codes[code / 64] &= ~((uint64_t)1 << (code % 64));
     for (size_t i = 0; i < w; i++) {
-        if (r->findings[i].code == STG_FORMAT_UNKNOWN) {
-            r->seen_codes[STG_FORMAT_UNKNOWN / 64] |= (uint64_t)1 << (STG_FORMAT_UNKNOWN % 64);
+        if (r->findings[i].code == code) {
+            r->seen_codes[code / 64] |= (uint64_t)1 << (code % 64);
         }
     }
-    /* worst and any are recomputed from what is left when nothing was truncated (else a
-     * finding that was counted but not stored may be the worst) */
     if (r->truncated == 0) {
         r->any = w > 0;
         r->worst = STG_SEV_INFO;
@@ -547,6 +552,26 @@ void stg_report_drop_raw_unknown(stg_report *r, size_t from)
             }
         }
     }
+}
+
+static bool is_raw_unknown(const stg_finding *f, stg_code code)
+{
+    return f->code == code && f->member != NULL && strcmp(f->member, "(decompressed)") == 0;
+}
+
+void stg_report_drop_raw_unknown(stg_report *r, size_t from)
+{
+    drop_findings(r, from, STG_FORMAT_UNKNOWN, is_raw_unknown);
+}
+
+static bool has_code(const stg_finding *f, stg_code code)
+{
+    return f->code == code;
+}
+
+void stg_report_drop_code(stg_report *r, stg_code code)
+{
+    drop_findings(r, 0, code, has_code);
 }
 
 _Static_assert(STG_CODE_MAX < 64 * STG_SEEN_CODE_WORDS,

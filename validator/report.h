@@ -119,6 +119,10 @@ void stg_report_merge(stg_report *dst, const stg_report *src, const char *member
  * (a joblib ZF side file's raw array bytes: report.c). */
 void stg_report_drop_raw_unknown(stg_report *r, size_t from);
 
+/* Drops every finding with this code (a sibling data file that its model labels is no
+ * format_mismatch: loader/sibling.c). */
+void stg_report_drop_code(stg_report *r, stg_code code);
+
 /* stg_report_merge of the findings keep() and the globals keep_global() accept (each NULL:
  * all); side files, memory and scan errors are always copied. */
 void stg_report_merge_if(stg_report *dst, const stg_report *src, const char *member,

@@ -234,6 +234,14 @@ typedef enum stg_code {
     STG_FLAX_KEY_DUPLICATE = 176,  /**< a key twice in one map (the later value wins) */
     STG_GGML_LEGACY = 177,         /**< a pre-GGUF ggml/ggmf/ggjt file: superseded format */
     STG_TOKENIZER_MALFORMED = 178, /**< a tokenizer or vocabulary file that does not read */
+    /* 180..189: sibling data files and the models that name them (docs/siblings.md) */
+    STG_SIBLING_RANGE_OUTSIDE = 180,        /**< a model beside the file names bytes past its end */
+    STG_XML_MALFORMED = 181,                /**< an OpenVINO IR's XML outside the subset read */
+    STG_OPENVINO_CONST_INVALID = 182,       /**< a Const layer's offset/size/type/shape */
+    STG_OPENVINO_WEIGHTS_MISSING = 183,     /**< the IR's .bin absent or shorter than a Const */
+    STG_OPENVINO_VERSION_UNSUPPORTED = 184, /**< an IR version the frontend does not read */
+    STG_COREML_BLOB_INVALID = 185,          /**< a Core ML weight.bin's header or records */
+    STG_COREML_MODEL_MALFORMED = 186,       /**< a model.mlmodel that is no Model protobuf */
     /* 190..194: hydra/NeMo configs and the YAML reader (docs/yaml.md) */
     STG_HYDRA_TARGET_UNSAFE = 190,     /**< a _target_ outside the NeMo/PyTorch/Lightning names */
     STG_HYDRA_TARGET_UNRESOLVED = 191, /**< a _target_ that is no plain string (interpolation) */
@@ -437,7 +445,13 @@ typedef enum stg_format {
     STG_FMT_FLAX_MSGPACK = 29,    /**< a Flax checkpoint (msgpack state dict, docs/flax.md) */
     STG_FMT_GGML_LEGACY = 30,     /**< a pre-GGUF ggml, ggmf or ggjt file */
     STG_FMT_SENTENCEPIECE = 31,   /**< a SentencePiece model (tokenizer.model) */
-    STG_FMT_TIKTOKEN = 32         /**< a tiktoken BPE file (*.tiktoken) */
+    STG_FMT_TIKTOKEN = 32,        /**< a tiktoken BPE file (*.tiktoken) */
+    /* 33..37: sibling data files and the models that name them (docs/siblings.md) */
+    STG_FMT_ONNX_EXTERNAL_DATA = 33, /**< raw tensor bytes an ONNX model beside it names */
+    STG_FMT_OPENVINO_IR = 34,        /**< an OpenVINO IR model (the XML) */
+    STG_FMT_OPENVINO_WEIGHTS = 35,   /**< the .bin an OpenVINO IR beside it names */
+    STG_FMT_COREML_MODEL = 36,       /**< a Core ML model (model.mlmodel protobuf) */
+    STG_FMT_COREML_WEIGHTS = 37      /**< a Core ML package's weight.bin blob storage */
 } stg_format;
 
 /** "safetensors", "torch-zip", ... as in docs/cli.md. */
