@@ -497,13 +497,18 @@ static const char *const format_names[] = {
     "ggml-legacy",
     "sentencepiece",
     "tiktoken",
+    "onnx-external-data",
+    "openvino-ir",
+    "openvino-weights",
+    "coreml-model",
+    "coreml-weights",
 };
 #define NFORMATS (sizeof format_names / sizeof format_names[0])
 
 START_TEST(test_format_names)
 {
     /* The values are dense and each has its own name (docs/cli.md lists them). */
-    ck_assert_int_eq(STG_FMT_TIKTOKEN, (int)NFORMATS - 1);
+    ck_assert_int_eq(STG_FMT_COREML_WEIGHTS, (int)NFORMATS - 1);
     for (size_t i = 0; i < NFORMATS; i++) {
         ck_assert_str_eq(stg_format_name((stg_format)i), format_names[i]);
         for (size_t j = 0; j < i; j++) {
@@ -516,6 +521,7 @@ START_TEST(test_format_names)
     ck_assert_int_eq(STG_FMT_PYTHON_CODE, 25);
     ck_assert_int_eq(STG_FMT_NEMO, 28);
     ck_assert_int_eq(STG_FMT_FLAX_MSGPACK, 29);
+    ck_assert_int_eq(STG_FMT_ONNX_EXTERNAL_DATA, 33);
     /* Out of range: the neutral "unknown", never NULL (the CLI prints it as is). */
     ck_assert_str_eq(stg_format_name((stg_format)NFORMATS), "unknown");
     ck_assert_str_eq(stg_format_name((stg_format)-1), "unknown");
