@@ -120,6 +120,9 @@ static const struct code_row {
     {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
     {STG_PICKLE_SKIP_UNRESOLVED, 120, "pickle_skip_unresolved"},
     {STG_TORCH01_STORAGE_UNRESOLVED, 121, "torch01_storage_unresolved"},
+    {STG_TORCHSCRIPT_CLASS, 125, "torchscript_class"},
+    {STG_TORCHSCRIPT_BUILTIN, 126, "torchscript_builtin"},
+    {STG_TORCHSCRIPT_CLASS_UNDEFINED, 127, "torchscript_class_undefined"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
