@@ -307,8 +307,13 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
             stg_report_oom(ctx->report);
             goto done;
         }
+        /* torch's reader reads the central entry's bytes: TorchScript's resolution is not
+         * the streaming readers' */
+        const stg_torchscript *ts = ctx->torchscript;
+        ctx->torchscript = NULL;
         scan_entry_data(zs, z, e, local, lpath, e->local_method, e->local_comp_size,
                         e->local_uncomp_size, force_pickle);
+        ctx->torchscript = ts;
         stg_mem_free(lpath);
     }
 done:
