@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "zipbuild.h"
 #include "dispatch/check.h"
 #include "validator/report.h"
 #include "validator/torchscript.h"
@@ -134,6 +135,84 @@ START_TEST(test_pickle_save_python_route)
 }
 END_TEST
 
+static stg_report *check_buf(const uint8_t *buf, size_t len)
+{
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    ck_assert_ptr_nonnull(r);
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
+    stg_check_buffer(buf, len, "model.pt", &ctx);
+    stg_report_finish(r);
+    return r;
+}
+
+static const char module_pickle[] = "c__torch__\nModule\n.";
+
+/* A TorchScript archive made by hand: data.pkl names __torch__.Module; with_source: its
+ * code/__torch__.py is there; extra (may be NULL, extra_len bytes): one more member a/extra.bin. */
+static uint8_t *ts_zip(bool with_source, const void *extra, size_t extra_len, size_t *len)
+{
+    zb_entry e[4];
+    size_t n = 0;
+    e[n++] = zb_file("a/data.pkl", module_pickle, sizeof module_pickle - 1);
+    e[n++] = zb_file("a/constants.pkl", ").", 2);
+    if (with_source) {
+        e[n++] = zb_file("a/code/__torch__.py", "class Module(Module):\n", 22);
+    }
+    if (extra != NULL) {
+        e[n++] = zb_file("a/extra.bin", extra, extra_len);
+    }
+    uint8_t *z = zb_build(e, n, NULL, len, NULL);
+    ck_assert_ptr_nonnull(z);
+    return z;
+}
+
+/* The route is scoped: the archive's own pickle resolves from its code/; a zip without
+ * constants.pkl nested in it, and a tar in it, are not TorchScript's (their pickles' globals are
+ * Python's), while a TorchScript archive nested in a member is its own. */
+START_TEST(test_route_scope)
+{
+    size_t len = 0;
+    uint8_t *z = ts_zip(true, NULL, 0, &len);
+    stg_report *r = check_buf(z, len);
+    ck_assert_msg(tu_count(r, STG_TORCHSCRIPT_CLASS) == 1, "%s", tu_describe(r));
+    stg_report_free(r);
+    /* near miss: the source record absent */
+    size_t len2 = 0;
+    uint8_t *z2 = ts_zip(false, NULL, 0, &len2);
+    r = check_buf(z2, len2);
+    ck_assert_uint_eq(tu_count(r, STG_TORCHSCRIPT_CLASS_UNDEFINED), 1);
+    ck_assert_uint_eq(tu_count(r, STG_TORCHSCRIPT_CLASS), 0);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    free(z2);
+    /* a plain zip (no constants.pkl) with the same data.pkl, inside the TorchScript archive */
+    zb_entry pe[2] = {zb_file("b/data.pkl", module_pickle, sizeof module_pickle - 1),
+                      zb_file("b/code/__torch__.py", "x", 1)};
+    size_t plen = 0;
+    uint8_t *plain = zb_build(pe, 2, NULL, &plen, NULL);
+    ck_assert_ptr_nonnull(plain);
+    uint8_t *outer = ts_zip(true, plain, plen, &len2);
+    r = check_buf(outer, len2);
+    ck_assert_msg(tu_count(r, STG_TORCHSCRIPT_CLASS) == 1, "%s", tu_describe(r));
+    ck_assert_msg(tu_count(r, STG_PICKLE_GLOBAL_UNKNOWN) == 1, "%s", tu_describe(r));
+    ck_assert_ptr_nonnull(strstr(first(r, STG_PICKLE_GLOBAL_UNKNOWN)->member, "b/data.pkl"));
+    stg_report_free(r);
+    free(outer);
+    /* the TorchScript archive itself as a member: resolved from its own code/ */
+    outer = ts_zip(true, z, len, &len2);
+    r = check_buf(outer, len2);
+    ck_assert_msg(tu_count(r, STG_TORCHSCRIPT_CLASS) == 2, "%s", tu_describe(r));
+    ck_assert_uint_eq(tu_count(r, STG_PICKLE_GLOBAL_UNKNOWN), 0);
+    stg_report_free(r);
+    free(outer);
+    free(plain);
+    free(z);
+}
+END_TEST
+
 static stg_ts_global classify(const stg_torchscript *ts, const char *m, const char *n, char *src)
 {
     size_t len = 0;
@@ -194,6 +273,7 @@ int main(void)
     tcase_add_test(tc, test_real_archives);
     tcase_add_test(tc, test_variants_unsafe);
     tcase_add_test(tc, test_pickle_save_python_route);
+    tcase_add_test(tc, test_route_scope);
     tcase_add_test(tc, test_classify);
     tcase_add_test(tc, test_reads);
     suite_add_tcase(s, tc);
