@@ -213,6 +213,29 @@ START_TEST(test_route_scope)
 }
 END_TEST
 
+/* The bytes a local header alone describes (sizes differing from the central entry's) are what
+ * a streaming reader would read, not torch's reader: their globals keep the policy. */
+START_TEST(test_local_reading)
+{
+    static const char data[] = "c__torch__\nModule\n.).";
+    zb_entry e[3] = {zb_file("a/data.pkl", data, sizeof data - 1),
+                     zb_file("a/constants.pkl", ").", 2),
+                     zb_file("a/code/__torch__.py", "class Module(Module):\n", 22)};
+    e[0].local_csize_set = true;
+    e[0].local_csize = (uint32_t)(sizeof module_pickle - 1); /* the first pickle only */
+    size_t len = 0;
+    uint8_t *z = zb_build(e, 3, NULL, &len, NULL);
+    ck_assert_ptr_nonnull(z);
+    stg_report *r = check_buf(z, len);
+    ck_assert_msg(tu_count(r, STG_ZIP_HEADER_MISMATCH) == 1, "%s", tu_describe(r));
+    ck_assert_msg(tu_count(r, STG_TORCHSCRIPT_CLASS) == 1, "%s", tu_describe(r));
+    ck_assert_msg(tu_count(r, STG_PICKLE_GLOBAL_UNKNOWN) == 1, "%s", tu_describe(r));
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    free(z);
+}
+END_TEST
+
 static stg_ts_global classify(const stg_torchscript *ts, const char *m, const char *n, char *src)
 {
     size_t len = 0;
@@ -274,6 +297,7 @@ int main(void)
     tcase_add_test(tc, test_variants_unsafe);
     tcase_add_test(tc, test_pickle_save_python_route);
     tcase_add_test(tc, test_route_scope);
+    tcase_add_test(tc, test_local_reading);
     tcase_add_test(tc, test_classify);
     tcase_add_test(tc, test_reads);
     suite_add_tcase(s, tc);
