@@ -5,11 +5,15 @@
  *   restore_type_tag, build_intlist, build_tensorlist, build_doublelist and build_boollist
  *   (anything else: "Unknown pickler class id"); a module outside its fixed branches goes to the
  *   type resolver, and without one the load fails ("Unpickler found unknown type").
- * - torch/csrc/jit/serialization/import.cpp: the resolver of torch.jit.load is the archive's
- *   SourceImporter; import_export_helpers.cpp, qualifierToArchivePath and
- *   findSourceInArchiveFromQualifier: a class's qualifier (its dotted module) names the record
- *   "code/" + qualifier with '.' turned into '/' + ".py"; no such record, no class (the load
- *   fails). No Python module is imported on this route. */
+ * - torch/csrc/jit/serialization/import.cpp (ScriptModuleDeserializer): the resolver of
+ *   torch.jit.load is the archive's SourceImporter, whose source loader is
+ *   findSourceInArchiveFromQualifier over the "code/" prefix;
+ *   torch/csrc/jit/serialization/import_export_helpers.cpp (at
+ *   0c678301357ded1cde76167cbab8b71866aea98e, lines 16-32): a class's qualifier (its dotted
+ *   module) names the record "code/" + qualifier with '.' turned into '/' + ".py"; no such
+ *   record, no source, and the load fails ("Unknown type name", as torch 1.13 says for these
+ *   archives: tests/torchscript/script_libtorch.sh). No Python module is imported on this
+ *   route. */
 #include "torchscript.h"
 
 #include <string.h>
