@@ -236,6 +236,34 @@ START_TEST(test_local_reading)
 }
 END_TEST
 
+/* A caller who denies __torch__ (--policy) keeps it denied on the TorchScript route too. */
+START_TEST(test_caller_deny_wins)
+{
+    size_t len = 0;
+    uint8_t *buf = tu_read_file(tu_src("tests/data/torchscript/libtorch/rust_model.ot"), &len);
+    ck_assert_ptr_nonnull(buf);
+    stg_policy *p = NULL;
+    ck_assert_int_eq(stg_policy_new(&p), STG_OK);
+    ck_assert_int_eq(stg_policy_add(p, STG_POLICY_DENY, "__torch__", NULL), STG_OK);
+    stg_limits lim;
+    stg_limits_default(&lim);
+    stg_report *r = stg_report_new(&lim);
+    ck_assert_ptr_nonnull(r);
+    stg_check_ctx ctx;
+    stg_check_ctx_init(&ctx, &lim, r);
+    ctx.policy = p;
+    stg_check_buffer(buf, len, "rust_model.ot", &ctx);
+    stg_report_finish(r);
+    ck_assert_msg(tu_count(r, STG_TORCHSCRIPT_CLASS) == 0, "%s", tu_describe(r));
+    ck_assert_str_eq(first(r, STG_PICKLE_GLOBAL_DANGEROUS)->module, "__torch__");
+    ck_assert_uint_eq(tu_count(r, STG_TORCHSCRIPT_BUILTIN), 1); /* not denied: still built */
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
+    stg_policy_free(p);
+    free(buf);
+}
+END_TEST
+
 static stg_ts_global classify(const stg_torchscript *ts, const char *m, const char *n, char *src)
 {
     size_t len = 0;
@@ -298,6 +326,7 @@ int main(void)
     tcase_add_test(tc, test_pickle_save_python_route);
     tcase_add_test(tc, test_route_scope);
     tcase_add_test(tc, test_local_reading);
+    tcase_add_test(tc, test_caller_deny_wins);
     tcase_add_test(tc, test_classify);
     tcase_add_test(tc, test_reads);
     suite_add_tcase(s, tc);
