@@ -15,19 +15,28 @@
 #include "validator/report.h"
 #include "validator/torchscript.h"
 
-static stg_report *check_file(const char *rel, const char *name)
+/* The dispatcher's report on buf under the default limits and the given policy (NULL: built-in). */
+static stg_report *check_policy(const uint8_t *buf, size_t len, const char *name,
+                                const stg_policy *policy)
 {
-    size_t len = 0;
-    uint8_t *buf = tu_read_file(tu_src(rel), &len);
-    ck_assert_msg(buf != NULL, "fixture %s", rel);
     stg_limits lim;
     stg_limits_default(&lim);
     stg_report *r = stg_report_new(&lim);
     ck_assert_ptr_nonnull(r);
     stg_check_ctx ctx;
     stg_check_ctx_init(&ctx, &lim, r);
+    ctx.policy = policy;
     stg_check_buffer(buf, len, name, &ctx);
     stg_report_finish(r);
+    return r;
+}
+
+static stg_report *check_file(const char *rel, const char *name)
+{
+    size_t len = 0;
+    uint8_t *buf = tu_read_file(tu_src(rel), &len);
+    ck_assert_msg(buf != NULL, "fixture %s", rel);
+    stg_report *r = check_policy(buf, len, name, NULL);
     free(buf);
     return r;
 }
@@ -137,15 +146,7 @@ END_TEST
 
 static stg_report *check_buf(const uint8_t *buf, size_t len)
 {
-    stg_limits lim;
-    stg_limits_default(&lim);
-    stg_report *r = stg_report_new(&lim);
-    ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx;
-    stg_check_ctx_init(&ctx, &lim, r);
-    stg_check_buffer(buf, len, "model.pt", &ctx);
-    stg_report_finish(r);
-    return r;
+    return check_policy(buf, len, "model.pt", NULL);
 }
 
 static const char module_pickle[] = "c__torch__\nModule\n.";
@@ -245,15 +246,7 @@ START_TEST(test_caller_deny_wins)
     stg_policy *p = NULL;
     ck_assert_int_eq(stg_policy_new(&p), STG_OK);
     ck_assert_int_eq(stg_policy_add(p, STG_POLICY_DENY, "__torch__", NULL), STG_OK);
-    stg_limits lim;
-    stg_limits_default(&lim);
-    stg_report *r = stg_report_new(&lim);
-    ck_assert_ptr_nonnull(r);
-    stg_check_ctx ctx;
-    stg_check_ctx_init(&ctx, &lim, r);
-    ctx.policy = p;
-    stg_check_buffer(buf, len, "rust_model.ot", &ctx);
-    stg_report_finish(r);
+    stg_report *r = check_policy(buf, len, "rust_model.ot", p);
     ck_assert_msg(tu_count(r, STG_TORCHSCRIPT_CLASS) == 0, "%s", tu_describe(r));
     ck_assert_str_eq(first(r, STG_PICKLE_GLOBAL_DANGEROUS)->module, "__torch__");
     ck_assert_uint_eq(tu_count(r, STG_TORCHSCRIPT_BUILTIN), 1); /* not denied: still built */
