@@ -60,6 +60,7 @@ START_TEST(test_real_archives)
         {"tests/data/torchscript/libtorch/module.pt", 1, 2},
         {"tests/data/torchscript/scripted.pt", 2, 2},
         {"tests/data/torchscript/scripted.ptl", 2, 2},
+        {"tests/data/torchscript/mangled.pt", 6, 6}, /* ___torch_mangle_N classes */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         stg_report *r = check_file(cases[i].rel, strrchr(cases[i].rel, '/') + 1);
