@@ -14,6 +14,7 @@
 #include "../parser/cursor.h"
 #include "../parser/util.h"
 #include "../validator/pickle_scan.h"
+#include "../validator/torchscript.h"
 #include "names.h"
 #include "sniff.h"
 
@@ -310,8 +311,13 @@ static void scan_entry(zip_scan *zs, const stg_zip *z, const stg_zip_entry *e)
             stg_report_oom(ctx->report);
             goto done;
         }
+        /* torch's reader reads the central entry's bytes: TorchScript's resolution is not
+         * the streaming readers' */
+        const stg_torchscript *ts = ctx->torchscript;
+        ctx->torchscript = NULL;
         scan_entry_data(zs, z, e, local, lpath, e->local_method, e->local_comp_size,
                         e->local_uncomp_size, force_pickle);
+        ctx->torchscript = ts;
         stg_mem_free(lpath);
     }
 done:
@@ -320,7 +326,98 @@ done:
     stg_mem_free(path);
 }
 
+/* The record name torch's reader lists for a central name (its first 511 bytes, up to a NUL),
+ * and what follows the archive's first folder in it: the name TorchScript looks records up by. */
+static size_t torch_record_rest(const stg_zip_entry *e, size_t *at)
+{
+    const char *name = (const char *)e->name;
+    size_t cut = e->name_len < STG_TORCH_RECORD_NAME_MAX ? e->name_len : STG_TORCH_RECORD_NAME_MAX;
+    const char *nul = memchr(name, '\0', cut);
+    if (nul != NULL) {
+        cut = (size_t)(nul - name);
+    }
+    const char *slash = memchr(name, '/', cut);
+    *at = slash != NULL ? (size_t)(slash - name) + 1 : 0;
+    return cut - *at;
+}
+
+/* When torch's reader takes the zip for a TorchScript archive (a `constants.pkl` record:
+ * torch.load's _is_torchscript_zip, and torch.jit.load reads it first), lists its code/ sources
+ * into ts (their names point into the zip's bytes) and returns true. A directory that breaks
+ * off ends the list: the scan that follows reports it. false with nothing allocated otherwise,
+ * and when memory fails (reported: the globals then stay judged as Python's). */
+static bool torchscript_sources(const stg_zip *zin, stg_check_ctx *ctx, stg_torchscript *ts)
+{
+    memset(ts, 0, sizeof *ts);
+    stg_zip z = *zin;
+    stg_zip_entry e;
+    stg_zip_error err;
+    bool constants = false;
+    size_t cap = 0;
+    while (stg_zip_next(&z, &e, &err) == STG_ZIPR_OK) {
+        size_t at = 0;
+        size_t n = torch_record_rest(&e, &at);
+        const char *rest = (const char *)e.name + at;
+        constants = constants || (n == 13 && memcmp(rest, "constants.pkl", 13) == 0);
+        if (n <= 5 + 3 || memcmp(rest, "code/", 5) != 0 || memcmp(rest + n - 3, ".py", 3) != 0) {
+            continue;
+        }
+        if (ts->count == cap) {
+            /* at most one per central header, each of 46 bytes or more: bounded by the file */
+            size_t next = cap == 0 ? 16 : cap * 2;
+            stg_ts_source *grown = stg_mem_realloc(ts->sources, next * sizeof *grown);
+            if (grown == NULL) {
+                stg_report_oom(ctx->report);
+                stg_mem_free(ts->sources);
+                memset(ts, 0, sizeof *ts);
+                return false;
+            }
+            ts->sources = grown;
+            cap = next;
+        }
+        ts->sources[ts->count].name = rest + 5;
+        ts->sources[ts->count].len = n - 5;
+        ts->count++;
+    }
+    if (!constants) {
+        stg_mem_free(ts->sources);
+        memset(ts, 0, sizeof *ts);
+        return false;
+    }
+    stg_torchscript_sort(ts);
+    ts->member_depth = ctx->depth + 1;
+    return true;
+}
+
+static void scan_zip_reading(const stg_zip *zin, bool torch_reads, stg_check_ctx *ctx,
+                             stg_member_result *res, stg_archive_facts *facts);
+static void scan_zip_entries(const stg_zip *zin, stg_check_ctx *ctx, stg_member_result *res,
+                             stg_archive_facts *facts);
+
 void stg_containers_scan_zip(const stg_zip *zin, stg_check_ctx *ctx, stg_member_result *res,
+                             stg_archive_facts *facts)
+{
+    scan_zip_reading(zin, zin->reader == STG_ZIP_READER_MINIZ, ctx, res, facts);
+}
+
+/* torch_reads: torch's reader (miniz) reads these entries, so the TorchScript route is open. A
+ * TorchScript archive's own pickles are judged by TorchScript's resolution; a zip nested in a
+ * member sets its own (or none) for its members. */
+static void scan_zip_reading(const stg_zip *zin, bool torch_reads, stg_check_ctx *ctx,
+                             stg_member_result *res, stg_archive_facts *facts)
+{
+    const stg_torchscript *outer_ts = ctx->torchscript;
+    stg_torchscript ts;
+    bool ts_route = torch_reads && torchscript_sources(zin, ctx, &ts);
+    ctx->torchscript = ts_route ? &ts : NULL;
+    scan_zip_entries(zin, ctx, res, facts);
+    ctx->torchscript = outer_ts;
+    if (ts_route) {
+        stg_mem_free(ts.sources);
+    }
+}
+
+static void scan_zip_entries(const stg_zip *zin, stg_check_ctx *ctx, stg_member_result *res,
                              stg_archive_facts *facts)
 {
     check_overlaps(zin, ctx);
@@ -375,6 +472,9 @@ void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx
     zip_scan zs;
     memset(&zs, 0, sizeof zs);
     zs.ctx = ctx;
+    /* no directory: torch's reader opens none of it, so no TorchScript route */
+    const stg_torchscript *outer_ts = ctx->torchscript;
+    ctx->torchscript = NULL;
     uint64_t pos = 0;
     stg_zip_entry e;
     stg_zip_error err;
@@ -390,6 +490,7 @@ void stg_containers_scan_zip_local(const uint8_t *buf, size_t len, stg_check_ctx
         }
         break;
     }
+    ctx->torchscript = outer_ts;
     torchscript_report(&zs.ts, ctx);
     res->inflated += zs.inflated_total;
     res->pickle_based = res->pickle_based || zs.any_pickle;
@@ -439,7 +540,7 @@ bool stg_containers_scan_zip_readers(const uint8_t *buf, size_t len, bool starts
         return true;
     }
     if (opened[0] && opened[1] && stg_zip_same_reading(&z[0], &z[1])) {
-        stg_containers_scan_zip(&z[0], ctx, res, facts);
+        scan_zip_reading(&z[0], true, ctx, res, facts); /* miniz's reading too */
         return true;
     }
     if (opened[0] && opened[1]) {

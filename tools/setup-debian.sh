@@ -26,6 +26,9 @@ full=(
     check clang-format-14 binutils
     # test fixtures are generated with, and checked against, the real loaders
     python3 python3-torch python3-numpy python3-joblib
+    # libtorch's C++ writers (tests/torchscript/gen_libtorch.cpp: what tch-rs's save and C++
+    # torch::save write; about 2 MB over the libtorch1.13 that python3-torch brings)
+    libtorch-dev
     # ONNX fixtures (tests/fixtures/gen_onnx.py: onnx.save_model, external data)
     python3-onnx
     # Flax checkpoints (tests/flax: msgpack as flax.serialization packs it) and SentencePiece

@@ -60,6 +60,7 @@ typedef struct stg_payload {
 typedef struct stg_check_ctx stg_check_ctx;
 struct stg_onnx_external; /* validator/onnx.h */
 struct stg_openvino_ir;   /* validator/openvino.h */
+struct stg_torchscript;   /* validator/torchscript.h */
 
 /* What the loader found of a file named beside the one scanned (ctx->beside). */
 typedef enum stg_beside {
@@ -100,6 +101,11 @@ struct stg_check_ctx {
     /* Set while scanning what joblib's old ZF reader decompresses (numpy_pickle_compat): its
      * ZipNumpyUnpickler reads no NumpyArrayWrapper array, so those bytes are opcodes. */
     bool joblib_compat;
+    /* Set while scanning the members of a zip that torch's reader takes for a TorchScript
+     * archive (a `constants.pkl` record: torch.load hands it to torch.jit.load): its pickles'
+     * globals are resolved as TorchScript's C++ unpickler resolves them (validator/torchscript.h),
+     * for the scans at its member_depth only. */
+    const struct stg_torchscript *torchscript;
 };
 
 /* Hands a payload back to the dispatcher (ctx->scan). */

@@ -16,6 +16,7 @@
 #include "../parser/pickle.h"
 #include "../parser/torch.h"
 #include "pickle_policy.h"
+#include "torchscript.h"
 
 /* Tag bits the walker keeps on global values (set from exact pairs, never from prefixes). */
 #define TAG_NESTED_LOADER 0x01u
@@ -403,6 +404,58 @@ static void getattr_finish(stg_pscan *s)
     }
 }
 
+/* A global of a TorchScript archive's own pickle, as TorchScript's C++ unpickler resolves it
+ * (validator/torchscript.h): a helper it builds itself or a class from the archive's code/ is
+ * no Python import (torchscript_builtin, torchscript_class: info; listed as allowed), a
+ * __torch__ class without its source is torchscript_class_undefined. true when it was judged
+ * so; false leaves it to the policy. A caller's denylist still wins. */
+static bool torchscript_global(stg_pscan *s, const uint8_t *m, size_t ml, const uint8_t *n,
+                               size_t nl, uint64_t off, bool listed, stg_policy_verdict v)
+{
+    const stg_torchscript *ts = s->ctx->torchscript;
+    if (ts == NULL || s->ctx->depth != ts->member_depth || s->ctx->member == NULL ||
+        !stg_torchscript_reads(s->ctx->member->name) ||
+        strcmp(v.reason, "caller's denylist") == 0) {
+        return false;
+    }
+    char source[STG_TS_SOURCE_NAME_MAX + 1];
+    size_t source_len = 0;
+    stg_ts_global k = stg_torchscript_classify(ts, (const char *)m, ml, (const char *)n, nl, source,
+                                               &source_len);
+    if (k == STG_TS_OTHER) {
+        return false;
+    }
+    stg_report *r = s->ctx->report;
+    bool bad = k == STG_TS_CLASS_UNDEFINED;
+    if (listed) {
+        stg_report_add_global(r, (const char *)m, ml, (const char *)n, nl, s->base + off,
+                              stg_ctx_member_path(s->ctx),
+                              bad ? STG_GLOBAL_DANGEROUS : STG_GLOBAL_ALLOWED);
+    }
+    stg_finding *f;
+    if (k == STG_TS_BUILTIN) {
+        f = stg_report_add(r, STG_TORCHSCRIPT_BUILTIN, s->base + off,
+                           "a helper TorchScript's unpickler builds itself (a typed list, a "
+                           "tensor by index or a type tag): no Python import");
+    } else if (!bad) {
+        f = stg_report_add(r, STG_TORCHSCRIPT_CLASS, s->base + off,
+                           "a class TorchScript defines from the archive's code/%.*s: no Python "
+                           "import",
+                           (int)source_len, source);
+    } else {
+        f = stg_report_add(r, STG_TORCHSCRIPT_CLASS_UNDEFINED, s->base + off,
+                           "a TorchScript class whose source code/%.*s the archive does not hold: "
+                           "torch.jit.load cannot define it, and no TorchScript writer leaves it "
+                           "out",
+                           (int)source_len, source);
+    }
+    if (f != NULL) {
+        stg_report_set_global(r, f, (const char *)m, ml, (const char *)n, nl);
+        set_member(s, f);
+    }
+    return true;
+}
+
 static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t *n, size_t nl,
                           uint64_t off)
 {
@@ -423,6 +476,9 @@ static uint32_t on_global(void *vctx, const uint8_t *m, size_t ml, const uint8_t
     }
     stg_policy_verdict v = stg_policy_classify(s->ctx->policy, (const char *)m, ml, (const char *)n,
                                                nl);
+    if (torchscript_global(s, m, ml, n, nl, off, g != NULL, v)) {
+        return tag;
+    }
     if ((tag & TAG_GETATTR) != 0 && v.klass == STG_GLOBAL_DANGEROUS) {
         getattr_defer(s, m[0] == '_', off, v.reason);
         return tag;

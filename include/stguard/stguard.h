@@ -190,6 +190,10 @@ typedef enum stg_code {
     STG_CONVERT_ALIAS_DROPPED = 104,  /**< an exact alias left out (--drop-aliases) */
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
+    /* 125..127: a TorchScript archive's globals as TorchScript resolves them (docs/containers.md) */
+    STG_TORCHSCRIPT_CLASS = 125,           /**< a __torch__ class defined by the archive's code/ */
+    STG_TORCHSCRIPT_BUILTIN = 126,         /**< a torch.jit._pickle helper TorchScript builds */
+    STG_TORCHSCRIPT_CLASS_UNDEFINED = 127, /**< a __torch__ class whose source is absent */
     /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
     STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
     STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
@@ -253,6 +257,7 @@ typedef enum stg_code {
     STG_SKOPS_MALFORMED = 197       /**< a skops state skops cannot audit */
 } stg_code;
 
+#define STG_CODE_MAX 197 /**< highest code number in this version */
 #define STG_CODE_MAX 197 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
