@@ -81,7 +81,8 @@ const stg_name_rule stg_merges_names[] = {{.suffix = "merges.txt", .power = STG_
 const stg_name_rule stg_hf_config_names[] = {
     {.suffix = STG_CONFIG_JSON_NAME, .power = STG_NAME_DECIDES}, {.suffix = NULL}};
 const stg_name_rule stg_python_names[] = {
-    {.suffix = ".py", .power = STG_NAME_DECIDES, .label = STG_FMT_PYTHON_CODE}, {.suffix = NULL}};
+    {.suffix = STG_PYTHON_SUFFIX, .power = STG_NAME_DECIDES, .label = STG_FMT_PYTHON_CODE},
+    {.suffix = NULL}};
 /* A NeMo checkpoint is a tar (docs/yaml.md): other content under the name is format_mismatch
  * (NeMo's restore opens it with tarfile). */
 const stg_name_rule stg_tar_names[] = {

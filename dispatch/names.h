@@ -48,6 +48,8 @@ extern const stg_name_rule stg_chat_template_names[];
  * preprocessor_config.json, processor_config.json: every *config.json) */
 /* A Hugging Face config's name (any *config.json) and Keras 3's root member of a .keras zip. */
 #define STG_CONFIG_JSON_NAME "config.json"
+/* Python source (a .py file of a repo; a TorchScript archive's code/ records). */
+#define STG_PYTHON_SUFFIX ".py"
 extern const stg_name_rule stg_hf_config_names[];
 extern const stg_name_rule stg_python_names[];
 extern const stg_name_rule stg_yaml_names[];
