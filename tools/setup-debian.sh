@@ -28,6 +28,8 @@ full=(
     python3 python3-torch python3-numpy python3-joblib
     # ONNX fixtures (tests/fixtures/gen_onnx.py: onnx.save_model, external data)
     python3-onnx
+    # TFLite and ExecuTorch fixtures (tests/flatbuf/gen_flatbuf.py: the FlatBuffers Builder)
+    python3-flatbuffers
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh)
     python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, the venv install route (docs/python.md),

@@ -187,6 +187,13 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_TEXT: return "text";
     case STG_FMT_JSON: return "json";
     case STG_FMT_GIT_LFS_POINTER: return "git-lfs-pointer";
+    case STG_FMT_TFLITE: return "tflite";
+    case STG_FMT_EXECUTORCH: return "executorch";
+    case STG_FMT_TF_VARIABLES_INDEX: return "tf-variables-index";
+    case STG_FMT_TF_VARIABLES_DATA: return "tf-variables-data";
+    case STG_FMT_PARQUET: return "parquet";
+    case STG_FMT_ARROW: return "arrow";
+    case STG_FMT_DATASET_TEXT: return "dataset-text";
     }
     return "unknown";
 }

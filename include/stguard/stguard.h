@@ -191,11 +191,21 @@ typedef enum stg_code {
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
     /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
-    STG_PICKLE_SKIP_UNRESOLVED = 120,    /**< bytes a loader reads as data, range not known */
-    STG_TORCH01_STORAGE_UNRESOLVED = 121 /**< a PyTorch 0.1 storage of no known element size */
+    STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
+    STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
+    /* 140..149: TFLite, ExecuTorch (docs/flatbuffers.md), TensorFlow variables and datasets
+     * (docs/data-formats.md) */
+    STG_FLATBUFFER_MALFORMED = 140, /**< a flatbuffer offset, vtable or string outside the file */
+    STG_FLATBUFFER_INDEX_INVALID = 141, /**< a buffer, tensor, opcode or value index out of range */
+    STG_FLATBUFFER_CUSTOM_OP = 142, /**< custom or Flex operators (native code the runtime needs) */
+    STG_EXECUTORCH_DELEGATE = 143,  /**< subgraphs handed to backend delegates */
+    STG_FLATBUFFER_DATA_RANGE = 144, /**< a buffer or segment range outside the file */
+    STG_TF_INDEX_MALFORMED = 145,    /**< a variables.index table footer or block outside */
+    STG_DATASET_MALFORMED = 146,     /**< a Parquet or Arrow file's framing outside the file */
+    STG_DATASET_TEXT_INVALID = 147   /**< a JSON Lines line that is no JSON */
 } stg_code;
 
-#define STG_CODE_MAX 121 /**< highest code number in this version */
+#define STG_CODE_MAX 147 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
 STG_API const char *stg_code_name(stg_code code);
@@ -373,9 +383,16 @@ typedef enum stg_format {
     STG_FMT_XZ = 15,
     STG_FMT_GGUF = 16,
     STG_FMT_ONNX = 17,
-    STG_FMT_TEXT = 18,           /**< UTF-8 text that no model format claims (README, .py, YAML) */
-    STG_FMT_JSON = 19,           /**< a JSON document (config.json, tokenizer.json) */
-    STG_FMT_GIT_LFS_POINTER = 20 /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_TEXT = 18,            /**< UTF-8 text that no model format claims (README, .py, YAML) */
+    STG_FMT_JSON = 19,            /**< a JSON document (config.json, tokenizer.json) */
+    STG_FMT_GIT_LFS_POINTER = 20, /**< a Git LFS pointer file (spec v1) */
+    STG_FMT_TFLITE = 40,          /**< a TFLite flatbuffer model (docs/flatbuffers.md) */
+    STG_FMT_EXECUTORCH = 41,      /**< an ExecuTorch .pte program (docs/flatbuffers.md) */
+    STG_FMT_TF_VARIABLES_INDEX = 42, /**< a TensorFlow checkpoint's variables.index table */
+    STG_FMT_TF_VARIABLES_DATA = 43,  /**< a TensorFlow checkpoint's variables.data-* shard */
+    STG_FMT_PARQUET = 44,            /**< an Apache Parquet file */
+    STG_FMT_ARROW = 45,              /**< an Arrow IPC file or stream (.arrow, .feather) */
+    STG_FMT_DATASET_TEXT = 46        /**< a CSV or JSON Lines dataset (docs/data-formats.md) */
 } stg_format;
 
 /** "safetensors", "torch-zip", ... as in docs/cli.md. */

@@ -120,6 +120,14 @@ static const struct code_row {
     {STG_TORCHSCRIPT_PROGRAM, 110, "torchscript_program"},
     {STG_PICKLE_SKIP_UNRESOLVED, 120, "pickle_skip_unresolved"},
     {STG_TORCH01_STORAGE_UNRESOLVED, 121, "torch01_storage_unresolved"},
+    {STG_FLATBUFFER_MALFORMED, 140, "flatbuffer_malformed"},
+    {STG_FLATBUFFER_INDEX_INVALID, 141, "flatbuffer_index_invalid"},
+    {STG_FLATBUFFER_CUSTOM_OP, 142, "flatbuffer_custom_op"},
+    {STG_EXECUTORCH_DELEGATE, 143, "executorch_delegate"},
+    {STG_FLATBUFFER_DATA_RANGE, 144, "flatbuffer_data_range"},
+    {STG_TF_INDEX_MALFORMED, 145, "tf_index_malformed"},
+    {STG_DATASET_MALFORMED, 146, "dataset_malformed"},
+    {STG_DATASET_TEXT_INVALID, 147, "dataset_text_invalid"},
 };
 #define ORIGINAL_CODES 60 /* 1..60 are the original table, dense */
 #define NCODES (sizeof codes / sizeof codes[0])
@@ -423,6 +431,23 @@ static const char *const format_names[] = {
     "text",      "json",        "git-lfs-pointer",
 };
 #define NFORMATS (sizeof format_names / sizeof format_names[0])
+
+/* The data and flatbuffer formats, numbered from 40 (docs/cli.md lists them after those above). */
+static const char *const format_names_40[] = {
+    "tflite",  "executorch", "tf-variables-index", "tf-variables-data",
+    "parquet", "arrow",      "dataset-text",
+};
+
+START_TEST(test_format_names_40)
+{
+    ck_assert_int_eq(STG_FMT_TFLITE, 40);
+    ck_assert_int_eq(STG_FMT_DATASET_TEXT, 46);
+    for (size_t i = 0; i < sizeof format_names_40 / sizeof format_names_40[0]; i++) {
+        ck_assert_str_eq(stg_format_name((stg_format)(40 + i)), format_names_40[i]);
+    }
+    ck_assert_str_eq(stg_format_name((stg_format)39), "unknown");
+}
+END_TEST
 
 START_TEST(test_format_names)
 {
@@ -734,6 +759,7 @@ int main(void)
     tcase_add_test(tc, test_status_names);
     tcase_add_test(tc, test_severity_verdict_class_names);
     tcase_add_test(tc, test_format_names);
+    tcase_add_test(tc, test_format_names_40);
     tcase_add_test(tc, test_format_of_scans);
     tcase_add_test(tc, test_limits_default);
     tcase_add_loop_test(tc, test_limits_set_round_trip, 0, (int)NLIMITS);
