@@ -30,6 +30,8 @@ full=(
     python3-onnx
     # TFLite and ExecuTorch fixtures (tests/flatbuf/gen_flatbuf.py: the FlatBuffers Builder)
     python3-flatbuffers
+    # a TensorFlow variables.index written by LevelDB itself (tests/flatbuf/gen_data.py)
+    python3-plyvel
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh)
     python3-jsonschema python3-yaml
     # the Python package (python/): headers, build, the venv install route (docs/python.md),
