@@ -125,8 +125,7 @@ stg_parse_status stg_sstable_check(const uint8_t *buf, size_t len, stg_sstable_i
 
 bool stg_parquet_sniff(const uint8_t *buf, size_t len)
 {
-    return len >= 12 && memcmp(buf, STG_PARQUET_MAGIC, 4) == 0 &&
-           memcmp(buf + len - 4, STG_PARQUET_MAGIC, 4) == 0;
+    return len >= 4 && memcmp(buf, STG_PARQUET_MAGIC, 4) == 0;
 }
 
 stg_parse_status stg_parquet_check(const uint8_t *buf, size_t len, uint32_t *footer_len,

@@ -37,7 +37,7 @@ bool stg_sstable_sniff(const uint8_t *buf, size_t len);
 stg_parse_status stg_sstable_check(const uint8_t *buf, size_t len, stg_sstable_info *info,
                                    stg_parse_detail *d);
 
-/* true when buf starts and ends with PAR1 and holds a footer length. */
+/* true when buf starts with PAR1 (the end is stg_parquet_check's: a cut file is malformed). */
 bool stg_parquet_sniff(const uint8_t *buf, size_t len);
 /* The footer length inside the file; *footer_len gets it. */
 stg_parse_status stg_parquet_check(const uint8_t *buf, size_t len, uint32_t *footer_len,
