@@ -517,11 +517,12 @@ static void et_delegates(et_walk *w, const stg_fb_vec *dels)
     }
 }
 
-/* Values: a constant tensor's data_buffer_idx names a constant buffer (or a constant segment
- * offset when the program has no constant buffers). */
+/* Values: a constant tensor's data_buffer_idx names a constant buffer or a constant segment
+ * offset (the schema has one list or the other; a program with both is held to the longer, so
+ * no reading of it is refused that the runtime could take). */
 static void et_values(et_walk *w, const stg_fb_vec *values)
 {
-    uint32_t nconst = w->nconst_buffers > 0 ? w->nconst_buffers : w->nconst_offsets;
+    uint32_t nconst = w->nconst_buffers > w->nconst_offsets ? w->nconst_buffers : w->nconst_offsets;
     for (uint32_t i = 0; i < values->count; i++) {
         stg_fb_table v, t, alloc;
         uint8_t type = 0;
