@@ -10,7 +10,7 @@
  * SubGraph (1609-: 0 tensors, 1 inputs, 2 outputs, 3 operators, 4 name), Buffer (1634-1641:
  * 0 data:[ubyte], 1 offset:ulong, 2 size:ulong, "only valid if > 1"), Metadata (1661-1665:
  * 0 name, 1 buffer:uint), Model (1697-1736: 0 version, 1 operator_codes, 2 subgraphs,
- * 3 description, 4 buffers, 5 metadata_buffer:[int], 6 metadata). The builtin code of an
+ * 3 description, 4 buffers, 5 metadata_buffer:[int], 6 metadata, 7 signature_defs). The builtin code of an
  * operator code is the larger of its two code fields (the schema's comments at 1523-1536: the
  * byte field below PLACEHOLDER_FOR_GREATER_OP_CODES, the int field above it).
  *
@@ -296,6 +296,51 @@ static void tfl_metadata(tfl_walk *w, const stg_fb_vec *meta, const stg_fb_vec *
     }
 }
 
+/* Signature defs (SignatureDef, schema lines 1680-1695: 0 inputs, 1 outputs, 2 signature_key,
+ * 3 deprecated_tag, 4 subgraph_index; TensorMap: 0 name, 1 tensor_index): the subgraph each
+ * names, and the tensors of that subgraph its maps name. */
+static void tfl_signatures(tfl_walk *w, const stg_fb_vec *sigs, const stg_fb_vec *subgraphs)
+{
+    for (uint32_t i = 0; i < sigs->count; i++) {
+        stg_fb_table sig, sg;
+        stg_fb_vec maps[2], tensors;
+        uint64_t index = 0;
+        if (stg_fb_vec_table(&w->fb, sigs, i, &sig) != STG_PARSE_OK ||
+            stg_fb_vector(&w->fb, &sig, 0, 4, &maps[0]) != STG_PARSE_OK ||
+            stg_fb_vector(&w->fb, &sig, 1, 4, &maps[1]) != STG_PARSE_OK ||
+            stg_fb_scalar(&w->fb, &sig, 4, 4, 0, &index) != STG_PARSE_OK) {
+            return;
+        }
+        if (index >= subgraphs->count) {
+            stg_report_add(w->r, STG_FLATBUFFER_INDEX_INVALID, sig.pos,
+                           "a TFLite signature's subgraph_index %llu names none of the %u "
+                           "subgraphs",
+                           (unsigned long long)index, (unsigned)subgraphs->count);
+            continue;
+        }
+        if (stg_fb_vec_table(&w->fb, subgraphs, (uint32_t)index, &sg) != STG_PARSE_OK ||
+            stg_fb_vector(&w->fb, &sg, 0, 4, &tensors) != STG_PARSE_OK) {
+            return;
+        }
+        for (unsigned m = 0; m < 2; m++) {
+            for (uint32_t k = 0; k < maps[m].count; k++) {
+                stg_fb_table map;
+                uint64_t tensor = 0;
+                if (stg_fb_vec_table(&w->fb, &maps[m], k, &map) != STG_PARSE_OK ||
+                    stg_fb_scalar(&w->fb, &map, 1, 4, 0, &tensor) != STG_PARSE_OK) {
+                    return;
+                }
+                if (tensor >= tensors.count) {
+                    stg_report_add(w->r, STG_FLATBUFFER_INDEX_INVALID, map.pos,
+                                   "a TFLite signature's tensor_index %llu names none of the %u "
+                                   "tensors of its subgraph",
+                                   (unsigned long long)tensor, (unsigned)tensors.count);
+                }
+            }
+        }
+    }
+}
+
 static void tfl_report_custom(const tfl_walk *w)
 {
     if (w->custom.count == 0) {
@@ -323,7 +368,7 @@ stg_status stg_tflite_check(const uint8_t *buf, size_t len, stg_report *r, stg_f
     w.len = len;
     stg_fb_init(&w.fb, buf, len, stg_fb_visit_budget(len));
     stg_fb_table model;
-    stg_fb_vec codes, subgraphs, buffers, meta_buffer, meta;
+    stg_fb_vec codes, subgraphs, buffers, meta_buffer, meta, sigs;
     stg_fb_str desc;
     bool described = false;
     uint64_t version = 0;
@@ -334,7 +379,8 @@ stg_status stg_tflite_check(const uint8_t *buf, size_t len, stg_report *r, stg_f
         stg_fb_string(&w.fb, &model, 3, &desc, &described) == STG_PARSE_OK &&
         stg_fb_vector(&w.fb, &model, 4, 4, &buffers) == STG_PARSE_OK &&
         stg_fb_vector(&w.fb, &model, 5, 4, &meta_buffer) == STG_PARSE_OK &&
-        stg_fb_vector(&w.fb, &model, 6, 4, &meta) == STG_PARSE_OK) {
+        stg_fb_vector(&w.fb, &model, 6, 4, &meta) == STG_PARSE_OK &&
+        stg_fb_vector(&w.fb, &model, 7, 4, &sigs) == STG_PARSE_OK) {
         info->version = (uint32_t)version;
         info->operator_codes = w.nopcodes = codes.count;
         info->buffers = w.nbuffers = buffers.count;
@@ -348,6 +394,7 @@ stg_status stg_tflite_check(const uint8_t *buf, size_t len, stg_report *r, stg_f
             }
         }
         tfl_metadata(&w, &meta, &meta_buffer);
+        tfl_signatures(&w, &sigs, &subgraphs);
     }
     info->custom_ops = w.custom.count;
     tfl_report_custom(&w);

@@ -5,7 +5,7 @@ Builder), field by field along the two schemas, into the folder given as argv[1]
 TFLite: tensorflow/tflite-micro @ 90b983c2b3f1480642e040bbd2ddb37b998f3424,
 tensorflow/compiler/mlir/lite/schema/schema.fbs (file_identifier "TFL3", line 33; Tensor
 249-263; CUSTOM = 32, line 338; OperatorCode 1522-1537; Operator 1559-1601; SubGraph 1609-;
-Buffer 1634-1641; Metadata 1661-1665; Model 1697-1736).
+Buffer 1634-1641; Metadata 1661-1665; SignatureDef 1680-1695; Model 1697-1736).
 ExecuTorch: pytorch/executorch @ 6458243573cd97f4e099316dd56e2a0de9c190c1, schema/program.fbs
 (file_identifier "ET12"; Tensor, EValue, Operator, KernelCall, DelegateCall, Instruction,
 BackendDelegateDataReference, BackendDelegate, Chain, ExecutionPlan, Buffer, DataSegment,
@@ -87,8 +87,26 @@ def tfl_buffer(b, data=None, offset=0, size=0):
     return b.EndObject()
 
 
+def tfl_signature(b, subgraph_index, tensor_indices):
+    """SignatureDef (schema lines 1680-1695) with one TensorMap (name, tensor_index) per index."""
+    maps = []
+    for t in tensor_indices:
+        n = b.CreateString("x%d" % t)
+        b.StartObject(2)
+        b.PrependUOffsetTRelativeSlot(0, n, 0)
+        b.PrependUint32Slot(1, t, 0)
+        maps.append(b.EndObject())
+    mv = vec_offsets(b, maps)
+    key = b.CreateString("serving_default")
+    b.StartObject(5)
+    b.PrependUOffsetTRelativeSlot(0, mv, 0)  # inputs
+    b.PrependUOffsetTRelativeSlot(2, key, 0)  # signature_key
+    b.PrependUint32Slot(4, subgraph_index, 0)
+    return b.EndObject()
+
+
 def tflite(custom=(), tensor_buffer=1, opcode_index=0, big_buffer=None, subgraph_copies=1,
-           tensors_per_subgraph=3):
+           tensors_per_subgraph=3, signature=None):
     b = flatbuffers.Builder(1024)
     codes = [tfl_opcode(b, 0)] + [tfl_opcode(b, 32, c) for c in custom]
     names = ["input", "weight", "output"] + ["t%d" % i for i in range(tensors_per_subgraph - 3)]
@@ -111,12 +129,15 @@ def tflite(custom=(), tensor_buffer=1, opcode_index=0, big_buffer=None, subgraph
         bufs.append(tfl_buffer(b, offset=big_buffer[0], size=big_buffer[1]))
     cv, sv, bv = vec_offsets(b, codes), vec_offsets(b, [sg] * subgraph_copies), vec_offsets(b, bufs)
     desc = b.CreateString("stguard test model")
-    b.StartObject(5)
+    sigv = vec_offsets(b, [tfl_signature(b, *signature)]) if signature is not None else None
+    b.StartObject(8)
     b.PrependUint32Slot(0, 3, 0)  # version
     b.PrependUOffsetTRelativeSlot(1, cv, 0)
     b.PrependUOffsetTRelativeSlot(2, sv, 0)
     b.PrependUOffsetTRelativeSlot(3, desc, 0)
     b.PrependUOffsetTRelativeSlot(4, bv, 0)
+    if sigv is not None:
+        b.PrependUOffsetTRelativeSlot(7, sigv, 0)  # signature_defs
     b.Finish(b.EndObject(), file_identifier=b"TFL3")
     return bytes(b.Output())
 
@@ -243,6 +264,9 @@ def main():
         "flatbuffer_index_invalid_buffer.tflite": tflite(tensor_buffer=9),
         "flatbuffer_index_invalid_opcode.tflite": tflite(opcode_index=4),
         "flatbuffer_data_range_buffer.tflite": tflite(big_buffer=(1 << 20, 16)),
+        "ok_signature.tflite": tflite(signature=(0, [0, 2])),
+        "flatbuffer_index_invalid_signature.tflite": tflite(signature=(0, [0, 3])),
+        "flatbuffer_index_invalid_signature_subgraph.tflite": tflite(signature=(1, [0])),
         "ok_big_buffer_inside.tflite": tflite(big_buffer=(8, 16)),
         "flatbuffer_malformed_cut.tflite": good[: len(good) // 2],
         "limit_exceeded_shared.tflite": tflite(subgraph_copies=20000, tensors_per_subgraph=200),
