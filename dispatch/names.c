@@ -25,10 +25,11 @@ const stg_name_rule stg_executorch_names[] = {{.suffix = ".pte", .power = STG_NA
 const stg_name_rule stg_tf_index_names[] = {{.suffix = "variables.index", .power = STG_NAME_CLAIMS},
                                             {.suffix = NULL}};
 /* A checkpoint's data shard has no magic: TensorFlow's bundle reader reads it as raw tensor
- * bytes at the offsets variables.index gives, so its name decides (the one-shard name
- * tf.train.Checkpoint and SavedModel write). */
+ * bytes at the offsets its .index gives, so its name decides: the one-shard name SavedModel
+ * (variables/variables.data-00000-of-00001) and tf.train.Checkpoint (model.ckpt.data-...)
+ * write. */
 const stg_name_rule stg_tf_data_names[] = {
-    {.suffix = "variables.data-00000-of-00001", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
+    {.suffix = ".data-00000-of-00001", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
 const stg_name_rule stg_parquet_names[] = {{.suffix = ".parquet", .power = STG_NAME_CLAIMS},
                                            {.suffix = NULL}};
 const stg_name_rule stg_arrow_names[] = {{.suffix = ".arrow", .power = STG_NAME_CLAIMS},

@@ -127,6 +127,8 @@ def main():
         "ok_variables.index": table,
         "tf_index_malformed_variables.index": broken_footer(table),
         "ok_variables.data-00000-of-00001": os.urandom(4096),
+        "ok_model.ckpt.data-00000-of-00001": os.urandom(1024),
+        "ok_model.ckpt.index": table,
         "ok_train.parquet": parquet(),
         "dataset_malformed_footer.parquet": parquet(footer_len=1 << 20),
         "ok_stream.arrow": arrow_stream(b"\x02" * 24),
