@@ -400,8 +400,13 @@ static void check_json_lines(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
         while (n > b && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r')) {
             n--;
         }
-        if (n > b &&
-            !stg_sniff_is_json(buf + b, n - b, ctx->lim->max_json_depth, ctx->lim->max_memory)) {
+        bool oom = false;
+        if (n > b && !stg_sniff_json_document(buf + b, n - b, ctx->lim->max_json_depth,
+                                              ctx->lim->max_memory, &oom)) {
+            if (oom) {
+                stg_report_oom(ctx->report);
+                return;
+            }
             first_bad = bad++ == 0 ? b : first_bad;
         }
         start = end + 1;
