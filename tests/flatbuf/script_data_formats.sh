@@ -36,3 +36,29 @@ if seen < 15:
     print("FAIL: only", seen, "files"); bad += 1
 sys.exit(1 if bad else 0)
 PY
+[ $? -eq 0 ] || exit 1
+
+# A repo-shaped folder of benign files (a SavedModel's variables, a TFLite and an ExecuTorch
+# export, datasets): `--fail-on warning` exits 0, every file in a known format.
+"$PY" "$SRC/tests/flatbuf/gen_flatbuf.py" "$tmp/fb" || exit 1
+r="$tmp/repo"
+mkdir -p "$r/saved_model/variables" "$r/data"
+cp "$tmp/d/ok_variables.index" "$r/saved_model/variables/variables.index"
+cp "$tmp/d/ok_variables.data-00000-of-00001" "$r/saved_model/variables/variables.data-00000-of-00001"
+cp "$tmp/d/ok_train.parquet" "$r/data/train-00000-of-00001.parquet"
+cp "$tmp/d/ok_stream.arrow" "$r/data/data-00000-of-00001.arrow"
+cp "$tmp/d/ok_rows.csv" "$r/data/test.csv"
+cp "$tmp/d/ok_rows.jsonl" "$r/data/validation.jsonl"
+cp "$tmp/fb/ok_model.tflite" "$r/model.tflite"
+cp "$tmp/fb/ok_program.pte" "$r/model.pte"
+"$STGUARD_CLI" scan --fail-on warning --format json "$r" >"$tmp/repo.jsonl"
+rc=$?
+if [ $rc -ne 0 ] || grep -q '"format":"unknown"' "$tmp/repo.jsonl"; then
+    echo "FAIL: the benign repo folder exits $rc"; cat "$tmp/repo.jsonl"; exit 1
+fi
+# the same folder with a custom-op model beside: the warning fails it
+cp "$tmp/fb/flatbuffer_custom_op_custom.tflite" "$r/custom.tflite"
+"$STGUARD_CLI" scan --fail-on warning -q "$r" >/dev/null
+rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: a custom-op model beside exits $rc, not 1"; exit 1; }
+exit 0
