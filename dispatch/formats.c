@@ -417,13 +417,25 @@ static void check_json_lines(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
     }
 }
 
-/* CSV and JSON Lines by name: text is a dataset; anything else goes back to the dispatcher as
- * unknown content (an archive at its end, a pickle a loader would run, the name's mismatch). */
+/* CSV and JSON Lines by name: text is a dataset; anything else, and text that walks as a pickle
+ * importing a global, goes back to the dispatcher as unknown content (an archive at its end, a
+ * pickle a loader would run, the name's mismatch). */
 static bool scan_dataset_text(const stg_format_entry *e, const uint8_t *buf, size_t len,
                               const stg_dispatch_args *a, stg_check_ctx *ctx,
                               stg_member_result *res)
 {
     if (!stg_sniff_is_text(buf, len)) {
+        return false;
+    }
+    /* A protocol-0 pickle is text too: one that imports a global is what pickle.load of the
+     * file would run, so it takes the unknown-content route (walked and reported as a pickle,
+     * as under any other text name) rather than pass as a dataset. */
+    bool oom = false;
+    bool imports = stg_pickle_sniff_imports(buf, len, &oom);
+    if (oom) {
+        stg_report_oom(ctx->report);
+    }
+    if (imports && a->top_level) {
         return false;
     }
     if (a->hint.rule == &stg_dataset_text_names[STG_DATASET_JSONL_RULE]) { /* .jsonl */

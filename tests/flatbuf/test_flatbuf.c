@@ -338,6 +338,17 @@ START_TEST(test_text_datasets)
     r = scan_named(binary, sizeof binary, "train.csv");
     ck_assert(tu_find(r, STG_FORMAT_MISMATCH) >= 0);
     stg_report_free(r);
+    /* a protocol-0 pickle is text: under .csv it is still the pickle pickle.load would run */
+    static const char evil[] = "cos\nsystem\n(S'id'\ntR.";
+    r = scan_named(evil, sizeof evil - 1, "train.csv");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_PICKLE);
+    ck_assert(tu_find(r, STG_PICKLE_GLOBAL_DANGEROUS) >= 0);
+    stg_report_free(r);
+    static const char city[] = "city,name\nParis,1\n"; /* near miss: 'c' starts no import */
+    r = scan_named(city, sizeof city - 1, "train.csv");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_DATASET_TEXT);
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_OK);
+    stg_report_free(r);
 }
 END_TEST
 
