@@ -435,8 +435,12 @@ static bool scan_dataset_text(const stg_format_entry *e, const uint8_t *buf, siz
     if (oom) {
         stg_report_oom(ctx->report);
     }
-    if (imports && a->top_level) {
-        return false;
+    if (imports) {
+        /* the entry its content sniffs as (the pickle entry) scans it, at the top level as in
+         * an archive member; none: the unknown-content route */
+        const stg_format_entry *by_content = stg_format_sniff(buf, len, &oom);
+        return by_content != NULL && by_content != e &&
+               by_content->scan(by_content, buf, len, a, ctx, res);
     }
     if (a->hint.rule == &stg_dataset_text_names[STG_DATASET_JSONL_RULE]) { /* .jsonl */
         check_json_lines(buf, len, ctx);
