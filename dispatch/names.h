@@ -33,6 +33,15 @@ extern const stg_name_rule stg_safetensors_names[];
 extern const stg_name_rule stg_onnx_names[];
 extern const stg_name_rule stg_gguf_names[];
 extern const stg_name_rule stg_pickle_names[];
+extern const stg_name_rule stg_tflite_names[];
+extern const stg_name_rule stg_executorch_names[];
+extern const stg_name_rule stg_tf_index_names[];
+extern const stg_name_rule stg_tf_data_names[];
+extern const stg_name_rule stg_parquet_names[];
+extern const stg_name_rule stg_arrow_names[];
+extern const stg_name_rule stg_dataset_text_names[];
+/* The index of the JSON Lines rule in stg_dataset_text_names (its lines are checked). */
+#define STG_DATASET_JSONL_RULE 1
 extern const stg_name_rule stg_coreml_model_names[];
 extern const stg_name_rule stg_flax_names[];
 extern const stg_name_rule stg_sentencepiece_names[];
