@@ -102,7 +102,9 @@ bool cli_utf8_valid(const char *s, size_t len);
 void cli_json_record(FILE *out, const stg_report *r, const char *path);
 void cli_json_summary(FILE *out, const cli_summary *s);
 void cli_json_inspect(FILE *out, const cli_inspect *in);
-void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g);
+/* templates: the summary door's entries of the same file (its chat templates), or NULL. */
+void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g,
+                           const stg_summary *templates);
 /* The same, every op type and initializer (docs/cli.schema.json). */
 void cli_json_inspect_onnx(FILE *out, const char *path, const stg_onnx *m);
 void cli_json_inspect_flax(FILE *out, const char *path, const stg_flax *f);

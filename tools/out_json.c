@@ -217,7 +217,8 @@ static void json_gguf_value(FILE *out, const stg_gguf_entry *e)
     }
 }
 
-void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g)
+void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g,
+                           const stg_summary *templates)
 {
     fprintf(out, "{\"type\":\"inspect\",\"schema\":%d,", CLI_JSON_SCHEMA);
     json_path_field(out, "path", path);
@@ -266,7 +267,11 @@ void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g)
         fprintf(out, "],\"parameters\":%" PRIu64 ",\"begin\":%" PRIu64 ",\"end\":%" PRIu64 "}",
                 t.elements, t.begin, t.end);
     }
-    fputs("]}\n", out);
+    fputc(']', out);
+    if (templates != NULL) {
+        cli_json_summary_contents(out, templates);
+    }
+    fputs("}\n", out);
 }
 
 /* ------------------------------------------------------------------------------ ONNX */

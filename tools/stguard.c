@@ -1212,12 +1212,20 @@ static int inspect_gguf(const cli_config *c, const char *path)
     if (g == NULL) {
         return door_refused(c, path, rep, st);
     }
+    /* The chat templates it holds, as the summary door gives them (the scan's template rules):
+     * the GGUF door validates the container, not what a loader renders. */
+    stg_summary *templates = NULL;
+    (void)stg_summary_open(path, &c->walk.scan.limits, &templates, NULL);
     if (c->format == OUT_JSON) {
-        cli_json_inspect_gguf(stdout, path, g);
+        cli_json_inspect_gguf(stdout, path, g, templates);
     } else {
         cli_text_inspect_gguf(stdout, path, g);
+        if (templates != NULL) {
+            cli_text_summary_templates(stdout, templates);
+        }
         print_notes(rep);
     }
+    stg_summary_close(templates);
     stg_gguf_close(g);
     stg_report_free(rep);
     if (fflush(stdout) != 0 || ferror(stdout)) {
