@@ -653,7 +653,11 @@ static void summary_kind(FILE *out, const stg_summary *s, stg_summary_kind kind,
     }
     char g[32];
     if (unit != NULL) {
-        fprintf(out, "  %-18s%s %s, %zu %s\n", title, grouped(total, g), unit, n, rows);
+        /* unit and rows are "one|many" */
+        const char *ub = strchr(unit, '|'), *rb = strchr(rows, '|');
+        fprintf(out, "  %-18s%s %.*s, %zu %.*s\n", title, grouped(total, g),
+                total == 1 ? (int)(ub - unit) : (int)strlen(ub + 1), total == 1 ? unit : ub + 1, n,
+                n == 1 ? (int)(rb - rows) : (int)strlen(rb + 1), n == 1 ? rows : rb + 1);
     } else {
         fprintf(out, "  %-18s%zu\n", title, n);
     }
@@ -678,8 +682,8 @@ void cli_text_inspect_summary(FILE *out, const char *path, const stg_report *rep
     fprintf(out, "  %-18s%s\n", "format:", stg_format_name(stg_report_format(rep)));
     fprintf(out, "  %-18s%s\n", "verdict:", stg_verdict_name(stg_report_verdict(rep)));
     summary_kind(out, s, STG_SUMMARY_KERAS_MODEL, "Keras models:", NULL, NULL);
-    summary_kind(out, s, STG_SUMMARY_KERAS_LAYER, "Keras layers:", "layers", "classes");
-    summary_kind(out, s, STG_SUMMARY_TF_OP, "TensorFlow ops:", "nodes", "op types");
+    summary_kind(out, s, STG_SUMMARY_KERAS_LAYER, "Keras layers:", "layer|layers", "class|classes");
+    summary_kind(out, s, STG_SUMMARY_TF_OP, "TensorFlow ops:", "node|nodes", "op type|op types");
     summary_kind(out, s, STG_SUMMARY_CHAT_TEMPLATE, "chat templates:", NULL, NULL);
     summary_kind(out, s, STG_SUMMARY_AUTO_MAP, "auto_map:", NULL, NULL);
     if (stg_summary_dropped(s) > 0) {
