@@ -84,6 +84,12 @@ void cli_text_inspect_gguf(FILE *out, const char *path, const stg_gguf *g);
 void cli_text_inspect_onnx(FILE *out, const char *path, const stg_onnx *m);
 /* `inspect` of a Flax checkpoint: its array leaves (path, dtype, shape) and totals. */
 void cli_text_inspect_flax(FILE *out, const char *path, const stg_flax *f);
+/* `inspect` of any other format (the summary door): what its rules met, kind by kind (Keras
+ * model and layer classes, SavedModel op histogram, chat templates, auto_map entries). */
+void cli_text_inspect_summary(FILE *out, const char *path, const stg_report *rep,
+                              const stg_summary *s);
+/* The chat-template entries alone (the GGUF view's addition). */
+void cli_text_summary_templates(FILE *out, const stg_summary *s);
 
 /* ---- JSON (out_json.c) ---- */
 
@@ -96,10 +102,17 @@ bool cli_utf8_valid(const char *s, size_t len);
 void cli_json_record(FILE *out, const stg_report *r, const char *path);
 void cli_json_summary(FILE *out, const cli_summary *s);
 void cli_json_inspect(FILE *out, const cli_inspect *in);
-void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g);
+/* templates: the summary door's entries of the same file (its chat templates), or NULL. */
+void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g,
+                           const stg_summary *templates);
 /* The same, every op type and initializer (docs/cli.schema.json). */
 void cli_json_inspect_onnx(FILE *out, const char *path, const stg_onnx *m);
 void cli_json_inspect_flax(FILE *out, const char *path, const stg_flax *f);
+/* The summary door's record: format, verdict, contents (docs/cli.schema.json). */
+void cli_json_inspect_summary(FILE *out, const char *path, const stg_report *rep,
+                              const stg_summary *s);
+/* ",\"contents\":[...]" of s's entries (also the GGUF record's chat templates). */
+void cli_json_summary_contents(FILE *out, const stg_summary *s);
 /* "u8", "str", "arr", ... for a GGUF value type; "?" for an unknown one. */
 const char *cli_gguf_type_name(uint32_t type);
 

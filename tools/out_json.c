@@ -217,7 +217,8 @@ static void json_gguf_value(FILE *out, const stg_gguf_entry *e)
     }
 }
 
-void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g)
+void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g,
+                           const stg_summary *templates)
 {
     fprintf(out, "{\"type\":\"inspect\",\"schema\":%d,", CLI_JSON_SCHEMA);
     json_path_field(out, "path", path);
@@ -266,7 +267,11 @@ void cli_json_inspect_gguf(FILE *out, const char *path, const stg_gguf *g)
         fprintf(out, "],\"parameters\":%" PRIu64 ",\"begin\":%" PRIu64 ",\"end\":%" PRIu64 "}",
                 t.elements, t.begin, t.end);
     }
-    fputs("]}\n", out);
+    fputc(']', out);
+    if (templates != NULL) {
+        cli_json_summary_contents(out, templates);
+    }
+    fputs("}\n", out);
 }
 
 /* ------------------------------------------------------------------------------ ONNX */
@@ -466,4 +471,48 @@ void cli_json_inspect_flax(FILE *out, const char *path, const stg_flax *f)
                 flax_elements(&p), p.nbytes, p.offset, p.ext == 3 ? "true" : "false");
     }
     fputs("]}\n", out);
+}
+
+void cli_json_summary_contents(FILE *out, const stg_summary *s)
+{
+    fputs(",\"contents\":[", out);
+    stg_summary_entry e;
+    bool first = true;
+    for (size_t i = 0; i < stg_summary_count(s); i++) {
+        if (stg_summary_at(s, i, &e) != STG_OK) {
+            continue;
+        }
+        fprintf(out, "%s{\"kind\":\"%s\",\"name\":", first ? "" : ",",
+                stg_summary_kind_name((stg_summary_kind)e.kind));
+        first = false;
+        cli_json_string(out, e.name, (size_t)e.name_len);
+        fputs(",\"value\":", out);
+        cli_json_string(out, e.value, (size_t)e.value_len);
+        fprintf(out, ",\"count\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"member\":", e.count,
+                e.offset);
+        if (e.member != NULL) {
+            cli_json_string(out, e.member, strlen(e.member));
+        } else {
+            fputs("null", out);
+        }
+        if (e.kind == STG_SUMMARY_CHAT_TEMPLATE) {
+            fprintf(out, ",\"verdict\":\"%s\"", stg_verdict_name((stg_verdict)e.verdict));
+        }
+        if (e.kind == STG_SUMMARY_AUTO_MAP) {
+            fprintf(out, ",\"state\":\"%s\"", stg_summary_state_name((stg_summary_state)e.state));
+        }
+        fputc('}', out);
+    }
+    fprintf(out, "],\"contents_dropped\":%" PRIu64, stg_summary_dropped(s));
+}
+
+void cli_json_inspect_summary(FILE *out, const char *path, const stg_report *rep,
+                              const stg_summary *s)
+{
+    fprintf(out, "{\"type\":\"inspect\",\"schema\":%d,", CLI_JSON_SCHEMA);
+    json_path_field(out, "path", path);
+    fprintf(out, ",\"format\":\"%s\",\"verdict\":\"%s\"", stg_format_name(stg_report_format(rep)),
+            stg_verdict_name(stg_report_verdict(rep)));
+    cli_json_summary_contents(out, s);
+    fputs("}\n", out);
 }

@@ -596,3 +596,98 @@ void cli_text_inspect_flax(FILE *out, const char *path, const stg_flax *f)
         fputs(p.ext == 3 ? "] (scalar)\n" : "]\n", out);
     }
 }
+
+/* Rows of one kind: how many there are and their total count. */
+static size_t summary_kind_rows(const stg_summary *s, stg_summary_kind kind, uint64_t *total)
+{
+    size_t n = 0;
+    *total = 0;
+    stg_summary_entry e;
+    for (size_t i = 0; i < stg_summary_count(s); i++) {
+        if (stg_summary_at(s, i, &e) == STG_OK && e.kind == (uint32_t)kind) {
+            n++;
+            *total += e.count;
+        }
+    }
+    return n;
+}
+
+static void summary_row(FILE *out, const stg_summary_entry *e)
+{
+    fputs("    ", out);
+    cli_text_escape(out, e->name, (size_t)(e->name_len > 120 ? 120 : e->name_len), true);
+    char g[32];
+    switch ((stg_summary_kind)e->kind) {
+    case STG_SUMMARY_KERAS_MODEL: fprintf(out, "  %s objects", grouped(e->count, g)); break;
+    case STG_SUMMARY_KERAS_LAYER:
+    case STG_SUMMARY_TF_OP: fprintf(out, "  x%s", grouped(e->count, g)); break;
+    case STG_SUMMARY_CHAT_TEMPLATE:
+        fprintf(out, "  %s bytes  %s  (", grouped(e->count, g),
+                stg_verdict_name((stg_verdict)e->verdict));
+        cli_text_escape(out, e->value, (size_t)(e->value_len > 120 ? 120 : e->value_len), false);
+        fputc(')', out);
+        break;
+    case STG_SUMMARY_AUTO_MAP: {
+        const char *st = stg_summary_state_name((stg_summary_state)e->state);
+        fputs("  ", out);
+        cli_text_escape(out, e->value, (size_t)(e->value_len > 200 ? 200 : e->value_len), true);
+        fprintf(out, "  %s", st != NULL ? st : "?");
+        break;
+    }
+    }
+    if (e->member != NULL) {
+        fputs("  in ", out);
+        cli_text_escape(out, e->member, strlen(e->member), false);
+    }
+    fputc('\n', out);
+}
+
+/* unit NULL: a list (the row count); else a histogram: total units, then its rows ("classes"). */
+static void summary_kind(FILE *out, const stg_summary *s, stg_summary_kind kind, const char *title,
+                         const char *unit, const char *rows)
+{
+    uint64_t total;
+    size_t n = summary_kind_rows(s, kind, &total);
+    if (n == 0) {
+        return;
+    }
+    char g[32];
+    if (unit != NULL) {
+        /* unit and rows are "one|many" */
+        const char *ub = strchr(unit, '|'), *rb = strchr(rows, '|');
+        fprintf(out, "  %-18s%s %.*s, %zu %.*s\n", title, grouped(total, g),
+                total == 1 ? (int)(ub - unit) : (int)strlen(ub + 1), total == 1 ? unit : ub + 1, n,
+                n == 1 ? (int)(rb - rows) : (int)strlen(rb + 1), n == 1 ? rows : rb + 1);
+    } else {
+        fprintf(out, "  %-18s%zu\n", title, n);
+    }
+    stg_summary_entry e;
+    for (size_t i = 0; i < stg_summary_count(s); i++) {
+        if (stg_summary_at(s, i, &e) == STG_OK && e.kind == (uint32_t)kind) {
+            summary_row(out, &e);
+        }
+    }
+}
+
+void cli_text_summary_templates(FILE *out, const stg_summary *s)
+{
+    summary_kind(out, s, STG_SUMMARY_CHAT_TEMPLATE, "chat templates:", NULL, NULL);
+}
+
+void cli_text_inspect_summary(FILE *out, const char *path, const stg_report *rep,
+                              const stg_summary *s)
+{
+    cli_text_escape(out, path, strlen(path), false);
+    fputc('\n', out);
+    fprintf(out, "  %-18s%s\n", "format:", stg_format_name(stg_report_format(rep)));
+    fprintf(out, "  %-18s%s\n", "verdict:", stg_verdict_name(stg_report_verdict(rep)));
+    summary_kind(out, s, STG_SUMMARY_KERAS_MODEL, "Keras models:", NULL, NULL);
+    summary_kind(out, s, STG_SUMMARY_KERAS_LAYER, "Keras layers:", "layer|layers", "class|classes");
+    summary_kind(out, s, STG_SUMMARY_TF_OP, "TensorFlow ops:", "node|nodes", "op type|op types");
+    summary_kind(out, s, STG_SUMMARY_CHAT_TEMPLATE, "chat templates:", NULL, NULL);
+    summary_kind(out, s, STG_SUMMARY_AUTO_MAP, "auto_map:", NULL, NULL);
+    if (stg_summary_dropped(s) > 0) {
+        char g[32];
+        fprintf(out, "  (%s more entries not kept)\n", grouped(stg_summary_dropped(s), g));
+    }
+}

@@ -1024,6 +1024,7 @@ static int print_failed_open(const cli_config *c, const char *path, stg_report *
 
 static int inspect_onnx(const cli_config *c, const char *path);
 static int inspect_flax(const cli_config *c, const char *path);
+static int inspect_summary(const cli_config *c, const char *path);
 
 /* A file that is not safetensors: an ONNX model or a Flax checkpoint (by the scan's label) is
  * inspected as one; else say
@@ -1057,10 +1058,16 @@ static int not_safetensors(const cli_config *c, const char *path, stg_report **r
         }
         return inspect_flax(c, path);
     }
+    int shown = inspect_summary(c, path); /* Keras, SavedModel, templates, auto_map */
+    if (shown >= 0) {
+        stg_report_free(r);
+        return shown;
+    }
     say_path("", path, "");
     fprintf(stderr,
             "stguard: this is a %s file, not safetensors: inspect shows safetensors, GGUF, ONNX "
-            "and Flax files and sharded models; use `stguard scan` to check it\n",
+            "and Flax files, sharded models, and what Keras models, SavedModels, chat templates "
+            "and auto_map entries a file holds; use `stguard scan` to check it\n",
             stg_format_name(fmt));
     stg_report_free(r);
     return 1;
@@ -1205,12 +1212,20 @@ static int inspect_gguf(const cli_config *c, const char *path)
     if (g == NULL) {
         return door_refused(c, path, rep, st);
     }
+    /* The chat templates it holds, as the summary door gives them (the scan's template rules):
+     * the GGUF door validates the container, not what a loader renders. */
+    stg_summary *templates = NULL;
+    (void)stg_summary_open(path, &c->walk.scan.limits, &templates, NULL);
     if (c->format == OUT_JSON) {
-        cli_json_inspect_gguf(stdout, path, g);
+        cli_json_inspect_gguf(stdout, path, g, templates);
     } else {
         cli_text_inspect_gguf(stdout, path, g);
+        if (templates != NULL) {
+            cli_text_summary_templates(stdout, templates);
+        }
         print_notes(rep);
     }
+    stg_summary_close(templates);
     stg_gguf_close(g);
     stg_report_free(rep);
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -1264,6 +1279,44 @@ static int inspect_flax(const cli_config *c, const char *path)
         return EXIT_ERROR;
     }
     return 0;
+}
+
+/* Any other format (the summary door, stg_summary_open): what the rules met in it, whatever
+ * its verdict (showing an unsafe file's Lambda layer is the point). -1 when the file holds none
+ * of what the door reports (the caller then says what the file is); else the exit status: 0
+ * for ok and warn, EXIT_FAIL for invalid and unsafe, EXIT_ERROR when it could not be read. */
+static int inspect_summary(const cli_config *c, const char *path)
+{
+    stg_summary *s = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_summary_open(path, &c->walk.scan.limits, &s, &rep);
+    if (s == NULL) {
+        return door_refused(c, path, rep, st);
+    }
+    if (stg_summary_count(s) == 0) {
+        stg_summary_close(s);
+        stg_report_free(rep);
+        return -1;
+    }
+    if (c->tensor_sha256) {
+        const char *fmt = stg_format_name(stg_report_format(rep)); /* a constant string */
+        stg_summary_close(s);
+        stg_report_free(rep);
+        return usage_error("--tensor-sha256 takes a safetensors file, not %s", fmt);
+    }
+    if (c->format == OUT_JSON) {
+        cli_json_inspect_summary(stdout, path, rep, s);
+    } else {
+        cli_text_inspect_summary(stdout, path, rep, s);
+        print_notes(rep);
+    }
+    stg_verdict v = stg_report_verdict(rep);
+    stg_summary_close(s);
+    stg_report_free(rep);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        return EXIT_ERROR;
+    }
+    return v >= STG_VERDICT_INVALID ? EXIT_FAIL : 0;
 }
 
 /* A Hugging Face repo folder (models--ORG--NAME: refs/main names the snapshot scan reads) or a

@@ -50,6 +50,9 @@ typedef struct walk {
     unsigned unit; /* bytes per code unit of the file's encoding: 1, 2 (UTF-16), 4 (UTF-32) */
     stg_keras_summary *sum;
     frame *frames;
+    bool model; /* a model config (its layers are rows); else per-object metadata */
+    bool model_row;
+    stg_report_row model_row_data; /* its strings point into frames[0] until recorded */
 } walk;
 
 /* ------------------------------------------------------------------------------ tables */
@@ -249,6 +252,18 @@ static void finding(walk *w, stg_code code, const frame *fr, const char *what, c
                    b != NULL ? " (attribute \"" : "", pb, b != NULL ? "\")" : "");
 }
 
+/* A layer's class for `inspect` (the summary door): one histogram row per class_name. */
+static void layer_row(walk *w, const frame *fr)
+{
+    const field *cls = &fr->f[F_CLASS];
+    stg_report_row row = {.kind = STG_SUMMARY_KERAS_LAYER,
+                          .name = cls->text,
+                          .name_len = cls->len,
+                          .count = 1,
+                          .offset = w->base + fr->offset * w->unit};
+    stg_report_add_row(w->r, &row);
+}
+
 /* module "builtins": Keras looks a function's name up in its own built-in modules first
  * (activations, losses, ...); a Python builtin it then reaches is unsafe unless pure. */
 static void judge_builtins(walk *w, const frame *fr, const field *name)
@@ -342,6 +357,9 @@ static void judge_object(walk *w, const frame *fr)
     if (cls->present) {
         w->sum->objects++;
         w->sum->layers += fr->in_layers ? 1 : 0;
+        if (fr->in_layers) {
+            layer_row(w, fr);
+        }
     }
 }
 
@@ -431,6 +449,20 @@ static void top_summary(walk *w, const frame *fr, bool has_config)
     size_t n = cls->len < sizeof w->sum->top_class - 1 ? cls->len : sizeof w->sum->top_class - 1;
     memcpy(w->sum->top_class, cls->text, n);
     w->sum->top_class[n] = '\0';
+    if (!cls->present) {
+        return;
+    }
+    if (!w->model) {
+        layer_row(w, fr); /* keras_metadata.pb: each object's metadata names its class */
+        return;
+    }
+    stg_report_row row = {.kind = STG_SUMMARY_KERAS_MODEL,
+                          .name = cls->text,
+                          .name_len = cls->len,
+                          .count = 0, /* the object count is known at the end of the walk */
+                          .offset = w->base + fr->offset * w->unit};
+    w->model_row = true;
+    w->model_row_data = row;
 }
 
 /* Runs the parser to the end; false when it stopped on an error (reported). */
@@ -549,7 +581,8 @@ static stg_status walk_json(const uint8_t *buf, size_t len, uint64_t base, unsig
                             bool need_model)
 {
     stg_keras_summary scratch;
-    walk w = {lim, r, base, unit, summary != NULL ? summary : &scratch, NULL};
+    walk w = {lim,  r,          base,  unit, summary != NULL ? summary : &scratch,
+              NULL, need_model, false, {0}};
     memset(w.sum, 0, sizeof *w.sum);
     uint32_t depth = lim->max_json_depth == 0 ? 1 : lim->max_json_depth;
     depth = depth > STG_JSON_DEPTH_CEILING ? STG_JSON_DEPTH_CEILING : depth;
@@ -570,6 +603,10 @@ static stg_status walk_json(const uint8_t *buf, size_t len, uint64_t base, unsig
         stg_report_add(r, STG_KERAS_CONFIG_MALFORMED, base,
                        "the Keras config's top level is not an object with a string class_name "
                        "and a config: Keras cannot build a model from it");
+    }
+    if (w.model_row) {
+        w.model_row_data.count = w.sum->objects;
+        stg_report_add_row(r, &w.model_row_data);
     }
     stg_json_release(&p);
     stg_arena_release(&arena);

@@ -169,6 +169,14 @@ static void judge_ref(auto_map_walk *w, const char *key, size_t key_len, const s
         return;
     }
     stg_finding *f;
+    stg_report_row row = {.kind = STG_SUMMARY_AUTO_MAP,
+                          .name = key,
+                          .name_len = key != NULL ? key_len : 0,
+                          .value = ref,
+                          .value_len = n,
+                          .count = 1,
+                          .offset = off,
+                          .state = STG_SUMMARY_STATE_OTHER_REPO};
     if (sep != NULL) {
         f = stg_report_add(r, STG_REMOTE_CODE_CROSS_REPO, off,
                            "auto_map %s names code in another Hub repository (the id before "
@@ -179,12 +187,16 @@ static void judge_ref(auto_map_walk *w, const char *key, size_t key_len, const s
                               rest_len - mod_len - 1);
     } else {
         stg_beside b = look_beside(w, rest, mod_len);
+        row.state = b == STG_BESIDE_PRESENT  ? STG_SUMMARY_STATE_PRESENT
+                    : b == STG_BESIDE_ABSENT ? STG_SUMMARY_STATE_ABSENT
+                                             : STG_SUMMARY_STATE_UNKNOWN;
         f = stg_report_add(r, STG_REMOTE_CODE, off,
                            "auto_map %s: trust_remote_code=True imports the module named here "
                            "(its .py file) and runs it; that file is %s",
                            what, beside_text(b));
         stg_report_set_global(r, f, rest, mod_len, rest + mod_len + 1, rest_len - mod_len - 1);
     }
+    stg_report_add_row(r, &row); /* the auto_map entries of `inspect` */
 }
 
 static bool next_event(auto_map_walk *w, stg_json_event *ev)

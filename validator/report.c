@@ -330,6 +330,12 @@ void stg_report_merge_if(stg_report *dst, const stg_report *src, const char *mem
         (void)stg_report_add_side_file(dst, (const uint8_t *)sf->name, sf->name_len, sf->offset,
                                        sf->member != NULL ? sf->member : member, sf->zfile);
     }
+    for (size_t i = 0; i < src->row_count; i++) {
+        stg_report_row row = src->rows[i];
+        row.member = row.member != NULL ? row.member : member;
+        stg_report_add_row(dst, &row);
+    }
+    dst->rows_dropped += src->rows_dropped;
 }
 
 bool stg_report_add_side_file(stg_report *r, const uint8_t *name, size_t name_len, uint64_t offset,
@@ -447,16 +453,7 @@ stg_verdict stg_report_verdict(const stg_report *r)
     if (r == NULL || !r->complete || r->out_of_memory || r->scan_error) {
         return STG_VERDICT_ERROR;
     }
-    if (!r->any) {
-        return STG_VERDICT_OK;
-    }
-    switch (r->worst) {
-    case STG_SEV_CRITICAL: return STG_VERDICT_UNSAFE;
-    case STG_SEV_ERROR: return STG_VERDICT_INVALID;
-    case STG_SEV_WARNING: return STG_VERDICT_WARN;
-    case STG_SEV_INFO: return STG_VERDICT_OK;
-    }
-    return STG_VERDICT_ERROR;
+    return stg_verdict_of_severity(r->any, r->worst);
 }
 
 stg_format stg_report_format(const stg_report *r)
@@ -508,6 +505,7 @@ void stg_report_free(stg_report *r)
         free_const(r->globals[i].member);
     }
     stg_report_drop_side_files(r, 0);
+    stg_report_drop_rows(r);
     stg_mem_free(r->sides);
     stg_mem_free(r->findings);
     stg_mem_free(r->globals);

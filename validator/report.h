@@ -41,7 +41,40 @@ struct stg_report {
     /* the result depends on files next to the path (index shards, ONNX external data, joblib
      * side files): the same bytes under another folder may be judged otherwise */
     bool neighbours;
+    /* what the rules met, for the summary door (validator/report.h, stg_report_add_row) */
+    struct stg_report_row *rows;
+    size_t row_count, row_cap;
+    uint64_t rows_dropped; /* past STG_SUMMARY_ENTRIES_MAX */
 };
+
+/* One entry of the summary door (stg_summary_entry, stguard.h): the strings are copied by
+ * stg_report_add_row and owned by the report (NUL-terminated; member NULL at top level). */
+typedef struct stg_report_row {
+    stg_summary_kind kind;
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+    const char *member;
+    uint64_t count, offset;
+    stg_verdict verdict;
+    stg_summary_state state;
+} stg_report_row;
+
+/* Records a row (its strings copied; value may be NULL). A Keras layer or TensorFlow op row with
+ * the name and member of one already kept adds its count to it (a histogram); past
+ * STG_SUMMARY_ENTRIES_MAX rows the row is counted in rows_dropped. Memory failing is
+ * stg_report_oom. */
+void stg_report_add_row(stg_report *r, const stg_report_row *row);
+
+/* Frees the rows (and their strings) and empties the table. */
+void stg_report_drop_rows(stg_report *r);
+/* Frees n rows taken out of a report (the summary door owns them then). */
+void stg_report_rows_free(stg_report_row *rows, size_t n);
+
+/* The verdict a set of findings of severity `worst` gives (any: at least one): the mapping of
+ * stg_report_verdict for a complete report. */
+stg_verdict stg_verdict_of_severity(bool any, stg_severity worst);
 
 /* A side file a joblib NDArrayWrapper / ZNDArrayWrapper names: joblib.load opens
  * os.path.join(dirname(joblib file), name). name holds the exact decoded bytes (it may hold

@@ -220,6 +220,12 @@ static void node(tf_walk *w, stg_cursor c, const char *function, const_paths *cp
         return;
     }
     w->sum->nodes++;
+    stg_report_row row = {.kind = STG_SUMMARY_TF_OP,
+                          .name = (const char *)op,
+                          .name_len = op_len,
+                          .count = 1,
+                          .offset = at};
+    stg_report_add_row(w->r, &row); /* the op histogram of `inspect` */
     if (op_len == 5 && memcmp(op, "Const", 5) == 0 && nm != NULL && const_escapes(w, whole)) {
         if (cp->n < STG_TF_CONST_PATHS_MAX) {
             cp->node[cp->n].name = nm;

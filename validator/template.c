@@ -1780,9 +1780,8 @@ static void report_found(const stg_template_src *src, stg_report *r)
                    "a %s chat template (%s) of %zu bytes", src->where, name, src->len);
 }
 
-void stg_template_check(const stg_template_src *src, uint64_t hash_seed, stg_report *r)
+static void check_template(const stg_template_src *src, uint64_t hash_seed, stg_report *r)
 {
-    report_found(src, r);
     walk w;
     memset(&w, 0, sizeof w);
     w.src = src;
@@ -1820,6 +1819,45 @@ void stg_template_check(const stg_template_src *src, uint64_t hash_seed, stg_rep
     stg_mem_free(w.pool);
     stg_mem_free(w.params);
     stg_jinja_lex_release(&lx);
+}
+
+/* The template's own verdict for `inspect` (a summary row): the worst of the findings its check
+ * added after chat_template_found; findings only counted (past max_findings) may be anything,
+ * so then the report's worst so far stands for them. */
+static stg_verdict template_verdict(const stg_report *r, size_t from, uint64_t truncated_before)
+{
+    bool any = false;
+    stg_severity worst = STG_SEV_INFO;
+    for (size_t i = from; i < r->count; i++) {
+        if (r->findings[i].code != STG_TEMPLATE_FOUND &&
+            (!any || r->findings[i].severity > worst)) {
+            worst = r->findings[i].severity;
+            any = true;
+        }
+    }
+    if (r->truncated > truncated_before && (!any || r->worst > worst)) {
+        worst = r->worst;
+        any = true;
+    }
+    return stg_verdict_of_severity(any, worst);
+}
+
+void stg_template_check(const stg_template_src *src, uint64_t hash_seed, stg_report *r)
+{
+    report_found(src, r);
+    size_t from = r->count;
+    uint64_t truncated = r->truncated;
+    check_template(src, hash_seed, r);
+    static const char unnamed[] = "default";
+    stg_report_row row = {.kind = STG_SUMMARY_CHAT_TEMPLATE,
+                          .name = src->name != NULL ? (const char *)src->name : unnamed,
+                          .name_len = src->name != NULL ? src->name_len : sizeof unnamed - 1,
+                          .value = src->where,
+                          .value_len = strlen(src->where),
+                          .count = src->len,
+                          .offset = src->map != NULL ? src->map(src->map_arg, 0) : src->base,
+                          .verdict = template_verdict(r, from, truncated)};
+    stg_report_add_row(r, &row);
 }
 
 /* ---------------------------------------------------------------- JSON containers */

@@ -1157,6 +1157,80 @@ STG_API stg_status stg_flax_param_at(const stg_flax *f, size_t i, stg_flax_param
 STG_API void stg_flax_close(stg_flax *f);
 
 /* ------------------------------------------------------------------------------------------ */
+/* What a code-bearing file holds (docs/abi.md, "The summary door"): the Keras layers, SavedModel
+ * ops, chat templates and auto_map entries the rules of a scan met, for `stguard inspect` of
+ * every format without a door of its own. Names and counts only: nothing of the file runs. */
+
+typedef struct stg_summary stg_summary;
+
+/** What an entry describes. */
+typedef enum stg_summary_kind {
+    STG_SUMMARY_KERAS_MODEL = 0,   /**< a Keras model config: name its top-level class_name,
+                                        count the objects with a class_name in it */
+    STG_SUMMARY_KERAS_LAYER = 1,   /**< name a layer class_name, count the layers of that class */
+    STG_SUMMARY_TF_OP = 2,         /**< name a NodeDef.op of a SavedModel (graphs and functions),
+                                        count its nodes */
+    STG_SUMMARY_CHAT_TEMPLATE = 3, /**< name the template's name ("default" for the unnamed one),
+                                        value where it is, count its length in bytes, verdict
+                                        what its findings say */
+    STG_SUMMARY_AUTO_MAP = 4       /**< name the auto class key ("AutoModel"), value the module
+                                        and class as written, state present, absent, unknown or
+                                        another repo (value then starts with the repo id) */
+} stg_summary_kind;
+
+/** Whether the module file an auto_map entry names ships beside its config. */
+typedef enum stg_summary_state {
+    STG_SUMMARY_STATE_NONE = 0,      /**< not an auto_map entry */
+    STG_SUMMARY_STATE_UNKNOWN = 1,   /**< not looked up (a buffer, an archive member) */
+    STG_SUMMARY_STATE_PRESENT = 2,   /**< module.py lies beside the config */
+    STG_SUMMARY_STATE_ABSENT = 3,    /**< no such file beside it */
+    STG_SUMMARY_STATE_OTHER_REPO = 4 /**< a reference into another Hub repository */
+} stg_summary_state;
+
+/** One entry, written whole by stg_summary_at (docs/abi.md: struct_version first, reserved space
+ *  last). Strings are NUL-terminated (they may hold NUL: use the lengths), valid until
+ *  stg_summary_close. */
+typedef struct stg_summary_entry {
+    uint32_t struct_version; /**< STG_STRUCT_VERSION of the library */
+    uint32_t kind;           /**< stg_summary_kind */
+    const char *name;
+    uint64_t name_len;
+    const char *value; /**< "" when the kind has none */
+    uint64_t value_len;
+    const char *member; /**< the archive member it is in ("a.zip!config.json"), NULL at top */
+    uint64_t count;
+    uint64_t offset;  /**< where it is (in member when member is set) */
+    uint32_t verdict; /**< chat templates: stg_verdict of the template's own findings; else 0 */
+    uint32_t state;   /**< stg_summary_state */
+    uint64_t reserved[4];
+} stg_summary_entry;
+
+/**
+ * Scans path as stg_scan_path does (lim's profile and limits, no digest) and keeps what its rules
+ * met. Unlike the other doors it opens unsafe and invalid files too (showing what a file holds is
+ * the point): the report (rep, may be NULL) carries the verdict and the caller must read it.
+ * STG_OK with *out set; STG_E_INVALID with *out NULL when the scan could not conclude (verdict
+ * error: an I/O error, a changed file); STG_E_NOMEM; STG_E_BAD_ARG. At most
+ * STG_SUMMARY_ENTRIES_MAX entries are kept (stg_summary_dropped counts the rest).
+ */
+STG_API stg_status stg_summary_open(const char *path, const stg_limits *lim, stg_summary **out,
+                                    stg_report **rep);
+#define STG_SUMMARY_ENTRIES_MAX 512
+/** Entries kind by kind (stg_summary_kind order); Keras layer classes and TensorFlow ops are
+ *  histograms (one entry per name and member, most frequent first, then by name bytewise), the
+ *  other kinds in the order the rules met them. */
+STG_API size_t stg_summary_count(const stg_summary *s);
+/** i-th entry. @return STG_OK, STG_E_RANGE, STG_E_BAD_ARG. */
+STG_API stg_status stg_summary_at(const stg_summary *s, size_t i, stg_summary_entry *out);
+/** Entries past STG_SUMMARY_ENTRIES_MAX, counted and not kept. */
+STG_API uint64_t stg_summary_dropped(const stg_summary *s);
+/** "keras-model", "keras-layer", "tf-op", "chat-template", "auto-map"; NULL out of range. */
+STG_API const char *stg_summary_kind_name(stg_summary_kind k);
+/** "", "unknown", "present", "absent", "other-repo"; NULL out of range. */
+STG_API const char *stg_summary_state_name(stg_summary_state st);
+STG_API void stg_summary_close(stg_summary *s);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Sharded models: model.safetensors.index.json and its shards as one tensor table.             */
 
 typedef struct stg_model stg_model;

@@ -65,6 +65,10 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(stg_flax_param_info, reserved) +
                           sizeof(((stg_flax_param_info *)0)->reserved),
                       sizeof(stg_flax_param_info));
+    ck_assert_uint_eq(offsetof(stg_summary_entry, struct_version), 0);
+    ck_assert_uint_eq(offsetof(stg_summary_entry, reserved) +
+                          sizeof(((stg_summary_entry *)0)->reserved),
+                      sizeof(stg_summary_entry));
     /* Reserved space is last, so a new field never moves an earlier one. */
     ck_assert_uint_eq(offsetof(stg_limits, reserved) + sizeof(((stg_limits *)0)->reserved),
                       sizeof(stg_limits));
@@ -118,6 +122,8 @@ START_TEST(test_layout)
     ck_assert_uint_eq(sizeof(stg_onnx_dim), 24); /* an array element: its layout is fixed */
     ck_assert_uint_eq(sizeof(stg_flax_param_info), 352);
     ck_assert_uint_eq(offsetof(stg_flax_param_info, reserved), 320);
+    ck_assert_uint_eq(sizeof(stg_summary_entry), 104);
+    ck_assert_uint_eq(offsetof(stg_summary_entry, reserved), 72);
 #endif
 }
 END_TEST

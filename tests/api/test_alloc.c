@@ -166,6 +166,25 @@ static void run_onnx_open(const input *in, outcome *out)
     stg_onnx_close(m);
 }
 
+/* The summary door: the report plus every entry (kind, name, count, verdict, state), so that an
+ * allocation failure absorbed by dropping an entry would show as a changed answer. */
+static void run_summary_open(const input *in, outcome *out)
+{
+    stg_summary *s = NULL;
+    stg_report *rep = NULL;
+    stg_status st = stg_summary_open(in->path, NULL, &s, &rep);
+    take_open(out, "stg_summary_open", st, rep, s, stg_summary_count(s));
+    stg_summary_entry e;
+    for (size_t i = 0; i < stg_summary_count(s); i++) {
+        ck_assert_int_eq(stg_summary_at(s, i, &e), STG_OK);
+        size_t used = strlen(out->findings);
+        snprintf(out->findings + used, sizeof out->findings - used, " %u:%.*s:%llu:%u:%u", e.kind,
+                 (int)(e.name_len > 40 ? 40 : e.name_len), e.name, (unsigned long long)e.count,
+                 e.verdict, e.state);
+    }
+    stg_summary_close(s);
+}
+
 static void run_flax_open(const input *in, outcome *out)
 {
     stg_flax *f = NULL;
@@ -513,6 +532,48 @@ START_TEST(flax_open_fails_cleanly)
 }
 END_TEST
 
+/* The summary door on each kind of entry: a Keras zip (a Lambda in config.json), a SavedModel's
+ * ops, two chat templates (one unsafe), auto_map entries (one module present beside the
+ * config). Each input must give entries, so no sweep passes without reaching the rows. */
+START_TEST(summary_open_fails_cleanly)
+{
+    char *dir = tu_tempdir();
+    ck_assert_ptr_nonnull(dir);
+    static const char templates[] =
+        "{\"chat_template\": [{\"name\": \"default\", \"template\": \"{{ messages[0] }}\"},"
+        " {\"name\": \"rag\", \"template\": \"{{ x.__class__ }}\"}]}";
+    static const char config[] = "{\"auto_map\": {\"AutoModel\": \"modeling_x.X\", \"AutoConfig\":"
+                                 " \"other/repo--configuration_x.C\"}}";
+    char tpl[4096], cfg[4096], py[4096], sm[4096];
+    snprintf(tpl, sizeof tpl, "%s/tokenizer_config.json", dir);
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    snprintf(py, sizeof py, "%s/modeling_x.py", dir);
+    snprintf(sm, sizeof sm, "%s/saved_model.pb", dir);
+    ck_assert_int_eq(tu_write_file(tpl, templates, sizeof templates - 1), 0);
+    ck_assert_int_eq(tu_write_file(cfg, config, sizeof config - 1), 0);
+    ck_assert_int_eq(tu_write_file(py, "class X: pass\n", 14), 0);
+    size_t len = 0;
+    uint8_t *pb = tu_read_file(tu_src("corpus/savedmodel/ok-tf2-keras.saved_model.pb"), &len);
+    ck_assert_ptr_nonnull(pb);
+    ck_assert_int_eq(tu_write_file(sm, pb, len), 0);
+    free(pb);
+    const char *paths[] = {tu_src("corpus/keras/lambda.keras"), sm, tpl, cfg};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s", paths[i]); /* tu_src's buffer is reused */
+        input in = {path, NULL, 0, NULL, path};
+        outcome base;
+        memset(&base, 0, sizeof base);
+        run_summary_open(&in, &base);
+        ck_assert_msg(base.status == STG_OK && strstr(base.findings, "tensors=0") == NULL,
+                      "%s: the summary door gave no entries (%s)", path, base.findings);
+        sweep("summary_open", run_summary_open, &in);
+    }
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(signature_fails_cleanly)
 {
     static const char *const models[] = {"tests/signing/upstream/v1.1.0-elliptic-key",
@@ -551,6 +612,7 @@ int main(void)
     tcase_add_test(tc, gguf_open_fails_cleanly);
     tcase_add_test(tc, onnx_open_fails_cleanly);
     tcase_add_test(tc, flax_open_fails_cleanly);
+    tcase_add_test(tc, summary_open_fails_cleanly);
     tcase_add_test(tc, signature_fails_cleanly);
     tcase_add_test(tc, containers_fail_cleanly);
     tcase_add_test(tc, large_table_fails_cleanly);
