@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "hash.h"
 #include "mem.h"
 #include "sort.h"
 #include "text.h"
@@ -430,13 +431,19 @@ static int decoded_next(decoded_iter *it)
 /* ------------------------------------------------------------------------------------------ */
 /* key hashing and comparison */
 
-#define HASH_SEED 0x243F6A8885A308D3ull
-#define HASH_MUL 0x9E3779B97F4A7C15ull
+/* One step per 8-byte word: the state and the word, multiplied by the parser's secret odd
+ * multiplier into 128 bits, the halves folded (the mix of wyhash and of Go's runtime map hash).
+ * The starting state and the multiplier come from the parse's seed (stg_json_set_seed): a
+ * file cannot be built to make keys collide without it, whereas a public hash lets it choose
+ * thousands of keys of one hash (the sort of find_duplicates still bounds them, at O(k log k),
+ * but at a twentieth of the rate of distinct keys). Not a cryptographic hash: the seed is one
+ * secret per scan, not a key to protect. */
+__extension__ typedef unsigned __int128 hash_wide;
 
-static inline uint64_t hash_step(uint64_t h, uint64_t word)
+static inline uint64_t hash_step(const stg_json_hash_key *k, uint64_t h, uint64_t word)
 {
-    h = (h ^ word) * HASH_MUL;
-    return h ^ (h >> 32);
+    hash_wide m = (hash_wide)(h ^ word) * k->mul;
+    return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
 
 static inline uint64_t hash_final(uint64_t h, uint64_t len)
@@ -449,20 +456,27 @@ static inline uint64_t hash_final(uint64_t h, uint64_t len)
     return h;
 }
 
-uint64_t stg_json_key_hash(const uint8_t *decoded, size_t len)
+void stg_json_hash_key_init(stg_json_hash_key *k, uint64_t seed)
 {
-    uint64_t h = HASH_SEED;
+    /* two words of SipHash under the seed: neither shows the seed nor the other */
+    k->start = stg_hash_u64(seed, 0x6a736f6e5f6b6579ull, 0);
+    k->mul = stg_hash_u64(seed, 0x6a736f6e5f6b6579ull, 1) | 1u;
+}
+
+uint64_t stg_json_key_hash(const stg_json_hash_key *k, const uint8_t *decoded, size_t len)
+{
+    uint64_t h = k->start;
     size_t i = 0;
     while (len - i >= 8) {
-        h = hash_step(h, stg_le64(decoded + i));
+        h = hash_step(k, h, stg_le64(decoded + i));
         i += 8;
     }
     if (i < len) {
         uint64_t tail = 0;
-        for (size_t k = 0; i + k < len; k++) {
-            tail |= (uint64_t)decoded[i + k] << (8 * k);
+        for (size_t j = 0; i + j < len; j++) {
+            tail |= (uint64_t)decoded[i + j] << (8 * j);
         }
-        h = hash_step(h, tail);
+        h = hash_step(k, h, tail);
     }
     return hash_final(h, (uint64_t)len);
 }
@@ -470,13 +484,14 @@ uint64_t stg_json_key_hash(const uint8_t *decoded, size_t len)
 /* stg_json_key_hash of b[start..start+len), which lies inside b[0..n): the tail word is read
  * whole (and masked) when the buffer has 8 bytes left there, as it has for every key but the
  * last bytes of the input. */
-static inline uint64_t hash_body(const uint8_t *b, size_t n, size_t start, size_t len)
+static inline uint64_t hash_body(const stg_json_hash_key *k, const uint8_t *b, size_t n,
+                                 size_t start, size_t len)
 {
-    uint64_t h = HASH_SEED;
+    uint64_t h = k->start;
     const uint8_t *s = b + start;
     size_t i = 0;
     while (len - i >= 8) {
-        h = hash_step(h, stg_le64(s + i));
+        h = hash_step(k, h, stg_le64(s + i));
         i += 8;
     }
     size_t rest = len - i;
@@ -485,20 +500,20 @@ static inline uint64_t hash_body(const uint8_t *b, size_t n, size_t start, size_
         if (n - (start + i) >= 8) {
             tail = stg_le64(s + i) & (((uint64_t)1 << (8 * rest)) - 1);
         } else {
-            for (size_t k = 0; k < rest; k++) {
-                tail |= (uint64_t)s[i + k] << (8 * k);
+            for (size_t j = 0; j < rest; j++) {
+                tail |= (uint64_t)s[i + j] << (8 * j);
             }
         }
-        h = hash_step(h, tail);
+        h = hash_step(k, h, tail);
     }
     return hash_final(h, (uint64_t)len);
 }
 
 /* The same hash, over the decoded form of a raw body with escapes. */
-static uint64_t hash_escaped(const uint8_t *raw, size_t raw_len)
+static uint64_t hash_escaped(const stg_json_hash_key *k, const uint8_t *raw, size_t raw_len)
 {
     decoded_iter it = {raw, 0, raw_len, {0}, 0, 0};
-    uint64_t h = HASH_SEED, word = 0;
+    uint64_t h = k->start, word = 0;
     uint64_t total = 0;
     unsigned fill = 0;
     int c;
@@ -506,13 +521,13 @@ static uint64_t hash_escaped(const uint8_t *raw, size_t raw_len)
         word |= (uint64_t)(unsigned)c << (8 * fill);
         total++;
         if (++fill == 8) {
-            h = hash_step(h, word);
+            h = hash_step(k, h, word);
             word = 0;
             fill = 0;
         }
     }
     if (fill > 0) {
-        h = hash_step(h, word);
+        h = hash_step(k, h, word);
     }
     return hash_final(h, total);
 }
@@ -607,9 +622,9 @@ static inline bool small_records_equal(const stg_json_parser *p, const stg_json_
 static uint32_t record_hash(const stg_json_parser *p, size_t offset, size_t len, bool esc)
 {
     if (esc) {
-        return (uint32_t)(hash_escaped(p->buf + offset + 1, len) >> 32);
+        return (uint32_t)(hash_escaped(&p->hash_key, p->buf + offset + 1, len) >> 32);
     }
-    return (uint32_t)(hash_body(p->buf, p->len, offset + 1, len) >> 32);
+    return (uint32_t)(hash_body(&p->hash_key, p->buf, p->len, offset + 1, len) >> 32);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1142,6 +1157,7 @@ void stg_json_init(stg_json_parser *p, const uint8_t *buf, size_t len, uint32_t 
     p->buf = buf;
     p->len = buf == NULL ? 0 : len;
     p->arena = arena;
+    stg_json_hash_key_init(&p->hash_key, STG_HASH_SEED_DEFAULT);
     if (p->len > STG_JSON_MAX_LEN) {
         set_error(p, STG_JSON_E_MEMORY, 0); /* key records hold 32-bit positions */
         return;
@@ -1581,6 +1597,11 @@ HOT stg_json_type close_array(stg_json_parser *p, stg_json_event *ev, size_t at)
     value_done(p, d - 1);
     ev_set(ev, STG_JSON_ARRAY_END, at, 1, d - 1);
     return STG_JSON_ARRAY_END;
+}
+
+void stg_json_set_seed(stg_json_parser *p, uint64_t seed)
+{
+    stg_json_hash_key_init(&p->hash_key, seed != 0 ? seed : STG_HASH_SEED_DEFAULT);
 }
 
 stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
