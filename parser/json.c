@@ -1193,20 +1193,31 @@ HOT void value_done(stg_json_parser *p, uint32_t d)
     }
 }
 
+static stg_json_type duplicate_event(stg_json_parser *p, stg_json_event *ev, uint32_t offset,
+                                     uint32_t prev_offset)
+{
+    bool esc = false;
+    size_t end = string_end(p->buf, p->len, offset, &esc);
+    ev_set(ev, STG_JSON_DUPLICATE, offset, end + 1 - offset, p->depth);
+    ev->str = p->buf + offset + 1;
+    ev->str_len = end - offset - 1;
+    ev->has_escapes = esc;
+    ev->prev_offset = prev_offset;
+    return STG_JSON_DUPLICATE;
+}
+
 COLD stg_json_type emit_pending(stg_json_parser *p, stg_json_event *ev)
 {
+    if (p->elide_emit) {
+        p->elide_emit = false;
+        return duplicate_event(p, ev, p->elide_offset, p->elide_prev);
+    }
     if (p->pending_next < p->pending_count) {
-        const stg_json_dup *d = &p->pending[p->pending_next++];
-        bool esc = false;
-        size_t end = string_end(p->buf, p->len, d->offset, &esc);
-        ev_set(ev, STG_JSON_DUPLICATE, d->offset, end + 1 - d->offset, p->depth);
-        ev->str = p->buf + d->offset + 1;
-        ev->str_len = end - d->offset - 1;
-        ev->has_escapes = esc;
-        ev->prev_offset = d->prev_offset;
-        return STG_JSON_DUPLICATE;
+        const stg_json_dup *dup = &p->pending[p->pending_next++];
+        return duplicate_event(p, ev, dup->offset, dup->prev_offset);
     }
     uint32_t d = p->depth;
+    p->elide_close = false;
     p->pending_count = 0;
     p->pending_next = 0;
     p->pending = NULL;
@@ -1228,11 +1239,19 @@ static stg_json_type close_object(stg_json_parser *p, stg_json_event *ev, size_t
         if (find_duplicates(p, base, count) != 0) {
             return fail(p, ev, STG_JSON_E_MEMORY, at);
         }
-        if (p->pending_count > 0) {
-            p->close_offset = at;
-            p->slow = 1;
-            return emit_pending(p, ev);
-        }
+    }
+    if (p->elide_depth == d) {
+        /* the first elided repeat is handed out when it comes before every other one */
+        p->elide_emit = p->pending_count == 0 || p->elide_offset < p->pending[0].offset;
+        p->elide_uncounted += p->elide_count - (p->elide_emit ? 1u : 0u);
+        p->elide_depth = 0;
+        p->elide_count = 0;
+    }
+    if (p->pending_count > 0 || p->elide_emit) {
+        p->close_offset = at;
+        p->slow = 1;
+        p->elide_close = true;
+        return emit_pending(p, ev);
     }
     p->keys_count = base;
     p->depth = d - 1;
@@ -1518,6 +1537,29 @@ HOT stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
     }
 }
 
+/* Inside stg_json_skip: true when the key at b[i] (body of body bytes) has the very bytes of
+ * the last key recorded for its object, and so repeats it (a string's end depends only on its
+ * bytes), and is counted as an elided repeat instead of recorded (parser fields, json.h).
+ * Other repeats, and those at a second object level while one is being elided, are recorded
+ * and found at the close as ever. */
+static bool elide_repeat(stg_json_parser *p, size_t i, size_t body)
+{
+    uint32_t d = p->depth;
+    if (p->keys_count <= p->key_base[d] || (p->elide_depth != 0 && p->elide_depth != d)) {
+        return false;
+    }
+    size_t last = p->keys[p->keys_count - 1].offset;
+    if (p->buf[last + body + 1] != '"' || memcmp(p->buf + last, p->buf + i, body + 2) != 0) {
+        return false;
+    }
+    if (p->elide_count++ == 0) {
+        p->elide_depth = d;
+        p->elide_offset = (uint32_t)i;
+        p->elide_prev = (uint32_t)last;
+    }
+    return true;
+}
+
 HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
 {
     const uint8_t *b = p->buf;
@@ -1527,6 +1569,15 @@ HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
         return fail(p, ev, p->error, p->error_offset);
     }
     size_t body = end - i - 1;
+    if (p->skipping && elide_repeat(p, i, body)) {
+        p->state[p->depth] = ST_OBJ_COLON;
+        p->pos = end + 1;
+        ev_set(ev, STG_JSON_KEY, i, end + 1 - i, p->depth);
+        ev->str = b + i + 1;
+        ev->str_len = body;
+        ev->has_escapes = esc;
+        return STG_JSON_KEY;
+    }
     if (p->keys_count >= p->keys_cap_bytes / sizeof(stg_json_key)) {
         void *kb = p->keys;
         if (p->keys_count >= ((size_t)-1) / sizeof(stg_json_key) - 1 ||
@@ -1574,7 +1625,7 @@ COLD stg_json_type next_slow(stg_json_parser *p, stg_json_event *ev)
         ev_set(ev, STG_JSON_ERROR, p->error_offset, 0, p->depth);
         return STG_JSON_ERROR;
     }
-    if (p->pending_count > 0) {
+    if (p->pending_count > 0 || p->elide_close) {
         return emit_pending(p, ev);
     }
     ev_set(ev, STG_JSON_END, p->pos, 0, 0);
@@ -1916,13 +1967,10 @@ bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f,
     return true;
 }
 
-stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,
-                            stg_json_event *first_dup)
+/* stg_json_skip's walk: events up to the end at `depth`, duplicates counted. */
+static stg_json_type skip_events(stg_json_parser *p, uint32_t depth, size_t *dup_count,
+                                 stg_json_event *first_dup)
 {
-    if (begin->type != STG_JSON_OBJECT_BEGIN && begin->type != STG_JSON_ARRAY_BEGIN) {
-        return begin->type;
-    }
-    uint32_t depth = begin->depth;
     size_t seen = 0;
     stg_json_event ev;
     for (;;) {
@@ -1966,6 +2014,22 @@ stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, siz
         case STG_JSON_NULL: break;
         }
     }
+}
+
+stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,
+                            stg_json_event *first_dup)
+{
+    if (begin->type != STG_JSON_OBJECT_BEGIN && begin->type != STG_JSON_ARRAY_BEGIN) {
+        return begin->type;
+    }
+    p->skipping = true;
+    stg_json_type last = skip_events(p, begin->depth, dup_count, first_dup);
+    p->skipping = false;
+    if (dup_count != NULL) {
+        *dup_count += p->elide_uncounted;
+    }
+    p->elide_uncounted = 0;
+    return last;
 }
 
 bool stg_json_rest_is_ws(const uint8_t *buf, size_t len, size_t from)

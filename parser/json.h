@@ -116,6 +116,19 @@ typedef struct stg_json_parser {
      * serde_json's "number out of range". RFC 8259 leaves number range to implementations. */
     bool reject_f64_overflow;
     stg_json_hash_key hash_key; /* from the seed (stg_json_set_seed; init: the default) */
+    /* Inside stg_json_skip, a key spelled byte for byte as the last key recorded for its object
+     * is a repeat of it whatever else the object holds: it is counted instead of recorded (one
+     * object level at a time, elide_depth; 0: none), and only the first such repeat is kept,
+     * as a DUPLICATE event to hand out at the object's close when no other repeat comes
+     * before it (the skip reports the first repeat and counts the rest). */
+    bool skipping;
+    bool elide_emit;        /* at the close being handed out: the elided repeat comes first */
+    bool elide_close;       /* a close is being handed out whose pending list may be empty */
+    uint32_t elide_depth;   /* the object level whose repeats are elided */
+    size_t elide_count;     /* repeats elided at elide_depth */
+    uint32_t elide_offset;  /* the first of them */
+    uint32_t elide_prev;    /* the key it repeats (the one just before it) */
+    size_t elide_uncounted; /* elided repeats no event stands for, for stg_json_skip */
 } stg_json_parser;
 
 /* max_depth: the deepest container allowed (the top-level one is depth 1); 0 means 1. */

@@ -983,6 +983,103 @@ START_TEST(test_json_hash_flood)
 }
 END_TEST
 
+/* A random value for test_json_skip_elided: objects whose keys repeat the one before them
+ * byte for byte (what stg_json_skip counts without recording), other repeats, escaped
+ * spellings of the same key, nested objects and arrays. */
+static void gen_skip_value(gen *g, unsigned *rng, int depth)
+{
+    static const char *const keys[] = {"", "a", "\\u0061", "b", "ab", "a\\u0062"};
+    *rng = *rng * 1103515245u + 12345u;
+    unsigned r = (*rng >> 8) % 10;
+    if (depth >= 5 || r < 3) {
+        gen_put(g, r == 0 ? "\"s\"" : "0");
+        return;
+    }
+    bool obj = r >= 5;
+    gen_put(g, obj ? "{" : "[");
+    *rng = *rng * 1103515245u + 12345u;
+    size_t n = (*rng >> 8) % 24, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        *rng = *rng * 1103515245u + 12345u;
+        if (i > 0) {
+            gen_put(g, ",");
+        }
+        if (obj) {
+            if ((*rng >> 12) % 3 != 0) { /* else the key before it again */
+                k = (*rng >> 16) % (sizeof keys / sizeof keys[0]);
+            }
+            gen_put(g, "\"");
+            gen_put(g, keys[k]);
+            gen_put(g, "\":");
+        }
+        gen_skip_value(g, rng, depth + 1);
+    }
+    gen_put(g, obj ? "}" : "]");
+}
+
+/* stg_json_skip counts repeats it does not record: its count and first repeat must be those
+ * the events of the same value give, for objects that repeat keys in every way. */
+START_TEST(test_json_skip_elided)
+{
+    unsigned rng = 7;
+    size_t with_dups = 0;
+    for (int round = 0; round < 3000; round++) {
+        gen g = {0};
+        gen_put(&g, "[");
+        gen_skip_value(&g, &rng, 1);
+        gen_put(&g, ",1]");
+        stg_arena arena;
+        stg_arena_init(&arena, BIG_CAP);
+        stg_json_parser a, b;
+        stg_json_event ev, first_a, first_b;
+        memset(&first_a, 0, sizeof first_a);
+        memset(&first_b, 0, sizeof first_b);
+        stg_json_init(&a, (const uint8_t *)g.s, g.len, 16, &arena);
+        stg_json_init(&b, (const uint8_t *)g.s, g.len, 16, &arena);
+        ck_assert_int_eq(stg_json_next(&a, &ev), STG_JSON_ARRAY_BEGIN);
+        ck_assert_int_eq(stg_json_next(&b, &ev), STG_JSON_ARRAY_BEGIN);
+        stg_json_event begin;
+        stg_json_type t = stg_json_next(&a, &begin);
+        (void)stg_json_next(&b, &ev);
+        size_t count_a = 0, count_b = 0;
+        stg_json_type last = stg_json_skip(&a, &begin, &count_a, &first_a);
+        if (t == STG_JSON_OBJECT_BEGIN || t == STG_JSON_ARRAY_BEGIN) {
+            ck_assert_int_eq(last,
+                             t == STG_JSON_OBJECT_BEGIN ? STG_JSON_OBJECT_END : STG_JSON_ARRAY_END);
+            for (;;) { /* the events, one by one */
+                stg_json_type u = stg_json_next(&b, &ev);
+                REQ(u != STG_JSON_ERROR && u != STG_JSON_END);
+                if (u == STG_JSON_DUPLICATE && count_b++ == 0) {
+                    first_b = ev;
+                }
+                if ((u == STG_JSON_OBJECT_END || u == STG_JSON_ARRAY_END) &&
+                    ev.depth == begin.depth) {
+                    break;
+                }
+            }
+        }
+        ck_assert_uint_eq(count_a, count_b);
+        if (count_b > 0) {
+            with_dups++;
+            ck_assert_uint_eq(first_a.offset, first_b.offset);
+            ck_assert_uint_eq(first_a.prev_offset, first_b.prev_offset);
+            ck_assert_uint_eq(first_a.len, first_b.len);
+        }
+        /* both parsers go on in step after the skipped value */
+        ck_assert_int_eq(stg_json_next(&a, &ev), STG_JSON_NUMBER);
+        ck_assert_int_eq(stg_json_next(&b, &ev), STG_JSON_NUMBER);
+        ck_assert_int_eq(stg_json_next(&a, &ev), STG_JSON_ARRAY_END);
+        ck_assert_int_eq(stg_json_next(&b, &ev), STG_JSON_ARRAY_END);
+        ck_assert_int_eq(stg_json_next(&a, &ev), STG_JSON_END);
+        stg_json_release(&a);
+        stg_json_release(&b);
+        stg_arena_release(&arena);
+        free(g.s);
+    }
+    ck_assert_uint_gt(with_dups, 300); /* the generator makes what the test is about */
+}
+END_TEST
+
 /* The flood's keys collide only under the seed they were built for: under another one (what a
  * door's secret seed is to a file) they spread, and the duplicates found are the same. */
 START_TEST(test_json_hash_flood_other_seed)
@@ -1750,6 +1847,7 @@ Suite *json_suite(void)
     tcase_add_test(tc, test_json_dups_all_same);
     tcase_add_test(tc, test_json_hash_flood);
     tcase_add_test(tc, test_json_hash_flood_other_seed);
+    tcase_add_test(tc, test_json_skip_elided);
     tcase_add_test(tc, test_json_flood_after_repeats);
     tcase_add_test(tc, test_json_flood_with_copies);
     tcase_add_loop_test(tc, test_json_f64_range, 0,
