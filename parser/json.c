@@ -1967,11 +1967,49 @@ bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f,
     return true;
 }
 
+/* Inside stg_json_skip, right after a member `"K":v` with a scalar v (from b[key] to p->pos):
+ * the copies of that member's bytes that follow it, each after one ',' and itself followed by
+ * ',' or '}', are taken at once. Each would be read exactly as the member was (the same bytes
+ * in the same state; a scalar's token ends at the ',' or '}' after it), and its key, the
+ * object's last key again, is a repeat elide_repeat would count: so it is counted here, and
+ * the parser moves past the copies, as if it had read them. */
+static void skip_member_copies(stg_json_parser *p, size_t key)
+{
+    uint32_t d = p->depth;
+    if (p->slow || d == 0 || p->kind[d] != '{' || p->state[d] != ST_AFTER ||
+        (p->elide_depth != 0 && p->elide_depth != d)) {
+        return;
+    }
+    const uint8_t *b = p->buf;
+    size_t unit = p->pos - key, i = p->pos, n = p->len;
+    size_t copies = 0;
+    while (n - i > unit + 1 && b[i] == ',' && (b[i + 1 + unit] == ',' || b[i + 1 + unit] == '}') &&
+           memcmp(b + i + 1, b + key, unit) == 0) {
+        if (p->elide_count == 0 && copies == 0) {
+            p->elide_depth = d;
+            p->elide_offset = (uint32_t)(i + 1);
+            p->elide_prev = (uint32_t)key;
+        }
+        copies++;
+        i += 1 + unit;
+    }
+    p->elide_count += copies;
+    p->pos = i;
+}
+
+static bool is_scalar(stg_json_type t)
+{
+    return t == STG_JSON_NUMBER || t == STG_JSON_STRING || t == STG_JSON_TRUE ||
+           t == STG_JSON_FALSE || t == STG_JSON_NULL;
+}
+
 /* stg_json_skip's walk: events up to the end at `depth`, duplicates counted. */
 static stg_json_type skip_events(stg_json_parser *p, uint32_t depth, size_t *dup_count,
                                  stg_json_event *first_dup)
 {
     size_t seen = 0;
+    size_t key = 0;      /* the last KEY event's offset */
+    uint32_t key_at = 0; /* and its level (0: none since the last value) */
     stg_json_event ev;
     for (;;) {
         size_t waiting = p->pending_count - p->pending_next;
@@ -1984,6 +2022,15 @@ static stg_json_type skip_events(stg_json_parser *p, uint32_t depth, size_t *dup
             p->pending_next = p->pending_count;
         }
         stg_json_type t = stg_json_next(p, &ev);
+        if (t == STG_JSON_KEY) {
+            key = ev.offset;
+            key_at = ev.depth;
+        } else if (key_at != 0) {
+            if (is_scalar(t) && ev.depth == key_at) {
+                skip_member_copies(p, key);
+            }
+            key_at = 0;
+        }
         switch (t) {
         case STG_JSON_ERROR:
         case STG_JSON_END: /* cannot happen before the matching end; treated as an error */
