@@ -127,6 +127,13 @@ static uint64_t gen_dup_ignored(buf *h, size_t target)
     return ignored_object_of(h, target, "{", "\"\":0,", "\"\":0", "}");
 }
 
+/* Two keys taking turns: no member is a copy of the one before it, so every key is recorded
+ * and the duplicate check's hash set finds the repeats (the skip's shortcut does not apply). */
+static uint64_t gen_dup_alternating_ignored(buf *h, size_t target)
+{
+    return ignored_object_of(h, target, "{", "\"a\":0,\"b\":0,", "\"a\":0", "}");
+}
+
 static uint64_t gen_dup_long_ignored(buf *h, size_t target)
 {
     char unit[1100];
@@ -359,6 +366,7 @@ static const header_shape header_shapes[] = {
     {"empty objects, ignored array", gen_empty_objects, "warn", "invalid", 1},
     {"whitespace padding", gen_whitespace, "ok", "ok", 1},
     {"400 colliding keys, then dup keys", gen_flood_then_dups, "warn", "invalid", 1},
+    {"two keys taking turns, ignored field", gen_dup_alternating_ignored, "warn", "invalid", 1},
     {"400 keys crafted for another seed, then dup keys", gen_flood_other_seed, "warn", "invalid",
      1},
 };

@@ -1549,7 +1549,9 @@ static bool elide_repeat(stg_json_parser *p, size_t i, size_t body)
         return false;
     }
     size_t last = p->keys[p->keys_count - 1].offset;
-    if (p->buf[last + body + 1] != '"' || memcmp(p->buf + last, p->buf + i, body + 2) != 0) {
+    /* the length, then the last byte (where counters differ), then all of it */
+    if (p->buf[last + body + 1] != '"' || p->buf[last + body] != p->buf[i + body] ||
+        memcmp(p->buf + last, p->buf + i, body + 2) != 0) {
         return false;
     }
     if (p->elide_count++ == 0) {
@@ -1973,7 +1975,7 @@ bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f,
  * in the same state; a scalar's token ends at the ',' or '}' after it), and its key, the
  * object's last key again, is a repeat elide_repeat would count: so it is counted here, and
  * the parser moves past the copies, as if it had read them. */
-static void skip_member_copies(stg_json_parser *p, size_t key)
+static void skip_member_copies(stg_json_parser *p, size_t key, size_t key_len)
 {
     uint32_t d = p->depth;
     if (p->slow || d == 0 || p->kind[d] != '{' || p->state[d] != ST_AFTER ||
@@ -1983,7 +1985,9 @@ static void skip_member_copies(stg_json_parser *p, size_t key)
     const uint8_t *b = p->buf;
     size_t unit = p->pos - key, i = p->pos, n = p->len;
     size_t copies = 0;
-    while (n - i > unit + 1 && b[i] == ',' && (b[i + 1 + unit] == ',' || b[i + 1 + unit] == '}') &&
+    /* the byte before the key's closing quote first: where keys that differ mostly do */
+    while (n - i > unit + 1 && b[i] == ',' && b[i + key_len - 1] == b[key + key_len - 2] &&
+           (b[i + 1 + unit] == ',' || b[i + 1 + unit] == '}') &&
            memcmp(b + i + 1, b + key, unit) == 0) {
         if (p->elide_count == 0 && copies == 0) {
             p->elide_depth = d;
@@ -2008,8 +2012,8 @@ static stg_json_type skip_events(stg_json_parser *p, uint32_t depth, size_t *dup
                                  stg_json_event *first_dup)
 {
     size_t seen = 0;
-    size_t key = 0;      /* the last KEY event's offset */
-    uint32_t key_at = 0; /* and its level (0: none since the last value) */
+    size_t key = 0, key_len = 0; /* the last KEY event's offset and raw length */
+    uint32_t key_at = 0;         /* and its level (0: none since the last value) */
     stg_json_event ev;
     for (;;) {
         size_t waiting = p->pending_count - p->pending_next;
@@ -2024,10 +2028,13 @@ static stg_json_type skip_events(stg_json_parser *p, uint32_t depth, size_t *dup
         stg_json_type t = stg_json_next(p, &ev);
         if (t == STG_JSON_KEY) {
             key = ev.offset;
+            key_len = ev.len;
             key_at = ev.depth;
         } else if (key_at != 0) {
-            if (is_scalar(t) && ev.depth == key_at) {
-                skip_member_copies(p, key);
+            size_t at = p->pos; /* a copy's key would end at + key_len (a cheap first test) */
+            if (is_scalar(t) && ev.depth == key_at && p->len - at > key_len && p->buf[at] == ',' &&
+                p->buf[at + key_len - 1] == p->buf[key + key_len - 2]) {
+                skip_member_copies(p, key, key_len);
             }
             key_at = 0;
         }
