@@ -2001,19 +2001,16 @@ static void skip_member_copies(stg_json_parser *p, size_t key, size_t key_len)
     p->pos = i;
 }
 
-static bool is_scalar(stg_json_type t)
-{
-    return t == STG_JSON_NUMBER || t == STG_JSON_STRING || t == STG_JSON_TRUE ||
-           t == STG_JSON_FALSE || t == STG_JSON_NULL;
-}
-
 /* stg_json_skip's walk: events up to the end at `depth`, duplicates counted. */
 static stg_json_type skip_events(stg_json_parser *p, uint32_t depth, size_t *dup_count,
                                  stg_json_event *first_dup)
 {
     size_t seen = 0;
-    size_t key = 0, key_len = 0; /* the last KEY event's offset and raw length */
-    uint32_t key_at = 0;         /* and its level (0: none since the last value) */
+    /* The last KEY event's offset, raw length and level (0: none yet). A scalar at that level
+     * right after it is its member's value (skip_member_copies checks the level is an object:
+     * an array's scalar may share the level of a closed object's key). */
+    size_t key = 0, key_len = 0;
+    uint32_t key_at = 0;
     stg_json_event ev;
     for (;;) {
         size_t waiting = p->pending_count - p->pending_next;
@@ -2026,18 +2023,6 @@ static stg_json_type skip_events(stg_json_parser *p, uint32_t depth, size_t *dup
             p->pending_next = p->pending_count;
         }
         stg_json_type t = stg_json_next(p, &ev);
-        if (t == STG_JSON_KEY) {
-            key = ev.offset;
-            key_len = ev.len;
-            key_at = ev.depth;
-        } else if (key_at != 0) {
-            size_t at = p->pos; /* a copy's key would end at + key_len (a cheap first test) */
-            if (is_scalar(t) && ev.depth == key_at && p->len - at > key_len && p->buf[at] == ',' &&
-                p->buf[at + key_len - 1] == p->buf[key + key_len - 2]) {
-                skip_member_copies(p, key, key_len);
-            }
-            key_at = 0;
-        }
         switch (t) {
         case STG_JSON_ERROR:
         case STG_JSON_END: /* cannot happen before the matching end; treated as an error */
@@ -2057,15 +2042,25 @@ static stg_json_type skip_events(stg_json_parser *p, uint32_t depth, size_t *dup
                 return t;
             }
             break;
-        case STG_JSON_NONE:
-        case STG_JSON_OBJECT_BEGIN:
-        case STG_JSON_ARRAY_BEGIN:
         case STG_JSON_KEY:
+            key = ev.offset;
+            key_len = ev.len;
+            key_at = ev.depth;
+            break;
         case STG_JSON_STRING:
         case STG_JSON_NUMBER:
         case STG_JSON_TRUE:
         case STG_JSON_FALSE:
-        case STG_JSON_NULL: break;
+        case STG_JSON_NULL:
+            /* a copy's key would end at p->pos + key_len: a cheap first test */
+            if (ev.depth == key_at && p->len - p->pos > key_len && p->buf[p->pos] == ',' &&
+                p->buf[p->pos + key_len - 1] == p->buf[key + key_len - 2]) {
+                skip_member_copies(p, key, key_len);
+            }
+            break;
+        case STG_JSON_NONE:
+        case STG_JSON_OBJECT_BEGIN:
+        case STG_JSON_ARRAY_BEGIN: break;
         }
     }
 }
