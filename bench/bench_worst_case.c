@@ -2,7 +2,7 @@
  * in the same run as a realistic input of the same size, against a floor (issue 31).
  *
  *   bench_worst_case [--sizes MB,MB...] [--pickle-mb MB] [--dir DIR] [--ref BIN] [--seconds S]
- *                    [--only NAME] [--torch-pkl FILE] [--no-floor] [--check-verdicts]
+ *                    [--only NAME] [--torch-pkl FILE] [--no-floor] [--check-verdicts] [--keep]
  *
  * Header shapes (safetensors files of about each of --sizes MB of header, default 10,100;
  * 100 MB means the reference's cap of 100,000,000 bytes) are written to DIR (default .) as
@@ -20,6 +20,9 @@
  * >= 100 MB/s and >= 0.25 x the realistic pickle (a torch-like data.pkl generated here, or
  * --torch-pkl: the data.pkl member of a real torch.save, bench/gen_pickle.py --pickle).
  *
+ * --keep: the header files stay in DIR (worst-NN-SIZE.safetensors, NN the row), for a test
+ * that runs the CLI over them (tests/cli/script_worst_case_seed.sh).
+ *
  * --check-verdicts: every shape's verdict is compared with the one recorded below (exit 1 on a
  * difference): what tests/CMakeLists.txt runs at a tiny size, so the generators keep making the
  * shapes they claim to. Not a timed test: the floors are for bench/run_worst_case.sh. */
@@ -33,6 +36,8 @@
 #include <unistd.h>
 
 #include "bench/benchutil.h"
+#include "parser/hash.h"
+#include "parser/json.h"
 #include "stguard/stguard.h"
 
 typedef bench_buf buf;
@@ -120,6 +125,13 @@ static uint64_t ignored_object_of(buf *h, size_t target, const char *open, const
 static uint64_t gen_dup_ignored(buf *h, size_t target)
 {
     return ignored_object_of(h, target, "{", "\"\":0,", "\"\":0", "}");
+}
+
+/* Two keys taking turns: no member is a copy of the one before it, so every key is recorded
+ * and the duplicate check's hash set finds the repeats (the skip's shortcut does not apply). */
+static uint64_t gen_dup_alternating_ignored(buf *h, size_t target)
+{
+    return ignored_object_of(h, target, "{", "\"a\":0,\"b\":0,", "\"a\":0", "}");
 }
 
 static uint64_t gen_dup_long_ignored(buf *h, size_t target)
@@ -260,26 +272,31 @@ static uint64_t gen_last_byte_reverse(buf *h, size_t target)
     return named_tensors(h, target, 1);
 }
 
-/* 400 keys of one 64-bit JSON key hash (parser/json.c's hash is public: 8 letters, then the
- * word that brings the state back to a fixed one, written as \u00XX escapes), then copies of
- * one key: the hash set gives up on the flood and the fallback sort gets every copy. */
-static uint64_t hash_word(uint64_t h, uint64_t w)
+/* 400 keys of one 64-bit JSON key hash under a known seed (8 letters, then the word that
+ * brings parser/json.c's state back to a fixed one, written as \u00XX escapes), then copies of
+ * one key: the hash set gives up on the flood and the fallback sort gets every copy. Crafted
+ * against the default seed, the one stg_validate_buffer uses, they collide; against any other
+ * (the doors draw theirs from the OS), they are distinct keys of random hashes. */
+static uint64_t hash_word(const stg_json_hash_key *k, uint64_t h, uint64_t w)
 {
-    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 32);
+    __extension__ typedef unsigned __int128 wide;
+    wide m = (wide)(h ^ w) * k->mul;
+    return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
 
-static uint64_t gen_flood_then_dups(buf *h, size_t target)
+static uint64_t flood_then_dups(buf *h, size_t target, uint64_t seed)
 {
-    const uint64_t seed = 0x243F6A8885A308D3ull, target_w1 = 0x4141414141414141ull;
-    uint64_t goal = hash_word(seed, target_w1) ^ 0x2121746567726174ull;
+    const uint64_t target_w1 = 0x4141414141414141ull;
+    stg_json_hash_key k;
+    stg_json_hash_key_init(&k, seed);
+    uint64_t goal = hash_word(&k, k.start, target_w1) ^ 0x2121746567726174ull;
     bench_puts(h, "{" ONE_TENSOR ",\"x\":{\"\":0");
     for (uint64_t ctr = 1, made = 0; made < 400; ctr++) {
         uint64_t w1 = 0, c = ctr;
         for (int i = 0; i < 8; i++, c /= 26) {
             w1 |= (uint64_t)('a' + c % 26) << (8 * i);
         }
-        uint64_t w2 = goal ^ hash_word(seed, w1);
+        uint64_t w2 = goal ^ hash_word(&k, k.start, w1);
         if ((w2 & 0x8080808080808080ull) != 0) {
             continue;
         }
@@ -301,6 +318,18 @@ static uint64_t gen_flood_then_dups(buf *h, size_t target)
     }
     bench_puts(h, "}}}");
     return 1;
+}
+
+static uint64_t gen_flood_then_dups(buf *h, size_t target)
+{
+    return flood_then_dups(h, target, STG_HASH_SEED_DEFAULT);
+}
+
+/* The same keys crafted against a seed that is not the one used: what a file sent to a door
+ * gets, the door's seed being a secret. */
+static uint64_t gen_flood_other_seed(buf *h, size_t target)
+{
+    return flood_then_dups(h, target, STG_HASH_SEED_DEFAULT ^ 0x5a5a5a5a5a5a5a5aull);
 }
 
 /* A tiny header padded with spaces to the size (trailing whitespace is allowed). */
@@ -337,6 +366,9 @@ static const header_shape header_shapes[] = {
     {"empty objects, ignored array", gen_empty_objects, "warn", "invalid", 1},
     {"whitespace padding", gen_whitespace, "ok", "ok", 1},
     {"400 colliding keys, then dup keys", gen_flood_then_dups, "warn", "invalid", 1},
+    {"two keys taking turns, ignored field", gen_dup_alternating_ignored, "warn", "invalid", 1},
+    {"400 keys crafted for another seed, then dup keys", gen_flood_other_seed, "warn", "invalid",
+     1},
 };
 #define HEADER_SHAPES (sizeof header_shapes / sizeof header_shapes[0])
 
@@ -571,7 +603,7 @@ typedef struct options {
     size_t nsizes;
     double pickle_mb, seconds;
     const char *dir, *ref, *only, *torch_pkl;
-    int floor, check_verdicts;
+    int floor, check_verdicts, keep;
 } options;
 
 typedef struct measure {
@@ -738,7 +770,9 @@ static int header_row(const options *o, const header_shape *s, size_t index, siz
     char ref_result[64] = "-";
     double ref = o->ref ? reference_seconds(o, path, ref_result, sizeof ref_result) : -1;
     munmap((void *)(uintptr_t)map, total);
-    unlink(path);
+    if (!o->keep) {
+        unlink(path);
+    }
     out->compat = mb / mc.cpu_best;
     out->strict = mb / ms.cpu_best;
     double rc = realistic ? out->compat / realistic->compat : 1.0;
@@ -851,13 +885,13 @@ static void usage(void)
 {
     fprintf(stderr, "usage: bench_worst_case [--sizes MB,MB...] [--pickle-mb MB] [--dir DIR] "
                     "[--ref BIN] [--seconds S] [--only NAME] [--torch-pkl FILE] [--no-floor] "
-                    "[--check-verdicts] [--no-header] [--no-pickle]\n");
+                    "[--check-verdicts] [--no-header] [--no-pickle] [--keep]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    options o = {{10, 100}, 2, 10, 1.0, ".", NULL, NULL, NULL, 1, 0};
+    options o = {{10, 100}, 2, 10, 1.0, ".", NULL, NULL, NULL, 1, 0, 0};
     int headers = 1, pickles = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -880,6 +914,8 @@ int main(int argc, char **argv)
             o.torch_pkl = argv[++i];
         } else if (strcmp(a, "--no-floor") == 0) {
             o.floor = 0;
+        } else if (strcmp(a, "--keep") == 0) {
+            o.keep = 1;
         } else if (strcmp(a, "--check-verdicts") == 0) {
             o.check_verdicts = 1;
         } else if (strcmp(a, "--no-header") == 0) {

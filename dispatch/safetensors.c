@@ -11,6 +11,9 @@ bool stg_st_pipeline(stg_st_door *d, stg_check_ctx *ctx, stg_st_header *h)
         stg_st_header_init(&local);
         hh = &local;
     }
+    if (hh->hash_seed == 0) {
+        hh->hash_seed = ctx->hash_seed;
+    }
     bool go_on = stg_st_stages(d, ctx->lim, ctx->report, hh);
     if (go_on && d->image != NULL) {
         size_t len = 0;

@@ -239,7 +239,29 @@ static void parse_checked(const uint8_t *data, size_t size, uint32_t max_depth, 
     free(dec);
 }
 
-/* Skips the top-level value if it is a container: same outcome as walking it. */
+/* The DUPLICATE events of the top-level value, walked one by one: how many, and the first. */
+static size_t walk_duplicates(const uint8_t *data, size_t size, uint32_t max_depth,
+                              stg_json_event *first)
+{
+    stg_arena arena;
+    stg_arena_init(&arena, (size_t)1 << 30);
+    stg_json_parser p;
+    stg_json_init(&p, data, size, max_depth, &arena);
+    stg_json_event ev;
+    size_t n = 0;
+    for (stg_json_type t = stg_json_next(&p, &ev); t != STG_JSON_END && t != STG_JSON_ERROR;
+         t = stg_json_next(&p, &ev)) {
+        if (t == STG_JSON_DUPLICATE && n++ == 0) {
+            *first = ev;
+        }
+    }
+    stg_json_release(&p);
+    stg_arena_release(&arena);
+    return n;
+}
+
+/* Skips the top-level value if it is a container: same outcome as walking it, the same count
+ * of repeats and the same first one (the skip counts some repeats without recording them). */
 static void check_skip(const uint8_t *data, size_t size, uint32_t max_depth, const run_result *full)
 {
     stg_arena arena;
@@ -250,7 +272,10 @@ static void check_skip(const uint8_t *data, size_t size, uint32_t max_depth, con
     stg_json_type t = stg_json_next(&p, &ev);
     if (t == STG_JSON_OBJECT_BEGIN || t == STG_JSON_ARRAY_BEGIN) {
         size_t dups = 0;
-        stg_json_type end = stg_json_skip(&p, &ev, &dups, NULL);
+        stg_json_event first, want_first;
+        memset(&first, 0, sizeof first);
+        memset(&want_first, 0, sizeof want_first);
+        stg_json_type end = stg_json_skip(&p, &ev, &dups, &first);
         if (end == STG_JSON_ERROR) {
             CHECK(full->last == STG_JSON_ERROR && p.error == full->error &&
                   p.error_offset == full->error_offset);
@@ -258,6 +283,10 @@ static void check_skip(const uint8_t *data, size_t size, uint32_t max_depth, con
             CHECK(end == (t == STG_JSON_OBJECT_BEGIN ? STG_JSON_OBJECT_END : STG_JSON_ARRAY_END));
             CHECK(stg_json_next(&p, &ev) == STG_JSON_END);
             CHECK(full->last == STG_JSON_END);
+            size_t want = walk_duplicates(data, size, max_depth, &want_first);
+            CHECK(dups == want);
+            CHECK(want == 0 || (first.offset == want_first.offset &&
+                                first.prev_offset == want_first.prev_offset));
         }
     }
     stg_json_release(&p);

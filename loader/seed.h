@@ -6,7 +6,8 @@
 
 /* A fresh nonzero seed from getrandom(2); when the OS has none to give (an old kernel, a
  * seccomp filter), one mixed from the clock and addresses: worse, but the probe ceiling still
- * bounds what a flood can cost. */
+ * bounds what a flood can cost. The environment variable STGUARD_HASH_SEED (a nonzero
+ * integer) fixes it instead, for tests that build colliding keys against a known seed. */
 uint64_t stg_scan_seed(void);
 
 #endif

@@ -143,7 +143,8 @@ stg_status stg_stream_new(const stg_limits *lim, const stg_stream_options *opt, 
         s->expected_bad = !stg_sha256_parse_hex(o.expected_sha256, s->expected);
     }
     stg_st_header_init(&s->h);
-    s->h.want_public = true; /* stg_stream_tensor_at hands out stg_tensor views */
+    s->h.want_public = true;          /* stg_stream_tensor_at hands out stg_tensor views */
+    s->h.hash_seed = stg_scan_seed(); /* the header is parsed as it arrives, before finish */
     s->state = ST_FRAME;
     s->report = stg_report_new(&s->lim);
     s->tail = stg_mem_alloc(STG_STREAM_TAIL);

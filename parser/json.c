@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "hash.h"
 #include "mem.h"
 #include "sort.h"
 #include "text.h"
@@ -430,13 +431,19 @@ static int decoded_next(decoded_iter *it)
 /* ------------------------------------------------------------------------------------------ */
 /* key hashing and comparison */
 
-#define HASH_SEED 0x243F6A8885A308D3ull
-#define HASH_MUL 0x9E3779B97F4A7C15ull
+/* One step per 8-byte word: the state and the word, multiplied by the parser's secret odd
+ * multiplier into 128 bits, the halves folded (the mix of wyhash and of Go's runtime map hash).
+ * The starting state and the multiplier come from the parse's seed (stg_json_set_seed): a
+ * file cannot be built to make keys collide without it, whereas a public hash lets it choose
+ * thousands of keys of one hash (the sort of find_duplicates still bounds them, at O(k log k),
+ * but at a twentieth of the rate of distinct keys). Not a cryptographic hash: the seed is one
+ * secret per scan, not a key to protect. */
+__extension__ typedef unsigned __int128 hash_wide;
 
-static inline uint64_t hash_step(uint64_t h, uint64_t word)
+static inline uint64_t hash_step(const stg_json_hash_key *k, uint64_t h, uint64_t word)
 {
-    h = (h ^ word) * HASH_MUL;
-    return h ^ (h >> 32);
+    hash_wide m = (hash_wide)(h ^ word) * k->mul;
+    return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
 
 static inline uint64_t hash_final(uint64_t h, uint64_t len)
@@ -449,20 +456,27 @@ static inline uint64_t hash_final(uint64_t h, uint64_t len)
     return h;
 }
 
-uint64_t stg_json_key_hash(const uint8_t *decoded, size_t len)
+void stg_json_hash_key_init(stg_json_hash_key *k, uint64_t seed)
 {
-    uint64_t h = HASH_SEED;
+    /* two words of SipHash under the seed: neither shows the seed nor the other */
+    k->start = stg_hash_u64(seed, 0x6a736f6e5f6b6579ull, 0);
+    k->mul = stg_hash_u64(seed, 0x6a736f6e5f6b6579ull, 1) | 1u;
+}
+
+uint64_t stg_json_key_hash(const stg_json_hash_key *k, const uint8_t *decoded, size_t len)
+{
+    uint64_t h = k->start;
     size_t i = 0;
     while (len - i >= 8) {
-        h = hash_step(h, stg_le64(decoded + i));
+        h = hash_step(k, h, stg_le64(decoded + i));
         i += 8;
     }
     if (i < len) {
         uint64_t tail = 0;
-        for (size_t k = 0; i + k < len; k++) {
-            tail |= (uint64_t)decoded[i + k] << (8 * k);
+        for (size_t j = 0; i + j < len; j++) {
+            tail |= (uint64_t)decoded[i + j] << (8 * j);
         }
-        h = hash_step(h, tail);
+        h = hash_step(k, h, tail);
     }
     return hash_final(h, (uint64_t)len);
 }
@@ -470,13 +484,14 @@ uint64_t stg_json_key_hash(const uint8_t *decoded, size_t len)
 /* stg_json_key_hash of b[start..start+len), which lies inside b[0..n): the tail word is read
  * whole (and masked) when the buffer has 8 bytes left there, as it has for every key but the
  * last bytes of the input. */
-static inline uint64_t hash_body(const uint8_t *b, size_t n, size_t start, size_t len)
+static inline uint64_t hash_body(const stg_json_hash_key *k, const uint8_t *b, size_t n,
+                                 size_t start, size_t len)
 {
-    uint64_t h = HASH_SEED;
+    uint64_t h = k->start;
     const uint8_t *s = b + start;
     size_t i = 0;
     while (len - i >= 8) {
-        h = hash_step(h, stg_le64(s + i));
+        h = hash_step(k, h, stg_le64(s + i));
         i += 8;
     }
     size_t rest = len - i;
@@ -485,20 +500,20 @@ static inline uint64_t hash_body(const uint8_t *b, size_t n, size_t start, size_
         if (n - (start + i) >= 8) {
             tail = stg_le64(s + i) & (((uint64_t)1 << (8 * rest)) - 1);
         } else {
-            for (size_t k = 0; k < rest; k++) {
-                tail |= (uint64_t)s[i + k] << (8 * k);
+            for (size_t j = 0; j < rest; j++) {
+                tail |= (uint64_t)s[i + j] << (8 * j);
             }
         }
-        h = hash_step(h, tail);
+        h = hash_step(k, h, tail);
     }
     return hash_final(h, (uint64_t)len);
 }
 
 /* The same hash, over the decoded form of a raw body with escapes. */
-static uint64_t hash_escaped(const uint8_t *raw, size_t raw_len)
+static uint64_t hash_escaped(const stg_json_hash_key *k, const uint8_t *raw, size_t raw_len)
 {
     decoded_iter it = {raw, 0, raw_len, {0}, 0, 0};
-    uint64_t h = HASH_SEED, word = 0;
+    uint64_t h = k->start, word = 0;
     uint64_t total = 0;
     unsigned fill = 0;
     int c;
@@ -506,13 +521,13 @@ static uint64_t hash_escaped(const uint8_t *raw, size_t raw_len)
         word |= (uint64_t)(unsigned)c << (8 * fill);
         total++;
         if (++fill == 8) {
-            h = hash_step(h, word);
+            h = hash_step(k, h, word);
             word = 0;
             fill = 0;
         }
     }
     if (fill > 0) {
-        h = hash_step(h, word);
+        h = hash_step(k, h, word);
     }
     return hash_final(h, total);
 }
@@ -607,9 +622,9 @@ static inline bool small_records_equal(const stg_json_parser *p, const stg_json_
 static uint32_t record_hash(const stg_json_parser *p, size_t offset, size_t len, bool esc)
 {
     if (esc) {
-        return (uint32_t)(hash_escaped(p->buf + offset + 1, len) >> 32);
+        return (uint32_t)(hash_escaped(&p->hash_key, p->buf + offset + 1, len) >> 32);
     }
-    return (uint32_t)(hash_body(p->buf, p->len, offset + 1, len) >> 32);
+    return (uint32_t)(hash_body(&p->hash_key, p->buf, p->len, offset + 1, len) >> 32);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1142,6 +1157,7 @@ void stg_json_init(stg_json_parser *p, const uint8_t *buf, size_t len, uint32_t 
     p->buf = buf;
     p->len = buf == NULL ? 0 : len;
     p->arena = arena;
+    stg_json_hash_key_init(&p->hash_key, STG_HASH_SEED_DEFAULT);
     if (p->len > STG_JSON_MAX_LEN) {
         set_error(p, STG_JSON_E_MEMORY, 0); /* key records hold 32-bit positions */
         return;
@@ -1177,20 +1193,31 @@ HOT void value_done(stg_json_parser *p, uint32_t d)
     }
 }
 
+static stg_json_type duplicate_event(stg_json_parser *p, stg_json_event *ev, uint32_t offset,
+                                     uint32_t prev_offset)
+{
+    bool esc = false;
+    size_t end = string_end(p->buf, p->len, offset, &esc);
+    ev_set(ev, STG_JSON_DUPLICATE, offset, end + 1 - offset, p->depth);
+    ev->str = p->buf + offset + 1;
+    ev->str_len = end - offset - 1;
+    ev->has_escapes = esc;
+    ev->prev_offset = prev_offset;
+    return STG_JSON_DUPLICATE;
+}
+
 COLD stg_json_type emit_pending(stg_json_parser *p, stg_json_event *ev)
 {
+    if (p->elide_emit) {
+        p->elide_emit = false;
+        return duplicate_event(p, ev, p->elide_offset, p->elide_prev);
+    }
     if (p->pending_next < p->pending_count) {
-        const stg_json_dup *d = &p->pending[p->pending_next++];
-        bool esc = false;
-        size_t end = string_end(p->buf, p->len, d->offset, &esc);
-        ev_set(ev, STG_JSON_DUPLICATE, d->offset, end + 1 - d->offset, p->depth);
-        ev->str = p->buf + d->offset + 1;
-        ev->str_len = end - d->offset - 1;
-        ev->has_escapes = esc;
-        ev->prev_offset = d->prev_offset;
-        return STG_JSON_DUPLICATE;
+        const stg_json_dup *dup = &p->pending[p->pending_next++];
+        return duplicate_event(p, ev, dup->offset, dup->prev_offset);
     }
     uint32_t d = p->depth;
+    p->elide_close = false;
     p->pending_count = 0;
     p->pending_next = 0;
     p->pending = NULL;
@@ -1212,11 +1239,19 @@ static stg_json_type close_object(stg_json_parser *p, stg_json_event *ev, size_t
         if (find_duplicates(p, base, count) != 0) {
             return fail(p, ev, STG_JSON_E_MEMORY, at);
         }
-        if (p->pending_count > 0) {
-            p->close_offset = at;
-            p->slow = 1;
-            return emit_pending(p, ev);
-        }
+    }
+    if (p->elide_depth == d) {
+        /* the first elided repeat is handed out when it comes before every other one */
+        p->elide_emit = p->pending_count == 0 || p->elide_offset < p->pending[0].offset;
+        p->elide_uncounted += p->elide_count - (p->elide_emit ? 1u : 0u);
+        p->elide_depth = 0;
+        p->elide_count = 0;
+    }
+    if (p->pending_count > 0 || p->elide_emit) {
+        p->close_offset = at;
+        p->slow = 1;
+        p->elide_close = true;
+        return emit_pending(p, ev);
     }
     p->keys_count = base;
     p->depth = d - 1;
@@ -1502,6 +1537,31 @@ HOT stg_json_type parse_value(stg_json_parser *p, stg_json_event *ev, size_t i)
     }
 }
 
+/* Inside stg_json_skip: true when the key at b[i] (body of body bytes) has the very bytes of
+ * the last key recorded for its object, and so repeats it (a string's end depends only on its
+ * bytes), and is counted as an elided repeat instead of recorded (parser fields, json.h).
+ * Other repeats, and those at a second object level while one is being elided, are recorded
+ * and found at the close as ever. */
+static bool elide_repeat(stg_json_parser *p, size_t i, size_t body)
+{
+    uint32_t d = p->depth;
+    if (p->keys_count <= p->key_base[d] || (p->elide_depth != 0 && p->elide_depth != d)) {
+        return false;
+    }
+    size_t last = p->keys[p->keys_count - 1].offset;
+    /* the length, then the last byte (where counters differ), then all of it */
+    if (p->buf[last + body + 1] != '"' || p->buf[last + body] != p->buf[i + body] ||
+        memcmp(p->buf + last, p->buf + i, body + 2) != 0) {
+        return false;
+    }
+    if (p->elide_count++ == 0) {
+        p->elide_depth = d;
+        p->elide_offset = (uint32_t)i;
+        p->elide_prev = (uint32_t)last;
+    }
+    return true;
+}
+
 HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
 {
     const uint8_t *b = p->buf;
@@ -1511,6 +1571,15 @@ HOT stg_json_type parse_key(stg_json_parser *p, stg_json_event *ev, size_t i)
         return fail(p, ev, p->error, p->error_offset);
     }
     size_t body = end - i - 1;
+    if (p->skipping && elide_repeat(p, i, body)) {
+        p->state[p->depth] = ST_OBJ_COLON;
+        p->pos = end + 1;
+        ev_set(ev, STG_JSON_KEY, i, end + 1 - i, p->depth);
+        ev->str = b + i + 1;
+        ev->str_len = body;
+        ev->has_escapes = esc;
+        return STG_JSON_KEY;
+    }
     if (p->keys_count >= p->keys_cap_bytes / sizeof(stg_json_key)) {
         void *kb = p->keys;
         if (p->keys_count >= ((size_t)-1) / sizeof(stg_json_key) - 1 ||
@@ -1558,7 +1627,7 @@ COLD stg_json_type next_slow(stg_json_parser *p, stg_json_event *ev)
         ev_set(ev, STG_JSON_ERROR, p->error_offset, 0, p->depth);
         return STG_JSON_ERROR;
     }
-    if (p->pending_count > 0) {
+    if (p->pending_count > 0 || p->elide_close) {
         return emit_pending(p, ev);
     }
     ev_set(ev, STG_JSON_END, p->pos, 0, 0);
@@ -1581,6 +1650,11 @@ HOT stg_json_type close_array(stg_json_parser *p, stg_json_event *ev, size_t at)
     value_done(p, d - 1);
     ev_set(ev, STG_JSON_ARRAY_END, at, 1, d - 1);
     return STG_JSON_ARRAY_END;
+}
+
+void stg_json_set_seed(stg_json_parser *p, uint64_t seed)
+{
+    stg_json_hash_key_init(&p->hash_key, seed != 0 ? seed : STG_HASH_SEED_DEFAULT);
 }
 
 stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev)
@@ -1895,14 +1969,48 @@ bool stg_json_compact_object(stg_json_parser *p, const stg_json_compact_form *f,
     return true;
 }
 
-stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,
-                            stg_json_event *first_dup)
+/* Inside stg_json_skip, right after a member `"K":v` with a scalar v (from b[key] to p->pos):
+ * the copies of that member's bytes that follow it, each after one ',' and itself followed by
+ * ',' or '}', are taken at once. Each would be read exactly as the member was (the same bytes
+ * in the same state; a scalar's token ends at the ',' or '}' after it), and its key, the
+ * object's last key again, is a repeat elide_repeat would count: so it is counted here, and
+ * the parser moves past the copies, as if it had read them. */
+static void skip_member_copies(stg_json_parser *p, size_t key, size_t key_len)
 {
-    if (begin->type != STG_JSON_OBJECT_BEGIN && begin->type != STG_JSON_ARRAY_BEGIN) {
-        return begin->type;
+    uint32_t d = p->depth;
+    if (p->slow || d == 0 || p->kind[d] != '{' || p->state[d] != ST_AFTER ||
+        (p->elide_depth != 0 && p->elide_depth != d)) {
+        return;
     }
-    uint32_t depth = begin->depth;
+    const uint8_t *b = p->buf;
+    size_t unit = p->pos - key, i = p->pos, n = p->len;
+    size_t copies = 0;
+    /* the byte before the key's closing quote first: where keys that differ mostly do */
+    while (n - i > unit + 1 && b[i] == ',' && b[i + key_len - 1] == b[key + key_len - 2] &&
+           (b[i + 1 + unit] == ',' || b[i + 1 + unit] == '}') &&
+           memcmp(b + i + 1, b + key, unit) == 0) {
+        if (p->elide_count == 0 && copies == 0) {
+            p->elide_depth = d;
+            p->elide_offset = (uint32_t)(i + 1);
+            p->elide_prev = (uint32_t)key;
+        }
+        copies++;
+        i += 1 + unit;
+    }
+    p->elide_count += copies;
+    p->pos = i;
+}
+
+/* stg_json_skip's walk: events up to the end at `depth`, duplicates counted. */
+static stg_json_type skip_events(stg_json_parser *p, uint32_t depth, size_t *dup_count,
+                                 stg_json_event *first_dup)
+{
     size_t seen = 0;
+    /* The last KEY event's offset, raw length and level (0: none yet). A scalar at that level
+     * right after it is its member's value (skip_member_copies checks the level is an object:
+     * an array's scalar may share the level of a closed object's key). */
+    size_t key = 0, key_len = 0;
+    uint32_t key_at = 0;
     stg_json_event ev;
     for (;;) {
         size_t waiting = p->pending_count - p->pending_next;
@@ -1934,17 +2042,43 @@ stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, siz
                 return t;
             }
             break;
-        case STG_JSON_NONE:
-        case STG_JSON_OBJECT_BEGIN:
-        case STG_JSON_ARRAY_BEGIN:
         case STG_JSON_KEY:
+            key = ev.offset;
+            key_len = ev.len;
+            key_at = ev.depth;
+            break;
         case STG_JSON_STRING:
         case STG_JSON_NUMBER:
         case STG_JSON_TRUE:
         case STG_JSON_FALSE:
-        case STG_JSON_NULL: break;
+        case STG_JSON_NULL:
+            /* a copy's key would end at p->pos + key_len: a cheap first test */
+            if (ev.depth == key_at && p->len - p->pos > key_len && p->buf[p->pos] == ',' &&
+                p->buf[p->pos + key_len - 1] == p->buf[key + key_len - 2]) {
+                skip_member_copies(p, key, key_len);
+            }
+            break;
+        case STG_JSON_NONE:
+        case STG_JSON_OBJECT_BEGIN:
+        case STG_JSON_ARRAY_BEGIN: break;
         }
     }
+}
+
+stg_json_type stg_json_skip(stg_json_parser *p, const stg_json_event *begin, size_t *dup_count,
+                            stg_json_event *first_dup)
+{
+    if (begin->type != STG_JSON_OBJECT_BEGIN && begin->type != STG_JSON_ARRAY_BEGIN) {
+        return begin->type;
+    }
+    p->skipping = true;
+    stg_json_type last = skip_events(p, begin->depth, dup_count, first_dup);
+    p->skipping = false;
+    if (dup_count != NULL) {
+        *dup_count += p->elide_uncounted;
+    }
+    p->elide_uncounted = 0;
+    return last;
 }
 
 bool stg_json_rest_is_ws(const uint8_t *buf, size_t len, size_t from)

@@ -83,6 +83,12 @@ typedef struct stg_json_event {
 typedef struct stg_json_key stg_json_key; /* private: one open object's key record */
 typedef struct stg_json_dup stg_json_dup; /* private: one pending duplicate (repeat, previous) */
 
+/* The secret of the duplicate check's key hash, derived from a seed (stg_json_hash_key_init). */
+typedef struct stg_json_hash_key {
+    uint64_t start; /* the state before the first word */
+    uint64_t mul;   /* odd */
+} stg_json_hash_key;
+
 typedef struct stg_json_parser {
     /* all fields private except error and error_offset */
     const uint8_t *buf;
@@ -109,11 +115,30 @@ typedef struct stg_json_parser {
      * rounding: at least 2^1024 - 2^970) fails with STG_JSON_E_RANGE at its first byte, as
      * serde_json's "number out of range". RFC 8259 leaves number range to implementations. */
     bool reject_f64_overflow;
+    stg_json_hash_key hash_key; /* from the seed (stg_json_set_seed; init: the default) */
+    /* Inside stg_json_skip, a key spelled byte for byte as the last key recorded for its object
+     * is a repeat of it whatever else the object holds: it is counted instead of recorded (one
+     * object level at a time, elide_depth; 0: none), and only the first such repeat is kept,
+     * as a DUPLICATE event to hand out at the object's close when no other repeat comes
+     * before it (the skip reports the first repeat and counts the rest). */
+    bool skipping;
+    bool elide_emit;        /* at the close being handed out: the elided repeat comes first */
+    bool elide_close;       /* a close is being handed out whose pending list may be empty */
+    uint32_t elide_depth;   /* the object level whose repeats are elided */
+    size_t elide_count;     /* repeats elided at elide_depth */
+    uint32_t elide_offset;  /* the first of them */
+    uint32_t elide_prev;    /* the key it repeats (the one just before it) */
+    size_t elide_uncounted; /* elided repeats no event stands for, for stg_json_skip */
 } stg_json_parser;
 
 /* max_depth: the deepest container allowed (the top-level one is depth 1); 0 means 1. */
 void stg_json_init(stg_json_parser *p, const uint8_t *buf, size_t len, uint32_t max_depth,
                    stg_arena *arena);
+
+/* Keys the duplicate check's hash with a per-scan secret (parser/hash.h: loader/ draws it from
+ * the OS; 0: STG_HASH_SEED_DEFAULT, what stg_json_init sets). Call before the first event. No
+ * verdict depends on the seed: only the time a flood of keys of one hash costs. */
+void stg_json_set_seed(stg_json_parser *p, uint64_t seed);
 
 /* Next event. After STG_JSON_END or STG_JSON_ERROR, every call returns the same type again. */
 stg_json_type stg_json_next(stg_json_parser *p, stg_json_event *ev);
@@ -182,10 +207,11 @@ bool stg_json_rest_is_ws(const uint8_t *buf, size_t len, size_t from);
 /* Releases the parser's buffers back to the arena budget (the arena itself stays). */
 void stg_json_release(stg_json_parser *p);
 
-/* The hash the duplicate check uses, over a key's DECODED bytes (exposed so tests can build
- * colliding keys, and so callers may reuse it for name tables). Not a cryptographic hash:
- * collisions only cost time, never correctness, and that time stays O(k log k). */
-uint64_t stg_json_key_hash(const uint8_t *decoded, size_t len);
+/* The hash the duplicate check uses, over a key's DECODED bytes, under key k (exposed so tests
+ * can build colliding keys against a known seed). Not a cryptographic hash: collisions only
+ * cost time, never correctness, and that time stays O(k log k). */
+void stg_json_hash_key_init(stg_json_hash_key *k, uint64_t seed);
+uint64_t stg_json_key_hash(const stg_json_hash_key *k, const uint8_t *decoded, size_t len);
 
 /* Worst-case arena bytes the parser can use for an input of `len` bytes at `max_depth`: the
  * documented formula (docs/json.md), which a test checks against stg_arena.peak. */

@@ -1532,6 +1532,7 @@ bool stg_st_parse_header(const uint8_t *hdr, uint64_t n, const stg_limits *lim, 
     reserve_table(&c);
     c.form_ok = stg_json_compact_form_init(&c.form, "dtype", "shape", "data_offsets");
     stg_json_init(&c.p, hdr, len, lim->max_json_depth, &h->arena);
+    stg_json_set_seed(&c.p, h->hash_seed);
     c.p.reject_f64_overflow = true; /* the reference's serde_json: "number out of range" */
     parse_top(&c);
     stg_json_release(&c.p);

@@ -69,6 +69,8 @@ typedef struct stg_st_header {
     size_t tensor_count;
     stg_st_rare *rare; /* side records, key_pos order */
     size_t rare_count;
+    uint64_t hash_seed;    /* set before stage 2: keys the duplicate check's hash (parser/hash.h;
+                              0: the fixed default) */
     bool want_public;      /* set before stage 2: keep shapes and publish `pub` after stage 3 */
     stg_arena pub_arena;   /* want_public: shapes and views, apart from `arena` so that every
                              door's budgeted use (and so every limit finding) is the buffer's */

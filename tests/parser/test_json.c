@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "parser/arena.h"
+#include "parser/hash.h"
 #include "parser/json.h"
 #include "parser/sort.h"
 
@@ -665,12 +666,16 @@ static int pair_cmp(const void *pa, const void *pb, void *ctx)
  * exactly: for each key (in position order) equal after decoding to an earlier key of the same
  * object, one event (offset = that key, prev_offset = the latest earlier equal key). Returns the
  * number of duplicates seen. */
+/* The seed check_dups_against_reference's parser is keyed with (0: stg_json_init's default). */
+static uint64_t ref_seed;
+
 static size_t check_dups_against_reference(const char *in, size_t len, uint32_t depth)
 {
     stg_arena arena;
     stg_arena_init(&arena, BIG_CAP);
     stg_json_parser p;
     stg_json_init(&p, (const uint8_t *)in, len, depth, &arena);
+    stg_json_set_seed(&p, ref_seed);
     ref_obj *stack = calloc((size_t)depth + 2, sizeof *stack);
     REQ((stack) != NULL);
     size_t top = 0; /* stack[top] is the innermost open object or array (arrays hold no keys) */
@@ -895,12 +900,14 @@ START_TEST(test_json_dups_all_same)
 }
 END_TEST
 
-/* The hash as json.c defines it (HASH_SEED, HASH_MUL, one step per 8-byte word): used only to
- * build colliding keys; the test checks the collisions with stg_json_key_hash itself. */
-static uint64_t test_hash_step(uint64_t h, uint64_t w)
+/* One step of the hash as json.c defines it (the state and a word multiplied by the key's odd
+ * multiplier into 128 bits, the halves folded): used only to build keys colliding under a known
+ * seed; the test checks the collisions with stg_json_key_hash itself. */
+static uint64_t test_hash_step(const stg_json_hash_key *k, uint64_t h, uint64_t w)
 {
-    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 32);
+    __extension__ typedef unsigned __int128 wide;
+    wide m = (wide)(h ^ w) * k->mul;
+    return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
 
 static uint64_t le64_of(const uint8_t *b)
@@ -917,9 +924,10 @@ static uint64_t le64_of(const uint8_t *b)
  * written as \u00XX escapes; written to raw (8 letters and 8 escapes, NUL-terminated). */
 static void flood_key(uint64_t *ctr, char raw[8 + 48 + 1])
 {
-    const uint64_t seed = 0x243F6A8885A308D3ull;
+    stg_json_hash_key k; /* the default seed's: what stg_json_init keys a parser with */
+    stg_json_hash_key_init(&k, STG_HASH_SEED_DEFAULT);
     static const uint8_t target[16] = "AAAAAAAAtarget!!";
-    uint64_t goal = test_hash_step(seed, le64_of(target)) ^ le64_of(target + 8);
+    uint64_t goal = test_hash_step(&k, k.start, le64_of(target)) ^ le64_of(target + 8);
     for (;;) {
         uint8_t key[16];
         uint64_t c = (*ctr)++;
@@ -927,14 +935,15 @@ static void flood_key(uint64_t *ctr, char raw[8 + 48 + 1])
             key[i] = (uint8_t)('a' + c % 26);
             c /= 26;
         }
-        uint64_t w2 = goal ^ test_hash_step(seed, le64_of(key));
+        uint64_t w2 = goal ^ test_hash_step(&k, k.start, le64_of(key));
         if ((w2 & 0x8080808080808080ull) != 0) {
             continue;
         }
         for (int i = 0; i < 8; i++) {
             key[8 + i] = (uint8_t)(w2 >> (8 * i));
         }
-        REQ_CMP_EQ(stg_json_key_hash(key, 16), stg_json_key_hash(target, 16)); /* precondition */
+        REQ_CMP_EQ(stg_json_key_hash(&k, key, 16),
+                   stg_json_key_hash(&k, target, 16)); /* precondition */
         memcpy(raw, key, 8);
         for (int i = 0; i < 8; i++) {
             snprintf(raw + 8 + 6 * i, 7, "\\u%04x", key[8 + i]);
@@ -970,6 +979,148 @@ START_TEST(test_json_hash_flood)
     REQ_CMP_EQ(dups, want / 5000);
     /* pairwise would be 2e8 comparisons of 56-byte escaped keys: minutes, not seconds */
     ck_assert_msg(secs < 20.0, "flood took %.1f s", secs);
+    free(g.s);
+}
+END_TEST
+
+/* A random value for test_json_skip_elided: objects whose keys repeat the one before them
+ * byte for byte (what stg_json_skip counts without recording), other repeats, escaped
+ * spellings of the same key, nested objects and arrays. */
+static void gen_skip_value(gen *g, unsigned *rng, int depth)
+{
+    static const char *const keys[] = {"", "a", "\\u0061", "b", "ab", "a\\u0062"};
+    *rng = *rng * 1103515245u + 12345u;
+    unsigned r = (*rng >> 8) % 10;
+    if (depth >= 5 || r < 3) {
+        gen_put(g, r == 0 ? "\"s\"" : "0");
+        return;
+    }
+    bool obj = r >= 5;
+    gen_put(g, obj ? "{" : "[");
+    *rng = *rng * 1103515245u + 12345u;
+    size_t n = (*rng >> 8) % 24, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        *rng = *rng * 1103515245u + 12345u;
+        if (i > 0) {
+            gen_put(g, ",");
+        }
+        if (obj) {
+            if ((*rng >> 12) % 3 != 0) { /* else the key before it again */
+                k = (*rng >> 16) % (sizeof keys / sizeof keys[0]);
+            }
+            gen_put(g, "\"");
+            gen_put(g, keys[k]);
+            gen_put(g, "\":");
+        }
+        gen_skip_value(g, rng, depth + 1);
+    }
+    gen_put(g, obj ? "}" : "]");
+}
+
+/* stg_json_skip counts repeats it does not record: its count and first repeat must be those
+ * the events of the same value give, for objects that repeat keys in every way. */
+START_TEST(test_json_skip_elided)
+{
+    unsigned rng = 7;
+    size_t with_dups = 0;
+    for (int round = 0; round < 3000; round++) {
+        gen g = {0};
+        gen_put(&g, "[");
+        gen_skip_value(&g, &rng, 1);
+        gen_put(&g, ",1]");
+        stg_arena arena;
+        stg_arena_init(&arena, BIG_CAP);
+        stg_json_parser a, b;
+        stg_json_event ev, first_a, first_b;
+        memset(&first_a, 0, sizeof first_a);
+        memset(&first_b, 0, sizeof first_b);
+        stg_json_init(&a, (const uint8_t *)g.s, g.len, 16, &arena);
+        stg_json_init(&b, (const uint8_t *)g.s, g.len, 16, &arena);
+        ck_assert_int_eq(stg_json_next(&a, &ev), STG_JSON_ARRAY_BEGIN);
+        ck_assert_int_eq(stg_json_next(&b, &ev), STG_JSON_ARRAY_BEGIN);
+        stg_json_event begin;
+        stg_json_type t = stg_json_next(&a, &begin);
+        (void)stg_json_next(&b, &ev);
+        size_t count_a = 0, count_b = 0;
+        stg_json_type last = stg_json_skip(&a, &begin, &count_a, &first_a);
+        if (t == STG_JSON_OBJECT_BEGIN || t == STG_JSON_ARRAY_BEGIN) {
+            ck_assert_int_eq(last,
+                             t == STG_JSON_OBJECT_BEGIN ? STG_JSON_OBJECT_END : STG_JSON_ARRAY_END);
+            for (;;) { /* the events, one by one */
+                stg_json_type u = stg_json_next(&b, &ev);
+                REQ(u != STG_JSON_ERROR && u != STG_JSON_END);
+                if (u == STG_JSON_DUPLICATE && count_b++ == 0) {
+                    first_b = ev;
+                }
+                if ((u == STG_JSON_OBJECT_END || u == STG_JSON_ARRAY_END) &&
+                    ev.depth == begin.depth) {
+                    break;
+                }
+            }
+        }
+        ck_assert_uint_eq(count_a, count_b);
+        if (count_b > 0) {
+            with_dups++;
+            ck_assert_uint_eq(first_a.offset, first_b.offset);
+            ck_assert_uint_eq(first_a.prev_offset, first_b.prev_offset);
+            ck_assert_uint_eq(first_a.len, first_b.len);
+        }
+        /* both parsers go on in step after the skipped value */
+        ck_assert_int_eq(stg_json_next(&a, &ev), STG_JSON_NUMBER);
+        ck_assert_int_eq(stg_json_next(&b, &ev), STG_JSON_NUMBER);
+        ck_assert_int_eq(stg_json_next(&a, &ev), STG_JSON_ARRAY_END);
+        ck_assert_int_eq(stg_json_next(&b, &ev), STG_JSON_ARRAY_END);
+        ck_assert_int_eq(stg_json_next(&a, &ev), STG_JSON_END);
+        stg_json_release(&a);
+        stg_json_release(&b);
+        stg_arena_release(&arena);
+        free(g.s);
+    }
+    ck_assert_uint_gt(with_dups, 300); /* the generator makes what the test is about */
+}
+END_TEST
+
+/* The flood's keys collide only under the seed they were built for: under another one (what a
+ * door's secret seed is to a file) they spread, and the duplicates found are the same. */
+START_TEST(test_json_hash_flood_other_seed)
+{
+    stg_json_hash_key dflt, other;
+    stg_json_hash_key_init(&dflt, STG_HASH_SEED_DEFAULT);
+    stg_json_hash_key_init(&other, 0x0123456789abcdefull);
+    ck_assert(dflt.start != other.start || dflt.mul != other.mul);
+    gen g = {0};
+    gen_put(&g, "{");
+    uint64_t ctr = 1;
+    uint64_t first_other = 0;
+    size_t same_other = 0;
+    for (size_t made = 0; made < 2000; made++) {
+        char raw[8 + 48 + 1];
+        flood_key(&ctr, raw);
+        uint8_t dec[16];
+        size_t n = stg_json_decode((const uint8_t *)raw, strlen(raw), dec);
+        REQ_CMP_EQ(n, 16);
+        uint64_t h = stg_json_key_hash(&other, dec, n);
+        if (made == 0) {
+            first_other = h;
+        } else {
+            same_other += h == first_other;
+        }
+        gen_put(&g, made == 0 ? "\"" : ",\"");
+        gen_put(&g, raw);
+        gen_put(&g, made % 500 == 499 ? "\":1,\"" : "\":0");
+        if (made % 500 == 499) {
+            gen_put(&g, raw); /* a real repeat */
+            gen_put(&g, "\":2");
+        }
+    }
+    gen_put(&g, "}");
+    ck_assert_uint_eq(same_other, 0);
+    ref_seed = 0x0123456789abcdefull;
+    size_t dups_other = check_dups_against_reference(g.s, g.len, 4);
+    ref_seed = 0;
+    size_t dups_default = check_dups_against_reference(g.s, g.len, 4);
+    ck_assert_uint_eq(dups_other, 4);
+    ck_assert_uint_eq(dups_default, 4);
     free(g.s);
 }
 END_TEST
@@ -1349,8 +1500,10 @@ START_TEST(test_json_decode)
     ck_assert_uint_eq(ev.str_len, rl);
     ck_assert_int_eq(ev.has_escapes, strchr(raw, '\\') != NULL);
     /* the hash of a decoded key is the hash of its bytes, escaped or not */
-    ck_assert_uint_eq(stg_json_key_hash(out, n),
-                      stg_json_key_hash((const uint8_t *)decode_cases[_i].dec, n));
+    stg_json_hash_key k;
+    stg_json_hash_key_init(&k, 12345);
+    ck_assert_uint_eq(stg_json_key_hash(&k, out, n),
+                      stg_json_key_hash(&k, (const uint8_t *)decode_cases[_i].dec, n));
     stg_json_release(&p);
     stg_arena_release(&arena);
 }
@@ -1693,6 +1846,8 @@ Suite *json_suite(void)
     tcase_add_test(tc, test_json_dups_random);
     tcase_add_test(tc, test_json_dups_all_same);
     tcase_add_test(tc, test_json_hash_flood);
+    tcase_add_test(tc, test_json_hash_flood_other_seed);
+    tcase_add_test(tc, test_json_skip_elided);
     tcase_add_test(tc, test_json_flood_after_repeats);
     tcase_add_test(tc, test_json_flood_with_copies);
     tcase_add_loop_test(tc, test_json_f64_range, 0,
