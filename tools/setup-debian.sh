@@ -34,6 +34,8 @@ full=(
     # Flax checkpoints (tests/flax: msgpack as flax.serialization packs it) and SentencePiece
     # models (tests/flax/gen_tokenizers.py: sentencepiece's trainer writes tokenizer.model)
     python3-msgpack python3-sentencepiece
+    # TFLite flatbuffers in the repo-shaped folders (tests/repos/gen_repos.py: flatbuffers' Builder)
+    python3-flatbuffers
     # signed-model fixtures (tests/signing/gen_signing.py: EC keys, a CA, ECDSA signatures)
     python3-cryptography
     # Keras-shaped HDF5 fixtures and the HDF5 reader's differential (tests/keras/gen_hdf5.py)
