@@ -192,6 +192,16 @@ START_TEST(test_tiktoken)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_malformed(bad[i].text, bad[i].len, "o200k_base.tiktoken", bad[i].at);
     }
+    /* Llama 3's original/tokenizer.model is a tiktoken file: read as one under the
+     * SentencePiece name (a ModelProto never starts with a base64 character) */
+    assert_quiet(B("IQ== 0\nIg== 1\nIw== 2\n"), "original/tokenizer.model", STG_FMT_TIKTOKEN);
+    assert_malformed(B("IQ== 0\nIg== 0\n"), "tokenizer.model", 7);
+    /* near miss: text that is no tiktoken line start stays a SentencePiece model, refused */
+    assert_malformed(B("\nIQ== 0\n"), "tokenizer.model", 0);
+    /* a protocol-0 pickle under the name (it starts with `c`) is read as the pickle it is */
+    stg_report *r = check(B("cos\nsystem\n(S'id'\ntR."), "tokenizer.model");
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
 }
 END_TEST
 

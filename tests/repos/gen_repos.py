@@ -18,6 +18,8 @@ prints them, 26 files) and as the libraries that write them lay them out:
                               metadata.json, model.weights.h5; plus a model.keras
   OUT/llama-gguf/             a GGUF repo (bartowski-style: quantizations, a chat template in
                               each GGUF's tokenizer.chat_template)
+  OUT/llama3-instruct/        meta-llama/Meta-Llama-3-8B-Instruct: four shards, original/ with
+                              consolidated.00.pth, params.json and a tiktoken tokenizer.model
   OUT/stable-diffusion/       a diffusers pipeline (stable-diffusion-v1-5): model_index.json,
                               unet/, vae/, text_encoder/, safety_checker/, scheduler/,
                               tokenizer/, feature_extractor/, the single-file checkpoint and
@@ -383,6 +385,43 @@ def llama_gguf():
         put(r, "Llama-3.2-1B-Instruct-%s.gguf" % q, gguf_file(t))
 
 
+def llama3():
+    """meta-llama/Meta-Llama-3-8B-Instruct: sharded safetensors, and original/ with the
+    consolidated checkpoint, params.json and tokenizer.model, which is a tiktoken BPE file (the
+    reference code's Tokenizer loads it with tiktoken's load_tiktoken_bpe, whose format
+    dump_tiktoken_bpe writes: base64(token) rank, one a line, by rank)."""
+    r = "llama3-instruct"
+    put(r, ".gitattributes", GITATTRIBUTES)
+    for name in ("LICENSE", "USE_POLICY.md"):
+        put(r, name, "META LLAMA 3 COMMUNITY LICENSE AGREEMENT\n")
+    put(r, "README.md", "---\nlanguage:\n- en\npipeline_tag: text-generation\nlicense: llama3\n"
+        "---\n\n## Model Details\n")
+    put(r, "config.json", jdump({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                                 "torch_dtype": "bfloat16", "vocab_size": 128256}))
+    put(r, "generation_config.json", jdump({"bos_token_id": 128000,
+                                            "eos_token_id": [128001, 128009]}))
+    shards = ["model-%05d-of-00004.safetensors" % i for i in range(1, 5)]
+    names = ["model.embed_tokens.weight", "model.layers.0.mlp.up_proj.weight",
+             "model.norm.weight", "lm_head.weight"]
+    for shard, name in zip(shards, names):
+        put(r, shard, safetensors([name]))
+    put(r, "model.safetensors.index.json", jdump({"metadata": {"total_size": 64},
+                                                  "weight_map": dict(zip(names, shards))}))
+    put(r, "original/consolidated.00.pth", torch_bin(["tok_embeddings.weight", "norm.weight"]))
+    put(r, "original/params.json", json.dumps({"dim": 4096, "n_layers": 32, "n_heads": 32,
+                                               "vocab_size": 128256, "rope_theta": 500000.0}))
+    ranks = [bytes([b]) for b in range(256)] + [b" the", b"in", b"er"]
+    put(r, "original/tokenizer.model", b"".join(
+        __import__("base64").b64encode(t) + b" %d\n" % i for i, t in enumerate(ranks)))
+    put(r, "special_tokens_map.json", jdump({"bos_token": "<|begin_of_text|>"}))
+    put(r, "tokenizer.json", json.dumps({"version": "1.0", "model": {
+        "type": "BPE", "vocab": {"!": 0}, "merges": []}}))
+    template = open(os.path.join(TEMPLATES, "llama3-8b.jinja"), encoding="utf-8").read()
+    put(r, "tokenizer_config.json", jdump({"bos_token": "<|begin_of_text|>",
+                                           "chat_template": template,
+                                           "tokenizer_class": "PreTrainedTokenizerFast"}))
+
+
 def diffusers():
     r = "stable-diffusion"
     put(r, ".gitattributes", GITATTRIBUTES)
@@ -581,6 +620,7 @@ def main():
         minilm()
         k, s = keras(tmp)
         llama_gguf()
+        llama3()
         diffusers()
         phi3(tmp)
         nemo()

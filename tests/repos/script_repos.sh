@@ -76,6 +76,8 @@ REPOS = {
                                       "format_unknown")}),
     "keras3": (6, set(), set()),
     "llama-gguf": (5, set(), set()),
+    # original/tokenizer.model is a tiktoken file under a SentencePiece name
+    "llama3-instruct": (17, set(), set()),
     "stable-diffusion": (28, set(), set()),
     # auto_map names two modules shipped beside config.json: transformers runs them with
     # trust_remote_code=True (the .py files themselves are labelled code, quiet)
@@ -126,6 +128,7 @@ FORMATS = {
     ("keras3", "config.json"): "keras",
     ("keras3", "model.weights.h5"): "hdf5",
     ("llama-gguf", "Llama-3.2-1B-Instruct-Q8_0.gguf"): "gguf",
+    ("llama3-instruct", "original/tokenizer.model"): "tiktoken",
     ("stable-diffusion", "v1-inference.yaml"): "yaml",
     ("phi3-remote-code", "tokenizer.model"): "sentencepiece",
     ("phi3-remote-code", "modeling_phi3.py"): "python_code",
