@@ -6,12 +6,14 @@
 # copies with one malicious file each, and two of the repos as a Hugging Face cache.
 #   - benign: `stguard scan --fail-on warning REPO` prints no line but the summary and the
 #     repo's deliberate warnings, and exactly these (file, code) pairs are warnings or worse:
-#     DELIBERATE (what the design means to say) + TO_FIX (formats int does not read yet,
-#     format_unknown: listed so that the day they are read this test fails and is updated);
-#     the exit status follows (1 when any remain, 0 otherwise); every other file is ok, and
+#     DELIBERATE (what the design means to say) + TO_FIX (formats int does not read yet:
+#     format_unknown, format_mismatch under a .bin name; a wrong message: listed so that the
+#     day they are read this test fails and is updated); the exit status follows (1 when any
+#     remain, 0 otherwise; the default scan 1 only for errors); every other file is ok, and
 #     the repo holds the number of files its real list has;
 #   - attacks: the replaced file carries the expected code and verdict, every other file is
-#     judged as in the benign repo, --fail-on warning exits 1;
+#     judged as in the benign repo, --fail-on warning exits 1; known misses (MISSES: code a
+#     loader runs that no rule sees yet) are asserted quiet, to be moved once caught;
 #   - the cache: every snapshot file is judged as the same file of the plain folder, through
 #     its blob; the attack repo cached is unsafe.
 . "$(dirname "$0")/../support/script_prelude.sh"
@@ -83,7 +85,27 @@ REPOS = {
     # trust_remote_code=True (the .py files themselves are labelled code, quiet)
     "phi3-remote-code": (19, {("config.json", "remote_code")}, set()),
     "parakeet-nemo": (3, set(), set()),
+    # TO FIX (no reader, and none being built): compiled Core ML models (*.mlmodelc) as
+    # WhisperKit ships them: weights/weight.bin is MIL blob storage that no Manifest.json
+    # names (model.mil does), coremldata.bin is Core ML's compiled description; under .bin
+    # names all are format_mismatch (error)
+    "whisperkit-coreml": (20, set(), {("openai_whisper-tiny/%s.mlmodelc/%s" % (m, f),
+                                       "format_mismatch")
+                                      for m in ("AudioEncoder", "MelSpectrogram", "TextDecoder")
+                                      for f in ("coremldata.bin", "analytics/coremldata.bin",
+                                                "weights/weight.bin")}),
+    # TO FIX: CTranslate2's model.bin (faster-whisper) and fastText's model.bin: formats of
+    # their own under the .bin name, format_mismatch (error)
+    "faster-whisper": (6, set(), {("model.bin", "format_mismatch")}),
+    "fasttext-lid": (3, set(), {("model.bin", "format_mismatch")}),
+    # TO FIX: ggml_legacy says the format is superseded, but ggml (magic `ggml`) is the
+    # format whisper.cpp's loader reads today
+    "whisper-cpp": (4, set(), {("ggml-tiny.bin", "ggml_legacy"),
+                               ("ggml-tiny.en.bin", "ggml_legacy")}),
 }
+REPOS["keras-savedmodel"] = (10, set(), REPOS["keras-savedmodel"][2] | {
+    # TO FIX: images (a README's figures, save_pretrained_keras' model.png) match no format
+    ("model.png", "format_unknown")})
 for d, (count, deliberate, tofix) in REPOS.items():
     recs, summary = load(d)
     check(len(recs) == count, "%s: %d files, want %d: %s" % (d, len(recs), count, sorted(recs)))
@@ -93,8 +115,10 @@ for d, (count, deliberate, tofix) in REPOS.items():
     noisy = {p for p, _ in deliberate | tofix}
     bad = {p: r["verdict"] for p, r in recs.items() if p not in noisy and r["verdict"] != "ok"}
     check(not bad, "%s: not ok: %s" % (d, bad))
-    check(not [p for p in noisy if recs[p]["verdict"] != "warn"], "%s: deliberate not warn" % d)
-    check(rc(d, "rc") == 0, "%s: default scan exit %d" % (d, rc(d, "rc")))
+    check(not [p for p, _ in deliberate if recs[p]["verdict"] != "warn"],
+          "%s: deliberate not warn" % d)
+    errors = [f for r in recs.values() for f in r["findings"] if f["severity"] == "error"]
+    check(rc(d, "rc") == (1 if errors else 0), "%s: default scan exit %d" % (d, rc(d, "rc")))
     want = 1 if noisy else 0
     check(rc(d, "failrc") == want, "%s: --fail-on warning exit %d, want %d" % (
         d, rc(d, "failrc"), want))
@@ -177,6 +201,26 @@ for name, (base, path, code, verdict) in ATTACKS.items():
     check(rc(d, "failrc") == 1, "%s: --fail-on warning exit %d" % (d, rc(d, "failrc")))
     want = 1 if verdict == "unsafe" else 0
     check(rc(d, "rc") == want, "%s: default exit %d, want %d" % (d, rc(d, "rc"), want))
+
+# ---- KNOWN MISSES, to fix (then move them to ATTACKS): code a loader runs that no rule sees.
+# (copy of, the files the vector needs; each still ok, the other files as in the copied repo)
+MISSES = {
+    # sentence-transformers' Dense.load calls import_from_string(activation_function)()
+    "st-dense-activation": ("all-MiniLM-L6-v2", ["modules.json", "2_Dense/config.json"]),
+    # a modules.json type naming custom_st.py of the repo (imported with trust_remote_code)
+    "st-custom-module": ("all-MiniLM-L6-v2", ["modules.json", "custom_st.py"]),
+    # a model_index.json component naming unet/my_unet.py (diffusers' custom components)
+    "diffusers-custom-component": ("stable-diffusion", ["model_index.json", "unet/my_unet.py"]),
+}
+for name, (base, paths) in MISSES.items():
+    d = "attack-" + name
+    recs, _ = load(d)
+    brecs, _ = load(base)
+    for p in paths:
+        check(p in recs and recs[p]["verdict"] == "ok" and not loud({p: recs[p]}),
+              "%s: %s is no longer quiet (caught? move it to ATTACKS): %s" % (d, p, recs.get(p)))
+    check(loud({p: r for p, r in recs.items() if p not in paths}) == loud(brecs),
+          "%s: other files differ from %s" % (d, base))
 
 # ---- the Hugging Face cache: each snapshot file judged as the same file of the plain folder
 lines = [json.loads(l) for l in open(os.path.join(T, "hub.json")) if l.strip()]
