@@ -575,8 +575,15 @@ def not_read_yet():
         put(r, d + "analytics/coremldata.bin", b"\x0a\x06abcdef" + bytes(10))
         put(r, d + "metadata.json", jdump([{"metadataOutputVersion": "3.0",
                                             "specificationVersion": 7}]))
-        put(r, d + "model.mil", "program(1.0)\n{\n    func main<ios16>(tensor<fp16, [1, 80, 1, "
-            "3000]> melspectrogram_features) {\n    } -> (encoder_output_embeds);\n}\n")
+        # the MIL text Core ML's compiler writes for an iOS 16 program: each constant kept
+        # in the weights names them by BLOBFILE(path = "@model_path/weights/weight.bin")
+        put(r, d + "model.mil", "program(1.0)\n[buildInfo = dict<tensor<string, []>, tensor<"
+            "string, []>>({{\"coremlc-version\", \"1436.100.10\"}})]\n{\n    func main<ios16>("
+            "tensor<fp16, [1, 80, 1, 3000]> melspectrogram_features) {\n        tensor<fp16, "
+            "[4, 8]> w_to_fp16 = const()[name = tensor<string, []>(\"w_to_fp16\"), val = "
+            "tensor<fp16, [4, 8]>(BLOBFILE(path = tensor<string, []>(\"@model_path/weights/"
+            "weight.bin\"), offset = tensor<uint64, []>(64)))];\n    } -> (encoder_output_embeds)"
+            ";\n}\n")
         blob = bytes(64)
         data = struct.pack("<II", 1, 2) + bytes(56)
         data += struct.pack("<IIQQQ", 0xDEADBEEF, 1, len(blob), len(data) + 64, 0) + bytes(32)

@@ -85,15 +85,13 @@ REPOS = {
     # trust_remote_code=True (the .py files themselves are labelled code, quiet)
     "phi3-remote-code": (19, {("config.json", "remote_code")}, set()),
     "parakeet-nemo": (3, set(), set()),
-    # TO FIX (no reader, and none being built): compiled Core ML models (*.mlmodelc) as
-    # WhisperKit ships them: weights/weight.bin is MIL blob storage that no Manifest.json
-    # names (model.mil does), coremldata.bin is Core ML's compiled description; under .bin
-    # names all are format_mismatch (error)
+    # compiled Core ML models (*.mlmodelc) as WhisperKit ships them: weights/weight.bin is
+    # named by model.mil and read as blob storage (coreml-weights, below); TO FIX (no reader):
+    # coremldata.bin, Core ML's compiled description, is format_mismatch (error) under .bin
     "whisperkit-coreml": (20, set(), {("openai_whisper-tiny/%s.mlmodelc/%s" % (m, f),
                                        "format_mismatch")
                                       for m in ("AudioEncoder", "MelSpectrogram", "TextDecoder")
-                                      for f in ("coremldata.bin", "analytics/coremldata.bin",
-                                                "weights/weight.bin")}),
+                                      for f in ("coremldata.bin", "analytics/coremldata.bin")}),
     # TO FIX: CTranslate2's model.bin (faster-whisper) and fastText's model.bin: formats of
     # their own under the .bin name, format_mismatch (error)
     "faster-whisper": (6, set(), {("model.bin", "format_mismatch")}),
@@ -141,6 +139,8 @@ FORMATS = {
     ("bert-base-uncased", "coreml/fill-mask/float32_model.mlpackage/Data/com.apple.CoreML/"
      "model.mlmodel"): "coreml-model",
     ("bert-base-uncased", "flax_model.msgpack"): "flax-msgpack",
+    ("whisperkit-coreml", "openai_whisper-tiny/TextDecoder.mlmodelc/weights/weight.bin"):
+        "coreml-weights",
     ("bert-base-uncased", "tf_model.h5"): "hdf5",
     ("bert-base-uncased", "model.onnx"): "onnx",
     ("all-MiniLM-L6-v2", "openvino/openvino_model.bin"): "openvino-weights",
