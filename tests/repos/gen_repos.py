@@ -20,6 +20,9 @@ prints them, 26 files) and as the libraries that write them lay them out:
                               each GGUF's tokenizer.chat_template)
   OUT/llama3-instruct/        meta-llama/Meta-Llama-3-8B-Instruct: four shards, original/ with
                               consolidated.00.pth, params.json and a tiktoken tokenizer.model
+  OUT/mistral-v0.3/           mistralai/Mistral-7B-Instruct-v0.3: tokenizer.model.v3 and
+                              consolidated.safetensors beside the transformers files
+  OUT/deberta-v3-base/        microsoft/deberta-v3-base: spm.model
   OUT/stable-diffusion/       a diffusers pipeline (stable-diffusion-v1-5): model_index.json,
                               unet/, vae/, text_encoder/, safety_checker/, scheduler/,
                               tokenizer/, feature_extractor/, the single-file checkpoint and
@@ -445,6 +448,60 @@ def llama3():
                                            "tokenizer_class": "PreTrainedTokenizerFast"}))
 
 
+def spm_model(tmp, name):
+    """A SentencePiece model from sentencepiece's own trainer (a small unigram model)."""
+    import sentencepiece as spm
+    d = os.path.join(tmp, name)
+    os.makedirs(d)
+    with open(os.path.join(d, "c.txt"), "w") as f:
+        for i in range(200):
+            f.write("the quick brown fox jumps over the lazy dog %d times\n" % i)
+    spm.SentencePieceTrainer.train(input=os.path.join(d, "c.txt"), vocab_size=60,
+                                   model_prefix=os.path.join(d, "t"), minloglevel=2)
+    return open(os.path.join(d, "t.model"), "rb").read()
+
+
+def mistral(tmp):
+    """mistralai/Mistral-7B-Instruct-v0.3: transformers' shards and mistral's own
+    consolidated.safetensors, params.json, tokenizer.model.v3 (mistral_common's versioned name)
+    beside tokenizer.model."""
+    r = "mistral-v0.3"
+    sp = spm_model(tmp, "mistral")
+    put(r, ".gitattributes", GITATTRIBUTES)
+    put(r, "README.md", "---\nlicense: apache-2.0\nbase_model: mistralai/Mistral-7B-v0.3\n---\n"
+        "\n# Model Card for Mistral-7B-Instruct-v0.3\n")
+    put(r, "config.json", jdump({"architectures": ["MistralForCausalLM"], "model_type": "mistral",
+                                 "vocab_size": 32768}))
+    put(r, "consolidated.safetensors", safetensors(["tok_embeddings.weight", "norm.weight"]))
+    put(r, "generation_config.json", jdump({"bos_token_id": 1, "eos_token_id": 2}))
+    shards = ["model-%05d-of-00003.safetensors" % i for i in range(1, 4)]
+    names = ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"]
+    for shard, name in zip(shards, names):
+        put(r, shard, safetensors([name]))
+    put(r, "model.safetensors.index.json", jdump({"metadata": {"total_size": 48},
+                                                  "weight_map": dict(zip(names, shards))}))
+    put(r, "params.json", jdump({"dim": 4096, "n_layers": 32, "vocab_size": 32768}))
+    put(r, "special_tokens_map.json", jdump({"bos_token": "<s>", "eos_token": "</s>"}))
+    put(r, "tokenizer.json", json.dumps({"version": "1.0", "model": {
+        "type": "BPE", "vocab": {"<unk>": 0}, "merges": []}}))
+    put(r, "tokenizer.model", sp)
+    put(r, "tokenizer.model.v3", sp)
+    template = open(os.path.join(TEMPLATES, "mistral-7b-instruct-fp16.jinja"),
+                    encoding="utf-8").read()
+    put(r, "tokenizer_config.json", tokenizer_config(template))
+    # microsoft/deberta-v3-base: DebertaV2Tokenizer's spm.model
+    r = "deberta-v3-base"
+    put(r, ".gitattributes", GITATTRIBUTES)
+    put(r, "README.md", "---\nlanguage: en\nlicense: mit\n---\n\n## DeBERTaV3\n")
+    put(r, "config.json", jdump({"model_type": "deberta-v2", "hidden_size": 768}))
+    put(r, "pytorch_model.bin", torch_bin(["deberta.embeddings.word_embeddings.weight"]))
+    shutil.copy(os.path.join(LIBTORCH, "rust_model.ot"), os.path.join(OUT, r, "rust_model.ot"))
+    put(r, "spm.model", spm_model(tmp, "deberta"))
+    tf_weights_h5(os.path.join(OUT, r, "tf_model.h5"), "deberta",
+                  ["tf_deberta_v2_model/deberta/embeddings/word_embeddings/weight:0"])
+    put(r, "tokenizer_config.json", jdump({"do_lower_case": False, "vocab_type": "spm"}))
+
+
 def diffusers():
     r = "stable-diffusion"
     put(r, ".gitattributes", GITATTRIBUTES)
@@ -735,6 +792,7 @@ def main():
         k, s = keras(tmp)
         llama_gguf()
         llama3()
+        mistral(tmp)
         diffusers()
         phi3(tmp)
         nemo()

@@ -80,6 +80,10 @@ REPOS = {
     "llama-gguf": (5, set(), set()),
     # original/tokenizer.model is a tiktoken file under a SentencePiece name
     "llama3-instruct": (17, set(), set()),
+    # tokenizer.model.v3, spm.model: SentencePiece under the names mistral_common and
+    # DebertaV2Tokenizer give it
+    "mistral-v0.3": (15, set(), set()),
+    "deberta-v3-base": (8, RUST, set()),
     "stable-diffusion": (28, set(), set()),
     # auto_map names two modules shipped beside config.json: transformers runs them with
     # trust_remote_code=True (the .py files themselves are labelled code, quiet)
@@ -153,6 +157,8 @@ FORMATS = {
     ("keras3", "model.weights.h5"): "hdf5",
     ("llama-gguf", "Llama-3.2-1B-Instruct-Q8_0.gguf"): "gguf",
     ("llama3-instruct", "original/tokenizer.model"): "tiktoken",
+    ("mistral-v0.3", "tokenizer.model.v3"): "sentencepiece",
+    ("deberta-v3-base", "spm.model"): "sentencepiece",
     ("stable-diffusion", "v1-inference.yaml"): "yaml",
     ("phi3-remote-code", "tokenizer.model"): "sentencepiece",
     ("phi3-remote-code", "modeling_phi3.py"): "python_code",
