@@ -40,7 +40,9 @@ Formats int does not read yet (the test lists their findings as expected to fix)
   (and keras-savedmodel's model.png, fingerprint.pb, variables/)
 
 Known misses (OUT/attack-<name>/, the test asserts them still quiet):
-  st-dense-activation, st-custom-module, diffusers-custom-component (see misses())
+  st-dense-activation, st-custom-module, diffusers-custom-component (see misses()),
+  speechbrain-apply (speechbrain-ecapa's hyperparams.yaml with `!apply:os.system`)
+  OUT/speechbrain-ecapa/      speechbrain/spkrec-ecapa-voxceleb: HyperPyYAML hyperparams.yaml
 
 Attack variants, each a copy of one repo above with ONE file replaced (OUT/attack-<name>/):
   keras-lambda       keras3/model.keras with a Lambda layer (marshalled bytecode)
@@ -679,6 +681,57 @@ def not_read_yet():
             "<11i", 51865, 1500, 384, 6, 4, 448, 384, 6, 4, 80, 1) + bytes(16))
 
 
+SPEECHBRAIN_YAML = """# ############################################################################
+# Model: ECAPA big for Speaker verification
+# ############################################################################
+
+n_mels: 80
+pretrained_path: speechbrain/spkrec-ecapa-voxceleb
+
+compute_features: !new:speechbrain.lobes.features.Fbank
+    n_mels: !ref <n_mels>
+
+mean_var_norm: !new:speechbrain.processing.features.InputNormalization
+    norm_type: sentence
+    std_norm: False
+
+embedding_model: !new:speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN
+    input_size: !ref <n_mels>
+    channels: [1024, 1024, 1024, 1024, 3072]
+    lin_neurons: 192
+
+modules:
+    compute_features: !ref <compute_features>
+    embedding_model: !ref <embedding_model>
+
+pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
+    loadables:
+        embedding_model: !ref <embedding_model>
+    paths:
+        embedding_model: !ref <pretrained_path>/embedding_model.ckpt
+"""
+
+
+def speechbrain():
+    """speechbrain/spkrec-ecapa-voxceleb: hyperparams.yaml in HyperPyYAML (`!new:`, `!ref`
+    tags: load_hyperpyyaml imports and instantiates what `!new:`/`!apply:` name), the .ckpt
+    state dicts, label_encoder.txt, and the example audio the model card plays."""
+    r = "speechbrain-ecapa"
+    put(r, ".gitattributes", GITATTRIBUTES)
+    put(r, "README.md", "---\nlanguage: en\nlicense: apache-2.0\ntags:\n- speechbrain\n"
+        "- embeddings\n---\n\n# Speaker Verification with ECAPA-TDNN embeddings on Voxceleb\n")
+    put(r, "hyperparams.yaml", SPEECHBRAIN_YAML)
+    for name in ("classifier.ckpt", "embedding_model.ckpt", "mean_var_norm_emb.ckpt"):
+        put(r, name, torch_bin(["weight"]))
+    put(r, "label_encoder.txt", "'id10001' => 0\n'id10002' => 1\n================\n"
+        "'starting_index' => 0\n")
+    put(r, "example1.wav", b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00"
+        b"\x80>\x00\x00\x00}\x00\x00\x02\x00\x10\x00data\x00\x00\x00\x00")
+    # the attack: !apply: runs its callable while the YAML loads
+    r = attack("speechbrain-apply", "speechbrain-ecapa")
+    put(r, "hyperparams.yaml", SPEECHBRAIN_YAML + "\nbackdoor: !apply:os.system\n    - id\n")
+
+
 def misses():
     """Code a loader runs that no rule of int sees yet: copies of all-MiniLM-L6-v2 and
     stable-diffusion, each with the files one vector needs. The test asserts they are still
@@ -799,6 +852,7 @@ def main():
         attacks(k, s)
         not_read_yet()
         misses()
+        speechbrain()
     hub = os.path.join(OUT, "hub")
     hub_repo(hub, "google-bert/bert-base-uncased", os.path.join(OUT, "bert-base-uncased"),
              "86b5e0934494bd15c9632b12f734a8a67f723594")

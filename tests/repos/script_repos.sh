@@ -104,6 +104,10 @@ REPOS = {
     # format whisper.cpp's loader reads today
     "whisper-cpp": (4, set(), {("ggml-tiny.bin", "ggml_legacy"),
                                ("ggml-tiny.en.bin", "ggml_legacy")}),
+    # TO FIX: HyperPyYAML's tags (`!new:`, `!ref`) are outside the YAML subset
+    # (yaml_unsupported, a warning on every SpeechBrain repo); example audio matches no format
+    "speechbrain-ecapa": (8, set(), {("hyperparams.yaml", "yaml_unsupported"),
+                                     ("example1.wav", "format_unknown")}),
 }
 REPOS["keras-savedmodel"] = (10, set(), REPOS["keras-savedmodel"][2] | {
     # TO FIX: images (a README's figures, save_pretrained_keras' model.png) match no format
@@ -218,6 +222,12 @@ MISSES = {
     # a model_index.json component naming unet/my_unet.py (diffusers' custom components)
     "diffusers-custom-component": ("stable-diffusion", ["model_index.json", "unet/my_unet.py"]),
 }
+# KNOWN WEAK, to fix: caught only as yaml_unsupported (a warning that says nothing of the code):
+# HyperPyYAML's `!apply:os.system` runs while load_hyperpyyaml reads the file; want unsafe
+recs, _ = load("attack-speechbrain-apply")
+r = recs["hyperparams.yaml"]
+check(r["verdict"] == "warn" and [f["code"] for f in r["findings"]] == ["yaml_unsupported"],
+      "speechbrain-apply changed (now %s: move it to ATTACKS)" % r["verdict"])
 for name, (base, paths) in MISSES.items():
     d = "attack-" + name
     recs, _ = load(d)
