@@ -359,7 +359,8 @@ static bool torchscript_sources(const stg_zip *zin, stg_check_ctx *ctx, stg_torc
         size_t n = torch_record_rest(&e, &at);
         const char *rest = (const char *)e.name + at;
         constants = constants || (n == 13 && memcmp(rest, "constants.pkl", 13) == 0);
-        if (n <= 5 + 3 || memcmp(rest, "code/", 5) != 0 || memcmp(rest + n - 3, ".py", 3) != 0) {
+        if (n <= 5 + 3 || memcmp(rest, "code/", 5) != 0 ||
+            memcmp(rest + n - 3, STG_PYTHON_SUFFIX, 3) != 0) {
             continue;
         }
         if (ts->count == cap) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../parser/ggml_legacy.h"
+#include "../parser/dataformats.h"
 #include "../parser/gguf.h"
 #include "../parser/hdf5.h"
 #include "../parser/npy.h"
@@ -21,6 +22,8 @@
 #include "../parser/torch.h"
 #include "../parser/zip.h"
 #include "../validator/flax.h"
+#include "../validator/dataformats.h"
+#include "../validator/flatbuf_models.h"
 #include "../validator/gguf.h"
 #include "../validator/hydra.h"
 #include "../validator/index.h"
@@ -637,6 +640,151 @@ static bool scan_coreml_model(const stg_format_entry *e, const uint8_t *buf, siz
     return true;
 }
 
+/* ------------------------------------------------------- flatbuffer models, data files */
+
+static bool sniff_tflite(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return stg_tflite_sniff(buf, len);
+}
+
+static bool sniff_executorch(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return stg_executorch_sniff(buf, len);
+}
+
+static bool sniff_parquet(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return stg_parquet_sniff(buf, len);
+}
+
+static bool sniff_arrow(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return stg_arrow_sniff(buf, len);
+}
+
+static bool sniff_tf_index(const uint8_t *buf, size_t len, bool *oom)
+{
+    (void)oom;
+    return stg_sstable_sniff(buf, len);
+}
+
+/* A flatbuffer model's first bytes are its root offset: a pickle reader that followed them to
+ * STOP would read another program from the same file (the safetensors polyglot rule), and
+ * torch.load would try them as a tar first. */
+static void flatbuf_polyglots(const uint8_t *buf, size_t len, const char *name, stg_check_ctx *ctx)
+{
+    size_t stop_end = 0;
+    bool oom = false;
+    if (stg_pickle_sniff_file(buf, len, len, &stop_end, NULL, NULL, &oom)) {
+        stg_report_add(ctx->report, STG_POLYGLOT_PICKLE, 0,
+                       "the first %zu bytes are also a pickle that runs to STOP", stop_end);
+        stg_check_pickles(buf, stop_end, 0, STG_PICKLE_RAW, ctx);
+    }
+    if (oom) {
+        stg_report_oom(ctx->report);
+    }
+    stg_polyglot_check_tar(buf, len, name, ctx);
+}
+
+/* TFLite and ExecuTorch (docs/flatbuffers.md). */
+static bool scan_flatbuf_model(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                               const stg_dispatch_args *a, stg_check_ctx *ctx,
+                               stg_member_result *res)
+{
+    report_status(ctx, e,
+                  e->label == STG_FMT_TFLITE ? stg_tflite_check(buf, len, ctx->report, NULL)
+                                             : stg_executorch_check(buf, len, ctx->report, NULL));
+    if (a->top_level) {
+        flatbuf_polyglots(buf, len, e->name, ctx);
+    }
+    res->format = e->label;
+    return true;
+}
+
+/* Data files (docs/data-formats.md): their framing checked, nothing loaded runs code. */
+static bool scan_data_file(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                           const stg_dispatch_args *a, stg_check_ctx *ctx, stg_member_result *res)
+{
+    (void)a;
+    /* a variables.data shard is raw tensor bytes with no framing of its own: nothing to check */
+    if (e->label == STG_FMT_PARQUET) {
+        stg_check_parquet(buf, len, ctx->report);
+    } else if (e->label == STG_FMT_ARROW) {
+        stg_check_arrow(buf, len, ctx->report);
+    } else if (e->label == STG_FMT_TF_VARIABLES_INDEX) {
+        stg_check_tf_index(buf, len, ctx->report);
+    }
+    res->format = e->label;
+    return true;
+}
+
+/* JSON Lines: the first line (of at most len bytes) that is not a JSON document. */
+static void check_json_lines(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
+{
+    size_t bad = 0, first_bad = 0;
+    for (size_t start = 0; start < len;) {
+        const uint8_t *nl = memchr(buf + start, '\n', len - start);
+        size_t end = nl != NULL ? (size_t)(nl - buf) : len;
+        size_t b = start, n = end;
+        while (b < n && (buf[b] == ' ' || buf[b] == '\t' || buf[b] == '\r')) {
+            b++;
+        }
+        while (n > b && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r')) {
+            n--;
+        }
+        bool oom = false;
+        if (n > b && !stg_sniff_json_document(buf + b, n - b, ctx->lim->max_json_depth,
+                                              ctx->lim->max_memory, &oom)) {
+            if (oom) {
+                stg_report_oom(ctx->report);
+                return;
+            }
+            first_bad = bad++ == 0 ? b : first_bad;
+        }
+        start = end + 1;
+    }
+    if (bad > 0) {
+        stg_report_add(ctx->report, STG_DATASET_TEXT_INVALID, first_bad,
+                       "%zu line(s) of the JSON Lines file are not a JSON object or array", bad);
+    }
+}
+
+/* CSV and JSON Lines by name: text is a dataset; anything else, and text that walks as a pickle
+ * importing a global, goes back to the dispatcher as unknown content (an archive at its end, a
+ * pickle a loader would run, the name's mismatch). */
+static bool scan_dataset_text(const stg_format_entry *e, const uint8_t *buf, size_t len,
+                              const stg_dispatch_args *a, stg_check_ctx *ctx,
+                              stg_member_result *res)
+{
+    if (!stg_sniff_is_text(buf, len)) {
+        return false;
+    }
+    /* A protocol-0 pickle is text too: one that imports a global is what pickle.load of the
+     * file would run, so it takes the unknown-content route (walked and reported as a pickle,
+     * as under any other text name) rather than pass as a dataset. */
+    bool oom = false;
+    bool imports = stg_pickle_sniff_imports(buf, len, &oom);
+    if (oom) {
+        stg_report_oom(ctx->report);
+    }
+    if (imports) {
+        /* the entry its content sniffs as (the pickle entry) scans it, at the top level as in
+         * an archive member; none: the unknown-content route */
+        const stg_format_entry *by_content = stg_format_sniff(buf, len, &oom);
+        return by_content != NULL && by_content != e &&
+               by_content->scan(by_content, buf, len, a, ctx, res);
+    }
+    if (a->hint.rule == &stg_dataset_text_names[STG_DATASET_JSONL_RULE]) { /* .jsonl */
+        check_json_lines(buf, len, ctx);
+    }
+    res->format = e->label;
+    return true;
+}
+
 /* ------------------------------------------------------------------------- quick labels */
 
 static stg_format quick_label_hf_config(const uint8_t *buf, size_t len)
@@ -946,6 +1094,72 @@ static const stg_format_entry chat_template_entry = {
     .label = STG_FMT_CHAT_TEMPLATE,
     .alone = true,
 };
+/* Flatbuffer models: the identifier at bytes 4-7 (after the root offset) decides. */
+static const stg_format_entry tflite_entry = {
+    .name = "TFLite",
+    .sniff = sniff_tflite,
+    .sniff_order = 46,
+    .names = stg_tflite_names,
+    .scan = scan_flatbuf_model,
+    .label = STG_FMT_TFLITE,
+    .alone = true,
+};
+static const stg_format_entry executorch_entry = {
+    .name = "ExecuTorch",
+    .sniff = sniff_executorch,
+    .sniff_order = 47,
+    .names = stg_executorch_names,
+    .scan = scan_flatbuf_model,
+    .label = STG_FMT_EXECUTORCH,
+    .alone = true,
+};
+static const stg_format_entry parquet_entry = {
+    .name = "Parquet",
+    .magic = STG_PARQUET_MAGIC,
+    .magic_len = 4,
+    .sniff = sniff_parquet,
+    .sniff_order = 48,
+    .names = stg_parquet_names,
+    .scan = scan_data_file,
+    .label = STG_FMT_PARQUET,
+    .alone = true,
+};
+static const stg_format_entry arrow_entry = {
+    .name = "Arrow",
+    .magic = STG_ARROW_MAGIC,
+    .magic_len = 6,
+    .sniff = sniff_arrow,
+    .sniff_order = 49,
+    .names = stg_arrow_names,
+    .scan = scan_data_file,
+    .label = STG_FMT_ARROW,
+    .alone = true,
+};
+/* The magic is at the end: asked after the pickle and compression entries, so bytes a loader
+ * reads from offset 0 as something else are never taken for a table by their last bytes. */
+static const stg_format_entry tf_index_entry = {
+    .name = "TensorFlow variables.index",
+    .sniff = sniff_tf_index,
+    .sniff_order = 95,
+    .names = stg_tf_index_names,
+    .scan = scan_data_file,
+    .label = STG_FMT_TF_VARIABLES_INDEX,
+    .alone = true,
+};
+static const stg_format_entry tf_data_entry = {
+    .name = "TensorFlow variables.data",
+    .names = stg_tf_data_names,
+    .scan = scan_data_file,
+    .label = STG_FMT_TF_VARIABLES_DATA,
+    .alone = true,
+};
+static const stg_format_entry dataset_text_entry = {
+    .name = "dataset text",
+    .names = stg_dataset_text_names,
+    .scan = scan_dataset_text,
+    .label = STG_FMT_DATASET_TEXT,
+    .alone = true,
+};
 /* ONNX, by its name or by a content walk, only for a whole file that every entry above and
  * the dispatcher's other last readings left unclaimed (docs/onnx.md, "Recognition"): it never
  * takes what another format claims. */
@@ -1038,6 +1252,13 @@ static const stg_format_entry *const formats[] = {
     &vocab_entry,
     &merges_entry,
     &compressed_entry,
+    &tflite_entry,
+    &executorch_entry,
+    &parquet_entry,
+    &arrow_entry,
+    &tf_index_entry,
+    &tf_data_entry,
+    &dataset_text_entry,
     &chat_template_entry,
     &coreml_model_entry,
     &onnx_entry,

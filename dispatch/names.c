@@ -39,6 +39,30 @@ const stg_name_rule stg_keras_metadata_names[] = {
  * template from it whatever its content, so the name decides. */
 const stg_name_rule stg_chat_template_names[] = {{.suffix = ".jinja", .power = STG_NAME_DECIDES},
                                                  {.suffix = NULL}};
+/* TFLite, ExecuTorch, Parquet and Arrow names claim their format (the content decides; other
+ * content under them is format_mismatch, as the runtimes refuse it). */
+const stg_name_rule stg_tflite_names[] = {{.suffix = ".tflite", .power = STG_NAME_CLAIMS},
+                                          {.suffix = NULL}};
+const stg_name_rule stg_executorch_names[] = {{.suffix = ".pte", .power = STG_NAME_CLAIMS},
+                                              {.suffix = NULL}};
+const stg_name_rule stg_tf_index_names[] = {{.suffix = "variables.index", .power = STG_NAME_CLAIMS},
+                                            {.suffix = NULL}};
+/* A checkpoint's data shard has no magic: TensorFlow's bundle reader reads it as raw tensor
+ * bytes at the offsets its .index gives, so its name decides: the one-shard name SavedModel
+ * (variables/variables.data-00000-of-00001) and tf.train.Checkpoint (model.ckpt.data-...)
+ * write. */
+const stg_name_rule stg_tf_data_names[] = {
+    {.suffix = ".data-00000-of-00001", .power = STG_NAME_DECIDES}, {.suffix = NULL}};
+const stg_name_rule stg_parquet_names[] = {{.suffix = ".parquet", .power = STG_NAME_CLAIMS},
+                                           {.suffix = NULL}};
+const stg_name_rule stg_arrow_names[] = {{.suffix = ".arrow", .power = STG_NAME_CLAIMS},
+                                         {.suffix = ".feather", .power = STG_NAME_CLAIMS},
+                                         {.suffix = NULL}};
+/* CSV and JSON Lines: text the name decides is a dataset (content that is no text goes back to
+ * the dispatcher's unknown-content route). */
+const stg_name_rule stg_dataset_text_names[] = {{.suffix = ".csv", .power = STG_NAME_DECIDES},
+                                                {.suffix = ".jsonl", .power = STG_NAME_DECIDES},
+                                                {.suffix = NULL}};
 /* The names of pickle-based model files (np.load unpickles a .npy/.npz that is no array):
  * content no entry claims is walked as a pickle, and refused when it is none. */
 const stg_name_rule stg_pickle_names[] = {
@@ -88,7 +112,8 @@ const stg_name_rule stg_merges_names[] = {{.suffix = "merges.txt", .power = STG_
 const stg_name_rule stg_hf_config_names[] = {
     {.suffix = STG_CONFIG_JSON_NAME, .power = STG_NAME_DECIDES}, {.suffix = NULL}};
 const stg_name_rule stg_python_names[] = {
-    {.suffix = ".py", .power = STG_NAME_DECIDES, .label = STG_FMT_PYTHON_CODE}, {.suffix = NULL}};
+    {.suffix = STG_PYTHON_SUFFIX, .power = STG_NAME_DECIDES, .label = STG_FMT_PYTHON_CODE},
+    {.suffix = NULL}};
 /* A NeMo checkpoint is a tar (docs/yaml.md): other content under the name is format_mismatch
  * (NeMo's restore opens it with tarfile). */
 const stg_name_rule stg_tar_names[] = {

@@ -33,6 +33,15 @@ extern const stg_name_rule stg_safetensors_names[];
 extern const stg_name_rule stg_onnx_names[];
 extern const stg_name_rule stg_gguf_names[];
 extern const stg_name_rule stg_pickle_names[];
+extern const stg_name_rule stg_tflite_names[];
+extern const stg_name_rule stg_executorch_names[];
+extern const stg_name_rule stg_tf_index_names[];
+extern const stg_name_rule stg_tf_data_names[];
+extern const stg_name_rule stg_parquet_names[];
+extern const stg_name_rule stg_arrow_names[];
+extern const stg_name_rule stg_dataset_text_names[];
+/* The index of the JSON Lines rule in stg_dataset_text_names (its lines are checked). */
+#define STG_DATASET_JSONL_RULE 1
 extern const stg_name_rule stg_coreml_model_names[];
 extern const stg_name_rule stg_flax_names[];
 extern const stg_name_rule stg_sentencepiece_names[];
@@ -48,6 +57,8 @@ extern const stg_name_rule stg_chat_template_names[];
  * preprocessor_config.json, processor_config.json: every *config.json) */
 /* A Hugging Face config's name (any *config.json) and Keras 3's root member of a .keras zip. */
 #define STG_CONFIG_JSON_NAME "config.json"
+/* Python source (a .py file of a repo; a TorchScript archive's code/ records). */
+#define STG_PYTHON_SUFFIX ".py"
 extern const stg_name_rule stg_hf_config_names[];
 extern const stg_name_rule stg_python_names[];
 extern const stg_name_rule stg_yaml_names[];

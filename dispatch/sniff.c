@@ -212,7 +212,8 @@ bool stg_sniff_is_text(const uint8_t *buf, size_t len)
     return true;
 }
 
-bool stg_sniff_is_json(const uint8_t *buf, size_t len, uint32_t max_depth, uint64_t max_memory)
+bool stg_sniff_json_document(const uint8_t *buf, size_t len, uint32_t max_depth,
+                             uint64_t max_memory, bool *out_of_memory)
 {
     size_t first = 0;
     while (first < len && is_json_ws(buf[first])) {
@@ -223,6 +224,7 @@ bool stg_sniff_is_json(const uint8_t *buf, size_t len, uint32_t max_depth, uint6
     }
     uint64_t cap = max_memory != 0 ? max_memory : STG_SNIFF_JSON_MEMORY;
     uint64_t bound = stg_json_memory_bound((uint64_t)len, max_depth);
+    bool bounded = bound <= cap; /* the cap then holds any document of len bytes */
     if (bound < cap) {
         cap = bound;
     }
@@ -236,9 +238,17 @@ bool stg_sniff_is_json(const uint8_t *buf, size_t len, uint32_t max_depth, uint6
         t = stg_json_next(&p, &ev);
     } while (t != STG_JSON_END && t != STG_JSON_ERROR);
     bool ok = t == STG_JSON_END && stg_json_rest_is_ws(buf, len, ev.offset);
+    if (t == STG_JSON_ERROR && p.error == STG_JSON_E_MEMORY && bounded && out_of_memory != NULL) {
+        *out_of_memory = true; /* memory was refused, not a cap reached */
+    }
     stg_json_release(&p);
     stg_arena_release(&arena);
     return ok;
+}
+
+bool stg_sniff_is_json(const uint8_t *buf, size_t len, uint32_t max_depth, uint64_t max_memory)
+{
+    return stg_sniff_json_document(buf, len, max_depth, max_memory, NULL);
 }
 
 /* The value of line `key value` at buf[*pos..len) when its key is `key`; advances past the LF.

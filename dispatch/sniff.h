@@ -63,5 +63,9 @@ bool stg_sniff_is_text(const uint8_t *buf, size_t len);
  * then text, which has the same verdict). */
 #define STG_SNIFF_JSON_MEMORY ((uint64_t)64 << 20)
 bool stg_sniff_is_json(const uint8_t *buf, size_t len, uint32_t max_depth, uint64_t max_memory);
+/* The same, and *out_of_memory (when not NULL) set when the parser was refused memory (the
+ * answer is then unsure: the caller fails closed). */
+bool stg_sniff_json_document(const uint8_t *buf, size_t len, uint32_t max_depth,
+                             uint64_t max_memory, bool *out_of_memory);
 
 #endif

@@ -42,6 +42,10 @@ full=(
     python3-h5py
     # SavedModel fixtures written in TensorFlow's schema (tests/keras/gen_savedmodel.py)
     python3-protobuf
+    # TFLite and ExecuTorch fixtures (tests/flatbuf/gen_flatbuf.py: the FlatBuffers Builder)
+    python3-flatbuffers
+    # a TensorFlow variables.index written by LevelDB itself (tests/flatbuf/gen_data.py)
+    python3-plyvel
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh);
     # python3-yaml is also the reference reader of the YAML differential
     # (tests/remotecode/script_yaml_differential.sh)

@@ -204,6 +204,13 @@ const char *stg_format_name(stg_format f)
     case STG_FMT_OPENVINO_WEIGHTS: return "openvino-weights";
     case STG_FMT_COREML_MODEL: return "coreml-model";
     case STG_FMT_COREML_WEIGHTS: return "coreml-weights";
+    case STG_FMT_TFLITE: return "tflite";
+    case STG_FMT_EXECUTORCH: return "executorch";
+    case STG_FMT_TF_VARIABLES_INDEX: return "tf-variables-index";
+    case STG_FMT_TF_VARIABLES_DATA: return "tf-variables-data";
+    case STG_FMT_PARQUET: return "parquet";
+    case STG_FMT_ARROW: return "arrow";
+    case STG_FMT_DATASET_TEXT: return "dataset-text";
     }
     return "unknown";
 }

@@ -190,13 +190,13 @@ typedef enum stg_code {
     STG_CONVERT_ALIAS_DROPPED = 104,  /**< an exact alias left out (--drop-aliases) */
     /* TorchScript (docs/containers.md) */
     STG_TORCHSCRIPT_PROGRAM = 110, /**< a torch zip holding a TorchScript program */
+    /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
+    STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
+    STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
     /* 125..127: a TorchScript archive's globals as TorchScript resolves them (docs/containers.md) */
     STG_TORCHSCRIPT_CLASS = 125,           /**< a __torch__ class defined by the archive's code/ */
     STG_TORCHSCRIPT_BUILTIN = 126,         /**< a torch.jit._pickle helper TorchScript builds */
     STG_TORCHSCRIPT_CLASS_UNDEFINED = 127, /**< a __torch__ class whose source is absent */
-    /* 120..124: skipped bytes (docs/pickle.md, "Routes") */
-    STG_PICKLE_SKIP_UNRESOLVED = 120,     /**< bytes a loader reads as data, range not known */
-    STG_TORCH01_STORAGE_UNRESOLVED = 121, /**< a PyTorch 0.1 storage of no known element size */
     /* Model signatures (docs/signing.md): findings of stg_signature_*, never of a file scan. */
     STG_SIGNATURE_MALFORMED = 130,         /**< model.sig is not a model signature bundle */
     STG_SIGNATURE_STATEMENT_INVALID = 131, /**< the signed statement is unreadable/inconsistent */
@@ -208,6 +208,16 @@ typedef enum stg_code {
     STG_SIGNED_FILE_MISSING = 137,         /**< a signed file that is absent */
     STG_SIGNED_FILE_UNVERIFIABLE = 138,    /**< a link, special file or unreadable entry */
     STG_SIGNATURE_INCOMPLETE = 139,        /**< verification could not finish (limit, memory) */
+    /* 140..149: TFLite, ExecuTorch (docs/flatbuffers.md), TensorFlow variables and datasets
+     * (docs/data-formats.md) */
+    STG_FLATBUFFER_MALFORMED = 140, /**< a flatbuffer offset, vtable or string outside the file */
+    STG_FLATBUFFER_INDEX_INVALID = 141, /**< a buffer, tensor, opcode or value index out of range */
+    STG_FLATBUFFER_CUSTOM_OP = 142, /**< custom or Flex operators (native code the runtime needs) */
+    STG_EXECUTORCH_DELEGATE = 143,  /**< subgraphs handed to backend delegates */
+    STG_FLATBUFFER_DATA_RANGE = 144, /**< a buffer or segment range outside the file */
+    STG_TF_INDEX_MALFORMED = 145,    /**< a variables.index table footer or block outside */
+    STG_DATASET_MALFORMED = 146,     /**< a Parquet or Arrow file's framing outside the file */
+    STG_DATASET_TEXT_INVALID = 147,  /**< a JSON Lines line that is no JSON */
     /* 150..159: Keras, HDF5 and TensorFlow SavedModel (docs/keras.md) */
     STG_KERAS_LAMBDA = 150,            /**< a Keras config holding marshalled Python bytecode */
     STG_KERAS_MODULE_UNSAFE = 151,     /**< a Keras config naming a module or API outside Keras */
@@ -257,7 +267,6 @@ typedef enum stg_code {
     STG_SKOPS_MALFORMED = 197       /**< a skops state skops cannot audit */
 } stg_code;
 
-#define STG_CODE_MAX 197 /**< highest code number in this version */
 #define STG_CODE_MAX 197 /**< highest code number in this version */
 
 /** Stable string of a code as in JSON ("header_too_large"); NULL for a number not in use. */
@@ -456,7 +465,14 @@ typedef enum stg_format {
     STG_FMT_OPENVINO_IR = 34,        /**< an OpenVINO IR model (the XML) */
     STG_FMT_OPENVINO_WEIGHTS = 35,   /**< the .bin an OpenVINO IR beside it names */
     STG_FMT_COREML_MODEL = 36,       /**< a Core ML model (model.mlmodel protobuf) */
-    STG_FMT_COREML_WEIGHTS = 37      /**< a Core ML package's weight.bin blob storage */
+    STG_FMT_COREML_WEIGHTS = 37,     /**< a Core ML package's weight.bin blob storage */
+    STG_FMT_TFLITE = 38,             /**< a TFLite flatbuffer model (docs/flatbuffers.md) */
+    STG_FMT_EXECUTORCH = 39,         /**< an ExecuTorch .pte program (docs/flatbuffers.md) */
+    STG_FMT_TF_VARIABLES_INDEX = 40, /**< a TensorFlow checkpoint's variables.index table */
+    STG_FMT_TF_VARIABLES_DATA = 41,  /**< a TensorFlow checkpoint's variables.data-* shard */
+    STG_FMT_PARQUET = 42,            /**< an Apache Parquet file */
+    STG_FMT_ARROW = 43,              /**< an Arrow IPC file or stream (.arrow, .feather) */
+    STG_FMT_DATASET_TEXT = 44        /**< a CSV or JSON Lines dataset (docs/data-formats.md) */
 } stg_format;
 
 /** "safetensors", "torch-zip", ... as in docs/cli.md. */

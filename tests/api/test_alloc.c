@@ -373,6 +373,8 @@ static const struct {
     {"corpus/scan/polyglot-st-zip", 3, "model.safetensors", STG_VERDICT_UNSAFE},
     {"corpus/scan/pickle-then-zip", 3, NULL, STG_VERDICT_UNSAFE},
     {"corpus/scan/npy-object", 3, "a.npy", STG_VERDICT_UNSAFE},
+    /* JSON Lines: each line parsed in an arena (a refusal fails closed, not a bad line) */
+    {"corpus/flatbuffer/ok_rows.jsonl", 0, "rows.jsonl", STG_VERDICT_OK},
 };
 
 START_TEST(containers_fail_cleanly)

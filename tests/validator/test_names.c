@@ -133,6 +133,14 @@ static const struct code_row {
     {STG_SIGNED_FILE_MISSING, 137, "signed_file_missing"},
     {STG_SIGNED_FILE_UNVERIFIABLE, 138, "signed_file_unverifiable"},
     {STG_SIGNATURE_INCOMPLETE, 139, "signature_incomplete"},
+    {STG_FLATBUFFER_MALFORMED, 140, "flatbuffer_malformed"},
+    {STG_FLATBUFFER_INDEX_INVALID, 141, "flatbuffer_index_invalid"},
+    {STG_FLATBUFFER_CUSTOM_OP, 142, "flatbuffer_custom_op"},
+    {STG_EXECUTORCH_DELEGATE, 143, "executorch_delegate"},
+    {STG_FLATBUFFER_DATA_RANGE, 144, "flatbuffer_data_range"},
+    {STG_TF_INDEX_MALFORMED, 145, "tf_index_malformed"},
+    {STG_DATASET_MALFORMED, 146, "dataset_malformed"},
+    {STG_DATASET_TEXT_INVALID, 147, "dataset_text_invalid"},
     {STG_KERAS_LAMBDA, 150, "keras_lambda"},
     {STG_KERAS_MODULE_UNSAFE, 151, "keras_module_unsafe"},
     {STG_KERAS_CUSTOM_OBJECT, 152, "keras_custom_object"},
@@ -505,13 +513,20 @@ static const char *const format_names[] = {
     "openvino-weights",
     "coreml-model",
     "coreml-weights",
+    "tflite",
+    "executorch",
+    "tf-variables-index",
+    "tf-variables-data",
+    "parquet",
+    "arrow",
+    "dataset-text",
 };
 #define NFORMATS (sizeof format_names / sizeof format_names[0])
 
 START_TEST(test_format_names)
 {
     /* The values are dense and each has its own name (docs/cli.md lists them). */
-    ck_assert_int_eq(STG_FMT_COREML_WEIGHTS, (int)NFORMATS - 1);
+    ck_assert_int_eq(STG_FMT_DATASET_TEXT, (int)NFORMATS - 1);
     for (size_t i = 0; i < NFORMATS; i++) {
         ck_assert_str_eq(stg_format_name((stg_format)i), format_names[i]);
         for (size_t j = 0; j < i; j++) {
@@ -525,6 +540,7 @@ START_TEST(test_format_names)
     ck_assert_int_eq(STG_FMT_NEMO, 28);
     ck_assert_int_eq(STG_FMT_FLAX_MSGPACK, 29);
     ck_assert_int_eq(STG_FMT_ONNX_EXTERNAL_DATA, 33);
+    ck_assert_int_eq(STG_FMT_TFLITE, 38);
     /* Out of range: the neutral "unknown", never NULL (the CLI prints it as is). */
     ck_assert_str_eq(stg_format_name((stg_format)NFORMATS), "unknown");
     ck_assert_str_eq(stg_format_name((stg_format)-1), "unknown");
