@@ -34,17 +34,17 @@ full=(
     # Flax checkpoints (tests/flax: msgpack as flax.serialization packs it) and SentencePiece
     # models (tests/flax/gen_tokenizers.py: sentencepiece's trainer writes tokenizer.model)
     python3-msgpack python3-sentencepiece
-    # TFLite flatbuffers in the repo-shaped folders (tests/repos/gen_repos.py: flatbuffers' Builder)
-    python3-flatbuffers
     # signed-model fixtures (tests/signing/gen_signing.py: EC keys, a CA, ECDSA signatures)
     python3-cryptography
     # Keras-shaped HDF5 fixtures and the HDF5 reader's differential (tests/keras/gen_hdf5.py)
     python3-h5py
     # SavedModel fixtures written in TensorFlow's schema (tests/keras/gen_savedmodel.py)
     python3-protobuf
-    # TFLite and ExecuTorch fixtures (tests/flatbuf/gen_flatbuf.py: the FlatBuffers Builder)
+    # TFLite and ExecuTorch fixtures (tests/flatbuf/gen_flatbuf.py: the FlatBuffers Builder;
+    # tests/repos/gen_repos.py's TFLite files)
     python3-flatbuffers
-    # a TensorFlow variables.index written by LevelDB itself (tests/flatbuf/gen_data.py)
+    # a TensorFlow variables.index written by LevelDB itself (tests/flatbuf/gen_data.py,
+    # also in tests/repos)
     python3-plyvel
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh);
     # python3-yaml is also the reference reader of the YAML differential

@@ -37,7 +37,7 @@ Formats int does not read yet (the test lists their findings as expected to fix)
   OUT/faster-whisper/         Systran/faster-whisper-tiny: a CTranslate2 model.bin
   OUT/fasttext-lid/           facebook/fasttext-language-identification: fastText's model.bin
   OUT/whisper-cpp/            ggerganov/whisper.cpp: ggml-*.bin (magic ggml)
-  (and keras-savedmodel's model.png, fingerprint.pb, variables/)
+  (and keras-savedmodel's model.png, fingerprint.pb)
 
 Known misses (OUT/attack-<name>/, the test asserts them still quiet):
   st-dense-activation, st-custom-module, diffusers-custom-component (see misses()),
@@ -80,10 +80,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
-for sub in ("cli", "flax", "siblings", "remotecode", "fixtures"):
+for sub in ("cli", "flax", "siblings", "remotecode", "fixtures", "flatbuf"):
     sys.path.insert(0, os.path.join(TESTS, sub))
 
 import flaxpack  # noqa: E402
+import gen_data  # noqa: E402
 import gen_gguf  # noqa: E402
 import gen_hf_cache  # noqa: E402
 import gen_nemo  # noqa: E402
@@ -350,7 +351,8 @@ def keras(tmp):
         b"\x18\x83\x86\x89\x8c\x0f\x20\xa4\xc8\xec\x90\x02\x28\x95\xaa\xbf\x04\x32\x02\x08\x01")
     # variables/: a TensorBundle (tensor_bundle.proto, table format of tensorflow/core/lib/io)
     put(r, "variables/variables.data-00000-of-00001", np.ones(8, np.float32).tobytes())
-    put(r, "variables/variables.index", table_index())
+    # TensorFlow's table format is LevelDB's: a table LevelDB itself writes (tests/flatbuf)
+    put(r, "variables/variables.index", gen_data.leveldb_table())
     # huggingface_hub's save_pretrained_keras(plot_model=True) writes the model's plot
     put(r, "model.png", png())
     put(r, "history.json", jdump({"loss": [0.5, 0.25], "val_loss": [0.6, 0.3]}))
@@ -374,18 +376,6 @@ def png():
             ">I", zlib.crc32(kind + body))
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
             + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
-
-
-def table_index():
-    """A stand-in for variables.index: the shape of TensorFlow's table file (blocks, each with
-    its 5-byte trailer, and the 48-byte footer ending in the table magic 0xdb4775248b80fb57),
-    not a bundle TensorFlow would read: int has no reader of it yet (format_unknown either
-    way); the helper adding that reader writes the exact file, and this one should then be
-    replaced by it."""
-    block = b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00\x01\x00\x00\x00"
-    trailer = b"\x00" + b"\x00" * 4
-    footer = b"\x00\x0c" + b"\x11\x05" + b"\x00" * 36 + struct.pack("<Q", 0xdb4775248b80fb57)
-    return block + trailer + block + trailer + footer
 
 
 def gguf_file(template):

@@ -17,7 +17,7 @@
 #   - the cache: every snapshot file is judged as the same file of the plain folder, through
 #     its blob; the attack repo cached is unsafe.
 . "$(dirname "$0")/../support/script_prelude.sh"
-stg_script_needs "torch, numpy, h5py, onnx, sentencepiece, flatbuffers, yaml, google.protobuf"
+stg_script_needs "torch, numpy, h5py, onnx, sentencepiece, flatbuffers, plyvel, yaml, google.protobuf"
 "$PY" "$SRC/tests/repos/gen_repos.py" "$tmp/r" || { echo "FAIL: generator"; exit 1; }
 cd "$tmp/r" || exit 1
 for d in */; do
@@ -63,19 +63,13 @@ def check(cond, what):
 # only declares its parameters), which docs/findings.md keeps a warning (torchscript_program,
 # pickle_file): deliberate, and what still keeps these three repos from exit 0
 RUST = {("rust_model.ot", "pickle_file"), ("rust_model.ot", "torchscript_program")}
-TFLITE = {(n, "format_unknown") for n in ("64-8bits.tflite", "64-fp16.tflite", "64.tflite")}
 REPOS = {
     # name: (files in the real list, deliberate warnings, expected-to-fix warnings)
     "bert-base-uncased": (16, RUST, set()),
-    # TO FIX: TFLite (*.tflite, TFL3) is not read by int yet: format_unknown
-    "gpt2": (26, RUST, TFLITE),
+    "gpt2": (26, RUST, set()),
     "all-MiniLM-L6-v2": (30, RUST, set()),
-    # TO FIX: TensorFlow's variables/ bundle (variables.index table, variables.data-*) is not
-    # read by int yet; fingerprint.pb (TF 2.11+ SavedModels) has no reader either
-    "keras-savedmodel": (9, set(), {("fingerprint.pb", "format_unknown"),
-                                     ("variables/variables.index", "format_unknown"),
-                                     ("variables/variables.data-00000-of-00001",
-                                      "format_unknown")}),
+    # TO FIX: fingerprint.pb (beside saved_model.pb since TF 2.11) has no reader
+    "keras-savedmodel": (9, set(), {("fingerprint.pb", "format_unknown")}),
     "keras3": (6, set(), set()),
     "llama-gguf": (5, set(), set()),
     # original/tokenizer.model is a tiktoken file under a SentencePiece name
@@ -155,6 +149,9 @@ FORMATS = {
     ("all-MiniLM-L6-v2", "openvino/openvino_model_qint8_quantized.xml"): "openvino-ir",
     ("all-MiniLM-L6-v2", "train_script.py"): "python_code",
     ("keras-savedmodel", "saved_model.pb"): "tf-savedmodel",
+    ("keras-savedmodel", "variables/variables.index"): "tf-variables-index",
+    ("keras-savedmodel", "variables/variables.data-00000-of-00001"): "tf-variables-data",
+    ("gpt2", "64-8bits.tflite"): "tflite",
     ("keras-savedmodel", "keras_metadata.pb"): "keras",
     ("keras3", "model.keras"): "keras",
     ("keras3", "config.json"): "keras",
