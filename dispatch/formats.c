@@ -422,6 +422,19 @@ static bool sniffs_as_pickle(const uint8_t *buf, size_t len, stg_check_ctx *ctx)
     return pickle;
 }
 
+/* Llama 3 ships its tiktoken BPE file as original/tokenizer.model (its reference tokenizer hands
+ * that name to tiktoken's load_tiktoken_bpe). A SentencePiece ModelProto starts with the tag of
+ * one of its fields 1-5 (0x0a..0x2a), never a base64 character; a tiktoken line always does. */
+static bool starts_base64(const uint8_t *buf, size_t len)
+{
+    if (len == 0) {
+        return false;
+    }
+    uint8_t c = buf[0];
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/';
+}
+
 /* Tokenizer files (docs/tokenizers.md), by their names. Text that a pickle reader would run is
  * left to the fallback pickle reading of unknown content, as it was before these names. */
 static bool scan_tokenizer(const stg_format_entry *e, const uint8_t *buf, size_t len,
@@ -429,11 +442,15 @@ static bool scan_tokenizer(const stg_format_entry *e, const uint8_t *buf, size_t
 {
     (void)a;
     stg_status st = STG_OK;
-    if (e->label == STG_FMT_SENTENCEPIECE) {
+    stg_format label = e->label;
+    if (label == STG_FMT_SENTENCEPIECE && starts_base64(buf, len)) {
+        label = STG_FMT_TIKTOKEN;
+    }
+    if (label == STG_FMT_SENTENCEPIECE) {
         st = stg_spm_check(buf, len, ctx->lim, ctx->report);
     } else if (sniffs_as_pickle(buf, len, ctx)) {
         return false;
-    } else if (e->label == STG_FMT_TIKTOKEN) {
+    } else if (label == STG_FMT_TIKTOKEN) {
         st = stg_tiktoken_check(buf, len, ctx->report);
     } else if (e->names == stg_vocab_names) {
         st = stg_vocab_check(buf, len, ctx->report);
@@ -441,7 +458,7 @@ static bool scan_tokenizer(const stg_format_entry *e, const uint8_t *buf, size_t
         st = stg_merges_check(buf, len, ctx->report);
     }
     report_status(ctx, e, st);
-    res->format = e->label;
+    res->format = label;
     return true;
 }
 

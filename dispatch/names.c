@@ -84,14 +84,21 @@ const stg_name_rule stg_flax_names[] = {{.suffix = ".msgpack", .power = STG_NAME
 
 /* Tokenizer files (docs/tokenizers.md) by the names their readers are given: SentencePiece
  * models (llama's tokenizer.model, T5's spiece.model, XLM-R's sentencepiece.bpe.model, Marian's
- * *.spm), tiktoken
+ * *.spm, DeBERTa's spm.model, Mistral's tokenizer.model.v3), tiktoken
  * files, WordPiece vocabularies and BPE merge lists (the last two are text: their label). */
 const stg_name_rule stg_sentencepiece_names[] = {
     {.suffix = "tokenizer.model", .power = STG_NAME_DECIDES},
     {.suffix = "spiece.model", .power = STG_NAME_DECIDES},
     {.suffix = "sentencepiece.bpe.model", .power = STG_NAME_DECIDES},
     {.suffix = "sentencepiece.model", .power = STG_NAME_DECIDES},
-    {.suffix = ".spm", .power = STG_NAME_DECIDES}, /* Marian's source.spm, target.spm */
+    {.suffix = ".spm", .power = STG_NAME_DECIDES},      /* Marian's source.spm, target.spm */
+    {.suffix = "spm.model", .power = STG_NAME_DECIDES}, /* DeBERTa-v2/v3's DebertaV2Tokenizer */
+    /* mistral_common's versioned names (get_spm_version: tokenizer.model.v3, .v7m1, ...) */
+    {.suffix = "tokenizer.model.v1", .power = STG_NAME_DECIDES},
+    {.suffix = "tokenizer.model.v2", .power = STG_NAME_DECIDES},
+    {.suffix = "tokenizer.model.v3", .power = STG_NAME_DECIDES},
+    {.suffix = "tokenizer.model.v7", .power = STG_NAME_DECIDES},
+    {.suffix = "tokenizer.model.v7m1", .power = STG_NAME_DECIDES},
     {.suffix = NULL}};
 const stg_name_rule stg_tiktoken_names[] = {{.suffix = ".tiktoken", .power = STG_NAME_DECIDES},
                                             {.suffix = NULL}};

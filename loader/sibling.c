@@ -669,39 +669,78 @@ static const char coreml_weights_tail[] = "/Data/com.apple.CoreML/weights/weight
 static const char *const coreml_item_paths[] = {"com.apple.CoreML/weights",
                                                 "com.apple.CoreML/weights/weight.bin"};
 
-/* The package's Manifest.json names the file at path (the package folder four levels up).
- * Without a scan root the package folder is the limit: the manifest and the weights are one
- * unit, and neither may lead out of it through a link. */
-static void coreml_claims(const char *path, const char *scan_root, sibling_claims *c)
+/* Whether a Core ML file read whole names the weights. */
+typedef bool (*coreml_names_fn)(const uint8_t *buf, size_t len);
+
+/* The file `name` of the model folder (path's first `folder` bytes: the package, or the
+ * .mlmodelc) names the weights at path. Without a scan root the model folder is the limit: the
+ * model and its weights are one unit, and neither may lead out of it through a link. */
+static void coreml_model_claims(const char *path, size_t folder, const char *name,
+                                coreml_names_fn names, const char *kind, const char *scan_root,
+                                sibling_claims *c)
 {
-    size_t n = strlen(path), k = sizeof coreml_weights_tail - 1;
-    if (n <= k || memcmp(path + n - k, coreml_weights_tail, k) != 0) {
-        return;
-    }
-    static const char manifest_name[] = "/Manifest.json";
-    char *manifest = stg_mem_alloc(n - k + sizeof manifest_name);
-    if (manifest == NULL) {
+    size_t name_size = strlen(name) + 1;
+    char *file = stg_mem_alloc(folder + name_size);
+    if (file == NULL) {
         c->nomem = true;
         return;
     }
-    memcpy(manifest, path, n - k);
-    memcpy(manifest + n - k, manifest_name, sizeof manifest_name);
-    char *pkg = scan_root == NULL ? stg_mem_strndup(path, n - k) : NULL;
-    const char *root = scan_root != NULL ? scan_root : pkg;
+    memcpy(file, path, folder);
+    memcpy(file + folder, name, name_size);
+    char *own = scan_root == NULL ? stg_mem_strndup(path, folder) : NULL;
+    const char *root = scan_root != NULL ? scan_root : own;
     uint8_t *buf = NULL;
     size_t len = 0;
     if (root == NULL) {
         c->nomem = true;
-    } else if (read_model(root, manifest, STG_SIBLING_MODEL_BYTES_CEILING, &buf, &len) &&
-               stg_coreml_manifest_names(buf, len, coreml_item_paths,
-                                         sizeof coreml_item_paths / sizeof coreml_item_paths[0]) &&
-               names_the_file(root, path, c)) {
+    } else if (read_model(root, file, STG_SIBLING_MODEL_BYTES_CEILING, &buf, &len) &&
+               names(buf, len) && names_the_file(root, path, c)) {
         c->label = STG_FMT_COREML_WEIGHTS;
-        c->model_kind = "a Core ML package";
+        c->model_kind = kind;
     }
-    stg_mem_free(pkg);
+    stg_mem_free(own);
     stg_mem_free(buf);
-    stg_mem_free(manifest);
+    stg_mem_free(file);
+}
+
+static bool manifest_names_weights(const uint8_t *buf, size_t len)
+{
+    return stg_coreml_manifest_names(buf, len, coreml_item_paths,
+                                     sizeof coreml_item_paths / sizeof coreml_item_paths[0]);
+}
+
+/* The package's Manifest.json (the package folder four levels up) names the file at path. */
+static void coreml_claims(const char *path, const char *scan_root, sibling_claims *c)
+{
+    size_t n = strlen(path), k = sizeof coreml_weights_tail - 1;
+    if (n > k && memcmp(path + n - k, coreml_weights_tail, k) == 0) {
+        coreml_model_claims(path, n - k, "/Manifest.json", manifest_names_weights,
+                            "a Core ML package", scan_root, c);
+    }
+}
+
+/* A compiled model (X.mlmodelc/: what Core ML compiles a package or .mlmodel into, and what
+ * WhisperKit's repos ship) has no manifest: its MIL program X.mlmodelc/model.mil names the
+ * weights in each constant it reads from them, BLOBFILE(path = string("@model_path/weights/
+ * weight.bin"), offset = ...) (or tensor<string, []>(...)), @model_path being the .mlmodelc
+ * folder. */
+static const char coremlc_weights_tail[] = ".mlmodelc/weights/weight.bin";
+
+static bool mil_names_weights(const uint8_t *buf, size_t len)
+{
+    static const char blobfile[] = "\"@model_path/weights/weight.bin\"";
+    return memmem(buf, len, blobfile, sizeof blobfile - 1) != NULL;
+}
+
+/* model.mil beside the weights folder names the file at path. */
+static void coremlc_claims(const char *path, const char *scan_root, sibling_claims *c)
+{
+    static const char weights_in_folder[] = "/weights/weight.bin";
+    size_t n = strlen(path), tail = sizeof coremlc_weights_tail - 1;
+    if (n > tail && memcmp(path + n - tail, coremlc_weights_tail, tail) == 0) {
+        coreml_model_claims(path, n - (sizeof weights_in_folder - 1), "/model.mil",
+                            mil_names_weights, "a compiled Core ML model", scan_root, c);
+    }
 }
 
 /* Reads the 64-byte record at `at` of the weights file (the chain walk's reader). */
@@ -783,6 +822,9 @@ void stg_sibling_scan(const char *path, const stg_scan_options *opt, stg_sibling
     }
     if (searched && c.label == STG_FMT_UNKNOWN) {
         coreml_claims(path, opt->root, &c);
+    }
+    if (searched && c.label == STG_FMT_UNKNOWN && !c.nomem) {
+        coremlc_claims(path, opt->root, &c);
     }
     if (searched && !c.nomem && c.label != STG_FMT_UNKNOWN) {
         apply_claims(r, &c);

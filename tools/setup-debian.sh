@@ -40,9 +40,11 @@ full=(
     python3-h5py
     # SavedModel fixtures written in TensorFlow's schema (tests/keras/gen_savedmodel.py)
     python3-protobuf
-    # TFLite and ExecuTorch fixtures (tests/flatbuf/gen_flatbuf.py: the FlatBuffers Builder)
+    # TFLite and ExecuTorch fixtures (tests/flatbuf/gen_flatbuf.py: the FlatBuffers Builder;
+    # tests/repos/gen_repos.py's TFLite files)
     python3-flatbuffers
-    # a TensorFlow variables.index written by LevelDB itself (tests/flatbuf/gen_data.py)
+    # a TensorFlow variables.index written by LevelDB itself (tests/flatbuf/gen_data.py,
+    # also in tests/repos)
     python3-plyvel
     # the SARIF and JSON Lines schema tests; the README workflow test (tests/cli/script_workflow.sh);
     # python3-yaml is also the reference reader of the YAML differential

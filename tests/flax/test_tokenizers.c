@@ -131,6 +131,9 @@ START_TEST(test_sentencepiece)
     assert_quiet(b, n, "tokenizer.model", STG_FMT_SENTENCEPIECE);
     assert_quiet(b, n, "spiece.model", STG_FMT_SENTENCEPIECE);
     assert_quiet(b, n, "target.spm", STG_FMT_SENTENCEPIECE);
+    assert_quiet(b, n, "spm.model", STG_FMT_SENTENCEPIECE);          /* microsoft/deberta-v3-base */
+    assert_quiet(b, n, "tokenizer.model.v3", STG_FMT_SENTENCEPIECE); /* Mistral-7B v0.3 */
+    assert_quiet(b, n, "tokenizer.model.v7m1", STG_FMT_SENTENCEPIECE); /* Pixtral-Large */
     /* a piece twice (at the second piece's tag), no UNKNOWN, two UNKNOWN, an empty piece */
     static const char *const dup[] = {"<unk>", "a", "a"};
     static const int dup_t[] = {2, 1, 1};
@@ -161,9 +164,13 @@ START_TEST(test_sentencepiece)
     b[n - 1] = 0x01; /* the empty trainer_spec now holds one byte: a tag without its value */
     b[n++] = 0x08;
     assert_malformed(b, n, "tokenizer.model", n - 1);
-    /* near miss of the name: the same bytes as model.dat are no tokenizer */
+    /* near misses of the name: the same bytes as model.dat or tokenizer.model.v9 are no
+     * tokenizer */
     n = spm(b, texts, types, 4);
     stg_report *r = check(b, n, "model.dat");
+    ck_assert_int_ne(stg_report_format(r), STG_FMT_SENTENCEPIECE);
+    stg_report_free(r);
+    r = check(b, n, "tokenizer.model.v9");
     ck_assert_int_ne(stg_report_format(r), STG_FMT_SENTENCEPIECE);
     stg_report_free(r);
 }
@@ -192,6 +199,16 @@ START_TEST(test_tiktoken)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_malformed(bad[i].text, bad[i].len, "o200k_base.tiktoken", bad[i].at);
     }
+    /* Llama 3's original/tokenizer.model is a tiktoken file: read as one under the
+     * SentencePiece name (a ModelProto never starts with a base64 character) */
+    assert_quiet(B("IQ== 0\nIg== 1\nIw== 2\n"), "original/tokenizer.model", STG_FMT_TIKTOKEN);
+    assert_malformed(B("IQ== 0\nIg== 0\n"), "tokenizer.model", 7);
+    /* near miss: text that is no tiktoken line start stays a SentencePiece model, refused */
+    assert_malformed(B("\nIQ== 0\n"), "tokenizer.model", 0);
+    /* a protocol-0 pickle under the name (it starts with `c`) is read as the pickle it is */
+    stg_report *r = check(B("cos\nsystem\n(S'id'\ntR."), "tokenizer.model");
+    ck_assert_int_eq(stg_report_verdict(r), STG_VERDICT_UNSAFE);
+    stg_report_free(r);
 }
 END_TEST
 

@@ -77,6 +77,37 @@ static char *write_package(const char *pkg, const char *manifest_text, const tu_
     return wdir;
 }
 
+/* A compiled model's MIL program (model.mil as Core ML's compiler writes it for iOS 16): its
+ * constant names the weights as BLOBFILE(path = "@model_path/weights/weight.bin"). */
+static const char mil_text[] =
+    "program(1.0)\n{\n    func main<ios16>(tensor<fp16, [1, 4]> x) {\n        tensor<fp16, "
+    "[4, 8]> w = const()[name = tensor<string, []>(\"w\"), val = tensor<fp16, [4, 8]>(BLOBFILE("
+    "path = tensor<string, []>(\"@model_path/weights/weight.bin\"), offset = tensor<uint64, "
+    "[]>(64)))];\n    } -> (w);\n}\n";
+
+/* model/{model.mil (when mil is not NULL), weights/weight.bin}; returns the weights folder
+ * (free it). */
+static char *write_compiled(const char *model, const char *mil, const tu_buf *weights)
+{
+    char *wdir = path_in(model, "weights");
+    ck_assert_int_eq(mkdir(model, 0700), 0);
+    ck_assert_int_eq(mkdir(wdir, 0700), 0);
+    if (mil != NULL) {
+        write_in(model, "model.mil", mil, strlen(mil));
+    }
+    write_in(wdir, "weight.bin", weights->p, weights->n);
+    return wdir;
+}
+
+/* Removes the temporary folder and frees the three paths. */
+static void drop_model(char *dir, char *model, char *wdir)
+{
+    free(wdir);
+    free(model);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 static stg_report *blob_report(const tu_buf *b)
 {
     stg_limits lim;
@@ -231,6 +262,50 @@ START_TEST(test_model_malformed)
 }
 END_TEST
 
+/* A compiled model (X.mlmodelc/, WhisperKit's layout): model.mil names the weights, which are
+ * labelled and walked as a package's; near misses keep format_mismatch: no model.mil, a
+ * model.mil naming no BLOBFILE of them, the same folder not named .mlmodelc. */
+START_TEST(test_compiled_model)
+{
+    const uint64_t sizes[] = {64, 8};
+    tu_buf w = blob_file(sizes, 2);
+    static const char *const mils[] = {mil_text, NULL,
+                                       "program(1.0)\n{\n    func main<ios16>() {\n    }\n}\n"};
+    for (size_t i = 0; i < sizeof mils / sizeof mils[0]; i++) {
+        char *dir = tu_tempdir();
+        char *model = path_in(dir, "AudioEncoder.mlmodelc");
+        char *wdir = write_compiled(model, mils[i], &w);
+        if (i == 0) {
+            expect_data_ok(scan_file(wdir, "weight.bin"), STG_FMT_COREML_WEIGHTS);
+            tree_seen s;
+            scan_tree(dir, 2, &s); /* weight.bin and model.mil (text), both ok */
+            ck_assert_uint_eq(s.records, 2);
+            ck_assert_uint_eq(s.ok, 2);
+        } else {
+            expect_kept(scan_file(wdir, "weight.bin"), STG_FORMAT_MISMATCH);
+        }
+        drop_model(dir, model, wdir);
+    }
+    char *dir = tu_tempdir();
+    char *model = path_in(dir, "AudioEncoder.compiled");
+    char *wdir = write_compiled(model, mil_text, &w);
+    expect_kept(scan_file(wdir, "weight.bin"), STG_FORMAT_MISMATCH);
+    drop_model(dir, model, wdir);
+    /* labelled, then refused by the storage walk: a record without its sentinel */
+    dir = tu_tempdir();
+    model = path_in(dir, "m.mlmodelc");
+    tu_store_le(w.p + 64, 0, 4);
+    wdir = write_compiled(model, mil_text, &w);
+    stg_report *r = scan_file(wdir, "weight.bin");
+    ck_assert_int_eq(stg_report_format(r), STG_FMT_COREML_WEIGHTS);
+    ck_assert_msg(stg_report_count(r) == 1 && tu_find(r, STG_COREML_BLOB_INVALID) == 0, "%s",
+                  tu_describe(r));
+    stg_report_free(r);
+    drop_model(dir, model, wdir);
+    free(w.p);
+}
+END_TEST
+
 Suite *coreml_suite(void);
 Suite *coreml_suite(void)
 {
@@ -238,6 +313,7 @@ Suite *coreml_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_package_ok);
     tcase_add_test(tc, test_weights_not_named);
+    tcase_add_test(tc, test_compiled_model);
     tcase_add_test(tc, test_blob_invalid);
     tcase_add_test(tc, test_model_malformed);
     suite_add_tcase(s, tc);
