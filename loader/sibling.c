@@ -466,7 +466,7 @@ static void cache_keep_ids(stg_sibling_cache *cache, const struct stat *ds, size
 static bool onnx_models(const char *dir, stg_sibling_cache *cache, char **names, size_t *n,
                         struct stat *dsp, bool *keyedp)
 {
-    struct stat ds;
+    struct stat ds = {0};
     bool ok = false;
     *n = 0;
     bool keyed = cache != NULL && stat(dir, &ds) == 0;
@@ -514,7 +514,7 @@ static bool onnx_claims(const char *dir, const char *root, const stg_scan_option
 {
     char *names[STG_SIBLING_MODELS_CEILING];
     size_t n = 0;
-    struct stat ds;
+    struct stat ds = {0};
     bool keyed = false;
     bool ok = onnx_models(dir, cache, names, &n, &ds, &keyed);
     uint64_t total = 0;

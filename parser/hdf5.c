@@ -425,7 +425,7 @@ static void block_messages(reader *r, stg_cursor *c, unsigned version, bool crt_
 {
     size_t prefix = version == 1 ? 8u : (crt_order ? 6u : 4u);
     while (!failed(r) && stg_cur_avail(c) >= prefix) {
-        uint64_t at = c->pos, type, size, flags;
+        uint64_t at = c->pos, type = 0, size = 0, flags = 0;
         (void)read_le(c, version == 1 ? 2u : 1u, &type);
         (void)read_le(c, 2, &size);
         (void)read_le(c, 1, &flags);
@@ -677,9 +677,12 @@ static void name_record(reader *r, const fheap *h, const uint8_t *rec, uint64_t 
     stg_cursor id = {r->buf, (size_t)(rec - r->buf), (size_t)(rec - r->buf),
                      (size_t)(rec - r->buf) + h->id_len};
     r->ref = rec_at;
-    uint8_t kind;
+    uint8_t kind = 0;
     uint64_t off, len;
-    (void)stg_cur_u8(&id, &kind);
+    if (stg_cur_u8(&id, &kind) != STG_OK) {
+        fail(r, STG_HDF5R_MALFORMED, rec_at, "a dense attribute's heap id is empty");
+        return;
+    }
     if ((kind & 0xC0) != 0 || ((kind >> 4) & 3) != 0) {
         fail(r, STG_HDF5R_UNSUPPORTED, rec_at, "a dense attribute is a huge or tiny heap object");
         return;

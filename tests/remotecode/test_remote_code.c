@@ -251,7 +251,9 @@ START_TEST(test_beside_on_disk)
     char *as_dir = join(dir, "modeling_x.py");
     ck_assert_int_eq(mkdir(as_dir, 0700), 0);
     ck_assert_int_eq(stg_scan_path(cfg, &opt, &r), STG_OK);
-    ck_assert_ptr_nonnull(strstr(nth_of(r, STG_REMOTE_CODE, 0)->message, "not beside"));
+    const stg_finding *as_folder = nth_of(r, STG_REMOTE_CODE, 0);
+    ck_assert_ptr_nonnull(as_folder);
+    ck_assert_ptr_nonnull(strstr(as_folder->message, "not beside"));
     stg_report_free(r);
     rmdir(as_dir);
     /* near miss: a config without auto_map looks at nothing beside it */
