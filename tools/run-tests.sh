@@ -19,7 +19,7 @@
 #                           [--no-setup] [--build-prefix DIR]
 #   --quick            dev stage only (same as --only dev)
 #   --only a,b         run only these stages;  --skip a,b  run all but these
-#   --fuzz-seconds N   seconds of libFuzzer per harness (default 30)
+#   --fuzz-seconds N   seconds of libFuzzer per harness (default 20: 25 harnesses keep CI under its budget)
 #   --build-prefix P   build in P<preset> instead of build/<preset> (e.g. build/h-build-)
 # Exit status: 0 when every selected stage passed, 1 otherwise, 2 on usage errors.
 set -uo pipefail
@@ -30,7 +30,7 @@ cd "$root"
 all_stages="dev asan fuzz s390x conformance format"
 stages=$all_stages
 skip=""
-fuzz_seconds=30
+fuzz_seconds=20
 do_setup=1
 build_prefix=""
 
